@@ -1,0 +1,103 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Bus carries every event. Implementations must make Publish durable: when it
+// returns nil, the event survives a crash of the process that published it.
+type Bus interface {
+	// Publish stores ev durably and returns when it is stored. Publishing an
+	// event whose id was already stored is not an error and stores nothing.
+	Publish(ctx context.Context, ev *Event) error
+
+	// Subscribe delivers, in order, the events whose tag matches opts.Pattern:
+	// first the stored ones from opts.Since (if set), then live ones. A
+	// subscription has no durable state; it ends when ctx ends or Stop is called.
+	Subscribe(ctx context.Context, opts SubscribeOptions, fn func(*Event)) (Subscription, error)
+
+	// Consume attaches to the durable consumer cfg.Name, creating it if needed,
+	// and calls fn for each matching event until acknowledged. Several
+	// processes attached to the same name share the work; an event whose
+	// handler did not Ack is redelivered, also after a crash.
+	Consume(ctx context.Context, cfg ConsumerConfig, fn func(context.Context, *Delivery)) (Subscription, error)
+
+	// Close stops all subscriptions and releases the connection.
+	Close() error
+}
+
+// Subscription is a running Subscribe or Consume.
+type Subscription interface {
+	// Stop ends delivery; a handler already running finishes first.
+	Stop()
+}
+
+// SubscribeOptions select what a live subscription receives.
+type SubscribeOptions struct {
+	// Pattern is a Salt glob on the tag; empty matches everything.
+	Pattern string
+	// Since replays stored events before following live ones: an event id
+	// (replay starts after it) or a time (replay starts at it). Empty means
+	// only new events.
+	Since Since
+}
+
+// Since is a starting point in the durable log.
+type Since struct {
+	// AfterID starts right after the event with this id.
+	AfterID string
+	// Time starts at the first event stored at or after it.
+	Time time.Time
+}
+
+// IsZero reports whether no starting point is set.
+func (s Since) IsZero() bool { return s.AfterID == "" && s.Time.IsZero() }
+
+// ConsumerConfig describes a durable consumer.
+type ConsumerConfig struct {
+	// Name identifies the consumer across restarts and processes.
+	Name string
+	// Pattern is a Salt glob on the tag; empty matches everything.
+	Pattern string
+	// AckWait is how long a delivery may go unacknowledged before it is
+	// redelivered (default 30 s). Long handlers call Delivery.InProgress.
+	AckWait time.Duration
+	// MaxInFlight bounds unacknowledged deliveries (default 1024): the
+	// back-pressure that keeps a slow consumer from being flooded.
+	MaxInFlight int
+	// DeliverNew starts a new consumer at new events instead of the start of
+	// the log. It has no effect on a consumer that exists.
+	DeliverNew bool
+}
+
+// Delivery is one event handed to a durable consumer.
+type Delivery struct {
+	Event *Event
+	// Attempt counts deliveries of this event to this consumer, from 1.
+	Attempt int
+	// Seq is the event's position in the durable log.
+	Seq uint64
+
+	Acker Acker
+}
+
+// Acker settles a delivery; the backend provides it.
+type Acker interface {
+	Ack() error
+	Nak(delay time.Duration) error
+	InProgress() error
+}
+
+// Ack marks the delivery done; it will not be delivered to this consumer again.
+func (d *Delivery) Ack() error { return d.Acker.Ack() }
+
+// Nak asks for redelivery after delay.
+func (d *Delivery) Nak(delay time.Duration) error { return d.Acker.Nak(delay) }
+
+// InProgress extends the ack deadline of a delivery still being worked on.
+func (d *Delivery) InProgress() error { return d.Acker.InProgress() }
+
+// ErrClosed is returned by a Bus used after Close.
+var ErrClosed = errors.New("bus closed")

@@ -1,0 +1,271 @@
+// Package bus defines brine's event envelope, tag validation and glob matching,
+// and the Bus through which every event travels.
+//
+// Events are Salt-compatible: a tag and a JSON object of data that carries a
+// naive-UTC `_stamp`, so that Salt reaction files and tools that read Salt events
+// keep working. brine adds an id (UUIDv7, so ids sort by time), an RFC 3339 time,
+// a source, and a causal chain (cause, depth) that loop protection relies on.
+package bus
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+)
+
+const (
+	// MaxTagLen is the longest tag accepted, in bytes. Salt does not limit tags,
+	// but every tag becomes a bus subject and a log line; 512 bytes holds any
+	// tag Salt itself fires.
+	MaxTagLen = 512
+
+	// DefaultMaxEventSize matches Salt's max_event_size: 1 MiB of encoded event.
+	DefaultMaxEventSize = 1 << 20
+
+	// TimeLayout is the envelope's time format: RFC 3339, UTC, microseconds.
+	TimeLayout = "2006-01-02T15:04:05.000000Z07:00"
+
+	// StampLayout is Salt's `_stamp`: ISO 8601 naive UTC with microseconds, as
+	// Python's datetime.utcnow().isoformat() prints it.
+	StampLayout = "2006-01-02T15:04:05.000000"
+)
+
+// Errors returned by validation; callers test them with errors.Is and show the
+// wrapped message, which names the offending tag, field or size.
+var (
+	ErrInvalidTag  = errors.New("invalid tag")
+	ErrInvalidData = errors.New("invalid data")
+	ErrTooLarge    = errors.New("event too large")
+)
+
+// Event is the envelope that travels on every wire. Data is kept as the raw
+// JSON object it arrived as, so the bus never re-encodes (or loses precision
+// in) what a sender wrote.
+type Event struct {
+	ID     string          `json:"id"`
+	Tag    string          `json:"tag"`
+	Time   time.Time       `json:"time"`
+	Source string          `json:"source,omitempty"`
+	Data   json.RawMessage `json:"data"`
+	Cause  string          `json:"cause,omitempty"`
+	Depth  int             `json:"depth,omitempty"`
+}
+
+// Origin describes who fires an event and why; the zero value is an event with
+// no cause fired by an unnamed source.
+type Origin struct {
+	Source string
+	// Cause is the event whose reaction fired this one; the new event's depth
+	// is one more than the cause's.
+	Cause *Event
+}
+
+// NewEvent builds a validated event with a fresh id and time, and `_stamp`
+// added to its data as Salt does. data may be nil (an empty object).
+func NewEvent(tag string, data map[string]any, o Origin) (*Event, error) {
+	if err := ValidateTag(tag); err != nil {
+		return nil, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return nil, fmt.Errorf("event id: %w", err)
+	}
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	d := make(map[string]any, len(data)+1)
+	for k, v := range data {
+		d[k] = v
+	}
+	d["_stamp"] = now.Format(StampLayout)
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidData, err)
+	}
+	ev := &Event{ID: id.String(), Tag: tag, Time: now, Source: o.Source, Data: raw}
+	if o.Cause != nil {
+		ev.Cause = o.Cause.ID
+		ev.Depth = o.Cause.Depth + 1
+	}
+	return ev, nil
+}
+
+// ValidateTag reports why tag cannot be an event tag: empty, longer than
+// MaxTagLen, not UTF-8, or holding control characters.
+func ValidateTag(tag string) error {
+	switch {
+	case tag == "":
+		return fmt.Errorf("%w: empty tag", ErrInvalidTag)
+	case len(tag) > MaxTagLen:
+		return fmt.Errorf("%w: %d bytes, the limit is %d", ErrInvalidTag, len(tag), MaxTagLen)
+	case !utf8.ValidString(tag):
+		return fmt.Errorf("%w: %q is not valid UTF-8", ErrInvalidTag, tag)
+	}
+	for i, r := range tag {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return fmt.Errorf("%w: %q has control character %U at byte %d", ErrInvalidTag, tag, r, i)
+		}
+	}
+	return nil
+}
+
+// Validate checks an event that arrived from outside (a remote sender, a
+// replayed log): tag, id, data shape and encoded size against maxSize bytes
+// (DefaultMaxEventSize when maxSize <= 0). It returns the encoded event.
+func (e *Event) Validate(maxSize int) ([]byte, error) {
+	if err := ValidateTag(e.Tag); err != nil {
+		return nil, err
+	}
+	if _, err := uuid.Parse(e.ID); err != nil {
+		return nil, fmt.Errorf("event %q: bad id: %w", e.Tag, err)
+	}
+	if err := validateObject(e.Data); err != nil {
+		return nil, fmt.Errorf("event %q: %w", e.Tag, err)
+	}
+	if e.Depth < 0 {
+		return nil, fmt.Errorf("event %q: negative depth %d", e.Tag, e.Depth)
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("event %q: %w", e.Tag, err)
+	}
+	if maxSize <= 0 {
+		maxSize = DefaultMaxEventSize
+	}
+	if len(b) > maxSize {
+		return nil, fmt.Errorf("%w: event %q is %d bytes encoded, the limit is %d", ErrTooLarge, e.Tag, len(b), maxSize)
+	}
+	return b, nil
+}
+
+// validateObject accepts exactly one JSON object.
+func validateObject(raw json.RawMessage) error {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return fmt.Errorf("%w: data must be a JSON object", ErrInvalidData)
+	}
+	if !json.Valid(trimmed) {
+		return fmt.Errorf("%w: data is not valid JSON", ErrInvalidData)
+	}
+	return nil
+}
+
+// DataMap decodes the event data. Integers stay integers (int64), so ids and
+// counters survive a round trip; other numbers become float64.
+func (e *Event) DataMap() (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(e.Data))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidData, err)
+	}
+	return normalizeNumbers(m).(map[string]any), nil
+}
+
+func normalizeNumbers(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		f, _ := t.Float64()
+		return f
+	case map[string]any:
+		for k, x := range t {
+			t[k] = normalizeNumbers(x)
+		}
+	case []any:
+		for i, x := range t {
+			t[i] = normalizeNumbers(x)
+		}
+	}
+	return v
+}
+
+type wireEvent struct {
+	ID     string          `json:"id"`
+	Tag    string          `json:"tag"`
+	Time   string          `json:"time"`
+	Source string          `json:"source,omitempty"`
+	Data   json.RawMessage `json:"data"`
+	Cause  string          `json:"cause,omitempty"`
+	Depth  int             `json:"depth,omitempty"`
+}
+
+// MarshalJSON writes the envelope with the time in TimeLayout.
+func (e *Event) MarshalJSON() ([]byte, error) {
+	data := e.Data
+	if len(data) == 0 {
+		data = json.RawMessage("{}")
+	}
+	return json.Marshal(wireEvent{ID: e.ID, Tag: e.Tag, Time: e.Time.UTC().Format(TimeLayout),
+		Source: e.Source, Data: data, Cause: e.Cause, Depth: e.Depth})
+}
+
+// UnmarshalJSON reads an envelope; the time may carry any RFC 3339 precision.
+func (e *Event) UnmarshalJSON(b []byte) error {
+	var w wireEvent
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	var t time.Time
+	if w.Time != "" {
+		var err error
+		if t, err = time.Parse(time.RFC3339Nano, w.Time); err != nil {
+			return fmt.Errorf("event time: %w", err)
+		}
+	}
+	*e = Event{ID: w.ID, Tag: w.Tag, Time: t, Source: w.Source, Data: w.Data, Cause: w.Cause, Depth: w.Depth}
+	return nil
+}
+
+// Decode parses and validates an encoded envelope.
+func Decode(b []byte, maxSize int) (*Event, error) {
+	if maxSize <= 0 {
+		maxSize = DefaultMaxEventSize
+	}
+	if len(b) > maxSize {
+		return nil, fmt.Errorf("%w: %d bytes encoded, the limit is %d", ErrTooLarge, len(b), maxSize)
+	}
+	var e Event
+	if err := json.Unmarshal(b, &e); err != nil {
+		return nil, fmt.Errorf("event envelope: %w", err)
+	}
+	if _, err := e.Validate(maxSize); err != nil {
+		return nil, err
+	}
+	return &e, nil
+}
+
+// IDTime returns the time embedded in a UUIDv7 event id, which lets a reader
+// resume from an id without an index.
+func IDTime(id string) (time.Time, error) {
+	u, err := uuid.Parse(id)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("event id %q: %w", id, err)
+	}
+	if u.Version() != 7 {
+		return time.Time{}, fmt.Errorf("event id %q: not a UUIDv7", id)
+	}
+	sec, nsec := u.Time().UnixTime()
+	return time.Unix(sec, nsec).UTC(), nil
+}
+
+// HasReservedPrefix reports whether a remote sender may not use tag: these
+// prefixes are fired only by the master itself (Salt's CVE-2025-22236 came from
+// letting minions fire them).
+func HasReservedPrefix(tag string) bool {
+	for _, p := range ReservedPrefixes {
+		if strings.HasPrefix(tag, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ReservedPrefixes are the tag prefixes only the master may publish under.
+var ReservedPrefixes = []string{"salt/job/", "salt/run/", "salt/auth", "salt/key", "brine/"}
