@@ -46,6 +46,8 @@ type SubscribeOptions struct {
 
 // Since is a starting point in the durable log.
 type Since struct {
+	// AfterSeq starts right after this log position (Event.Seq).
+	AfterSeq uint64
 	// AfterID starts right after the event with this id.
 	AfterID string
 	// Time starts at the first event stored at or after it.
@@ -53,7 +55,7 @@ type Since struct {
 }
 
 // IsZero reports whether no starting point is set.
-func (s Since) IsZero() bool { return s.AfterID == "" && s.Time.IsZero() }
+func (s Since) IsZero() bool { return s.AfterSeq == 0 && s.AfterID == "" && s.Time.IsZero() }
 
 // ConsumerConfig describes a durable consumer.
 type ConsumerConfig struct {
@@ -77,8 +79,6 @@ type Delivery struct {
 	Event *Event
 	// Attempt counts deliveries of this event to this consumer, from 1.
 	Attempt int
-	// Seq is the event's position in the durable log.
-	Seq uint64
 
 	Acker Acker
 }

@@ -55,6 +55,11 @@ type Event struct {
 	Data   json.RawMessage `json:"data"`
 	Cause  string          `json:"cause,omitempty"`
 	Depth  int             `json:"depth,omitempty"`
+
+	// Seq is the event's position in the durable log, set on events read from
+	// a Bus (zero on new ones). It is not part of the envelope: it lets a
+	// reader resume exactly where it stopped.
+	Seq uint64 `json:"-"`
 }
 
 // Origin describes who fires an event and why; the zero value is an event with
