@@ -1,0 +1,248 @@
+// Package config reads the master configuration: Salt's layout (a `master`
+// file plus `master.d/*.conf`, YAML, later files overriding earlier ones key by
+// key) with brine's settings beside Salt's. Every package decodes its own
+// section through Decode, so an error names the file and line it came from.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// DefaultDir is where the master looks for its configuration, as Salt's
+// /etc/salt.
+const DefaultDir = "/etc/brine"
+
+// Master is the merged configuration of one master.
+type Master struct {
+	// Files are the files read, in merge order.
+	Files []string
+	// Settings are the core settings every part of the master uses.
+	Settings Settings
+
+	keys map[string]source // top-level key -> where its value was last set
+}
+
+type source struct {
+	file string
+	node ast.Node
+}
+
+// Settings holds the core keys. Key names follow Salt where Salt has the
+// concept (interface, publish_port, ret_port, max_event_size).
+type Settings struct {
+	// ID names this master in event sources (brine://<id>/…); default the hostname.
+	ID string `yaml:"id"`
+	// DataDir holds the event store and keys; default $BRINE_DATA or ./brine-data.
+	DataDir string `yaml:"data_dir"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `yaml:"log_level"`
+	// LogFormat is text or json.
+	LogFormat string `yaml:"log_format"`
+	// MaxEventSize bounds an encoded event, in bytes.
+	MaxEventSize int `yaml:"max_event_size"`
+	// Interface is the address the ZeroMQ gateway binds.
+	Interface string `yaml:"interface"`
+	// PublishPort streams events to watchers (Salt's 4505).
+	PublishPort int `yaml:"publish_port"`
+	// RetPort takes requests and events from clients (Salt's 4506).
+	RetPort int `yaml:"ret_port"`
+	// KeyFile holds the shared key clients authenticate with; created on
+	// first start when missing. Default <data_dir>/master.key.
+	KeyFile string `yaml:"key_file"`
+	// Bus configures the event store.
+	Bus BusSettings `yaml:"bus"`
+}
+
+// BusSettings select the event store backend.
+type BusSettings struct {
+	// URL of an existing NATS server or cluster; empty embeds one.
+	URL string `yaml:"url"`
+	// Listen exposes the embedded NATS server on a loopback address.
+	Listen string `yaml:"listen"`
+	// MaxAge is how long events are kept (Go duration, e.g. 168h).
+	MaxAge time.Duration `yaml:"max_age"`
+	// Replicas of the event stream on a cluster.
+	Replicas int `yaml:"replicas"`
+}
+
+// Defaults returns the settings used when a key is absent.
+func Defaults() Settings {
+	host, _ := os.Hostname()
+	if host == "" {
+		host = "master"
+	}
+	dataDir := os.Getenv("BRINE_DATA")
+	if dataDir == "" {
+		dataDir = "brine-data"
+	}
+	return Settings{
+		ID:           host,
+		DataDir:      dataDir,
+		LogLevel:     "info",
+		LogFormat:    "text",
+		MaxEventSize: 1 << 20,
+		Interface:    "127.0.0.1",
+		PublishPort:  4505,
+		RetPort:      4506,
+		Bus:          BusSettings{MaxAge: 7 * 24 * time.Hour},
+	}
+}
+
+// Load reads path: a directory holding `master` and `master.d/*.conf`, or a
+// single file. A missing DefaultDir is not an error (brine runs with no
+// configuration at all); any other missing path is.
+func Load(path string) (*Master, error) {
+	return load(path, path != DefaultDir)
+}
+
+func load(path string, mustExist bool) (*Master, error) {
+	m := &Master{Settings: Defaults(), keys: make(map[string]source)}
+	files, err := configFiles(path, mustExist)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if err := m.read(f); err != nil {
+			return nil, err
+		}
+	}
+	if m.Settings.KeyFile == "" {
+		m.Settings.KeyFile = filepath.Join(m.Settings.DataDir, "master.key")
+	}
+	if err := m.Settings.validate(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func configFiles(path string, mustExist bool) ([]string, error) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !mustExist:
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("config: %w", err)
+	case !st.IsDir():
+		return []string{path}, nil
+	}
+	var files []string
+	if _, err := os.Stat(filepath.Join(path, "master")); err == nil {
+		files = append(files, filepath.Join(path, "master"))
+	}
+	extra, err := filepath.Glob(filepath.Join(path, "master.d", "*.conf"))
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	sort.Strings(extra)
+	return append(files, extra...), nil
+}
+
+func (m *Master) read(file string) error {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	f, err := parser.ParseBytes(src, 0)
+	if err != nil {
+		return fmt.Errorf("%s: %s", file, oneLine(err))
+	}
+	m.Files = append(m.Files, file)
+	for _, doc := range f.Docs {
+		if doc.Body == nil {
+			continue
+		}
+		if _, isNull := doc.Body.(*ast.NullNode); isNull {
+			continue
+		}
+		mapping, ok := topMapping(doc.Body)
+		if !ok {
+			return fmt.Errorf("%s:%d: the configuration must be a mapping of keys to values", file, doc.Body.GetToken().Position.Line)
+		}
+		if err := yaml.NodeToValue(doc.Body, &m.Settings); err != nil {
+			return fmt.Errorf("%s: %s", file, oneLine(err))
+		}
+		for _, kv := range mapping {
+			m.keys[kv.Key.String()] = source{file: file, node: kv.Value}
+		}
+	}
+	return nil
+}
+
+func topMapping(n ast.Node) ([]*ast.MappingValueNode, bool) {
+	switch t := n.(type) {
+	case *ast.MappingNode:
+		return t.Values, true
+	case *ast.MappingValueNode:
+		return []*ast.MappingValueNode{t}, true
+	}
+	return nil, false
+}
+
+// Has reports whether key is set in any file.
+func (m *Master) Has(key string) bool {
+	_, ok := m.keys[key]
+	return ok
+}
+
+// Decode decodes the value of the top-level key into out. It does nothing
+// when the key is absent; errors name the file and line.
+func (m *Master) Decode(key string, out any) error {
+	src, ok := m.keys[key]
+	if !ok {
+		return nil
+	}
+	if err := yaml.NodeToValue(src.node, out); err != nil {
+		return fmt.Errorf("%s: %s: %s", src.file, key, oneLine(err))
+	}
+	return nil
+}
+
+// Source returns the file that set key, for messages about its value.
+func (m *Master) Source(key string) string { return m.keys[key].file }
+
+func (s Settings) validate() error {
+	switch s.LogLevel {
+	case "debug", "info", "warn", "warning", "error":
+	default:
+		return fmt.Errorf("config: log_level %q: want debug, info, warn or error", s.LogLevel)
+	}
+	switch s.LogFormat {
+	case "text", "json":
+	default:
+		return fmt.Errorf("config: log_format %q: want text or json", s.LogFormat)
+	}
+	for name, p := range map[string]int{"publish_port": s.PublishPort, "ret_port": s.RetPort} {
+		if p < 0 || p > 65535 {
+			return fmt.Errorf("config: %s %d is not a port", name, p)
+		}
+	}
+	if s.MaxEventSize < 1024 {
+		return fmt.Errorf("config: max_event_size %d is below 1024 bytes", s.MaxEventSize)
+	}
+	return nil
+}
+
+// oneLine turns goccy's multi-line error (with a source excerpt) into the
+// single line a CLI prints: "[5:7] message" becomes "line 5 column 7: message".
+func oneLine(err error) string {
+	msg := yaml.FormatError(err, false, false)
+	msg = strings.TrimSpace(strings.SplitN(msg, "\n", 2)[0])
+	var line, col int
+	if n, _ := fmt.Sscanf(msg, "[%d:%d]", &line, &col); n == 2 {
+		if i := strings.IndexByte(msg, ']'); i >= 0 {
+			return fmt.Sprintf("line %d column %d:%s", line, col, msg[i+1:])
+		}
+	}
+	return msg
+}
