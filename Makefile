@@ -1,0 +1,49 @@
+# brine — see README.md. Targets: demo, test, bench, lint, build, fuzz.
+GO            ?= go
+BIN           := bin/brine
+STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# Debian packages the tests start as real peers (installed when missing).
+DEB_PACKAGES  ?=
+# Packages where concurrency lives run under the race detector.
+RACE_PKGS     := ./bus/... ./reactor/... ./cmd/...
+FUZZTIME      ?= 30s
+
+.PHONY: all build demo test deps unit race lint bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -o $(BIN) ./cmd/brine
+
+demo: build
+	./scripts/demo.sh $(BIN)
+
+test: deps
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+# deps installs the Debian packages the tests need, only when one is missing.
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		if [ "$$(id -u)" != 0 ]; then echo "make deps: need root to install$$missing" >&2; exit 1; fi; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+bench: build
+	mkdir -p bench/results
+	$(GO) run ./bench/bus -out bench/results/bus.json
+
+fuzz:
+	$(GO) test -run='^$$' -fuzz='^FuzzGlob$$' -fuzztime=$(FUZZTIME) ./bus
+	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME) ./bus
+
+clean:
+	rm -rf bin
