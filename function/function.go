@@ -151,6 +151,13 @@ func (r *Registry) ReadOnly(name string) bool {
 	return ok && f.ReadOnly
 }
 
+// Accepts reports whether name declares the parameter param (by name or
+// alias; **kwargs do not count), which is how Salt decides to pass `name`.
+func (r *Registry) Accepts(name, param string) bool {
+	f, ok := r.Lookup(name)
+	return ok && f.param(param) != nil
+}
+
 // Check binds args and kwargs to name's parameters without calling it, so a
 // reaction can be rejected when its file is compiled rather than when it runs.
 func (r *Registry) Check(name string, args []any, kwargs map[string]any) error {

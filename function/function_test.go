@@ -140,6 +140,9 @@ func TestRegister(t *testing.T) {
 			t.Errorf("%s: Register succeeded", tt.name)
 		}
 	}
+	if !r.Accepts("test.sleep", "length") || r.Accepts("test.arg", "name") || r.Accepts("nope", "x") {
+		t.Error("Accepts wrong")
+	}
 	if !r.ReadOnly("test.ping") || r.ReadOnly("event.send") || r.ReadOnly("nope") {
 		t.Error("ReadOnly wrong")
 	}

@@ -1,0 +1,369 @@
+package reactor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/jobs"
+)
+
+// Tags the reactor fires besides Salt's job events.
+const (
+	TagError   = "brine/reactor/error"
+	TagLoop    = "brine/reactor/loop"
+	TagSkipped = "brine/reactor/skipped"
+	// Source is the envelope source of events the reactor fires.
+	Source = "brine://reactor"
+)
+
+// Publisher stores events; bus.Bus is one.
+type Publisher interface {
+	Publish(ctx context.Context, ev *bus.Event) error
+}
+
+// Status is how a reaction run ended.
+type Status string
+
+// Reaction outcomes.
+const (
+	Succeeded    Status = "succeeded"
+	Failed       Status = "failed"        // failed without a retry (compile-time or no executor)
+	DeadLettered Status = "dead_lettered" // failed after every attempt, kept for redrive
+	Skipped      Status = "skipped"       // require/onfail said not to run
+)
+
+// Result is the outcome of one reaction for one event.
+type Result struct {
+	Reaction *Reaction
+	Status   Status
+	JID      string
+	Return   any
+	Err      error
+	// Reason says why a reaction was skipped.
+	Reason   string
+	Attempts int
+	Duration time.Duration
+}
+
+// errInterrupted means the reactor is stopping: the event is left
+// unacknowledged and will be redelivered.
+var errInterrupted = errors.New("reactor stopping")
+
+// execution is the reactions of one event being run.
+type execution struct {
+	r     *Reactor
+	ev    *bus.Event
+	pub   Publisher
+	dlq   DeadLetters
+	retry Retry
+}
+
+// Execute runs reactions for ev, honouring require/onfail, with retries;
+// events (job new/ret, event.send, errors) go to pub. It returns when every
+// reaction has finished, in the order given. Without a bus, pub may print or
+// collect events; dlq may be nil (nothing is kept).
+func (r *Reactor) Execute(ctx context.Context, ev *bus.Event, reactions []*Reaction, pub Publisher, dlq DeadLetters) []Result {
+	x := &execution{r: r, ev: ev, pub: pub, dlq: dlq, retry: r.cfg.Load().Retry}
+	return x.run(ctx, reactions)
+}
+
+type node struct {
+	re      *Reaction
+	require []int
+	onfail  []int
+	err     error // requisite resolution failed
+	done    chan struct{}
+	res     Result
+}
+
+func (x *execution) run(ctx context.Context, reactions []*Reaction) []Result {
+	nodes := x.resolve(reactions)
+	if len(nodes) == 1 && nodes[0].err == nil {
+		nodes[0].res = x.runOne(ctx, nodes[0].re)
+		return []Result{nodes[0].res}
+	}
+	for i := range nodes {
+		go func(n *node) {
+			defer close(n.done)
+			n.res = x.decide(ctx, n, nodes)
+		}(&nodes[i])
+	}
+	out := make([]Result, len(nodes))
+	for i := range nodes {
+		<-nodes[i].done
+		out[i] = nodes[i].res
+	}
+	return out
+}
+
+// resolve finds each requisite among the event's reactions and rejects
+// cycles, which would otherwise wait forever.
+func (x *execution) resolve(reactions []*Reaction) []node {
+	nodes := make([]node, len(reactions))
+	for i, re := range reactions {
+		nodes[i] = node{re: re, done: make(chan struct{})}
+	}
+	find := func(ref Ref) int {
+		for j, re := range reactions {
+			if re.ID == ref.ID && (ref.Kind == "" || ref.Kind == re.Kind) {
+				return j
+			}
+		}
+		return -1
+	}
+	for i := range nodes {
+		n := &nodes[i]
+		for _, set := range []struct {
+			refs []Ref
+			dst  *[]int
+		}{{n.re.Require, &n.require}, {n.re.Onfail, &n.onfail}} {
+			for _, ref := range set.refs {
+				j := find(ref)
+				if j < 0 || j == i {
+					n.err = fmt.Errorf("%w: %s (no other reaction of this event has that id)", ErrRequisite, ref)
+					break
+				}
+				*set.dst = append(*set.dst, j)
+			}
+		}
+	}
+	// A node in a cycle can never start: fail it.
+	state := make([]int, len(nodes)) // 0 new, 1 visiting, 2 done
+	var visit func(i int) bool
+	visit = func(i int) bool {
+		if state[i] == 1 {
+			return true
+		}
+		if state[i] == 2 {
+			return false
+		}
+		state[i] = 1
+		cyclic := false
+		for _, j := range append(append([]int{}, nodes[i].require...), nodes[i].onfail...) {
+			if visit(j) {
+				cyclic = true
+			}
+		}
+		state[i] = 2
+		if cyclic && nodes[i].err == nil {
+			nodes[i].err = fmt.Errorf("%w: requisites form a cycle", ErrRequisite)
+			nodes[i].require, nodes[i].onfail = nil, nil
+		}
+		return cyclic
+	}
+	for i := range nodes {
+		visit(i)
+	}
+	return nodes
+}
+
+// decide waits for a node's requisites and runs or skips it.
+func (x *execution) decide(ctx context.Context, n *node, nodes []node) Result {
+	if n.err != nil {
+		err := &Error{Stage: StageCompile, File: n.re.File, Line: n.re.Line, ID: n.re.ID, Err: n.err}
+		x.r.fireError(ctx, x.pub, x.ev, err)
+		x.r.stats.Failed.Add(1)
+		return Result{Reaction: n.re, Status: Failed, Err: err}
+	}
+	for _, j := range append(append([]int{}, n.require...), n.onfail...) {
+		select {
+		case <-nodes[j].done:
+		case <-ctx.Done():
+			return Result{Reaction: n.re, Status: Failed, Err: errInterrupted}
+		}
+	}
+	for _, j := range n.require {
+		if st := nodes[j].res.Status; st != Succeeded {
+			return x.skip(ctx, n.re, fmt.Sprintf("require: %s %s", refName(nodes[j].re), st))
+		}
+	}
+	if len(n.onfail) > 0 {
+		failed := false
+		for _, j := range n.onfail {
+			st := nodes[j].res.Status
+			failed = failed || st == Failed || st == DeadLettered
+		}
+		if !failed {
+			return x.skip(ctx, n.re, "onfail: no requisite failed")
+		}
+	}
+	return x.runOne(ctx, n.re)
+}
+
+func refName(re *Reaction) string { return string(re.Kind) + ": " + re.ID }
+
+func (x *execution) skip(ctx context.Context, re *Reaction, reason string) Result {
+	x.r.stats.Skipped.Add(1)
+	x.r.fire(ctx, x.pub, x.ev, TagSkipped, map[string]any{
+		"id": re.ID, "file": re.File, "line": re.Line, "fun": re.Call(),
+		"tag": x.ev.Tag, "event": x.ev.ID, "reason": reason,
+	})
+	return Result{Reaction: re, Status: Skipped, Reason: reason}
+}
+
+// runOne runs a reaction as a job, with retries, dead-lettering it when
+// every attempt failed.
+func (x *execution) runOne(ctx context.Context, re *Reaction) Result {
+	if re.Kind != Runner {
+		err := &Error{Stage: StageRun, File: re.File, Line: re.Line, ID: re.ID,
+			Err: fmt.Errorf("%w for %s reactions: %s needs a minion transport, which this master does not have yet",
+				ErrNoExecutor, re.Kind, re.Call())}
+		x.r.fireError(ctx, x.pub, x.ev, err)
+		x.r.stats.Failed.Add(1)
+		return Result{Reaction: re, Status: Failed, Err: err}
+	}
+	policy := x.retry
+	if re.Retry != nil {
+		policy = *re.Retry
+	}
+	res := x.r.job(ctx, x.pub, x.ev, re, policy.Attempts, policy)
+	switch {
+	case errors.Is(res.Err, errInterrupted):
+	case res.Status == Succeeded:
+	default:
+		err := &Error{Stage: StageRun, File: re.File, Line: re.Line, ID: re.ID,
+			Err: fmt.Errorf("%s failed after %d attempts: %w", re.Call(), res.Attempts, res.Err)}
+		x.r.fireError(ctx, x.pub, x.ev, err)
+		res.Status = Failed
+		if x.dlq != nil {
+			dl := &DeadLetter{ID: res.JID, Time: time.Now().UTC(), Event: x.ev, Reaction: re,
+				Error: res.Err.Error(), Attempts: res.Attempts}
+			if perr := x.dlq.Put(ctx, dl); perr != nil {
+				// Not kept: leave the event unacknowledged rather than lose it.
+				x.r.log.Error("reactor: dead-letter failed", "jid", res.JID, "err", perr)
+				res.Err = errors.Join(errInterrupted, perr)
+				return res
+			}
+			res.Status = DeadLettered
+			x.r.stats.DeadLettered.Add(1)
+		}
+	}
+	return res
+}
+
+// job runs re as one job: salt/run/<jid>/new, up to attempts calls with
+// backoff, salt/run/<jid>/ret.
+func (r *Reactor) job(ctx context.Context, pub Publisher, cause *bus.Event, re *Reaction, attempts int, policy Retry) Result {
+	res := Result{Reaction: re, JID: jobs.NewJID()}
+	r.stats.Reactions.Add(1)
+	funArgs := funArgs(re)
+	common := func() map[string]any {
+		return map[string]any{"fun": "runner." + re.Fun, "fun_args": funArgs, "jid": res.JID, "user": "Reactor",
+			"cause": cause.ID, "reaction": re.ID, "file": re.File}
+	}
+	if err := r.publish(ctx, pub, cause, "salt/run/"+res.JID+"/new", common()); err != nil {
+		res.Err = errors.Join(errInterrupted, err)
+		return res
+	}
+	fire := func(ctx context.Context, tag string, data map[string]any) error {
+		return r.publish(ctx, pub, cause, tag, data)
+	}
+	start := time.Now()
+	for res.Attempts < attempts {
+		if res.Attempts > 0 {
+			r.stats.Retries.Add(1)
+			if !sleep(ctx, backoff(policy, res.Attempts)) {
+				res.Err = errInterrupted
+				return res
+			}
+		}
+		res.Attempts++
+		res.Return, res.Err = r.funcs.Call(ctx, re.Fun, re.Args, re.Kwargs, fire)
+		if ctx.Err() != nil {
+			res.Err = errInterrupted
+			return res
+		}
+		if res.Err == nil {
+			break
+		}
+		r.log.Warn("reactor: reaction failed", "id", re.ID, "fun", re.Call(), "jid", res.JID,
+			"attempt", res.Attempts, "of", attempts, "err", res.Err)
+	}
+	res.Duration = time.Since(start)
+	ret := common()
+	ret["success"] = res.Err == nil
+	ret["return"] = res.Return
+	if res.Err != nil {
+		ret["return"] = fmt.Sprintf("Exception occurred in runner %s: %v", re.Fun, res.Err)
+	}
+	ret["duration"] = res.Duration.Seconds()
+	ret["attempts"] = res.Attempts
+	if err := r.publish(ctx, pub, cause, "salt/run/"+res.JID+"/ret", ret); err != nil {
+		res.Err = errors.Join(errInterrupted, err)
+		return res
+	}
+	if res.Err == nil {
+		res.Status = Succeeded
+		r.stats.Succeeded.Add(1)
+	} else {
+		r.stats.Failed.Add(1)
+	}
+	return res
+}
+
+// funArgs is Salt's fun_args: positional args, then the kwargs as one mapping.
+func funArgs(re *Reaction) []any {
+	out := append([]any{}, re.Args...)
+	if len(re.Kwargs) > 0 {
+		out = append(out, re.Kwargs)
+	}
+	return out
+}
+
+// backoff is the wait before attempt n+1: Interval doubled per failure,
+// capped at MaxInterval, with ±20 % jitter so retries of a burst spread out.
+func backoff(p Retry, failures int) time.Duration {
+	d := p.Interval
+	for i := 1; i < failures && d < p.MaxInterval; i++ {
+		d *= 2
+	}
+	d = min(d, p.MaxInterval)
+	if d <= 0 {
+		return 0
+	}
+	jitter := time.Duration(rand.Int64N(int64(d)/5*2+1)) - d/5
+	return d + jitter
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// publish fires an event caused by cause: depth and cause come from it.
+func (r *Reactor) publish(ctx context.Context, pub Publisher, cause *bus.Event, tag string, data map[string]any) error {
+	ev, err := bus.NewEvent(tag, data, bus.Origin{Source: Source, Cause: cause})
+	if err != nil {
+		return err
+	}
+	return pub.Publish(ctx, ev)
+}
+
+// fire publishes a reactor notice; a failure is logged, as there is nowhere
+// else to report it.
+func (r *Reactor) fire(ctx context.Context, pub Publisher, cause *bus.Event, tag string, data map[string]any) {
+	if err := r.publish(ctx, pub, cause, tag, data); err != nil && ctx.Err() == nil {
+		r.log.Error("reactor: cannot fire event", "tag", tag, "err", err)
+	}
+}
+
+// fireError reports err on the bus as brine/reactor/error and in the log.
+func (r *Reactor) fireError(ctx context.Context, pub Publisher, cause *bus.Event, err *Error) {
+	r.stats.Errors.Add(1)
+	r.log.Error("reactor: "+err.Error(), "tag", cause.Tag, "event", cause.ID)
+	msg := err.Err.Error()
+	r.fire(ctx, pub, cause, TagError, map[string]any{
+		"stage": string(err.Stage), "file": err.File, "line": err.Line, "id": err.ID,
+		"tag": cause.Tag, "event": cause.ID, "message": msg, "error": err.Error(),
+	})
+}

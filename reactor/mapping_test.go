@@ -1,0 +1,202 @@
+package reactor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brinehq/brine/config"
+)
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "mapfile.yaml"), "- 'a/*':\n  - rel.sls\n  - /abs.sls\n")
+	tests := []struct {
+		name    string
+		master  string
+		want    Config
+		wantErr string
+	}{
+		{name: "salt list", master: `
+reactor:
+  - 'salt/cloud/*/created':
+    - /srv/reactor/add.sls
+    - salt://reactor/audit.sls
+  - 'salt/key': /srv/reactor/key.sls
+file_roots:
+  base: [/srv/salt, /srv/extra]
+reactor_workers: 16
+reactor_max_depth: 3
+reactor_retry: {attempts: 2, interval: 1, max_interval: 5s}
+`, want: Config{
+			Mapping: []MapEntry{
+				{Glob: "salt/cloud/*/created", Files: []string{"/srv/reactor/add.sls", "salt://reactor/audit.sls"}},
+				{Glob: "salt/key", Files: []string{"/srv/reactor/key.sls"}},
+			},
+			FileRoots: map[string][]string{"base": {"/srv/salt", "/srv/extra"}},
+			Workers:   16, MaxDepth: 3,
+			Retry: Retry{Attempts: 2, Interval: time.Second, MaxInterval: 5 * time.Second},
+		}},
+		{name: "path to a mapping file", master: "reactor: " + filepath.Join(dir, "mapfile.yaml") + "\nreactor_worker_threads: 10\n",
+			want: Config{
+				Mapping:     []MapEntry{{Glob: "a/*", Files: []string{filepath.Join(dir, "rel.sls"), "/abs.sls"}}},
+				MappingFile: filepath.Join(dir, "mapfile.yaml"),
+				FileRoots:   map[string][]string{"base": {"/srv/salt"}},
+				Workers:     10,
+			}},
+		{name: "none", master: "id: m1\n", want: Config{FileRoots: map[string][]string{"base": {"/srv/salt"}}}},
+		{name: "entry not a single-key map", master: "reactor:\n  - a: [x]\n    b: [y]\n", wantErr: "entry 1"},
+		{name: "file list of numbers", master: "reactor:\n  - a: [1]\n", wantErr: "want paths"},
+		{name: "bad retry", master: "reactor_retry: {attempts: 0}\n", wantErr: "attempts"},
+		{name: "unknown retry key", master: "reactor_retry: {tries: 3}\n", wantErr: `unknown key "tries"`},
+		{name: "missing mapping file", master: "reactor: /nonexistent/map.yaml\n", wantErr: "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "master")
+			writeFile(t, path, tt.master)
+			m, err := config.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := LoadConfig(m)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got  %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMappingMatchAndResolve(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "salt", "reactor", "audit.sls"), "a:\n  runner.test.ping: []\n")
+	writeFile(t, filepath.Join(root, "env2", "reactor", "audit.sls"), "b:\n  runner.test.ping: []\n")
+	writeFile(t, filepath.Join(root, "globbed", "10-one.sls"), "c:\n  runner.test.ping: []\n")
+	writeFile(t, filepath.Join(root, "globbed", "20-two.sls"), "d:\n  runner.test.ping: []\n")
+	plain := filepath.Join(root, "plain.sls")
+	writeFile(t, plain, "e:\n  runner.test.ping: []\n")
+	cfg := Config{
+		FileRoots: map[string][]string{"base": {filepath.Join(root, "nope"), filepath.Join(root, "salt")}, "other": {filepath.Join(root, "env2")}},
+		Mapping: []MapEntry{
+			{Glob: "salt/cloud/*/created", Files: []string{"salt://reactor/audit.sls", filepath.Join(root, "globbed", "*.sls")}},
+			{Glob: "salt/cloud/*", Files: []string{plain, "salt://reactor/audit.sls?saltenv=other"}},
+			{Glob: "salt/cloud/[!x]*/destroyed", Files: []string{"salt://reactor/missing.sls"}},
+		},
+	}
+	r := New(cfg, testFuncs(t))
+	ids := func(tag string) ([]string, []string) {
+		p := r.Plan(context.Background(), tag, nil)
+		var out, errs []string
+		for _, re := range p.Reactions {
+			out = append(out, re.ID)
+		}
+		for _, e := range p.Errors {
+			errs = append(errs, e.Error())
+		}
+		return out, errs
+	}
+	tests := []struct {
+		tag     string
+		want    []string
+		wantErr string
+	}{
+		// All matching entries run, in config order; * crosses '/'.
+		{tag: "salt/cloud/web1/created", want: []string{"a", "c", "d", "e", "b"}},
+		{tag: "salt/cloud/a/b/created", want: []string{"a", "c", "d", "e", "b"}},
+		{tag: "salt/cloud/web1/creating", want: []string{"e", "b"}},
+		{tag: "salt/cloud/web1/destroyed", want: []string{"e", "b"}, wantErr: "salt://reactor/missing.sls is in no file_roots base directory"},
+		{tag: "salt/cloud/xweb/destroyed", want: []string{"e", "b"}},
+		{tag: "salt/key", want: nil},
+	}
+	for _, tt := range tests {
+		got, errs := ids(tt.tag)
+		if !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: reactions %v, want %v", tt.tag, got, tt.want)
+		}
+		if tt.wantErr == "" && len(errs) > 0 || tt.wantErr != "" && (len(errs) != 1 || !strings.Contains(errs[0], tt.wantErr)) {
+			t.Errorf("%s: errors %v, want %q", tt.tag, errs, tt.wantErr)
+		}
+	}
+}
+
+func TestTemplateCacheInvalidation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.sls")
+	writeFile(t, path, "first:\n  runner.test.ping: []\n")
+	r := New(Config{Mapping: []MapEntry{{Glob: "*", Files: []string{path}}}}, testFuncs(t))
+	id := func() string {
+		p := r.Plan(context.Background(), "t", nil)
+		if len(p.Reactions) != 1 {
+			t.Fatalf("plan: %+v", p)
+		}
+		return p.Reactions[0].ID
+	}
+	if got := id(); got != "first" {
+		t.Fatalf("got %s", got)
+	}
+	tpl1, _ := r.render.template(path)
+	tpl2, _ := r.render.template(path)
+	if tpl1 != tpl2 {
+		t.Fatal("unchanged file was recompiled")
+	}
+	// Same size, new content and mtime: the cache must notice.
+	writeFile(t, path, "again:\n  runner.test.ping: []\n")
+	future := time.Now().Add(time.Minute)
+	if err := os.Chtimes(path, future, future); err != nil {
+		t.Fatal(err)
+	}
+	if got := id(); got != "again" {
+		t.Fatalf("after edit got %s, want again", got)
+	}
+}
+
+func TestReloadMappingFile(t *testing.T) {
+	dir := t.TempDir()
+	mapFile := filepath.Join(dir, "reactor.yaml")
+	writeFile(t, filepath.Join(dir, "a.sls"), "a:\n  runner.test.ping: []\n")
+	writeFile(t, mapFile, "- 'x/*': [a.sls]\n")
+	r := New(Config{MappingFile: mapFile}, testFuncs(t))
+	if p := r.Plan(context.Background(), "x/1", nil); len(p.Reactions) != 1 {
+		t.Fatalf("before: %+v", p)
+	}
+	writeFile(t, mapFile, "- 'y/*': [a.sls]\n")
+	if err := r.Reload(r.Config()); err != nil {
+		t.Fatal(err)
+	}
+	if p := r.Plan(context.Background(), "x/1", nil); len(p.Reactions) != 0 {
+		t.Fatalf("old glob still mapped: %+v", p)
+	}
+	if p := r.Plan(context.Background(), "y/1", nil); len(p.Reactions) != 1 {
+		t.Fatalf("new glob not mapped: %+v", p)
+	}
+	// A broken mapping file keeps the last good mapping.
+	writeFile(t, mapFile, "- 'y/*': [a.sls\n")
+	if err := r.Reload(r.Config()); err == nil {
+		t.Fatal("broken mapping file accepted")
+	}
+	if p := r.Plan(context.Background(), "y/1", nil); len(p.Reactions) != 1 {
+		t.Fatalf("last good mapping lost: %+v", p)
+	}
+}

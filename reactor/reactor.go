@@ -1,0 +1,185 @@
+// Package reactor runs Salt reaction files on brine's bus.
+//
+// A mapping (Salt's `reactor:` list) sends events whose tag matches a glob to
+// reaction files; each file is Jinja rendered with the event (`tag`, `data`,
+// and `salt` for read-only look-ups), parsed as YAML in any of Salt's
+// formats, and compiled into calls. Where Salt's reactor is weak, this one
+// is not: every event is read from a durable consumer and acknowledged only
+// when its reactions finished or were dead-lettered; each reaction run is a
+// job with salt/run/<jid>/new and ret events; failures retry with backoff;
+// `require` and `onfail` are honoured; errors are fired as
+// brine/reactor/error events with file and line; and causal depth cuts loops.
+//
+// The package depends on the bus and on the Functions interface, never on
+// the integrations that provide functions.
+package reactor
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/nikolalohinski/gonja/v2/exec"
+)
+
+// Functions is the function registry as the reactor uses it;
+// *function.Registry implements it. Call's fire argument lets a function
+// fire events that the reactor links to the event being reacted to.
+type Functions interface {
+	Call(ctx context.Context, name string, args []any, kwargs map[string]any,
+		fire func(ctx context.Context, tag string, data map[string]any) error) (any, error)
+	Check(name string, args []any, kwargs map[string]any) error
+	Accepts(name, param string) bool
+	ReadOnly(name string) bool
+	Names() []string
+}
+
+// Reactor maps events to reaction files and runs them. Plan and Execute work
+// without a bus (`brine reactor test`); Run attaches to one.
+type Reactor struct {
+	funcs  Functions
+	render *renderer
+	log    *slog.Logger
+
+	cfg   atomic.Pointer[Config]
+	mapv  atomic.Pointer[mapping]
+	stats Stats
+
+	// Set by Run.
+	runtime atomic.Pointer[runtime]
+}
+
+// Option configures a Reactor.
+type Option func(*Reactor)
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(r *Reactor) { r.log = l } }
+
+// New builds a reactor for cfg, resolving the mapping's files.
+func New(cfg Config, funcs Functions, opts ...Option) *Reactor {
+	r := &Reactor{funcs: funcs, render: newRenderer(), log: slog.Default()}
+	for _, o := range opts {
+		o(r)
+	}
+	r.Reload(cfg)
+	return r
+}
+
+// Reload swaps in a new configuration: the mapping is recompiled and its
+// file globs and salt:// paths resolved again. Events already being handled
+// finish with the old mapping. If cfg names a mapping file, it is re-read.
+func (r *Reactor) Reload(cfg Config) error {
+	cfg.setDefaults()
+	var err error
+	if cfg.MappingFile != "" {
+		var m []MapEntry
+		if m, err = readMappingFile(cfg.MappingFile); err == nil {
+			cfg.Mapping = m
+		} else if old := r.cfg.Load(); old != nil {
+			cfg.Mapping = old.Mapping // keep reacting with the last good mapping
+		}
+	}
+	r.cfg.Store(&cfg)
+	r.mapv.Store(compileMapping(cfg.Mapping, cfg.FileRoots))
+	return err
+}
+
+// Config returns the configuration in force.
+func (r *Reactor) Config() Config { return *r.cfg.Load() }
+
+// Plan is what an event triggers: the files that matched, their rendered
+// text, the reactions compiled from them and every error on the way.
+type Plan struct {
+	Tag       string
+	Files     []FilePlan
+	Reactions []*Reaction
+	Errors    []*Error
+}
+
+// FilePlan is one matched reaction file.
+type FilePlan struct {
+	// Glob is the mapping entry that matched; Spec the file as mapped.
+	Glob, Spec string
+	Path       string
+	Rendered   []byte
+	Reactions  []*Reaction
+	Errors     []*Error
+}
+
+// Plan matches tag against the mapping and renders and compiles every file
+// it maps to. A bad file yields errors and does not stop the others.
+func (r *Reactor) Plan(ctx context.Context, tag string, data map[string]any) *Plan {
+	p := &Plan{Tag: tag}
+	entries := r.mapv.Load().match(tag)
+	if len(entries) == 0 {
+		return p
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	vars := map[string]any{"tag": tag, "data": data, "salt": r.saltObject(ctx)}
+	for _, e := range entries {
+		for _, f := range e.files {
+			fp := FilePlan{Glob: e.Glob, Spec: f.Spec, Path: f.Path}
+			if f.Err != nil {
+				fp.Errors = append(fp.Errors, &Error{Stage: StageMapping, File: f.Spec, Err: f.Err})
+			} else {
+				r.planFile(&fp, vars)
+			}
+			p.Files = append(p.Files, fp)
+			p.Reactions = append(p.Reactions, fp.Reactions...)
+			p.Errors = append(p.Errors, fp.Errors...)
+		}
+	}
+	return p
+}
+
+func (r *Reactor) planFile(fp *FilePlan, vars map[string]any) {
+	out, err := r.render.render(fp.Path, vars)
+	if err != nil {
+		fp.Errors = append(fp.Errors, asError(fp.Path, StageRender, err))
+		return
+	}
+	fp.Rendered = out
+	reactions, errs := compileFile(fp.Path, out, r.funcs)
+	fp.Reactions = reactions
+	for _, err := range errs {
+		fp.Errors = append(fp.Errors, asError(fp.Path, StageCompile, err))
+	}
+}
+
+func asError(file string, stage Stage, err error) *Error {
+	if e, ok := err.(*Error); ok {
+		return e
+	}
+	return &Error{Stage: stage, File: file, Err: err}
+}
+
+// saltObject is the `salt` of the Jinja context: read-only registry
+// functions, callable as salt['mine.get'](tgt, fun, tgt_type='glob').
+func (r *Reactor) saltObject(ctx context.Context) map[string]any {
+	names := r.funcs.Names()
+	salt := make(map[string]any, len(names))
+	for _, name := range names {
+		if !r.funcs.ReadOnly(name) {
+			continue
+		}
+		salt[name] = func(va *exec.VarArgs) (any, error) {
+			args := make([]any, len(va.Args))
+			for i, a := range va.Args {
+				args[i] = goValue(a)
+			}
+			kwargs := make(map[string]any, len(va.KwArgs))
+			for k, v := range va.KwArgs {
+				kwargs[k] = goValue(v)
+			}
+			out, err := r.funcs.Call(ctx, name, args, kwargs, nil)
+			if err != nil {
+				return nil, fmt.Errorf("salt[%q]: %w", name, err)
+			}
+			return out, nil
+		}
+	}
+	return salt
+}

@@ -1,0 +1,189 @@
+package reactor
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/nikolalohinski/gonja/v2/builtins"
+	gonjacfg "github.com/nikolalohinski/gonja/v2/config"
+	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/nikolalohinski/gonja/v2/loaders"
+	"github.com/nikolalohinski/gonja/v2/parser"
+	"github.com/nikolalohinski/gonja/v2/tokens"
+)
+
+// renderer renders reaction files with Jinja (gonja). Compiled templates are
+// cached by path and recompiled when the file's size or modification time
+// changes, so edits are live (as in Salt) without parsing on every event.
+type renderer struct {
+	env *exec.Environment
+	cfg *gonjacfg.Config
+
+	mu    sync.RWMutex
+	cache map[string]*compiled
+}
+
+type compiled struct {
+	tpl   *exec.Template
+	mtime time.Time
+	size  int64
+}
+
+func newRenderer() *renderer {
+	filters := exec.NewFilterSet(map[string]exec.FilterFunction{})
+	filters.Update(builtins.Filters)
+	// Salt's own filters that reaction files use.
+	_ = filters.Register("json", filterJSON)
+	_ = filters.Register("yaml", filterYAML)
+	return &renderer{
+		env: &exec.Environment{
+			Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables),
+			Filters:           filters,
+			Tests:             builtins.Tests,
+			ControlStructures: builtins.ControlStructures,
+			Methods:           builtins.Methods,
+		},
+		cfg:   gonjacfg.New(),
+		cache: map[string]*compiled{},
+	}
+}
+
+// template returns the compiled template for path, compiling it when it is
+// new or changed on disk.
+func (r *renderer) template(path string) (*exec.Template, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, &Error{Stage: StageMapping, File: path, Err: ErrFileMissing}
+		}
+		return nil, &Error{Stage: StageMapping, File: path, Err: err}
+	}
+	r.mu.RLock()
+	c := r.cache[path]
+	r.mu.RUnlock()
+	if c != nil && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
+		return c.tpl, nil
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &Error{Stage: StageMapping, File: path, Err: err}
+	}
+	tpl, err := r.compile(path, src)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.cache[path] = &compiled{tpl: tpl, mtime: fi.ModTime(), size: fi.Size()}
+	r.mu.Unlock()
+	return tpl, nil
+}
+
+func (r *renderer) compile(path string, src []byte) (*exec.Template, error) {
+	dir, err := loaders.NewFileSystemLoader(filepath.Dir(path))
+	if err != nil {
+		return nil, &Error{Stage: StageRender, File: path, Err: err}
+	}
+	root, err := loaders.NewShiftedLoader(path, bytes.NewReader(src), dir)
+	if err != nil {
+		return nil, &Error{Stage: StageRender, File: path, Err: err}
+	}
+	tpl, err := exec.NewTemplate(path, r.cfg, root, r.env)
+	if err != nil {
+		return nil, &Error{Stage: StageRender, File: path, Line: r.syntaxLine(err, string(src)), Err: cleanParseError(err)}
+	}
+	return tpl, nil
+}
+
+// syntaxLine finds the line of a Jinja syntax error. The parser reports it,
+// except for lexer errors (an unbalanced delimiter), whose position we get
+// by lexing again.
+func (r *renderer) syntaxLine(err error, src string) int {
+	if se, ok := errors.AsType[*parser.SyntaxError](err); ok && se.Line > 0 {
+		return se.Line
+	}
+	for s := tokens.LexAll(src, r.cfg); ; s.Next() {
+		if tok := s.Current(); tok.Type == tokens.Error {
+			return 1 + strings.Count(src[:min(tok.Pos, len(src))], "\n")
+		}
+		if s.End() {
+			return 0
+		}
+	}
+}
+
+// cleanParseError drops gonja's wrapper, which quotes the whole source.
+func cleanParseError(err error) error {
+	if inner := errors.Unwrap(err); inner != nil {
+		if se, ok := inner.(*parser.SyntaxError); ok {
+			return errors.New(se.Message)
+		}
+		return inner
+	}
+	return err
+}
+
+var renderLine = regexp.MustCompile(`at line (\d+)`)
+
+// render executes the template for path with the Jinja context vars.
+func (r *renderer) render(path string, vars map[string]any) ([]byte, error) {
+	tpl, err := r.template(path)
+	if err != nil {
+		return nil, err
+	}
+	out, err := tpl.ExecuteToBytes(exec.NewContext(vars))
+	if err != nil {
+		msg := strings.TrimPrefix(err.Error(), "unable to execute template: ")
+		line := 0
+		if m := renderLine.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+		}
+		return nil, &Error{Stage: StageRender, File: path, Line: line, Err: errors.New(msg)}
+	}
+	return out, nil
+}
+
+// filterJSON is Salt's `json` filter: compact JSON, usable inside YAML.
+func filterJSON(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	if in.IsError() {
+		return in
+	}
+	b, err := json.Marshal(goValue(in))
+	if err != nil {
+		return exec.AsValue(fmt.Errorf("json filter: %w", err))
+	}
+	return exec.AsSafeValue(string(b))
+}
+
+// filterYAML is Salt's `yaml` filter: flow-style YAML on one line.
+func filterYAML(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	if in.IsError() {
+		return in
+	}
+	b, err := yaml.MarshalWithOptions(goValue(in), yaml.Flow(true))
+	if err != nil {
+		return exec.AsValue(fmt.Errorf("yaml filter: %w", err))
+	}
+	return exec.AsSafeValue(strings.TrimSpace(string(b)))
+}
+
+// goValue converts a template value back to plain Go values.
+func goValue(v *exec.Value) any {
+	if v == nil || v.IsNil() {
+		return nil
+	}
+	g := v.ToGoSimpleType(false)
+	if err, ok := g.(error); ok && v.IsError() {
+		return err.Error()
+	}
+	return g
+}

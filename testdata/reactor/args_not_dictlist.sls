@@ -1,0 +1,4 @@
+positional_runner:
+  runner.test.arg:
+    - args:
+      - just_a_string

@@ -1,0 +1,3 @@
+sleepy:
+  runner.test.sleep:
+    - s_time: forever

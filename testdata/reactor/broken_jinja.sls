@@ -1,0 +1,3 @@
+ok_line:
+  runner.test.arg:
+    - arg: [{{ data['id'] }]

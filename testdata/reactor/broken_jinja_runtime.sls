@@ -1,0 +1,3 @@
+fine:
+  runner.test.ping: []
+{{ data['id'].nosuchmethod() }}

@@ -1,0 +1,4 @@
+bad_indent:
+  runner.test.arg:
+    - arg: [a, b]
+   - kwarg: {k: v}

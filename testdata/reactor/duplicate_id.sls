@@ -1,0 +1,4 @@
+same:
+  runner.test.ping: []
+same:
+  runner.test.ping: []

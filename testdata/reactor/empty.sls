@@ -1,0 +1,4 @@
+{% if data.get('act') == 'never' %}
+nothing:
+  runner.test.ping: []
+{% endif %}

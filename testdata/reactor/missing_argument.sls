@@ -1,0 +1,4 @@
+send_without_tag:
+  runner.event.send:
+    - data:
+        id: {{ data['id'] }}

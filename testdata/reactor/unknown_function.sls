@@ -1,0 +1,5 @@
+good:
+  runner.test.ping: []
+
+typo:
+  runner.tset.ping: []

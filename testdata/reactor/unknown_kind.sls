@@ -1,0 +1,2 @@
+oops:
+  runnr.test.ping: []
