@@ -211,7 +211,9 @@ func (e *Event) MarshalJSON() ([]byte, error) {
 		Source: e.Source, Data: data, Cause: e.Cause, Depth: e.Depth})
 }
 
-// UnmarshalJSON reads an envelope; the time may carry any RFC 3339 precision.
+// UnmarshalJSON reads an envelope. The time may carry any RFC 3339 offset and
+// precision; it is kept as the envelope would carry it (UTC, microseconds), so
+// that an event forwarded on reads the same as it did here.
 func (e *Event) UnmarshalJSON(b []byte) error {
 	var w wireEvent
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -222,6 +224,10 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 		var err error
 		if t, err = time.Parse(time.RFC3339Nano, w.Time); err != nil {
 			return fmt.Errorf("event time: %w", err)
+		}
+		t = t.UTC().Truncate(time.Microsecond)
+		if y := t.Year(); y < 0 || y > 9999 {
+			return fmt.Errorf("event time: %q is outside years 0000-9999 in UTC", w.Time)
 		}
 	}
 	*e = Event{ID: w.ID, Tag: w.Tag, Time: t, Source: w.Source, Data: w.Data, Cause: w.Cause, Depth: w.Depth}

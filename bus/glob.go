@@ -11,6 +11,11 @@ import (
 // `[!seq]` one character in or not in seq (ranges `a-z` allowed; an unclosed
 // `[` is literal). Compile once, match many times; a Glob is safe for
 // concurrent use.
+//
+// A character is a UTF-8 encoded rune. A byte that is not part of valid UTF-8
+// is a character of its own that equals only itself, as with Python's
+// surrogateescape; so every pattern matches itself and `?` consumes one
+// invalid byte.
 type Glob struct {
 	pattern string
 	toks    []globTok
@@ -31,9 +36,13 @@ const (
 )
 
 type globTok struct {
-	kind  tokKind
-	lit   string
-	class *charClass
+	kind tokKind
+	lit  string
+	// invalid is true when lit is not valid UTF-8: its trailing bytes might
+	// combine with the tag's next bytes into one rune, so it is compared rune
+	// by rune instead of byte-wise.
+	invalid bool
+	class   *charClass
 }
 
 // charClass is one [seq] or [!seq].
@@ -59,11 +68,17 @@ func (c *charClass) match(r rune) bool {
 // compilation cannot fail; the empty pattern matches only the empty tag.
 func CompileGlob(pattern string) *Glob {
 	g := &Glob{pattern: pattern}
-	pr := []rune(pattern)
+	pr := make([]rune, 0, len(pattern))
+	for i := 0; i < len(pattern); {
+		r, w := decodeRune(pattern[i:])
+		pr = append(pr, r)
+		i += w
+	}
 	var lit strings.Builder
 	flush := func() {
 		if lit.Len() > 0 {
-			g.toks = append(g.toks, globTok{kind: tokLit, lit: lit.String()})
+			s := lit.String()
+			g.toks = append(g.toks, globTok{kind: tokLit, lit: s, invalid: !utf8.ValidString(s)})
 			lit.Reset()
 		}
 	}
@@ -89,7 +104,7 @@ func CompileGlob(pattern string) *Glob {
 			g.toks = append(g.toks, globTok{kind: tokClass, class: cls})
 			i = next
 		default:
-			lit.WriteRune(c)
+			writeRune(&lit, c)
 		}
 	}
 	flush()
@@ -220,6 +235,43 @@ func parseClass(pr []rune, i int) (*charClass, int, bool) {
 	return cls, next, true
 }
 
+// decodeRune decodes the first character of s (which must not be empty): a
+// rune, or an invalid byte b mapped to U+DC00+b (U+DC80..U+DCFF), which no
+// valid UTF-8 decodes to, as Python's surrogateescape does.
+func decodeRune(s string) (rune, int) {
+	r, w := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError && w == 1 {
+		return 0xDC00 | rune(s[0]), 1
+	}
+	return r, w
+}
+
+// writeRune is the inverse of decodeRune: an escaped byte is written back as
+// that byte.
+func writeRune(b *strings.Builder, r rune) {
+	if r >= 0xDC80 && r <= 0xDCFF {
+		b.WriteByte(byte(r - 0xDC00))
+		return
+	}
+	b.WriteRune(r)
+}
+
+// hasLitPrefix reports whether s starts with the literal token t, character by
+// character.
+func hasLitPrefix(s string, t *globTok) bool {
+	if !strings.HasPrefix(s, t.lit) {
+		return false
+	}
+	for i := 0; t.invalid && i < len(t.lit); {
+		r, w := decodeRune(t.lit[i:])
+		if sr, _ := decodeRune(s[i:]); sr != r {
+			return false
+		}
+		i += w
+	}
+	return true
+}
+
 func containsRune(rs []rune, r rune) bool { return indexRune(rs, r, 0, len(rs)) >= 0 }
 
 func indexRune(rs []rune, r rune, from, to int) int {
@@ -256,28 +308,38 @@ func matchToks(toks []globTok, s string) bool {
 	starTi, starSi := -1, 0
 	for {
 		if ti < len(toks) {
-			t := toks[ti]
+			t := &toks[ti]
 			switch t.kind {
 			case tokStar:
+				if next := ti + 1; next < len(toks) && toks[next].kind == tokLit && !toks[next].invalid {
+					// The star can only stop where the literal after it
+					// occurs. Valid UTF-8 never starts with a continuation
+					// byte, so every occurrence starts on a character.
+					k := strings.Index(s[si:], toks[next].lit)
+					if k < 0 {
+						return false
+					}
+					si += k
+				}
 				starTi, starSi = ti, si
 				ti++
 				continue
 			case tokLit:
-				if strings.HasPrefix(s[si:], t.lit) {
+				if hasLitPrefix(s[si:], t) {
 					si += len(t.lit)
 					ti++
 					continue
 				}
 			case tokAny:
 				if si < len(s) {
-					_, w := utf8.DecodeRuneInString(s[si:])
+					_, w := decodeRune(s[si:])
 					si += w
 					ti++
 					continue
 				}
 			case tokClass:
 				if si < len(s) {
-					r, w := utf8.DecodeRuneInString(s[si:])
+					r, w := decodeRune(s[si:])
 					if t.class.match(r) {
 						si += w
 						ti++
@@ -292,8 +354,7 @@ func matchToks(toks []globTok, s string) bool {
 		if starTi < 0 || starSi >= len(s) {
 			return false
 		}
-		_, w := utf8.DecodeRuneInString(s[starSi:])
-		starSi += w
-		ti, si = starTi+1, starSi
+		_, w := decodeRune(s[starSi:])
+		ti, si = starTi, starSi+w
 	}
 }
