@@ -39,8 +39,8 @@ type GlobSet struct {
 
 	mu       sync.Mutex // guards everything below, and writes to dfaState.next
 	states   map[string]*dfaState
-	size     int // bytes held by states
-	maxSize  int // size beyond which the cache is flushed
+	size     int      // bytes held by states
+	maxSize  int      // size beyond which the cache is flushed
 	mark     []uint32 // mark[p] == gen: position p is in the set being built
 	gen      uint32
 	scratch  []int32
