@@ -1,0 +1,337 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-zeromq/zmq4"
+
+	"github.com/brinehq/brine/bus"
+)
+
+// ErrClosed is returned by a Client used after Close.
+var ErrClosed = errors.New("gateway client closed")
+
+// ErrConnLost is returned by Call for a method that is not safe to re-send
+// when the connection dropped while waiting for its reply: the request may
+// or may not have run.
+var ErrConnLost = errors.New("connection to the master lost; the request may or may not have run")
+
+// idempotent methods are re-sent after a reconnect: publish carries the
+// event's id (the bus stores it once), replay and ping only read.
+var idempotent = map[string]bool{"publish": true, "replay": true, "ping": true}
+
+// RemoteError is an error reply from the master. Its message is the
+// master's; errors.Is matches ErrAuth, ErrReservedTag and bus.ErrTooLarge
+// for the corresponding refusals.
+type RemoteError struct {
+	Method  string
+	Code    string
+	Message string
+}
+
+func (e *RemoteError) Error() string { return e.Message }
+
+// Is maps the reply's code onto the package's sentinel errors.
+func (e *RemoteError) Is(target error) bool {
+	switch target {
+	case ErrAuth:
+		return e.Code == CodeAuth
+	case ErrReservedTag:
+		return e.Code == CodeReserved
+	case bus.ErrTooLarge:
+		return e.Code == CodeTooLarge
+	}
+	return false
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithSource sets the source of the events the client publishes (default
+// brine://<hostname>/cli).
+func WithSource(source string) Option { return func(c *Client) { c.source = source } }
+
+// Client talks to a master's request endpoint over one ZeroMQ DEALER socket.
+// It is safe for concurrent use: requests are pipelined and replies matched
+// by correlation id, so many goroutines can publish at once.
+type Client struct {
+	key    []byte
+	ep     string
+	source string
+	sck    zmq4.Socket
+	prefix string // makes correlation ids unique across clients
+	seq    atomic.Uint64
+
+	mu      sync.Mutex
+	pending map[string]*call
+	closed  bool
+
+	done       chan struct{}
+	readerDone chan struct{}
+}
+
+type call struct {
+	method string
+	msg    zmq4.Msg
+	reply  chan result
+}
+
+type result struct {
+	body json.RawMessage
+	err  error
+}
+
+// endpoint turns "host:port" into a zmq4 endpoint; full endpoints
+// (tcp://, ipc://) pass through.
+func endpoint(addr string) string {
+	if strings.Contains(addr, "://") {
+		return addr
+	}
+	return "tcp://" + addr
+}
+
+// socketOptions are those of every client socket: zmq4 does not reconnect
+// unless asked, and by default gives up dialing after 2.5 s.
+func socketOptions(extra ...zmq4.Option) []zmq4.Option {
+	return append([]zmq4.Option{zmq4.WithAutomaticReconnect(true), zmq4.WithDialerMaxRetries(-1)}, extra...)
+}
+
+// dial connects sck to ep, retrying until the master answers or ctx ends;
+// on failure the socket is closed.
+func dial(ctx context.Context, sck zmq4.Socket, ep string) error {
+	errc := make(chan error, 1)
+	go func() { errc <- sck.Dial(ep) }()
+	select {
+	case err := <-errc:
+		if err != nil {
+			sck.Close()
+			if errors.Is(err, ErrAuth) {
+				return fmt.Errorf("gateway: %s: %w", ep, authCause(err))
+			}
+			return fmt.Errorf("gateway: dial %s: %w", ep, err)
+		}
+		return nil
+	case <-ctx.Done():
+		sck.Close()
+		<-errc
+		return fmt.Errorf("gateway: dial %s: master not reachable: %w", ep, ctx.Err())
+	}
+}
+
+// authCause returns the innermost error of err's chain that still matches
+// ErrAuth: the security mechanism's own message without zmq4's wrapping,
+// which adds nothing for a user.
+func authCause(err error) error {
+	for next := errors.Unwrap(err); next != nil && next != ErrAuth && errors.Is(next, ErrAuth); next = errors.Unwrap(next) {
+		err = next
+	}
+	return err
+}
+
+// Dial connects to a master's request endpoint ("host:port", "tcp://…" or
+// "ipc://…") and checks the key with a ping, so that a wrong key is reported
+// here rather than on the first publish. It waits for the master until ctx
+// ends; once connected, the client reconnects by itself and re-sends what
+// can safely be re-sent.
+func Dial(ctx context.Context, addr string, key []byte, opts ...Option) (*Client, error) {
+	if len(key) == 0 {
+		return nil, errors.New("gateway: a key is required")
+	}
+	c := &Client{
+		key:        key,
+		ep:         endpoint(addr),
+		pending:    make(map[string]*call),
+		done:       make(chan struct{}),
+		readerDone: make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.source == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			host = "localhost"
+		}
+		c.source = "brine://" + host + "/cli"
+	}
+	var nonce [6]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return nil, err
+	}
+	c.prefix = hex.EncodeToString(nonce[:]) + "-"
+	c.sck = zmq4.NewDealer(context.Background(), socketOptions()...)
+	if err := dial(ctx, c.sck, c.ep); err != nil {
+		return nil, err
+	}
+	go c.readLoop()
+	if err := c.Call(ctx, "ping", struct{}{}, nil); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("gateway: %s: %w", c.ep, err)
+	}
+	return c, nil
+}
+
+// Close releases the socket; calls waiting for a reply return ErrClosed.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.done)
+	c.mu.Unlock()
+	err := c.sck.Close()
+	<-c.readerDone
+	return err
+}
+
+// readLoop matches replies to calls. A receive error means the connection
+// dropped; zmq4 has reconnected by the time it is reported (or the socket is
+// closed), so requests that may be lost are re-sent or failed then.
+func (c *Client) readLoop() {
+	defer close(c.readerDone)
+	for {
+		msg, err := c.sck.Recv()
+		select {
+		case <-c.done:
+			return
+		default:
+		}
+		if err != nil {
+			c.connLost()
+			continue
+		}
+		if len(msg.Frames) != 3 {
+			continue
+		}
+		c.mu.Lock()
+		cl := c.pending[string(msg.Frames[0])]
+		delete(c.pending, string(msg.Frames[0]))
+		c.mu.Unlock()
+		if cl == nil {
+			continue // a reply to a re-sent request, already answered
+		}
+		cl.reply <- decodeReply(cl.method, string(msg.Frames[1]), msg.Frames[2])
+	}
+}
+
+func decodeReply(method, status string, body []byte) result {
+	if status == statusOK {
+		return result{body: body}
+	}
+	var eb errorBody
+	if err := json.Unmarshal(body, &eb); err != nil || eb.Error == "" {
+		return result{err: &RemoteError{Method: method, Code: CodeFailed, Message: fmt.Sprintf("%s: unreadable error reply %q", method, body)}}
+	}
+	return result{err: &RemoteError{Method: method, Code: eb.Code, Message: eb.Error}}
+}
+
+func (c *Client) connLost() {
+	c.mu.Lock()
+	var resend []*call
+	for corr, cl := range c.pending {
+		if idempotent[cl.method] {
+			resend = append(resend, cl)
+			continue
+		}
+		delete(c.pending, corr)
+		cl.reply <- result{err: fmt.Errorf("%s: %w", cl.method, ErrConnLost)}
+	}
+	c.mu.Unlock()
+	for _, cl := range resend {
+		// An error here is another drop, which will be reported in turn.
+		_ = c.sck.SendMulti(cl.msg)
+	}
+}
+
+// Call sends a request for method with in encoded as JSON and decodes the
+// reply into out (which may be nil). An error reply is a *RemoteError.
+func (c *Client) Call(ctx context.Context, method string, in, out any) error {
+	body, err := json.Marshal(in)
+	if err != nil {
+		return fmt.Errorf("%s: encoding the request: %w", method, err)
+	}
+	raw, err := c.call(ctx, method, body)
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("%s: decoding the reply: %w", method, err)
+	}
+	return nil
+}
+
+func (c *Client) call(ctx context.Context, method string, body []byte) (json.RawMessage, error) {
+	corr := c.prefix + strconv.FormatUint(c.seq.Add(1), 36)
+	cl := &call{
+		method: method,
+		msg:    zmq4.NewMsgFrom([]byte(corr), []byte(method), body, []byte(Sign(c.key, method, body))),
+		reply:  make(chan result, 1),
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	c.pending[corr] = cl
+	c.mu.Unlock()
+	// A send error means the connection dropped: the reader learns of it
+	// too and re-sends or fails this call, so the reply is still awaited.
+	_ = c.sck.SendMulti(cl.msg)
+	select {
+	case r := <-cl.reply:
+		return r.body, r.err
+	case <-ctx.Done():
+		c.forget(corr)
+		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+	case <-c.done:
+		return nil, fmt.Errorf("%s: %w", method, ErrClosed)
+	}
+}
+
+func (c *Client) forget(corr string) {
+	c.mu.Lock()
+	delete(c.pending, corr)
+	c.mu.Unlock()
+}
+
+// Publish fires an event and returns its id once the master has stored it
+// durably. The envelope is built here, so its id is fixed: a publish re-sent
+// after a reconnect is stored once.
+func (c *Client) Publish(ctx context.Context, tag string, data map[string]any) (string, error) {
+	ev, err := bus.NewEvent(tag, data, bus.Origin{Source: c.source})
+	if err != nil {
+		return "", err
+	}
+	if err := c.PublishEvent(ctx, ev); err != nil {
+		return "", err
+	}
+	return ev.ID, nil
+}
+
+// PublishEvent publishes a complete envelope (for agents that forward events
+// with their own ids and causes) and returns once it is durable.
+func (c *Client) PublishEvent(ctx context.Context, ev *bus.Event) error {
+	var rep PublishReply
+	if err := c.Call(ctx, "publish", ev, &rep); err != nil {
+		return err
+	}
+	if rep.ID != ev.ID {
+		return fmt.Errorf("publish %q: the master acknowledged id %q, want %q", ev.Tag, rep.ID, ev.ID)
+	}
+	return nil
+}

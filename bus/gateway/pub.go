@@ -1,0 +1,142 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-zeromq/zmq4"
+
+	"github.com/brinehq/brine/bus"
+)
+
+// maxSubscriptionMsg bounds what a watcher may send: subscriptions only.
+const maxSubscriptionMsg = 4 << 10
+
+// watcher is one connection on the publish endpoint with its tag prefixes.
+type watcher struct {
+	*peerConn
+	mu       sync.RWMutex
+	prefixes map[string]struct{}
+}
+
+func (w *watcher) wants(tag string) bool {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	for p := range w.prefixes {
+		if strings.HasPrefix(tag, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *watcher) subscriptions() []string {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	subs := make([]string, 0, len(w.prefixes))
+	for p := range w.prefixes {
+		subs = append(subs, p)
+	}
+	return subs
+}
+
+// serveWatcher authenticates a watcher and then reads its subscriptions
+// (ZMTP 3.0 style: a message whose first byte is 1 to subscribe, 0 to cancel)
+// until it leaves; events reach it through fanout.
+func (s *Server) serveWatcher(ctx context.Context, raw net.Conn) {
+	pc := s.open(ctx, raw, keySecurity{key: s.cfg.Key}, zmq4.Pub, s.cfg.WatcherQueue)
+	if pc == nil {
+		return
+	}
+	w := &watcher{peerConn: pc, prefixes: make(map[string]struct{})}
+	s.wmu.Lock()
+	s.watchers[w] = struct{}{}
+	s.wmu.Unlock()
+	s.log.Debug("watcher connected", "remote", pc.remote)
+	go pc.writeLoop()
+	defer func() {
+		s.wmu.Lock()
+		delete(s.watchers, w)
+		s.wmu.Unlock()
+		pc.close()
+		<-pc.wrote
+		s.forget(pc)
+		s.log.Debug("watcher left", "remote", pc.remote)
+	}()
+	for {
+		frames, cmd, err := readMsg(pc.br, maxSubscriptionMsg)
+		if err != nil {
+			return
+		}
+		if cmd || len(frames) != 1 || len(frames[0]) == 0 {
+			continue
+		}
+		topic := string(frames[0][1:])
+		w.mu.Lock()
+		switch frames[0][0] {
+		case 1:
+			w.prefixes[topic] = struct{}{}
+		case 0:
+			delete(w.prefixes, topic)
+		}
+		w.mu.Unlock()
+	}
+}
+
+// fanout is the bus subscription's callback: it encodes each event once and
+// queues it, without blocking, for every watcher subscribed to a prefix of
+// its tag. A watcher whose queue is full is dropped rather than waited for.
+func (s *Server) fanout(ev *bus.Event) {
+	s.head.Store(ev.Seq)
+	env, err := ev.MarshalJSON()
+	if err != nil {
+		s.log.Error("cannot encode event for watchers", "tag", ev.Tag, "err", err)
+		return
+	}
+	msg := encodeMsg([]byte(ev.Tag), strconv.AppendUint(nil, ev.Seq, 10), env)
+	var full []*watcher
+	s.wmu.RLock()
+	for w := range s.watchers {
+		if w.wants(ev.Tag) && !w.send(msg) {
+			full = append(full, w)
+		}
+	}
+	s.wmu.RUnlock()
+	for _, w := range full {
+		s.drop(w, fmt.Sprintf("not reading: %d events queued", cap(w.out)))
+	}
+}
+
+// drop disconnects a watcher that does not keep up and fires DroppedTag, so
+// that an operator sees it on the bus instead of a watcher going quiet.
+func (s *Server) drop(w *watcher, reason string) {
+	s.wmu.Lock()
+	_, present := s.watchers[w]
+	delete(s.watchers, w)
+	s.wmu.Unlock()
+	if !present {
+		return
+	}
+	w.close()
+	s.log.Warn("watcher dropped", "remote", w.remote, "reason", reason)
+	ev, err := bus.NewEvent(DroppedTag, map[string]any{
+		"remote":        w.remote,
+		"reason":        reason,
+		"subscriptions": w.subscriptions(),
+	}, bus.Origin{Source: s.cfg.Source})
+	if err != nil {
+		s.log.Error("cannot build event", "tag", DroppedTag, "err", err)
+		return
+	}
+	s.fired.Add(1)
+	go func() {
+		defer s.fired.Done()
+		if err := s.bus.Publish(s.hctx, ev); err != nil {
+			s.log.Error("cannot publish event", "tag", DroppedTag, "err", err)
+		}
+	}()
+}

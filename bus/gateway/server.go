@@ -1,0 +1,400 @@
+// Package gateway is the master's ZeroMQ face, in the roles of Salt's ports
+// 4505 and 4506: a publish endpoint that mirrors every event on the bus to
+// watchers, and a request endpoint where remote senders publish events (and
+// call other registered methods) and are answered only once the event is
+// durable. It also holds the client side used by the CLI.
+//
+// Both endpoints authenticate with one shared key. Requests carry an
+// HMAC-SHA256 of their method and body, so the key never crosses the wire and
+// a refused request gets a readable error. Watchers prove the key in a ZMTP
+// challenge-response handshake (see keySecurity). Senders may not publish
+// under the prefixes only the master fires (bus.ReservedPrefixes), which is
+// how Salt's CVE-2025-22236 is closed here.
+//
+// Wire format, after the ZMTP 3.0 handshake:
+//
+//	request  (DEALER → ROUTER): correlation id, method, body JSON, hex mac
+//	reply    (ROUTER → DEALER): correlation id, "ok" | "error", body JSON
+//	event    (PUB → SUB):       tag, log position (decimal), envelope JSON
+//
+// A watcher subscribes by tag prefix, as with Salt's publisher.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+
+	"github.com/brinehq/brine/bus"
+)
+
+// Default ports are Salt's: 4505 publishes, 4506 takes requests.
+const (
+	DefaultPublishPort = 4505
+	DefaultRequestPort = 4506
+)
+
+// DroppedTag is fired when a watcher is disconnected for not keeping up.
+const DroppedTag = "brine/bus/watcher/dropped"
+
+// Config sets up a Server. Only Key is required.
+type Config struct {
+	// Interface is the address both endpoints bind (default 127.0.0.1: a
+	// master is not reachable from other hosts unless configured so).
+	Interface string
+	// PublishPort and RequestPort default to 4505 and 4506.
+	PublishPort int
+	RequestPort int
+	// PublishEndpoint and RequestEndpoint, when set, replace Interface and
+	// the ports: "tcp://host:port" (port 0 picks a free port) or
+	// "ipc:///path/to/socket". A stale ipc socket left by a crashed master
+	// is removed; one with a live listener is an error.
+	PublishEndpoint string
+	RequestEndpoint string
+
+	// Key is the shared secret clients must hold (see EnsureKey).
+	Key []byte
+	// MaxEventSize bounds an encoded event (default bus.DefaultMaxEventSize).
+	MaxEventSize int
+	// WatcherQueue bounds the events waiting to be written to one watcher
+	// (default 8192). A watcher whose queue is full is disconnected and a
+	// DroppedTag event says so: one stalled reader never slows the others
+	// nor grows the master's memory without bound.
+	WatcherQueue int
+	// ReplyQueue bounds the replies waiting to be written to one requester
+	// (default 8192); a requester that stops reading its replies is
+	// disconnected.
+	ReplyQueue int
+	// Workers bounds the requests handled at once (default 64). When all are
+	// busy, reading further requests waits: back-pressure, not loss.
+	Workers int
+	// HandshakeTimeout bounds a new connection's ZMTP handshake (default 10 s).
+	HandshakeTimeout time.Duration
+	// ShutdownGrace is how long Run lets in-flight requests finish after its
+	// context ends before cancelling them (default 5 s).
+	ShutdownGrace time.Duration
+	// Source names this master in the events the gateway fires itself and
+	// in events remote senders publish without a source (default
+	// brine://<hostname>/gateway).
+	Source string
+}
+
+func (c *Config) setDefaults() error {
+	if len(c.Key) == 0 {
+		return errors.New("gateway: a key is required")
+	}
+	if c.Interface == "" {
+		c.Interface = "127.0.0.1"
+	}
+	if c.PublishPort == 0 {
+		c.PublishPort = DefaultPublishPort
+	}
+	if c.RequestPort == 0 {
+		c.RequestPort = DefaultRequestPort
+	}
+	if c.PublishEndpoint == "" {
+		c.PublishEndpoint = "tcp://" + net.JoinHostPort(c.Interface, fmt.Sprint(c.PublishPort))
+	}
+	if c.RequestEndpoint == "" {
+		c.RequestEndpoint = "tcp://" + net.JoinHostPort(c.Interface, fmt.Sprint(c.RequestPort))
+	}
+	if c.MaxEventSize <= 0 {
+		c.MaxEventSize = bus.DefaultMaxEventSize
+	}
+	if c.WatcherQueue <= 0 {
+		c.WatcherQueue = 8192
+	}
+	if c.ReplyQueue <= 0 {
+		c.ReplyQueue = 8192
+	}
+	if c.Workers <= 0 {
+		c.Workers = 64
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = 10 * time.Second
+	}
+	if c.ShutdownGrace <= 0 {
+		c.ShutdownGrace = 5 * time.Second
+	}
+	if c.Source == "" {
+		host, err := os.Hostname()
+		if err != nil {
+			host = "localhost"
+		}
+		c.Source = "brine://" + host + "/gateway"
+	}
+	return nil
+}
+
+// Handler serves one request method: body is the request's JSON body, the
+// result is encoded as the reply body. An error is sent back as an "error"
+// reply carrying its message.
+type Handler func(ctx context.Context, body json.RawMessage) (any, error)
+
+// Server runs both endpoints for one bus. Create it with New, register extra
+// methods with Handle, then Run it once.
+type Server struct {
+	cfg Config
+	bus bus.Bus
+	log *slog.Logger
+
+	hmu      sync.RWMutex
+	handlers map[string]Handler
+
+	lmu          sync.Mutex
+	pubLn, reqLn net.Listener
+
+	cmu   sync.Mutex
+	conns map[*peerConn]struct{} // every connection, for shutdown
+	done  bool                   // set once Run is shutting down
+
+	wmu      sync.RWMutex
+	watchers map[*watcher]struct{}
+
+	head    atomic.Uint64 // newest log position seen on the bus
+	workers chan struct{}
+	wg      sync.WaitGroup // accept loops and connections
+	fired   sync.WaitGroup // events the gateway publishes itself
+
+	// hctx is the context of request handlers; cancelled ShutdownGrace
+	// after Run's context ends.
+	hctx    context.Context
+	hcancel context.CancelFunc
+}
+
+// New prepares a server; it binds nothing until Listen or Run. log may be
+// nil (slog.Default()).
+func New(cfg Config, b bus.Bus, log *slog.Logger) (*Server, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	if b == nil {
+		return nil, errors.New("gateway: a bus is required")
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{
+		cfg:      cfg,
+		bus:      b,
+		log:      log.With("component", "gateway"),
+		handlers: make(map[string]Handler),
+		conns:    make(map[*peerConn]struct{}),
+		watchers: make(map[*watcher]struct{}),
+		workers:  make(chan struct{}, cfg.Workers),
+	}
+	s.hctx, s.hcancel = context.WithCancel(context.Background())
+	s.Handle("publish", s.handlePublish)
+	s.Handle("replay", s.handleReplay)
+	s.Handle("ping", handlePing)
+	return s, nil
+}
+
+// Handle registers h for method, so that other packages (the reactor's dead
+// letters, job queries) are reachable through the same authenticated
+// endpoint. Like http.ServeMux it panics on an empty or duplicate method or a
+// nil handler: those are programming errors.
+func (s *Server) Handle(method string, h Handler) {
+	if method == "" || h == nil {
+		panic("gateway: Handle needs a method and a handler")
+	}
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	if _, dup := s.handlers[method]; dup {
+		panic("gateway: method " + method + " registered twice")
+	}
+	s.handlers[method] = h
+}
+
+func (s *Server) handler(method string) Handler {
+	s.hmu.RLock()
+	defer s.hmu.RUnlock()
+	return s.handlers[method]
+}
+
+// Listen binds both endpoints. Run calls it when it has not been called;
+// calling it first lets a caller learn the bound addresses (port 0) before
+// serving.
+func (s *Server) Listen() error {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	if s.pubLn != nil {
+		return nil
+	}
+	pub, err := listen(s.cfg.PublishEndpoint)
+	if err != nil {
+		return fmt.Errorf("gateway: publish endpoint: %w", err)
+	}
+	req, err := listen(s.cfg.RequestEndpoint)
+	if err != nil {
+		pub.Close()
+		return fmt.Errorf("gateway: request endpoint: %w", err)
+	}
+	s.pubLn, s.reqLn = pub, req
+	return nil
+}
+
+// PublishAddr is where watchers connect ("host:port", or "ipc://path"); empty
+// before Listen.
+func (s *Server) PublishAddr() string { return s.addr(func() net.Listener { return s.pubLn }) }
+
+// RequestAddr is where clients Dial ("host:port", or "ipc://path"); empty
+// before Listen.
+func (s *Server) RequestAddr() string { return s.addr(func() net.Listener { return s.reqLn }) }
+
+func (s *Server) addr(ln func() net.Listener) string {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	l := ln()
+	if l == nil {
+		return ""
+	}
+	if l.Addr().Network() == "unix" {
+		return "ipc://" + l.Addr().String()
+	}
+	return l.Addr().String()
+}
+
+// listen binds a tcp:// or ipc:// endpoint. For ipc, a socket file nobody
+// listens on any more (a crashed master's) is removed first: binding would
+// otherwise fail with "address already in use".
+func listen(endpoint string) (net.Listener, error) {
+	network, addr, ok := strings.Cut(endpoint, "://")
+	if !ok {
+		return nil, fmt.Errorf("endpoint %q: want tcp://host:port or ipc:///path", endpoint)
+	}
+	switch network {
+	case "tcp":
+		return net.Listen("tcp", addr)
+	case "ipc":
+		if err := removeStaleSocket(addr); err != nil {
+			return nil, err
+		}
+		return net.Listen("unix", addr)
+	default:
+		return nil, fmt.Errorf("endpoint %q: unsupported transport %q", endpoint, network)
+	}
+}
+
+func removeStaleSocket(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Type() != os.ModeSocket {
+		return fmt.Errorf("%s exists and is not a socket", path)
+	}
+	if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+		c.Close()
+		return fmt.Errorf("%s: another process is listening on it", path)
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("removing stale socket: %w", err)
+	}
+	return nil
+}
+
+// Run serves until ctx ends, then shuts down: it stops accepting, lets
+// in-flight requests finish (up to ShutdownGrace) and answers them, closes
+// every connection and returns once every goroutine it started has ended.
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	sub, err := s.bus.Subscribe(ctx, bus.SubscribeOptions{}, s.fanout)
+	if err != nil {
+		s.pubLn.Close()
+		s.reqLn.Close()
+		return fmt.Errorf("gateway: subscribe to the bus: %w", err)
+	}
+	s.log.Info("gateway listening", "publish", s.PublishAddr(), "request", s.RequestAddr())
+	s.wg.Add(2)
+	go s.acceptLoop(ctx, s.pubLn, s.serveWatcher)
+	go s.acceptLoop(ctx, s.reqLn, s.serveRequests)
+
+	<-ctx.Done()
+	s.log.Info("gateway shutting down")
+	grace := time.AfterFunc(s.cfg.ShutdownGrace, s.hcancel)
+	defer grace.Stop()
+	s.pubLn.Close()
+	s.reqLn.Close()
+	sub.Stop()
+	s.cmu.Lock()
+	s.done = true
+	for pc := range s.conns {
+		// Readers stop at once; request connections then flush the replies
+		// of requests in flight before closing.
+		pc.raw.SetReadDeadline(time.Now())
+	}
+	s.cmu.Unlock()
+	s.wg.Wait()
+	s.fired.Wait()
+	s.hcancel()
+	return nil
+}
+
+func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, serve func(context.Context, net.Conn)) {
+	defer s.wg.Done()
+	var delay time.Duration
+	for {
+		raw, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of file descriptors and the like: back off, as net/http does.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.log.Warn("accept failed", "err", err, "retry_in", delay)
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			serve(ctx, raw)
+		}()
+	}
+}
+
+// open runs the handshake and registers the connection; it returns nil when
+// the peer failed the handshake or the server is shutting down.
+func (s *Server) open(ctx context.Context, raw net.Conn, sec zmq4.Security, typ zmq4.SocketType, queue int) *peerConn {
+	pc, err := handshake(ctx, raw, sec, typ, s.cfg.HandshakeTimeout, queue)
+	if err != nil {
+		raw.Close()
+		level := slog.LevelInfo
+		if errors.Is(err, ErrAuth) {
+			level = slog.LevelWarn
+		}
+		s.log.Log(ctx, level, "connection refused", "remote", raw.RemoteAddr().String(), "socket", typ, "err", err)
+		return nil
+	}
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	if s.done {
+		raw.Close()
+		return nil
+	}
+	s.conns[pc] = struct{}{}
+	return pc
+}
+
+func (s *Server) forget(pc *peerConn) {
+	s.cmu.Lock()
+	delete(s.conns, pc)
+	s.cmu.Unlock()
+}

@@ -1,0 +1,287 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+
+	"github.com/brinehq/brine/bus"
+)
+
+func TestPublishDurableThenWatched(t *testing.T) {
+	ctx := testContext(t)
+	b := openBus(t)
+	srv := startServer(t, b, nil)
+	c := dialClient(t, srv.RequestAddr(), testKey)
+
+	col := newCollector()
+	startWatch(t, c, srv.PublishAddr(), "salt/cloud/*/created", bus.Since{}, col)
+	raw, err := rawSub(t, srv.PublishAddr(), testKey, "salt/cloud/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitWatchers(t, srv.Server, 2)
+
+	if _, err := c.Publish(ctx, "salt/cloud/web1/creating", map[string]any{"name": "web1"}); err != nil {
+		t.Fatal(err)
+	}
+	id, err := c.Publish(ctx, "salt/cloud/web1/created", map[string]any{"name": "web1", "instance_id": "i-1", "count": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Durable: the bus has it.
+	stored := storedEvents(t, b, "salt/cloud/web1/created", 1)
+	if len(stored) != 1 || stored[0].ID != id {
+		t.Fatalf("stored %d events (%v), want the one with id %s", len(stored), stored, id)
+	}
+	data, err := stored[0].DataMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data["name"] != "web1" || data["count"] != int64(3) || data["_stamp"] == nil {
+		t.Fatalf("stored data = %v", data)
+	}
+
+	// Watched through the glob: only the created event.
+	evs := col.waitFor(t, 10*time.Second, "the created event", atLeast(1))
+	if evs[0].ID != id || evs[0].Tag != "salt/cloud/web1/created" || evs[0].Seq != stored[0].Seq {
+		t.Fatalf("watched %+v, want id %s tag salt/cloud/web1/created seq %d", evs[0], id, stored[0].Seq)
+	}
+
+	// A bare SUB sees Salt's framing: tag first, then position and envelope.
+	for _, wantTag := range []string{"salt/cloud/web1/creating", "salt/cloud/web1/created"} {
+		msg, err := raw.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msg.Frames) != 3 || string(msg.Frames[0]) != wantTag {
+			t.Fatalf("raw frames %q, want tag %q first", msg.Frames, wantTag)
+		}
+		if _, err := strconv.ParseUint(string(msg.Frames[1]), 10, 64); err != nil {
+			t.Fatalf("position frame %q: %v", msg.Frames[1], err)
+		}
+		ev, err := bus.Decode(msg.Frames[2], 0)
+		if err != nil || ev.Tag != wantTag {
+			t.Fatalf("envelope %s: %v", msg.Frames[2], err)
+		}
+	}
+	if got := col.snapshot(); len(got) != 1 {
+		t.Fatalf("the glob let through %d events, want 1", len(got))
+	}
+}
+
+func TestWrongKeyRefused(t *testing.T) {
+	ctx := testContext(t)
+	b := openBus(t)
+	srv := startServer(t, b, nil)
+
+	// Request side: Dial checks the key and reports the master's refusal.
+	_, err := Dial(ctx, srv.RequestAddr(), []byte("not the key"))
+	if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), "authentication failed: wrong key") {
+		t.Fatalf("Dial with a wrong key: %v", err)
+	}
+
+	// A request without a mac gets an error reply, not silence.
+	dealer := zmq4.NewDealer(ctx)
+	defer dealer.Close()
+	if err := dealer.Dial(endpoint(srv.RequestAddr())); err != nil {
+		t.Fatal(err)
+	}
+	if err := dealer.Send(zmq4.NewMsgFrom([]byte("c1"), []byte("ping"), []byte("{}"), nil)); err != nil {
+		t.Fatal(err)
+	}
+	msg, err := dealer.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(msg.Frames) != 3 || string(msg.Frames[0]) != "c1" || string(msg.Frames[1]) != "error" || !strings.Contains(string(msg.Frames[2]), "authentication failed") {
+		t.Fatalf("unsigned request: reply %q", msg.Frames)
+	}
+
+	// Publish side: the handshake fails on the client with the reason.
+	_, err = rawSub(t, srv.PublishAddr(), []byte("not the key"), "")
+	if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), "authentication failed: wrong key") {
+		t.Fatalf("watcher with a wrong key: %v", err)
+	}
+	// And Watch says the same.
+	good := dialClient(t, srv.RequestAddr(), testKey)
+	bad := &Client{key: []byte("not the key")}
+	err = bad.Watch(ctx, srv.PublishAddr(), "", bus.Since{}, func(*bus.Event) error { return nil })
+	if !errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), "authentication failed: wrong key") {
+		t.Fatalf("Watch with a wrong key: %v", err)
+	}
+	// The right key still works after the refusals.
+	if err := good.Call(ctx, "ping", struct{}{}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	ctx := testContext(t)
+	b := openBus(t)
+	srv := startServer(t, b, func(c *Config) { c.MaxEventSize = 8 << 10 })
+	c := dialClient(t, srv.RequestAddr(), testKey)
+
+	for _, tag := range []string{"salt/job/1/new", "salt/run/2/ret", "salt/auth", "salt/key", "brine/x", "brine/bus/watcher/dropped"} {
+		_, err := c.Publish(ctx, tag, map[string]any{"x": 1})
+		if !errors.Is(err, ErrReservedTag) || !strings.Contains(err.Error(), tag) {
+			t.Errorf("publish %q: %v, want a reserved-prefix refusal naming the tag", tag, err)
+		}
+	}
+	// A whole envelope under a reserved prefix is refused too.
+	ev, err := bus.NewEvent("salt/job/20261122/new", nil, bus.Origin{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PublishEvent(ctx, ev); !errors.Is(err, ErrReservedTag) {
+		t.Errorf("publish envelope salt/job/…: %v", err)
+	}
+	// So is the tag/data form of the request.
+	var rep PublishReply
+	err = c.Call(ctx, "publish", map[string]any{"tag": "brine/reactor/error", "data": map[string]any{}}, &rep)
+	if !errors.Is(err, ErrReservedTag) {
+		t.Errorf("publish {tag, data} brine/…: %v", err)
+	}
+
+	_, err = c.Publish(ctx, "app/big", map[string]any{"blob": strings.Repeat("x", 9<<10)})
+	if !errors.Is(err, bus.ErrTooLarge) || !strings.Contains(err.Error(), "limit is 8192") {
+		t.Errorf("oversize publish: %v", err)
+	}
+	err = c.Call(ctx, "publish", map[string]any{"tag": "app/big", "data": map[string]any{"blob": strings.Repeat("x", 9<<10)}}, &rep)
+	if !errors.Is(err, bus.ErrTooLarge) {
+		t.Errorf("oversize {tag, data} publish: %v", err)
+	}
+	err = c.Call(ctx, "publish", map[string]any{"tag": "app/x", "data": []int{1}}, &rep)
+	if err == nil || !strings.Contains(err.Error(), "JSON object") {
+		t.Errorf("publish with list data: %v", err)
+	}
+	err = c.Call(ctx, "no.such", struct{}{}, nil)
+	if err == nil || !strings.Contains(err.Error(), `unknown method "no.such"`) {
+		t.Errorf("unknown method: %v", err)
+	}
+
+	// The same tag/data form succeeds where allowed.
+	if err := c.Call(ctx, "publish", map[string]any{"tag": "app/ok", "data": map[string]any{"n": 1}}, &rep); err != nil || rep.ID == "" {
+		t.Fatalf("publish {tag, data}: %v %+v", err, rep)
+	}
+	head, err := b.LastSeq(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head != 1 {
+		t.Fatalf("the log holds %d events, want only app/ok", head)
+	}
+}
+
+func TestPipelinedPublishes(t *testing.T) {
+	ctx := testContext(t)
+	b := openBus(t)
+	srv := startServer(t, b, nil)
+	c := dialClient(t, srv.RequestAddr(), testKey)
+
+	const goroutines, per = 8, 125
+	ids := make(chan string, goroutines*per)
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				id, err := c.Publish(ctx, fmt.Sprintf("app/load/%d", g), map[string]any{"i": i})
+				if err != nil {
+					errs <- err
+					return
+				}
+				ids <- id
+			}
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for id := range ids {
+		if seen[id] {
+			t.Fatalf("id %s acknowledged twice", id)
+		}
+		seen[id] = true
+	}
+	if len(seen) != goroutines*per {
+		t.Fatalf("%d distinct ids, want %d", len(seen), goroutines*per)
+	}
+	stored := storedEvents(t, b, "app/load/*", goroutines*per)
+	if len(stored) != goroutines*per {
+		t.Fatalf("%d events stored, want %d", len(stored), goroutines*per)
+	}
+	for _, ev := range stored {
+		if !seen[ev.ID] {
+			t.Fatalf("stored event %s was never acknowledged", ev.ID)
+		}
+	}
+}
+
+func TestHandlersRunConcurrently(t *testing.T) {
+	ctx := testContext(t)
+	b := openBus(t)
+	release := make(chan struct{})
+	entered := make(chan string, 1)
+	var srv *running
+	srv = startServer(t, b, nil)
+	srv.Handle("test.slow", func(ctx context.Context, body json.RawMessage) (any, error) {
+		entered <- RemoteAddr(ctx)
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		var in map[string]string
+		if err := json.Unmarshal(body, &in); err != nil {
+			return nil, err
+		}
+		return map[string]string{"echo": in["say"]}, nil
+	})
+	srv.Handle("test.fail", func(context.Context, json.RawMessage) (any, error) {
+		return nil, errors.New("the frobnicator is offline")
+	})
+	c := dialClient(t, srv.RequestAddr(), testKey)
+
+	slow := make(chan error, 1)
+	var out map[string]string
+	go func() { slow <- c.Call(ctx, "test.slow", map[string]string{"say": "hi"}, &out) }()
+	if remote := <-entered; !strings.HasPrefix(remote, "127.0.0.1:") {
+		t.Errorf("RemoteAddr = %q", remote)
+	}
+	// While test.slow holds a worker, publishes on the same connection go on.
+	for i := range 20 {
+		if _, err := c.Publish(ctx, "app/fast", map[string]any{"i": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case err := <-slow:
+		t.Fatalf("slow call returned early: %v", err)
+	default:
+	}
+	close(release)
+	if err := <-slow; err != nil || out["echo"] != "hi" {
+		t.Fatalf("slow call: %v %v", err, out)
+	}
+	err := c.Call(ctx, "test.fail", nil, nil)
+	var re *RemoteError
+	if !errors.As(err, &re) || re.Message != "the frobnicator is offline" || re.Code != CodeFailed {
+		t.Fatalf("failing handler: %#v", err)
+	}
+}

@@ -1,0 +1,276 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/go-zeromq/zmq4"
+)
+
+// The server speaks ZMTP 3.0 itself once zmq4 has done a connection's
+// handshake (greeting, security mechanism, metadata, socket-type check).
+// zmq4's own PUB and ROUTER sockets share one writer across all peers, so one
+// peer that stops reading stalls every other; their queues are unbounded; the
+// PUB writer goroutine is never stopped; accept runs handshakes inline, so one
+// silent client blocks every new connection; and a frame header announcing
+// 2^62 bytes is allocated before it is read. Owning the steady state gives
+// each peer its own bounded queue and writer, frames encoded once for every
+// watcher, read limits, and a shutdown that leaves no goroutine behind.
+
+const (
+	flagMore    = 0x1
+	flagLong    = 0x2
+	flagCommand = 0x4
+
+	greetingSize = 64
+	// maxHandshakeFrame bounds any frame read before a peer is authenticated
+	// (commands and metadata are a few hundred bytes).
+	maxHandshakeFrame = 64 << 10
+)
+
+var errFrameTooLarge = errors.New("frame too large")
+
+// handshakeConn is what zmq4.Open reads and writes during a handshake: reads
+// come from the connection's buffered reader through a guard that refuses
+// oversized frame headers before zmq4 allocates their bodies.
+type handshakeConn struct {
+	net.Conn
+	br    *bufio.Reader
+	guard frameGuard
+}
+
+func (c *handshakeConn) Read(p []byte) (int, error) {
+	n, err := c.br.Read(p)
+	if gerr := c.guard.feed(p[:n]); gerr != nil {
+		return 0, gerr
+	}
+	return n, err
+}
+
+// frameGuard follows ZMTP framing over a byte stream: the greeting, then
+// frame headers and bodies; it fails on a header announcing more than max.
+type frameGuard struct {
+	skip uint64 // bytes of greeting or body still to pass
+	hdr  []byte
+	max  uint64
+}
+
+func newFrameGuard(max uint64) frameGuard {
+	return frameGuard{skip: greetingSize, hdr: make([]byte, 0, 9), max: max}
+}
+
+func (g *frameGuard) feed(p []byte) error {
+	for len(p) > 0 {
+		if g.skip > 0 {
+			k := min(g.skip, uint64(len(p)))
+			g.skip -= k
+			p = p[k:]
+			continue
+		}
+		g.hdr = append(g.hdr, p[0])
+		p = p[1:]
+		need := 2
+		if g.hdr[0]&flagLong != 0 {
+			need = 9
+		}
+		if len(g.hdr) < need {
+			continue
+		}
+		size := uint64(g.hdr[1])
+		if need == 9 {
+			size = binary.BigEndian.Uint64(g.hdr[1:9])
+		}
+		if size > g.max {
+			return fmt.Errorf("%w: %d bytes during handshake", errFrameTooLarge, size)
+		}
+		g.skip = size
+		g.hdr = g.hdr[:0]
+	}
+	return nil
+}
+
+// peerConn is one accepted connection after its handshake: a reader owned by
+// the goroutine serving it and a writer goroutine draining a bounded queue of
+// encoded messages, so that a slow peer only ever fills its own queue.
+type peerConn struct {
+	raw    net.Conn
+	br     *bufio.Reader
+	remote string
+	out    chan []byte
+
+	dead      chan struct{} // closed when the connection is closed
+	closeOnce sync.Once
+	quit      chan struct{} // closed to flush the queue and stop writing
+	quitOnce  sync.Once
+	wrote     chan struct{} // closed when the writer has returned
+}
+
+// handshake runs zmq4's server side of the ZMTP handshake on raw within
+// timeout, with sec as the security mechanism and typ as this end's socket
+// type; zmq4 refuses a peer whose socket type does not fit. The handshake is
+// abandoned when ctx ends.
+func handshake(ctx context.Context, raw net.Conn, sec zmq4.Security, typ zmq4.SocketType, timeout time.Duration, queue int) (*peerConn, error) {
+	br := bufio.NewReaderSize(raw, 64<<10)
+	hc := &handshakeConn{Conn: raw, br: br, guard: newFrameGuard(maxHandshakeFrame)}
+	if err := raw.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(time.Unix(1, 0)) })
+	_, err := zmq4.Open(hc, sec, typ, zmq4.SocketIdentity("brine-master"), true, nil)
+	stop()
+	if err != nil {
+		return nil, err
+	}
+	if err := raw.SetDeadline(time.Time{}); err != nil {
+		return nil, err
+	}
+	return &peerConn{
+		raw:    raw,
+		br:     br,
+		remote: raw.RemoteAddr().String(),
+		out:    make(chan []byte, queue),
+		dead:   make(chan struct{}),
+		quit:   make(chan struct{}),
+		wrote:  make(chan struct{}),
+	}, nil
+}
+
+// close drops the connection at once; queued messages are discarded.
+func (pc *peerConn) close() {
+	pc.closeOnce.Do(func() {
+		close(pc.dead)
+		pc.raw.Close()
+	})
+}
+
+// finish lets the writer send what is queued, then closes the connection.
+func (pc *peerConn) finish() {
+	pc.quitOnce.Do(func() { close(pc.quit) })
+	<-pc.wrote
+	pc.close()
+}
+
+// send queues an encoded message without blocking. It reports false when the
+// queue is full; a message for a closed connection is discarded.
+func (pc *peerConn) send(m []byte) bool {
+	select {
+	case <-pc.dead:
+		return true
+	default:
+	}
+	select {
+	case pc.out <- m:
+		return true
+	default:
+		return false
+	}
+}
+
+// writeLoop drains the queue through a buffer flushed whenever the queue is
+// empty: one write system call carries as many messages as have piled up.
+func (pc *peerConn) writeLoop() {
+	defer close(pc.wrote)
+	bw := bufio.NewWriterSize(pc.raw, 64<<10)
+	for {
+		select {
+		case m := <-pc.out:
+			if _, err := bw.Write(m); err != nil {
+				pc.close()
+				return
+			}
+			if len(pc.out) == 0 {
+				if err := bw.Flush(); err != nil {
+					pc.close()
+					return
+				}
+			}
+		case <-pc.quit:
+			for {
+				select {
+				case m := <-pc.out:
+					if _, err := bw.Write(m); err != nil {
+						pc.close()
+						return
+					}
+				default:
+					if err := bw.Flush(); err != nil {
+						pc.close()
+					}
+					return
+				}
+			}
+		case <-pc.dead:
+			return
+		}
+	}
+}
+
+// readMsg reads one message (all its frames). Commands (PING and the like)
+// are reported with cmd set. A message over max bytes is an error: the
+// connection cannot be resynchronised, so it is dropped.
+func readMsg(r *bufio.Reader, max int) (frames [][]byte, cmd bool, err error) {
+	total := 0
+	for {
+		flags, err := r.ReadByte()
+		if err != nil {
+			return nil, false, err
+		}
+		var size uint64
+		if flags&flagLong != 0 {
+			var b [8]byte
+			if _, err := io.ReadFull(r, b[:]); err != nil {
+				return nil, false, err
+			}
+			size = binary.BigEndian.Uint64(b[:])
+		} else {
+			b, err := r.ReadByte()
+			if err != nil {
+				return nil, false, err
+			}
+			size = uint64(b)
+		}
+		if size > uint64(max-total) {
+			return nil, false, fmt.Errorf("%w: message over %d bytes", errFrameTooLarge, max)
+		}
+		total += int(size)
+		body := make([]byte, size)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return nil, false, err
+		}
+		frames = append(frames, body)
+		cmd = cmd || flags&flagCommand != 0
+		if flags&flagMore == 0 {
+			return frames, cmd, nil
+		}
+	}
+}
+
+// encodeMsg encodes frames as one ZMTP message.
+func encodeMsg(frames ...[]byte) []byte {
+	n := 0
+	for _, f := range frames {
+		n += 9 + len(f)
+	}
+	b := make([]byte, 0, n)
+	for i, f := range frames {
+		var flags byte
+		if i < len(frames)-1 {
+			flags |= flagMore
+		}
+		if len(f) > 255 {
+			b = append(b, flags|flagLong)
+			b = binary.BigEndian.AppendUint64(b, uint64(len(f)))
+		} else {
+			b = append(b, flags, byte(len(f)))
+		}
+		b = append(b, f...)
+	}
+	return b
+}
