@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -47,7 +48,9 @@ func (r *Reactor) Run(ctx context.Context, b bus.Bus, dlq DeadLetters) error {
 	}, func(ctx context.Context, d *bus.Delivery) {
 		select {
 		case work <- d:
-		case <-ctx.Done(): // not acknowledged: redelivered after restart
+		case <-ctx.Done():
+			// Stopping: hand it back now rather than after AckWait.
+			_ = d.Nak(0)
 		}
 	})
 	if err != nil {
@@ -113,16 +116,16 @@ func (r *Reactor) handle(ctx context.Context, pub Publisher, dlq DeadLetters, d 
 	for _, e := range plan.Errors {
 		r.fireError(ctx, pub, ev, e)
 	}
-	if ctx.Err() != nil {
-		return
-	}
-	results := r.Execute(ctx, ev, plan.Reactions, pub, dlq)
-	for _, res := range results {
-		if errors.Is(res.Err, errInterrupted) {
-			return // unfinished: leave for redelivery
+	if ctx.Err() == nil {
+		results := r.Execute(ctx, ev, plan.Reactions, pub, dlq)
+		if !slices.ContainsFunc(results, func(res Result) bool { return errors.Is(res.Err, errInterrupted) }) {
+			r.ack(d)
+			return
 		}
 	}
-	r.ack(d)
+	// Unfinished: redeliver. If the bus is gone (a crash), the bus
+	// redelivers after AckWait anyway.
+	_ = d.Nak(0)
 }
 
 func (r *Reactor) ack(d *bus.Delivery) {

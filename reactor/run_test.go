@@ -1,0 +1,484 @@
+package reactor_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/natsbus"
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/reactor"
+	"github.com/brinehq/brine/reactor/kvdlq"
+)
+
+func openBus(t *testing.T, dir string) *natsbus.Bus {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := natsbus.Open(ctx, natsbus.Config{Dir: dir})
+	if err != nil {
+		t.Fatalf("open bus: %v", err)
+	}
+	return b
+}
+
+// recorder keeps every event of the bus since it started, in log order.
+type recorder struct {
+	mu     sync.Mutex
+	events []*bus.Event
+}
+
+func record(t *testing.T, b bus.Bus) *recorder {
+	t.Helper()
+	rec := &recorder{}
+	sub, err := b.Subscribe(context.Background(), bus.SubscribeOptions{Since: bus.Since{AfterSeq: 0, Time: time.Now().Add(-time.Minute)}},
+		func(ev *bus.Event) {
+			rec.mu.Lock()
+			rec.events = append(rec.events, ev)
+			rec.mu.Unlock()
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sub.Stop)
+	return rec
+}
+
+// matching returns the recorded events whose tag matches the glob.
+func (rec *recorder) matching(glob string) []*bus.Event {
+	g := bus.CompileGlob(glob)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var out []*bus.Event
+	for _, ev := range rec.events {
+		if g.Match(ev.Tag) {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func (rec *recorder) waitFor(t *testing.T, glob string, n int) []*bus.Event {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		evs := rec.matching(glob)
+		if len(evs) >= n {
+			return evs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited for %d events %s, got %d", n, glob, len(evs))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func data(t *testing.T, ev *bus.Event) map[string]any {
+	t.Helper()
+	m, err := ev.DataMap()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func publish(t *testing.T, b bus.Bus, tag string, d map[string]any) *bus.Event {
+	t.Helper()
+	ev, err := bus.NewEvent(tag, d, bus.Origin{Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Publish(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+func fixture(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "testdata", "reactor", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// start runs r on b until the test ends or stop is called.
+func start(t *testing.T, r *reactor.Reactor, b bus.Bus, dlq reactor.DeadLetters) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, b, dlq) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func TestRunJobsEventsAndErrors(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	defer b.Close()
+	rec := record(t, b)
+	dir := t.TempDir()
+	good := writeFile(t, dir, "good.sls", `
+echo:
+  runner.test.arg:
+    - arg: [{{ data['id'] }}]
+    - kwarg: {n: {{ data['n'] }}}
+fire:
+  runner.event.send:
+    - tag: myco/forwarded/{{ data['id'] }}
+    - data: {orig: {{ tag }}}
+`)
+	r := reactor.New(reactor.Config{Mapping: []reactor.MapEntry{
+		{Glob: "myco/start/*", Files: []string{good, fixture(t, "broken_yaml.sls"), fixture(t, "cmd_alias.sls")}},
+	}}, function.NewWithBuiltins())
+	start(t, r, b, nil)
+	ev := publish(t, b, "myco/start/web1", map[string]any{"id": "web1", "n": 7})
+
+	rets := rec.waitFor(t, "salt/run/*/ret", 2)
+	news := rec.matching("salt/run/*/new")
+	if len(news) != 2 || len(rets) != 2 {
+		t.Fatalf("%d new and %d ret events, want 2 each", len(news), len(rets))
+	}
+	byReaction := map[string]map[string]any{}
+	for _, ret := range rets {
+		d := data(t, ret)
+		jid, _ := d["jid"].(string)
+		if len(jid) != 20 || !jobs.IsJID(jid) || ret.Tag != "salt/run/"+jid+"/ret" {
+			t.Errorf("ret %s: jid %v", ret.Tag, d["jid"])
+		}
+		if d["user"] != "Reactor" || d["success"] != true || d["cause"] != ev.ID || d["attempts"] != int64(1) {
+			t.Errorf("ret %s: %v", ret.Tag, d)
+		}
+		if _, ok := d["duration"].(float64); !ok {
+			t.Errorf("ret %s: duration %v", ret.Tag, d["duration"])
+		}
+		if ret.Cause != ev.ID || ret.Depth != 1 {
+			t.Errorf("ret %s: cause %s depth %d", ret.Tag, ret.Cause, ret.Depth)
+		}
+		byReaction[d["reaction"].(string)] = d
+	}
+	echo := byReaction["echo"]
+	if echo["fun"] != "runner.test.arg" {
+		t.Errorf("echo fun %v", echo["fun"])
+	}
+	wantRet := `{"args":["web1"],"kwargs":{"n":7}}`
+	if got, _ := json.Marshal(echo["return"]); string(got) != wantRet {
+		t.Errorf("echo return %s, want %s", got, wantRet)
+	}
+	if got, _ := json.Marshal(echo["fun_args"]); string(got) != `["web1",{"n":7}]` {
+		t.Errorf("echo fun_args %s", got)
+	}
+	fwd := rec.waitFor(t, "myco/forwarded/web1", 1)[0]
+	if fwd.Cause != ev.ID || fwd.Depth != 1 || data(t, fwd)["orig"] != "myco/start/web1" {
+		t.Errorf("event.send fired %+v", fwd)
+	}
+
+	// The broken file and the local reaction are reported on the bus, and did
+	// not stop the good file.
+	errs := rec.waitFor(t, reactor.TagError, 2)
+	stages := map[string]map[string]any{}
+	for _, e := range errs {
+		d := data(t, e)
+		stages[d["stage"].(string)] = d
+		if d["tag"] != "myco/start/web1" || d["event"] != ev.ID || e.Cause != ev.ID {
+			t.Errorf("error event %v", d)
+		}
+	}
+	if y := stages["yaml"]; y == nil || y["file"] != fixture(t, "broken_yaml.sls") || y["line"] != int64(4) {
+		t.Errorf("yaml error event %v", y)
+	}
+	if run := stages["run"]; run == nil || run["id"] != "highstate_new_minion" ||
+		!strings.Contains(run["message"].(string), "no executor for local reactions") {
+		t.Errorf("run error event %v", run)
+	}
+	if s := r.Stats().Snapshot(); s["succeeded"] != 2 || s["errors"] != 2 || s["events"] != 1 {
+		t.Errorf("stats %v", s)
+	}
+}
+
+// TestRunAtLeastOnce closes the bus under the reactor in the middle of a
+// burst, so what was in flight is never acknowledged, restarts both on the
+// same data, and checks that every event was reacted to.
+func TestRunAtLeastOnce(t *testing.T) {
+	const n = 400
+	dir := t.TempDir()
+	b1 := openBus(t, dir)
+	var (
+		mu   sync.Mutex
+		seen = map[int64]int{}
+	)
+	reg := function.NewWithBuiltins()
+	if err := reg.Register(function.Func{
+		Name:   "test.record",
+		Params: []function.Param{{Name: "n", Kind: function.Int, Required: true}},
+		Run: func(ctx context.Context, in *function.Input) (any, error) {
+			time.Sleep(time.Millisecond)
+			mu.Lock()
+			seen[in.Int("n")]++
+			mu.Unlock()
+			return true, nil
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	file := writeFile(t, t.TempDir(), "rec.sls", "rec:\n  runner.test.record:\n    - n: {{ data['n'] }}\n")
+	// A crashed master's unacknowledged events come back after AckWait.
+	cfg := reactor.Config{Workers: 8, AckWait: 2 * time.Second, Mapping: []reactor.MapEntry{{Glob: "burst/*", Files: []string{file}}}}
+	for i := range n {
+		publish(t, b1, fmt.Sprintf("burst/%d", i), map[string]any{"n": i})
+	}
+	stop := start(t, reactor.New(cfg, reg), b1, nil)
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen)
+	}
+	for count() < n/4 {
+		time.Sleep(time.Millisecond)
+	}
+	// Crash: the bus goes away under the running reactor, nothing in
+	// flight is acknowledged or handed back.
+	if err := b1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if c := count(); c >= n {
+		t.Fatalf("all %d reacted before the stop; the test proves nothing", c)
+	}
+
+	b2 := openBus(t, dir)
+	defer b2.Close()
+	start(t, reactor.New(cfg, reg), b2, nil)
+	deadline := time.Now().Add(30 * time.Second)
+	for count() < n && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i := range int64(n) {
+		if seen[i] == 0 {
+			t.Errorf("event %d lost", i)
+		}
+	}
+}
+
+func TestRunLoopProtection(t *testing.T) {
+	tests := []struct {
+		name    string
+		glob    string
+		file    string
+		trigger string
+	}{
+		{name: "reaction fires its own trigger", glob: "loop/*",
+			file: "again:\n  runner.event.send:\n    - tag: loop/again\n", trigger: "loop/start"},
+		{name: "reaction on salt/run/*/new runs jobs", glob: "salt/run/*/new",
+			file: "audit:\n  runner.test.arg:\n    - arg: [{{ data['jid'] }}]\n", trigger: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			const maxDepth = 4
+			b := openBus(t, t.TempDir())
+			defer b.Close()
+			rec := record(t, b)
+			file := writeFile(t, t.TempDir(), "loop.sls", tt.file)
+			kick := writeFile(t, t.TempDir(), "kick.sls", "kick:\n  runner.test.ping: []\n")
+			r := reactor.New(reactor.Config{MaxDepth: maxDepth, Mapping: []reactor.MapEntry{
+				{Glob: tt.glob, Files: []string{file}},
+				{Glob: "kick", Files: []string{kick}},
+			}}, function.NewWithBuiltins())
+			start(t, r, b, nil)
+			trigger := tt.trigger
+			if trigger == "" {
+				trigger = "kick" // its job's salt/run/<jid>/new starts the chain
+			}
+			publish(t, b, trigger, nil)
+			loop := rec.waitFor(t, reactor.TagLoop, 1)
+			time.Sleep(300 * time.Millisecond) // a runaway chain would go on
+			if loops := rec.matching(reactor.TagLoop); len(loops) != 1 {
+				t.Fatalf("%d loop events, want 1", len(loops))
+			}
+			d := data(t, loop[0])
+			if d["depth"] != int64(maxDepth+1) || d["max_depth"] != int64(maxDepth) {
+				t.Errorf("loop event %v", d)
+			}
+			rets := rec.matching("salt/run/*/ret")
+			for _, ret := range rets {
+				if ret.Depth > maxDepth+1 {
+					t.Errorf("job at depth %d past max_depth %d", ret.Depth, maxDepth)
+				}
+			}
+			if got := r.Stats().LoopsCut.Load(); got != 1 {
+				t.Errorf("loops cut %d", got)
+			}
+		})
+	}
+}
+
+func TestRunRequisites(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	defer b.Close()
+	rec := record(t, b)
+	r := reactor.New(reactor.Config{Mapping: []reactor.MapEntry{{Glob: "req", Files: []string{fixture(t, "requisites.sls")}}}},
+		function.NewWithBuiltins())
+	start(t, r, b, nil)
+	publish(t, b, "req", nil)
+	skipped := rec.waitFor(t, reactor.TagSkipped, 2)
+	rets := rec.waitFor(t, "salt/run/*/ret", 4)
+	time.Sleep(100 * time.Millisecond)
+	if n := len(rec.matching("salt/run/*/ret")); n != 4 {
+		t.Fatalf("%d jobs ran, want 4 (first, broken, after_first, cleanup_on_failure)", n)
+	}
+	success := map[string]bool{}
+	for _, ret := range rets {
+		d := data(t, ret)
+		success[d["reaction"].(string)] = d["success"].(bool)
+	}
+	want := map[string]bool{"first": true, "broken": false, "after_first": true, "cleanup_on_failure": true}
+	for id, ok := range want {
+		if got, ran := success[id]; !ran || got != ok {
+			t.Errorf("%s: ran %v success %v, want success %v", id, ran, got, ok)
+		}
+	}
+	reasons := map[string]string{}
+	for _, s := range skipped {
+		d := data(t, s)
+		reasons[d["id"].(string)] = d["reason"].(string)
+	}
+	if !strings.Contains(reasons["after_broken"], "require: runner: broken failed") ||
+		!strings.Contains(reasons["not_needed"], "onfail: no requisite failed") {
+		t.Errorf("skip reasons %v", reasons)
+	}
+	// after_first started only after first returned.
+	var firstRet, afterNew uint64
+	for _, ev := range rec.matching("salt/run/*") {
+		d := data(t, ev)
+		switch {
+		case d["reaction"] == "first" && strings.HasSuffix(ev.Tag, "/ret"):
+			firstRet = ev.Seq
+		case d["reaction"] == "after_first" && strings.HasSuffix(ev.Tag, "/new"):
+			afterNew = ev.Seq
+		}
+	}
+	if firstRet == 0 || afterNew < firstRet {
+		t.Errorf("after_first new at seq %d, first ret at %d", afterNew, firstRet)
+	}
+}
+
+func TestRunRetryDeadLetterRedrive(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	defer b.Close()
+	rec := record(t, b)
+	kv, err := b.KeyValue(context.Background(), kvdlq.Bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dlq := kvdlq.New(kv)
+	var healthy atomic.Bool
+	var calls atomic.Int64
+	reg := function.NewWithBuiltins()
+	if err := reg.Register(function.Func{
+		Name:   "ddns.add_host",
+		Params: []function.Param{{Name: "name", Kind: function.String, Required: true}, {Name: "ttl", Kind: function.Int}},
+		Run: func(ctx context.Context, in *function.Input) (any, error) {
+			calls.Add(1)
+			if !healthy.Load() {
+				return nil, errors.New("connection refused")
+			}
+			return map[string]any{"added": in.String("name"), "ttl": in.Int("ttl")}, nil
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	file := writeFile(t, t.TempDir(), "dns.sls", `
+add_dns:
+  runner.ddns.add_host:
+    - name: {{ data['name'] }}
+    - ttl: 300
+    - retry: {attempts: 3, interval: 10ms, max_interval: 40ms}
+`)
+	r := reactor.New(reactor.Config{Mapping: []reactor.MapEntry{{Glob: "salt/cloud/*/created", Files: []string{file}}}}, reg)
+	start(t, r, b, dlq)
+	ev := publish(t, b, "salt/cloud/web1/created", map[string]any{"name": "web1"})
+
+	ret := data(t, rec.waitFor(t, "salt/run/*/ret", 1)[0])
+	if ret["success"] != false || ret["attempts"] != int64(3) || !strings.Contains(ret["return"].(string), "connection refused") {
+		t.Fatalf("ret %v", ret)
+	}
+	if calls.Load() != 3 {
+		t.Fatalf("%d calls, want 3", calls.Load())
+	}
+	errEv := data(t, rec.waitFor(t, reactor.TagError, 1)[0])
+	if errEv["stage"] != "run" || errEv["id"] != "add_dns" || errEv["line"] != int64(3) {
+		t.Errorf("error event %v", errEv)
+	}
+	var list []*reactor.DeadLetter
+	for deadline := time.Now().Add(10 * time.Second); len(list) == 0 && time.Now().Before(deadline); {
+		if list, err = r.DeadLetters(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(list) != 1 || list[0].Attempts != 3 || list[0].Event.ID != ev.ID || list[0].Reaction.Kwargs["ttl"] != int64(300) {
+		t.Fatalf("dead letters %+v", list)
+	}
+	id := list[0].ID
+
+	// Still failing: redrive keeps it, with the attempts added up.
+	if res, err := r.Redrive(context.Background(), id); err != nil || res.Status == reactor.Succeeded {
+		t.Fatalf("redrive while failing: %v %v", res.Status, err)
+	}
+	if dl, err := dlq.Get(context.Background(), id); err != nil || dl.Attempts != 4 {
+		t.Fatalf("after failed redrive: %+v %v", dl, err)
+	}
+
+	healthy.Store(true)
+	res, err := r.Redrive(context.Background(), id)
+	if err != nil || res.Status != reactor.Succeeded {
+		t.Fatalf("redrive: %v %v", res.Status, err)
+	}
+	if list, _ := r.DeadLetters(context.Background()); len(list) != 0 {
+		t.Fatalf("still dead-lettered: %+v", list)
+	}
+	rets := rec.waitFor(t, "salt/run/*/ret", 3)
+	last := rets[len(rets)-1]
+	if d := data(t, last); d["success"] != true || last.Cause != ev.ID || d["cause"] != ev.ID {
+		t.Errorf("redriven ret %v cause %s", d, last.Cause)
+	}
+	if _, err := r.Redrive(context.Background(), id); !errors.Is(err, reactor.ErrNotFound) {
+		t.Errorf("redrive of a removed letter: %v", err)
+	}
+}
+
+func TestMain(m *testing.M) {
+	// Reactions fail on purpose here; their log lines are noise.
+	slog.SetDefault(slog.New(slog.DiscardHandler))
+	os.Exit(m.Run())
+}
