@@ -51,7 +51,7 @@ say "sending events from another process"
 "$BRINE" event send "${client[@]}" demo/vm/destroyed name=web1
 
 say "refused: a reserved tag from a client"
-if "$BRINE" event send "${client[@]}" salt/job/1/new fun=cmd.run; then
+if "$BRINE" event send "${client[@]}" salt/job/1/new fun=cmd.run 2>&1; then
 	echo "demo: FAILED — a reserved tag was accepted" >&2
 	exit 1
 fi

@@ -2,6 +2,7 @@ package natsbus
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -57,8 +58,9 @@ func (b *Bus) decode(m jetstream.Msg) (*bus.Event, *jetstream.MsgMetadata, error
 	if err != nil {
 		return nil, nil, fmt.Errorf("message metadata: %w", err)
 	}
-	ev, err := bus.Decode(m.Data(), b.cfg.MaxEventSize+4096)
-	if err != nil {
+	// Events were validated when published; only the envelope is read here.
+	ev := new(bus.Event)
+	if err := json.Unmarshal(m.Data(), ev); err != nil {
 		return nil, md, fmt.Errorf("stored event at seq %d: %w", md.Sequence.Stream, err)
 	}
 	ev.Seq = md.Sequence.Stream

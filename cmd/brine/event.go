@@ -1,0 +1,333 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/spf13/cobra"
+
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/pyjson"
+)
+
+// clientFlags locate and authenticate against a master.
+type clientFlags struct {
+	master      string
+	publishPort int
+	keyFile     string
+}
+
+func (c *clientFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&c.master, "master", "", "master HOST[:PORT] of its request port (default: interface:ret_port from the config, 127.0.0.1:4506)")
+	cmd.Flags().IntVar(&c.publishPort, "publish-port", 0, "master's publish port (default: publish_port from the config, 4505)")
+	cmd.Flags().StringVar(&c.keyFile, "key-file", "", "file holding the master's key (default: $BRINE_KEY, $BRINE_KEY_FILE, key_file, <data_dir>/master.key)")
+}
+
+// endpoints resolves the master's request and publish addresses and the key.
+func (c *clientFlags) endpoints(g *globalFlags) (reqAddr, pubAddr string, key []byte, err error) {
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return "", "", nil, err
+	}
+	s := cfg.Settings
+	host, port := s.Interface, strconv.Itoa(s.RetPort)
+	if host == "0.0.0.0" || host == "" {
+		host = "127.0.0.1"
+	}
+	if c.master != "" {
+		host = c.master
+		if h, p, err := net.SplitHostPort(c.master); err == nil {
+			host, port = h, p
+		}
+	}
+	pub := s.PublishPort
+	if c.publishPort != 0 {
+		pub = c.publishPort
+	}
+	reqAddr = net.JoinHostPort(host, port)
+	pubAddr = net.JoinHostPort(host, strconv.Itoa(pub))
+
+	if k := os.Getenv("BRINE_KEY"); k != "" && c.keyFile == "" {
+		return reqAddr, pubAddr, []byte(strings.TrimSpace(k)), nil
+	}
+	path := c.keyFile
+	if path == "" {
+		path = os.Getenv("BRINE_KEY_FILE")
+	}
+	if path == "" {
+		path = s.KeyFile
+	}
+	key, err = gateway.LoadKey(path)
+	if err != nil {
+		return "", "", nil, fmt.Errorf("master key: %w (pass --key-file or set BRINE_KEY)", err)
+	}
+	return reqAddr, pubAddr, key, nil
+}
+
+func newEventCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "event",
+		Short: "Send events to the master and watch its event stream",
+	}
+	cmd.AddCommand(newEventSendCmd(g), newEventWatchCmd(g))
+	return cmd
+}
+
+func newEventSendCmd(g *globalFlags) *cobra.Command {
+	var (
+		cf     clientFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "send TAG [DATA | KEY=VALUE…]",
+		Short: "Fire an event on the master (like salt-call event.send)",
+		Long: `Fire an event on the master. DATA is a JSON or YAML mapping; KEY=VALUE pairs
+are parsed as YAML scalars the way Salt parses them (42 is a number, yes/true
+a boolean, ~ null). A mapping and pairs may be combined; the mapping wins.
+The event id is printed once the master has stored the event durably.
+Tags under salt/job/, salt/run/, salt/auth, salt/key and brine/ are reserved
+for the master and refused.`,
+		Example: `  brine event send myco/deploy/done '{"app": "web", "version": 42}'
+  brine event send myco/deploy/done app=web version=42 canary=yes
+  brine event send myco/ping --master 10.0.0.5:4506 --key-file ./master.key`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 {
+				return usageError{errors.New("send needs a TAG")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tag := args[0]
+			if err := bus.ValidateTag(tag); err != nil {
+				return usageError{err}
+			}
+			data, err := parseEventData(args[1:])
+			if err != nil {
+				return usageError{err}
+			}
+			reqAddr, _, key, err := cf.endpoints(g)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			defer cancel()
+			client, err := gateway.Dial(ctx, reqAddr, key)
+			if err != nil {
+				return unreachableError{fmt.Errorf("master %s: %w", reqAddr, err)}
+			}
+			defer client.Close()
+			id, err := client.Publish(ctx, tag, data)
+			if err != nil {
+				if errors.Is(err, context.DeadlineExceeded) {
+					return unreachableError{fmt.Errorf("master %s did not answer within 30s", reqAddr)}
+				}
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(out).Encode(map[string]string{"id": id, "tag": tag})
+			}
+			_, err = fmt.Fprintln(out, id)
+			return err
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"id": …, "tag": …} instead of the bare id`)
+	return cmd
+}
+
+// parseEventData reads the DATA arguments of `event send`.
+func parseEventData(args []string) (map[string]any, error) {
+	data := map[string]any{}
+	var mapping map[string]any
+	for _, a := range args {
+		if k, v, ok := strings.Cut(a, "="); ok && isKey(k) {
+			data[k] = yamlScalar(v)
+			continue
+		}
+		if mapping != nil {
+			return nil, fmt.Errorf("more than one DATA mapping: %q", a)
+		}
+		if err := yaml.UnmarshalWithOptions([]byte(a), &mapping, yaml.UseJSONUnmarshaler()); err != nil || mapping == nil {
+			return nil, fmt.Errorf("DATA %q is neither a JSON/YAML mapping nor KEY=VALUE", a)
+		}
+	}
+	for k, v := range mapping {
+		data[k] = v
+	}
+	return data, nil
+}
+
+func isKey(k string) bool {
+	return k != "" && !strings.ContainsAny(k, " \t{}[]:,\"'")
+}
+
+// yamlScalar parses a KEY=VALUE value as PyYAML (YAML 1.1), which Salt uses:
+// yes/no/on/off are booleans there.
+func yamlScalar(v string) any {
+	switch v {
+	case "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE":
+		return true
+	case "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE":
+		return false
+	case "", "~", "null", "Null", "NULL":
+		return nil
+	}
+	if i, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return i
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil && !strings.ContainsAny(v, "xXnN") {
+		return f
+	}
+	var x any
+	if strings.ContainsAny(v[:1], "[{") && yaml.Unmarshal([]byte(v), &x) == nil {
+		return x
+	}
+	return v
+}
+
+func newEventWatchCmd(g *globalFlags) *cobra.Command {
+	var (
+		cf     clientFlags
+		count  int
+		quiet  bool
+		pretty bool
+		asJSON bool
+		since  string
+	)
+	cmd := &cobra.Command{
+		Use:   "watch [PATTERN]",
+		Short: "Print the master's events as salt-run state.event does",
+		Long: `Print events as they happen, one per line as "tag<TAB>json" exactly like
+salt-run state.event. PATTERN matches like Salt's: the exact tag, a glob
+(* also crosses /) or a regular expression matching the whole tag.
+--since replays stored events from an event id or a time before following
+live ones, with no gap and no duplicate.`,
+		Example: `  brine event watch
+  brine event watch 'salt/cloud/*/created' --pretty
+  brine event watch 'salt/minion/*/start' --count 3 --quiet   # a barrier in a script
+  brine event watch --since 2026-11-22T10:00:00Z --json`,
+		Args: rangeArgs(0, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pattern := "*"
+			if len(args) == 1 {
+				pattern = args[0]
+			}
+			match := tagMatcher(pattern)
+			from, err := parseSince(since)
+			if err != nil {
+				return usageError{err}
+			}
+			reqAddr, pubAddr, key, err := cf.endpoints(g)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithCancel(cmd.Context())
+			defer cancel()
+			client, err := gateway.Dial(ctx, reqAddr, key)
+			if err != nil {
+				return unreachableError{fmt.Errorf("master %s: %w", reqAddr, err)}
+			}
+			defer client.Close()
+			out := cmd.OutOrStdout()
+			seen := 0
+			err = client.Watch(ctx, pubAddr, subscriptionPrefix(pattern)+"*", from, func(ev *bus.Event) error {
+				if !match(ev.Tag) {
+					return nil
+				}
+				if !quiet {
+					if err := printEvent(out, ev, pretty, asJSON); err != nil {
+						return err
+					}
+				}
+				seen++
+				if count > 0 && seen >= count {
+					cancel()
+				}
+				return nil
+			})
+			if count > 0 && seen >= count {
+				return nil
+			}
+			if err != nil && cmd.Context().Err() != nil {
+				return nil // interrupted
+			}
+			return err
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().IntVar(&count, "count", 0, "exit after N matching events (0: run until interrupted)")
+	cmd.Flags().BoolVar(&quiet, "quiet", false, "print nothing (with --count: wait for events as a barrier)")
+	cmd.Flags().BoolVar(&pretty, "pretty", false, "indent the JSON by 4 and sort its keys, as state.event pretty=True")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print whole event envelopes as JSON lines")
+	cmd.Flags().StringVar(&since, "since", "", "replay from an event id (exclusive) or an RFC 3339 time before following live events")
+	return cmd
+}
+
+// printEvent writes one event in state.event's format, or as an envelope.
+func printEvent(w io.Writer, ev *bus.Event, pretty, asJSON bool) error {
+	if asJSON {
+		b, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	data, err := pyjson.Format(ev.Data, pretty)
+	if err != nil {
+		return fmt.Errorf("event %s: %w", ev.ID, err)
+	}
+	_, err = fmt.Fprintf(w, "%s\t%s\n", ev.Tag, data)
+	return err
+}
+
+// tagMatcher implements Salt's expr_match: the exact string, an fnmatch glob,
+// or a regular expression anchored at both ends.
+func tagMatcher(pattern string) func(string) bool {
+	g := bus.CompileGlob(pattern)
+	re, err := regexp.Compile(`\A(?:` + pattern + `)\z`)
+	if err != nil {
+		return g.Match
+	}
+	return func(tag string) bool { return g.Match(tag) || re.MatchString(tag) }
+}
+
+// subscriptionPrefix is the literal head of pattern that both its glob and
+// its regular-expression readings require, so the master can filter early;
+// it holds no glob metacharacter, so prefix+"*" is the glob of that filter.
+func subscriptionPrefix(pattern string) string {
+	if i := strings.IndexAny(pattern, `*?[\.^$+(){}|`); i >= 0 {
+		return pattern[:i]
+	}
+	return pattern
+}
+
+func parseSince(s string) (bus.Since, error) {
+	if s == "" {
+		return bus.Since{}, nil
+	}
+	if _, err := bus.IDTime(s); err == nil {
+		return bus.Since{AfterID: s}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return bus.Since{Time: t}, nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return bus.Since{Time: time.Now().Add(-d)}, nil
+	}
+	return bus.Since{}, fmt.Errorf("--since %q: want an event id, an RFC 3339 time or a duration like 10m", s)
+}

@@ -1,0 +1,102 @@
+// Command brine is the one binary of brine: the master (event bus, reactor,
+// integrations) and every client command operators use against it.
+//
+// Exit codes: 0 success; 1 the command failed (the reason is printed on one
+// line); 2 the command line was wrong; 3 the master could not be reached.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes, documented in the package comment and in `brine --help`.
+const (
+	exitFailure     = 1
+	exitUsage       = 2
+	exitUnreachable = 3
+)
+
+// usageError marks a wrong command line (exit 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// unreachableError marks a master that could not be reached (exit 3).
+type unreachableError struct{ err error }
+
+func (e unreachableError) Error() string { return e.err.Error() }
+func (e unreachableError) Unwrap() error { return e.err }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd()
+	err := root.ExecuteContext(ctx)
+	stop()
+	if err == nil {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "brine: %v\n", err)
+	var ue usageError
+	var ne unreachableError
+	switch {
+	case errors.As(err, &ue):
+		os.Exit(exitUsage)
+	case errors.As(err, &ne):
+		os.Exit(exitUnreachable)
+	default:
+		os.Exit(exitFailure)
+	}
+}
+
+// globalFlags are shared by every subcommand.
+type globalFlags struct {
+	configDir string
+	dataDir   string
+	logLevel  string
+	logFormat string
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:   "brine",
+		Short: "Event-driven provisioning bridge, compatible with Salt's events and reactor",
+		Long: `brine carries infrastructure events on a durable bus, reacts to them with
+Salt-format reaction files, and keeps DNS, DHCP and Slack in sync with the
+machines that exist.
+
+Exit codes: 0 success, 1 failure, 2 bad command line, 3 master unreachable.`,
+		Example: `  brine master                                   # run with embedded defaults
+  brine event send myco/deploy/done app=web version=42
+  brine event watch 'salt/cloud/*' --pretty`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVarP(&g.configDir, "config-dir", "c", "/etc/brine", "configuration directory (holding master and master.d/) or file")
+	root.PersistentFlags().StringVar(&g.dataDir, "data-dir", "", "data directory (default: data_dir, $BRINE_DATA or ./brine-data)")
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "", "log level: debug, info, warn, error (default: log_level or info)")
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "", "log format: text or json (default: log_format or text)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+
+	root.AddCommand(newMasterCmd(g), newEventCmd(g), newVersionCmd())
+	return root
+}
+
+// exactArgs is cobra.RangeArgs reporting a usage error.
+func rangeArgs(min, max int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.RangeArgs(min, max)(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
