@@ -125,8 +125,14 @@ func (e *Event) Validate(maxSize int) ([]byte, error) {
 	if err := ValidateTag(e.Tag); err != nil {
 		return nil, err
 	}
-	if _, err := uuid.Parse(e.ID); err != nil {
+	u, err := uuid.Parse(e.ID)
+	if err != nil {
 		return nil, fmt.Errorf("event %q: bad id: %w", e.Tag, err)
+	}
+	if u.String() != e.ID {
+		// The id deduplicates and orders events: one UUID must have one
+		// spelling, not also {…}, urn:uuid:…, upper case or no hyphens.
+		return nil, fmt.Errorf("event %q: bad id %q: not the canonical %s", e.Tag, e.ID, u)
 	}
 	if err := validateObject(e.Data); err != nil {
 		return nil, fmt.Errorf("event %q: %w", e.Tag, err)
