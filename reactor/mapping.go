@@ -16,7 +16,7 @@ import (
 // immutable; a reload builds a new one.
 type mapping struct {
 	entries []mappedEntry
-	globs   []*bus.Glob
+	set     *bus.GlobSet // one automaton for every entry's glob
 }
 
 type mappedEntry struct {
@@ -34,15 +34,17 @@ type mappedFile struct {
 }
 
 func compileMapping(entries []MapEntry, roots map[string][]string) *mapping {
-	m := &mapping{entries: make([]mappedEntry, len(entries)), globs: make([]*bus.Glob, len(entries))}
+	m := &mapping{entries: make([]mappedEntry, len(entries))}
+	globs := make([]string, len(entries))
 	for i, e := range entries {
-		m.globs[i] = bus.CompileGlob(e.Glob)
+		globs[i] = e.Glob
 		me := mappedEntry{MapEntry: e}
 		for _, spec := range e.Files {
 			me.files = append(me.files, resolveFile(spec, roots)...)
 		}
 		m.entries[i] = me
 	}
+	m.set = bus.NewGlobSet(globs)
 	return m
 }
 
@@ -87,13 +89,21 @@ func resolveFile(spec string, roots map[string][]string) []mappedFile {
 
 // match returns the entries whose glob matches tag, in config order.
 func (m *mapping) match(tag string) []*mappedEntry {
-	var out []*mappedEntry
-	for i, g := range m.globs {
-		if g.Match(tag) {
-			out = append(out, &m.entries[i])
-		}
+	idx := m.set.Match(tag, nil)
+	if len(idx) == 0 {
+		return nil
+	}
+	out := make([]*mappedEntry, len(idx))
+	for i, j := range idx {
+		out[i] = &m.entries[j]
 	}
 	return out
+}
+
+// matches reports whether any entry matches tag, without allocating.
+func (m *mapping) matches(tag string) bool {
+	var buf [4]int
+	return len(m.set.Match(tag, buf[:0])) > 0
 }
 
 // paths lists every resolved file, for change detection.

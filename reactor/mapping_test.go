@@ -200,3 +200,49 @@ func TestReloadMappingFile(t *testing.T) {
 		t.Fatalf("last good mapping lost: %+v", p)
 	}
 }
+
+func TestWatchPicksUpNewFilesAndMapping(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "d", "a.sls"), "a:\n  runner.test.ping: []\n")
+	mapFile := filepath.Join(dir, "reactor.yaml")
+	writeFile(t, mapFile, "- 'x':\n  - d/*.sls\n")
+	r := New(Config{MappingFile: mapFile}, testFuncs(t))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Watch(ctx, 10*time.Millisecond) }()
+	defer func() { cancel(); <-done }()
+	count := func(tag string) int { return len(r.Plan(context.Background(), tag, nil).Reactions) }
+	eventually := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not reloaded", what)
+			}
+		}
+	}
+	if count("x") != 1 {
+		t.Fatal("initial mapping")
+	}
+	writeFile(t, filepath.Join(dir, "d", "b.sls"), "b:\n  runner.test.ping: []\n")
+	eventually("new file under a path glob", func() bool { return count("x") == 2 })
+	writeFile(t, mapFile, "- 'y':\n  - d/*.sls\n")
+	eventually("mapping file edit", func() bool { return count("x") == 0 && count("y") == 2 })
+
+	st := r.Status()
+	if len(st) != 1 || st[0].Glob != "y" || len(st[0].Files) != 2 || st[0].Files[0].Error != "" || st[0].Files[0].Size == 0 {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+func TestStatusReportsMissing(t *testing.T) {
+	r := New(Config{Mapping: []MapEntry{{Glob: "a", Files: []string{"/nonexistent/x.sls", "/nonexistent/*.sls", "salt://nope.sls"}}}}, testFuncs(t))
+	st := r.Status()
+	if len(st) != 1 || len(st[0].Files) != 3 {
+		t.Fatalf("status %+v", st)
+	}
+	for _, f := range st[0].Files {
+		if f.Error == "" {
+			t.Errorf("%s: no error reported", f.Spec)
+		}
+	}
+}

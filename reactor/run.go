@@ -70,7 +70,7 @@ func (r *Reactor) Run(ctx context.Context, b bus.Bus, dlq DeadLetters) error {
 func (r *Reactor) handle(ctx context.Context, pub Publisher, dlq DeadLetters, d *bus.Delivery) {
 	ev := d.Event
 	m := r.mapv.Load()
-	if len(m.match(ev.Tag)) == 0 {
+	if !m.matches(ev.Tag) {
 		r.ack(d)
 		return
 	}
