@@ -26,11 +26,13 @@ type clientFlags struct {
 	master      string
 	publishPort int
 	keyFile     string
+	timeout     time.Duration
 }
 
 func (c *clientFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&c.master, "master", "", "master HOST[:PORT] of its request port (default: interface:ret_port from the config, 127.0.0.1:4506)")
 	cmd.Flags().IntVar(&c.publishPort, "publish-port", 0, "master's publish port (default: publish_port from the config, 4505)")
+	cmd.Flags().DurationVar(&c.timeout, "timeout", 10*time.Second, "give up when the master does not answer within this time")
 	cmd.Flags().StringVar(&c.keyFile, "key-file", "", "file holding the master's key (default: $BRINE_KEY, $BRINE_KEY_FILE, key_file, <data_dir>/master.key)")
 }
 
@@ -73,6 +75,19 @@ func (c *clientFlags) endpoints(g *globalFlags) (reqAddr, pubAddr string, key []
 		return "", "", nil, fmt.Errorf("master key: %w (pass --key-file or set BRINE_KEY)", err)
 	}
 	return reqAddr, pubAddr, key, nil
+}
+
+// dial connects to the master; a master that does not answer in time is
+// reported as unreachable (exit 3), a refused key as a plain failure.
+func (c *clientFlags) dial(ctx context.Context, addr string, key []byte) (*gateway.Client, error) {
+	client, err := gateway.Dial(ctx, addr, key)
+	switch {
+	case err == nil:
+		return client, nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, unreachableError{fmt.Errorf("master %s did not answer within %s", addr, c.timeout)}
+	}
+	return nil, fmt.Errorf("master %s: %w", addr, err)
 }
 
 func newEventCmd(g *globalFlags) *cobra.Command {
@@ -120,17 +135,17 @@ for the master and refused.`,
 			if err != nil {
 				return err
 			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+			ctx, cancel := context.WithTimeout(cmd.Context(), cf.timeout)
 			defer cancel()
-			client, err := gateway.Dial(ctx, reqAddr, key)
+			client, err := cf.dial(ctx, reqAddr, key)
 			if err != nil {
-				return unreachableError{fmt.Errorf("master %s: %w", reqAddr, err)}
+				return err
 			}
 			defer client.Close()
 			id, err := client.Publish(ctx, tag, data)
 			if err != nil {
 				if errors.Is(err, context.DeadlineExceeded) {
-					return unreachableError{fmt.Errorf("master %s did not answer within 30s", reqAddr)}
+					return unreachableError{fmt.Errorf("master %s did not answer within %s", reqAddr, cf.timeout)}
 				}
 				return err
 			}
@@ -235,9 +250,11 @@ live ones, with no gap and no duplicate.`,
 			}
 			ctx, cancel := context.WithCancel(cmd.Context())
 			defer cancel()
-			client, err := gateway.Dial(ctx, reqAddr, key)
+			dctx, dcancel := context.WithTimeout(ctx, cf.timeout)
+			client, err := cf.dial(dctx, reqAddr, key)
+			dcancel()
 			if err != nil {
-				return unreachableError{fmt.Errorf("master %s: %w", reqAddr, err)}
+				return err
 			}
 			defer client.Close()
 			out := cmd.OutOrStdout()

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+)
+
+func TestParseEventData(t *testing.T) {
+	cases := []struct {
+		args []string
+		want map[string]any
+		err  string
+	}{
+		{nil, map[string]any{}, ""},
+		{[]string{"app=web", "version=42", "ratio=0.5", "canary=yes", "off=off", "none=~", "empty=", "list=[1, 2]", "url=http://x/?a=b"},
+			map[string]any{"app": "web", "version": int64(42), "ratio": 0.5, "canary": true, "off": false, "none": nil, "empty": nil,
+				"list": []any{uint64(1), uint64(2)}, "url": "http://x/?a=b"}, ""},
+		{[]string{`{"app": "web", "n": 1}`}, map[string]any{"app": "web", "n": uint64(1)}, ""},
+		{[]string{`{foo: Foo}`}, map[string]any{"foo": "Foo"}, ""},
+		{[]string{`{"app": "web"}`, "app=db", "x=1"}, map[string]any{"app": "web", "x": int64(1)}, ""},
+		{[]string{"[1, 2]"}, nil, "neither"},
+		{[]string{"justtext"}, nil, "neither"},
+		{[]string{`{"a":1}`, `{"b":2}`}, nil, "more than one"},
+	}
+	for _, tc := range cases {
+		got, err := parseEventData(tc.args)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("parseEventData(%q) error = %v, want %q", tc.args, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parseEventData(%q) = %#v, %v\nwant %#v", tc.args, got, err, tc.want)
+		}
+	}
+}
+
+func TestTagMatcher(t *testing.T) {
+	cases := []struct {
+		pattern, tag string
+		want         bool
+	}{
+		{"*", "salt/job/1/new", true},
+		{"salt/job/*/new", "salt/job/2026/new", true},
+		{"salt/job/*/new", "salt/job/2026/ret/web1", false},
+		{`salt/job/\d+/new`, "salt/job/2026/new", true}, // a regular expression, as Salt's expr_match
+		{`salt/job/\d+/new`, "salt/job/x/new", false},
+		{"salt/auth", "salt/auth", true},
+		{"salt/auth", "salt/authx", false},
+		{"salt/(", "salt/(", true}, // not a valid regexp: glob only
+		{"web.", "webX", true},     // regexp reading of '.'
+	}
+	for _, tc := range cases {
+		if got := tagMatcher(tc.pattern)(tc.tag); got != tc.want {
+			t.Errorf("tagMatcher(%q)(%q) = %v, want %v", tc.pattern, tc.tag, got, tc.want)
+		}
+	}
+	prefixes := map[string]string{"salt/job/*/new": "salt/job/", "salt/auth": "salt/auth", `salt/job/\d+`: "salt/job/", "*": "", "my.co/x": "my"}
+	for p, want := range prefixes {
+		if got := subscriptionPrefix(p); got != want {
+			t.Errorf("subscriptionPrefix(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	ev, _ := bus.NewEvent("x", nil, bus.Origin{})
+	if s, err := parseSince(ev.ID); err != nil || s.AfterID != ev.ID {
+		t.Errorf("id: %+v, %v", s, err)
+	}
+	if s, err := parseSince("2026-11-22T10:00:00Z"); err != nil || !s.Time.Equal(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)) {
+		t.Errorf("time: %+v, %v", s, err)
+	}
+	if s, err := parseSince("10m"); err != nil || time.Since(s.Time) < 10*time.Minute || time.Since(s.Time) > 11*time.Minute {
+		t.Errorf("duration: %+v, %v", s, err)
+	}
+	if _, err := parseSince("yesterday-ish"); err == nil {
+		t.Error("nonsense accepted")
+	}
+}
+
+func TestPrintEventSaltFormat(t *testing.T) {
+	ev := &bus.Event{ID: "01936f3c-0000-7000-8000-000000000000", Tag: "salt/cloud/web1/created", Time: time.Date(2026, 11, 21, 22, 48, 14, 123456000, time.UTC),
+		Data: json.RawMessage(`{"name":"web1","_stamp":"2026-11-21T22:48:14.123456","ips":["10.0.0.1"]}`)}
+	var b bytes.Buffer
+	if err := printEvent(&b, ev, false, false); err != nil {
+		t.Fatal(err)
+	}
+	want := "salt/cloud/web1/created\t{\"name\": \"web1\", \"_stamp\": \"2026-11-21T22:48:14.123456\", \"ips\": [\"10.0.0.1\"]}\n"
+	if b.String() != want {
+		t.Errorf("got  %q\nwant %q", b.String(), want)
+	}
+	b.Reset()
+	if err := printEvent(&b, ev, true, false); err != nil {
+		t.Fatal(err)
+	}
+	want = "salt/cloud/web1/created\t{\n    \"_stamp\": \"2026-11-21T22:48:14.123456\",\n    \"ips\": [\n        \"10.0.0.1\"\n    ],\n    \"name\": \"web1\"\n}\n"
+	if b.String() != want {
+		t.Errorf("pretty: got  %q\nwant %q", b.String(), want)
+	}
+	b.Reset()
+	if err := printEvent(&b, ev, false, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"time":"2026-11-21T22:48:14.123456Z"`) || !strings.HasSuffix(b.String(), "}\n") {
+		t.Errorf("json: %s", b.String())
+	}
+}
