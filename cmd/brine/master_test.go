@@ -356,3 +356,59 @@ func TestMasterRunsWithoutConfigAndStopsCleanly(t *testing.T) {
 		t.Fatal("master did not stop within 15s of SIGTERM")
 	}
 }
+
+func TestSIGHUPReloadsConfiguration(t *testing.T) {
+	m := newTestMaster(t)
+	m.start()
+	c := m.client()
+	defer c.Close()
+	events := make(chan *bus.Event, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		_ = c.Watch(ctx, m.pubAddr, "brine/master/test/reload", bus.Since{Time: time.Now().Add(-time.Minute)}, func(ev *bus.Event) error {
+			events <- ev
+			return nil
+		})
+	}()
+	conf := filepath.Join(m.confDir, "master")
+	next := func() map[string]any {
+		t.Helper()
+		select {
+		case ev := <-events:
+			d, err := ev.DataMap()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no reload event; master log:\n%s", m.log)
+		}
+		return nil
+	}
+
+	if err := os.MkdirAll(filepath.Join(m.confDir, "master.d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(m.confDir, "master.d", "level.conf"), []byte("log_level: warn\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_ = m.cmd.Process.Signal(syscall.SIGHUP)
+	if d := next(); d["success"] != true {
+		t.Errorf("valid reload: %v", d)
+	}
+
+	orig, _ := os.ReadFile(conf)
+	if err := os.WriteFile(conf, append(orig, []byte("ret_port: [\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_ = m.cmd.Process.Signal(syscall.SIGHUP)
+	d := next()
+	if d["success"] != false || !strings.Contains(fmt.Sprint(d["error"]), "master: line") {
+		t.Errorf("broken reload: %v", d)
+	}
+	// The master keeps running on its previous configuration.
+	if _, err := c.Publish(context.Background(), "myco/after-reload", nil); err != nil {
+		t.Errorf("publish after a failed reload: %v", err)
+	}
+}

@@ -1,0 +1,67 @@
+package natsbus
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/brinehq/brine/bus"
+)
+
+// TestExternalServer runs the bus against a NATS server it does not own, as
+// with `bus.url`: a separate server listening on loopback TCP.
+func TestExternalServer(t *testing.T) {
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server did not start")
+	}
+	defer ns.Shutdown()
+
+	ctx := context.Background()
+	b, err := Open(ctx, Config{URL: ns.ClientURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.sync != nil || b.ns != nil {
+		t.Error("an external server must not be embedded or synced by the bus")
+	}
+	got := make(chan *bus.Event, 1)
+	sub, err := b.Subscribe(ctx, bus.SubscribeOptions{Pattern: "ext/*"}, func(ev *bus.Event) { got <- ev })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := mustEvent(t, "ext/one", map[string]any{"k": "v"})
+	if err := b.Publish(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case g := <-got:
+		if g.ID != ev.ID {
+			t.Errorf("got %s, want %s", g.ID, ev.ID)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("event not delivered through the external server")
+	}
+	sub.Stop()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// The server outlives the bus, and the events stay in its stream.
+	b2, err := Open(ctx, Config{URL: ns.ClientURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b2.Close()
+	if last, err := b2.LastSeq(ctx); err != nil || last != 1 {
+		t.Errorf("LastSeq after reconnect = %d, %v; want 1", last, err)
+	}
+	if _, err := Open(ctx, Config{URL: "nats://127.0.0.1:1"}); err == nil {
+		t.Error("connecting to a closed port succeeded")
+	}
+}
