@@ -278,7 +278,7 @@ func TestRunAtLeastOnce(t *testing.T) {
 	b2 := openBus(t, dir)
 	defer b2.Close()
 	start(t, reactor.New(cfg, reg), b2, nil)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for count() < n && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -88,6 +88,7 @@ Exit codes: 0 success, 1 failure, 2 bad command line, 3 master unreachable.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
 	root.AddCommand(newMasterCmd(g), newEventCmd(g), newVersionCmd())
+	root.AddCommand(newReactorCmd(g))
 	return root
 }
 

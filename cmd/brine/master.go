@@ -154,6 +154,9 @@ func runMaster(ctx context.Context, g *globalFlags) error {
 	}
 
 	grp, gctx := errgroup.WithContext(ctx)
+	if err := startReactor(gctx, m, grp); err != nil {
+		return err
+	}
 	grp.Go(func() error { return m.gateway.Run(gctx) })
 	grp.Go(func() error { return m.handleSignals(gctx) })
 

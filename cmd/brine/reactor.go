@@ -1,0 +1,533 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/reactor"
+	"github.com/brinehq/brine/reactor/kvdlq"
+)
+
+// reactorWatchInterval is how often the master looks for mapping changes on
+// disk (new files under path globs, an edited mapping file).
+const reactorWatchInterval = 2 * time.Second
+
+// startReactor wires the reactor into the master: it reads the reactor keys
+// of the config, keeps dead letters in the bus's key-value store, answers
+// reactor.* requests on the gateway, reloads on SIGHUP and on file change,
+// and runs in grp until ctx ends.
+func startReactor(ctx context.Context, m *master, grp *errgroup.Group) error {
+	cfg, err := reactor.LoadConfig(m.cfg)
+	if err != nil {
+		return err
+	}
+	funcs := function.NewWithBuiltins()
+	r := reactor.New(cfg, funcs, reactor.WithLogger(m.log.With("component", "reactor")))
+	kv, err := m.bus.KeyValue(ctx, kvdlq.Bucket)
+	if err != nil {
+		return err
+	}
+	dlq := kvdlq.New(kv)
+	m.gateway.Handle("reactor.list", func(context.Context, json.RawMessage) (any, error) {
+		return reactorList{Entries: r.Status(), Stats: r.Stats().Snapshot(), Config: r.Config()}, nil
+	})
+	m.gateway.Handle("reactor.dlq", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		return r.DeadLetters(ctx)
+	})
+	m.gateway.Handle("reactor.redrive", func(ctx context.Context, body json.RawMessage) (any, error) {
+		var req redriveRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			return nil, fmt.Errorf("reactor.redrive: %w", err)
+		}
+		var results []reactor.Result
+		if req.All {
+			results, err = r.RedriveAll(ctx)
+		} else {
+			var res reactor.Result
+			res, err = r.Redrive(ctx, req.ID)
+			results = []reactor.Result{res}
+		}
+		if err != nil {
+			return nil, err
+		}
+		return redriveReplies(results), nil
+	})
+	m.reloads = append(m.reloads, func(_ context.Context, c *config.Master) error {
+		rc, err := reactor.LoadConfig(c)
+		if err != nil {
+			return err
+		}
+		return r.Reload(rc)
+	})
+	grp.Go(func() error { return r.Run(ctx, m.bus, dlq) })
+	grp.Go(func() error { return r.Watch(ctx, reactorWatchInterval) })
+	return nil
+}
+
+// reactorList is the reply of reactor.list.
+type reactorList struct {
+	Entries []reactor.EntryStatus `json:"entries"`
+	Stats   map[string]uint64     `json:"stats"`
+	Config  reactor.Config        `json:"config"`
+}
+
+type redriveRequest struct {
+	ID  string `json:"id,omitempty"`
+	All bool   `json:"all,omitempty"`
+}
+
+type redriveReply struct {
+	ID     string `json:"id"`
+	JID    string `json:"jid"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+}
+
+func redriveReplies(results []reactor.Result) []redriveReply {
+	out := make([]redriveReply, 0, len(results))
+	for _, res := range results {
+		rep := redriveReply{JID: res.JID, Status: string(res.Status)}
+		if res.Reaction != nil {
+			rep.ID = res.Reaction.ID
+		}
+		if res.Status != reactor.Succeeded {
+			rep.Status = "failed"
+		}
+		if res.Err != nil {
+			rep.Error = res.Err.Error()
+		}
+		out = append(out, rep)
+	}
+	return out
+}
+
+func newReactorCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "reactor",
+		Short: "Test reaction files, list the mapping, manage dead letters",
+	}
+	cmd.AddCommand(newReactorTestCmd(g), newReactorListCmd(g), newReactorDLQCmd(g), newReactorRedriveCmd(g))
+	return cmd
+}
+
+func newReactorTestCmd(g *globalFlags) *cobra.Command {
+	var execute, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "test TAG [DATA | KEY=VALUE…]",
+		Short: "Show what an event would do: matching files, rendered YAML, calls, errors",
+		Long: `Dry-run the reactor for one event, without a master: list the mapping entries
+the tag matches, render every reaction file with the event (Jinja, then YAML),
+and print the calls that would run, with every error located by file and line
+(YAML and compile errors by line of the rendered text, which is printed with
+line numbers). --execute also runs the runner calls, printing the events they
+fire instead of publishing them. The exit code is 1 if anything failed.`,
+		Example: `  brine reactor test salt/cloud/web1/created '{"name": "web1", "public_ips": ["192.0.2.10"]}'
+  brine reactor test salt/key act=pend id=web-01 --execute
+  brine reactor test myco/deploy/done app=web --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 {
+				return usageError{errors.New("test needs a TAG")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := parseEventData(args[1:])
+			if err != nil {
+				return usageError{err}
+			}
+			return reactorTest(cmd.Context(), g, cmd.OutOrStdout(), args[0], data, execute, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&execute, "execute", false, "run the runner calls too (events they fire are printed, not published)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// printPublisher prints events instead of publishing them (reactor test --execute).
+type printPublisher struct {
+	mu     sync.Mutex
+	events []*bus.Event
+}
+
+func (p *printPublisher) Publish(_ context.Context, ev *bus.Event) error {
+	p.mu.Lock()
+	p.events = append(p.events, ev)
+	p.mu.Unlock()
+	return nil
+}
+
+// testReport is `reactor test --json`.
+type testReport struct {
+	Tag     string              `json:"tag"`
+	Files   []testFile          `json:"files"`
+	Calls   []*reactor.Reaction `json:"calls"`
+	Errors  []string            `json:"errors"`
+	Results []testResult        `json:"results,omitempty"`
+	Events  []*bus.Event        `json:"events,omitempty"`
+}
+
+type testFile struct {
+	Glob     string `json:"glob"`
+	Spec     string `json:"spec"`
+	Path     string `json:"path,omitempty"`
+	Rendered string `json:"rendered,omitempty"`
+}
+
+type testResult struct {
+	ID       string `json:"id"`
+	Call     string `json:"call"`
+	Status   string `json:"status"`
+	JID      string `json:"jid,omitempty"`
+	Return   any    `json:"return,omitempty"`
+	Error    string `json:"error,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	Attempts int    `json:"attempts,omitempty"`
+}
+
+func reactorTest(ctx context.Context, g *globalFlags, out io.Writer, tag string, data map[string]any, execute, asJSON bool) error {
+	if err := bus.ValidateTag(tag); err != nil {
+		return usageError{err}
+	}
+	cfg, err := loadConfig(g)
+	if err != nil {
+		return err
+	}
+	rcfg, err := reactor.LoadConfig(cfg)
+	if err != nil {
+		return err
+	}
+	// One attempt: a dry run reports a failure at once instead of backing off.
+	rcfg.Retry = reactor.Retry{Attempts: 1}
+	// Every problem is in the report; log lines would only repeat them.
+	r := reactor.New(rcfg, function.NewWithBuiltins(), reactor.WithLogger(slog.New(slog.DiscardHandler)))
+	ev, err := bus.NewEvent(tag, data, bus.Origin{Source: "brine://reactor-test"})
+	if err != nil {
+		return usageError{err}
+	}
+	evData, err := ev.DataMap()
+	if err != nil {
+		return err
+	}
+	plan := r.Plan(ctx, tag, evData)
+	rep := testReport{Tag: tag, Calls: plan.Reactions, Errors: []string{}}
+	for _, f := range plan.Files {
+		rep.Files = append(rep.Files, testFile{Glob: f.Glob, Spec: f.Spec, Path: f.Path, Rendered: string(f.Rendered)})
+	}
+	if rep.Calls == nil {
+		rep.Calls = []*reactor.Reaction{}
+	}
+	failed := len(plan.Errors)
+	for _, e := range plan.Errors {
+		rep.Errors = append(rep.Errors, e.Error())
+	}
+	if execute {
+		pub := &printPublisher{}
+		for _, res := range r.Execute(ctx, ev, plan.Reactions, pub, nil) {
+			tr := testResult{ID: res.Reaction.ID, Call: res.Reaction.Call(), Status: string(res.Status), JID: res.JID,
+				Return: res.Return, Reason: res.Reason, Attempts: res.Attempts}
+			if res.Err != nil {
+				tr.Error = res.Err.Error()
+			}
+			if res.Status != reactor.Succeeded && res.Status != reactor.Skipped {
+				failed++
+			}
+			rep.Results = append(rep.Results, tr)
+		}
+		rep.Events = pub.events
+	}
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "    ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else if err := printTestReport(out, plan, rep); err != nil {
+		return err
+	}
+	if failed > 0 {
+		return fmt.Errorf("reactor test %s: %d problem(s)", tag, failed)
+	}
+	return nil
+}
+
+func printTestReport(out io.Writer, plan *reactor.Plan, rep testReport) error {
+	w := &errWriter{w: out}
+	w.printf("tag: %s\n", rep.Tag)
+	if len(plan.Files) == 0 {
+		w.printf("no mapping entry matches this tag\n")
+	}
+	for _, f := range plan.Files {
+		path := f.Path
+		if path == "" {
+			path = "(not found)"
+		}
+		w.printf("\nmatched %q -> %s (%s)\n", f.Glob, f.Spec, path)
+		if f.Rendered != nil {
+			w.printf("rendered:\n")
+			for i, line := range strings.Split(strings.TrimRight(string(f.Rendered), "\n"), "\n") {
+				w.printf("%5d  %s\n", i+1, line)
+			}
+		}
+	}
+	w.printf("\ncalls:\n")
+	if len(rep.Calls) == 0 {
+		w.printf("  (none)\n")
+	}
+	for _, c := range rep.Calls {
+		w.printf("  %s: %s\n", c.ID, formatCall(c))
+		w.printf("      at %s:%d\n", c.File, c.Line)
+		for _, req := range c.Require {
+			w.printf("      require %s\n", req)
+		}
+		for _, req := range c.Onfail {
+			w.printf("      onfail %s\n", req)
+		}
+		for _, warn := range c.Warnings {
+			w.printf("      warning: %s\n", warn)
+		}
+	}
+	if len(rep.Errors) > 0 {
+		w.printf("\nerrors:\n")
+		for _, e := range rep.Errors {
+			w.printf("  %s\n", e)
+		}
+	}
+	if rep.Results != nil {
+		w.printf("\nresults:\n")
+		for _, res := range rep.Results {
+			switch {
+			case res.Error != "":
+				w.printf("  %s: %s: %s\n", res.ID, res.Status, res.Error)
+			case res.Reason != "":
+				w.printf("  %s: %s (%s)\n", res.ID, res.Status, res.Reason)
+			default:
+				ret, _ := json.Marshal(res.Return)
+				w.printf("  %s: %s jid %s: %s\n", res.ID, res.Status, res.JID, ret)
+			}
+		}
+		w.printf("\nevents fired (not published):\n")
+		for _, ev := range rep.Events {
+			w.printf("  %s\t%s\n", ev.Tag, ev.Data)
+		}
+	}
+	return w.err
+}
+
+// formatCall prints a reaction as Salt's CLI would: kind.fun args key=value.
+func formatCall(c *reactor.Reaction) string {
+	var b strings.Builder
+	b.WriteString(c.Call())
+	if c.Tgt != nil {
+		fmt.Fprintf(&b, " tgt=%s", jsonText(c.Tgt))
+		if c.TgtType != "" {
+			fmt.Fprintf(&b, " tgt_type=%s", c.TgtType)
+		}
+	}
+	for _, a := range c.Args {
+		fmt.Fprintf(&b, " %s", jsonText(a))
+	}
+	keys := make([]string, 0, len(c.Kwargs))
+	for k := range c.Kwargs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%s", k, jsonText(c.Kwargs[k]))
+	}
+	return b.String()
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// errWriter keeps the first write error so printing code stays linear.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err == nil {
+		_, e.err = fmt.Fprintf(e.w, format, args...)
+	}
+}
+
+// callMaster runs one reactor.* request against the master.
+func callMaster(ctx context.Context, g *globalFlags, cf *clientFlags, method string, in, out any) error {
+	reqAddr, _, key, err := cf.endpoints(g)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	client, err := gateway.Dial(ctx, reqAddr, key)
+	if err != nil {
+		return unreachableError{fmt.Errorf("master %s: %w", reqAddr, err)}
+	}
+	defer client.Close()
+	if err := client.Call(ctx, method, in, out); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return unreachableError{fmt.Errorf("master %s did not answer", reqAddr)}
+		}
+		return err
+	}
+	return nil
+}
+
+func newReactorListCmd(g *globalFlags) *cobra.Command {
+	var (
+		cf     clientFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "Show the running master's reactor mapping, file status and counters",
+		Args:  rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var rep reactorList
+			if err := callMaster(cmd.Context(), g, &cf, "reactor.list", struct{}{}, &rep); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(out).Encode(rep)
+			}
+			w := &errWriter{w: out}
+			if len(rep.Entries) == 0 {
+				w.printf("no reactor mapping\n")
+			}
+			for _, e := range rep.Entries {
+				w.printf("%s\n", e.Glob)
+				for _, f := range e.Files {
+					switch {
+					case f.Error != "":
+						w.printf("    %s  ERROR %s\n", f.Spec, f.Error)
+					case f.Path != f.Spec:
+						w.printf("    %s  -> %s (%d bytes, %s)\n", f.Spec, f.Path, f.Size, f.ModTime.Format(time.RFC3339))
+					default:
+						w.printf("    %s  (%d bytes, %s)\n", f.Spec, f.Size, f.ModTime.Format(time.RFC3339))
+					}
+				}
+			}
+			keys := make([]string, 0, len(rep.Stats))
+			for k := range rep.Stats {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			var stats []string
+			for _, k := range keys {
+				stats = append(stats, fmt.Sprintf("%s=%d", k, rep.Stats[k]))
+			}
+			w.printf("\nworkers=%d max_depth=%d %s\n", rep.Config.Workers, rep.Config.MaxDepth, strings.Join(stats, " "))
+			return w.err
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newReactorDLQCmd(g *globalFlags) *cobra.Command {
+	var (
+		cf     clientFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "dlq",
+		Short: "List reactions that failed every attempt (the dead-letter list)",
+		Args:  rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var list []*reactor.DeadLetter
+			if err := callMaster(cmd.Context(), g, &cf, "reactor.dlq", struct{}{}, &list); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				if list == nil {
+					list = []*reactor.DeadLetter{}
+				}
+				return json.NewEncoder(out).Encode(list)
+			}
+			if len(list) == 0 {
+				_, err := fmt.Fprintln(out, "no dead letters")
+				return err
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tTIME\tTAG\tREACTION\tCALL\tATTEMPTS\tERROR")
+			for _, dl := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", dl.ID, dl.Time.Format(time.RFC3339), dl.Event.Tag,
+					dl.Reaction.ID, dl.Reaction.Call(), dl.Attempts, dl.Error)
+			}
+			return tw.Flush()
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newReactorRedriveCmd(g *globalFlags) *cobra.Command {
+	var (
+		cf  clientFlags
+		all bool
+	)
+	cmd := &cobra.Command{
+		Use:   "redrive [ID | --all]",
+		Short: "Run dead-lettered reactions again; those that succeed leave the list",
+		Example: `  brine reactor redrive 20261122001500123456
+  brine reactor redrive --all`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if all == (len(args) == 1) || len(args) > 1 {
+				return usageError{errors.New("redrive needs one ID or --all")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := redriveRequest{All: all}
+			if !all {
+				req.ID = args[0]
+			}
+			var replies []redriveReply
+			if err := callMaster(cmd.Context(), g, &cf, "reactor.redrive", req, &replies); err != nil {
+				return err
+			}
+			failed := 0
+			for _, rep := range replies {
+				if rep.Error != "" {
+					failed++
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\tjid %s\t%s\n", rep.ID, rep.Status, rep.JID, rep.Error)
+					continue
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\tjid %s\n", rep.ID, rep.Status, rep.JID)
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d of %d redriven reactions failed again (still in the dead-letter list)", failed, len(replies))
+			}
+			return nil
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().BoolVar(&all, "all", false, "redrive every dead letter")
+	return cmd
+}
