@@ -18,6 +18,7 @@ import (
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/natsbus"
 	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/function"
 )
 
 func newMasterCmd(g *globalFlags) *cobra.Command {
@@ -51,6 +52,7 @@ type master struct {
 	logLevel *slog.LevelVar
 	bus      *natsbus.Bus
 	gateway  *gateway.Server
+	funcs    *function.Registry
 	source   string
 	reloads  []func(context.Context, *config.Master) error
 }
@@ -153,9 +155,17 @@ func runMaster(ctx context.Context, g *globalFlags) error {
 		return err
 	}
 
+	m.funcs = function.NewWithBuiltins()
 	grp, gctx := errgroup.WithContext(ctx)
-	if err := startReactor(gctx, m, grp); err != nil {
-		return err
+	// Each part registers its functions and gateway methods, then runs in
+	// grp. The reactor comes last so that every function it may call is
+	// registered before the first event is reacted to.
+	for _, start := range []func(context.Context, *master, *errgroup.Group) error{
+		startReactor,
+	} {
+		if err := start(gctx, m, grp); err != nil {
+			return err
+		}
 	}
 	grp.Go(func() error { return m.gateway.Run(gctx) })
 	grp.Go(func() error { return m.handleSignals(gctx) })

@@ -37,8 +37,7 @@ func startReactor(ctx context.Context, m *master, grp *errgroup.Group) error {
 	if err != nil {
 		return err
 	}
-	funcs := function.NewWithBuiltins()
-	r := reactor.New(cfg, funcs, reactor.WithLogger(m.log.With("component", "reactor")))
+	r := reactor.New(cfg, m.funcs, reactor.WithLogger(m.log.With("component", "reactor")))
 	kv, err := m.bus.KeyValue(ctx, kvdlq.Bucket)
 	if err != nil {
 		return err
