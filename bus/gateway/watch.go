@@ -61,6 +61,7 @@ func (c *Client) Watch(ctx context.Context, pubAddr, pattern string, since bus.S
 		stop()
 		sub.Close()
 		<-readerDone
+		drainClosed(sub)
 	}()
 
 	trusted := since.IsZero() // live delivery continues where we are
