@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -23,14 +23,14 @@ type syncer struct {
 	running bool
 	err     error // result of the last finished round
 
-	// Files written by the server since it started; fsync'ed each round.
-	// Only the newest blocks can hold unsynced writes: JetStream appends.
-	files   map[string]*os.File
-	dirSync bool
+	// The block JetStream appends to (JetStream only ever writes to the
+	// newest one), and its index in the block file names <idx>.blk.
+	cur *os.File
+	idx int
 }
 
 func newSyncer(dir string) *syncer {
-	s := &syncer{dir: dir, files: make(map[string]*os.File)}
+	s := &syncer{dir: dir}
 	s.cond = sync.NewCond(&s.mu)
 	return s
 }
@@ -62,80 +62,83 @@ func (s *syncer) sync(ctx context.Context) error {
 	return s.err
 }
 
-// syncFiles fsyncs the two newest message blocks (a round can straddle a
-// block roll-over) and, when a block was created, the directory.
+// syncFiles fsyncs the message block JetStream is appending to. A round
+// can straddle a roll-over to a new block: the old one is synced a last time
+// and the directory too, so the new file's entry is durable.
 func (s *syncer) syncFiles() error {
-	entries, err := os.ReadDir(s.dir)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", s.dir, err)
-	}
-	var blocks []string
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".blk") {
-			blocks = append(blocks, e.Name())
-		}
-	}
-	slices.SortFunc(blocks, func(a, b string) int { return blockIndex(a) - blockIndex(b) })
-	if len(blocks) > 2 {
-		blocks = blocks[len(blocks)-2:]
-	}
-	newFile := false
-	for name, f := range s.files {
-		if !slices.Contains(blocks, name) {
-			// Rolled over: sync once more, then forget it.
-			_ = f.Sync()
-			f.Close()
-			delete(s.files, name)
-		}
-	}
-	for _, name := range blocks {
-		f, ok := s.files[name]
-		if !ok {
-			f, err = os.Open(filepath.Join(s.dir, name))
-			if err != nil {
-				if os.IsNotExist(err) {
-					continue // compacted away between ReadDir and Open
-				}
-				return err
-			}
-			s.files[name] = f
-			newFile = true
-		}
-		if err := f.Sync(); err != nil {
-			return fmt.Errorf("fsync %s: %w", name, err)
-		}
-	}
-	if newFile || !s.dirSync {
-		d, err := os.Open(s.dir)
+	if s.cur == nil {
+		idx, err := newestBlock(s.dir)
 		if err != nil {
 			return err
 		}
-		err = d.Sync()
-		d.Close()
-		if err != nil {
-			return fmt.Errorf("fsync %s: %w", s.dir, err)
+		if err := s.open(idx); err != nil {
+			return err
 		}
-		s.dirSync = true
 	}
+	for {
+		if err := s.cur.Sync(); err != nil {
+			return fmt.Errorf("fsync %s: %w", s.cur.Name(), err)
+		}
+		next := filepath.Join(s.dir, fmt.Sprintf("%d.blk", s.idx+1))
+		if _, err := os.Stat(next); err != nil {
+			if os.IsNotExist(err) {
+				return nil
+			}
+			return err
+		}
+		s.cur.Close()
+		if err := s.open(s.idx + 1); err != nil {
+			return err
+		}
+	}
+}
+
+// open makes block idx the one synced each round, and syncs the directory
+// so that the block's name survives a crash too.
+func (s *syncer) open(idx int) error {
+	f, err := os.Open(filepath.Join(s.dir, fmt.Sprintf("%d.blk", idx)))
+	if err != nil {
+		return fmt.Errorf("event store block: %w", err)
+	}
+	d, err := os.Open(s.dir)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	err = d.Sync()
+	d.Close()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("fsync %s: %w", s.dir, err)
+	}
+	s.cur, s.idx = f, idx
 	return nil
 }
 
-func blockIndex(name string) int {
-	n := 0
-	for _, c := range strings.TrimSuffix(name, ".blk") {
-		if c < '0' || c > '9' {
-			return 0
-		}
-		n = n*10 + int(c-'0')
+func newestBlock(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("event store: %w", err)
 	}
-	return n
+	newest := -1
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".blk"); ok {
+			if i, err := strconv.Atoi(n); err == nil && i > newest {
+				newest = i
+			}
+		}
+	}
+	if newest < 0 {
+		return 0, fmt.Errorf("event store: no message block in %s", dir)
+	}
+	return newest, nil
 }
 
 func (s *syncer) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for name, f := range s.files {
-		f.Close()
-		delete(s.files, name)
+	if s.cur != nil {
+		s.cur.Close()
+		s.cur = nil
 	}
 }
