@@ -41,9 +41,13 @@ type Config struct {
 	// MappingFile is set when `reactor:` named a file; it is re-read on reload.
 	MappingFile string
 	FileRoots   map[string][]string
-	Workers     int
-	MaxDepth    int
-	Retry       Retry
+	// Workers bounds the reaction functions running at once (the pool
+	// Salt's reactor_worker_threads sizes). Up to 4×Workers events are in
+	// progress (rendering, waiting for durable writes); then the consumer
+	// stops pulling and the bus holds the rest.
+	Workers  int
+	MaxDepth int
+	Retry    Retry
 	// Consumer is the durable consumer name (DefaultConsumer).
 	Consumer string
 	// AckWait bounds how long an event may be worked on without a sign of

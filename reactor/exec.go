@@ -255,10 +255,10 @@ func (r *Reactor) job(ctx context.Context, pub Publisher, cause *bus.Event, re *
 		return map[string]any{"fun": "runner." + re.Fun, "fun_args": funArgs, "jid": res.JID, "user": "Reactor",
 			"cause": cause.ID, "reaction": re.ID, "file": re.File}
 	}
-	if err := r.publish(ctx, pub, cause, "salt/run/"+res.JID+"/new", common()); err != nil {
-		res.Err = errors.Join(errInterrupted, err)
-		return res
-	}
+	// The new event is stored while the function runs; ret waits for it, so
+	// the two are in order and a fast reaction costs one durable write.
+	newStored := make(chan error, 1)
+	go func() { newStored <- r.publish(ctx, pub, cause, "salt/run/"+res.JID+"/new", common()) }()
 	fire := func(ctx context.Context, tag string, data map[string]any) error {
 		return r.publish(ctx, pub, cause, tag, data)
 	}
@@ -271,8 +271,14 @@ func (r *Reactor) job(ctx context.Context, pub Publisher, cause *bus.Event, re *
 				return res
 			}
 		}
+		release, ok := r.acquire(ctx)
+		if !ok {
+			res.Err = errInterrupted
+			return res
+		}
 		res.Attempts++
 		res.Return, res.Err = r.funcs.Call(ctx, re.Fun, re.Args, re.Kwargs, fire)
+		release()
 		if ctx.Err() != nil {
 			res.Err = errInterrupted
 			return res
@@ -284,6 +290,10 @@ func (r *Reactor) job(ctx context.Context, pub Publisher, cause *bus.Event, re *
 			"attempt", res.Attempts, "of", attempts, "err", res.Err)
 	}
 	res.Duration = time.Since(start)
+	if err := <-newStored; err != nil {
+		res.Err = errors.Join(errInterrupted, err)
+		return res
+	}
 	ret := common()
 	ret["success"] = res.Err == nil
 	ret["return"] = res.Return

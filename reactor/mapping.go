@@ -100,12 +100,6 @@ func (m *mapping) match(tag string) []*mappedEntry {
 	return out
 }
 
-// matches reports whether any entry matches tag, without allocating.
-func (m *mapping) matches(tag string) bool {
-	var buf [4]int
-	return len(m.set.Match(tag, buf[:0])) > 0
-}
-
 // paths lists every resolved file, for change detection.
 func (m *mapping) paths() []string {
 	var out []string

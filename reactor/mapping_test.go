@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/config"
 )
 
@@ -243,6 +244,61 @@ func TestStatusReportsMissing(t *testing.T) {
 	for _, f := range st[0].Files {
 		if f.Error == "" {
 			t.Errorf("%s: no error reported", f.Spec)
+		}
+	}
+}
+
+func TestMatchesAndRender(t *testing.T) {
+	r := New(Config{Mapping: []MapEntry{
+		{Glob: "salt/cloud/*/created", Files: []string{fixture(t, "arg_kwarg.sls")}},
+		{Glob: "salt/cloud/*", Files: []string{fixture(t, "empty.sls")}},
+	}}, testFuncs(t))
+	for tag, want := range map[string]int{"salt/cloud/a/created": 2, "salt/cloud/a": 1, "salt/key": 0} {
+		if got := r.Matches(tag); got != want {
+			t.Errorf("Matches(%s) = %d, want %d", tag, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { r.Matches("salt/cloud/a/created") }); n != 0 {
+		t.Errorf("Matches allocates %v times", n)
+	}
+	out, err := r.Render(context.Background(), fixture(t, "arg_kwarg.sls"), "t", fixtureData)
+	if err != nil || !strings.Contains(string(out), "- web-asg-0042") {
+		t.Fatalf("Render: %v\n%s", err, out)
+	}
+}
+
+func TestConsumerPattern(t *testing.T) {
+	tests := []struct {
+		globs []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"salt/cloud/*/created"}, "salt/cloud/*"},
+		{[]string{"salt/cloud/*/created", "salt/cloud/*/destroyed"}, "salt/cloud/*"},
+		{[]string{"salt/cloud/*/created", "salt/key"}, "salt/*"},
+		{[]string{"salt/key", "salt/key"}, "salt/key"},
+		{[]string{"salt/key", "salt/auth"}, "salt/*"},
+		{[]string{"salt/key", "myco/x"}, ""},
+		{[]string{"*"}, ""},
+		{[]string{"a[/b*"}, "a[[]/b*"},
+	}
+	for _, tt := range tests {
+		var entries []MapEntry
+		for _, g := range tt.globs {
+			entries = append(entries, MapEntry{Glob: g})
+		}
+		got := consumerPattern(entries)
+		if got != tt.want {
+			t.Errorf("consumerPattern(%v) = %q, want %q", tt.globs, got, tt.want)
+		}
+		// The pattern must let through every tag an entry matches.
+		if got != "" {
+			for _, g := range tt.globs {
+				tag := strings.NewReplacer("*", "x/y", "[", "[").Replace(g)
+				if bus.CompileGlob(g).Match(tag) && !bus.CompileGlob(got).Match(tag) {
+					t.Errorf("pattern %q drops %q, which %q matches", got, tag, g)
+				}
+			}
 		}
 	}
 }

@@ -42,9 +42,14 @@ type Reactor struct {
 	render *renderer
 	log    *slog.Logger
 
-	cfg   atomic.Pointer[Config]
-	mapv  atomic.Pointer[mapping]
-	stats Stats
+	cfg  atomic.Pointer[Config]
+	mapv atomic.Pointer[mapping]
+	// lookups are the read-only functions templates may call, listed at
+	// New and Reload.
+	lookups atomic.Pointer[[]string]
+	stats   Stats
+	// remapped tells Run that the mapping changed (its bus filter may too).
+	remapped chan struct{}
 
 	// Set by Run.
 	runtime atomic.Pointer[runtime]
@@ -58,7 +63,7 @@ func WithLogger(l *slog.Logger) Option { return func(r *Reactor) { r.log = l } }
 
 // New builds a reactor for cfg, resolving the mapping's files.
 func New(cfg Config, funcs Functions, opts ...Option) *Reactor {
-	r := &Reactor{funcs: funcs, render: newRenderer(), log: slog.Default()}
+	r := &Reactor{funcs: funcs, render: newRenderer(), log: slog.Default(), remapped: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(r)
 	}
@@ -80,8 +85,19 @@ func (r *Reactor) Reload(cfg Config) error {
 			cfg.Mapping = old.Mapping // keep reacting with the last good mapping
 		}
 	}
+	var lookups []string
+	for _, name := range r.funcs.Names() {
+		if r.funcs.ReadOnly(name) {
+			lookups = append(lookups, name)
+		}
+	}
+	r.lookups.Store(&lookups)
 	r.cfg.Store(&cfg)
 	r.mapv.Store(compileMapping(cfg.Mapping, cfg.FileRoots))
+	select {
+	case r.remapped <- struct{}{}:
+	default:
+	}
 	return err
 }
 
@@ -135,6 +151,19 @@ func (r *Reactor) Plan(ctx context.Context, tag string, data map[string]any) *Pl
 	return p
 }
 
+// Render renders one reaction file for an event, as Plan does before
+// parsing: what `brine reactor test` prints, and what benchmarks time.
+func (r *Reactor) Render(ctx context.Context, path, tag string, data map[string]any) ([]byte, error) {
+	return r.render.render(path, map[string]any{"tag": tag, "data": data, "salt": r.saltObject(ctx)})
+}
+
+// Matches returns how many mapping entries match tag. It does not allocate:
+// it is the check every event on the bus goes through.
+func (r *Reactor) Matches(tag string) int {
+	var buf [8]int
+	return len(r.mapv.Load().set.Match(tag, buf[:0]))
+}
+
 func (r *Reactor) planFile(fp *FilePlan, vars map[string]any) {
 	out, err := r.render.render(fp.Path, vars)
 	if err != nil {
@@ -158,13 +187,11 @@ func asError(file string, stage Stage, err error) *Error {
 
 // saltObject is the `salt` of the Jinja context: read-only registry
 // functions, callable as salt['mine.get'](tgt, fun, tgt_type='glob').
+// Functions registered after New appear after the next Reload.
 func (r *Reactor) saltObject(ctx context.Context) map[string]any {
-	names := r.funcs.Names()
+	names := *r.lookups.Load()
 	salt := make(map[string]any, len(names))
 	for _, name := range names {
-		if !r.funcs.ReadOnly(name) {
-			continue
-		}
 		salt[name] = func(va *exec.VarArgs) (any, error) {
 			args := make([]any, len(va.Args))
 			for i, a := range va.Args {

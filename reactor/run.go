@@ -13,64 +13,120 @@ import (
 )
 
 // runtime is what Run attaches: the bus and the dead-letter store, which
-// redrive needs too.
+// redrive needs too, and the worker slots.
 type runtime struct {
-	bus bus.Bus
-	dlq DeadLetters
+	bus   bus.Bus
+	dlq   DeadLetters
+	slots chan struct{}
 }
 
 // Run reacts to events from b until ctx ends. Events come from the durable
-// consumer cfg.Consumer and are handed to cfg.Workers workers; when all are
-// busy the consumer stops pulling (back-pressure; the bus holds the rest,
-// nothing is dropped). An event is acknowledged once all its reactions
-// finished or were dead-lettered; when Run stops, unfinished events stay
-// unacknowledged and are redelivered to the next reactor. dlq may be nil:
-// exhausted reactions are then only reported.
+// consumer cfg.Consumer; each is handled in its own goroutine, at most
+// 4×cfg.Workers at once, and reaction functions run in cfg.Workers slots.
+// When all are busy the consumer stops pulling (back-pressure; the bus holds
+// the rest, nothing is dropped). An event is acknowledged once all its
+// reactions finished or were dead-lettered; when Run stops, unfinished
+// events are handed back and redelivered to the next reactor. dlq may be
+// nil: exhausted reactions are then only reported.
 func (r *Reactor) Run(ctx context.Context, b bus.Bus, dlq DeadLetters) error {
-	if !r.runtime.CompareAndSwap(nil, &runtime{bus: b, dlq: dlq}) {
+	cfg := r.Config()
+	if !r.runtime.CompareAndSwap(nil, &runtime{bus: b, dlq: dlq, slots: make(chan struct{}, cfg.Workers)}) {
 		return errors.New("reactor: already running")
 	}
 	defer r.runtime.Store(nil)
-	cfg := r.Config()
-	work := make(chan *bus.Delivery)
+	inflight := make(chan struct{}, cfg.Workers*4)
 	var wg sync.WaitGroup
-	for range cfg.Workers {
-		wg.Go(func() {
-			for d := range work {
-				r.handle(ctx, b, dlq, d)
-			}
-		})
-	}
-	sub, err := b.Consume(ctx, bus.ConsumerConfig{
-		Name:        cfg.Consumer,
-		AckWait:     cfg.AckWait,
-		MaxInFlight: cfg.Workers * 4,
-	}, func(ctx context.Context, d *bus.Delivery) {
+	defer wg.Wait()
+	handler := func(ctx context.Context, d *bus.Delivery) {
 		select {
-		case work <- d:
+		case inflight <- struct{}{}:
 		case <-ctx.Done():
 			// Stopping: hand it back now rather than after AckWait.
 			_ = d.Nak(0)
+			return
 		}
-	})
-	if err != nil {
-		close(work)
-		wg.Wait()
-		return fmt.Errorf("reactor: %w", err)
+		wg.Go(func() {
+			defer func() { <-inflight }()
+			r.handle(ctx, b, dlq, d)
+		})
 	}
 	r.log.Info("reactor running", "consumer", cfg.Consumer, "workers", cfg.Workers, "max_depth", cfg.MaxDepth)
-	<-ctx.Done()
-	sub.Stop()
-	close(work)
-	wg.Wait()
-	return nil
+	pattern := ""
+	var sub bus.Subscription
+	defer func() {
+		if sub != nil {
+			sub.Stop()
+		}
+	}()
+	for {
+		// The bus filters by the mapping's common prefix, so the reactor is
+		// not handed (and need not acknowledge) events no entry can match,
+		// such as its own job events.
+		if p := consumerPattern(r.Config().Mapping); sub == nil || p != pattern {
+			if sub != nil {
+				sub.Stop()
+			}
+			pattern = p
+			var err error
+			if sub, err = b.Consume(ctx, bus.ConsumerConfig{
+				Name:        cfg.Consumer,
+				Pattern:     pattern,
+				AckWait:     cfg.AckWait,
+				MaxInFlight: cap(inflight),
+			}, handler); err != nil {
+				return fmt.Errorf("reactor: %w", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.remapped:
+		}
+	}
+}
+
+// consumerPattern is a glob matching every tag some entry matches: the
+// entries' longest common literal prefix, then `*`.
+func consumerPattern(entries []MapEntry) string {
+	if len(entries) == 0 {
+		return ""
+	}
+	prefix := bus.CompileGlob(entries[0].Glob).Prefix()
+	literal := prefix == entries[0].Glob
+	for _, e := range entries[1:] {
+		p := bus.CompileGlob(e.Glob).Prefix()
+		literal = literal && p == e.Glob && p == prefix
+		n := 0
+		for n < len(p) && n < len(prefix) && p[n] == prefix[n] {
+			n++
+		}
+		prefix = prefix[:n]
+	}
+	if literal || prefix == "" {
+		return prefix
+	}
+	return strings.NewReplacer("*", "[*]", "?", "[?]", "[", "[[]").Replace(prefix) + "*"
+}
+
+// acquire takes a worker slot for a reaction function; outside Run (reactor
+// test) there is no bound.
+func (r *Reactor) acquire(ctx context.Context) (release func(), ok bool) {
+	rt := r.runtime.Load()
+	if rt == nil {
+		return func() {}, true
+	}
+	select {
+	case rt.slots <- struct{}{}:
+		return func() { <-rt.slots }, true
+	case <-ctx.Done():
+		return nil, false
+	}
 }
 
 // handle reacts to one delivered event and settles it.
 func (r *Reactor) handle(ctx context.Context, pub Publisher, dlq DeadLetters, d *bus.Delivery) {
 	ev := d.Event
-	m := r.mapv.Load()
-	if !m.matches(ev.Tag) {
+	if r.Matches(ev.Tag) == 0 {
 		r.ack(d)
 		return
 	}

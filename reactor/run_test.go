@@ -482,3 +482,31 @@ func TestMain(m *testing.M) {
 	slog.SetDefault(slog.New(slog.DiscardHandler))
 	os.Exit(m.Run())
 }
+
+func TestRunReloadChangesWhatIsConsumed(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	defer b.Close()
+	rec := record(t, b)
+	file := writeFile(t, t.TempDir(), "r.sls", "echo:\n  runner.test.arg:\n    - arg: [{{ tag }}]\n")
+	r := reactor.New(reactor.Config{Mapping: []reactor.MapEntry{{Glob: "first/*", Files: []string{file}}}}, function.NewWithBuiltins())
+	start(t, r, b, nil)
+	publish(t, b, "first/1", nil)
+	rec.waitFor(t, "salt/run/*/ret", 1)
+	cfg := r.Config()
+	cfg.Mapping = []reactor.MapEntry{{Glob: "second/*", Files: []string{file}}}
+	if err := r.Reload(cfg); err != nil {
+		t.Fatal(err)
+	}
+	publish(t, b, "second/1", nil)
+	publish(t, b, "first/2", nil)
+	rets := rec.waitFor(t, "salt/run/*/ret", 2)
+	time.Sleep(200 * time.Millisecond)
+	rets = rec.matching("salt/run/*/ret")
+	var got []string
+	for _, ret := range rets {
+		got = append(got, data(t, ret)["return"].(map[string]any)["args"].([]any)[0].(string))
+	}
+	if strings.Join(got, ",") != "first/1,second/1" {
+		t.Fatalf("reacted to %v, want first/1 then second/1 (first/2 is unmapped now)", got)
+	}
+}
