@@ -41,9 +41,15 @@ bench: build
 	mkdir -p bench/results
 	$(GO) run ./bench/bus -out bench/results/bus.json
 
+# fuzz runs every fuzz target for FUZZTIME each; new corpus entries land in
+# the Go cache (copy interesting ones to the package's testdata/fuzz/).
 fuzz:
-	$(GO) test -run='^$$' -fuzz='^FuzzGlob$$' -fuzztime=$(FUZZTIME) ./bus
-	$(GO) test -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME) ./bus
+	@for pkg in $$($(GO) list ./...); do \
+		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+			echo "== $$pkg $$f"; \
+			$(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
 
 clean:
 	rm -rf bin
