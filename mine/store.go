@@ -1,0 +1,300 @@
+package mine
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Bucket is the key-value bucket the master keeps the mine in.
+const Bucket = "mine"
+
+// maxAttempts bounds the read-modify-write retries of one Update; each retry
+// means another writer changed the record in between.
+const maxAttempts = 16
+
+// Errors returned by the store; test them with errors.Is.
+var (
+	// ErrNotFound: no record for that id.
+	ErrNotFound = errors.New("host not in the mine")
+	// ErrConflict: the record changed since the revision the writer read.
+	ErrConflict = errors.New("host record changed concurrently")
+	// ErrStale: the write carries information older than what is stored
+	// (or than the host's removal), e.g. a redelivered event.
+	ErrStale = errors.New("stale host information")
+)
+
+// Store is the mine over a JetStream key-value bucket; keys are host ids.
+// It works the same on the embedded server and on a NATS cluster, and it is
+// safe for concurrent use by any number of writers in any number of masters.
+type Store struct {
+	kv  jetstream.KeyValue
+	now func() time.Time
+}
+
+// New wraps an open bucket (natsbus.Bus.KeyValue(ctx, Bucket)).
+func New(kv jetstream.KeyValue) *Store { return &Store{kv: kv, now: time.Now} }
+
+// Get returns the record of id with its revision, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (*Host, error) {
+	if err := ValidateID(id); err != nil {
+		return nil, err
+	}
+	e, err := s.kv.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mine: get %s: %w", id, err)
+	}
+	return decode(e)
+}
+
+func decode(e jetstream.KeyValueEntry) (*Host, error) {
+	var h Host
+	dec := json.NewDecoder(bytes.NewReader(e.Value()))
+	dec.UseNumber()
+	if err := dec.Decode(&h); err != nil {
+		return nil, fmt.Errorf("mine: record %s (revision %d): %w", e.Key(), e.Revision(), err)
+	}
+	h.Grains, _ = intNumbers(h.Grains).(map[string]any)
+	h.Data, _ = intNumbers(h.Data).(map[string]any)
+	h.ID = e.Key()
+	h.Revision = e.Revision()
+	return &h, nil
+}
+
+// intNumbers turns decoded numbers into int64 when integral, float64
+// otherwise, so that a value sent as 42 reads back as 42, not 42.0.
+func intNumbers(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		f, _ := t.Float64()
+		return f
+	case map[string]any:
+		for k, x := range t {
+			t[k] = intNumbers(x)
+		}
+	case []any:
+		for i, x := range t {
+			t[i] = intNumbers(x)
+		}
+	}
+	return v
+}
+
+// List returns every record, sorted by id.
+func (s *Store) List(ctx context.Context) ([]*Host, error) {
+	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("mine: list: %w", err)
+	}
+	defer w.Stop()
+	var out []*Host
+	for {
+		select {
+		case e := <-w.Updates():
+			if e == nil {
+				slices.SortFunc(out, func(a, b *Host) int { return cmp.Compare(a.ID, b.ID) })
+				return out, nil
+			}
+			h, err := decode(e)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, h)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("mine: list: %w", ctx.Err())
+		}
+	}
+}
+
+// Put stores h if its record is still at h.Revision (0: h must be new) and
+// sets h.Revision to the new one; otherwise it returns ErrConflict and
+// changes nothing. Updated is set to now when zero.
+func (s *Store) Put(ctx context.Context, h *Host) error {
+	if err := ValidateID(h.ID); err != nil {
+		return err
+	}
+	if h.Updated.IsZero() {
+		h.Updated = s.now().UTC()
+	}
+	stored := *h
+	stored.Revision = 0
+	b, err := json.Marshal(&stored)
+	if err != nil {
+		return fmt.Errorf("mine: %s: %w", h.ID, err)
+	}
+	var rev uint64
+	if h.Revision == 0 {
+		rev, err = s.kv.Create(ctx, h.ID, b)
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("%w: %s exists", ErrConflict, h.ID)
+		}
+	} else {
+		rev, err = s.kv.Update(ctx, h.ID, b, h.Revision)
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return fmt.Errorf("%w: %s is no longer at revision %d", ErrConflict, h.ID, h.Revision)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("mine: put %s: %w", h.ID, err)
+	}
+	h.Revision = rev
+	return nil
+}
+
+// Write is one change to a host record.
+type Write struct {
+	ID string
+	// Source names the writer (an event tag, a function), stored in the record.
+	Source string
+	// At is when the information was true (an event's time). A write older
+	// than the stored record, or than the host's removal, is refused with
+	// ErrStale, so a redelivered `created` cannot resurrect a destroyed
+	// host. Zero means now, never stale.
+	At time.Time
+	// Mutate changes the current record (a new, empty one when the host is
+	// not in the mine). It may run more than once when writers race, each
+	// time on the then current record.
+	Mutate func(h *Host) error
+}
+
+// Update applies w with optimistic concurrency: read, mutate, write at the
+// revision read, and again on a conflict. Concurrent writers therefore
+// never lose each other's changes.
+func (s *Store) Update(ctx context.Context, w Write) (*Host, error) {
+	if err := ValidateID(w.ID); err != nil {
+		return nil, err
+	}
+	at := w.At
+	if at.IsZero() {
+		at = s.now()
+	}
+	at = at.UTC()
+	for range maxAttempts {
+		h, err := s.Get(ctx, w.ID)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			if !w.At.IsZero() {
+				if err := s.checkRemoved(ctx, w.ID, at); err != nil {
+					return nil, err
+				}
+			}
+			h = &Host{ID: w.ID}
+		case err != nil:
+			return nil, err
+		case !w.At.IsZero() && h.Updated.After(at):
+			return nil, fmt.Errorf("%w: %s was updated at %s, after %s", ErrStale, w.ID,
+				h.Updated.Format(time.RFC3339Nano), at.Format(time.RFC3339Nano))
+		}
+		if err := w.Mutate(h); err != nil {
+			return nil, fmt.Errorf("mine: %s: %w", w.ID, err)
+		}
+		h.ID, h.Source, h.Updated = w.ID, w.Source, at
+		err = s.Put(ctx, h)
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return h, nil
+	}
+	return nil, fmt.Errorf("%w: %s: gave up after %d attempts", ErrConflict, w.ID, maxAttempts)
+}
+
+// checkRemoved refuses a write older than the host's removal.
+func (s *Store) checkRemoved(ctx context.Context, id string, at time.Time) error {
+	hist, err := s.kv.History(ctx, id, jetstream.MetaOnly())
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("mine: history of %s: %w", id, err)
+	}
+	last := hist[len(hist)-1]
+	if last.Operation() != jetstream.KeyValuePut && last.Created().After(at) {
+		return fmt.Errorf("%w: %s was removed at %s, after %s", ErrStale, id,
+			last.Created().UTC().Format(time.RFC3339Nano), at.Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// Delete removes the record of id and reports whether there was one.
+func (s *Store) Delete(ctx context.Context, id string) (bool, error) {
+	if err := ValidateID(id); err != nil {
+		return false, err
+	}
+	_, err := s.kv.Get(ctx, id)
+	existed := err == nil
+	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, fmt.Errorf("mine: delete %s: %w", id, err)
+	}
+	// A delete marker is written even for an unknown host: it is what
+	// makes an older `created` arriving later stale.
+	if err := s.kv.Delete(ctx, id); err != nil {
+		return false, fmt.Errorf("mine: delete %s: %w", id, err)
+	}
+	return existed, nil
+}
+
+// Change is one change seen by Watch.
+type Change struct {
+	ID string
+	// Host is the new record; nil when the host was removed.
+	Host *Host
+	// Synced marks the end of the records that existed when Watch started;
+	// ID and Host are empty. Later changes are live.
+	Synced bool
+}
+
+// Watch calls fn with every record stored now, then a Synced change, then
+// every change as it is made, until ctx ends (it returns nil then). fn
+// runs on one goroutine, in revision order.
+func (s *Store) Watch(ctx context.Context, fn func(Change)) error {
+	w, err := s.kv.WatchAll(ctx)
+	if err != nil {
+		return fmt.Errorf("mine: watch: %w", err)
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e, ok := <-w.Updates():
+			if !ok {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return errors.New("mine: watch ended: the bucket's connection closed")
+			}
+			if e == nil {
+				fn(Change{Synced: true})
+				continue
+			}
+			if e.Operation() != jetstream.KeyValuePut {
+				fn(Change{ID: e.Key()})
+				continue
+			}
+			h, err := decode(e)
+			if err != nil {
+				// A record no reader can decode is dropped from the view
+				// rather than stopping every watcher.
+				fn(Change{ID: e.Key()})
+				continue
+			}
+			fn(Change{ID: h.ID, Host: h})
+		}
+	}
+}
