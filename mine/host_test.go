@@ -50,14 +50,14 @@ func TestHostSetAndValue(t *testing.T) {
 		value   any
 		wantErr bool
 	}{
-		{FunIPAddrs, []any{"10.0.0.6"}, false},       // replaces IPv4 only
-		{FunHWAddr, "00:50:56:AA:BB:02", false},      // first MAC, others kept
-		{"fqdn", "web1.example.com", false},          //
-		{"provider", "my-ec2:ec2", false},            //
+		{FunIPAddrs, []any{"10.0.0.6"}, false},  // replaces IPv4 only
+		{FunHWAddr, "00:50:56:AA:BB:02", false}, // first MAC, others kept
+		{"fqdn", "web1.example.com", false},     //
+		{"provider", "my-ec2:ec2", false},       //
 		{FunGrains, map[string]any{"os": "Debian"}, false},
-		{"cpu.load", 0.5, false},  // no field: kept in Data
-		{"fqdn", 42, true},        // wrong type
-		{"ips", 42, true},         //
+		{"cpu.load", 0.5, false}, // no field: kept in Data
+		{"fqdn", 42, true},       // wrong type
+		{"ips", 42, true},        //
 		{"grains.items", "x", true},
 		{"id", "other", true}, // read-only
 		{"updated", "x", true},
