@@ -150,53 +150,39 @@ func errorCode(err error) string {
 
 var errInvalidRequest = errors.New("invalid request")
 
-// publishRequest is the body of "publish": a tag and data, or a whole
-// envelope (with an id, which makes re-sending it idempotent).
-type publishRequest struct {
-	ID   string          `json:"id"`
-	Tag  string          `json:"tag"`
-	Data json.RawMessage `json:"data"`
-}
-
 // PublishReply is the body of a successful "publish".
 type PublishReply struct {
 	ID string `json:"id"`
 }
 
 // handlePublish validates a remote event, refuses reserved tags and publishes
-// it durably; the reply is sent only after the bus has stored it.
+// it durably; the reply is sent only after the bus has stored it. The body is
+// a whole envelope (with an id, which makes re-sending it idempotent) or just
+// {"tag", "data"}, from which the event is built here.
 func (s *Server) handlePublish(ctx context.Context, body json.RawMessage) (any, error) {
-	if len(body) > s.cfg.MaxEventSize+(64<<10) {
+	if len(body) > s.cfg.MaxEventSize {
 		return nil, fmt.Errorf("%w: request of %d bytes, the limit is %d", bus.ErrTooLarge, len(body), s.cfg.MaxEventSize)
 	}
-	var req publishRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	var ev bus.Event
+	if err := json.Unmarshal(body, &ev); err != nil {
 		return nil, fmt.Errorf("%w: publish body: %v", errInvalidRequest, err)
 	}
-	var ev *bus.Event
-	if req.ID != "" {
-		e, err := bus.Decode(body, s.cfg.MaxEventSize)
-		if err != nil {
-			return nil, err
-		}
-		ev = e
-		if ev.Source == "" {
-			ev.Source = "zmq://" + RemoteAddr(ctx)
-		}
-	} else {
+	if ev.ID == "" {
 		var data map[string]any
-		if len(req.Data) > 0 && !bytes.Equal(req.Data, []byte("null")) {
-			dec := json.NewDecoder(bytes.NewReader(req.Data))
+		if len(ev.Data) > 0 && !bytes.Equal(ev.Data, []byte("null")) {
+			dec := json.NewDecoder(bytes.NewReader(ev.Data))
 			dec.UseNumber()
 			if err := dec.Decode(&data); err != nil {
 				return nil, fmt.Errorf("%w: data must be a JSON object: %v", bus.ErrInvalidData, err)
 			}
 		}
-		e, err := bus.NewEvent(req.Tag, data, bus.Origin{Source: "zmq://" + RemoteAddr(ctx)})
+		e, err := bus.NewEvent(ev.Tag, data, bus.Origin{Source: "zmq://" + RemoteAddr(ctx)})
 		if err != nil {
 			return nil, err
 		}
-		ev = e
+		ev = *e
+	} else if ev.Source == "" {
+		ev.Source = "zmq://" + RemoteAddr(ctx)
 	}
 	if bus.HasReservedPrefix(ev.Tag) {
 		return nil, fmt.Errorf("%w: %q: only the master publishes under %q", ErrReservedTag, ev.Tag, reservedPrefixOf(ev.Tag))
@@ -204,7 +190,7 @@ func (s *Server) handlePublish(ctx context.Context, body json.RawMessage) (any, 
 	if _, err := ev.Validate(s.cfg.MaxEventSize); err != nil {
 		return nil, err
 	}
-	if err := s.bus.Publish(ctx, ev); err != nil {
+	if err := s.bus.Publish(ctx, &ev); err != nil {
 		return nil, fmt.Errorf("publish %q: %w", ev.Tag, err)
 	}
 	return PublishReply{ID: ev.ID}, nil

@@ -207,7 +207,12 @@ func TestReplayPages(t *testing.T) {
 	b := openBus(t)
 	srv := startServer(t, b, nil)
 	c := dialClient(t, srv.RequestAddr(), testKey)
-	evs := publishN(t, ctx, b, 25, func(i int) string { return fmt.Sprintf("app/%d/%s", i, map[bool]string{true: "a", false: "b"}[i%2 == 0]) }, nil)
+	evs := publishN(t, ctx, b, 25, func(i int) string {
+		if i%2 == 0 {
+			return fmt.Sprintf("app/%d/a", i)
+		}
+		return fmt.Sprintf("app/%d/b", i)
+	}, nil)
 
 	var rep ReplayReply
 	if err := c.Call(ctx, "replay", ReplayRequest{Pattern: "app/*/a", AfterSeq: 2, Limit: 4}, &rep); err != nil {
