@@ -48,6 +48,9 @@ type Reactor struct {
 	// New and Reload.
 	lookups atomic.Pointer[[]string]
 	stats   Stats
+	// loaded is the fingerprint of the files the mapping in force was
+	// built from; Watch reloads when the disk no longer matches it.
+	loaded atomic.Pointer[[]string]
 	// remapped tells Run that the mapping changed (its bus filter may too).
 	remapped chan struct{}
 
@@ -77,7 +80,9 @@ func New(cfg Config, funcs Functions, opts ...Option) *Reactor {
 func (r *Reactor) Reload(cfg Config) error {
 	cfg.setDefaults()
 	var err error
+	var mapFP []string // stat before reading: a later edit triggers another reload
 	if cfg.MappingFile != "" {
+		mapFP = fingerprint(&Config{MappingFile: cfg.MappingFile}, &mapping{})
 		var m []MapEntry
 		if m, err = readMappingFile(cfg.MappingFile); err == nil {
 			cfg.Mapping = m
@@ -92,8 +97,11 @@ func (r *Reactor) Reload(cfg Config) error {
 		}
 	}
 	r.lookups.Store(&lookups)
+	m := compileMapping(cfg.Mapping, cfg.FileRoots)
+	fp := append(mapFP, fingerprint(&Config{}, m)...)
+	r.loaded.Store(&fp)
 	r.cfg.Store(&cfg)
-	r.mapv.Store(compileMapping(cfg.Mapping, cfg.FileRoots))
+	r.mapv.Store(m)
 	select {
 	case r.remapped <- struct{}{}:
 	default:

@@ -66,19 +66,17 @@ func (r *Reactor) Status() []EntryStatus {
 func (r *Reactor) Watch(ctx context.Context, every time.Duration) error {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	last := r.fingerprint()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
 		}
-		fp := r.fingerprint()
-		if slices.Equal(fp, last) {
+		cfg := r.cfg.Load()
+		if slices.Equal(fingerprint(cfg, compileMapping(cfg.Mapping, cfg.FileRoots)), *r.loaded.Load()) {
 			continue
 		}
-		last = fp
-		if err := r.Reload(r.Config()); err != nil {
+		if err := r.Reload(*cfg); err != nil {
 			r.log.Error("reactor: mapping reload failed; keeping the last good mapping", "err", err)
 			continue
 		}
@@ -86,9 +84,9 @@ func (r *Reactor) Watch(ctx context.Context, every time.Duration) error {
 	}
 }
 
-// fingerprint summarises what a reload would see.
-func (r *Reactor) fingerprint() []string {
-	cfg := r.cfg.Load()
+// fingerprint summarises what a reload would see: the mapping file's stat
+// and every resolved reaction file.
+func fingerprint(cfg *Config, m *mapping) []string {
 	var fp []string
 	if cfg.MappingFile != "" {
 		if fi, err := os.Stat(cfg.MappingFile); err == nil {
@@ -97,7 +95,6 @@ func (r *Reactor) fingerprint() []string {
 			fp = append(fp, err.Error())
 		}
 	}
-	m := compileMapping(cfg.Mapping, cfg.FileRoots)
 	for _, e := range m.entries {
 		for _, f := range e.files {
 			fp = append(fp, f.Spec, f.Path)
