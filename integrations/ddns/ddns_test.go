@@ -508,26 +508,36 @@ func TestCreateUpdateDelete(t *testing.T) {
 		}
 		return strings.Join(ch.Messages, "; ")
 	}
-	steps := []struct {
-		do   func() (*ddns.Change, error)
-		want string
+	for i, st := range []struct {
+		op, rdtype, data string
+		replace          bool
+		want             string
 	}{
-		{func() (*ddns.Change, error) { return c.Update(ctx, "example.test", "svc", "A", "10.20.0.71", false, ddns.Settings{}) }, "No matching"},
-		{func() (*ddns.Change, error) { return c.Create(ctx, "example.test", "svc", "A", "10.20.0.71", ddns.Settings{}) }, "Created record of type 'A'"},
-		{func() (*ddns.Change, error) { return c.Create(ctx, "example.test", "svc", "A", "10.20.0.71", ddns.Settings{}) }, "already exists with ttl of 60"},
-		{func() (*ddns.Change, error) { return c.Update(ctx, "example.test", "svc", "A", "10.20.0.72", false, ddns.Settings{}) }, "Updated"},
-		{func() (*ddns.Change, error) { return c.Update(ctx, "example.test", "svc", "A", "10.20.0.72", false, ddns.Settings{}) }, "already present"},
-		{func() (*ddns.Change, error) { return c.Update(ctx, "example.test", "svc", "A", "10.20.0.73", true, ddns.Settings{}) }, "Updated"},
-		{func() (*ddns.Change, error) {
-			return c.Create(ctx, "example.test", "svc", "MX", "10 svc.example.test.", ddns.Settings{})
-		}, "Created"},
-		{func() (*ddns.Change, error) { return c.Delete(ctx, "example.test", "svc", "A", "10.20.0.99", ddns.Settings{}) }, "No matching"},
-		{func() (*ddns.Change, error) { return c.Delete(ctx, "example.test", "svc", "A", "", ddns.Settings{}) }, "Deleted"},
-	}
-	for i, st := range steps {
-		if got := msg(st.do()); !strings.Contains(got, st.want) {
-			t.Fatalf("step %d: %q, want %q", i, got, st.want)
+		{"update", "A", "10.20.0.71", false, "No matching"},
+		{"create", "A", "10.20.0.71", false, "Created record of type 'A'"},
+		{"create", "A", "10.20.0.71", false, "already exists with ttl of 60"},
+		{"update", "A", "10.20.0.72", false, "Updated"},
+		{"update", "A", "10.20.0.72", false, "already present"},
+		{"update", "A", "10.20.0.73", true, "Updated"},
+		{"create", "MX", "10 svc.example.test.", false, "Created"},
+		{"delete", "A", "10.20.0.99", false, "No matching"},
+		{"delete", "A", "", false, "Deleted"},
+	} {
+		var got string
+		switch st.op {
+		case "create":
+			got = msg(c.Create(ctx, "example.test", "svc", st.rdtype, st.data, ddns.Settings{}))
+		case "update":
+			got = msg(c.Update(ctx, "example.test", "svc", st.rdtype, st.data, st.replace, ddns.Settings{}))
+		case "delete":
+			got = msg(c.Delete(ctx, "example.test", "svc", st.rdtype, st.data, ddns.Settings{}))
 		}
+		if !strings.Contains(got, st.want) {
+			t.Fatalf("step %d (%s %s %s): %q, want %q", i, st.op, st.rdtype, st.data, got, st.want)
+		}
+	}
+	if got := lookup(t, s, "svc.example.test", dns.TypeA); len(got) != 0 {
+		t.Errorf("A after deleting the RRset: %v", got)
 	}
 	if got := lookup(t, s, "svc.example.test", dns.TypeMX); len(got) != 1 {
 		t.Errorf("MX after deleting the A RRset: %v", got)

@@ -73,7 +73,9 @@ func NewKey(name, algorithm, secret string) (*Key, error) {
 }
 
 // String names the key without its secret.
-func (k *Key) String() string { return strings.TrimSuffix(k.Name, ".") + " (" + strings.TrimSuffix(k.Algorithm, ".") + ")" }
+func (k *Key) String() string {
+	return strings.TrimSuffix(k.Name, ".") + " (" + strings.TrimSuffix(k.Algorithm, ".") + ")"
+}
 
 // MarshalJSON writes the name and algorithm only.
 func (k *Key) MarshalJSON() ([]byte, error) {
