@@ -31,7 +31,7 @@ type Status string
 // Reaction outcomes.
 const (
 	Succeeded    Status = "succeeded"
-	Failed       Status = "failed"        // failed without a retry (compile-time or no executor)
+	Failed       Status = "failed"        // did not succeed, and is not kept for redrive
 	DeadLettered Status = "dead_lettered" // failed after every attempt, kept for redrive
 	Skipped      Status = "skipped"       // require/onfail said not to run
 )

@@ -105,7 +105,8 @@ func consumerPattern(entries []MapEntry) string {
 	if literal || prefix == "" {
 		return prefix
 	}
-	return strings.NewReplacer("*", "[*]", "?", "[?]", "[", "[[]").Replace(prefix) + "*"
+	// A literal prefix holds no wildcard, but may hold an unclosed `[`.
+	return strings.ReplaceAll(prefix, "[", "[[]") + "*"
 }
 
 // acquire takes a worker slot for a reaction function; outside Run (reactor
