@@ -1,0 +1,582 @@
+package cloud_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/bus/natsbus"
+	"github.com/brinehq/brine/cloud"
+	"github.com/brinehq/brine/cloud/vmware"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+var testKey = []byte("0123456789abcdef0123456789abcdef")
+
+// env is a vCenter simulator, a durable bus behind a real gateway, and a
+// cloud config directory pointing at the simulator.
+type env struct {
+	t   *testing.T
+	sim *vmware.Simulator
+	dir string
+	bus *natsbus.Bus
+	pub *gateway.Client
+
+	mu     sync.Mutex
+	events []*bus.Event
+}
+
+func newEnv(t *testing.T, dhcp bool) *env {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sim, err := vmware.StartSimulator(vmware.SimulatorConfig{DHCP: dhcp, User: "admin", Password: "s3cret-pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Close)
+	b, err := natsbus.Open(ctx, natsbus.Config{Dir: t.TempDir(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	srv, err := gateway.New(gateway.Config{Key: testKey, PublishEndpoint: "tcp://127.0.0.1:0", RequestEndpoint: "tcp://127.0.0.1:0"}, b, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	sctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Run(sctx); close(done) }()
+	t.Cleanup(func() { stop(); <-done })
+	client, err := gateway.Dial(ctx, srv.RequestAddr(), testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	e := &env{t: t, sim: sim, dir: t.TempDir(), bus: b, pub: client}
+	sub, err := b.Subscribe(context.Background(), bus.SubscribeOptions{Pattern: "salt/cloud/*"}, func(ev *bus.Event) {
+		e.mu.Lock()
+		e.events = append(e.events, ev)
+		e.mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sub.Stop)
+	u := sim.URL()
+	e.write("cloud.providers", fmt.Sprintf(`vcenter:
+  driver: vmware
+  url: https://%s/sdk
+  user: admin
+  password: s3cret-pw
+  verify_ssl: False
+`, u.Host))
+	e.write("cloud.profiles.d/linux.conf", `small:
+  provider: vcenter
+  clonefrom: linux-template
+  num_cpus: 2
+  memory: 2GB
+  cluster: DC0_C0
+  wait_for_ip_timeout: 30
+nodeploy:
+  extends: small
+  deploy: False
+`)
+	return e
+}
+
+func (e *env) write(name, content string) string {
+	e.t.Helper()
+	p := filepath.Join(e.dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func (e *env) cloud() *cloud.Cloud {
+	e.t.Helper()
+	cfg, err := cloud.LoadConfig(e.dir)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	c := cloud.New(cfg, map[string]cloud.Opener{vmware.Driver: vmware.Open}, e.pub, cloud.WithLogger(quiet))
+	e.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// eventsOf waits until the bus holds n events for VM name and returns them
+// in order (salt/cloud/<name>/<task>…).
+func (e *env) eventsOf(name string, n int) []*bus.Event {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var out []*bus.Event
+		e.mu.Lock()
+		for _, ev := range e.events {
+			if strings.HasPrefix(ev.Tag, "salt/cloud/"+name+"/") {
+				out = append(out, ev)
+			}
+		}
+		e.mu.Unlock()
+		if len(out) >= n || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func tasks(name string, evs []*bus.Event) []string {
+	var out []string
+	for _, ev := range evs {
+		out = append(out, strings.TrimPrefix(ev.Tag, "salt/cloud/"+name+"/"))
+	}
+	return out
+}
+
+func data(t *testing.T, ev *bus.Event) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(ev.Data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+var createSequence = []string{"creating", "requesting", "querying", "waiting_for_ssh", "created"}
+
+func TestCreateFromTemplateFiresSaltCloudEvents(t *testing.T) {
+	e := newEnv(t, true)
+	c := e.cloud()
+	ctx := ctxT(t)
+	plan, err := c.PlanProfile(ctx, "small", []string{"web1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := c.Run(ctx, plan, 0)
+	if len(res) != 1 || res[0].Status != cloud.Created {
+		t.Fatalf("results: %+v", res)
+	}
+	if len(res[0].Warnings) != 1 || !strings.Contains(res[0].Warnings[0], "deploy skipped") {
+		t.Errorf("warnings %q, want one saying deploy was skipped", res[0].Warnings)
+	}
+	evs := e.eventsOf("web1", len(createSequence))
+	if got := tasks("web1", evs); !slices.Equal(got, createSequence) {
+		t.Fatalf("events %v, want %v", got, createSequence)
+	}
+	want := map[string]map[string]any{
+		"creating":        {"event": "starting create", "name": "web1", "profile": "small", "provider": "vcenter:vmware", "driver": "vcenter:vmware"},
+		"requesting":      {"event": "requesting instance", "location": "DC0"},
+		"querying":        {"event": "querying instance"},
+		"waiting_for_ssh": {"event": "waiting for ssh"},
+		"created":         {"event": "created instance", "name": "web1", "profile": "small", "provider": "vcenter:vmware", "driver": "vcenter:vmware"},
+	}
+	node := res[0].Node
+	for _, ev := range evs {
+		task := strings.TrimPrefix(ev.Tag, "salt/cloud/web1/")
+		d := data(t, ev)
+		for k, v := range want[task] {
+			if d[k] != v {
+				t.Errorf("%s: %s = %v, want %v", task, k, d[k], v)
+			}
+		}
+		if _, ok := d["_stamp"]; !ok {
+			t.Errorf("%s: no _stamp", task)
+		}
+		if strings.Contains(string(ev.Data), "s3cret-pw") {
+			t.Errorf("%s carries the provider password: %s", task, ev.Data)
+		}
+		switch task {
+		case "requesting":
+			kw, _ := d["kwargs"].(map[string]any)
+			if kw["clonefrom"] != "linux-template" || kw["num_cpus"] != float64(2) || kw["memory_mb"] != float64(2048) {
+				t.Errorf("requesting kwargs %v", kw)
+			}
+		case "querying":
+			if d["instance_id"] != node.ID || node.ID == "" {
+				t.Errorf("querying instance_id %v, node %q", d["instance_id"], node.ID)
+			}
+		case "waiting_for_ssh":
+			if d["ip_address"] != node.IP() || !strings.HasPrefix(node.IP(), "10.20.") {
+				t.Errorf("waiting_for_ssh ip_address %v, node ip %q", d["ip_address"], node.IP())
+			}
+		case "created":
+			if d["instance_id"] != node.ID || d["ip_address"] != node.IP() {
+				t.Errorf("created: %v", d)
+			}
+			if ips, _ := d["private_ips"].([]any); len(ips) != 1 || ips[0] != node.IP() {
+				t.Errorf("created private_ips %v", d["private_ips"])
+			}
+			if pub, ok := d["public_ips"].([]any); !ok || len(pub) != 0 {
+				t.Errorf("created public_ips %v, want []", d["public_ips"])
+			}
+			if macs, _ := d["macs"].([]any); len(macs) != 1 || macs[0] == "" {
+				t.Errorf("created macs %v", d["macs"])
+			}
+		}
+	}
+	got, err := mustDriver(t, c).Node(ctx, "web1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Extra["num_cpus"] != int32(2) || got.Extra["memory_mb"] != int32(2048) || got.Profile != "small" || got.State != "poweredOn" {
+		t.Errorf("node %+v", got)
+	}
+}
+
+func mustDriver(t *testing.T, c *cloud.Cloud) cloud.Driver {
+	t.Helper()
+	d, err := c.Driver(context.Background(), "vcenter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestParallelCreateOfTwentyVMs(t *testing.T) {
+	e := newEnv(t, true)
+	c := e.cloud()
+	ctx := ctxT(t)
+	var names []string
+	for i := range 20 {
+		names = append(names, fmt.Sprintf("node%02d", i))
+	}
+	plan, err := c.PlanProfile(ctx, "nodeploy", names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := c.Run(ctx, plan, 10)
+	ips, macs := map[string]string{}, map[string]string{}
+	for _, r := range res {
+		if r.Status != cloud.Created {
+			t.Errorf("%s: %s at %s: %s", r.Name, r.Status, r.Step, r.Error)
+			continue
+		}
+		if len(r.Warnings) != 0 {
+			t.Errorf("%s: warnings %v with deploy: False", r.Name, r.Warnings)
+		}
+		for what, seen := range map[string]map[string]string{r.Node.IP(): ips, r.Node.MACs[0]: macs} {
+			if other, dup := seen[what]; dup {
+				t.Errorf("%s and %s share %s", r.Name, other, what)
+			}
+			seen[what] = r.Name
+		}
+		if got := tasks(r.Name, e.eventsOf(r.Name, len(createSequence))); !slices.Equal(got, createSequence) {
+			t.Errorf("%s: events %v", r.Name, got)
+		}
+	}
+	if len(res) != 20 {
+		t.Fatalf("%d results, want 20", len(res))
+	}
+}
+
+func TestRerunIsIdempotent(t *testing.T) {
+	e := newEnv(t, true)
+	c := e.cloud()
+	ctx := ctxT(t)
+	plan, err := c.PlanProfile(ctx, "nodeploy", []string{"db1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := c.Run(ctx, plan, 1); res[0].Status != cloud.Created {
+		t.Fatalf("first run: %+v", res[0])
+	}
+	e.eventsOf("db1", len(createSequence))
+	plan, err = c.PlanProfile(ctx, "nodeploy", []string{"db1", "db2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Create) != 1 || plan.Create[0].VM.Name != "db2" || len(plan.Exists) != 1 {
+		t.Fatalf("second plan creates %d, exists %d", len(plan.Create), len(plan.Exists))
+	}
+	res := c.Run(ctx, plan, 2)
+	if res[0].Name != "db1" || res[0].Status != cloud.Exists || res[1].Status != cloud.Created {
+		t.Fatalf("second run: %+v", res)
+	}
+	e.eventsOf("db2", len(createSequence))
+	if got := tasks("db1", e.eventsOf("db1", 0)); len(got) != len(createSequence) {
+		t.Errorf("db1 events after the re-run %v: the existing VM fired again", got)
+	}
+	nodes, err := mustDriver(t, c).Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := 0
+	for _, n := range nodes {
+		if n.Name == "db1" {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Errorf("%d VMs called db1", count)
+	}
+}
+
+func TestDestroyFiresDestroyingAndDestroyed(t *testing.T) {
+	e := newEnv(t, true)
+	c := e.cloud()
+	ctx := ctxT(t)
+	plan, _ := c.PlanProfile(ctx, "nodeploy", []string{"gone1"})
+	created := c.Run(ctx, plan, 1)[0]
+	if created.Status != cloud.Created {
+		t.Fatalf("%+v", created)
+	}
+	plan, err := c.PlanDestroy(ctx, []string{"gone1", "never-was"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := c.Run(ctx, plan, 2)
+	if res[0].Name != "gone1" || res[0].Status != cloud.Destroyed || res[1].Status != cloud.Absent {
+		t.Fatalf("%+v", res)
+	}
+	evs := e.eventsOf("gone1", len(createSequence)+2)
+	got := tasks("gone1", evs)
+	if !slices.Equal(got[len(got)-2:], []string{"destroying", "destroyed"}) {
+		t.Fatalf("events %v", got)
+	}
+	d := data(t, evs[len(evs)-1])
+	for k, v := range map[string]any{"event": "destroyed instance", "name": "gone1", "instance_id": created.Node.ID,
+		"ip_address": created.Node.IP(), "profile": "nodeploy", "provider": "vcenter:vmware"} {
+		if d[k] != v {
+			t.Errorf("destroyed %s = %v, want %v", k, d[k], v)
+		}
+	}
+	if macs, _ := d["macs"].([]any); len(macs) != 1 || macs[0] != created.Node.MACs[0] {
+		t.Errorf("destroyed macs %v, want %v", d["macs"], created.Node.MACs)
+	}
+	if d := data(t, evs[len(evs)-2]); d["event"] != "destroying instance" || d["name"] != "gone1" {
+		t.Errorf("destroying %v", d)
+	}
+	if _, err := mustDriver(t, c).Node(ctx, "gone1"); !errors.Is(err, cloud.ErrNotFound) {
+		t.Errorf("after destroy: %v, want ErrNotFound", err)
+	}
+	if n := len(e.eventsOf("never-was", 0)); n != 0 {
+		t.Errorf("%d events for a VM that never existed", n)
+	}
+}
+
+func TestHardMapDestroysUnlistedVMsButNotTemplates(t *testing.T) {
+	e := newEnv(t, true)
+	c := e.cloud()
+	ctx := ctxT(t)
+	plan, _ := c.PlanProfile(ctx, "nodeploy", []string{"stray"})
+	if r := c.Run(ctx, plan, 1)[0]; r.Status != cloud.Created {
+		t.Fatalf("%+v", r)
+	}
+	mapFile := e.write("web.map", `nodeploy:
+  - web1
+  - web2:
+      num_cpus: 4
+`)
+	m, err := cloud.LoadMap(mapFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err = c.PlanMap(ctx, m, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doomed []string
+	for _, n := range plan.Destroy {
+		doomed = append(doomed, n.Name)
+	}
+	slices.Sort(doomed)
+	// The simulator's own three VMs and the stray, never the template.
+	want := []string{"DC0_C0_RP0_VM0", "DC0_H0_VM0", "DC0_H0_VM1", "stray"}
+	if !slices.Equal(doomed, want) {
+		t.Fatalf("hard map destroys %v, want %v", doomed, want)
+	}
+	res := c.Run(ctx, plan, 4)
+	for _, r := range res {
+		if r.Status == cloud.Failed {
+			t.Errorf("%s: %s", r.Name, r.Error)
+		}
+	}
+	nodes, err := mustDriver(t, c).Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, n := range nodes {
+		left = append(left, n.Name)
+		if n.Name == "web2" && n.Extra["num_cpus"] != int32(4) {
+			t.Errorf("web2 has %v CPUs, want the map's 4", n.Extra["num_cpus"])
+		}
+	}
+	slices.Sort(left)
+	if !slices.Equal(left, []string{"web1", "web2"}) {
+		t.Errorf("VMs left %v, want [web1 web2]", left)
+	}
+	images, err := mustDriver(t, c).Images(ctx)
+	if err != nil || len(images) != 1 || images[0].Name != vmware.SimulatorTemplate {
+		t.Errorf("images %v, %v: the template must survive a hard map", images, err)
+	}
+	if got := tasks("stray", e.eventsOf("stray", len(createSequence)+2)); !slices.Equal(got[len(got)-2:], []string{"destroying", "destroyed"}) {
+		t.Errorf("stray events %v", got)
+	}
+}
+
+func TestWrongCredentialsProvisionNothing(t *testing.T) {
+	e := newEnv(t, true)
+	e.write("cloud.providers", fmt.Sprintf("vcenter:\n  driver: vmware\n  url: https://%s/sdk\n  user: admin\n  password: wrong-one\n  verify_ssl: False\n", e.sim.URL().Host))
+	c := e.cloud()
+	_, err := c.PlanProfile(ctxT(t), "small", []string{"web1"})
+	if err == nil || !strings.Contains(err.Error(), "login") || !strings.Contains(err.Error(), "vcenter") {
+		t.Fatalf("err %v, want a refused login on provider vcenter", err)
+	}
+	if strings.Contains(err.Error(), "wrong-one") {
+		t.Errorf("the error shows the password: %v", err)
+	}
+	if n := len(e.eventsOf("web1", 0)); n != 0 {
+		t.Errorf("%d events fired", n)
+	}
+}
+
+func TestMissingTemplateNamesFileAndLine(t *testing.T) {
+	e := newEnv(t, true)
+	profiles := e.write("cloud.profiles.d/broken.conf", "broken:\n  provider: vcenter\n  clonefrom: no-such-template\n")
+	c := e.cloud()
+	_, err := c.PlanProfile(ctxT(t), "broken", []string{"web1"})
+	if !errors.Is(err, cloud.ErrConfig) || !strings.Contains(err.Error(), profiles+":3: clonefrom") || !strings.Contains(err.Error(), "no-such-template") {
+		t.Fatalf("err %v, want ErrConfig at %s:3 clonefrom", err, profiles)
+	}
+	if n := len(e.eventsOf("web1", 0)); n != 0 {
+		t.Errorf("%d events fired", n)
+	}
+}
+
+func TestIPTimeoutFailsWithEvent(t *testing.T) {
+	e := newEnv(t, false) // no DHCP: the guest never reports an address
+	e.write("cloud.profiles.d/slow.conf", "slow:\n  provider: vcenter\n  clonefrom: linux-template\n  cluster: DC0_C0\n  wait_for_ip_timeout: 1\n")
+	c := e.cloud()
+	ctx := ctxT(t)
+	plan, err := c.PlanProfile(ctx, "slow", []string{"noip"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r := c.Run(ctx, plan, 1)[0]
+	if r.Status != cloud.Failed || r.Step != "querying" || !errors.Is(r.Err, cloud.ErrIPTimeout) || !r.Exists {
+		t.Fatalf("%+v", r)
+	}
+	if el := time.Since(start); el > 30*time.Second {
+		t.Errorf("took %s with a 1 s timeout", el)
+	}
+	evs := e.eventsOf("noip", 4)
+	if got := tasks("noip", evs); !slices.Equal(got, []string{"creating", "requesting", "querying", "querying/failed"}) {
+		t.Fatalf("events %v", got)
+	}
+	if d := data(t, evs[3]); !strings.Contains(fmt.Sprint(d["error"]), "timed out waiting for an IP") {
+		t.Errorf("failed event %v", d)
+	}
+}
+
+func TestStaticIPThroughCustomization(t *testing.T) {
+	e := newEnv(t, false)
+	e.write("cloud.profiles.d/static.conf", `static:
+  provider: vcenter
+  clonefrom: linux-template
+  cluster: DC0_C0
+  deploy: False
+  devices:
+    network:
+      Network adapter 1:
+        name: DC0_DVPG0
+        ip: 10.30.0.5
+        subnet_mask: 255.255.255.0
+        gateway: 10.30.0.1
+`)
+	c := e.cloud()
+	ctx := ctxT(t)
+	plan, err := c.PlanProfile(ctx, "static", []string{"fixed1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Run(ctx, plan, 1)[0]
+	if r.Status != cloud.Created {
+		t.Fatalf("%+v", r)
+	}
+	if r.Node.IP() != "10.30.0.5" || len(r.Node.MACs) != 1 {
+		t.Errorf("node ip %q macs %v", r.Node.IP(), r.Node.MACs)
+	}
+}
+
+func TestFixedMACAndSecondAdapter(t *testing.T) {
+	e := newEnv(t, true)
+	e.write("cloud.profiles.d/mac.conf", `twonics:
+  provider: vcenter
+  clonefrom: linux-template
+  cluster: DC0_C0
+  deploy: False
+  devices:
+    network:
+      Network adapter 1:
+        mac: 00:50:56:12:34:56
+      Network adapter 2:
+        name: VM Network
+        mac: 00:50:56:12:34:57
+`)
+	c := e.cloud()
+	ctx := ctxT(t)
+	plan, err := c.PlanProfile(ctx, "twonics", []string{"mac1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Run(ctx, plan, 1)[0]
+	if r.Status != cloud.Created {
+		t.Fatalf("%+v", r)
+	}
+	if want := []string{"00:50:56:12:34:56", "00:50:56:12:34:57"}; !slices.Equal(r.Node.MACs, want) {
+		t.Errorf("macs %v, want %v", r.Node.MACs, want)
+	}
+}
+
+func TestSimulatorURLStartsInProcess(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "cloud.providers"), []byte("sim:\n  driver: vmware\n  url: simulator\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "cloud.profiles"), []byte("demo:\n  provider: sim\n  clonefrom: linux-template\n  deploy: False\n"), 0o644)
+	cfg, err := cloud.LoadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := natsbus.Open(ctxT(t), natsbus.Config{Dir: t.TempDir(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	c := cloud.New(cfg, map[string]cloud.Opener{vmware.Driver: vmware.Open}, cloud.BusPublisher{Bus: b, Source: "brine://test/cloud"})
+	defer c.Close()
+	ctx := ctxT(t)
+	plan, err := c.PlanProfile(ctx, "demo", []string{"a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.Run(ctx, plan, 1)[0]; r.Status != cloud.Created || r.Node.IP() == "" {
+		t.Fatalf("%+v", r)
+	}
+}

@@ -1,0 +1,185 @@
+package vmware
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/simulator"
+	"github.com/vmware/govmomi/vim25/mo"
+	"github.com/vmware/govmomi/vim25/types"
+)
+
+// SimulatorTemplate is the template the simulator offers for clonefrom.
+const SimulatorTemplate = "linux-template"
+
+// SimulatorConfig configures StartSimulator.
+type SimulatorConfig struct {
+	// Listen is the address to serve on (default 127.0.0.1 and a free port).
+	Listen string
+	// User and Password are the only credentials accepted (default
+	// user/pass).
+	User, Password string
+	// DHCP gives each powered-on VM without an address one from
+	// 10.20.0.0/16 and a MAC address of its own, as a DHCP server and
+	// vCenter would; the bare simulator gives neither.
+	DHCP bool
+}
+
+// Simulator is govmomi's vCenter simulator (the VPX model: datacenter DC0,
+// cluster DC0_C0, hosts, a few VMs) serving HTTPS, with a template called
+// SimulatorTemplate, for demos and tests without a vCenter.
+type Simulator struct {
+	model  *simulator.Model
+	server *simulator.Server
+	url    *url.URL
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// StartSimulator starts a simulator; Close stops it.
+func StartSimulator(cfg SimulatorConfig) (*Simulator, error) {
+	if cfg.User == "" {
+		cfg.User, cfg.Password = "user", "pass"
+	}
+	model := simulator.VPX()
+	if err := model.Create(); err != nil {
+		return nil, fmt.Errorf("simulator: %w", err)
+	}
+	model.Service.Listen = &url.URL{Host: cfg.Listen, User: url.UserPassword(cfg.User, cfg.Password)}
+	if cfg.Listen == "" {
+		model.Service.Listen.Host = "127.0.0.1:0"
+	}
+	model.Service.TLS = new(tls.Config)
+	s := &Simulator{model: model, server: model.Service.NewServer()}
+	s.url = s.server.URL
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	c, err := govmomi.NewClient(ctx, s.URL(), true)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("simulator: %w", err)
+	}
+	if err := makeTemplate(ctx, c); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("simulator: %w", err)
+	}
+	if cfg.DHCP {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			dhcp(ctx, c)
+		}()
+	}
+	return s, nil
+}
+
+// URL is the SDK endpoint with the accepted credentials.
+func (s *Simulator) URL() *url.URL {
+	u := *s.url
+	return &u
+}
+
+// Close stops the simulator.
+func (s *Simulator) Close() {
+	s.cancel()
+	s.wg.Wait()
+	s.server.Close()
+	s.model.Remove()
+}
+
+// makeTemplate turns the model's second cluster VM into SimulatorTemplate:
+// powered off, renamed, marked a template.
+func makeTemplate(ctx context.Context, c *govmomi.Client) error {
+	f := find.NewFinder(c.Client, true)
+	dc, err := f.DefaultDatacenter(ctx)
+	if err != nil {
+		return err
+	}
+	f.SetDatacenter(dc)
+	vm, err := f.VirtualMachine(ctx, "DC0_C0_RP0_VM1")
+	if err != nil {
+		return err
+	}
+	t, err := vm.PowerOff(ctx)
+	if err == nil {
+		err = t.Wait(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	if t, err = vm.Rename(ctx, SimulatorTemplate); err == nil {
+		err = t.Wait(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	return vm.MarkAsTemplate(ctx)
+}
+
+// dhcpInterval is how often the simulated DHCP server looks for VMs to
+// serve.
+const dhcpInterval = 50 * time.Millisecond
+
+// dhcp plays the DHCP server and vCenter's MAC allocator until ctx ends.
+func dhcp(ctx context.Context, c *govmomi.Client) {
+	d := &vsphere{client: c}
+	next := netip.MustParseAddr("10.20.0.10")
+	macs := map[string]bool{}
+	var macSeq uint32
+	t := time.NewTicker(dhcpInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		vms, err := d.retrieve(ctx, nil)
+		if err != nil {
+			continue
+		}
+		var serve []mo.VirtualMachine
+		for _, m := range vms {
+			if m.Config == nil {
+				continue
+			}
+			if m.Config.Template || m.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn ||
+				(m.Guest != nil && m.Guest.IpAddress != "") {
+				for _, dev := range object.VirtualDeviceList(m.Config.Hardware.Device).SelectByType((*types.VirtualEthernetCard)(nil)) {
+					macs[dev.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().MacAddress] = true
+				}
+				continue
+			}
+			serve = append(serve, m)
+		}
+		for _, m := range serve {
+			spec := types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{
+				&types.OptionValue{Key: "SET.guest.ipAddress", Value: next.String()}}}
+			for _, dev := range object.VirtualDeviceList(m.Config.Hardware.Device).SelectByType((*types.VirtualEthernetCard)(nil)) {
+				eth := dev.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
+				if !macs[eth.MacAddress] {
+					macs[eth.MacAddress] = true
+					continue
+				}
+				macSeq++
+				eth.MacAddress = fmt.Sprintf("00:50:56:%02x:%02x:%02x", byte(macSeq>>16)&0x3f, byte(macSeq>>8), byte(macSeq))
+				eth.AddressType = string(types.VirtualEthernetCardMacTypeManual)
+				macs[eth.MacAddress] = true
+				spec.DeviceChange = append(spec.DeviceChange, &types.VirtualDeviceConfigSpec{
+					Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: dev})
+			}
+			task, err := object.NewVirtualMachine(c.Client, m.Self).Reconfigure(ctx, spec)
+			if err == nil && task.Wait(ctx) == nil {
+				next = next.Next()
+			}
+		}
+	}
+}
