@@ -69,7 +69,7 @@ type Result struct {
 	Elapsed  time.Duration `json:"elapsed_ns"`
 	// Exists says whether the node exists after a failure (Ctrl-C or an
 	// error after the request): what an operator must clean up or re-run.
-	Exists bool `json:"exists,omitempty"`
+	Exists bool  `json:"exists,omitempty"`
 	Err    error `json:"-"`
 }
 
