@@ -29,6 +29,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/miekg/dns"
@@ -48,7 +49,7 @@ const conflictAttempts = 10
 // Client makes changes with the settings of a Config. It is safe for
 // concurrent use.
 type Client struct {
-	cfg Config
+	cfg atomic.Pointer[Config]
 	log *slog.Logger
 
 	mu      sync.Mutex
@@ -63,7 +64,8 @@ func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
 
 // New returns a client for cfg.
 func New(cfg Config, opts ...Option) *Client {
-	c := &Client{cfg: cfg, log: slog.Default(), reverse: map[string]reverseEntry{}}
+	c := &Client{log: slog.Default(), reverse: map[string]reverseEntry{}}
+	c.cfg.Store(&cfg)
 	for _, o := range opts {
 		o(c)
 	}
@@ -71,7 +73,18 @@ func New(cfg Config, opts ...Option) *Client {
 }
 
 // Config returns the client's configuration.
-func (c *Client) Config() Config { return c.cfg }
+func (c *Client) Config() Config { return *c.conf() }
+
+// SetConfig replaces the configuration (on reload); calls under way finish
+// with the one they started with where they already read it.
+func (c *Client) SetConfig(cfg Config) {
+	c.cfg.Store(&cfg)
+	c.mu.Lock()
+	clear(c.reverse)
+	c.mu.Unlock()
+}
+
+func (c *Client) conf() *Config { return c.cfg.Load() }
 
 // Change is what a call did: the records added and removed, and Salt's
 // messages for them.
@@ -214,7 +227,7 @@ func containsData(set []dns.RR, rr dns.RR) bool {
 }
 
 // ownerText is the TXT brine keeps beside a name it owns.
-func (c *Client) ownerText() string { return "heritage=brine,owner=" + c.cfg.Owner }
+func (c *Client) ownerText() string { return "heritage=brine,owner=" + c.conf().Owner }
 
 func (c *Client) ownerRR(name string, ttl uint32) dns.RR {
 	return &dns.TXT{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: ttl}, Txt: []string{c.ownerText()}}
@@ -235,7 +248,7 @@ func (c *Client) owns(txt []dns.RR) bool {
 // uses, "name not in use" and the owner TXT itself. A name used by someone
 // else is ErrNotOwner. claimed reports whether the TXT is being added.
 func (c *Client) claim(m *dns.Msg, name string, ttl uint32, txt []dns.RR) (claimed bool, err error) {
-	if !c.cfg.Ownership {
+	if !c.conf().Ownership {
 		return false, nil
 	}
 	if c.owns(txt) {

@@ -137,7 +137,7 @@ func (c *Client) run(op string, act action) function.Handler {
 		zone := in.String("zone")
 		if zone == "" {
 			fq := dns.CanonicalName(in.String("name"))
-			if zone = c.cfg.zoneFor(fq); zone == "" {
+			if zone = c.conf().zoneFor(fq); zone == "" {
 				return nil, &function.ArgError{Func: in.Func, Arg: "zone",
 					Err: fmt.Errorf("%w (and no zone under ddns: zones holds %q)", function.ErrMissingArgument, in.String("name"))}
 			}

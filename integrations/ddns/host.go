@@ -26,7 +26,7 @@ type reverseEntry struct {
 // belongs to (the SOA of an authoritative answer), which is the most
 // specific reverse zone it serves. "" means none.
 func (c *Client) reverseZone(ctx context.Context, fwd target, ptr string) (string, error) {
-	if z := c.cfg.zoneFor(ptr); z != "" {
+	if z := c.conf().zoneFor(ptr); z != "" {
 		return z, nil
 	}
 	parent := ptr[strings.IndexByte(ptr, '.')+1:]
@@ -74,7 +74,7 @@ func (c *Client) ptrTarget(ctx context.Context, call Settings, fwd target, a net
 	if err != nil || zone == "" {
 		return t, ptr, false, err
 	}
-	t, err = c.cfg.target(zone, call)
+	t, err = c.conf().target(zone, call)
 	return t, ptr, err == nil, err
 }
 
@@ -95,7 +95,7 @@ func (c *Client) setPTR(ctx context.Context, call Settings, fwd target, a netip.
 	err = retryConflicts(ctx, "PTR "+ptrName, func() error {
 		optimistic := first
 		first = false
-		if c.cfg.Ownership && !optimistic {
+		if c.conf().Ownership && !optimistic {
 			var err error
 			if txt, err = query(ctx, t, ptrName, dns.TypeTXT); err != nil {
 				return err
@@ -142,7 +142,7 @@ func (c *Client) removePTR(ctx context.Context, call Settings, fwd target, a net
 		m := newUpdate(t.zone)
 		m.Used(copyRRs(cur))
 		m.Remove([]dns.RR{dns.Copy(ptr)})
-		if c.cfg.Ownership {
+		if c.conf().Ownership {
 			txt, err := query(ctx, t, ptrName, dns.TypeTXT)
 			if err != nil {
 				return err
@@ -180,7 +180,7 @@ func (c *Client) AddHost(ctx context.Context, zone, name string, ips []netip.Add
 	if err != nil {
 		return nil, err
 	}
-	t, err := c.cfg.target(zone, call)
+	t, err := c.conf().target(zone, call)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +238,7 @@ func (c *Client) AddHost(ctx context.Context, zone, name string, ips []netip.Add
 			cur[typ] = rrs
 		}
 		var txt []dns.RR
-		if c.cfg.Ownership {
+		if c.conf().Ownership {
 			var err error
 			if txt, err = query(ctx, t, fq, dns.TypeTXT); err != nil {
 				return err
@@ -331,7 +331,7 @@ func (c *Client) DeleteHost(ctx context.Context, zone, name string, call Setting
 	if err != nil {
 		return nil, err
 	}
-	t, err := c.cfg.target(zone, call)
+	t, err := c.conf().target(zone, call)
 	if err != nil {
 		return nil, err
 	}
@@ -350,7 +350,7 @@ func (c *Client) DeleteHost(ctx context.Context, zone, name string, call Setting
 			return nil
 		}
 		m := newUpdate(t.zone)
-		if c.cfg.Ownership {
+		if c.conf().Ownership {
 			txt, err := query(ctx, t, fq, dns.TypeTXT)
 			if err != nil {
 				return err

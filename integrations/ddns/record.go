@@ -30,7 +30,7 @@ func (c *Client) prepare(zone, name string, call Settings) (string, target, *Cha
 	if err != nil {
 		return "", target{}, nil, err
 	}
-	t, err := c.cfg.target(zone, call)
+	t, err := c.conf().target(zone, call)
 	if err != nil {
 		return "", target{}, nil, err
 	}
@@ -39,7 +39,7 @@ func (c *Client) prepare(zone, name string, call Settings) (string, target, *Cha
 
 // ownerTXT reads name's TXT records when ownership is on.
 func (c *Client) ownerTXT(ctx context.Context, t target, name string) ([]dns.RR, error) {
-	if !c.cfg.Ownership {
+	if !c.conf().Ownership {
 		return nil, nil
 	}
 	return query(ctx, t, name, dns.TypeTXT)
@@ -195,10 +195,10 @@ func (c *Client) Delete(ctx context.Context, zone, name, rdtype, data string, ca
 		if err != nil {
 			return err
 		}
-		if c.cfg.Ownership && !c.owns(txt) {
+		if c.conf().Ownership && !c.owns(txt) {
 			return fmt.Errorf("%s: %w", fq, ErrNotOwner)
 		}
-		if c.cfg.Ownership {
+		if c.conf().Ownership {
 			m.Used(copyRRs(txt))
 		}
 		if qtype == dns.TypeANY {
@@ -225,5 +225,5 @@ func (c *Client) Delete(ctx context.Context, zone, name, rdtype, data string, ca
 }
 
 func (c *Client) isOwnerRR(rr dns.RR) bool {
-	return c.cfg.Ownership && c.owns([]dns.RR{rr})
+	return c.conf().Ownership && c.owns([]dns.RR{rr})
 }
