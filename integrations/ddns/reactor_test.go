@@ -183,7 +183,9 @@ func TestSaltReactionFiles(t *testing.T) {
 	write(t, keyfile, `{"ddns-key.": "d3Jvbmctc2VjcmV0LXdyb25nLXNlY3JldA=="}`)
 	publish("salt/cloud/web2/deploy_script", map[string]any{
 		"event": "web2 has been deployed at 10.20.0.82", "name": "web2", "host": "10.20.0.82"})
-	_, e := rec.wait(t, reactor.TagError, func(d map[string]any) bool { return strings.Contains(fmt.Sprint(d["message"]), "web2") || strings.Contains(fmt.Sprint(d["id"]), "web2") })
+	_, e := rec.wait(t, reactor.TagError, func(d map[string]any) bool {
+		return strings.Contains(fmt.Sprint(d["message"]), "web2") || strings.Contains(fmt.Sprint(d["id"]), "web2")
+	})
 	if !strings.Contains(fmt.Sprint(e["message"]), "NOTAUTH") {
 		t.Errorf("reactor error event %v", e)
 	}
