@@ -12,8 +12,9 @@ import (
 
 // Defaults for Config.
 const (
-	DefaultWorkers  = 64
-	DefaultMaxDepth = 8
+	DefaultWorkers     = 64
+	DefaultMaxInFlight = 1024
+	DefaultMaxDepth    = 8
 	// DefaultConsumer is the durable consumer name; masters sharing a bus
 	// share it, so each event is reacted to once cluster-wide.
 	DefaultConsumer = "reactor"
@@ -33,7 +34,8 @@ var DefaultRetry = Retry{Attempts: 5, Interval: 4 * time.Second, MaxInterval: 32
 //	    - salt://reactor/audit.sls
 //	file_roots:                 # where salt:// paths are looked up
 //	  base: [/srv/salt]
-//	reactor_workers: 64         # events handled at once (Salt's reactor_worker_threads is read if this is unset)
+//	reactor_workers: 64         # reaction functions running at once (Salt's reactor_worker_threads is read if this is unset)
+//	reactor_max_in_flight: 1024 # events in progress at once, then back-pressure
 //	reactor_max_depth: 8        # longest causal chain reacted to
 //	reactor_retry: {attempts: 5, interval: 4, max_interval: 32}   # seconds, or Go durations ("4s")
 type Config struct {
@@ -42,12 +44,16 @@ type Config struct {
 	MappingFile string
 	FileRoots   map[string][]string
 	// Workers bounds the reaction functions running at once (the pool
-	// Salt's reactor_worker_threads sizes). Up to 4×Workers events are in
-	// progress (rendering, waiting for durable writes); then the consumer
-	// stops pulling and the bus holds the rest.
-	Workers  int
-	MaxDepth int
-	Retry    Retry
+	// Salt's reactor_worker_threads sizes).
+	Workers int
+	// MaxInFlight bounds the events in progress at once (rendering, running,
+	// waiting for their job events to be durable; default 1024). Beyond it
+	// the consumer stops pulling and the bus holds the rest: back-pressure,
+	// never a drop. It is larger than Workers because most of an event's
+	// time is spent waiting for the disk, not in a function.
+	MaxInFlight int
+	MaxDepth    int
+	Retry       Retry
 	// Consumer is the durable consumer name (DefaultConsumer).
 	Consumer string
 	// AckWait bounds how long an event may be worked on without a sign of
@@ -104,6 +110,9 @@ func LoadConfig(d Decoder) (Config, error) {
 	if c.Workers == 0 {
 		c.Workers = threads
 	}
+	if err := d.Decode("reactor_max_in_flight", &c.MaxInFlight); err != nil {
+		return c, err
+	}
 	if err := d.Decode("reactor_max_depth", &c.MaxDepth); err != nil {
 		return c, err
 	}
@@ -124,6 +133,9 @@ func LoadConfig(d Decoder) (Config, error) {
 func (c *Config) setDefaults() {
 	if c.Workers <= 0 {
 		c.Workers = DefaultWorkers
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = DefaultMaxInFlight
 	}
 	if c.MaxDepth <= 0 {
 		c.MaxDepth = DefaultMaxDepth

@@ -42,6 +42,7 @@ file_roots:
   base: [/srv/salt, /srv/extra]
 reactor_workers: 16
 reactor_max_depth: 3
+reactor_max_in_flight: 100
 reactor_retry: {attempts: 2, interval: 1, max_interval: 5s}
 `, want: Config{
 			Mapping: []MapEntry{
@@ -49,7 +50,7 @@ reactor_retry: {attempts: 2, interval: 1, max_interval: 5s}
 				{Glob: "salt/key", Files: []string{"/srv/reactor/key.sls"}},
 			},
 			FileRoots: map[string][]string{"base": {"/srv/salt", "/srv/extra"}},
-			Workers:   16, MaxDepth: 3,
+			Workers:   16, MaxDepth: 3, MaxInFlight: 100,
 			Retry: Retry{Attempts: 2, Interval: time.Second, MaxInterval: 5 * time.Second},
 		}},
 		{name: "path to a mapping file", master: "reactor: " + filepath.Join(dir, "mapfile.yaml") + "\nreactor_worker_threads: 10\n",

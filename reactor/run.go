@@ -22,7 +22,7 @@ type runtime struct {
 
 // Run reacts to events from b until ctx ends. Events come from the durable
 // consumer cfg.Consumer; each is handled in its own goroutine, at most
-// 4×cfg.Workers at once, and reaction functions run in cfg.Workers slots.
+// cfg.MaxInFlight at once, and reaction functions run in cfg.Workers slots.
 // When all are busy the consumer stops pulling (back-pressure; the bus holds
 // the rest, nothing is dropped). An event is acknowledged once all its
 // reactions finished or were dead-lettered; when Run stops, unfinished
@@ -34,7 +34,7 @@ func (r *Reactor) Run(ctx context.Context, b bus.Bus, dlq DeadLetters) error {
 		return errors.New("reactor: already running")
 	}
 	defer r.runtime.Store(nil)
-	inflight := make(chan struct{}, cfg.Workers*4)
+	inflight := make(chan struct{}, cfg.MaxInFlight)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	handler := func(ctx context.Context, d *bus.Delivery) {

@@ -252,7 +252,7 @@ func TestRunAtLeastOnce(t *testing.T) {
 	}
 	file := writeFile(t, t.TempDir(), "rec.sls", "rec:\n  runner.test.record:\n    - n: {{ data['n'] }}\n")
 	// A crashed master's unacknowledged events come back after AckWait.
-	cfg := reactor.Config{Workers: 8, AckWait: 2 * time.Second, Mapping: []reactor.MapEntry{{Glob: "burst/*", Files: []string{file}}}}
+	cfg := reactor.Config{Workers: 4, MaxInFlight: 16, AckWait: 2 * time.Second, Mapping: []reactor.MapEntry{{Glob: "burst/*", Files: []string{file}}}}
 	for i := range n {
 		publish(t, b1, fmt.Sprintf("burst/%d", i), map[string]any{"n": i})
 	}

@@ -59,16 +59,17 @@ type Target struct {
 }
 
 type report struct {
-	Benchmark string   `json:"benchmark"`
-	Date      string   `json:"date"`
-	GoVersion string   `json:"go"`
-	CPUs      int      `json:"cpus"`
-	Workers   int      `json:"workers"`
-	Durable   string   `json:"durability"`
-	Results   []Result `json:"results"`
-	Targets   []Target `json:"targets"`
-	Pass      bool     `json:"pass"`
-	Notes     []string `json:"notes"`
+	Benchmark   string   `json:"benchmark"`
+	Date        string   `json:"date"`
+	GoVersion   string   `json:"go"`
+	CPUs        int      `json:"cpus"`
+	Workers     int      `json:"workers"`
+	MaxInFlight int      `json:"max_in_flight"`
+	Durable     string   `json:"durability"`
+	Results     []Result `json:"results"`
+	Targets     []Target `json:"targets"`
+	Pass        bool     `json:"pass"`
+	Notes       []string `json:"notes"`
 }
 
 // reaction is the 10-line Jinja reaction file every scenario uses.
@@ -89,7 +90,8 @@ func main() {
 	burst := flag.Int("burst", 10_000, "events in the burst")
 	rate := flag.Int("rate", 500, "events/s of the steady scenario")
 	steady := flag.Duration("steady", 30*time.Second, "duration of the steady scenario")
-	workers := flag.Int("workers", reactor.DefaultWorkers, "reactor workers")
+	workers := flag.Int("workers", reactor.DefaultWorkers, "reactor workers (functions running at once)")
+	inflight := flag.Int("inflight", reactor.DefaultMaxInFlight, "reactor events in progress at once")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -104,16 +106,16 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err := run(*out, *burst, *rate, *steady, *workers); err != nil {
+	if err := run(*out, *burst, *rate, *steady, *workers, *inflight); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench reactor:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, burst, rate int, steady time.Duration, workers int) error {
+func run(out string, burst, rate int, steady time.Duration, workers, inflight int) error {
 	rep := &report{Benchmark: "reactor", Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
-		CPUs: runtime.NumCPU(), Workers: workers,
+		CPUs: runtime.NumCPU(), Workers: workers, MaxInFlight: inflight,
 		Durable: "embedded JetStream file store; the trigger and both job events are fsync'ed before Publish returns, the trigger is acknowledged after its ret"}
 	dir, err := os.MkdirTemp("", "brine-bench-reactor-")
 	if err != nil {
@@ -131,7 +133,7 @@ func run(out string, burst, rate int, steady time.Duration, workers int) error {
 		return err
 	}
 	defer b.Close()
-	r := reactor.New(reactor.Config{Workers: workers, Mapping: []reactor.MapEntry{{Glob: "bench/*/created", Files: []string{file}}}},
+	r := reactor.New(reactor.Config{Workers: workers, MaxInFlight: inflight, Mapping: []reactor.MapEntry{{Glob: "bench/*/created", Files: []string{file}}}},
 		function.NewWithBuiltins())
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
