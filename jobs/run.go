@@ -1,0 +1,193 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+)
+
+// Users that Salt and brine put in a job's `user` field when no person
+// started it.
+const (
+	// UserReactor marks jobs run by the reactor, as Salt's __user__.
+	UserReactor = "Reactor"
+	// HookUserPrefix prefixes the hook path for jobs started by a webhook
+	// (`hook:<path>`).
+	HookUserPrefix = "hook:"
+)
+
+// Publisher stores events durably; bus.Bus is one.
+type Publisher interface {
+	Publish(ctx context.Context, ev *bus.Event) error
+}
+
+// Caller runs a named function with Salt-style arguments; fire lets the
+// function fire events caused by the job. *function.Registry is one.
+type Caller interface {
+	Call(ctx context.Context, name string, args []any, kwargs map[string]any,
+		fire func(ctx context.Context, tag string, data map[string]any) error) (any, error)
+}
+
+// Run is one runner job: something that changes the world, announced on the
+// bus as salt/run/<jid>/new when it starts and salt/run/<jid>/ret when it
+// ends, with Salt's payload (fun, fun_args, jid, user; the ret adds return
+// and success). Whoever runs a function as a job — `brine run`, the reactor,
+// a `brine cloud` run — builds a Run, so every job reads the same on the bus,
+// in the job store and in Slack.
+type Run struct {
+	// JID is the job id (NewJID).
+	JID string
+	// Fun is the job's function as Salt's runner events name it:
+	// "runner.<module>.<function>".
+	Fun string
+	// FunArgs is Salt's fun_args: positional arguments, then the keyword
+	// arguments as one mapping when there are any.
+	FunArgs []any
+	// User started the job: an OS user for the CLI, UserReactor, or
+	// HookUserPrefix+path.
+	User string
+	// Extra is added to both events (the reactor adds cause, reaction, file).
+	Extra map[string]any
+	// Origin is the source and cause of the job's events; depth follows the
+	// cause, which is what loop protection relies on.
+	Origin bus.Origin
+	// Start is when the job started (set by NewRun).
+	Start time.Time
+}
+
+// NewRun prepares a runner job of the registry function name (without the
+// "runner." prefix) with a fresh JID.
+func NewRun(name string, args []any, kwargs map[string]any, user string, o bus.Origin) *Run {
+	return &Run{
+		JID:     NewJID(),
+		Fun:     "runner." + strings.TrimPrefix(name, "runner."),
+		FunArgs: FunArgs(args, kwargs),
+		User:    user,
+		Origin:  o,
+		Start:   time.Now(),
+	}
+}
+
+// FunArgs is Salt's fun_args of a runner job: the positional arguments, then
+// the keyword arguments as one mapping when there are any.
+func FunArgs(args []any, kwargs map[string]any) []any {
+	out := make([]any, 0, len(args)+1)
+	out = append(out, args...)
+	if len(kwargs) > 0 {
+		out = append(out, kwargs)
+	}
+	return out
+}
+
+// RunTag is the tag of a runner job event: salt/run/<jid>/<what>.
+func RunTag(jid, what string) string { return "salt/run/" + jid + "/" + what }
+
+func (r *Run) payload() map[string]any {
+	d := make(map[string]any, len(r.Extra)+6)
+	for k, v := range r.Extra {
+		d[k] = v
+	}
+	d["fun"] = r.Fun
+	d["fun_args"] = r.FunArgs
+	d["jid"] = r.JID
+	d["user"] = r.User
+	return d
+}
+
+// NewEvent is the job's salt/run/<jid>/new event.
+func (r *Run) NewEvent() (*bus.Event, error) {
+	return bus.NewEvent(RunTag(r.JID, "new"), r.payload(), r.Origin)
+}
+
+// RetEvent is the job's salt/run/<jid>/ret event for the outcome ret, err:
+// success is err == nil, and a failed job's return is Salt's exception text.
+// extra keys (e.g. attempts) are added; duration is the time since Start.
+func (r *Run) RetEvent(ret any, err error, extra map[string]any) (*bus.Event, error) {
+	d := r.payload()
+	for k, v := range extra {
+		d[k] = v
+	}
+	d["success"] = err == nil
+	d["return"] = ret
+	if err != nil {
+		d["return"] = fmt.Sprintf("Exception occurred in runner %s: %v", strings.TrimPrefix(r.Fun, "runner."), err)
+	}
+	d["duration"] = time.Since(r.Start).Seconds()
+	return bus.NewEvent(RunTag(r.JID, "ret"), d, r.Origin)
+}
+
+// Begin publishes the new event.
+func (r *Run) Begin(ctx context.Context, pub Publisher) error {
+	ev, err := r.NewEvent()
+	if err != nil {
+		return fmt.Errorf("job %s: %w", r.JID, err)
+	}
+	if err := pub.Publish(ctx, ev); err != nil {
+		return fmt.Errorf("job %s: new event: %w", r.JID, err)
+	}
+	return nil
+}
+
+// End publishes the ret event for the outcome ret, err.
+func (r *Run) End(ctx context.Context, pub Publisher, ret any, err error, extra map[string]any) error {
+	ev, eerr := r.RetEvent(ret, err, extra)
+	if eerr != nil {
+		return fmt.Errorf("job %s: %w", r.JID, eerr)
+	}
+	if perr := pub.Publish(ctx, ev); perr != nil {
+		return fmt.Errorf("job %s: ret event: %w", r.JID, perr)
+	}
+	return nil
+}
+
+// Fire publishes an event fired by the job's function, with the job's origin
+// (so its depth follows the job's cause).
+func (r *Run) Fire(pub Publisher) func(ctx context.Context, tag string, data map[string]any) error {
+	return func(ctx context.Context, tag string, data map[string]any) error {
+		ev, err := bus.NewEvent(tag, data, r.Origin)
+		if err != nil {
+			return err
+		}
+		return pub.Publish(ctx, ev)
+	}
+}
+
+// Result is a finished job.
+type Result struct {
+	JID      string        `json:"jid"`
+	Fun      string        `json:"fun"`
+	Return   any           `json:"return"`
+	Success  bool          `json:"success"`
+	Error    string        `json:"error,omitempty"`
+	Duration time.Duration `json:"-"`
+}
+
+// ErrNotAnnounced wraps a failure to store a job's events: the function may
+// have run, but the bus does not know it.
+var ErrNotAnnounced = errors.New("job events not stored")
+
+// Call runs the registry function name as a job: the new event is stored
+// while the function runs, the ret event after it, so the two are in order
+// and a fast function costs one durable write before its result. The error
+// is the function's failure (also in Result) or ErrNotAnnounced.
+func Call(ctx context.Context, c Caller, pub Publisher, name string, args []any, kwargs map[string]any, user string, o bus.Origin) (Result, error) {
+	r := NewRun(name, args, kwargs, user, o)
+	stored := make(chan error, 1)
+	go func() { stored <- r.Begin(ctx, pub) }()
+	ret, err := c.Call(ctx, name, args, kwargs, r.Fire(pub))
+	res := Result{JID: r.JID, Fun: r.Fun, Return: ret, Success: err == nil, Duration: time.Since(r.Start)}
+	if err != nil {
+		res.Error = err.Error()
+	}
+	if serr := <-stored; serr != nil {
+		return res, errors.Join(fmt.Errorf("%w: %w", ErrNotAnnounced, serr), err)
+	}
+	if serr := r.End(ctx, pub, ret, err, nil); serr != nil {
+		return res, errors.Join(fmt.Errorf("%w: %w", ErrNotAnnounced, serr), err)
+	}
+	return res, err
+}

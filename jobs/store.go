@@ -1,0 +1,439 @@
+package jobs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/brinehq/brine/bus"
+)
+
+// Bucket is the key-value bucket the master keeps jobs in, keyed by JID.
+const Bucket = "jobs"
+
+// DefaultKeep is how long a job is kept after its last change: Salt's
+// keep_jobs_seconds default (24 h).
+const DefaultKeep = 24 * time.Hour
+
+// ConsumerName is the durable consumer that records job events; masters
+// sharing a bus share it, so each event is recorded once.
+const ConsumerName = "jobs"
+
+// maxAttempts bounds the read-modify-write retries of one record update.
+const maxAttempts = 16
+
+// Errors returned by the store; test them with errors.Is.
+var (
+	// ErrNotFound: no job with that JID is kept.
+	ErrNotFound = errors.New("job not found")
+	// ErrNotJobEvent: the event is not a job event or its data is unusable.
+	ErrNotJobEvent = errors.New("not a job event")
+)
+
+// Kinds of job, after the tag family of their events.
+const (
+	KindRun = "run" // salt/run/<jid>/…: runner jobs (brine run, reactions, cloud runs)
+	KindJob = "job" // salt/job/<jid>/…: targeted jobs, with one return per minion
+)
+
+// Job is a recorded job, what `brine jobs show` prints; the fields follow
+// Salt's job events and jobs.lookup_jid.
+type Job struct {
+	JID     string   `json:"jid"`
+	Kind    string   `json:"kind"`
+	Fun     string   `json:"fun"`
+	Arg     []any    `json:"arg"`
+	Tgt     any      `json:"tgt,omitempty"`
+	TgtType string   `json:"tgt_type,omitempty"`
+	User    string   `json:"user,omitempty"`
+	Minions []string `json:"minions,omitempty"`
+	// StartTime is when the job started (its JID's time, or the new event's).
+	StartTime time.Time `json:"start_time"`
+	// EndTime is set when a runner job returned or every minion of a
+	// targeted job did.
+	EndTime *time.Time `json:"end_time,omitempty"`
+	// Success and Return are a runner job's outcome.
+	Success  *bool   `json:"success,omitempty"`
+	Return   any     `json:"return,omitempty"`
+	Duration float64 `json:"duration,omitempty"`
+	// Returns are a targeted job's minion returns, by minion id.
+	Returns map[string]MinionReturn `json:"returns,omitempty"`
+	// Event is the id of the new event; Cause that of the event the job
+	// reacted to (reactions).
+	Event string `json:"event,omitempty"`
+	Cause string `json:"cause,omitempty"`
+	// Revision is the record's key-value revision.
+	Revision uint64 `json:"-"`
+}
+
+// MinionReturn is one minion's salt/job/<jid>/ret/<id>.
+type MinionReturn struct {
+	Return  any       `json:"return"`
+	Retcode int64     `json:"retcode"`
+	Success bool      `json:"success"`
+	Time    time.Time `json:"time"`
+}
+
+// Active reports whether the job has not finished.
+func (j *Job) Active() bool { return j.EndTime == nil }
+
+// Missing lists the targeted minions that have not returned.
+func (j *Job) Missing() []string {
+	var out []string
+	for _, m := range j.Minions {
+		if _, ok := j.Returns[m]; !ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// OpenBucket opens (creating if needed) the jobs bucket on js, each record
+// expiring keep (DefaultKeep when zero) after its last change.
+func OpenBucket(ctx context.Context, js jetstream.JetStream, keep time.Duration, replicas int) (jetstream.KeyValue, error) {
+	if keep <= 0 {
+		keep = DefaultKeep
+	}
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      Bucket,
+		Description: "brine jobs",
+		TTL:         keep,
+		Storage:     jetstream.FileStorage,
+		Replicas:    max(replicas, 1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jobs bucket: %w", err)
+	}
+	return kv, nil
+}
+
+// Store records jobs from their events in a key-value bucket and answers
+// queries. It is safe for concurrent use, also by several masters.
+type Store struct {
+	kv  jetstream.KeyValue
+	log *slog.Logger
+}
+
+// NewStore wraps an open bucket (OpenBucket). log may be nil.
+func NewStore(kv jetstream.KeyValue, log *slog.Logger) *Store {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Store{kv: kv, log: log}
+}
+
+// Consumer is the part of bus.Bus the store reads events from.
+type Consumer interface {
+	Consume(ctx context.Context, cfg bus.ConsumerConfig, fn func(context.Context, *bus.Delivery)) (bus.Subscription, error)
+}
+
+// Pattern selects the job events from the bus (salt/job/… and salt/run/…);
+// Record ignores the few other tags it also matches.
+const Pattern = "salt/[jr][ou][bn]/*"
+
+// Run records job events from the durable consumer ConsumerName until ctx
+// ends. An event that is not a usable job event is logged and skipped; a
+// failed write is retried, so no job is lost.
+func (s *Store) Run(ctx context.Context, c Consumer) error {
+	sub, err := c.Consume(ctx, bus.ConsumerConfig{Name: ConsumerName, Pattern: Pattern}, func(ctx context.Context, d *bus.Delivery) {
+		err := s.Record(ctx, d.Event)
+		switch {
+		case err == nil, errors.Is(err, ErrNotJobEvent):
+			if err != nil && !isOtherTag(d.Event.Tag) {
+				s.log.Warn("jobs: skipping event", "tag", d.Event.Tag, "event", d.Event.ID, "err", err)
+			}
+			_ = d.Ack()
+		case ctx.Err() != nil:
+			_ = d.Nak(0)
+		default:
+			s.log.Error("jobs: recording failed; will retry", "tag", d.Event.Tag, "event", d.Event.ID, "err", err)
+			_ = d.Nak(time.Second)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("jobs: %w", err)
+	}
+	<-ctx.Done()
+	sub.Stop()
+	return ctx.Err()
+}
+
+// isOtherTag reports tags the consumer pattern matches that are not job
+// events at all (nothing to warn about).
+func isOtherTag(tag string) bool {
+	return !strings.HasPrefix(tag, "salt/job/") && !strings.HasPrefix(tag, "salt/run/")
+}
+
+// ParseTag splits a job event tag: salt/run/<jid>/new|ret,
+// salt/job/<jid>/new, salt/job/<jid>/ret/<minion>. ok is false for any other
+// tag (including salt/job/<jid>/prog/… and …/sub/…).
+func ParseTag(tag string) (kind, jid, what, minion string, ok bool) {
+	parts := strings.Split(tag, "/")
+	if len(parts) < 4 || parts[0] != "salt" || !IsJID(parts[2]) {
+		return "", "", "", "", false
+	}
+	kind, jid, what = parts[1], parts[2], parts[3]
+	switch {
+	case kind == KindRun && len(parts) == 4 && (what == "new" || what == "ret"):
+		return kind, jid, what, "", true
+	case kind == KindJob && len(parts) == 4 && what == "new":
+		return kind, jid, what, "", true
+	case kind == KindJob && len(parts) == 5 && what == "ret" && parts[4] != "":
+		return kind, jid, what, parts[4], true
+	}
+	return "", "", "", "", false
+}
+
+// Record merges one job event into its job's record. Events may arrive in
+// any order and more than once; the record converges to the same content.
+func (s *Store) Record(ctx context.Context, ev *bus.Event) error {
+	kind, jid, what, minion, ok := ParseTag(ev.Tag)
+	if !ok {
+		return fmt.Errorf("%w: tag %q", ErrNotJobEvent, ev.Tag)
+	}
+	data, err := ev.DataMap()
+	if err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrNotJobEvent, ev.Tag, err)
+	}
+	return s.update(ctx, jid, func(j *Job) {
+		if j.Kind == "" {
+			j.Kind = kind
+		}
+		switch {
+		case what == "new":
+			mergeNew(j, ev, data)
+		case kind == KindRun:
+			mergeRunRet(j, ev, data)
+		default:
+			mergeMinionRet(j, ev, minion, data)
+		}
+	})
+}
+
+func mergeNew(j *Job, ev *bus.Event, data map[string]any) {
+	j.Event = ev.ID
+	j.Cause = ev.Cause
+	j.StartTime = jobStart(j.JID, ev)
+	fillCommon(j, data)
+	if t, ok := data["tgt"]; ok {
+		j.Tgt = t
+	}
+	if tt, ok := data["tgt_type"].(string); ok {
+		j.TgtType = tt
+	}
+	if ms, ok := data["minions"].([]any); ok {
+		j.Minions = j.Minions[:0]
+		for _, m := range ms {
+			if s, ok := m.(string); ok {
+				j.Minions = append(j.Minions, s)
+			}
+		}
+		j.finishIfComplete(ev.Time)
+	}
+}
+
+// fillCommon copies the fields new and ret events share, without erasing
+// what an earlier event set.
+func fillCommon(j *Job, data map[string]any) {
+	if f, ok := data["fun"].(string); ok && f != "" {
+		j.Fun = f
+	}
+	if u, ok := data["user"].(string); ok && u != "" {
+		j.User = u
+	}
+	for _, k := range []string{"arg", "fun_args"} {
+		if a, ok := data[k].([]any); ok && j.Arg == nil {
+			j.Arg = a
+		}
+	}
+}
+
+func mergeRunRet(j *Job, ev *bus.Event, data map[string]any) {
+	fillCommon(j, data)
+	if j.StartTime.IsZero() {
+		j.StartTime = jobStart(j.JID, ev)
+	}
+	ok, _ := data["success"].(bool)
+	j.Success = &ok
+	j.Return = data["return"]
+	switch d := data["duration"].(type) {
+	case float64:
+		j.Duration = d
+	case int64:
+		j.Duration = float64(d)
+	default:
+		j.Duration = ev.Time.Sub(j.StartTime).Seconds()
+	}
+	end := ev.Time
+	j.EndTime = &end
+}
+
+func mergeMinionRet(j *Job, ev *bus.Event, minion string, data map[string]any) {
+	fillCommon(j, data)
+	if j.StartTime.IsZero() {
+		j.StartTime = jobStart(j.JID, ev)
+	}
+	if j.Returns == nil {
+		j.Returns = map[string]MinionReturn{}
+	}
+	r := MinionReturn{Return: data["return"], Time: ev.Time}
+	r.Retcode, _ = data["retcode"].(int64)
+	if ok, isBool := data["success"].(bool); isBool {
+		r.Success = ok
+	} else {
+		r.Success = r.Retcode == 0
+	}
+	j.Returns[minion] = r
+	if !slices.Contains(j.Minions, minion) {
+		// Not targeted as far as the new event (if seen) says: keep it
+		// listed, as Salt's lookup_jid shows every return.
+		j.Minions = append(j.Minions, minion)
+	}
+	j.finishIfComplete(ev.Time)
+}
+
+// finishIfComplete ends a targeted job once every targeted minion returned.
+func (j *Job) finishIfComplete(t time.Time) {
+	if j.EndTime != nil || j.Event == "" || len(j.Missing()) > 0 || len(j.Returns) == 0 && len(j.Minions) > 0 {
+		return
+	}
+	end := t
+	for _, r := range j.Returns {
+		if r.Time.After(end) {
+			end = r.Time
+		}
+	}
+	j.EndTime = &end
+	j.Duration = end.Sub(j.StartTime).Seconds()
+}
+
+// jobStart is when a job started: its JID's time, else its event's.
+func jobStart(jid string, ev *bus.Event) time.Time {
+	if t, err := JIDTime(jid); err == nil {
+		return t
+	}
+	return ev.Time
+}
+
+// update applies fn to the record of jid with compare-and-set, retrying when
+// another writer changed it in between.
+func (s *Store) update(ctx context.Context, jid string, fn func(*Job)) error {
+	for range maxAttempts {
+		j, err := s.Get(ctx, jid)
+		fresh := errors.Is(err, ErrNotFound)
+		if err != nil && !fresh {
+			return err
+		}
+		if fresh {
+			j = &Job{JID: jid}
+		}
+		fn(j)
+		b, err := json.Marshal(j)
+		if err != nil {
+			return fmt.Errorf("jobs: encode %s: %w", jid, err)
+		}
+		if fresh {
+			_, err = s.kv.Create(ctx, jid, b)
+		} else {
+			_, err = s.kv.Update(ctx, jid, b, j.Revision)
+		}
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return fmt.Errorf("jobs: write %s: %w", jid, err)
+		}
+	}
+	return fmt.Errorf("jobs: write %s: changed concurrently %d times", jid, maxAttempts)
+}
+
+// Get returns the job jid, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, jid string) (*Job, error) {
+	if !IsJID(jid) {
+		return nil, fmt.Errorf("%w: %q is not a JID (20 digits)", ErrNotFound, jid)
+	}
+	e, err := s.kv.Get(ctx, jid)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, fmt.Errorf("%w: %s (never seen, or older than keep_jobs)", ErrNotFound, jid)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jobs: get %s: %w", jid, err)
+	}
+	return decodeJob(e)
+}
+
+func decodeJob(e jetstream.KeyValueEntry) (*Job, error) {
+	var j Job
+	if err := json.Unmarshal(e.Value(), &j); err != nil {
+		return nil, fmt.Errorf("jobs: record %s (revision %d): %w", e.Key(), e.Revision(), err)
+	}
+	j.Revision = e.Revision()
+	return &j, nil
+}
+
+// Filter selects jobs in List; zero fields select everything.
+type Filter struct {
+	// Fun is a Salt glob on the function (e.g. "runner.cloud.*", "*state.*").
+	Fun string `json:"fun,omitempty"`
+	// User is the exact user.
+	User string `json:"user,omitempty"`
+	// Since keeps jobs started at or after it.
+	Since time.Time `json:"since,omitzero"`
+	// Active keeps jobs that have not finished.
+	Active bool `json:"active,omitempty"`
+	// Limit keeps the newest Limit jobs (0: all).
+	Limit int `json:"limit,omitempty"`
+}
+
+// List returns the kept jobs f selects, oldest first.
+func (s *Store) List(ctx context.Context, f Filter) ([]*Job, error) {
+	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("jobs: list: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	var fun *bus.Glob
+	if f.Fun != "" {
+		fun = bus.CompileGlob(f.Fun)
+	}
+	var out []*Job
+	for {
+		var e jetstream.KeyValueEntry
+		select {
+		case e = <-w.Updates():
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if e == nil {
+			break // the initial values are done
+		}
+		j, err := decodeJob(e)
+		if err != nil {
+			s.log.Warn("jobs: unreadable record", "err", err)
+			continue
+		}
+		switch {
+		case fun != nil && !fun.Match(j.Fun),
+			f.User != "" && j.User != f.User,
+			!f.Since.IsZero() && j.StartTime.Before(f.Since),
+			f.Active && !j.Active():
+			continue
+		}
+		out = append(out, j)
+	}
+	slices.SortFunc(out, func(a, b *Job) int { return strings.Compare(a.JID, b.JID) })
+	if f.Limit > 0 && len(out) > f.Limit {
+		out = out[len(out)-f.Limit:]
+	}
+	return out, nil
+}

@@ -1,0 +1,383 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/natsbus"
+	"github.com/brinehq/brine/function"
+)
+
+func openBus(t *testing.T) *natsbus.Bus {
+	t.Helper()
+	ctx := context.Background()
+	b, err := natsbus.Open(ctx, natsbus.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
+}
+
+func openStore(t *testing.T, b *natsbus.Bus, keep time.Duration) *Store {
+	t.Helper()
+	kv, err := OpenBucket(context.Background(), b.JetStream(), keep, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return NewStore(kv, nil)
+}
+
+func event(t *testing.T, tag string, data map[string]any) *bus.Event {
+	t.Helper()
+	ev, err := bus.NewEvent(tag, data, bus.Origin{Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// collect subscribes to pattern and returns a function waiting for n events.
+func collect(t *testing.T, b bus.Bus, pattern string) func(n int) []*bus.Event {
+	t.Helper()
+	var mu sync.Mutex
+	var got []*bus.Event
+	sub, err := b.Subscribe(context.Background(), bus.SubscribeOptions{Pattern: pattern}, func(ev *bus.Event) {
+		mu.Lock()
+		got = append(got, ev)
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sub.Stop)
+	return func(n int) []*bus.Event {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			mu.Lock()
+			if len(got) >= n {
+				out := append([]*bus.Event(nil), got...)
+				mu.Unlock()
+				return out
+			}
+			mu.Unlock()
+			if time.Now().After(deadline) {
+				t.Fatalf("got %d events on %s, want %d", len(got), pattern, n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+func TestCallFiresSaltRunnerEvents(t *testing.T) {
+	b := openBus(t)
+	wait := collect(t, b, "salt/run/*")
+	funcs := function.NewWithBuiltins()
+	ctx := context.Background()
+	cause := event(t, "myco/trigger", nil)
+
+	res, err := Call(ctx, funcs, b, "test.arg", []any{"hello"}, map[string]any{"color": "red"}, "alice",
+		bus.Origin{Source: "brine://test", Cause: cause})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Success || !IsJID(res.JID) || res.Fun != "runner.test.arg" {
+		t.Fatalf("result %+v", res)
+	}
+	_, err = Call(ctx, funcs, b, "test.exception", nil, map[string]any{"message": "boom"}, UserReactor, bus.Origin{Source: "brine://test"})
+	if err == nil || err.Error() != "boom" {
+		t.Fatalf("failing function: err %v, want boom", err)
+	}
+
+	evs := wait(4)
+	wantFunArgs := []any{"hello", map[string]any{"color": "red"}}
+	tests := []struct {
+		tag  string
+		want map[string]any
+	}{
+		{RunTag(res.JID, "new"), map[string]any{"fun": "runner.test.arg", "fun_args": wantFunArgs, "jid": res.JID, "user": "alice"}},
+		{RunTag(res.JID, "ret"), map[string]any{"fun": "runner.test.arg", "fun_args": wantFunArgs, "jid": res.JID, "user": "alice",
+			"success": true, "return": map[string]any{"args": []any{"hello"}, "kwargs": map[string]any{"color": "red"}}}},
+		{"", map[string]any{"fun": "runner.test.exception", "user": UserReactor}},
+		{"", map[string]any{"success": false, "return": "Exception occurred in runner test.exception: boom"}},
+	}
+	for i, tt := range tests {
+		ev := evs[i]
+		if tt.tag != "" && ev.Tag != tt.tag {
+			t.Errorf("event %d: tag %s, want %s", i, ev.Tag, tt.tag)
+		}
+		d, err := ev.DataMap()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range tt.want {
+			if !reflect.DeepEqual(d[k], v) {
+				t.Errorf("event %d %s: %s = %#v, want %#v", i, ev.Tag, k, d[k], v)
+			}
+		}
+		if _, ok := d["_stamp"]; !ok {
+			t.Errorf("event %d: no _stamp", i)
+		}
+	}
+	if evs[0].Cause != cause.ID || evs[0].Depth != 1 || evs[1].Depth != 1 {
+		t.Errorf("job events caused by %s: cause %q depth %d/%d, want depth 1", cause.ID, evs[0].Cause, evs[0].Depth, evs[1].Depth)
+	}
+	if d, _ := evs[1].DataMap(); d["duration"] == nil {
+		t.Error("ret has no duration")
+	}
+}
+
+func TestParseTag(t *testing.T) {
+	const jid = "20261122004512123456"
+	tests := []struct {
+		tag                string
+		kind, what, minion string
+		ok                 bool
+	}{
+		{"salt/run/" + jid + "/new", KindRun, "new", "", true},
+		{"salt/run/" + jid + "/ret", KindRun, "ret", "", true},
+		{"salt/job/" + jid + "/new", KindJob, "new", "", true},
+		{"salt/job/" + jid + "/ret/web1", KindJob, "ret", "web1", true},
+		{"salt/job/" + jid + "_123/ret/web1", KindJob, "ret", "web1", true},
+		{"salt/job/" + jid + "/prog/web1/0", "", "", "", false},
+		{"salt/job/" + jid + "/ret/", "", "", "", false},
+		{"salt/run/" + jid + "/args", "", "", "", false},
+		{"salt/job/notajid/new", "", "", "", false},
+		{"salt/cloud/web1/created", "", "", "", false},
+	}
+	for _, tt := range tests {
+		kind, _, what, minion, ok := ParseTag(tt.tag)
+		if kind != tt.kind || what != tt.what || minion != tt.minion || ok != tt.ok {
+			t.Errorf("ParseTag(%q) = %q %q %q %v, want %q %q %q %v", tt.tag, kind, what, minion, ok, tt.kind, tt.what, tt.minion, tt.ok)
+		}
+	}
+}
+
+func TestRecordMergesEventsInAnyOrder(t *testing.T) {
+	b := openBus(t)
+	s := openStore(t, b, 0)
+	ctx := context.Background()
+	type step struct {
+		tag  string
+		data map[string]any
+	}
+	tests := []struct {
+		name   string
+		steps  func(jid string) []step
+		active bool
+		check  func(t *testing.T, j *Job)
+	}{
+		{
+			name: "runner new then ret",
+			steps: func(jid string) []step {
+				return []step{
+					{RunTag(jid, "new"), map[string]any{"fun": "runner.test.arg", "fun_args": []any{"hello"}, "jid": jid, "user": "alice"}},
+					{RunTag(jid, "ret"), map[string]any{"fun": "runner.test.arg", "fun_args": []any{"hello"}, "jid": jid, "user": "alice",
+						"return": "hello", "success": true, "duration": 0.25}},
+				}
+			},
+			check: func(t *testing.T, j *Job) {
+				if j.Kind != KindRun || j.Fun != "runner.test.arg" || j.User != "alice" || j.Return != "hello" ||
+					j.Success == nil || !*j.Success || j.Duration != 0.25 || !reflect.DeepEqual(j.Arg, []any{"hello"}) {
+					t.Errorf("job %+v", j)
+				}
+			},
+		},
+		{
+			name: "runner ret before new",
+			steps: func(jid string) []step {
+				return []step{
+					{RunTag(jid, "ret"), map[string]any{"fun": "runner.x.y", "jid": jid, "user": "bob", "return": "no", "success": false}},
+					{RunTag(jid, "new"), map[string]any{"fun": "runner.x.y", "fun_args": []any{}, "jid": jid, "user": "bob"}},
+				}
+			},
+			check: func(t *testing.T, j *Job) {
+				if j.Success == nil || *j.Success || j.Event == "" || j.User != "bob" {
+					t.Errorf("job %+v", j)
+				}
+			},
+		},
+		{
+			name: "runner still running",
+			steps: func(jid string) []step {
+				return []step{{RunTag(jid, "new"), map[string]any{"fun": "runner.test.sleep", "jid": jid, "user": "alice"}}}
+			},
+			active: true,
+		},
+		{
+			name: "targeted job, one minion missing",
+			steps: func(jid string) []step {
+				return []step{
+					{"salt/job/" + jid + "/new", map[string]any{"jid": jid, "tgt": "roles:nginx", "tgt_type": "grain", "fun": "cmd.run",
+						"arg": []any{"nginx restart"}, "minions": []any{"web1", "web2"}, "missing": []any{}, "user": "root"}},
+					{"salt/job/" + jid + "/ret/web1", map[string]any{"cmd": "_return", "id": "web1", "jid": jid, "fun": "cmd.run",
+						"fun_args": []any{"nginx restart"}, "return": "ok", "retcode": 0, "success": true}},
+				}
+			},
+			active: true,
+			check: func(t *testing.T, j *Job) {
+				if !reflect.DeepEqual(j.Missing(), []string{"web2"}) || j.Tgt != "roles:nginx" || j.TgtType != "grain" {
+					t.Errorf("job %+v, missing %v", j, j.Missing())
+				}
+			},
+		},
+		{
+			name: "targeted job complete, rets first",
+			steps: func(jid string) []step {
+				return []step{
+					{"salt/job/" + jid + "/ret/web2", map[string]any{"id": "web2", "jid": jid, "fun": "cmd.run", "return": "fail", "retcode": 1, "success": false}},
+					{"salt/job/" + jid + "/ret/web1", map[string]any{"id": "web1", "jid": jid, "fun": "cmd.run", "return": "ok", "retcode": 0}},
+					{"salt/job/" + jid + "/new", map[string]any{"jid": jid, "tgt": []any{"web1", "web2"}, "tgt_type": "list", "fun": "cmd.run",
+						"arg": []any{"true"}, "minions": []any{"web1", "web2"}, "user": "root"}},
+				}
+			},
+			check: func(t *testing.T, j *Job) {
+				r1, r2 := j.Returns["web1"], j.Returns["web2"]
+				if !r1.Success || r2.Success || r2.Retcode != 1 || len(j.Missing()) != 0 {
+					t.Errorf("returns %+v", j.Returns)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			jid := NewJID()
+			for _, st := range tt.steps(jid) {
+				ev := event(t, st.tag, st.data)
+				// Every event twice: redelivery must change nothing.
+				for range 2 {
+					if err := s.Record(ctx, ev); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			j, err := s.Get(ctx, jid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Active() != tt.active {
+				t.Errorf("active = %v, want %v (%+v)", j.Active(), tt.active, j)
+			}
+			start, _ := JIDTime(jid)
+			if !j.StartTime.Equal(start) {
+				t.Errorf("start %v, want the JID's %v", j.StartTime, start)
+			}
+			if tt.check != nil {
+				tt.check(t, j)
+			}
+		})
+	}
+	if err := s.Record(ctx, event(t, "salt/cloud/web1/created", nil)); !errors.Is(err, ErrNotJobEvent) {
+		t.Errorf("cloud event: err %v, want ErrNotJobEvent", err)
+	}
+	if _, err := s.Get(ctx, "12345"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("bad jid: err %v", err)
+	}
+	if _, err := s.Get(ctx, NewJID()); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown jid: err %v", err)
+	}
+}
+
+func TestStoreConsumesAndLists(t *testing.T) {
+	b := openBus(t)
+	s := openStore(t, b, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx, b) }()
+	funcs := function.NewWithBuiltins()
+	before := time.Now().Add(-time.Second)
+	var jids []string
+	for _, c := range []struct {
+		fun, user string
+		args      []any
+	}{
+		{"test.arg", "alice", []any{"a"}},
+		{"test.ping", "bob", nil},
+		{"test.arg", "bob", []any{"b"}},
+	} {
+		res, err := Call(ctx, funcs, b, c.fun, c.args, nil, c.user, bus.Origin{Source: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jids = append(jids, res.JID)
+	}
+	// A long job stays active.
+	sleeper := NewRun("test.sleep", nil, nil, "carol", bus.Origin{Source: "test"})
+	if err := sleeper.Begin(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		j, err := s.Get(ctx, jids[2])
+		return err == nil && !j.Active()
+	})
+	waitFor(t, func() bool { _, err := s.Get(ctx, sleeper.JID); return err == nil })
+
+	tests := []struct {
+		f    Filter
+		want []string
+	}{
+		{Filter{}, append(append([]string{}, jids...), sleeper.JID)},
+		{Filter{Fun: "runner.test.arg"}, []string{jids[0], jids[2]}},
+		{Filter{Fun: "*ping"}, []string{jids[1]}},
+		{Filter{User: "bob"}, []string{jids[1], jids[2]}},
+		{Filter{Active: true}, []string{sleeper.JID}},
+		{Filter{Since: before}, append(append([]string{}, jids...), sleeper.JID)},
+		{Filter{Since: time.Now().Add(time.Hour)}, nil},
+		{Filter{Limit: 2}, []string{jids[2], sleeper.JID}},
+	}
+	for _, tt := range tests {
+		got, err := s.List(ctx, tt.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, j := range got {
+			ids = append(ids, j.JID)
+		}
+		if !reflect.DeepEqual(ids, tt.want) {
+			t.Errorf("List(%+v) = %v, want %v", tt.f, ids, tt.want)
+		}
+	}
+	if err := sleeper.End(ctx, b, true, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		j, err := s.Get(ctx, sleeper.JID)
+		return err == nil && !j.Active() && *j.Success
+	})
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run returned %v", err)
+	}
+}
+
+func TestJobsExpireAfterKeep(t *testing.T) {
+	b := openBus(t)
+	s := openStore(t, b, time.Second)
+	ctx := context.Background()
+	jid := NewJID()
+	if err := s.Record(ctx, event(t, RunTag(jid, "new"), map[string]any{"fun": "runner.test.ping", "jid": jid})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, jid); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { _, err := s.Get(ctx, jid); return errors.Is(err, ErrNotFound) })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 20s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
