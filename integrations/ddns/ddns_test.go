@@ -556,3 +556,33 @@ func write(t testing.TB, path, text string) {
 		t.Fatal(err)
 	}
 }
+
+func TestCheck(t *testing.T) {
+	s := startNamed(t)
+	ctx := context.Background()
+	cfg := config(t, s, "ddns-key")
+	c := ddns.New(cfg)
+	before := lookup(t, s, "example.test", dns.TypeSOA)
+	zc := c.Check(ctx, "example.test")
+	if !zc.OK || zc.SOA != "ok" || zc.Update != "ok" || zc.Transfer != "ok" || zc.Records < 3 || zc.Key != "ddns-key (hmac-sha256)" {
+		t.Errorf("check %+v", zc)
+	}
+	if after := lookup(t, s, "example.test", dns.TypeSOA); !slices.Equal(before, after) {
+		t.Errorf("check changed the zone: %v -> %v", before, after)
+	}
+	if zc := ddns.New(config(t, s, "limited")).Check(ctx, "example.test"); zc.OK || !strings.Contains(zc.Update, "REFUSED") || zc.Transfer != "ok" {
+		t.Errorf("limited key %+v", zc)
+	}
+	bad := cfg
+	bad.Keys = map[string]ddns.InlineKey{"ddns-key": {Secret: "d3Jvbmc="}}
+	if zc := ddns.New(bad).Check(ctx, "example.test"); zc.OK || !strings.Contains(zc.Update, "NOTAUTH") {
+		t.Errorf("wrong key %+v", zc)
+	}
+	if zc := c.Check(ctx, "nothere.test"); zc.OK || !strings.Contains(zc.SOA, "REFUSED") {
+		t.Errorf("zone not served %+v", zc)
+	}
+	rrs, err := c.Transfer(ctx, "example.test")
+	if err != nil || len(rrs) < 3 {
+		t.Errorf("transfer: %d records, %v", len(rrs), err)
+	}
+}
