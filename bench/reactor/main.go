@@ -92,6 +92,7 @@ func main() {
 	steady := flag.Duration("steady", 30*time.Second, "duration of the steady scenario")
 	workers := flag.Int("workers", reactor.DefaultWorkers, "reactor workers (functions running at once)")
 	inflight := flag.Int("inflight", reactor.DefaultMaxInFlight, "reactor events in progress at once")
+	publishers := flag.Int("publishers", 256, "concurrent publishers of the burst")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -106,14 +107,14 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err := run(*out, *burst, *rate, *steady, *workers, *inflight); err != nil {
+	if err := run(*out, *burst, *rate, *steady, *workers, *inflight, *publishers); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench reactor:", err)
 		os.Exit(1)
 	}
 }
 
-func run(out string, burst, rate int, steady time.Duration, workers, inflight int) error {
+func run(out string, burst, rate int, steady time.Duration, workers, inflight, publishers int) error {
 	rep := &report{Benchmark: "reactor", Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
 		CPUs: runtime.NumCPU(), Workers: workers, MaxInFlight: inflight,
 		Durable: "embedded JetStream file store; the trigger and both job events are fsync'ed before Publish returns, the trigger is acknowledged after its ret"}
@@ -144,7 +145,7 @@ func run(out string, burst, rate int, steady time.Duration, workers, inflight in
 	if err != nil {
 		return err
 	}
-	res, err := m.burst(ctx, b, burst)
+	res, err := m.burst(ctx, b, burst, publishers)
 	if err != nil {
 		return err
 	}
@@ -177,7 +178,7 @@ func run(out string, burst, rate int, steady time.Duration, workers, inflight in
 	}
 	rep.Notes = append(rep.Notes,
 		"fire→ret: from just before the trigger's Publish to the arrival of its salt/run/<jid>/ret at a subscriber",
-		"burst: all events are published by 256 concurrent publishers while the reactor runs; salt 3006.6 on the same burst: ~80 reactions/s, 125 s to the last",
+		fmt.Sprintf("burst: all events are published by %d concurrent publishers while the reactor runs;", publishers)+" salt 3006.6 on the same burst: ~80 reactions/s, 125 s to the last",
 		"render_only: Jinja only (cached template); plan: match + render + YAML + compile, single goroutine")
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
@@ -314,7 +315,7 @@ func (m *meter) summary(name string, start time.Time) Result {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-func (m *meter) burst(ctx context.Context, b bus.Bus, n int) (Result, error) {
+func (m *meter) burst(ctx context.Context, b bus.Bus, n, publishers int) (Result, error) {
 	m.reset()
 	events := make([]*bus.Event, n)
 	for i := range events {
@@ -328,7 +329,7 @@ func (m *meter) burst(ctx context.Context, b bus.Bus, n int) (Result, error) {
 	var errs atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range 256 {
+	for range publishers {
 		wg.Go(func() {
 			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
 				if err := m.fire(ctx, b, events[i]); err != nil {
