@@ -343,9 +343,19 @@ func (c *Client) Publish(ctx context.Context, tag string, data map[string]any) (
 // PublishEvent publishes a complete envelope (for agents that forward events
 // with their own ids and causes) and returns once it is durable.
 func (c *Client) PublishEvent(ctx context.Context, ev *bus.Event) error {
-	var rep PublishReply
-	if err := c.Call(ctx, "publish", ev, &rep); err != nil {
+	// MarshalJSON directly: through json.Marshal the result would be
+	// scanned again for nothing.
+	body, err := ev.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("publish %q: %w", ev.Tag, err)
+	}
+	raw, err := c.call(ctx, "publish", body)
+	if err != nil {
 		return err
+	}
+	var rep PublishReply
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		return fmt.Errorf("publish: decoding the reply: %w", err)
 	}
 	if rep.ID != ev.ID {
 		return fmt.Errorf("publish %q: the master acknowledged id %q, want %q", ev.Tag, rep.ID, ev.ID)

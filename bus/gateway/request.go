@@ -163,8 +163,8 @@ func (s *Server) handlePublish(ctx context.Context, body json.RawMessage) (any, 
 	if len(body) > s.cfg.MaxEventSize {
 		return nil, fmt.Errorf("%w: request of %d bytes, the limit is %d", bus.ErrTooLarge, len(body), s.cfg.MaxEventSize)
 	}
-	var ev bus.Event
-	if err := json.Unmarshal(body, &ev); err != nil {
+	ev, err := decodeEnvelope(body)
+	if err != nil {
 		return nil, fmt.Errorf("%w: publish body: %v", errInvalidRequest, err)
 	}
 	if ev.ID == "" {
@@ -176,11 +176,10 @@ func (s *Server) handlePublish(ctx context.Context, body json.RawMessage) (any, 
 				return nil, fmt.Errorf("%w: data must be a JSON object: %v", bus.ErrInvalidData, err)
 			}
 		}
-		e, err := bus.NewEvent(ev.Tag, data, bus.Origin{Source: "zmq://" + RemoteAddr(ctx)})
+		ev, err = bus.NewEvent(ev.Tag, data, bus.Origin{Source: "zmq://" + RemoteAddr(ctx)})
 		if err != nil {
 			return nil, err
 		}
-		ev = *e
 	} else if ev.Source == "" {
 		ev.Source = "zmq://" + RemoteAddr(ctx)
 	}
@@ -190,7 +189,7 @@ func (s *Server) handlePublish(ctx context.Context, body json.RawMessage) (any, 
 	if _, err := ev.Validate(s.cfg.MaxEventSize); err != nil {
 		return nil, err
 	}
-	if err := s.bus.Publish(ctx, &ev); err != nil {
+	if err := s.bus.Publish(ctx, ev); err != nil {
 		return nil, fmt.Errorf("publish %q: %w", ev.Tag, err)
 	}
 	return PublishReply{ID: ev.ID}, nil

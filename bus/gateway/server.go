@@ -75,8 +75,11 @@ type Config struct {
 	// (default 8192); a requester that stops reading its replies is
 	// disconnected.
 	ReplyQueue int
-	// Workers bounds the requests handled at once (default 64). When all are
-	// busy, reading further requests waits: back-pressure, not loss.
+	// Workers bounds the requests handled at once (default 1024). A publish
+	// spends its time waiting for the disk, and the bus syncs once for all
+	// the events waiting, so throughput grows with the publishes in flight.
+	// When all are busy, reading further requests waits: back-pressure, not
+	// loss.
 	Workers int
 	// HandshakeTimeout bounds a new connection's ZMTP handshake (default 10 s).
 	HandshakeTimeout time.Duration
@@ -118,7 +121,7 @@ func (c *Config) setDefaults() error {
 		c.ReplyQueue = 8192
 	}
 	if c.Workers <= 0 {
-		c.Workers = 64
+		c.Workers = 1024
 	}
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = 10 * time.Second

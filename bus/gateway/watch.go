@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -158,12 +157,12 @@ func decodeLive(frames [][]byte) *bus.Event {
 	if err != nil {
 		return nil
 	}
-	var ev bus.Event
-	if err := json.Unmarshal(frames[2], &ev); err != nil {
+	ev, err := decodeEnvelope(frames[2])
+	if err != nil {
 		return nil
 	}
 	ev.Seq = seq
-	return &ev
+	return ev
 }
 
 // catchUp replays stored events after cursor through until (0: the head of
