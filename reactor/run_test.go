@@ -510,3 +510,41 @@ func TestRunReloadChangesWhatIsConsumed(t *testing.T) {
 		t.Fatalf("reacted to %v, want first/1 then second/1 (first/2 is unmapped now)", got)
 	}
 }
+
+// TestRunWorkersBoundFunctions checks the pool: never more functions at once
+// than workers, and every event still reacted to (back-pressure, no drop).
+func TestRunWorkersBoundFunctions(t *testing.T) {
+	const workers, n = 3, 40
+	b := openBus(t, t.TempDir())
+	defer b.Close()
+	var running, peak, done atomic.Int64
+	reg := function.NewWithBuiltins()
+	if err := reg.Register(function.Func{
+		Name: "test.busy",
+		Run: func(ctx context.Context, _ *function.Input) (any, error) {
+			now := running.Add(1)
+			for p := peak.Load(); now > p && !peak.CompareAndSwap(p, now); p = peak.Load() {
+			}
+			time.Sleep(5 * time.Millisecond)
+			running.Add(-1)
+			done.Add(1)
+			return true, nil
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	file := writeFile(t, t.TempDir(), "busy.sls", "busy:\n  runner.test.busy: []\n")
+	r := reactor.New(reactor.Config{Workers: workers, MaxInFlight: 8, Mapping: []reactor.MapEntry{{Glob: "busy/*", Files: []string{file}}}}, reg)
+	start(t, r, b, nil)
+	for i := range n {
+		publish(t, b, fmt.Sprintf("busy/%d", i), nil)
+	}
+	for deadline := time.Now().Add(30 * time.Second); done.Load() < n; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d reacted", done.Load(), n)
+		}
+	}
+	if p := peak.Load(); p > workers || p < 2 {
+		t.Errorf("peak concurrency %d, want 2..%d", p, workers)
+	}
+}

@@ -1,0 +1,51 @@
+package reactor
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBackoff(t *testing.T) {
+	p := Retry{Attempts: 5, Interval: 4 * time.Second, MaxInterval: 32 * time.Second}
+	tests := []struct {
+		failures int
+		base     time.Duration
+	}{{1, 4 * time.Second}, {2, 8 * time.Second}, {3, 16 * time.Second}, {4, 32 * time.Second}, {9, 32 * time.Second}}
+	total := time.Duration(0)
+	for _, tt := range tests {
+		for range 50 {
+			d := backoff(p, tt.failures)
+			if d < tt.base*8/10 || d > tt.base*12/10 {
+				t.Fatalf("backoff after %d failures = %v, want %v ±20%%", tt.failures, d, tt.base)
+			}
+		}
+		if tt.failures < p.Attempts {
+			total += tt.base
+		}
+	}
+	if total != 60*time.Second {
+		t.Errorf("default policy waits %v in all, want about a minute", total)
+	}
+	if d := backoff(Retry{Attempts: 2}, 1); d != 0 {
+		t.Errorf("zero interval: %v", d)
+	}
+}
+
+func TestRenderUndefinedIsEmpty(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "u.sls")
+	writeFile(t, path, "x:\n  runner.test.arg:\n    - arg: ['{{ data['nope'] }}', '{{ data.get('nope') | default('') }}', '{{ undefined_var }}']\n")
+	r := New(Config{Mapping: []MapEntry{{Glob: "*", Files: []string{path}}}}, testFuncs(t))
+	p := r.Plan(context.Background(), "t", map[string]any{})
+	if len(p.Errors) > 0 || len(p.Reactions) != 1 {
+		t.Fatalf("plan: %v", p.Errors)
+	}
+	if got := p.Reactions[0].Args; len(got) != 3 || got[0] != "" || got[1] != "" || got[2] != "" {
+		t.Fatalf("args %q, want three empty strings\n%s", got, p.Files[0].Rendered)
+	}
+	if !strings.Contains(string(p.Files[0].Rendered), "arg: ['', '', '']") {
+		t.Errorf("rendered %s", p.Files[0].Rendered)
+	}
+}
