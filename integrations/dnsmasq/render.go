@@ -36,7 +36,9 @@ type Conflict struct {
 	Message string   `json:"message"`
 }
 
-func (c Conflict) key() string { return c.Kind + "\x00" + c.Value + "\x00" + strings.Join(c.Hosts, ",") }
+func (c Conflict) key() string {
+	return c.Kind + "\x00" + c.Value + "\x00" + strings.Join(c.Hosts, ",")
+}
 
 // Rendered is the content of both files for one state of the mine.
 type Rendered struct {
