@@ -27,6 +27,7 @@ const (
 
 var kindNames = [...]string{Any: "any", String: "string", Int: "integer", Number: "number", Bool: "boolean", List: "list", Map: "mapping"}
 
+// String names the kind as argument errors show it.
 func (k Kind) String() string {
 	if k >= Any && k <= Map {
 		return kindNames[k]

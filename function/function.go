@@ -40,6 +40,7 @@ type ArgError struct {
 	Err  error // one of the Err* sentinels, possibly wrapped with detail
 }
 
+// Error names the function and argument: "ddns.add_host: argument \"ttl\": …".
 func (e *ArgError) Error() string {
 	if e.Arg == "" {
 		return fmt.Sprintf("%s: %v", e.Func, e.Err)
@@ -47,6 +48,7 @@ func (e *ArgError) Error() string {
 	return fmt.Sprintf("%s: argument %q: %v", e.Func, e.Arg, e.Err)
 }
 
+// Unwrap exposes the sentinel for errors.Is.
 func (e *ArgError) Unwrap() error { return e.Err }
 
 // Handler runs a function. ctx ends when the caller gives up; in holds the

@@ -56,6 +56,7 @@ type Ref struct {
 	ID   string `json:"id"`
 }
 
+// String prints the requisite as written in a reaction file.
 func (r Ref) String() string {
 	if r.Kind == "" {
 		return r.ID

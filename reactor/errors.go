@@ -44,6 +44,7 @@ type Error struct {
 	Err error
 }
 
+// Error prints file:line: stage: reaction id: message, the form editors jump to.
 func (e *Error) Error() string {
 	loc := e.File
 	if e.Line > 0 {
@@ -55,4 +56,5 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("%s: %s: %v", loc, e.Stage, e.Err)
 }
 
+// Unwrap gives errors.Is access to the cause (ErrFileMissing, function.ErrUnknownFunction…).
 func (e *Error) Unwrap() error { return e.Err }
