@@ -110,7 +110,7 @@ func ParseMemory(s string) (MemorySize, error) {
 	}
 	f, err := strconv.ParseFloat(t, 64)
 	if err != nil || f <= 0 {
-		return 0, fmt.Errorf("memory %q: want a size such as 2048MB or 4GB", s)
+		return 0, fmt.Errorf("%q: want a size such as 2048MB or 4GB", s)
 	}
 	return MemorySize(f * float64(mult)), nil
 }

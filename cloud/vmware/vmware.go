@@ -612,7 +612,7 @@ func (d *vsphere) Images(ctx context.Context) ([]cloud.Resource, error) {
 
 // Sizes: vSphere has no sizes; profiles set num_cpus and memory.
 func (d *vsphere) Sizes(context.Context) ([]cloud.Resource, error) {
-	return nil, fmt.Errorf("sizes: %w (set num_cpus and memory in the profile)", cloud.ErrNotSupported)
+	return nil, fmt.Errorf("%w (set num_cpus and memory in the profile)", cloud.ErrNotSupported)
 }
 
 // Locations lists datacenters and their clusters, which profiles name in

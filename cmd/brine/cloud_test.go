@@ -1,0 +1,170 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/brinehq/brine/cloud"
+	"github.com/brinehq/brine/cloud/vmware"
+)
+
+// cloudSetup points m's config directory at a fresh vCenter simulator.
+func cloudSetup(t *testing.T, m *testMaster, dhcp bool) {
+	t.Helper()
+	sim, err := vmware.StartSimulator(vmware.SimulatorConfig{DHCP: dhcp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sim.Close)
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(m.confDir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("cloud.providers", fmt.Sprintf("vcsim:\n  driver: vmware\n  url: https://%s/sdk\n  user: user\n  password: sdb://osenv/TEST_VCSIM_PASSWORD\n  verify_ssl: False\n", sim.URL().Host))
+	write("cloud.profiles", "small:\n  provider: vcsim\n  clonefrom: linux-template\n  num_cpus: 2\n  memory: 2048MB\n  wait_for_ip_timeout: 1\n")
+}
+
+var simEnv = []string{"TEST_VCSIM_PASSWORD=pass"}
+
+// cloudRun runs `brine cloud ARGS… --json` and decodes its results.
+func cloudRun(t *testing.T, m *testMaster, args ...string) (resultsJSON, string, int) {
+	t.Helper()
+	out, errs, code := m.run(simEnv, append([]string{"cloud", "--json"}, args...)...)
+	var res resultsJSON
+	if out != "" {
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("cloud %v: %v in %q (stderr %s)", args, err, out, errs)
+		}
+	}
+	return res, errs, code
+}
+
+func TestCloudCreateDestroyThroughMaster(t *testing.T) {
+	m := newTestMaster(t)
+	m.start()
+	cloudSetup(t, m, true)
+
+	res, errs, code := cloudRun(t, m, "-p", "small", "a", "b", "c")
+	if code != 0 || len(res.Results) != 3 || res.Failed != 0 {
+		t.Fatalf("create: exit %d, %+v\n%s", code, res, errs)
+	}
+	for _, r := range res.Results {
+		if r.Status != cloud.Created || r.Node.IP() == "" || len(r.Node.MACs) != 1 {
+			t.Errorf("%s: %+v", r.Name, r)
+		}
+	}
+	if !strings.Contains(errs, "a: waiting_for_ssh") || !strings.Contains(errs, "deploy skipped") {
+		t.Errorf("progress lines missing from stderr:\n%s", errs)
+	}
+
+	res, errs, code = cloudRun(t, m, "-d", "a", "-y")
+	if code != 0 || len(res.Results) != 1 || res.Results[0].Status != cloud.Destroyed {
+		t.Fatalf("destroy: exit %d, %+v\n%s", code, res, errs)
+	}
+
+	out, errs, code := m.run(nil, "event", "watch", "salt/cloud/a/*", "--since", "1h", "--count", "7")
+	if code != 0 {
+		t.Fatalf("watch: exit %d: %s", code, errs)
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		tag, payload, _ := strings.Cut(l, "\t")
+		got = append(got, strings.TrimPrefix(tag, "salt/cloud/a/"))
+		if strings.Contains(payload, `"pass"`) {
+			t.Errorf("%s carries the password: %s", tag, payload)
+		}
+		if tag == "salt/cloud/a/created" && (!strings.Contains(payload, `"ip_address": "10.20.`) || !strings.Contains(payload, `"macs": ["`)) {
+			t.Errorf("created lacks ip/macs: %s", payload)
+		}
+	}
+	want := "creating requesting querying waiting_for_ssh created destroying destroyed"
+	if strings.Join(got, " ") != want {
+		t.Errorf("events %v, want %s", got, want)
+	}
+
+	// A re-run reports the existing VMs and creates the destroyed one.
+	res, _, code = cloudRun(t, m, "-p", "small", "a", "b")
+	if code != 0 || res.Results[0].Status != cloud.Created || res.Results[1].Status != cloud.Exists {
+		t.Errorf("re-run: exit %d, %+v", code, res.Results)
+	}
+
+	// Query lists what exists.
+	out, errs, code = m.run(simEnv, "cloud", "-Q", "--json")
+	var nodes []cloud.Node
+	if code != 0 || json.Unmarshal([]byte(out), &nodes) != nil {
+		t.Fatalf("query: exit %d: %s %s", code, out, errs)
+	}
+	names := map[string]bool{}
+	for _, n := range nodes {
+		names[n.Name] = true
+	}
+	if !names["a"] || !names["b"] || !names["c"] || names["linux-template"] {
+		t.Errorf("query lists %v", names)
+	}
+}
+
+func TestCloudFailureExitsNonZero(t *testing.T) {
+	m := newTestMaster(t)
+	m.start()
+	cloudSetup(t, m, false) // no DHCP: wait_for_ip_timeout (1 s) expires
+	res, errs, code := cloudRun(t, m, "-p", "small", "slow")
+	if code != 1 || res.Failed != 1 || res.Results[0].Step != "querying" || !res.Results[0].Exists {
+		t.Fatalf("exit %d, %+v\n%s", code, res, errs)
+	}
+	if !strings.Contains(errs, "1 of 1 VMs failed") {
+		t.Errorf("stderr %s", errs)
+	}
+}
+
+func TestCloudWithoutMasterProvisionsNothing(t *testing.T) {
+	m := newTestMaster(t) // not started
+	cloudSetup(t, m, true)
+	env := append([]string{"BRINE_KEY=0123456789abcdef0123456789abcdef"}, simEnv...)
+	_, errs, code := m.run(env, "cloud", "-p", "small", "ghost", "--timeout", "1s")
+	if code != exitUnreachable || !strings.Contains(errs, "no VM was created") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	out, errs, code := m.run(simEnv, "cloud", "-Q")
+	if code != 0 || strings.Contains(out, "ghost") {
+		t.Errorf("query: exit %d, %s %s", code, out, errs)
+	}
+}
+
+func TestCloudUsageAndDryRun(t *testing.T) {
+	m := newTestMaster(t)
+	cloudSetup(t, m, true)
+	for _, args := range [][]string{
+		{"cloud"},
+		{"cloud", "-p", "small"},
+		{"cloud", "-p", "small", "-d", "x"},
+		{"cloud", "-H"},
+		{"cloud", "-Q", "extra"},
+	} {
+		if _, errs, code := m.run(simEnv, args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", args, code, exitUsage, errs)
+		}
+	}
+	mapFile := filepath.Join(m.confDir, "web.map")
+	os.WriteFile(mapFile, []byte("small:\n  - web1\n  - web2: {num_cpus: 4}\n"), 0o644)
+	out, errs, code := m.run(simEnv, "cloud", "-m", mapFile, "-H", "--dry-run", "--json")
+	var p planJSON
+	if code != 0 || json.Unmarshal([]byte(out), &p) != nil {
+		t.Fatalf("dry run: exit %d: %s %s", code, out, errs)
+	}
+	if len(p.Create) != 2 || p.Create[1].Kwargs["num_cpus"] != float64(4) || len(p.Destroy) != 3 {
+		t.Errorf("plan %+v", p)
+	}
+	// Nothing was done: the map's VMs still do not exist.
+	if out, _, _ := m.run(simEnv, "cloud", "-Q"); strings.Contains(out, "web1") {
+		t.Errorf("dry run created web1:\n%s", out)
+	}
+	out, _, code = m.run(simEnv, "cloud", "--list-providers")
+	if code != 0 || !strings.Contains(out, "vcsim:vmware") || strings.Contains(out, "osenv") {
+		t.Errorf("list-providers: %d %s", code, out)
+	}
+}
