@@ -161,6 +161,7 @@ func runMaster(ctx context.Context, g *globalFlags) error {
 	// grp. The reactor comes last so that every function it may call is
 	// registered before the first event is reacted to.
 	for _, start := range []func(context.Context, *master, *errgroup.Group) error{
+		startDdns,
 		startReactor,
 	} {
 		if err := start(gctx, m, grp); err != nil {

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/integrations/ddns"
+)
+
+// startDdns registers ddns.add_host, delete_host, create, update and delete
+// with the defaults of the master config's `ddns:` section, which SIGHUP
+// reloads.
+func startDdns(_ context.Context, m *master, _ *errgroup.Group) error {
+	cfg, err := ddns.LoadConfig(m.cfg, m.cfg.Settings.ID)
+	if err != nil {
+		return err
+	}
+	c := ddns.New(cfg, ddns.WithLogger(m.log.With("component", "ddns")))
+	if err := ddns.Register(m.funcs, c); err != nil {
+		return err
+	}
+	m.reloads = append(m.reloads, func(_ context.Context, mc *config.Master) error {
+		cfg, err := ddns.LoadConfig(mc, mc.Settings.ID)
+		if err != nil {
+			return err
+		}
+		c.SetConfig(cfg)
+		return nil
+	})
+	return nil
+}
+
+func newDdnsCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "ddns",
+		Short: "Dynamic DNS (RFC 2136): check servers, keys and permissions",
+	}
+	cmd.AddCommand(newDdnsCheckCmd(g))
+	return cmd
+}
+
+func newDdnsCheckCmd(g *globalFlags) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "check [ZONE…]",
+		Short: "Verify that each zone is served, and that the key may update and transfer it",
+		Long: `For each zone (by default every zone under ddns: zones in the master config),
+with the settings the master would use: ask the server for the zone's SOA
+(unsigned: is it served here?), send a signed update that changes nothing
+(may the key update it?), and a signed AXFR (may it read it, as a reconcile
+does). The zone's serial does not change. Runs from the configuration, no
+master needed; the exit code is 1 if any zone fails.`,
+		Example: `  brine ddns check
+  brine ddns check example.com 20.10.in-addr.arpa --json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mc, err := loadConfig(g)
+			if err != nil {
+				return err
+			}
+			cfg, err := ddns.LoadConfig(mc, mc.Settings.ID)
+			if err != nil {
+				return err
+			}
+			zones := args
+			if len(zones) == 0 {
+				zones = cfg.ZoneNames()
+			}
+			if len(zones) == 0 {
+				return usageError{errors.New("ddns check: no zone given and none under ddns: zones in the configuration")}
+			}
+			c := ddns.New(cfg)
+			results := make([]ddns.ZoneCheck, len(zones))
+			var grp errgroup.Group
+			for i, z := range zones {
+				grp.Go(func() error { results[i] = c.Check(cmd.Context(), z); return nil })
+			}
+			grp.Wait()
+			if err := printChecks(cmd, results, asJSON); err != nil {
+				return err
+			}
+			var failed []string
+			for _, r := range results {
+				if !r.OK {
+					failed = append(failed, strings.TrimSuffix(r.Zone, "."))
+				}
+			}
+			if len(failed) > 0 {
+				return errors.New("ddns check failed for " + strings.Join(failed, ", "))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func printChecks(cmd *cobra.Command, results []ddns.ZoneCheck, asJSON bool) error {
+	out := cmd.OutOrStdout()
+	if asJSON {
+		return json.NewEncoder(out).Encode(results)
+	}
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	w.Write([]byte("ZONE\tSERVER\tKEY\tSERIAL\tSOA\tUPDATE\tAXFR\n"))
+	for _, r := range results {
+		key := r.Key
+		if key == "" {
+			key = "(unsigned)"
+		}
+		axfr := r.Transfer
+		if axfr == "ok" {
+			axfr = "ok (" + strconv.Itoa(r.Records) + " records)"
+		}
+		w.Write([]byte(strings.Join([]string{strings.TrimSuffix(r.Zone, "."), r.Server, key,
+			strconv.FormatUint(uint64(r.Serial), 10), r.SOA, r.Update, axfr}, "\t") + "\n"))
+	}
+	return w.Flush()
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/brinehq/brine/integrations/ddns/named"
+)
+
+func startBIND(t *testing.T) *named.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := named.Start(ctx, named.Config{
+		Zones: []string{"example.test", "0.20.10.in-addr.arpa"},
+		Keys:  []named.Key{{Name: "ddns-key"}, {Name: "readonly", Grant: "name nothing.example.test. TXT"}},
+	})
+	if err != nil {
+		t.Fatalf("starting BIND: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+func resolve(t *testing.T, s *named.Server, name string, qtype uint16) []string {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(name), qtype)
+	r, _, err := new(dns.Client).Exchange(m, s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, rr := range r.Answer {
+		out = append(out, strings.TrimPrefix(rr.String(), rr.Header().String()))
+	}
+	return out
+}
+
+func writeConf(t *testing.T, m *testMaster, name, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(m.confDir, "master.d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(m.confDir, "master.d", name), []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDdnsMaster runs the master with ddns: defaults and a short Salt
+// reaction file that names only zone, name and ip; a salt-cloud event sent
+// with `brine event send` registers the host in BIND.
+func TestDdnsMaster(t *testing.T) {
+	s := startBIND(t)
+	port := s.Addr[strings.LastIndexByte(s.Addr, ':')+1:]
+	m := newTestMaster(t)
+	writeConf(t, m, "ddns.conf", fmt.Sprintf(`ddns:
+  nameserver: 127.0.0.1
+  port: %s
+  keyname: ddns-key
+  ttl: 120
+  keys:
+    ddns-key: {algorithm: hmac-sha256, secret: "%s"}
+  zones:
+    example.test: {}
+    0.20.10.in-addr.arpa: {}
+reactor:
+  - 'salt/cloud/*/deploy_script':
+    - %s
+`, port, s.Key("ddns-key").Secret, fixtureDdns(t, "add_dns_short.sls")))
+	m.start()
+	if _, errOut, code := m.run(nil, "event", "send", "salt/cloud/web9/deploy_script", "name=web9", "host=10.20.0.99",
+		"event=web9 has been deployed at 10.20.0.99"); code != 0 {
+		t.Fatalf("event send: exit %d: %s", code, errOut)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !slices.Equal(resolve(t, s, "web9.example.test", dns.TypeA), []string{"10.20.0.99"}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("web9 not registered; master log:\n%s", m.log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := resolve(t, s, "99.0.20.10.in-addr.arpa", dns.TypePTR); !slices.Equal(got, []string{"web9.example.test."}) {
+		t.Errorf("PTR %v", got)
+	}
+	m.stop(syscall.SIGTERM)
+	if strings.Contains(m.log.String(), s.Key("ddns-key").Secret) {
+		t.Errorf("the TSIG secret is in the master's log")
+	}
+}
+
+func TestDdnsCheckCommand(t *testing.T) {
+	s := startBIND(t)
+	port := s.Addr[strings.LastIndexByte(s.Addr, ':')+1:]
+	m := newTestMaster(t)
+	conf := func(key string) {
+		writeConf(t, m, "ddns.conf", fmt.Sprintf(`ddns:
+  port: %s
+  keyname: %s
+  keys:
+    ddns-key: {secret: "%s"}
+    readonly: {secret: "%s"}
+  zones:
+    example.test: {}
+    0.20.10.in-addr.arpa: {}
+`, port, key, s.Key("ddns-key").Secret, s.Key("readonly").Secret))
+	}
+	conf("ddns-key")
+	out, errOut, code := m.run(nil, "ddns", "check", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	var res []struct {
+		Zone, Key, SOA, Update, Transfer string
+		Records                          int
+		OK                               bool
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if len(res) != 2 || res[0].Zone != "0.20.10.in-addr.arpa." || !res[0].OK || !res[1].OK || res[1].Records < 3 {
+		t.Errorf("check %+v", res)
+	}
+	if strings.Contains(out, s.Key("ddns-key").Secret) {
+		t.Error("secret printed")
+	}
+
+	conf("readonly")
+	out, errOut, code = m.run(nil, "ddns", "check", "example.test")
+	if code != 1 || !strings.Contains(out, "REFUSED") || !strings.Contains(errOut, "ddns check failed for example.test") {
+		t.Errorf("a key without permission: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{"ZONE", "readonly (hmac-sha256)", "ok (", "example.test"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+
+	writeConf(t, m, "ddns.conf", "ddns:\n  nameservre: x\n")
+	if _, errOut, code := m.run(nil, "ddns", "check"); code != 1 || !strings.Contains(errOut, "unknown key nameservre") {
+		t.Errorf("typo in config: exit %d: %s", code, errOut)
+	}
+	writeConf(t, m, "ddns.conf", "ddns: {}\n")
+	if _, _, code := m.run(nil, "ddns", "check"); code != 2 {
+		t.Errorf("no zones: exit %d, want 2", code)
+	}
+}
+
+func fixtureDdns(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", "testdata", "ddns", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
