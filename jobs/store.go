@@ -194,27 +194,58 @@ func ParseTag(tag string) (kind, jid, what, minion string, ok bool) {
 // Record merges one job event into its job's record. Events may arrive in
 // any order and more than once; the record converges to the same content.
 func (s *Store) Record(ctx context.Context, ev *bus.Event) error {
+	je, err := parseEvent(ev)
+	if err != nil {
+		return err
+	}
+	return s.update(ctx, je.jid, je.apply)
+}
+
+// FromEvent reads one job event on its own: the job as far as that event
+// tells, what the event is ("new" or "ret") and, for a minion's return, the
+// minion. Integrations that render job events (Slack) use it.
+func FromEvent(ev *bus.Event) (j *Job, what, minion string, err error) {
+	je, err := parseEvent(ev)
+	if err != nil {
+		return nil, "", "", err
+	}
+	j = &Job{JID: je.jid}
+	je.apply(j)
+	return j, je.what, je.minion, nil
+}
+
+// jobEvent is a parsed job event.
+type jobEvent struct {
+	kind, jid, what, minion string
+	ev                      *bus.Event
+	data                    map[string]any
+}
+
+func parseEvent(ev *bus.Event) (*jobEvent, error) {
 	kind, jid, what, minion, ok := ParseTag(ev.Tag)
 	if !ok {
-		return fmt.Errorf("%w: tag %q", ErrNotJobEvent, ev.Tag)
+		return nil, fmt.Errorf("%w: tag %q", ErrNotJobEvent, ev.Tag)
 	}
 	data, err := ev.DataMap()
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", ErrNotJobEvent, ev.Tag, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrNotJobEvent, ev.Tag, err)
 	}
-	return s.update(ctx, jid, func(j *Job) {
-		if j.Kind == "" {
-			j.Kind = kind
-		}
-		switch {
-		case what == "new":
-			mergeNew(j, ev, data)
-		case kind == KindRun:
-			mergeRunRet(j, ev, data)
-		default:
-			mergeMinionRet(j, ev, minion, data)
-		}
-	})
+	return &jobEvent{kind: kind, jid: jid, what: what, minion: minion, ev: ev, data: data}, nil
+}
+
+// apply merges the event into j.
+func (e *jobEvent) apply(j *Job) {
+	if j.Kind == "" {
+		j.Kind = e.kind
+	}
+	switch {
+	case e.what == "new":
+		mergeNew(j, e.ev, e.data)
+	case e.kind == KindRun:
+		mergeRunRet(j, e.ev, e.data)
+	default:
+		mergeMinionRet(j, e.ev, e.minion, e.data)
+	}
 }
 
 func mergeNew(j *Job, ev *bus.Event, data map[string]any) {

@@ -162,6 +162,7 @@ func runMaster(ctx context.Context, g *globalFlags) error {
 	// registered before the first event is reacted to.
 	for _, start := range []func(context.Context, *master, *errgroup.Group) error{
 		startDdns,
+		startJobs,
 		startReactor,
 	} {
 		if err := start(gctx, m, grp); err != nil {

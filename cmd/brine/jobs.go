@@ -1,0 +1,271 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/jobs"
+)
+
+// keepJobs reads how long jobs are kept: Salt's keep_jobs_seconds (3006+),
+// else its older keep_jobs (hours), else jobs.DefaultKeep.
+func keepJobs(cfg *config.Master) (time.Duration, error) {
+	var secs, hours int64
+	if err := cfg.Decode("keep_jobs_seconds", &secs); err != nil {
+		return 0, err
+	}
+	if err := cfg.Decode("keep_jobs", &hours); err != nil {
+		return 0, err
+	}
+	switch {
+	case secs < 0:
+		return 0, fmt.Errorf("%s: keep_jobs_seconds %d: want a positive number of seconds", cfg.Source("keep_jobs_seconds"), secs)
+	case hours < 0:
+		return 0, fmt.Errorf("%s: keep_jobs %d: want a positive number of hours", cfg.Source("keep_jobs"), hours)
+	case secs > 0:
+		return time.Duration(secs) * time.Second, nil
+	case hours > 0:
+		return time.Duration(hours) * time.Hour, nil
+	}
+	return jobs.DefaultKeep, nil
+}
+
+// startJobs records every job event in the jobs bucket and answers
+// jobs.list, jobs.show and run requests.
+func startJobs(ctx context.Context, m *master, grp *errgroup.Group) error {
+	keep, err := keepJobs(m.cfg)
+	if err != nil {
+		return err
+	}
+	kv, err := jobs.OpenBucket(ctx, m.bus.JetStream(), keep, m.cfg.Settings.Bus.Replicas)
+	if err != nil {
+		return err
+	}
+	store := jobs.NewStore(kv, m.log.With("component", "jobs"))
+	m.gateway.Handle("jobs.list", func(ctx context.Context, body json.RawMessage) (any, error) {
+		var f jobs.Filter
+		if err := json.Unmarshal(body, &f); err != nil {
+			return nil, fmt.Errorf("jobs.list: %w", err)
+		}
+		list, err := store.List(ctx, f)
+		if list == nil {
+			list = []*jobs.Job{}
+		}
+		return list, err
+	})
+	m.gateway.Handle("jobs.show", func(ctx context.Context, body json.RawMessage) (any, error) {
+		var req struct {
+			JID string `json:"jid"`
+		}
+		if err := json.Unmarshal(body, &req); err != nil {
+			return nil, fmt.Errorf("jobs.show: %w", err)
+		}
+		return store.Get(ctx, req.JID)
+	})
+	m.gateway.Handle("run", m.handleRun)
+	grp.Go(func() error { return store.Run(ctx, m.bus) })
+	return nil
+}
+
+func newJobsCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "jobs",
+		Short: "List and look up the jobs the master ran or saw (like salt-run jobs.*)",
+		Long: `Jobs are every run of a function that changes the world: brine run calls,
+reactions, cloud runs, and salt/job/* events received from elsewhere. The
+master keeps them for keep_jobs_seconds (or keep_jobs hours; default 24 h).`,
+	}
+	cmd.AddCommand(newJobsListCmd(g, false), newJobsListCmd(g, true), newJobsShowCmd(g))
+	return cmd
+}
+
+func newJobsListCmd(g *globalFlags, active bool) *cobra.Command {
+	var (
+		cf     clientFlags
+		f      jobs.Filter
+		since  string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List kept jobs, oldest first (like salt-run jobs.list_jobs)",
+		Example: `  brine jobs list --fun 'runner.cloud.*' --since 1h
+  brine jobs list --user alice --json`,
+		Args: rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if since != "" {
+				s, err := parseSince(since)
+				if err != nil || s.Time.IsZero() {
+					return usageError{fmt.Errorf("--since %q: want an RFC 3339 time or a duration like 10m", since)}
+				}
+				f.Since = s.Time
+			}
+			f.Active = active
+			var list []*jobs.Job
+			if err := callMaster(cmd.Context(), g, &cf, "jobs.list", f, &list); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(out).Encode(list)
+			}
+			return printJobList(out, list)
+		},
+	}
+	if active {
+		cmd.Use = "active"
+		cmd.Short = "List jobs that have not finished (like salt-run jobs.active)"
+		cmd.Example = "  brine jobs active --json"
+	}
+	cf.register(cmd)
+	cmd.Flags().StringVar(&f.Fun, "fun", "", "only jobs whose function matches this glob (runner jobs are runner.<fun>)")
+	cmd.Flags().StringVar(&f.User, "user", "", "only jobs started by this user (Reactor for reactions)")
+	cmd.Flags().StringVar(&since, "since", "", "only jobs started at or after this RFC 3339 time or this long ago (e.g. 2h)")
+	cmd.Flags().IntVar(&f.Limit, "limit", 0, "only the newest N jobs")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the jobs as a JSON array")
+	return cmd
+}
+
+func printJobList(out io.Writer, list []*jobs.Job) error {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	w := &errWriter{w: tw}
+	w.printf("JID\tSTARTED\tUSER\tSTATUS\tCOMMAND\n")
+	for _, j := range list {
+		w.printf("%s\t%s\t%s\t%s\t%s\n", j.JID, j.StartTime.UTC().Format(time.RFC3339), j.User, jobStatus(j),
+			jobs.CommandLine(j, nil))
+	}
+	if w.err != nil {
+		return w.err
+	}
+	return tw.Flush()
+}
+
+// jobStatus is one word (and a duration) for a job.
+func jobStatus(j *jobs.Job) string {
+	switch {
+	case j.Active() && j.Kind == jobs.KindJob:
+		return fmt.Sprintf("running (%d/%d returned)", len(j.Returns), len(j.Minions))
+	case j.Active():
+		return "running"
+	case j.Kind == jobs.KindRun && (j.Success == nil || !*j.Success):
+		return fmt.Sprintf("failed in %.2fs", j.Duration)
+	}
+	for _, r := range j.Returns {
+		if !r.Success {
+			return fmt.Sprintf("failed in %.2fs", j.Duration)
+		}
+	}
+	return fmt.Sprintf("succeeded in %.2fs", j.Duration)
+}
+
+func newJobsShowCmd(g *globalFlags) *cobra.Command {
+	var (
+		cf     clientFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "show JID",
+		Short: "Show one job and its return (like salt-run jobs.lookup_jid)",
+		Example: `  brine jobs show 20261122004512123456
+  brine jobs show 20261122004512123456 --json | jq .return`,
+		Args: rangeArgs(1, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !jobs.IsJID(args[0]) {
+				return usageError{fmt.Errorf("%q is not a JID (20 digits)", args[0])}
+			}
+			var reply json.RawMessage
+			if err := callMaster(cmd.Context(), g, &cf, "jobs.show", map[string]string{"jid": args[0]}, &reply); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				_, err := fmt.Fprintf(out, "%s\n", reply)
+				return err
+			}
+			return printJob(out, reply)
+		},
+	}
+	cf.register(cmd)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole job record as JSON")
+	return cmd
+}
+
+// printJob prints a job record (the master's JSON reply) for people.
+func printJob(out io.Writer, reply json.RawMessage) error {
+	var j jobs.Job
+	if err := json.Unmarshal(reply, &j); err != nil {
+		return fmt.Errorf("jobs.show: reply: %w", err)
+	}
+	// The returns again, undecoded, so that YAML shows them as sent.
+	var raw struct {
+		Return  json.RawMessage `json:"return"`
+		Returns map[string]struct {
+			Return json.RawMessage `json:"return"`
+		} `json:"returns"`
+	}
+	if err := json.Unmarshal(reply, &raw); err != nil {
+		return fmt.Errorf("jobs.show: reply: %w", err)
+	}
+	w := &errWriter{w: out}
+	w.printf("jid:      %s\n", j.JID)
+	w.printf("command:  %s\n", jobs.CommandLine(&j, nil))
+	w.printf("user:     %s\n", j.User)
+	w.printf("started:  %s\n", j.StartTime.UTC().Format(time.RFC3339Nano))
+	w.printf("status:   %s\n", jobStatus(&j))
+	if missing := j.Missing(); len(missing) > 0 {
+		w.printf("missing:  %s\n", strings.Join(missing, ", "))
+	}
+	if w.err != nil {
+		return w.err
+	}
+	// Like lookup_jid: the return, by minion for targeted jobs.
+	ret := raw.Return
+	if j.Kind == jobs.KindJob {
+		byMinion := make(map[string]json.RawMessage, len(raw.Returns))
+		for id, r := range raw.Returns {
+			byMinion[id] = r.Return
+		}
+		b, err := json.Marshal(byMinion)
+		if err != nil {
+			return err
+		}
+		ret = b
+	}
+	if _, err := io.WriteString(out, "return:\n"); err != nil {
+		return err
+	}
+	return printYAML(&indented{w: out}, ret)
+}
+
+// indented prefixes every line written with two spaces.
+type indented struct {
+	w   io.Writer
+	mid bool
+}
+
+func (i *indented) Write(p []byte) (int, error) {
+	var b strings.Builder
+	for _, c := range string(p) {
+		if !i.mid {
+			b.WriteString("  ")
+			i.mid = true
+		}
+		b.WriteRune(c)
+		if c == '\n' {
+			i.mid = false
+		}
+	}
+	if _, err := io.WriteString(i.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

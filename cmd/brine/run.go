@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/spf13/cobra"
+
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/jobs"
+)
+
+// runRequest is the body of the master's "run" method.
+type runRequest struct {
+	Fun    string         `json:"fun"`
+	Args   []any          `json:"args,omitempty"`
+	Kwargs map[string]any `json:"kwargs,omitempty"`
+	User   string         `json:"user"`
+}
+
+// handleRun runs a registry function as a job for `brine run`. Unknown
+// functions and wrong arguments are refused before any job starts, as
+// salt-run does; a function that fails is a finished job with success false.
+func (m *master) handleRun(ctx context.Context, body json.RawMessage) (any, error) {
+	// Decoded as event data is, so that integers stay integers.
+	raw, err := (&bus.Event{Data: body}).DataMap()
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	var req runRequest
+	req.Fun, _ = raw["fun"].(string)
+	req.User, _ = raw["user"].(string)
+	req.Args, _ = raw["args"].([]any)
+	req.Kwargs, _ = raw["kwargs"].(map[string]any)
+	if req.User == "" {
+		return nil, errors.New("run: the request names no user")
+	}
+	if err := m.funcs.Check(req.Fun, req.Args, req.Kwargs); err != nil {
+		return nil, err
+	}
+	res, err := jobs.Call(ctx, m.funcs, m.bus, req.Fun, req.Args, req.Kwargs, req.User,
+		bus.Origin{Source: m.source + "/run"})
+	if errors.Is(err, jobs.ErrNotAnnounced) {
+		return nil, err
+	}
+	return res, nil
+}
+
+func newRunCmd(g *globalFlags) *cobra.Command {
+	var (
+		cf     clientFlags
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run FUN [ARG…] [KEY=VALUE…]",
+		Short: "Run a function on the master as a job (like salt-run)",
+		Long: `Run one of the master's functions (test.arg, ddns.add_host, mine.get,
+slack.post, …) as a job: the master fires salt/run/<jid>/new and /ret with
+your OS user, records the job (brine jobs show JID) and prints the return as
+YAML. Arguments are parsed as YAML scalars the way Salt parses them (42 is a
+number, yes a boolean); KEY=VALUE arguments are keyword arguments. The exit
+code is 1 when the function failed.`,
+		Example: `  brine run test.arg hello color=red
+  brine run ddns.add_host zone=example.com name=web1 ip=192.0.2.10 keyfile=/etc/brine/ddns.key
+  brine run test.sleep 30 --timeout 1m --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 {
+				return usageError{errors.New("run needs a FUN")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req, err := parseRunArgs(args)
+			if err != nil {
+				return usageError{err}
+			}
+			if req.User, err = osUser(); err != nil {
+				return err
+			}
+			var reply json.RawMessage
+			if err := callMasterWithin(cmd.Context(), g, &cf, "run", req, &reply); err != nil {
+				return err
+			}
+			var res struct {
+				jobs.Result
+				Return json.RawMessage `json:"return"`
+			}
+			if err := json.Unmarshal(reply, &res); err != nil {
+				return fmt.Errorf("run: reply: %w", err)
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				if _, err := fmt.Fprintf(out, "%s\n", reply); err != nil {
+					return err
+				}
+			} else if res.Success || string(res.Return) != "null" {
+				if err := printYAML(out, res.Return); err != nil {
+					return err
+				}
+			}
+			if !res.Success {
+				return fmt.Errorf("%s failed (job %s): %s", req.Fun, res.JID, res.Error)
+			}
+			return nil
+		},
+	}
+	cf.register(cmd)
+	timeout := cmd.Flags().Lookup("timeout")
+	timeout.Usage = "give up when the job has not returned within this time (the job goes on)"
+	timeout.DefValue = "10m0s"
+	_ = timeout.Value.Set(timeout.DefValue)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"jid", "fun", "return", "success", "error"} as JSON`)
+	return cmd
+}
+
+// parseRunArgs splits FUN [ARG…] [KEY=VALUE…]: KEY=VALUE pairs are keyword
+// arguments (parsed as event send parses them), the rest YAML scalars.
+func parseRunArgs(args []string) (runRequest, error) {
+	req := runRequest{Fun: args[0]}
+	var pairs []string
+	for _, a := range args[1:] {
+		if k, _, ok := strings.Cut(a, "="); ok && isKey(k) {
+			pairs = append(pairs, a)
+			continue
+		}
+		req.Args = append(req.Args, yamlScalar(a))
+	}
+	if len(pairs) > 0 {
+		kw, err := parseEventData(pairs)
+		if err != nil {
+			return req, err
+		}
+		req.Kwargs = kw
+	}
+	return req, nil
+}
+
+// osUser is the user a job started from this CLI is recorded under.
+func osUser() (string, error) {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username, nil
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u, nil
+	}
+	return "", errors.New("cannot tell which OS user runs this command")
+}
+
+// callMasterWithin is callMaster bounded by --timeout instead of a fixed
+// minute: jobs may take longer than a query.
+func callMasterWithin(ctx context.Context, g *globalFlags, cf *clientFlags, method string, in, out any) error {
+	reqAddr, _, key, err := cf.endpoints(g)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	client, err := cf.dial(ctx, reqAddr, key)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	if err := client.Call(ctx, method, in, out); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return unreachableError{fmt.Errorf("master %s did not answer within %s", reqAddr, cf.timeout.Round(time.Second))}
+		}
+		return err
+	}
+	return nil
+}
+
+// printYAML writes a JSON value as YAML, the way salt-run's default
+// outputter shows nested data (key order and integers kept).
+func printYAML(w io.Writer, raw json.RawMessage) error {
+	if len(raw) == 0 {
+		raw = json.RawMessage("null")
+	}
+	b, err := yaml.JSONToYAML(raw)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
