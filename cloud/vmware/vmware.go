@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -123,7 +124,10 @@ func endpoint(s cloud.Settings, raw string) (*url.URL, error) {
 		if err := s.Decode("port", &port); err != nil {
 			return nil, err
 		}
-		raw = proto + "://" + raw + ":" + strconv.Itoa(port) + "/sdk"
+		if _, _, err := net.SplitHostPort(raw); err != nil {
+			raw = net.JoinHostPort(raw, strconv.Itoa(port))
+		}
+		raw = proto + "://" + raw + "/sdk"
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
