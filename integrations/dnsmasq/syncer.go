@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -269,7 +270,11 @@ func (s *Syncer) write(ctx context.Context, hosts []*mine.Host, force bool, fire
 			s.log.Debug("dnsmasq: not reloaded", "reason", err)
 			s.reloadPending = false
 		case err != nil:
-			s.failed(ctx, fire, "reload", cfg.PidFile, err)
+			target := cfg.PidFile
+			if target == "" {
+				target = strings.Join(cfg.ReloadCommand, " ")
+			}
+			s.failed(ctx, fire, "reload", target, err)
 			return rep, fmt.Errorf("dnsmasq: %w", err)
 		default:
 			s.reloadPending = false
@@ -304,9 +309,11 @@ func (s *Syncer) reportConflicts(ctx context.Context, conflicts []Conflict, fire
 	s.reported = now
 }
 
-func (s *Syncer) failed(ctx context.Context, fire fireFunc, op, file string, err error) {
-	s.log.Error("dnsmasq: "+op+" failed", "file", file, "err", err)
-	s.emit(ctx, fire, ErrorTag, map[string]any{"operation": op, "file": file, "error": err.Error()})
+// failed reports a failed write (target: the file) or reload (target: the
+// pid file or command).
+func (s *Syncer) failed(ctx context.Context, fire fireFunc, op, target string, err error) {
+	s.log.Error("dnsmasq: "+op+" failed", "target", target, "err", err)
+	s.emit(ctx, fire, ErrorTag, map[string]any{"operation": op, "target": target, "error": err.Error()})
 }
 
 func (s *Syncer) emit(ctx context.Context, fire fireFunc, tag string, data map[string]any) {
