@@ -163,6 +163,8 @@ func runMaster(ctx context.Context, g *globalFlags) error {
 	for _, start := range []func(context.Context, *master, *errgroup.Group) error{
 		startDdns,
 		startJobs,
+		startMine,
+		startDnsmasq,
 		startReactor,
 	} {
 		if err := start(gctx, m, grp); err != nil {

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMineEndToEnd: a master fills the mine from a salt-cloud event sent
+// by a client, writes dnsmasq's files, answers `brine mine get|list|delete`,
+// and lets a reaction template read the mine with salt['mine.get'].
+func TestMineEndToEnd(t *testing.T) {
+	m := newTestMaster(t)
+	files := t.TempDir()
+	sls, err := filepath.Abs(filepath.Join("..", "..", "testdata", "mine", "announce_ips.sls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := fmt.Sprintf(`dnsmasq:
+  hostsfile: %[1]s/dhcp-hosts
+  addn_hosts: %[1]s/addn-hosts
+  domain: cloud.test
+  debounce: 50ms
+reactor:
+  - 'myco/check':
+    - %[2]s
+`, files, sls)
+	if err := os.MkdirAll(filepath.Join(m.confDir, "master.d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(m.confDir, "master.d", "mine.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m.start()
+
+	created := `{"name": "web1", "event": "created instance", "provider": "sim:vmware", "driver": "vmware",
+		"instance_id": "vm-42", "private_ips": ["10.20.0.11"], "macs": ["00:50:56:aa:bb:11"]}`
+	if _, errs, code := m.run(nil, "event", "send", "salt/cloud/web1/created", created); code != 0 {
+		t.Fatalf("event send: exit %d: %s", code, errs)
+	}
+	var got map[string][]string
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, errs, code := m.run(nil, "mine", "get", "web*", "network.ip_addrs", "--json")
+		if code != 0 {
+			t.Fatalf("mine get: exit %d: %s", code, errs)
+		}
+		got = nil
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatalf("mine get --json printed %q: %v", out, err)
+		}
+		if len(got) == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if fmt.Sprint(got) != "map[web1:[10.20.0.11]]" {
+		t.Fatalf("mine get = %v, want web1's address", got)
+	}
+	out, _, _ := m.run(nil, "mine", "get", "web1", "network.ip_addrs")
+	if out != "web1:\n    - 10.20.0.11\n" {
+		t.Errorf("mine get (YAML) printed %q", out)
+	}
+	out, errs, code := m.run(nil, "mine", "list")
+	if code != 0 || !strings.Contains(out, "web1") || !strings.Contains(out, "00:50:56:aa:bb:11") || !strings.Contains(out, "vm-42") {
+		t.Errorf("mine list: exit %d\n%s%s", code, out, errs)
+	}
+	waitFile(t, filepath.Join(files, "addn-hosts"), "10.20.0.11 web1.cloud.test web1\n", true)
+	waitFile(t, filepath.Join(files, "dhcp-hosts"), "00:50:56:aa:bb:11,10.20.0.11,web1\n", true)
+
+	// A reaction template reads the mine.
+	since := time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)
+	watch := exec.Command(brineBin, "-c", m.confDir, "event", "watch", "myco/mine/seen", "--count", "1", "--since", since, "--json")
+	var wout, werr bytes.Buffer
+	watch.Stdout, watch.Stderr = &wout, &werr
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := m.run(nil, "event", "send", "myco/check", "name=web1"); code != 0 {
+		t.Fatalf("event send: exit %d: %s", code, errs)
+	}
+	done := make(chan error, 1)
+	go func() { done <- watch.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("watch: %v: %s", err, werr.String())
+		}
+	case <-time.After(30 * time.Second):
+		_ = watch.Process.Kill()
+		t.Fatalf("no myco/mine/seen event; master log:\n%s", m.log.String())
+	}
+	if s := wout.String(); !strings.Contains(s, `"ips":["10.20.0.11"]`) || !strings.Contains(s, `"all_web":1`) {
+		t.Errorf("reaction saw %s, want web1's addresses from salt['mine.get']", s)
+	}
+
+	out, errs, code = m.run(nil, "mine", "delete", "web1", "--json")
+	if code != 0 || strings.TrimSpace(out) != `{"id":"web1","deleted":true}` {
+		t.Fatalf("mine delete: exit %d: %s%s", code, out, errs)
+	}
+	waitFile(t, filepath.Join(files, "addn-hosts"), "web1", false)
+	if out, _, _ := m.run(nil, "mine", "get", "web1", "--json"); strings.TrimSpace(out) != "{}" {
+		t.Errorf("mine get after delete = %s", out)
+	}
+	if out, _, _ := m.run(nil, "mine", "delete", "web1"); out != "web1 was not in the mine\n" {
+		t.Errorf("second delete printed %q", out)
+	}
+	if _, errs, code := m.run(nil, "mine", "get", "x", "--tgt-type", "compound"); code != 1 || !strings.Contains(errs, `tgt_type "compound" is not supported`) {
+		t.Errorf("compound target: exit %d: %s", code, errs)
+	}
+}
+
+// waitFile waits until path contains (or, with want false, no longer
+// contains) s.
+func waitFile(t *testing.T, path, s string, want bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		b, _ := os.ReadFile(path)
+		if strings.Contains(string(b), s) == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: containing %q is not %v within 30s:\n%s", path, s, want, b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
