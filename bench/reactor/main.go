@@ -157,8 +157,14 @@ func run(out string, burst, rate int, steady time.Duration, workers, inflight, p
 	}
 	rep.Results = append(rep.Results, res)
 	fmt.Fprintf(os.Stderr, "steady: %+v\n", res)
+	res, err = m.backlog(ctx, b, burst, publishers, workers, inflight, file)
+	if err != nil {
+		return err
+	}
+	rep.Results = append(rep.Results, res)
+	fmt.Fprintf(os.Stderr, "backlog: %+v\n", res)
 	rep.Results = append(rep.Results, renderOnly(ctx, r, file), planOnly(ctx, r), matching())
-	for _, res := range rep.Results[2:] {
+	for _, res := range rep.Results[3:] {
 		fmt.Fprintf(os.Stderr, "%s: %.0f %s\n", res.Name, res.PerSec, res.Unit)
 	}
 	if s := r.Stats().Snapshot(); s["failed"] > 0 || s["errors"] > 0 {
@@ -179,6 +185,7 @@ func run(out string, burst, rate int, steady time.Duration, workers, inflight, p
 	rep.Notes = append(rep.Notes,
 		"fire→ret: from just before the trigger's Publish to the arrival of its salt/run/<jid>/ret at a subscriber",
 		fmt.Sprintf("burst: all events are published by %d concurrent publishers while the reactor runs;", publishers)+" salt 3006.6 on the same burst: ~80 reactions/s, 125 s to the last",
+		"backlog: the burst published first with no reactor for it, then a reactor started: seconds and reactions/s from its start to the last ret",
 		"render_only: Jinja only (cached template); plan: match + render + YAML + compile, single goroutine")
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
@@ -343,6 +350,48 @@ func (m *meter) burst(ctx context.Context, b bus.Bus, n, publishers int) (Result
 	m.wait(10 * time.Second)
 	res := m.summary("burst", start)
 	res.PublishedMs = ms(published)
+	res.PublishErrors = int(errs.Load())
+	return res, nil
+}
+
+// backlog publishes n events nobody reacts to yet, then starts a second
+// reactor (its own consumer) and times how fast it works through them: the
+// reactor's throughput without a publisher competing for the disk, and what
+// a master restarted after an outage does.
+func (m *meter) backlog(ctx context.Context, b bus.Bus, n, publishers, workers, inflight int, file string) (Result, error) {
+	m.reset()
+	var next atomic.Int64
+	var errs atomic.Int64
+	var wg sync.WaitGroup
+	for range publishers {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(n); i = next.Add(1) - 1 {
+				ev, err := bus.NewEvent(fmt.Sprintf("backlog/web-%d/created", i),
+					map[string]any{"act": "created", "name": fmt.Sprintf("web-%d", i), "n": i}, bus.Origin{Source: "bench"})
+				if err == nil {
+					err = m.fire(ctx, b, ev)
+				}
+				if err != nil {
+					errs.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	r := reactor.New(reactor.Config{Consumer: "reactor-backlog", Workers: workers, MaxInFlight: inflight,
+		Mapping: []reactor.MapEntry{{Glob: "backlog/*/created", Files: []string{file}}}}, function.NewWithBuiltins())
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- r.Run(rctx, b, nil) }()
+	m.wait(10 * time.Second)
+	stop()
+	if err := <-done; err != nil {
+		return Result{}, err
+	}
+	res := m.summary("backlog", start)
+	// Latency from publish is meaningless here: they waited on purpose.
+	res.P50Ms, res.P99Ms, res.MaxMs = 0, 0, 0
 	res.PublishErrors = int(errs.Load())
 	return res, nil
 }
