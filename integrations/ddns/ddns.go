@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -252,7 +253,7 @@ func (c *Client) claim(m *dns.Msg, name string, ttl uint32, txt []dns.RR) (claim
 		return false, nil
 	}
 	if c.owns(txt) {
-		m.Used(copyRRs(txt))
+		used(m, txt)
 		return false, nil
 	}
 	if len(txt) > 0 {
@@ -260,6 +261,24 @@ func (c *Client) claim(m *dns.Msg, name string, ttl uint32, txt []dns.RR) (claim
 	}
 	m.NameNotUsed([]dns.RR{&dns.ANY{Hdr: dns.RR_Header{Name: name}}})
 	m.Insert([]dns.RR{c.ownerRR(name, ttl)})
+	return true, nil
+}
+
+// mustOwn, when ownership is on, reads name's TXT records, fails with
+// ErrNotOwner unless this brine owns the name, and makes the records a
+// prerequisite of m. It reports whether ownership is on.
+func (c *Client) mustOwn(ctx context.Context, t target, m *dns.Msg, name string) (bool, error) {
+	if !c.conf().Ownership {
+		return false, nil
+	}
+	txt, err := query(ctx, t, name, dns.TypeTXT)
+	if err != nil {
+		return false, err
+	}
+	if !c.owns(txt) {
+		return false, fmt.Errorf("%s: %w", name, ErrNotOwner)
+	}
+	used(m, txt)
 	return true, nil
 }
 
@@ -272,6 +291,22 @@ func update(ctx context.Context, t target, m *dns.Msg, claimed bool, name string
 		return fmt.Errorf("%s has records not managed by this brine: %w", name, ErrNotOwner)
 	}
 	return err
+}
+
+// used adds "RRset exists (value dependent)" prerequisites for rrs to m,
+// skipping records already there: a record listed twice would make the
+// server's comparison of the whole RRset fail.
+func used(m *dns.Msg, rrs []dns.RR) {
+	var add []dns.RR
+	for _, rr := range rrs {
+		dup := slices.ContainsFunc(slices.Concat(m.Answer, add), func(x dns.RR) bool {
+			return strings.EqualFold(x.Header().Name, rr.Header().Name) && containsData([]dns.RR{x}, rr)
+		})
+		if !dup {
+			add = append(add, dns.Copy(rr))
+		}
+	}
+	m.Used(add)
 }
 
 // copyRRs copies records, as the update helpers rewrite headers in place.

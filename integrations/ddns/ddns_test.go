@@ -425,6 +425,29 @@ func TestOwnership(t *testing.T) {
 			t.Errorf("%s keeps %v", n, got)
 		}
 	}
+
+	// create/update/delete follow the same rule.
+	if _, err := a.Create(ctx, "example.test", "svc", "TXT", `"hello"`, ddns.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Delete(ctx, "example.test", "svc", "TXT", "", ddns.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := lookup(t, s, "svc.example.test", dns.TypeTXT); !slices.Equal(got, []string{`"heritage=brine,owner=master-a"`}) {
+		t.Errorf("deleting the TXT RRset must keep the owner record: %v", got)
+	}
+	if _, err := b.Create(ctx, "example.test", "svc", "A", "10.20.0.65", ddns.Settings{}); !errors.Is(err, ddns.ErrNotOwner) {
+		t.Errorf("create at another owner's name: %v", err)
+	}
+	if _, err := a.Create(ctx, "example.test", "foreign", "TXT", `"x"`, ddns.Settings{}); !errors.Is(err, ddns.ErrNotOwner) {
+		t.Errorf("create at a foreign name: %v", err)
+	}
+	if _, err := a.Delete(ctx, "example.test", "foreign", "", "", ddns.Settings{}); !errors.Is(err, ddns.ErrNotOwner) {
+		t.Errorf("delete of a foreign name: %v", err)
+	}
+	if got := lookup(t, s, "foreign.example.test", dns.TypeA); len(got) != 1 {
+		t.Errorf("foreign A after refused calls: %v", got)
+	}
 }
 
 func TestAlgorithmsAndKeyFiles(t *testing.T) {

@@ -140,20 +140,14 @@ func (c *Client) removePTR(ctx context.Context, call Settings, fwd target, a net
 			return nil
 		}
 		m := newUpdate(t.zone)
-		m.Used(copyRRs(cur))
+		used(m, cur)
 		m.Remove([]dns.RR{dns.Copy(ptr)})
-		if c.conf().Ownership {
-			txt, err := query(ctx, t, ptrName, dns.TypeTXT)
-			if err != nil {
-				return err
-			}
-			if !c.owns(txt) {
-				return fmt.Errorf("%s: %w", ptrName, ErrNotOwner)
-			}
-			m.Used(copyRRs(txt))
-			if len(cur) == 1 {
-				m.Remove([]dns.RR{c.ownerRR(ptrName, 0)})
-			}
+		owned, err := c.mustOwn(ctx, t, m, ptrName)
+		if err != nil {
+			return err
+		}
+		if owned && len(cur) == 1 {
+			m.Remove([]dns.RR{c.ownerRR(ptrName, 0)})
 		}
 		_, err = exchange(ctx, t, m)
 		return err
@@ -258,7 +252,7 @@ func (c *Client) AddHost(ctx context.Context, zone, name string, ips []netip.Add
 			if len(cur[typ]) == 0 {
 				m.RRsetNotUsed([]dns.RR{&dns.ANY{Hdr: dns.RR_Header{Name: fq, Rrtype: typ}}})
 			} else {
-				m.Used(copyRRs(cur[typ]))
+				used(m, cur[typ])
 			}
 			m.RemoveRRset([]dns.RR{&dns.ANY{Hdr: dns.RR_Header{Name: fq, Rrtype: typ}}})
 			m.Insert(copyRRs(want[typ]))
@@ -350,20 +344,16 @@ func (c *Client) DeleteHost(ctx context.Context, zone, name string, call Setting
 			return nil
 		}
 		m := newUpdate(t.zone)
-		if c.conf().Ownership {
-			txt, err := query(ctx, t, fq, dns.TypeTXT)
-			if err != nil {
-				return err
-			}
-			if !c.owns(txt) {
-				return fmt.Errorf("%s: %w", fq, ErrNotOwner)
-			}
-			m.Used(copyRRs(txt))
+		owned, err := c.mustOwn(ctx, t, m, fq)
+		if err != nil {
+			return err
+		}
+		if owned {
 			m.Remove([]dns.RR{c.ownerRR(fq, 0)})
 		}
-		m.Used(copyRRs(gone))
+		used(m, gone)
 		m.Remove(copyRRs(gone))
-		_, err := exchange(ctx, t, m)
+		_, err = exchange(ctx, t, m)
 		return err
 	})
 	if err != nil {

@@ -24,17 +24,40 @@ func parseRR(fqdn string, ttl uint32, rdtype, data string) (dns.RR, uint16, erro
 	return rr, typ, nil
 }
 
-// prepare resolves a call's name, target and ownership TXT.
-func (c *Client) prepare(zone, name string, call Settings) (string, target, *Change, error) {
+// call is one record call, resolved: the name, the zone's target, the
+// record (nil without data) and its type (0 without rdtype).
+type call struct {
+	fq  string
+	t   target
+	ch  *Change
+	rr  dns.RR
+	typ uint16
+}
+
+// prepare resolves a call's name, target and record; needData makes data
+// (and so rdtype) required.
+func (c *Client) prepare(zone, name, rdtype, data string, s Settings, needData bool) (*call, error) {
 	fq, err := FQDN(zone, name)
 	if err != nil {
-		return "", target{}, nil, err
+		return nil, err
 	}
-	t, err := c.conf().target(zone, call)
+	t, err := c.conf().target(zone, s)
 	if err != nil {
-		return "", target{}, nil, err
+		return nil, err
 	}
-	return fq, t, &Change{Zone: t.zone, FQDN: fq}, nil
+	k := &call{fq: fq, t: t, ch: &Change{Zone: t.zone, FQDN: fq}}
+	switch {
+	case rdtype != "":
+		if k.rr, k.typ, err = parseRR(fq, t.ttl, rdtype, data); err != nil {
+			return nil, err
+		}
+	case data != "":
+		return nil, fmt.Errorf("%w: data given without rdtype", ErrConfig)
+	}
+	if needData && k.rr == nil {
+		return nil, fmt.Errorf("%w: data: missing", ErrConfig)
+	}
+	return k, nil
 }
 
 // ownerTXT reads name's TXT records when ownership is on.
@@ -47,18 +70,12 @@ func (c *Client) ownerTXT(ctx context.Context, t target, name string) ([]dns.RR,
 
 // Create adds one record, Salt's ddns.create: nothing happens when a record
 // with the same data exists.
-func (c *Client) Create(ctx context.Context, zone, name, rdtype, data string, call Settings) (*Change, error) {
-	fq, t, ch, err := c.prepare(zone, name, call)
+func (c *Client) Create(ctx context.Context, zone, name, rdtype, data string, s Settings) (*Change, error) {
+	k, err := c.prepare(zone, name, rdtype, data, s, true)
 	if err != nil {
 		return nil, err
 	}
-	rr, typ, err := parseRR(fq, t.ttl, rdtype, data)
-	if err != nil {
-		return nil, err
-	}
-	if rr == nil {
-		return nil, fmt.Errorf("%w: data: missing", ErrConfig)
-	}
+	fq, t, ch, rr, typ := k.fq, k.t, k.ch, k.rr, k.typ
 	err = retryConflicts(ctx, fq, func() error {
 		cur, err := query(ctx, t, fq, typ)
 		if err != nil {
@@ -80,7 +97,7 @@ func (c *Client) Create(ctx context.Context, zone, name, rdtype, data string, ca
 		if len(cur) == 0 {
 			m.RRsetNotUsed([]dns.RR{&dns.ANY{Hdr: dns.RR_Header{Name: fq, Rrtype: typ}}})
 		} else {
-			m.Used(copyRRs(cur))
+			used(m, cur)
 		}
 		m.Insert([]dns.RR{dns.Copy(rr)})
 		if err := update(ctx, t, m, claimed, fq); err != nil {
@@ -100,18 +117,12 @@ func (c *Client) Create(ctx context.Context, zone, name, rdtype, data string, ca
 // when no record of the type exists or the same data and TTL are there;
 // with replace the RRset becomes this one record, without it the record is
 // added (and the RRset takes its TTL).
-func (c *Client) Update(ctx context.Context, zone, name, rdtype, data string, replace bool, call Settings) (*Change, error) {
-	fq, t, ch, err := c.prepare(zone, name, call)
+func (c *Client) Update(ctx context.Context, zone, name, rdtype, data string, replace bool, s Settings) (*Change, error) {
+	k, err := c.prepare(zone, name, rdtype, data, s, true)
 	if err != nil {
 		return nil, err
 	}
-	rr, typ, err := parseRR(fq, t.ttl, rdtype, data)
-	if err != nil {
-		return nil, err
-	}
-	if rr == nil {
-		return nil, fmt.Errorf("%w: data: missing", ErrConfig)
-	}
+	fq, t, ch, rr, typ := k.fq, k.t, k.ch, k.rr, k.typ
 	tname := dns.TypeToString[typ]
 	err = retryConflicts(ctx, fq, func() error {
 		ch.Added, ch.Removed = nil, nil
@@ -135,7 +146,7 @@ func (c *Client) Update(ctx context.Context, zone, name, rdtype, data string, re
 		if _, err := c.claim(m, fq, t.ttl, txt); err != nil {
 			return err
 		}
-		m.Used(copyRRs(cur))
+		used(m, cur)
 		if replace {
 			m.RemoveRRset([]dns.RR{&dns.ANY{Hdr: dns.RR_Header{Name: fq, Rrtype: typ}}})
 			for _, x := range cur {
@@ -161,19 +172,14 @@ func (c *Client) Update(ctx context.Context, zone, name, rdtype, data string, re
 // Delete removes records, Salt's ddns.delete: every record of the name
 // (no rdtype), an RRset (rdtype), or one record (rdtype and data). With
 // ownership on, this brine's owner TXT is kept unless the whole name goes.
-func (c *Client) Delete(ctx context.Context, zone, name, rdtype, data string, call Settings) (*Change, error) {
-	fq, t, ch, err := c.prepare(zone, name, call)
+func (c *Client) Delete(ctx context.Context, zone, name, rdtype, data string, s Settings) (*Change, error) {
+	k, err := c.prepare(zone, name, rdtype, data, s, false)
 	if err != nil {
 		return nil, err
 	}
-	qtype := uint16(dns.TypeANY)
-	var rr dns.RR
-	if rdtype != "" {
-		if rr, qtype, err = parseRR(fq, t.ttl, rdtype, data); err != nil {
-			return nil, err
-		}
-	} else if data != "" {
-		return nil, fmt.Errorf("%w: data given without rdtype", ErrConfig)
+	fq, t, ch, rr, qtype := k.fq, k.t, k.ch, k.rr, k.typ
+	if qtype == 0 {
+		qtype = dns.TypeANY
 	}
 	err = retryConflicts(ctx, fq, func() error {
 		ch.Removed = nil
@@ -191,20 +197,13 @@ func (c *Client) Delete(ctx context.Context, zone, name, rdtype, data string, ca
 			return nil
 		}
 		m := newUpdate(t.zone)
-		txt, err := c.ownerTXT(ctx, t, fq)
-		if err != nil {
+		if _, err := c.mustOwn(ctx, t, m, fq); err != nil {
 			return err
-		}
-		if c.conf().Ownership && !c.owns(txt) {
-			return fmt.Errorf("%s: %w", fq, ErrNotOwner)
-		}
-		if c.conf().Ownership {
-			m.Used(copyRRs(txt))
 		}
 		if qtype == dns.TypeANY {
 			m.RemoveName([]dns.RR{&dns.ANY{Hdr: dns.RR_Header{Name: fq}}})
 		} else {
-			m.Used(copyRRs(cur))
+			used(m, cur)
 			m.Remove(copyRRs(gone))
 		}
 		if _, err := exchange(ctx, t, m); err != nil {
