@@ -19,7 +19,7 @@ const (
 	maxReplayBytes = 8 << 20
 	// replayIdle ends a page when the log delivers nothing for this long:
 	// the start point lies past every stored event.
-	replayIdle = 500 * time.Millisecond
+	replayIdle = time.Second
 )
 
 // ReplayRequest is the body of "replay": a page of stored events matching
@@ -37,7 +37,8 @@ type ReplayRequest struct {
 
 // ReplayReply is one page. LastSeq is the log position the page covers
 // through, matching or not: the next page starts after it. Done means the
-// page reached UntilSeq (or the head of the log).
+// page reached UntilSeq (or the head of the log), or that nothing is stored
+// after the starting point.
 type ReplayReply struct {
 	Events  []ReplayedEvent `json:"events"`
 	LastSeq uint64          `json:"last_seq"`
@@ -153,10 +154,11 @@ func (s *Server) handleReplay(ctx context.Context, body json.RawMessage) (any, e
 			mu.Lock()
 			defer mu.Unlock()
 			finished = true
-			if len(reply.Events) == 0 && reply.LastSeq == req.AfterSeq {
-				// Nothing stored after the starting point up to target.
-				reply.LastSeq, reply.Done = max(target, req.AfterSeq), true
-			}
+			// Nothing at all means nothing is stored after the starting
+			// point (a time after every event): done, without claiming
+			// positions that were not seen. A watch fills any gap from its
+			// first live event.
+			reply.Done = reply.LastSeq == req.AfterSeq
 			return reply, nil
 		case <-ctx.Done():
 			return nil, fmt.Errorf("replay: %w", ctx.Err())

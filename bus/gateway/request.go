@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -119,7 +120,7 @@ func (s *Server) serveRequest(remote string, frames [][]byte) []byte {
 		return errorReply(corr, CodeUnknown, fmt.Sprintf("unknown method %q", method))
 	}
 	ctx := context.WithValue(s.hctx, ctxKey{}, remote)
-	out, err := h(ctx, body)
+	out, err := s.call(ctx, method, h, body)
 	if err != nil {
 		return errorReply(corr, errorCode(err), err.Error())
 	}
@@ -128,6 +129,18 @@ func (s *Server) serveRequest(remote string, frames [][]byte) []byte {
 		return errorReply(corr, CodeFailed, fmt.Sprintf("%s: encoding the result: %v", method, err))
 	}
 	return encodeMsg(corr, []byte(statusOK), b)
+}
+
+// call runs a handler; a panic in one (a registered method's bug) becomes an
+// error reply instead of taking the master down, as net/http does.
+func (s *Server) call(ctx context.Context, method string, h Handler, body json.RawMessage) (out any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.Error("request handler panicked", "method", method, "panic", p, "stack", string(debug.Stack()))
+			out, err = nil, fmt.Errorf("%s: internal error", method)
+		}
+	}()
+	return h(ctx, body)
 }
 
 func errorReply(corr []byte, code, msg string) []byte {

@@ -256,6 +256,9 @@ func TestHandlersRunConcurrently(t *testing.T) {
 	srv.Handle("test.fail", func(context.Context, json.RawMessage) (any, error) {
 		return nil, errors.New("the frobnicator is offline")
 	})
+	srv.Handle("test.panic", func(context.Context, json.RawMessage) (any, error) {
+		panic("bug")
+	})
 	c := dialClient(t, srv.RequestAddr(), testKey)
 
 	slow := make(chan error, 1)
@@ -283,5 +286,11 @@ func TestHandlersRunConcurrently(t *testing.T) {
 	var re *RemoteError
 	if !errors.As(err, &re) || re.Message != "the frobnicator is offline" || re.Code != CodeFailed {
 		t.Fatalf("failing handler: %#v", err)
+	}
+	if err := c.Call(ctx, "test.panic", nil, nil); err == nil || err.Error() != "test.panic: internal error" {
+		t.Fatalf("panicking handler: %v", err)
+	}
+	if err := c.Call(ctx, "ping", nil, nil); err != nil {
+		t.Fatalf("after a handler panicked: %v", err)
 	}
 }

@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/go-zeromq/zmq4"
@@ -10,15 +12,17 @@ import (
 	"github.com/brinehq/brine/bus"
 )
 
-// liveBuffer bounds the live events a watch holds while it replays. When it
-// is full the master's queue for this watcher fills in turn and the master
-// drops the connection; the watch then reconnects and fills the gap from the
-// log, so a slow handler costs time, never events.
-const liveBuffer = 4096
+// liveBuffer bounds the live events a watch holds while it replays or while
+// fn is busy. When it is full the master's queue for this watcher fills in
+// turn and the master drops the connection; the watch then reconnects and
+// fills the gap from the log, so a slow handler costs time, never events.
+// A variable so that tests can make a watch fall behind quickly.
+var liveBuffer = 4096
 
 type liveItem struct {
 	ev    *bus.Event
-	reset bool // the connection dropped: live delivery has a gap
+	reset bool  // the connection dropped: live delivery has a gap
+	err   error // the watch cannot go on (the key was refused)
 }
 
 // Watch calls fn, in log order, for every event whose tag matches pattern (a
@@ -36,31 +40,22 @@ type liveItem struct {
 // Watch returns ctx.Err() when ctx ends, or the error fn returns, unchanged:
 // fn stops the watch by returning an error of its own.
 func (c *Client) Watch(ctx context.Context, pubAddr, pattern string, since bus.Since, fn func(*bus.Event) error) error {
-	w := &watch{c: c, pattern: pattern, fn: fn}
+	w := &watch{c: c, ep: endpoint(pubAddr), pattern: pattern, fn: fn}
 	if pattern != "" {
 		w.glob = bus.CompileGlob(pattern)
 	}
-	sub := zmq4.NewSub(context.Background(), socketOptions(zmq4.WithSecurity(keySecurity{key: c.key}))...)
-	prefix := ""
-	if w.glob != nil {
-		prefix = w.glob.Prefix()
-	}
-	if err := sub.SetOption(zmq4.OptionSubscribe, prefix); err != nil {
-		sub.Close()
-		return fmt.Errorf("gateway: subscribe: %w", err)
-	}
-	if err := dial(ctx, sub, endpoint(pubAddr)); err != nil {
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	sub, err := w.subscribe(rctx)
+	if err != nil {
 		return err
 	}
 	live := make(chan liveItem, liveBuffer)
-	rctx, stop := context.WithCancel(ctx)
 	readerDone := make(chan struct{})
 	go w.receive(rctx, sub, live, readerDone)
 	defer func() {
 		stop()
-		sub.Close()
 		<-readerDone
-		drainClosed(sub)
 	}()
 
 	trusted := since.IsZero() // live delivery continues where we are
@@ -75,6 +70,9 @@ func (c *Client) Watch(ctx context.Context, pubAddr, pattern string, since bus.S
 		case <-ctx.Done():
 			return ctx.Err()
 		case it = <-live:
+		}
+		if it.err != nil {
+			return it.err
 		}
 		cursor := since
 		if w.pos > 0 {
@@ -109,6 +107,7 @@ func (c *Client) Watch(ctx context.Context, pubAddr, pattern string, since bus.S
 
 type watch struct {
 	c       *Client
+	ep      string
 	pattern string
 	glob    *bus.Glob
 	fn      func(*bus.Event) error
@@ -124,24 +123,68 @@ func (w *watch) deliver(ev *bus.Event) error {
 	return w.fn(ev)
 }
 
-// receive turns the subscription's messages into live items. zmq4 reports a
-// dropped connection as a receive error after it has reconnected.
+// subscribe connects a SUB socket, whose life ends with ctx, for the glob's
+// literal prefix; it waits for the master until ctx ends.
+func (w *watch) subscribe(ctx context.Context) (zmq4.Socket, error) {
+	sub := zmq4.NewSub(ctx, socketOptions(zmq4.WithSecurity(keySecurity{key: w.c.key}))...)
+	prefix := ""
+	if w.glob != nil {
+		prefix = w.glob.Prefix()
+	}
+	if err := sub.SetOption(zmq4.OptionSubscribe, prefix); err != nil {
+		sub.Close()
+		return nil, fmt.Errorf("gateway: subscribe: %w", err)
+	}
+	if err := dial(ctx, sub, w.ep); err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
+// receive turns the subscription's messages into live items until ctx ends,
+// then closes the socket. zmq4 reconnects by itself, before reporting
+// io.EOF, only after a connection that ended cleanly; one that ended
+// mid-frame (how the master cuts off a watcher that stopped reading) leaves
+// the socket without a connection, so after any other error the socket is
+// replaced.
 func (w *watch) receive(ctx context.Context, sub zmq4.Socket, live chan<- liveItem, done chan<- struct{}) {
 	defer close(done)
+	defer func() {
+		if sub != nil {
+			sub.Close()
+			drainClosed(sub)
+		}
+	}()
 	for {
 		msg, err := sub.Recv()
 		if ctx.Err() != nil {
 			return
 		}
 		var it liveItem
-		if err != nil {
+		switch {
+		case errors.Is(err, io.EOF):
 			it.reset = true
-		} else if it.ev = decodeLive(msg.Frames); it.ev == nil || (w.glob != nil && !w.glob.Match(it.ev.Tag)) {
-			continue
+		case err != nil:
+			it.reset = true
+			sub.Close()
+			drainClosed(sub)
+			if sub, err = w.subscribe(ctx); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				it.err = err
+			}
+		default:
+			if it.ev = decodeLive(msg.Frames); it.ev == nil || (w.glob != nil && !w.glob.Match(it.ev.Tag)) {
+				continue
+			}
 		}
 		select {
 		case live <- it:
 		case <-ctx.Done():
+			return
+		}
+		if it.err != nil {
 			return
 		}
 	}

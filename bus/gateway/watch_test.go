@@ -236,7 +236,7 @@ func TestReplayPages(t *testing.T) {
 		t.Fatalf("past the head: %v %+v", err, rep)
 	}
 	// A time after every event: nothing, and done.
-	if err := c.Call(ctx, "replay", ReplayRequest{SinceTime: time.Now().Add(time.Hour)}, &rep); err != nil || len(rep.Events) != 0 || !rep.Done || rep.LastSeq != 25 {
+	if err := c.Call(ctx, "replay", ReplayRequest{SinceTime: time.Now().Add(time.Hour)}, &rep); err != nil || len(rep.Events) != 0 || !rep.Done || rep.LastSeq != 0 {
 		t.Fatalf("future time: %v %+v", err, rep)
 	}
 	err := c.Call(ctx, "replay", ReplayRequest{AfterID: "0193a000-0000-7000-8000-000000000000"}, &rep)
@@ -496,4 +496,73 @@ func TestKeyFiles(t *testing.T) {
 	if _, err := LoadKey(filepath.Join(dir, "missing")); err == nil {
 		t.Fatal("LoadKey of a missing file succeeded")
 	}
+}
+
+func TestSlowWatchHandlerLosesNothing(t *testing.T) {
+	ctx := testContext(t)
+	b := openBus(t)
+	srv := startServer(t, b, func(c *Config) { c.WatcherQueue = 16 })
+	c := dialClient(t, srv.RequestAddr(), testKey)
+	saved := liveBuffer
+	liveBuffer = 16
+	t.Cleanup(func() { liveBuffer = saved })
+
+	dropped := make(chan struct{})
+	sub, err := b.Subscribe(ctx, bus.SubscribeOptions{Pattern: DroppedTag}, func(*bus.Event) {
+		select {
+		case <-dropped:
+		default:
+			close(dropped)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+
+	// The handler stalls on the first event until the master has dropped
+	// this watcher, then takes everything at full speed.
+	col := newCollector()
+	stalled := false
+	startWatchFunc(t, c, srv.PublishAddr(), "app/*", func(ev *bus.Event) error {
+		if !stalled {
+			stalled = true
+			select {
+			case <-dropped:
+			case <-ctx.Done():
+			}
+		}
+		return col.add(ev)
+	})
+	waitWatchers(t, srv.Server, 1)
+
+	const n = 1200
+	blob := strings.Repeat("y", 16<<10)
+	evs := publishN(t, ctx, b, n, func(i int) string { return fmt.Sprintf("app/%d", i) }, map[string]any{"blob": blob})
+	select {
+	case <-dropped:
+	case <-ctx.Done():
+		t.Fatal("the stalled watcher was never dropped")
+	}
+	want := make([]string, n)
+	for i, ev := range evs {
+		want[i] = ev.ID
+	}
+	col.waitFor(t, 60*time.Second, "every event after the drop", atLeast(n))
+	time.Sleep(100 * time.Millisecond)
+	checkInOrder(t, col.snapshot(), want)
+}
+
+// startWatchFunc runs c.Watch with fn until the test ends.
+func startWatchFunc(t testing.TB, c *Client, pubAddr, pattern string, fn func(*bus.Event) error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- c.Watch(ctx, pubAddr, pattern, bus.Since{}, fn) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Errorf("watch: %v", err)
+		}
+	})
 }
