@@ -1,0 +1,231 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/natsbus"
+)
+
+// Test credentials; long enough for MinTokenLen.
+const (
+	testToken  = "tok-0123456789abcdef"
+	testSecret = "github-secret-0123456789"
+	brineSec   = "brine-secret-0123456789"
+)
+
+// fixture is a running API on a real embedded JetStream bus.
+type fixture struct {
+	t    *testing.T
+	bus  *natsbus.Bus
+	srv  *Server
+	url  string
+	stop func()
+}
+
+func testConfig() Config {
+	return Config{
+		Tokens: [][]byte{[]byte(testToken)},
+		Hooks: []Hook{
+			{Path: "github/*", Auth: AuthHMAC, Secret: []byte(testSecret), SignatureHeader: GitHubSignatureHeader},
+			{Path: "signed/*", Auth: AuthHMAC, Secret: []byte(brineSec), SignatureHeader: BrineSignatureHeader},
+			{Path: "ci/**", Auth: AuthToken},
+			{Path: "public/ping", Auth: AuthNone},
+		},
+		PublicHealth: true,
+	}
+}
+
+func openBus(t *testing.T, dir string) *natsbus.Bus {
+	t.Helper()
+	b, err := natsbus.Open(context.Background(), natsbus.Config{Dir: dir, Logger: quiet()})
+	if err != nil {
+		t.Fatalf("open bus: %v", err)
+	}
+	return b
+}
+
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// start runs a Server for cfg on b (a new bus when nil) on a real
+// loopback listener.
+func start(t *testing.T, cfg Config, b *natsbus.Bus) *fixture {
+	t.Helper()
+	if b == nil {
+		b = openBus(t, t.TempDir())
+		t.Cleanup(func() { b.Close() })
+	}
+	srv, err := New(cfg, b, quiet())
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, ln) }()
+	f := &fixture{t: t, bus: b, srv: srv, url: "http://" + ln.Addr().String()}
+	var once bool
+	f.stop = func() {
+		if once {
+			return
+		}
+		once = true
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		case <-time.After(15 * time.Second):
+			t.Errorf("Run did not return within 15s of its context ending")
+		}
+	}
+	t.Cleanup(f.stop)
+	return f
+}
+
+// do sends a request and returns the status and the decoded JSON body.
+func (f *fixture) do(method, path string, body []byte, header map[string]string) (int, map[string]any) {
+	f.t.Helper()
+	req, err := http.NewRequest(method, f.url+path, bytes.NewReader(body))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if ct := resp.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/json") {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			f.t.Fatalf("%s %s: response is not JSON: %v: %s", method, path, err, raw)
+		}
+	}
+	return resp.StatusCode, out
+}
+
+// lastSeq is the newest log position: unchanged when nothing was stored.
+func (f *fixture) lastSeq() uint64 {
+	f.t.Helper()
+	seq, err := f.bus.LastSeq(context.Background())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return seq
+}
+
+// event reads the stored event with id from the log.
+func (f *fixture) event(id string) *bus.Event {
+	f.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := make(chan *bus.Event, 1)
+	sub, err := f.bus.Subscribe(ctx, bus.SubscribeOptions{Since: bus.Since{AfterSeq: 0, Time: time.Unix(1, 0)}}, func(ev *bus.Event) {
+		if ev.ID == id {
+			select {
+			case got <- ev:
+			default:
+			}
+		}
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer sub.Stop()
+	select {
+	case ev := <-got:
+		return ev
+	case <-ctx.Done():
+		f.t.Fatalf("event %s is not in the log", id)
+		return nil
+	}
+}
+
+// sseReader reads a text/event-stream line by line.
+type sseReader struct {
+	t    *testing.T
+	resp *http.Response
+	br   *bufio.Reader
+}
+
+// openStream starts GET path; it fails the test unless the status is want.
+func (f *fixture) openStream(ctx context.Context, path string, header map[string]string) *sseReader {
+	f.t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url+path, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatalf("GET %s: %v", path, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		f.t.Fatalf("GET %s: status %d: %s", path, resp.StatusCode, b)
+	}
+	f.t.Cleanup(func() { resp.Body.Close() })
+	return &sseReader{t: f.t, resp: resp, br: bufio.NewReader(resp.Body)}
+}
+
+// sseEvent is one dispatched event block.
+type sseEvent struct {
+	ID, Tag, Data string
+}
+
+// next returns the next event block, skipping comments and retry lines.
+func (r *sseReader) next() (sseEvent, error) {
+	var ev sseEvent
+	for {
+		line, err := r.br.ReadString('\n')
+		if err != nil {
+			return ev, err
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "":
+			if ev.Data != "" {
+				return ev, nil
+			}
+		case strings.HasPrefix(line, "id: "):
+			ev.ID = line[4:]
+		case strings.HasPrefix(line, "tag: "):
+			ev.Tag = line[5:]
+		case strings.HasPrefix(line, "data: "):
+			ev.Data = line[6:]
+		}
+	}
+}
+
+func publish(t *testing.T, b bus.Bus, tag string, data map[string]any) *bus.Event {
+	t.Helper()
+	ev, err := bus.NewEvent(tag, data, bus.Origin{Source: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Publish(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}

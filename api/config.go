@@ -1,0 +1,336 @@
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+)
+
+// Defaults of the api: settings.
+const (
+	// DefaultListen keeps the API on loopback unless an address is configured.
+	DefaultListen = "127.0.0.1:8000"
+	// DefaultMaxBody is salt-api's max_request_body_size: 1 MiB.
+	DefaultMaxBody = 1 << 20
+	// DefaultHeartbeat is how often an idle event stream gets a comment line,
+	// so proxies and clients see a live connection.
+	DefaultHeartbeat = 15 * time.Second
+	// DefaultClientQueue bounds the events waiting to be written to one
+	// event-stream client before it is dropped as too slow.
+	DefaultClientQueue = 4096
+	// DefaultWriteTimeout bounds one write to a client.
+	DefaultWriteTimeout = 10 * time.Second
+	// DefaultStreamWait is how long an event waits for room in a stream
+	// client's full queue before the client is dropped.
+	DefaultStreamWait = 2 * time.Second
+	// MinTokenLen is the shortest accepted token or secret: a guessable one
+	// would make the authentication decorative.
+	MinTokenLen = 16
+)
+
+// Auth is how a hook path authenticates its senders.
+type Auth string
+
+// Hook authentication modes.
+const (
+	// AuthToken requires one of the API tokens as a bearer token (or in
+	// X-Auth-Token, as salt-api takes it).
+	AuthToken Auth = "token"
+	// AuthHMAC requires an HMAC-SHA256 of the raw body, keyed with the hook's
+	// secret, in the hook's signature header.
+	AuthHMAC Auth = "hmac"
+	// AuthNone accepts anyone who can reach the port; it must be chosen
+	// explicitly and is logged loudly at start.
+	AuthNone Auth = "none"
+)
+
+// Signature header names with a known format.
+const (
+	// GitHubSignatureHeader carries "sha256=<hex>" over the body (GitHub,
+	// Gitea, and most services that copied them).
+	GitHubSignatureHeader = "X-Hub-Signature-256"
+	// BrineSignatureHeader carries "t=<unix seconds>,sha256=<hex>" over
+	// "<t>.<body>", which also bounds how long a captured request can be
+	// replayed (SignatureTolerance).
+	BrineSignatureHeader = "X-Brine-Signature"
+	// SignatureTolerance is how far the time in an X-Brine-Signature may be
+	// from the server's clock.
+	SignatureTolerance = 5 * time.Minute
+)
+
+// Settings is the api: key of the master configuration as written:
+//
+//	api:
+//	  listen: 127.0.0.1:8000
+//	  tls_cert: /etc/brine/api.crt
+//	  tls_key: /etc/brine/api.key
+//	  token_file: /etc/brine/api.tokens   # or tokens: [...]
+//	  public: [healthz]                   # endpoints served without a token
+//	  hooks:
+//	    'github/*': {auth: hmac, secret_file: /etc/brine/github.secret}
+//	    'ci/**':    {auth: token}
+//
+// Secrets may be given inline or, better, in files that only the master can
+// read; they never appear in logs or events.
+type Settings struct {
+	Listen         string                  `yaml:"listen"`
+	TLSCert        string                  `yaml:"tls_cert"`
+	TLSKey         string                  `yaml:"tls_key"`
+	AllowPlainHTTP bool                    `yaml:"allow_plain_http"`
+	Tokens         []string                `yaml:"tokens"`
+	TokenFile      string                  `yaml:"token_file"`
+	MaxBody        int64                   `yaml:"max_request_body_size"`
+	Public         []string                `yaml:"public"`
+	Hooks          map[string]HookSettings `yaml:"hooks"`
+}
+
+// HookSettings configure the hook paths matching one glob.
+type HookSettings struct {
+	Auth            string `yaml:"auth"`
+	Secret          string `yaml:"secret"`
+	SecretFile      string `yaml:"secret_file"`
+	SignatureHeader string `yaml:"signature_header"`
+}
+
+var (
+	settingsKeys = []string{"listen", "tls_cert", "tls_key", "allow_plain_http", "tokens", "token_file",
+		"max_request_body_size", "public", "hooks"}
+	hookKeys = []string{"auth", "secret", "secret_file", "signature_header"}
+	// publicEndpoints may be served without a token when listed in public.
+	publicEndpoints = []string{"healthz", "metrics"}
+)
+
+// CheckKeys reports keys of the raw api: mapping that Settings does not
+// know, so that a misspelt secret_file is an error instead of a hook
+// silently left without its secret.
+func CheckKeys(raw map[string]any) error {
+	if err := unknownKeys("api", raw, settingsKeys); err != nil {
+		return err
+	}
+	hooks, _ := raw["hooks"].(map[string]any)
+	for path, h := range hooks {
+		m, ok := h.(map[string]any)
+		if !ok {
+			return fmt.Errorf("api.hooks[%q]: want a mapping of %s", path, strings.Join(hookKeys, ", "))
+		}
+		if err := unknownKeys(fmt.Sprintf("api.hooks[%q]", path), m, hookKeys); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func unknownKeys(where string, m map[string]any, known []string) error {
+	var bad []string
+	for k := range m {
+		if !slices.Contains(known, k) {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	sort.Strings(bad)
+	return fmt.Errorf("%s: unknown key %q (known: %s)", where, bad[0], strings.Join(known, ", "))
+}
+
+// Resolve checks the settings and reads the secret files, giving the
+// Config a Server runs with. Errors name the field at fault.
+func (s Settings) Resolve() (Config, error) {
+	cfg := Config{Listen: s.Listen, TLSCert: s.TLSCert, TLSKey: s.TLSKey, MaxBody: s.MaxBody}
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	host, _, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return Config{}, fmt.Errorf("api.listen %q: %w", cfg.Listen, err)
+	}
+	if (s.TLSCert == "") != (s.TLSKey == "") {
+		return Config{}, errors.New("api: tls_cert and tls_key go together: set both or neither")
+	}
+	if s.TLSCert == "" && !isLoopback(host) && !s.AllowPlainHTTP {
+		return Config{}, fmt.Errorf("api.listen %q is reachable from other hosts: tokens and events would cross the network in clear; set tls_cert and tls_key, or allow_plain_http: true behind a TLS proxy", cfg.Listen)
+	}
+	if cfg.MaxBody < 0 {
+		return Config{}, fmt.Errorf("api.max_request_body_size %d is negative", cfg.MaxBody)
+	}
+	for i, t := range s.Tokens {
+		if err := checkSecret(t); err != nil {
+			return Config{}, fmt.Errorf("api.tokens[%d]: %w", i, err)
+		}
+		cfg.Tokens = append(cfg.Tokens, []byte(t))
+	}
+	if s.TokenFile != "" {
+		toks, err := readTokens(s.TokenFile)
+		if err != nil {
+			return Config{}, fmt.Errorf("api.token_file: %w", err)
+		}
+		cfg.Tokens = append(cfg.Tokens, toks...)
+	}
+	for _, p := range s.Public {
+		if !slices.Contains(publicEndpoints, p) {
+			return Config{}, fmt.Errorf("api.public: %q is not an endpoint that may be public (want %s)", p, strings.Join(publicEndpoints, ", "))
+		}
+	}
+	cfg.PublicHealth = s.Public == nil || slices.Contains(s.Public, "healthz")
+	cfg.PublicMetrics = slices.Contains(s.Public, "metrics")
+	for path, h := range s.Hooks {
+		hook, err := h.resolve(path)
+		if err != nil {
+			return Config{}, fmt.Errorf("api.hooks[%q]: %w", path, err)
+		}
+		if hook.Auth == AuthToken && len(cfg.Tokens) == 0 {
+			return Config{}, fmt.Errorf("api.hooks[%q]: auth token, but no tokens or token_file is configured", path)
+		}
+		cfg.Hooks = append(cfg.Hooks, hook)
+	}
+	return cfg, nil
+}
+
+func (h HookSettings) resolve(path string) (Hook, error) {
+	hook := Hook{Path: path, Auth: Auth(h.Auth), SignatureHeader: h.SignatureHeader}
+	if strings.HasPrefix(path, "/") || path == "" {
+		return Hook{}, errors.New("a hook path glob is relative to /hook/ and not empty")
+	}
+	switch hook.Auth {
+	case "":
+		return Hook{}, errors.New("auth is required: token, hmac or none")
+	case AuthToken, AuthNone:
+		if h.Secret != "" || h.SecretFile != "" || h.SignatureHeader != "" {
+			return Hook{}, fmt.Errorf("auth %s takes no secret, secret_file or signature_header", hook.Auth)
+		}
+	case AuthHMAC:
+		switch {
+		case h.Secret != "" && h.SecretFile != "":
+			return Hook{}, errors.New("set secret or secret_file, not both")
+		case h.Secret != "":
+			hook.Secret = []byte(h.Secret)
+		case h.SecretFile != "":
+			toks, err := readTokens(h.SecretFile)
+			if err != nil {
+				return Hook{}, fmt.Errorf("secret_file: %w", err)
+			}
+			if len(toks) != 1 {
+				return Hook{}, fmt.Errorf("secret_file %s: holds %d secrets, want 1", h.SecretFile, len(toks))
+			}
+			hook.Secret = toks[0]
+		default:
+			return Hook{}, errors.New("auth hmac needs secret or secret_file")
+		}
+		if err := checkSecret(string(hook.Secret)); err != nil {
+			return Hook{}, fmt.Errorf("secret: %w", err)
+		}
+		if hook.SignatureHeader == "" {
+			hook.SignatureHeader = GitHubSignatureHeader
+		}
+		hook.SignatureHeader = http.CanonicalHeaderKey(hook.SignatureHeader)
+	default:
+		return Hook{}, fmt.Errorf("auth %q: want token, hmac or none", h.Auth)
+	}
+	return hook, nil
+}
+
+func checkSecret(s string) error {
+	if len(s) < MinTokenLen {
+		return fmt.Errorf("too short (%d characters, at least %d)", len(s), MinTokenLen)
+	}
+	if strings.TrimSpace(s) != s {
+		return errors.New("has leading or trailing white space")
+	}
+	return nil
+}
+
+// readTokens reads one secret per line; blank lines and # comments are
+// skipped. A file others may read is refused: it holds credentials.
+func readTokens(path string) ([][]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s: mode %04o lets other users read it; chmod 600 it", path, st.Mode().Perm())
+	}
+	var out [][]byte
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		if err := checkSecret(string(line)); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		out = append(out, bytes.Clone(line))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: no secret in the file", path)
+	}
+	return out, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// matchHook returns the hook configuration for path: the most specific
+// matching glob (one without wildcards first, then the longest literal
+// prefix), or nil.
+func matchHook(hooks []compiledHook, path string) *compiledHook {
+	for i := range hooks {
+		if hooks[i].glob.Match(path) {
+			return &hooks[i]
+		}
+	}
+	return nil
+}
+
+type compiledHook struct {
+	Hook
+	glob *bus.Glob
+}
+
+// compileHooks orders hooks most specific first, so that matchHook can
+// stop at the first match.
+func compileHooks(hooks []Hook) []compiledHook {
+	out := make([]compiledHook, 0, len(hooks))
+	for _, h := range hooks {
+		out = append(out, compiledHook{Hook: h, glob: bus.CompileGlob(h.Path)})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		al, bl := a.glob.Prefix() == a.Path, b.glob.Prefix() == b.Path
+		if al != bl {
+			return al
+		}
+		if pa, pb := len(a.glob.Prefix()), len(b.glob.Prefix()); pa != pb {
+			return pa > pb
+		}
+		if len(a.Path) != len(b.Path) {
+			return len(a.Path) > len(b.Path)
+		}
+		return a.Path < b.Path
+	})
+	return out
+}

@@ -1,0 +1,273 @@
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/brinehq/brine/bus"
+)
+
+// maxPrefixes bounds the tag prefixes counted separately; tags beyond go
+// under "other", so that senders cannot grow /metrics without bound.
+const maxPrefixes = 200
+
+// metrics are the API's own counters and those it derives from the events
+// on the bus: every part of brine reports its work as events (reaction
+// results, reactor errors, dropped watchers), so counting them here needs no
+// part to know about Prometheus.
+type metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	accepted *prometheus.CounterVec
+	streams  prometheus.Gauge
+	streamed prometheus.Counter
+	dropped  prometheus.Counter
+
+	events       *prometheus.CounterVec
+	reactions    *prometheus.CounterVec
+	latency      prometheus.Histogram
+	retries      prometheus.Counter
+	reactorErrs  prometheus.Counter
+	loopsCut     prometheus.Counter
+	watcherDrops prometheus.Counter
+
+	mu       sync.Mutex
+	prefixes map[string]struct{}
+}
+
+func newMetrics(reg *prometheus.Registry, gauges []Gauge) (*metrics, error) {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brine_api_requests_total",
+			Help: "HTTP API requests by route and status code."}, []string{"route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "brine_api_request_duration_seconds",
+			Help: "HTTP API request duration by route (event streams: until the client leaves).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"route"}),
+		accepted: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brine_api_events_in_total",
+			Help: "Events stored from HTTP requests, by route (hook, events_post)."}, []string{"route"}),
+		streams: prometheus.NewGauge(prometheus.GaugeOpts{Name: "brine_api_stream_clients",
+			Help: "Clients following GET /events now."}),
+		streamed: prometheus.NewCounter(prometheus.CounterOpts{Name: "brine_api_events_out_total",
+			Help: "Events written to GET /events clients."}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "brine_api_stream_clients_dropped_total",
+			Help: "GET /events clients disconnected for not keeping up."}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brine_bus_events_total",
+			Help: "Events stored on the bus since the master started, by tag prefix (first two segments)."}, []string{"prefix"}),
+		reactions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brine_reactor_reactions_total",
+			Help: "Reactions by result: succeeded, failed (after the last attempt), skipped (require/onfail)."}, []string{"result"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "brine_reactor_reaction_duration_seconds",
+			Help: "Reaction run time, all attempts included.", Buckets: prometheus.ExponentialBuckets(0.001, 2, 18)}),
+		retries: prometheus.NewCounter(prometheus.CounterOpts{Name: "brine_reactor_retries_total",
+			Help: "Reaction attempts beyond the first."}),
+		reactorErrs: prometheus.NewCounter(prometheus.CounterOpts{Name: "brine_reactor_errors_total",
+			Help: "brine/reactor/error events: render, compile and run failures."}),
+		loopsCut: prometheus.NewCounter(prometheus.CounterOpts{Name: "brine_reactor_loops_cut_total",
+			Help: "brine/reactor/loop events: reactions not run past reactor.max_depth."}),
+		watcherDrops: prometheus.NewCounter(prometheus.CounterOpts{Name: "brine_gateway_watchers_dropped_total",
+			Help: "ZeroMQ watchers disconnected for not keeping up."}),
+		prefixes: make(map[string]struct{}),
+	}
+	cs := []prometheus.Collector{m.requests, m.duration, m.accepted, m.streams, m.streamed, m.dropped,
+		m.events, m.reactions, m.latency, m.retries, m.reactorErrs, m.loopsCut, m.watcherDrops,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
+	for _, g := range gauges {
+		cs = append(cs, newSampled(g))
+	}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// observe counts one event from the bus.
+func (m *metrics) observe(ev *bus.Event) {
+	m.events.WithLabelValues(m.prefix(ev.Tag)).Inc()
+	switch {
+	case strings.HasPrefix(ev.Tag, "salt/run/") && strings.HasSuffix(ev.Tag, "/ret"):
+		m.observeRet(ev)
+	case ev.Tag == "brine/reactor/error":
+		m.reactorErrs.Inc()
+	case ev.Tag == "brine/reactor/loop":
+		m.loopsCut.Inc()
+	case ev.Tag == "brine/reactor/skipped":
+		m.reactions.WithLabelValues("skipped").Inc()
+	case ev.Tag == "brine/bus/watcher/dropped":
+		m.watcherDrops.Inc()
+	}
+}
+
+// observeRet counts a reaction's result: a runner job's return event that
+// names the reaction it ran.
+func (m *metrics) observeRet(ev *bus.Event) {
+	d, err := ev.DataMap()
+	if err != nil {
+		return
+	}
+	if _, ok := d["reaction"]; !ok {
+		return
+	}
+	result := "failed"
+	if ok, _ := d["success"].(bool); ok {
+		result = "succeeded"
+	}
+	m.reactions.WithLabelValues(result).Inc()
+	if secs, ok := number(d["duration"]); ok {
+		m.latency.Observe(secs)
+	}
+	if n, ok := number(d["attempts"]); ok && n > 1 {
+		m.retries.Add(n - 1)
+	}
+}
+
+func number(v any) (float64, bool) {
+	switch t := v.(type) {
+	case float64:
+		return t, true
+	case int64:
+		return float64(t), true
+	}
+	return 0, false
+}
+
+// prefix is the label of a tag: its first two segments, "jid" for Salt's
+// bare job-id tags, "other" once maxPrefixes distinct ones are counted.
+func (m *metrics) prefix(tag string) string {
+	segs := strings.SplitN(tag, "/", 3)
+	if isDigits(segs[0]) {
+		return "jid"
+	}
+	p := segs[0]
+	if len(segs) > 1 {
+		p += "/" + segs[1]
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.prefixes[p]; ok {
+		return p
+	}
+	if len(m.prefixes) >= maxPrefixes {
+		return "other"
+	}
+	m.prefixes[p] = struct{}{}
+	return p
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// sampled is a Gauge read at scrape time.
+type sampled struct {
+	g    Gauge
+	desc *prometheus.Desc
+}
+
+func newSampled(g Gauge) *sampled {
+	var labels []string
+	if g.Label != "" {
+		labels = []string{g.Label}
+	}
+	return &sampled{g: g, desc: prometheus.NewDesc(g.Name, g.Help, labels, nil)}
+}
+
+func (s *sampled) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
+
+func (s *sampled) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	vals, err := s.g.Sample(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(s.desc, err)
+		return
+	}
+	for label, v := range vals {
+		if s.g.Label == "" {
+			ch <- prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, v)
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(s.desc, prometheus.GaugeValue, v, label)
+	}
+}
+
+// recorder notes the status and size of a response; Unwrap lets
+// http.ResponseController reach the connection (flushes, deadlines).
+type recorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += int64(n)
+	return n, err
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// logged wraps h with a write deadline, an access log line per request
+// (credentials in the query string redacted) and request metrics.
+func (s *Server) logged(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &recorder{ResponseWriter: w}
+		_ = http.NewResponseController(rec).SetWriteDeadline(start.Add(s.cfg.WriteTimeout))
+		h.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		rt := route(r)
+		d := time.Since(start)
+		s.metrics.requests.WithLabelValues(rt, strconv.Itoa(rec.status)).Inc()
+		s.metrics.duration.WithLabelValues(rt).Observe(d.Seconds())
+		level := slog.LevelInfo
+		if rec.status >= 500 {
+			level = slog.LevelWarn
+		}
+		s.log.LogAttrs(r.Context(), level, "api request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("query", redactQuery(r.URL.RawQuery)), slog.Int("status", rec.status),
+			slog.Int64("bytes", rec.bytes), slog.Duration("duration", d), slog.String("remote", r.RemoteAddr))
+	})
+}
+
+// redactQuery hides the values of query parameters that carry tokens.
+func redactQuery(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return "(unparseable)"
+	}
+	for _, k := range []string{"token", "salt_token"} {
+		if q.Has(k) {
+			q.Set(k, "REDACTED")
+		}
+	}
+	return q.Encode()
+}

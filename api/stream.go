@@ -1,0 +1,189 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/pyjson"
+)
+
+// DroppedComment is the last line a stream client that fell behind gets
+// before its connection is closed; the events it did receive carry ids, so
+// it resumes with Last-Event-ID and misses nothing.
+const DroppedComment = ": dropped: this client did not keep up; reconnect with Last-Event-ID to resume\n\n"
+
+// streamClient is one GET /events connection: the bus subscription offers
+// events, the handler writes them.
+type streamClient struct {
+	queue   chan *bus.Event
+	dropped chan struct{}
+	once    sync.Once
+	wait    time.Duration
+}
+
+// offer queues ev, waiting up to c.wait for room: a burst or a replay is
+// absorbed, a client that stopped reading is dropped. Only this client's
+// own subscription waits; publishers and other clients never do.
+func (c *streamClient) offer(ev *bus.Event) {
+	select {
+	case <-c.dropped:
+		return
+	case c.queue <- ev:
+		return
+	default:
+	}
+	t := time.NewTimer(c.wait)
+	defer t.Stop()
+	select {
+	case c.queue <- ev:
+	case <-c.dropped:
+	case <-t.C:
+		c.close()
+	}
+}
+
+// close ends the client's delivery; offers return at once from then on.
+func (c *streamClient) close() { c.once.Do(func() { close(c.dropped) }) }
+
+// streamEvents serves GET /events: Server-Sent Events in salt-api's framing
+// ("retry: 400", then per event "tag: <tag>" and "data: {"tag": …, "data":
+// …}" as Python's json.dumps prints it), with an "id: <event id>" line so
+// that a client reconnecting with Last-Event-ID continues from the durable
+// log without a gap or a duplicate, also after a master restart.
+func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
+	if err := s.checkToken(r, true); err != nil {
+		writeError(w, authStatus(err), "GET /events: %v", err)
+		return
+	}
+	q := r.URL.Query()
+	var since bus.Since
+	last := r.Header.Get("Last-Event-ID")
+	if last == "" {
+		last = q.Get("last_event_id")
+	}
+	if last != "" {
+		if _, err := bus.IDTime(last); err != nil {
+			writeError(w, http.StatusBadRequest, "GET /events: Last-Event-ID: %v", err)
+			return
+		}
+		since.AfterID = last
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	stop := context.AfterFunc(s.streams, cancel)
+	defer stop()
+
+	c := &streamClient{queue: make(chan *bus.Event, s.cfg.ClientQueue), dropped: make(chan struct{}), wait: s.cfg.StreamWait}
+	sub, err := s.bus.Subscribe(ctx, bus.SubscribeOptions{Pattern: q.Get("tag"), Since: since}, c.offer)
+	if err != nil {
+		if last != "" {
+			writeError(w, http.StatusGone, "GET /events: cannot resume after event %s: %v", last, err)
+			return
+		}
+		writeError(w, http.StatusServiceUnavailable, "GET /events: %v", err)
+		return
+	}
+	defer sub.Stop()
+	defer c.close() // before Stop: an offer waiting for room gives up
+	s.metrics.streams.Inc()
+	defer s.metrics.streams.Dec()
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return
+	}
+	rc := http.NewResponseController(w)
+	write := func(b []byte, flush bool) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return !flush || rc.Flush() == nil
+	}
+	if !write([]byte("retry: 400\n"), true) {
+		return
+	}
+	beat := time.NewTicker(s.cfg.Heartbeat)
+	defer beat.Stop()
+	var buf bytes.Buffer
+	for {
+		select {
+		case <-c.dropped:
+			s.dropStream(r, write)
+			return
+		default:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.dropped:
+			s.dropStream(r, write)
+			return
+		case <-beat.C:
+			if !write([]byte(": ping\n\n"), true) {
+				return
+			}
+		case ev := <-c.queue:
+			buf.Reset()
+			if err := frame(&buf, ev); err != nil {
+				s.log.Error("api: event not streamed", "id", ev.ID, "tag", ev.Tag, "err", err)
+				continue
+			}
+			if !write(buf.Bytes(), len(c.queue) == 0) {
+				return
+			}
+			s.metrics.streamed.Inc()
+		}
+	}
+}
+
+func (s *Server) dropStream(r *http.Request, write func([]byte, bool) bool) {
+	s.metrics.dropped.Inc()
+	s.log.Warn("api: event stream client dropped: too slow", "remote", r.RemoteAddr)
+	write([]byte(DroppedComment), true)
+}
+
+// frame writes one event in salt-api's framing plus its id.
+func frame(buf *bytes.Buffer, ev *bus.Event) error {
+	tag, err := json.Marshal(ev.Tag)
+	if err != nil {
+		return err
+	}
+	data := ev.Data
+	if len(data) == 0 {
+		data = json.RawMessage("{}")
+	}
+	full := make([]byte, 0, len(tag)+len(data)+20)
+	full = append(full, `{"tag":`...)
+	full = append(full, tag...)
+	full = append(full, `,"data":`...)
+	full = append(full, data...)
+	full = append(full, '}')
+	py, err := pyjson.Format(full, false)
+	if err != nil {
+		return fmt.Errorf("event data: %w", err)
+	}
+	if bytes.ContainsAny(py, "\r\n") {
+		return errors.New("encoded event holds a line break")
+	}
+	buf.WriteString("id: ")
+	buf.WriteString(ev.ID)
+	buf.WriteString("\ntag: ")
+	buf.WriteString(ev.Tag)
+	buf.WriteString("\ndata: ")
+	buf.Write(py)
+	buf.WriteString("\n\n")
+	return nil
+}

@@ -1,0 +1,262 @@
+package api
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+)
+
+func TestStreamFraming(t *testing.T) {
+	f := start(t, testConfig(), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.url+"/events?token="+testToken, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" || resp.Header.Get("Cache-Control") != "no-cache" {
+		t.Fatalf("status %d, headers %v", resp.StatusCode, resp.Header)
+	}
+	br := bufio.NewReader(resp.Body)
+	first, err := br.ReadString('\n')
+	if err != nil || first != "retry: 400\n" {
+		t.Fatalf("first line %q (%v), want salt-api's retry: 400", first, err)
+	}
+	ev := publish(t, f.bus, "myco/x", map[string]any{"b": 1, "a": "é"})
+	want := fmt.Sprintf("id: %s\ntag: myco/x\ndata: {\"tag\": \"myco/x\", \"data\": {\"_stamp\": \"%s\", \"a\": \"\\u00e9\", \"b\": 1}}\n\n",
+		ev.ID, ev.Time.Format(bus.StampLayout))
+	got := ""
+	for len(got) < len(want) {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("after %q: %v", got, err)
+		}
+		got += line
+	}
+	if got != want {
+		t.Errorf("framed event\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestStreamAuth(t *testing.T) {
+	f := start(t, testConfig(), nil)
+	tests := []struct {
+		name   string
+		path   string
+		header map[string]string
+		want   int
+	}{
+		{"bearer", "/events", map[string]string{"Authorization": "Bearer " + testToken}, 200},
+		{"X-Auth-Token", "/events", map[string]string{"X-Auth-Token": testToken}, 200},
+		{"query token", "/events?token=" + testToken, nil, 200},
+		{"query salt_token", "/events?salt_token=" + testToken, nil, 200},
+		{"none", "/events", nil, 401},
+		{"wrong", "/events?token=wrong-token-0123456789", nil, 403},
+		{"bad Last-Event-ID", "/events", map[string]string{"Authorization": "Bearer " + testToken, "Last-Event-ID": "42"}, 400},
+		{"unknown Last-Event-ID", "/events", map[string]string{"Authorization": "Bearer " + testToken, "Last-Event-ID": "0193a3f4-1d2e-7c3b-8a4d-5e6f70819203"}, 410},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.url+tc.path, nil)
+			for k, v := range tc.header {
+				req.Header.Set(k, v)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				b, _ := io.ReadAll(resp.Body)
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.want, b)
+			}
+		})
+	}
+}
+
+func TestStreamFilterAndResume(t *testing.T) {
+	f := start(t, testConfig(), nil)
+	auth := map[string]string{"Authorization": "Bearer " + testToken}
+	var sent []*bus.Event
+	for i := range 6 {
+		tag := "myco/a"
+		if i%2 == 1 {
+			tag = "other/b"
+		}
+		sent = append(sent, publish(t, f.bus, tag, map[string]any{"i": i}))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// Resume after the first event, only myco/*: events 2 and 4.
+	s := f.openStream(ctx, "/events?tag=myco/*", map[string]string{"Authorization": "Bearer " + testToken, "Last-Event-ID": sent[0].ID})
+	for _, want := range []*bus.Event{sent[2], sent[4]} {
+		got, err := s.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != want.ID || got.Tag != "myco/a" {
+			t.Fatalf("got %s %s, want %s myco/a", got.ID, got.Tag, want.ID)
+		}
+	}
+	live := publish(t, f.bus, "myco/live", nil)
+	publish(t, f.bus, "other/live", nil)
+	got, err := s.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ID != live.ID {
+		t.Fatalf("live event %s, want %s", got.ID, live.ID)
+	}
+	// last_event_id in the query does what the header does.
+	q := f.openStream(ctx, "/events?last_event_id="+sent[4].ID, auth)
+	for _, want := range []*bus.Event{sent[5], live} {
+		got, err := q.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.ID != want.ID {
+			t.Fatalf("got %s, want %s", got.ID, want.ID)
+		}
+	}
+}
+
+// TestStreamResumeAcrossRestart follows the stream, stops the master (API
+// and bus) mid-way, fires events while no API runs, reopens the bus on the
+// same directory and resumes with Last-Event-ID: every event arrives once,
+// in order.
+func TestStreamResumeAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	b1 := openBus(t, dir)
+	f1 := start(t, testConfig(), b1)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	auth := map[string]string{"Authorization": "Bearer " + testToken}
+	s := f1.openStream(ctx, "/events?tag=myco/restart", auth)
+	var want []string
+	for i := range 5 {
+		want = append(want, publish(t, b1, "myco/restart", map[string]any{"i": i}).ID)
+	}
+	var got []string
+	for range 3 {
+		ev, err := s.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, ev.ID)
+	}
+	last := got[len(got)-1]
+	f1.stop()
+	s.resp.Body.Close()
+	for i := 5; i < 8; i++ {
+		want = append(want, publish(t, b1, "myco/restart", map[string]any{"i": i}).ID)
+	}
+	if err := b1.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	b2 := openBus(t, dir)
+	defer b2.Close()
+	f2 := start(t, testConfig(), b2)
+	for i := 8; i < 10; i++ {
+		want = append(want, publish(t, b2, "myco/restart", map[string]any{"i": i}).ID)
+	}
+	s2 := f2.openStream(ctx, "/events?tag=myco/restart", map[string]string{"Authorization": "Bearer " + testToken, "Last-Event-ID": last})
+	for len(got) < len(want) {
+		ev, err := s2.next()
+		if err != nil {
+			t.Fatalf("after %d events: %v", len(got), err)
+		}
+		got = append(got, ev.ID)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("resumed stream\n got %v\nwant %v", got, want)
+	}
+	// Nothing more: no duplicate follows.
+	extra := publish(t, b2, "myco/restart", map[string]any{"i": "end"})
+	ev, err := s2.next()
+	if err != nil || ev.ID != extra.ID {
+		t.Fatalf("next event %s (%v), want the new %s and no duplicate", ev.ID, err, extra.ID)
+	}
+}
+
+// TestSlowStreamClientDropped: a client that reads too slowly is dropped
+// with a final comment line, while a fast client gets every event and the
+// publisher is never held up.
+func TestSlowStreamClientDropped(t *testing.T) {
+	cfg := testConfig()
+	cfg.ClientQueue = 8
+	cfg.StreamWait = time.Second
+	cfg.WriteTimeout = 30 * time.Second
+	f := start(t, cfg, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	// The slow client: a raw connection that reads nothing during the
+	// flood (16 MB, more than the socket buffers hold).
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /events?tag=myco/flood HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", testToken)
+
+	fast := f.openStream(ctx, "/events?tag=myco/flood", map[string]string{"Authorization": "Bearer " + testToken})
+	const n = 1000
+	fastGot := make(chan int, 1)
+	go func() {
+		count := 0
+		for count < n {
+			if _, err := fast.next(); err != nil {
+				break
+			}
+			count++
+		}
+		fastGot <- count
+	}()
+	// Let both subscriptions attach before the flood.
+	time.Sleep(500 * time.Millisecond)
+	pad := strings.Repeat("x", 16<<10)
+	start := time.Now()
+	for i := range n {
+		publish(t, f.bus, "myco/flood", map[string]any{"i": i, "pad": pad})
+	}
+	t.Logf("published %d events of 16 KiB in %s", n, time.Since(start))
+
+	// The slow client has not read a byte yet: its queue filled long ago.
+	// Now it reads what it was sent, which ends with the drop notice.
+	time.Sleep(2 * cfg.StreamWait)
+	var slow strings.Builder
+	buf := make([]byte, 64<<10)
+	_ = conn.SetReadDeadline(time.Now().Add(120 * time.Second))
+	for !strings.Contains(slow.String(), DroppedComment) {
+		k, err := conn.Read(buf)
+		slow.Write(buf[:k])
+		if err != nil {
+			t.Logf("slow client read: %v", err)
+			break
+		}
+	}
+	if !strings.Contains(slow.String(), DroppedComment) {
+		tail := slow.String()[max(0, slow.Len()-300):]
+		t.Fatalf("slow client got %d bytes without the dropped comment; it ends %q", slow.Len(), tail)
+	}
+	if got := <-fastGot; got != n {
+		t.Errorf("fast client got %d events, want %d", got, n)
+	}
+	status, _ := f.do(http.MethodGet, "/healthz", nil, nil)
+	if status != 200 {
+		t.Errorf("healthz %d after the drop", status)
+	}
+}
