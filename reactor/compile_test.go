@@ -119,7 +119,8 @@ func TestCompileErrors(t *testing.T) {
 		id        string
 		is        error
 		text      string
-		reactions int // good reactions of the same file still compile
+		reactions int  // good reactions of the same file still compile
+		rendered  bool // the line is in the rendered text (a loop changed the count)
 	}{
 		{file: "broken_jinja.sls", stage: StageRender, line: 3, text: "'}}' expected"},
 		{file: "broken_jinja_runtime.sls", stage: StageRender, line: 3, text: "unknown method 'nosuchmethod'"},
@@ -133,6 +134,8 @@ func TestCompileErrors(t *testing.T) {
 			text: `test.sleep: argument "s_time": wrong argument type: want number, got string "forever"`},
 		{file: "unknown_kind.sls", stage: StageCompile, line: 2, id: "oops", text: `unknown reaction type "runnr"`},
 		{file: "args_not_dictlist.sls", stage: StageCompile, line: 2, id: "positional_runner", text: "incorrect argument format"},
+		{file: "broken_in_loop.sls", stage: StageCompile, line: 7, id: "step2", is: function.ErrUnknownFunction,
+			text: "broken_in_loop.sls (rendered line 7): compile: reaction step2: test.nope: unknown function", reactions: 1, rendered: true},
 		{file: "no_such_file.sls", stage: StageMapping, is: ErrFileMissing, text: "reaction file missing"},
 	}
 	for _, tt := range tests {
@@ -151,7 +154,10 @@ func TestCompileErrors(t *testing.T) {
 			if !strings.Contains(e.Error(), tt.text) {
 				t.Errorf("error %q does not say %q", e, tt.text)
 			}
-			if tt.line > 0 && !strings.Contains(e.Error(), tt.file+":") {
+			if e.Rendered != tt.rendered {
+				t.Errorf("Rendered = %v, want %v", e.Rendered, tt.rendered)
+			}
+			if tt.line > 0 && !tt.rendered && !strings.Contains(e.Error(), tt.file+":") {
 				t.Errorf("error %q does not name file:line", e)
 			}
 			if len(p.Reactions) != tt.reactions {

@@ -34,11 +34,13 @@ var (
 // events carry and what `brine reactor test` prints.
 type Error struct {
 	Stage Stage
-	// File is the reaction file; Line its 1-based line (0 when unknown). For
-	// YAML and compile errors the line is in the rendered text, which
-	// `brine reactor test` prints with line numbers.
+	// File is the reaction file; Line its 1-based line (0 when unknown).
 	File string
 	Line int
+	// Rendered is set when Line counts lines of the rendered text, not of
+	// the file (a Jinja loop or a false `if` changed the line count);
+	// `brine reactor test` prints the rendered text with line numbers.
+	Rendered bool
 	// ID is the reaction id, when the error belongs to one reaction.
 	ID  string
 	Err error
@@ -47,7 +49,10 @@ type Error struct {
 // Error prints file:line: stage: reaction id: message, the form editors jump to.
 func (e *Error) Error() string {
 	loc := e.File
-	if e.Line > 0 {
+	switch {
+	case e.Rendered:
+		loc = fmt.Sprintf("%s (rendered line %d)", e.File, e.Line)
+	case e.Line > 0:
 		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}
 	if e.ID != "" {

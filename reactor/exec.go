@@ -373,7 +373,7 @@ func (r *Reactor) fireError(ctx context.Context, pub Publisher, cause *bus.Event
 	r.log.Error("reactor: "+err.Error(), "tag", cause.Tag, "event", cause.ID)
 	msg := err.Err.Error()
 	r.fire(ctx, pub, cause, TagError, map[string]any{
-		"stage": string(err.Stage), "file": err.File, "line": err.Line, "id": err.ID,
+		"stage": string(err.Stage), "file": err.File, "line": err.Line, "rendered_line": err.Rendered, "id": err.ID,
 		"tag": cause.Tag, "event": cause.ID, "message": msg, "error": err.Error(),
 	})
 }

@@ -162,7 +162,8 @@ func (r *Reactor) Plan(ctx context.Context, tag string, data map[string]any) *Pl
 // Render renders one reaction file for an event, as Plan does before
 // parsing: what `brine reactor test` prints, and what benchmarks time.
 func (r *Reactor) Render(ctx context.Context, path, tag string, data map[string]any) ([]byte, error) {
-	return r.render.render(path, map[string]any{"tag": tag, "data": data, "salt": r.saltObject(ctx)})
+	out, _, err := r.render.render(path, map[string]any{"tag": tag, "data": data, "salt": r.saltObject(ctx)})
+	return out, err
 }
 
 // Matches returns how many mapping entries match tag. It does not allocate:
@@ -173,7 +174,7 @@ func (r *Reactor) Matches(tag string) int {
 }
 
 func (r *Reactor) planFile(fp *FilePlan, vars map[string]any) {
-	out, err := r.render.render(fp.Path, vars)
+	out, sameLines, err := r.render.render(fp.Path, vars)
 	if err != nil {
 		fp.Errors = append(fp.Errors, asError(fp.Path, StageRender, err))
 		return
@@ -182,7 +183,9 @@ func (r *Reactor) planFile(fp *FilePlan, vars map[string]any) {
 	reactions, errs := compileFile(fp.Path, out, r.funcs)
 	fp.Reactions = reactions
 	for _, err := range errs {
-		fp.Errors = append(fp.Errors, asError(fp.Path, StageCompile, err))
+		e := asError(fp.Path, StageCompile, err)
+		e.Rendered = !sameLines && e.Line > 0
+		fp.Errors = append(fp.Errors, e)
 	}
 }
 

@@ -35,6 +35,7 @@ type renderer struct {
 
 type compiled struct {
 	tpl   *exec.Template
+	lines int // lines of the source
 	mtime time.Time
 	size  int64
 }
@@ -60,7 +61,7 @@ func newRenderer() *renderer {
 
 // template returns the compiled template for path, compiling it when it is
 // new or changed on disk.
-func (r *renderer) template(path string) (*exec.Template, error) {
+func (r *renderer) template(path string) (*compiled, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -72,7 +73,7 @@ func (r *renderer) template(path string) (*exec.Template, error) {
 	c := r.cache[path]
 	r.mu.RUnlock()
 	if c != nil && c.size == fi.Size() && c.mtime.Equal(fi.ModTime()) {
-		return c.tpl, nil
+		return c, nil
 	}
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -82,10 +83,11 @@ func (r *renderer) template(path string) (*exec.Template, error) {
 	if err != nil {
 		return nil, err
 	}
+	c = &compiled{tpl: tpl, lines: lineCount(src), mtime: fi.ModTime(), size: fi.Size()}
 	r.mu.Lock()
-	r.cache[path] = &compiled{tpl: tpl, mtime: fi.ModTime(), size: fi.Size()}
+	r.cache[path] = c
 	r.mu.Unlock()
-	return tpl, nil
+	return c, nil
 }
 
 func (r *renderer) compile(path string, src []byte) (*exec.Template, error) {
@@ -135,21 +137,30 @@ func cleanParseError(err error) error {
 var renderLine = regexp.MustCompile(`at line (\d+)`)
 
 // render executes the template for path with the Jinja context vars.
-func (r *renderer) render(path string, vars map[string]any) ([]byte, error) {
-	tpl, err := r.template(path)
+// sameLines reports whether the output has as many lines as the source:
+// then (Jinja tags keep their line) a line of the output is the same line
+// of the file, which is what error messages should point at.
+func (r *renderer) render(path string, vars map[string]any) (out []byte, sameLines bool, err error) {
+	c, err := r.template(path)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	out, err := tpl.ExecuteToBytes(exec.NewContext(vars))
+	out, err = c.tpl.ExecuteToBytes(exec.NewContext(vars))
 	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "unable to execute template: ")
 		line := 0
 		if m := renderLine.FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
 		}
-		return nil, &Error{Stage: StageRender, File: path, Line: line, Err: errors.New(msg)}
+		return nil, false, &Error{Stage: StageRender, File: path, Line: line, Err: errors.New(msg)}
 	}
-	return out, nil
+	return out, lineCount(out) == c.lines, nil
+}
+
+// lineCount counts lines; a final newline (which Jinja drops) does not
+// start one.
+func lineCount(b []byte) int {
+	return bytes.Count(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) + 1
 }
 
 // filterJSON is Salt's `json` filter: compact JSON, usable inside YAML.
