@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"iter"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -50,12 +50,16 @@ type Rendered struct {
 	Conflicts []Conflict
 }
 
-// entry is one host on its way to the files.
+// entry is one host on its way to the files. Its addresses and MACs are
+// ranges of slices shared by all entries (one allocation for the lot); a
+// value left out is zeroed in place.
 type entry struct {
-	id, fqdn, name string
-	addrs          []netip.Addr
-	macs           []string
-	hadMACs        bool
+	id     string
+	fqdn   string // empty: id + "." + domain
+	name   string
+	addrs  []netip.Addr
+	macs   []string
+	hasMAC bool // the mine gives MACs: reserve by MAC only
 }
 
 // Render builds both files from hosts. The output depends only on the set
@@ -68,47 +72,27 @@ func Render(hosts []*mine.Host, cfg *Config) *Rendered {
 	sorted := slices.Clone(hosts)
 	slices.SortFunc(sorted, func(a, b *mine.Host) int { return cmp.Compare(a.ID, b.ID) })
 
-	entries := make([]*entry, 0, len(sorted))
-	ipOwners := map[netip.Addr][]*entry{}
-	macOwners := map[string][]*entry{}
+	entries := make([]entry, 0, len(sorted))
+	addrs := make([]netip.Addr, 0, len(sorted)+len(sorted)/4)
+	macs := make([]string, 0, len(sorted))
 	for _, h := range sorted {
 		if !cfg.includes(h.ID) {
 			continue
 		}
-		e, conflicts := newEntry(h, cfg)
-		r.Conflicts = append(r.Conflicts, conflicts...)
-		if e == nil {
-			continue
-		}
-		entries = append(entries, e)
-		for _, a := range e.addrs {
-			ipOwners[a] = append(ipOwners[a], e)
-		}
-		for _, m := range e.macs {
-			macOwners[m] = append(macOwners[m], e)
+		e, ok := r.check(h, cfg, &addrs, &macs)
+		if ok {
+			entries = append(entries, e)
 		}
 	}
-	// Two hosts claiming one address or MAC: neither gets it, since either
-	// answer could be the wrong machine.
-	for _, a := range slices.SortedFunc(shared(ipOwners), netip.Addr.Compare) {
-		owners := ipOwners[a]
-		r.Conflicts = append(r.Conflicts, duplicate(DuplicateIP, a.String(), owners))
-		for _, e := range owners {
-			e.addrs = slices.DeleteFunc(e.addrs, func(x netip.Addr) bool { return x == a })
-		}
-	}
-	for _, m := range slices.Sorted(shared(macOwners)) {
-		owners := macOwners[m]
-		r.Conflicts = append(r.Conflicts, duplicate(DuplicateMAC, m, owners))
-		for _, e := range owners {
-			e.macs = slices.DeleteFunc(e.macs, func(x string) bool { return x == m })
-		}
-	}
+	r.leaveOutShared(entries)
 
 	var dhcp, addn bytes.Buffer
+	dhcp.Grow(len(header) + 48*len(entries))
+	addn.Grow(len(header) + 48*len(entries))
 	dhcp.WriteString(header)
 	addn.WriteString(header)
-	for _, e := range entries {
+	for i := range entries {
+		e := &entries[i]
 		lines := 0
 		if cfg.HostsFile != "" {
 			n := e.writeDHCP(&dhcp, cfg.LeaseTime)
@@ -116,7 +100,7 @@ func Render(hosts []*mine.Host, cfg *Config) *Rendered {
 			lines += n
 		}
 		if cfg.AddnHosts != "" {
-			n := e.writeAddn(&addn)
+			n := e.writeAddn(&addn, cfg.Domain)
 			r.AddnLines += n
 			lines += n
 		}
@@ -128,21 +112,63 @@ func Render(hosts []*mine.Host, cfg *Config) *Rendered {
 	return r
 }
 
-// shared yields the keys more than one host claims.
-func shared[K comparable](owners map[K][]*entry) iter.Seq[K] {
-	return func(yield func(K) bool) {
-		for k, es := range owners {
-			if len(es) > 1 && !yield(k) {
-				return
+// leaveOutShared zeroes every address and MAC that more than one host
+// claims: neither gets it, since either answer could be the wrong machine.
+func (r *Rendered) leaveOutShared(entries []entry) {
+	ipOwner := make(map[netip.Addr]int, len(entries))
+	macOwner := make(map[string]int, len(entries))
+	ipShared := map[netip.Addr][]int{}
+	macShared := map[string][]int{}
+	for i := range entries {
+		for _, a := range entries[i].addrs {
+			if j, dup := ipOwner[a]; !dup {
+				ipOwner[a] = i
+			} else if j != i {
+				if ipShared[a] == nil {
+					ipShared[a] = []int{j}
+				}
+				ipShared[a] = append(ipShared[a], i)
+			}
+		}
+		for _, m := range entries[i].macs {
+			if j, dup := macOwner[m]; !dup {
+				macOwner[m] = i
+			} else if j != i {
+				if macShared[m] == nil {
+					macShared[m] = []int{j}
+				}
+				macShared[m] = append(macShared[m], i)
+			}
+		}
+	}
+	for _, a := range slices.SortedFunc(maps.Keys(ipShared), netip.Addr.Compare) {
+		owners := ipShared[a]
+		r.Conflicts = append(r.Conflicts, duplicate(DuplicateIP, a.String(), entries, owners))
+		for _, i := range owners {
+			for k, x := range entries[i].addrs {
+				if x == a {
+					entries[i].addrs[k] = netip.Addr{}
+				}
+			}
+		}
+	}
+	for _, m := range slices.Sorted(maps.Keys(macShared)) {
+		owners := macShared[m]
+		r.Conflicts = append(r.Conflicts, duplicate(DuplicateMAC, m, entries, owners))
+		for _, i := range owners {
+			for k, x := range entries[i].macs {
+				if x == m {
+					entries[i].macs[k] = ""
+				}
 			}
 		}
 	}
 }
 
-func duplicate(kind, value string, owners []*entry) Conflict {
+func duplicate(kind, value string, entries []entry, owners []int) Conflict {
 	ids := make([]string, len(owners))
-	for i, e := range owners {
-		ids[i] = e.id
+	for k, i := range owners {
+		ids[k] = entries[i].id
 	}
 	what := "address"
 	if kind == DuplicateMAC {
@@ -152,19 +178,19 @@ func duplicate(kind, value string, owners []*entry) Conflict {
 		Message: fmt.Sprintf("%s %s is claimed by %s; left out for all of them", what, value, strings.Join(ids, " and "))}
 }
 
-// newEntry checks one host; nil when nothing of it can be written.
-func newEntry(h *mine.Host, cfg *Config) (*entry, []Conflict) {
-	var conflicts []Conflict
+// check turns one host into an entry, appending its usable addresses and
+// MACs to the shared slices; false when nothing of it can be written.
+func (r *Rendered) check(h *mine.Host, cfg *Config, addrs *[]netip.Addr, macs *[]string) (entry, bool) {
 	bad := func(kind, value, format string, args ...any) {
-		conflicts = append(conflicts, Conflict{Kind: kind, Value: value, Hosts: []string{h.ID},
+		r.Conflicts = append(r.Conflicts, Conflict{Kind: kind, Value: value, Hosts: []string{h.ID},
 			Message: h.ID + ": " + fmt.Sprintf(format, args...)})
 	}
-	fqdn, name, err := names(h, cfg.Domain)
-	if err != nil {
-		bad(InvalidName, fqdn, "%v", err)
-		return nil, conflicts
+	e := entry{id: h.ID}
+	if err := e.setNames(h, cfg.Domain); err != nil {
+		bad(InvalidName, e.fqdnOr(cfg.Domain), "%v", err)
+		return e, false
 	}
-	e := &entry{id: h.ID, fqdn: fqdn, name: name}
+	start := len(*addrs)
 	var outside []string
 	for _, s := range h.IPs {
 		a, err := netip.ParseAddr(s)
@@ -177,28 +203,55 @@ func newEntry(h *mine.Host, cfg *Config) (*entry, []Conflict) {
 			outside = append(outside, s)
 			continue
 		}
-		if !slices.Contains(e.addrs, a) {
-			e.addrs = append(e.addrs, a)
+		if !slices.Contains((*addrs)[start:], a) {
+			*addrs = append(*addrs, a)
 		}
 	}
+	e.addrs = (*addrs)[start:len(*addrs):len(*addrs)]
 	if len(e.addrs) == 0 && len(outside) > 0 {
 		bad(OutOfRange, strings.Join(outside, ","), "no address in range %s (has %s)", prefixes(cfg.Ranges), strings.Join(outside, ", "))
 	}
 	// A host the mine gives MACs for is reserved by MAC only, even when
 	// they are all left out: a reservation by name would go to any client
 	// that sends the name.
-	e.hadMACs = len(h.MACs) > 0
+	e.hasMAC = len(h.MACs) > 0
+	start = len(*macs)
 	for _, s := range h.MACs {
-		hw, err := net.ParseMAC(s)
-		if err != nil || len(hw) != 6 {
+		m, ok := canonicalMAC(s)
+		if !ok {
 			bad(InvalidMAC, s, "%q is not an Ethernet MAC address (like 00:50:56:aa:bb:01)", s)
 			continue
 		}
-		if m := hw.String(); !slices.Contains(e.macs, m) {
-			e.macs = append(e.macs, m)
+		if !slices.Contains((*macs)[start:], m) {
+			*macs = append(*macs, m)
 		}
 	}
-	return e, conflicts
+	e.macs = (*macs)[start:len(*macs):len(*macs)]
+	return e, true
+}
+
+// canonicalMAC returns an Ethernet MAC in lower-case colon form. The mine
+// stores them so; other spellings are parsed.
+func canonicalMAC(s string) (string, bool) {
+	if len(s) == 17 {
+		ok := true
+		for i := 0; i < 17 && ok; i++ {
+			c := s[i]
+			if i%3 == 2 {
+				ok = c == ':'
+			} else {
+				ok = c >= '0' && c <= '9' || c >= 'a' && c <= 'f'
+			}
+		}
+		if ok {
+			return s, true
+		}
+	}
+	hw, err := net.ParseMAC(s)
+	if err != nil || len(hw) != 6 {
+		return "", false
+	}
+	return hw.String(), true
 }
 
 func inRanges(a netip.Addr, ranges []netip.Prefix) bool {
@@ -221,37 +274,47 @@ func prefixes(ps []netip.Prefix) string {
 	return strings.Join(s, ", ")
 }
 
-// names returns the host's fully qualified name and short name: the
-// record's fqdn, else its id (qualified with domain when it has no dot).
-func names(h *mine.Host, domain string) (fqdn, short string, err error) {
-	fqdn = strings.TrimSuffix(h.FQDN, ".")
-	if fqdn == "" {
-		fqdn = h.ID
-		if !strings.Contains(fqdn, ".") && domain != "" {
-			fqdn += "." + domain
-		}
+// setNames sets the host's names: the record's fqdn, else its id
+// (qualified with domain when it has no dot); the short name is the first
+// label.
+func (e *entry) setNames(h *mine.Host, domain string) error {
+	e.fqdn = strings.TrimSuffix(h.FQDN, ".")
+	if e.fqdn == "" && (strings.Contains(h.ID, ".") || domain == "") {
+		e.fqdn = h.ID
 	}
-	short, _, _ = strings.Cut(fqdn, ".")
-	if err := validName(fqdn); err != nil {
-		return fqdn, "", err
+	full := e.fqdn
+	if full == "" {
+		full = h.ID // + "." + domain, which Validate checked
 	}
-	return fqdn, short, nil
+	e.name, _, _ = strings.Cut(full, ".")
+	if err := validName(full); err != nil {
+		return fmt.Errorf("%q is not a host name: %w", e.fqdnOr(domain), err)
+	}
+	return nil
+}
+
+// fqdnOr is the fully qualified name.
+func (e *entry) fqdnOr(domain string) string {
+	if e.fqdn != "" {
+		return e.fqdn
+	}
+	return e.id + "." + domain
 }
 
 // validName checks a DNS host name: labels of letters, digits and inner
 // hyphens, at most 63 bytes each and 253 in all.
 func validName(name string) error {
 	if name == "" || len(name) > 253 {
-		return fmt.Errorf("%q is not a host name (1 to 253 bytes)", name)
+		return fmt.Errorf("%d bytes (1 to 253)", len(name))
 	}
-	for _, l := range strings.Split(name, ".") {
+	for l := range strings.SplitSeq(name, ".") {
 		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
-			return fmt.Errorf("%q is not a host name: label %q", name, l)
+			return fmt.Errorf("label %q", l)
 		}
 		for i := 0; i < len(l); i++ {
 			c := l[i]
 			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-				return fmt.Errorf("%q is not a host name: %q in label %q", name, c, l)
+				return fmt.Errorf("%q in label %q", c, l)
 			}
 		}
 	}
@@ -263,44 +326,75 @@ func validName(name string) error {
 // reservation by the name the client sends) when the mine knows no MAC.
 // A host whose MACs were all left out gets no reservation.
 func (e *entry) writeDHCP(b *bytes.Buffer, lease string) int {
-	var v4 []netip.Addr
-	for _, a := range e.addrs {
-		if a.Is4() {
-			v4 = append(v4, a)
+	v4 := func(yield func(netip.Addr) bool) {
+		for _, a := range e.addrs {
+			if a.Is4() && !yield(a) {
+				return
+			}
 		}
 	}
-	if len(v4) == 0 {
-		return 0
-	}
-	line := func(fields ...string) {
+	line := func(mac string, a netip.Addr) {
+		if mac != "" {
+			b.WriteString(mac)
+			b.WriteByte(',')
+			b.Write(a.AppendTo(b.AvailableBuffer()))
+			b.WriteByte(',')
+			b.WriteString(e.name)
+		} else {
+			b.WriteString(e.name)
+			b.WriteByte(',')
+			b.Write(a.AppendTo(b.AvailableBuffer()))
+		}
 		if lease != "" {
-			fields = append(fields, lease)
+			b.WriteByte(',')
+			b.WriteString(lease)
 		}
-		b.WriteString(strings.Join(fields, ","))
 		b.WriteByte('\n')
 	}
-	if !e.hadMACs {
-		line(e.name, v4[0].String())
-		return 1
+	if !e.hasMAC {
+		for a := range v4 {
+			line("", a)
+			return 1
+		}
+		return 0
 	}
-	n := min(len(e.macs), len(v4))
-	for i := range n {
-		line(e.macs[i], v4[i].String(), e.name)
+	n, i := 0, 0
+	for a := range v4 {
+		for i < len(e.macs) && e.macs[i] == "" {
+			i++
+		}
+		if i == len(e.macs) {
+			break
+		}
+		line(e.macs[i], a)
+		i++
+		n++
 	}
 	return n
 }
 
 // writeAddn writes `ip fqdn name` for every address, IPv4 and IPv6.
-func (e *entry) writeAddn(b *bytes.Buffer) int {
+func (e *entry) writeAddn(b *bytes.Buffer, domain string) int {
+	n := 0
 	for _, a := range e.addrs {
-		b.WriteString(a.String())
+		if !a.IsValid() {
+			continue // left out
+		}
+		b.Write(a.AppendTo(b.AvailableBuffer()))
 		b.WriteByte(' ')
-		b.WriteString(e.fqdn)
+		if e.fqdn != "" {
+			b.WriteString(e.fqdn)
+		} else {
+			b.WriteString(e.id)
+			b.WriteByte('.')
+			b.WriteString(domain)
+		}
 		if e.name != e.fqdn {
 			b.WriteByte(' ')
 			b.WriteString(e.name)
 		}
 		b.WriteByte('\n')
+		n++
 	}
-	return len(e.addrs)
+	return n
 }

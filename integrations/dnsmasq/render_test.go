@@ -1,6 +1,7 @@
 package dnsmasq
 
 import (
+	"fmt"
 	"net/netip"
 	"reflect"
 	"strings"
@@ -130,5 +131,46 @@ func TestRender(t *testing.T) {
 				t.Error("output changes with the order of the hosts")
 			}
 		})
+	}
+}
+
+func benchHosts(n int) []*mine.Host {
+	hosts := make([]*mine.Host, n)
+	for i := range hosts {
+		hosts[i] = &mine.Host{ID: fmt.Sprintf("host%05d", i), IPs: []string{fmt.Sprintf("10.%d.%d.%d", 100+i/62500, i/250%250, i%250+1)},
+			MACs: []string{fmt.Sprintf("02:00:00:%02x:%02x:%02x", i>>16&0xff, i>>8&0xff, i&0xff)}}
+	}
+	return hosts
+}
+
+func BenchmarkRender10k(b *testing.B) {
+	dir := b.TempDir()
+	cfg := &Config{HostsFile: dir + "/dhcp-hosts", AddnHosts: dir + "/addn-hosts", Domain: "cloud.test"}
+	if err := cfg.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	hosts := benchHosts(10000)
+	for b.Loop() {
+		Render(hosts, cfg)
+	}
+}
+
+func BenchmarkWrite10k(b *testing.B) {
+	dir := b.TempDir()
+	cfg := &Config{HostsFile: dir + "/dhcp-hosts", AddnHosts: dir + "/addn-hosts", Domain: "cloud.test"}
+	if err := cfg.Validate(); err != nil {
+		b.Fatal(err)
+	}
+	r := Render(benchHosts(10000), cfg)
+	i := 0
+	for b.Loop() {
+		i++
+		content := r.Addn
+		if i%2 == 0 {
+			content = r.DHCP
+		}
+		if _, err := writeIfChanged(cfg.AddnHosts, content); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
