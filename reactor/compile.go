@@ -27,12 +27,14 @@ const (
 type Reaction struct {
 	ID   string `json:"id"`
 	File string `json:"file"`
-	// Line is the line of the call (the `runner.x.y:` key) in the rendered text.
-	Line   int            `json:"line"`
-	Kind   Kind           `json:"kind"`
-	Fun    string         `json:"fun"`
-	Args   []any          `json:"args,omitempty"`
-	Kwargs map[string]any `json:"kwargs,omitempty"`
+	// Line is the line of the call (the `runner.x.y:` key); of the rendered
+	// text when RenderedLine is set (see Error.Rendered).
+	Line         int            `json:"line"`
+	RenderedLine bool           `json:"rendered_line,omitempty"`
+	Kind         Kind           `json:"kind"`
+	Fun          string         `json:"fun"`
+	Args         []any          `json:"args,omitempty"`
+	Kwargs       map[string]any `json:"kwargs,omitempty"`
 	// Tgt, TgtType and Ret address a local job (Salt's cmd_async).
 	Tgt     any    `json:"tgt,omitempty"`
 	TgtType string `json:"tgt_type,omitempty"`

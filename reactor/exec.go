@@ -164,7 +164,7 @@ func (x *execution) resolve(reactions []*Reaction) []node {
 // decide waits for a node's requisites and runs or skips it.
 func (x *execution) decide(ctx context.Context, n *node, nodes []node) Result {
 	if n.err != nil {
-		err := &Error{Stage: StageCompile, File: n.re.File, Line: n.re.Line, ID: n.re.ID, Err: n.err}
+		err := &Error{Stage: StageCompile, File: n.re.File, Line: n.re.Line, Rendered: n.re.RenderedLine, ID: n.re.ID, Err: n.err}
 		x.r.fireError(ctx, x.pub, x.ev, err)
 		x.r.stats.Failed.Add(1)
 		return Result{Reaction: n.re, Status: Failed, Err: err}
@@ -209,7 +209,7 @@ func (x *execution) skip(ctx context.Context, re *Reaction, reason string) Resul
 // every attempt failed.
 func (x *execution) runOne(ctx context.Context, re *Reaction) Result {
 	if re.Kind != Runner {
-		err := &Error{Stage: StageRun, File: re.File, Line: re.Line, ID: re.ID,
+		err := &Error{Stage: StageRun, File: re.File, Line: re.Line, Rendered: re.RenderedLine, ID: re.ID,
 			Err: fmt.Errorf("%w for %s reactions: %s needs a minion transport, which this master does not have yet",
 				ErrNoExecutor, re.Kind, re.Call())}
 		x.r.fireError(ctx, x.pub, x.ev, err)
@@ -225,7 +225,7 @@ func (x *execution) runOne(ctx context.Context, re *Reaction) Result {
 	case errors.Is(res.Err, errInterrupted):
 	case res.Status == Succeeded:
 	default:
-		err := &Error{Stage: StageRun, File: re.File, Line: re.Line, ID: re.ID,
+		err := &Error{Stage: StageRun, File: re.File, Line: re.Line, Rendered: re.RenderedLine, ID: re.ID,
 			Err: fmt.Errorf("%s failed after %d attempts: %w", re.Call(), res.Attempts, res.Err)}
 		x.r.fireError(ctx, x.pub, x.ev, err)
 		res.Status = Failed

@@ -182,6 +182,9 @@ func (r *Reactor) planFile(fp *FilePlan, vars map[string]any) {
 	fp.Rendered = out
 	reactions, errs := compileFile(fp.Path, out, r.funcs)
 	fp.Reactions = reactions
+	for _, re := range reactions {
+		re.RenderedLine = !sameLines
+	}
 	for _, err := range errs {
 		e := asError(fp.Path, StageCompile, err)
 		e.Rendered = !sameLines && e.Line > 0

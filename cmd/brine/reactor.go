@@ -290,7 +290,11 @@ func printTestReport(out io.Writer, plan *reactor.Plan, rep testReport) error {
 	}
 	for _, c := range rep.Calls {
 		w.printf("  %s: %s\n", c.ID, formatCall(c))
-		w.printf("      at %s:%d\n", c.File, c.Line)
+		if c.RenderedLine {
+			w.printf("      at %s (rendered line %d)\n", c.File, c.Line)
+		} else {
+			w.printf("      at %s:%d\n", c.File, c.Line)
+		}
 		for _, req := range c.Require {
 			w.printf("      require %s\n", req)
 		}
