@@ -45,7 +45,7 @@ func CommandLine(j *Job, redact Redactor) string {
 		} else if flag != "" {
 			b.WriteString(flag + " ")
 		}
-		b.WriteString(Quote(targetText(j.Tgt)))
+		b.WriteString(Quote(TargetText(j.Tgt)))
 		b.WriteString(" " + j.Fun)
 	} else {
 		b.WriteString("salt-run " + strings.TrimPrefix(j.Fun, "runner."))
@@ -72,7 +72,9 @@ func CommandLine(j *Job, redact Redactor) string {
 	return b.String()
 }
 
-func targetText(t any) string {
+// TargetText is a job's target as typed on the command line: a list target
+// comma-separated, no target "*".
+func TargetText(t any) string {
 	if l, ok := t.([]any); ok {
 		parts := make([]string, len(l))
 		for i, x := range l {

@@ -1,0 +1,377 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/time/rate"
+
+	"github.com/brinehq/brine/bus"
+)
+
+// ThreadBucket is the key-value bucket that remembers thread parents, so a
+// result that arrives after a restart still goes into its thread.
+const ThreadBucket = "slack_threads"
+
+// ThreadKeep is how long a thread parent is remembered after it was posted.
+const ThreadKeep = 7 * 24 * time.Hour
+
+// maxBackoff caps the wait between retries of a failing Slack.
+const maxBackoff = time.Minute
+
+// Publisher stores events durably; bus.Bus is one.
+type Publisher interface {
+	Publish(ctx context.Context, ev *bus.Event) error
+}
+
+// Consumer is the part of bus.Bus the audit reads events from.
+type Consumer interface {
+	Consume(ctx context.Context, cfg bus.ConsumerConfig, fn func(context.Context, *bus.Delivery)) (bus.Subscription, error)
+}
+
+// OpenThreadBucket opens (creating if needed) the thread bucket on js.
+func OpenThreadBucket(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.KeyValue, error) {
+	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      ThreadBucket,
+		Description: "brine Slack thread parents",
+		TTL:         ThreadKeep,
+		Storage:     jetstream.FileStorage,
+		Replicas:    max(replicas, 1),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("slack threads bucket: %w", err)
+	}
+	return kv, nil
+}
+
+// Stats count what the audit did since it started.
+type Stats struct {
+	Events      atomic.Uint64 // events read
+	Posted      atomic.Uint64 // messages Slack accepted (posts and edits)
+	RateLimited atomic.Uint64 // 429 answers
+	Retries     atomic.Uint64 // retries after 5xx or network errors
+	Held        atomic.Uint64 // waits after permanent errors (auth, channel)
+	Dropped     atomic.Uint64 // messages Slack rejected as malformed
+}
+
+// Snapshot returns the counters by name.
+func (s *Stats) Snapshot() map[string]uint64 {
+	return map[string]uint64{"events": s.Events.Load(), "posted": s.Posted.Load(), "rate_limited": s.RateLimited.Load(),
+		"retries": s.Retries.Load(), "held": s.Held.Load(), "dropped": s.Dropped.Load()}
+}
+
+// Audit posts the audit trail and serves the slack.* functions.
+type Audit struct {
+	cfg     *Config
+	post    poster
+	red     *Redactor
+	threads jetstream.KeyValue
+	pub     Publisher
+	source  string
+	log     *slog.Logger
+	client  *http.Client
+
+	lmu      sync.Mutex
+	limiters map[string]*rate.Limiter
+
+	rmu      sync.Mutex
+	reported map[string]bool // permanent errors reported since the last success
+
+	stats Stats
+}
+
+// Option configures an Audit.
+type Option func(*Audit)
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(a *Audit) { a.log = l } }
+
+// WithSource sets the source of the events the integration fires; events
+// from it are never posted.
+func WithSource(s string) Option { return func(a *Audit) { a.source = s } }
+
+// WithHTTPClient sets the HTTP client for Slack (default: 30 s timeout).
+func WithHTTPClient(c *http.Client) Option { return func(a *Audit) { a.client = c } }
+
+// New builds the audit for cfg (LoadConfig), remembering threads in
+// threads (OpenThreadBucket) and firing brine/slack/error on pub.
+func New(cfg *Config, threads jetstream.KeyValue, pub Publisher, opts ...Option) *Audit {
+	a := &Audit{cfg: cfg, threads: threads, pub: pub, source: "brine://slack", log: slog.Default(),
+		client: &http.Client{Timeout: 30 * time.Second}, limiters: map[string]*rate.Limiter{}, reported: map[string]bool{}}
+	for _, o := range opts {
+		o(a)
+	}
+	a.red = NewRedactor(cfg.RedactKeys, cfg.Redact, []string{cfg.Token, cfg.WebhookURL})
+	if cfg.Token != "" {
+		a.post = newWebAPI(cfg.Token, cfg.APIURL, a.client)
+	} else {
+		a.post = &webhook{url: cfg.WebhookURL, client: a.client}
+	}
+	return a
+}
+
+// Stats returns the audit's counters.
+func (a *Audit) Stats() *Stats { return &a.stats }
+
+// Run posts the audit trail from the durable consumer until ctx ends. One
+// event is worked on at a time and acknowledged only when all its messages
+// were accepted by Slack, so messages go out in the order of the events and
+// a restart or an outage loses nothing. A new consumer starts at new events.
+func (a *Audit) Run(ctx context.Context, c Consumer) error {
+	sub, err := c.Consume(ctx, bus.ConsumerConfig{Name: a.cfg.Consumer, MaxInFlight: 1, DeliverNew: true, AckWait: time.Minute},
+		func(ctx context.Context, d *bus.Delivery) {
+			a.stats.Events.Add(1)
+			if err := a.handle(ctx, d.Event, func() { _ = d.InProgress() }); err != nil {
+				if ctx.Err() == nil {
+					a.log.Error("slack: event not posted; it will be retried", "tag", d.Event.Tag, "event", d.Event.ID, "err", err)
+				}
+				_ = d.Nak(time.Second)
+				return
+			}
+			_ = d.Ack()
+		})
+	if err != nil {
+		return fmt.Errorf("slack: %w", err)
+	}
+	a.log.Info("slack audit running", "consumer", a.cfg.Consumer, "rules", len(a.cfg.Audit), "threads", a.post.threads(),
+		"rate", a.cfg.Rate, "burst", a.cfg.Burst)
+	<-ctx.Done()
+	sub.Stop()
+	return ctx.Err()
+}
+
+// handle renders ev and delivers its messages; alive is called while it
+// waits, so the bus knows the event is still being worked on.
+func (a *Audit) handle(ctx context.Context, ev *bus.Event, alive func()) error {
+	var lookupErr error
+	lookup := func(key string) *thread {
+		t, err := a.thread(ctx, key)
+		if err != nil {
+			lookupErr = err
+		}
+		return t
+	}
+	msgs, err := a.render(ev, lookup)
+	if err != nil {
+		a.log.Warn("slack: unreadable event skipped", "tag", ev.Tag, "event", ev.ID, "err", err)
+		return nil
+	}
+	if lookupErr != nil {
+		return lookupErr
+	}
+	for _, m := range msgs {
+		if err := a.deliver(ctx, m, alive); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// thread is a remembered thread parent.
+type thread struct {
+	Channel string `json:"channel"`
+	// TS is the parent's Slack timestamp; empty in webhook mode, where the
+	// entry only records that the thread was selected.
+	TS    string `json:"ts,omitempty"`
+	Event string `json:"event"`
+	Text  string `json:"text,omitempty"`
+	// Skip records that the rule left this thread out.
+	Skip bool `json:"skip,omitempty"`
+}
+
+func (a *Audit) thread(ctx context.Context, key string) (*thread, error) {
+	e, err := a.threads.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("slack: thread %s: %w", key, err)
+	}
+	var t thread
+	if err := json.Unmarshal(e.Value(), &t); err != nil {
+		return nil, fmt.Errorf("slack: thread %s: %w", key, err)
+	}
+	return &t, nil
+}
+
+// deliver sends m, waiting for the channel's rate, through 429s (as long
+// as Retry-After says), 5xx and network errors (with backoff) and permanent
+// errors (held, reported once). A message Slack rejects as malformed is
+// reported and dropped.
+func (a *Audit) deliver(ctx context.Context, m message, alive func()) error {
+	if m.Op == opSkip {
+		return a.send(ctx, m) // Slack is not involved
+	}
+	failures := 0
+	for {
+		if err := a.wait(ctx, m.Channel); err != nil {
+			return err
+		}
+		err := a.send(ctx, m)
+		if err == nil {
+			a.stats.Posted.Add(1)
+			a.recovered()
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		kind, code, wait := classify(err)
+		switch kind {
+		case rateLimited:
+			a.stats.RateLimited.Add(1)
+			a.log.Warn("slack: rate limited", "channel", m.Channel, "retry_after", wait)
+		case transient:
+			a.stats.Retries.Add(1)
+			failures++
+			wait = backoff(failures)
+			a.log.Warn("slack: unavailable; retrying", "channel", m.Channel, "in", wait, "err", err)
+		case held:
+			a.stats.Held.Add(1)
+			a.report(ctx, code, err, m, "held")
+			wait = a.cfg.Hold
+		case rejected:
+			a.stats.Dropped.Add(1)
+			a.report(ctx, code, err, m, "dropped")
+			return nil
+		}
+		if !sleep(ctx, wait, alive) {
+			return ctx.Err()
+		}
+	}
+}
+
+// send performs one message against Slack.
+func (a *Audit) send(ctx context.Context, m message) error {
+	switch m.Op {
+	case opSkip:
+		return a.remember(ctx, m.Thread, thread{Channel: m.Channel, Event: m.Event, Skip: true})
+	case opParent:
+		if t, err := a.thread(ctx, m.Thread); err != nil {
+			return err
+		} else if t != nil && t.Event == m.Event {
+			return nil // posted before a redelivery
+		}
+		ts, err := a.post.post(ctx, m.Channel, "", m)
+		if err != nil {
+			return err
+		}
+		return a.remember(ctx, m.Thread, thread{Channel: m.Channel, TS: ts, Event: m.Event, Text: m.Text})
+	case opReply, opUpdate:
+		t, err := a.thread(ctx, m.Thread)
+		if err != nil {
+			return err
+		}
+		switch {
+		case t == nil || t.TS == "" || !a.post.threads():
+			_, err = a.post.post(ctx, m.Channel, "", m)
+		case m.Op == opReply:
+			_, err = a.post.post(ctx, t.Channel, t.TS, m)
+		default:
+			err = a.post.update(ctx, t.Channel, t.TS, m)
+		}
+		return err
+	}
+	_, err := a.post.post(ctx, m.Channel, "", m)
+	return err
+}
+
+// remember stores a thread parent (or a skip) durably.
+func (a *Audit) remember(ctx context.Context, key string, t thread) error {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	if _, err := a.threads.Put(ctx, key, b); err != nil {
+		return fmt.Errorf("slack: remembering thread %s: %w", key, err)
+	}
+	return nil
+}
+
+// wait takes a token of the channel's rate.
+func (a *Audit) wait(ctx context.Context, channel string) error {
+	if a.cfg.Rate <= 0 {
+		return nil
+	}
+	a.lmu.Lock()
+	l, ok := a.limiters[channel]
+	if !ok {
+		l = rate.NewLimiter(rate.Limit(a.cfg.Rate), a.cfg.Burst)
+		a.limiters[channel] = l
+	}
+	a.lmu.Unlock()
+	return l.Wait(ctx)
+}
+
+// report fires brine/slack/error and logs, once per error code until Slack
+// accepts a message again: a revoked token is one error, not thousands.
+func (a *Audit) report(ctx context.Context, code string, err error, m message, action string) {
+	a.rmu.Lock()
+	seen := a.reported[code]
+	a.reported[code] = true
+	a.rmu.Unlock()
+	if seen {
+		a.log.Debug("slack: still failing", "code", code, "err", err)
+		return
+	}
+	msg := a.red.Text(err.Error())
+	a.log.Error("slack: message refused", "code", code, "channel", m.Channel, "action", action, "err", msg)
+	data := map[string]any{"error": code, "message": msg, "channel": m.Channel, "op": m.Op.String(), "action": action, "event": m.Event}
+	ev, eerr := bus.NewEvent(ErrorTag, data, bus.Origin{Source: a.source})
+	if eerr == nil {
+		eerr = a.pub.Publish(ctx, ev)
+	}
+	if eerr != nil && ctx.Err() == nil {
+		a.log.Error("slack: cannot fire error event", "err", eerr)
+	}
+}
+
+// recovered forgets reported errors once Slack accepts a message.
+func (a *Audit) recovered() {
+	a.rmu.Lock()
+	if len(a.reported) > 0 {
+		a.reported = map[string]bool{}
+		a.rmu.Unlock()
+		a.log.Info("slack: posting again")
+		return
+	}
+	a.rmu.Unlock()
+}
+
+// backoff is the wait after n consecutive failures: 1 s doubled, capped at
+// maxBackoff, ±20 % jitter.
+func backoff(n int) time.Duration {
+	d := time.Second << min(n-1, 6)
+	d = min(d, maxBackoff)
+	return d + time.Duration(rand.Int64N(int64(d)/5*2+1)) - d/5
+}
+
+// sleep waits d, calling alive every 10 s; false when ctx ended.
+func sleep(ctx context.Context, d time.Duration, alive func()) bool {
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return true
+		}
+		t := time.NewTimer(min(left, 10*time.Second))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		case <-t.C:
+			if alive != nil {
+				alive()
+			}
+		}
+	}
+}

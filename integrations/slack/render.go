@@ -1,0 +1,348 @@
+package slack
+
+import (
+	"encoding/base64"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/jobs"
+)
+
+// op is what a message does to its thread.
+type op int
+
+const (
+	opPost   op = iota // a message of its own
+	opParent           // a thread's parent, remembered durably
+	opReply            // a reply in the thread (on its own when there is no parent)
+	opUpdate           // an edit of the parent (posted on its own when it cannot be edited)
+	opSkip             // nothing to post: remember that the rule left the thread out
+)
+
+func (o op) String() string {
+	return [...]string{"post", "parent", "reply", "update", "skip"}[o]
+}
+
+// message is one thing to send to Slack.
+type message struct {
+	Op      op
+	Channel string
+	// Thread is the durable key of the thread (its parent).
+	Thread string
+	// Event is the id of the event the message comes from: a redelivered
+	// parent is recognised and not posted twice.
+	Event string
+	Text  string
+	Color string
+	// Detail is shown in an attachment under the text (a return excerpt).
+	Detail string
+}
+
+// selfFunctions are the integration's own runner functions: their jobs are
+// not audited, so that a reaction posting to Slack for every job does not
+// also feed the audit trail with its own posts.
+func selfFunction(fun string) bool {
+	return strings.HasPrefix(strings.TrimPrefix(fun, "runner."), "slack.")
+}
+
+// ErrorTag is fired when Slack refuses the integration's messages.
+const ErrorTag = "brine/slack/error"
+
+// ownEvent reports events the integration must never post: its own.
+func (a *Audit) ownEvent(ev *bus.Event) bool {
+	return strings.HasPrefix(ev.Tag, "brine/slack/") || ev.Source == a.source
+}
+
+// render turns an event into the messages every matching rule wants sent.
+// lookup finds a thread's parent (nil when none is remembered).
+func (a *Audit) render(ev *bus.Event, lookup func(key string) *thread) ([]message, error) {
+	if a.ownEvent(ev) {
+		return nil, nil
+	}
+	var out []message
+	var data map[string]any
+	for i := range a.cfg.Audit {
+		r := &a.cfg.Audit[i]
+		channel := r.Channel
+		if channel == "" {
+			channel = a.cfg.Channel
+		}
+		switch r.Preset {
+		case PresetJobs:
+			ms, err := a.renderJob(i, r, channel, ev, lookup)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ms...)
+		case PresetCloud:
+			out = append(out, a.renderCloud(i, channel, ev)...)
+		default:
+			if !matchAny(r.tags, ev.Tag) {
+				continue
+			}
+			if data == nil {
+				var err error
+				if data, err = ev.DataMap(); err != nil {
+					return nil, err
+				}
+			}
+			f := fields{fun: str(data["fun"]), user: str(data["user"])}
+			if t, ok := data["tgt"]; ok {
+				f.tgt, f.hasTgt = jobs.TargetText(t), true
+			}
+			if !r.matches(f) {
+				continue
+			}
+			out = append(out, message{Op: opPost, Channel: channel, Event: ev.ID, Color: r.Color,
+				Text: escape(a.red.Text(format(r.Text, ev.Tag, a.red.Value("", data).(map[string]any))))})
+		}
+	}
+	return out, nil
+}
+
+// fields are what rule conditions look at.
+type fields struct {
+	fun, tgt, user string
+	hasTgt         bool
+}
+
+func (r *Rule) matches(f fields) bool {
+	fun := []string{f.fun, strings.TrimPrefix(f.fun, "runner.")}
+	switch {
+	case len(r.fun) > 0 && !matchAny(r.fun, fun...),
+		matchAny(r.funNot, fun...),
+		f.hasTgt && len(r.tgt) > 0 && !matchAny(r.tgt, f.tgt),
+		f.hasTgt && matchAny(r.tgtNot, f.tgt),
+		f.user != "" && len(r.user) > 0 && !matchAny(r.user, f.user),
+		f.user != "" && matchAny(r.userNot, f.user):
+		return false
+	}
+	return true
+}
+
+func matchAny(globs []*bus.Glob, s ...string) bool {
+	for _, g := range globs {
+		for _, x := range s {
+			if g.Match(x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (a *Audit) renderJob(i int, r *Rule, channel string, ev *bus.Event, lookup func(string) *thread) ([]message, error) {
+	if _, _, _, _, ok := jobs.ParseTag(ev.Tag); !ok {
+		return nil, nil
+	}
+	j, what, minion, err := jobs.FromEvent(ev)
+	if err != nil {
+		return nil, err
+	}
+	if selfFunction(j.Fun) {
+		return nil, nil
+	}
+	key := fmt.Sprintf("r%d.job.%s", i, j.JID)
+	f := fields{fun: j.Fun, user: j.User}
+	if j.Tgt != nil {
+		f.tgt, f.hasTgt = jobs.TargetText(j.Tgt), true
+	}
+	if what == "new" {
+		if !r.matches(f) {
+			// Results carry less than the start (no target): remember
+			// the decision for them.
+			return []message{{Op: opSkip, Channel: channel, Thread: key, Event: ev.ID}}, nil
+		}
+		return []message{{Op: opParent, Channel: channel, Thread: key, Event: ev.ID, Text: a.jobHeadline(j)}}, nil
+	}
+	// A result: under its parent when the start was posted; on its own
+	// (with the command) when the start was not seen but the rule selects
+	// what the result tells.
+	m := message{Op: opReply, Channel: channel, Thread: key, Event: ev.ID}
+	parent := lookup(key)
+	if parent != nil && parent.Skip {
+		return nil, nil
+	}
+	if parent == nil {
+		if !r.matches(f) {
+			return nil, nil
+		}
+		m.Text = a.jobHeadline(j) + "\n"
+	}
+	ok, ret, dur := false, any(nil), j.Duration
+	if j.Kind == jobs.KindRun {
+		ok, ret = j.Success != nil && *j.Success, j.Return
+	} else {
+		mr := j.Returns[minion]
+		ok, ret = mr.Success, mr.Return
+		dur = mr.Time.Sub(j.StartTime).Seconds()
+	}
+	status := "succeeded"
+	m.Color = "good"
+	if !ok {
+		status, m.Color = "failed", "danger"
+	}
+	icon := map[bool]string{true: ":white_check_mark:", false: ":x:"}[ok]
+	if minion != "" {
+		m.Text += fmt.Sprintf("%s *%s* %s in %.2fs (retcode %d)", icon, escape(minion), status, dur, j.Returns[minion].Retcode)
+	} else {
+		m.Text += fmt.Sprintf("%s %s in %.2fs", icon, status, dur)
+	}
+	m.Detail = a.excerpt(ret)
+	return []message{m}, nil
+}
+
+// jobHeadline is the command line and who ran it.
+func (a *Audit) jobHeadline(j *jobs.Job) string {
+	cmd := a.red.Text(jobs.CommandLine(j, a.red.Value))
+	user := j.User
+	if user == "" {
+		user = "unknown"
+	}
+	return fmt.Sprintf("`%s` by *%s* (jid %s)", strings.ReplaceAll(escape(cmd), "`", "'"), escape(user), j.JID)
+}
+
+// cloudKey is the thread of a VM's current lifecycle.
+func cloudKey(i int, name string) string {
+	return fmt.Sprintf("r%d.cloud.%s", i, base64.RawURLEncoding.EncodeToString([]byte(name)))
+}
+
+func (a *Audit) renderCloud(i int, channel string, ev *bus.Event) []message {
+	parts := strings.Split(ev.Tag, "/")
+	if len(parts) < 4 || parts[0] != "salt" || parts[1] != "cloud" {
+		return nil
+	}
+	name, task := parts[2], strings.Join(parts[3:], "/")
+	data, err := ev.DataMap()
+	if err != nil {
+		return nil
+	}
+	data, _ = a.red.Value("", data).(map[string]any)
+	key := cloudKey(i, name)
+	vm := "*" + escape(name) + "*"
+	step := func(text, color string) message {
+		return message{Op: opReply, Channel: channel, Thread: key, Event: ev.ID, Text: text, Color: color}
+	}
+	switch {
+	case task == "creating" || task == "destroying":
+		return []message{{Op: opParent, Channel: channel, Thread: key, Event: ev.ID,
+			Text: fmt.Sprintf(":cloud: %s: %s%s", vm, task, details(data, "profile", "provider", "driver", "instance_id"))}}
+	case task == "created" || task == "destroyed":
+		final := fmt.Sprintf(":cloud: %s: %s :white_check_mark:%s", vm, task,
+			details(data, "ip_address", "instance_id", "profile", "provider"))
+		return []message{step(":white_check_mark: "+task, "good"), {Op: opUpdate, Channel: channel, Thread: key, Event: ev.ID, Text: final, Color: "good"}}
+	case strings.HasSuffix(task, "/failed"):
+		at := strings.TrimSuffix(task, "/failed")
+		text := fmt.Sprintf(":x: failed at %s: %s", escape(at), escape(str(data["error"])))
+		final := fmt.Sprintf(":cloud: %s: failed at %s :x:", vm, escape(at))
+		return []message{step(text, "danger"), {Op: opUpdate, Channel: channel, Thread: key, Event: ev.ID, Text: final, Color: "danger"}}
+	}
+	text := "`" + escape(task) + "`"
+	if e := str(data["event"]); e != "" {
+		text += " " + escape(e)
+	}
+	return []message{step(text, "")}
+}
+
+// details lists the present keys as " (k v, …)".
+func details(data map[string]any, keys ...string) string {
+	var parts []string
+	for _, k := range keys {
+		if v, ok := data[k]; ok && v != nil && v != "" {
+			parts = append(parts, k+" "+escape(fmt.Sprint(v)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// excerpt is a short, redacted view of a return, as a code block.
+func (a *Audit) excerpt(ret any) string {
+	if a.cfg.Excerpt == 0 || ret == nil {
+		return ""
+	}
+	var text string
+	if s, ok := ret.(string); ok {
+		text = s
+	} else {
+		b, err := yaml.Marshal(a.red.Value("", ret))
+		if err != nil {
+			text = fmt.Sprint(ret)
+		} else {
+			text = string(b)
+		}
+	}
+	text = strings.TrimSpace(a.red.Text(text))
+	lines := strings.Split(text, "\n")
+	cut := false
+	if len(lines) > 15 {
+		lines, cut = lines[:15], true
+	}
+	text = strings.Join(lines, "\n")
+	if r := []rune(text); len(r) > a.cfg.Excerpt {
+		text, cut = string(r[:a.cfg.Excerpt]), true
+	}
+	if cut {
+		text += "\n…"
+	}
+	return "```" + strings.ReplaceAll(escape(text), "```", "'''") + "```"
+}
+
+// escape makes text safe for Slack's mrkdwn: &, < and > are control
+// characters there.
+func escape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+func str(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+var placeholder = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)((?:\[[^\]]+\])*)\}`)
+
+// format fills a rule's text: {tag}, {key} for a data key, {data[a][b]} or
+// {a[b]} for nested keys, as Python's str.format does with the event data
+// (Salt's slack_webhook titles use the same style). Unknown keys stay as
+// written, so a typo shows in Slack instead of vanishing.
+func format(text, tag string, data map[string]any) string {
+	return placeholder.ReplaceAllStringFunc(text, func(m string) string {
+		sub := placeholder.FindStringSubmatch(m)
+		var v any
+		switch sub[1] {
+		case "tag":
+			v = tag
+		case "data":
+			v = data
+		default:
+			var ok bool
+			if v, ok = data[sub[1]]; !ok {
+				return m
+			}
+		}
+		for _, k := range strings.Split(strings.Trim(sub[2], "[]"), "][") {
+			if k == "" {
+				continue
+			}
+			mm, ok := v.(map[string]any)
+			if !ok {
+				return m
+			}
+			if v, ok = mm[strings.Trim(k, `'"`)]; !ok {
+				return m
+			}
+		}
+		return str(v)
+	})
+}
