@@ -42,6 +42,7 @@ bench: build
 	$(GO) run ./bench/bus -out bench/results/bus.json
 	$(GO) run ./bench/ddns -out bench/results/ddns.json
 	$(GO) run ./bench/dnsmasq -out bench/results/dnsmasq.json
+	$(GO) run ./bench/cloud -brine $(BIN) -out bench/results/cloud.json
 
 # fuzz runs every fuzz target for FUZZTIME each; new corpus entries land in
 # the Go cache (copy interesting ones to the package's testdata/fuzz/).

@@ -180,7 +180,7 @@ func (c *Cloud) PlanMap(ctx context.Context, m *Map, hard bool) (*Plan, error) {
 	p := &Plan{}
 	listed := map[string]bool{}
 	sources := map[string]bool{}
-	aliases := map[string]bool{}
+	existing := map[string]map[string]*Node{} // alias -> name -> node
 	for _, e := range m.Entries {
 		vm, err := c.cfg.NewVM(e.Name, e.Profile, e.Overrides)
 		if err != nil {
@@ -189,7 +189,8 @@ func (c *Cloud) PlanMap(ctx context.Context, m *Map, hard bool) (*Plan, error) {
 			}
 			return nil, err
 		}
-		d, err := c.Driver(ctx, vm.Provider.Alias)
+		alias := vm.Provider.Alias
+		d, err := c.Driver(ctx, alias)
 		if err != nil {
 			return nil, err
 		}
@@ -199,38 +200,46 @@ func (c *Cloud) PlanMap(ctx context.Context, m *Map, hard bool) (*Plan, error) {
 		}
 		listed[e.Name] = true
 		sources[req.Source] = true
-		aliases[vm.Provider.Alias] = true
-		node, err := d.Node(ctx, e.Name)
-		switch {
-		case err == nil:
-			c.fill(node, vm.Provider)
-			p.Exists = append(p.Exists, Result{Name: e.Name, Action: "create", Profile: e.Profile,
-				Provider: vm.ProviderDriver(), Status: Exists, Node: node, Exists: true})
-		case errors.Is(err, ErrNotFound):
-			p.Create = append(p.Create, req)
-		default:
-			return nil, fmt.Errorf("VM %s: %w", e.Name, err)
-		}
-	}
-	if hard {
-		for _, alias := range sortedKeys(aliases) {
-			d, err := c.Driver(ctx, alias)
-			if err != nil {
+		if existing[alias] == nil {
+			if existing[alias], err = c.nodesByName(ctx, alias); err != nil {
 				return nil, err
 			}
-			nodes, err := d.Nodes(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("provider %s: %w", alias, err)
-			}
-			for _, n := range nodes {
-				if !listed[n.Name] && !sources[n.Name] {
-					c.fill(n, c.cfg.Providers[alias])
-					p.Destroy = append(p.Destroy, n)
+		}
+		if node, ok := existing[alias][e.Name]; ok {
+			p.Exists = append(p.Exists, Result{Name: e.Name, Action: "create", Profile: e.Profile,
+				Provider: vm.ProviderDriver(), Status: Exists, Node: node, Exists: true})
+			continue
+		}
+		p.Create = append(p.Create, req)
+	}
+	if hard {
+		for _, alias := range sortedKeys(existing) {
+			for _, name := range sortedKeys(existing[alias]) {
+				if !listed[name] && !sources[name] {
+					p.Destroy = append(p.Destroy, existing[alias][name])
 				}
 			}
 		}
 	}
 	return p, nil
+}
+
+// nodesByName lists a provider's nodes, one listing for a whole plan.
+func (c *Cloud) nodesByName(ctx context.Context, alias string) (map[string]*Node, error) {
+	d, err := c.Driver(ctx, alias)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := d.Nodes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("provider %s: %w", alias, err)
+	}
+	out := make(map[string]*Node, len(nodes))
+	for _, n := range nodes {
+		c.fill(n, c.cfg.Providers[alias])
+		out[n.Name] = n
+	}
+	return out, nil
 }
 
 // PlanDestroy plans destroying names, looking for each on every provider
@@ -239,19 +248,14 @@ func (c *Cloud) PlanDestroy(ctx context.Context, names []string) (*Plan, error) 
 	p := &Plan{}
 	found := map[string]bool{}
 	for _, alias := range c.cfg.ProviderNames() {
-		d, err := c.Driver(ctx, alias)
+		nodes, err := c.nodesByName(ctx, alias)
 		if err != nil {
 			return nil, err
 		}
 		for _, name := range names {
-			n, err := d.Node(ctx, name)
-			switch {
-			case err == nil:
-				c.fill(n, c.cfg.Providers[alias])
+			if n, ok := nodes[name]; ok {
 				p.Destroy = append(p.Destroy, n)
 				found[name] = true
-			case !errors.Is(err, ErrNotFound):
-				return nil, fmt.Errorf("provider %s: %w", alias, err)
 			}
 		}
 	}
@@ -551,7 +555,7 @@ func (c *Cloud) destroySteps(ctx context.Context, n *Node) *failure {
 	return nil
 }
 
-func sortedKeys(m map[string]bool) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

@@ -467,6 +467,10 @@ func (d *vsphere) Create(ctx context.Context, req *cloud.Request) (*cloud.Node, 
 			return &cloud.Node{Name: req.VM.Name, ID: vm.Reference().Value}, fmt.Errorf("power on: %w", err)
 		}
 	}
+	if req.WaitForIP {
+		// WaitForIP reads the whole node once it has an address.
+		return &cloud.Node{Name: req.VM.Name, ID: vm.Reference().Value, State: string(types.VirtualMachinePowerStatePoweredOn)}, nil
+	}
 	return d.describe(ctx, vm.Reference())
 }
 
