@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -124,5 +125,36 @@ func TestReactorOnMasterDeadLetters(t *testing.T) {
 	out, errOut, code = m.run(nil, "reactor", "list")
 	if code != 0 || !strings.Contains(out, "myco/fail") || !strings.Contains(out, file) || !strings.Contains(out, "dead_lettered=1") {
 		t.Errorf("list: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+func TestReactorMappingReloadsOnSIGHUP(t *testing.T) {
+	m := newTestMaster(t)
+	conf := filepath.Join(m.confDir, "master.d", "reactor.conf")
+	if err := os.MkdirAll(filepath.Dir(conf), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write := func(glob string) {
+		text := fmt.Sprintf("reactor:\n  - '%s':\n    - %s\n", glob, fixturePath(t, "arg_kwarg.sls"))
+		if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("before/*")
+	m.start()
+	if out, errOut, code := m.run(nil, "reactor", "list"); code != 0 || !strings.Contains(out, "before/*") {
+		t.Fatalf("list: %d\n%s%s", code, out, errOut)
+	}
+	write("after/*")
+	_ = m.cmd.Process.Signal(syscall.SIGHUP)
+	var out string
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		out, _, _ = m.run(nil, "reactor", "list")
+		if strings.Contains(out, "after/*") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.Contains(out, "after/*") || strings.Contains(out, "before/*") {
+		t.Fatalf("after SIGHUP the mapping is\n%s", out)
 	}
 }
