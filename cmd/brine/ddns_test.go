@@ -164,3 +164,44 @@ func fixtureDdns(t *testing.T, name string) string {
 	}
 	return p
 }
+
+// TestDdnsSyncMaster: with `ddns: sync:` and no reaction file, a salt-cloud
+// created event reaches the mine and from there the zone; destroyed removes
+// the host again.
+func TestDdnsSyncMaster(t *testing.T) {
+	s := startBIND(t)
+	port := s.Addr[strings.LastIndexByte(s.Addr, ':')+1:]
+	m := newTestMaster(t)
+	writeConf(t, m, "ddns.conf", fmt.Sprintf(`ddns:
+  port: %s
+  keyname: ddns-key
+  ownership: true
+  keys:
+    ddns-key: {secret: "%s"}
+  sync: {zone: example.test, targets: 'web*'}
+`, port, s.Key("ddns-key").Secret))
+	m.start()
+	send := func(args ...string) {
+		t.Helper()
+		if _, errOut, code := m.run(nil, append([]string{"event", "send"}, args...)...); code != 0 {
+			t.Fatalf("event send: exit %d: %s", code, errOut)
+		}
+	}
+	wait := func(name string, qtype uint16, want ...string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for got := resolve(t, s, name, qtype); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0); got = resolve(t, s, name, qtype) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s = %v, want %v; master log:\n%s", name, got, want, m.log)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	send("salt/cloud/web5/created", `{"name": "web5", "private_ips": ["10.20.0.55"], "event": "created instance"}`)
+	wait("web5.example.test", dns.TypeA, "10.20.0.55")
+	wait("55.0.20.10.in-addr.arpa", dns.TypePTR, "web5.example.test.")
+	wait("web5.example.test", dns.TypeTXT, `"heritage=brine,owner=test"`)
+	send("salt/cloud/web5/destroyed", `{"name": "web5", "event": "destroyed instance"}`)
+	wait("web5.example.test", dns.TypeA)
+	wait("55.0.20.10.in-addr.arpa", dns.TypePTR)
+}

@@ -57,6 +57,7 @@ type InlineKey struct {
 //	  zones:
 //	    example.com: {nameserver: 10.0.0.2}
 //	    20.10.in-addr.arpa: {keyname: rev-key}
+//	  sync: {zone: example.com, targets: '*'}   # built-in sync with the mine
 type Config struct {
 	Settings  `yaml:",inline"`
 	Retries   *int                 `yaml:"retries"`
@@ -64,6 +65,8 @@ type Config struct {
 	Owner     string               `yaml:"owner"`
 	Keys      map[string]InlineKey `yaml:"keys"`
 	Zones     map[string]Settings  `yaml:"zones"`
+	// Sync, when set, keeps a zone in line with the mine (see SyncConfig).
+	Sync *SyncConfig `yaml:"sync"`
 }
 
 // knownKeys are the keys the `ddns:` section may have; anything else is a
@@ -71,7 +74,7 @@ type Config struct {
 var knownKeys = map[string]bool{
 	"nameserver": true, "port": true, "keyfile": true, "keyname": true, "keyalgorithm": true,
 	"timeout": true, "ttl": true, "retries": true, "ownership": true, "owner": true, "keys": true,
-	"zones": true,
+	"zones": true, "sync": true,
 }
 
 // Decoder reads one top-level key of the master configuration
@@ -135,6 +138,14 @@ func (c *Config) Validate() error {
 			return fmt.Errorf("%w: ddns: zones: %q is not a domain name", ErrConfig, z)
 		}
 		if err := check("ddns: zones: "+z+": ", s); err != nil {
+			return err
+		}
+	}
+	if c.Sync != nil {
+		if _, ok := dns.IsDomainName(c.Sync.Zone); !ok || c.Sync.Zone == "" {
+			return fmt.Errorf("%w: ddns: sync: zone %q is not a domain name", ErrConfig, c.Sync.Zone)
+		}
+		if _, err := c.Sync.target(); err != nil {
 			return err
 		}
 	}

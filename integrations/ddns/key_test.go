@@ -169,6 +169,9 @@ func TestLoadConfig(t *testing.T) {
 		{"bad algorithm", map[string]any{"zones": map[string]any{"a.b": map[string]any{"keyalgorithm": "rot13"}}}, "zones: a.b: ddns:"},
 		{"bad inline secret", map[string]any{"keys": map[string]any{"k": map[string]any{"secret": "!!"}}}, "not base64"},
 		{"negative retries", map[string]any{"retries": -1}, "negative"},
+		{"sync", map[string]any{"sync": map[string]any{"zone": "example.com", "targets": []any{"web1", "web2"}, "tgt_type": "list"}}, ""},
+		{"sync without zone", map[string]any{"sync": map[string]any{"targets": "*"}}, "sync: zone"},
+		{"sync, bad target", map[string]any{"sync": map[string]any{"zone": "example.com", "targets": "(", "tgt_type": "pcre"}}, "sync: targets"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := decoder{}

@@ -1,0 +1,294 @@
+package ddns
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/brinehq/brine/mine"
+)
+
+// syncRetry is how often hosts whose update failed are tried again.
+const syncRetry = 5 * time.Second
+
+// SyncConfig is `ddns: sync:`, the built-in sync that needs no reaction
+// file: every host of the mine that targets select has its A/AAAA and PTR
+// records in zone, written when the cloud reports it and removed when it
+// is destroyed.
+//
+//	ddns:
+//	  sync:
+//	    zone: example.com
+//	    targets: 'web*'     # Salt target (default '*')
+//	    tgt_type: glob      # glob, list, pcre or grain
+type SyncConfig struct {
+	Zone    string `yaml:"zone" json:"zone"`
+	Targets any    `yaml:"targets" json:"targets"`
+	TgtType string `yaml:"tgt_type" json:"tgt_type"`
+}
+
+func (s *SyncConfig) target() (*mine.Target, error) {
+	tgt := s.Targets
+	if tgt == nil {
+		tgt = "*"
+	}
+	t, err := mine.ParseTarget(tgt, s.TgtType)
+	if err != nil {
+		return nil, fmt.Errorf("%w: ddns: sync: targets: %w", ErrConfig, err)
+	}
+	return t, nil
+}
+
+// Inventory is what Sync needs from the mine (*mine.Store has it).
+type Inventory interface {
+	// Watch reports every record, then Synced, then each change.
+	Watch(ctx context.Context, fn func(mine.Change)) error
+}
+
+// FireFunc fires an event (the master's publisher).
+type FireFunc = func(ctx context.Context, tag string, data map[string]any) error
+
+// syncer is the state of one Sync.
+type syncer struct {
+	c      *Client
+	zone   string // canonical
+	tag    string // zone without the final dot, for event tags
+	target *mine.Target
+	fire   FireFunc
+
+	hosts   map[string]*mine.Host   // the mine as watched
+	names   map[string]string       // host id -> FQDN last managed
+	applied map[string][]netip.Addr // FQDN -> addresses in the zone
+	retry   map[string]bool         // host ids whose last update failed
+}
+
+// Sync keeps the configured sync zone in line with inv until ctx ends. It
+// first reads the zone (a signed AXFR) and reconciles it with the whole
+// mine: hosts whose records are missing or wrong are written; with
+// ownership on, names this brine owns whose host is gone are deleted
+// (without ownership no name is deleted at start-up, as brine cannot tell
+// its own from others'). Then it follows each change of the mine. Failed
+// updates are retried every few seconds and reported as
+// brine/ddns/<zone>/error events.
+func (c *Client) Sync(ctx context.Context, inv Inventory, fire FireFunc) error {
+	sc := c.conf().Sync
+	if sc == nil {
+		return fmt.Errorf("%w: ddns: sync is not configured", ErrConfig)
+	}
+	t, err := sc.target()
+	if err != nil {
+		return err
+	}
+	s := &syncer{
+		c: c, zone: dns.CanonicalName(sc.Zone), target: t, fire: fire,
+		hosts: map[string]*mine.Host{}, names: map[string]string{},
+		applied: map[string][]netip.Addr{}, retry: map[string]bool{},
+	}
+	s.tag = strings.TrimSuffix(s.zone, ".")
+	changes := make(chan mine.Change, 1024)
+	watchErr := make(chan error, 1)
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		watchErr <- inv.Watch(wctx, func(ch mine.Change) {
+			select {
+			case changes <- ch:
+			case <-wctx.Done():
+			}
+		})
+	}()
+	tick := time.NewTicker(syncRetry)
+	defer tick.Stop()
+	synced := false
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-watchErr:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("ddns sync: %w", err)
+		case <-tick.C:
+			if synced {
+				for id := range s.retry {
+					s.apply(ctx, id)
+				}
+			}
+		case ch := <-changes:
+			switch {
+			case ch.Synced:
+				synced = true
+				s.reconcile(ctx)
+			case ch.Host != nil:
+				s.hosts[ch.ID] = ch.Host
+			default:
+				delete(s.hosts, ch.ID)
+			}
+			if synced && !ch.Synced {
+				s.apply(ctx, ch.ID)
+			}
+		}
+	}
+}
+
+// reconcile reads the zone and brings it in line with the whole mine.
+func (s *syncer) reconcile(ctx context.Context) {
+	rrs, err := s.c.Transfer(ctx, s.zone)
+	if err != nil {
+		s.failed(ctx, "", "reconcile", err)
+		// Without the zone's state every host is written: add_host is
+		// idempotent, only slower.
+	}
+	owned := map[string]bool{}
+	for _, rr := range rrs {
+		name := dns.CanonicalName(rr.Header().Name)
+		switch rr.Header().Rrtype {
+		case dns.TypeA, dns.TypeAAAA:
+			s.applied[name] = append(s.applied[name], rrAddr(rr))
+		case dns.TypeTXT:
+			if s.c.owns([]dns.RR{rr}) {
+				owned[name] = true
+			}
+		}
+	}
+	wanted := map[string]bool{}
+	for id := range s.hosts {
+		if fq, ok := s.name(id); ok {
+			wanted[fq] = true
+		}
+		s.apply(ctx, id)
+	}
+	if !s.c.conf().Ownership {
+		return
+	}
+	for name := range owned {
+		if wanted[name] || len(s.applied[name]) == 0 {
+			continue
+		}
+		ch, err := s.c.DeleteHost(ctx, s.zone, name, Settings{})
+		if err != nil {
+			s.failed(ctx, name, "reconcile", err)
+			continue
+		}
+		delete(s.applied, name)
+		s.updated(ctx, "reconcile", ch)
+	}
+}
+
+// name returns the FQDN host id has in the zone: its FQDN when the mine has
+// one inside the zone, else its id.
+func (s *syncer) name(id string) (string, bool) {
+	if h := s.hosts[id]; h != nil && h.FQDN != "" {
+		if fq, err := FQDN(s.zone, dns.Fqdn(h.FQDN)); err == nil {
+			return fq, true
+		}
+	}
+	fq, err := FQDN(s.zone, id)
+	return fq, err == nil
+}
+
+// desired returns the addresses host id should have in the zone; ok is
+// false when it should have none (gone, or not targeted).
+func (s *syncer) desired(id string) ([]netip.Addr, bool) {
+	h := s.hosts[id]
+	if h == nil || !s.target.Match(h) {
+		return nil, false
+	}
+	var out []netip.Addr
+	for _, ip := range h.IPs {
+		if a, err := netip.ParseAddr(ip); err == nil && a.IsValid() && !a.IsLoopback() && !a.IsUnspecified() {
+			out = append(out, a.Unmap())
+		}
+	}
+	return out, true
+}
+
+// apply brings host id's records in line with the mine.
+func (s *syncer) apply(ctx context.Context, id string) {
+	want, present := s.desired(id)
+	fq, named := s.names[id]
+	if present {
+		if fq, named = s.name(id); !named {
+			s.failed(ctx, id, "sync", fmt.Errorf("%s cannot be named in %s", id, s.tag))
+			return
+		}
+	}
+	switch {
+	case present && len(want) == 0:
+		// In the mine without an address yet (still being created).
+		delete(s.retry, id)
+	case present:
+		s.names[id] = fq
+		if sameAddrs(s.applied[fq], want) {
+			delete(s.retry, id)
+			return
+		}
+		ch, err := s.c.AddHost(ctx, s.zone, fq, want, Settings{})
+		if err != nil {
+			s.failed(ctx, id, "add_host", err)
+			return
+		}
+		s.applied[fq] = want
+		delete(s.retry, id)
+		s.updated(ctx, "add_host", ch)
+	case named:
+		ch, err := s.c.DeleteHost(ctx, s.zone, fq, Settings{})
+		if err != nil {
+			s.failed(ctx, id, "delete_host", err)
+			return
+		}
+		delete(s.applied, fq)
+		delete(s.names, id)
+		delete(s.retry, id)
+		s.updated(ctx, "delete_host", ch)
+	}
+}
+
+// sameAddrs reports whether the zone holds exactly the wanted addresses of
+// the families wanted (add_host leaves the other family alone).
+func sameAddrs(have, want []netip.Addr) bool {
+	for _, a := range want {
+		if !slices.Contains(have, a) {
+			return false
+		}
+	}
+	for _, a := range have {
+		if !slices.Contains(want, a) && slices.ContainsFunc(want, func(w netip.Addr) bool { return w.Is4() == a.Is4() }) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *syncer) updated(ctx context.Context, action string, ch *Change) {
+	if !ch.Changed() || s.fire == nil {
+		return
+	}
+	data := map[string]any{"action": action, "zone": s.tag, "fqdn": ch.FQDN, "added": ch.Added, "removed": ch.Removed, "sync": true}
+	if err := s.fire(ctx, "brine/ddns/"+s.tag+"/"+TagUpdated, data); err != nil && ctx.Err() == nil {
+		s.c.log.Warn("ddns sync: cannot fire event", "err", err)
+	}
+}
+
+func (s *syncer) failed(ctx context.Context, id, action string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
+	if id != "" {
+		s.retry[id] = true
+	}
+	s.c.log.Error("ddns sync", "zone", s.tag, "host", id, "action", action, "err", err)
+	if s.fire == nil {
+		return
+	}
+	data := map[string]any{"action": action, "zone": s.tag, "name": id, "error": err.Error(), "sync": true}
+	if ferr := s.fire(ctx, "brine/ddns/"+s.tag+"/"+TagError, data); ferr != nil {
+		s.c.log.Warn("ddns sync: cannot fire event", "err", ferr)
+	}
+}
