@@ -133,9 +133,10 @@ func newReactorTestCmd(g *globalFlags) *cobra.Command {
 		Long: `Dry-run the reactor for one event, without a master: list the mapping entries
 the tag matches, render every reaction file with the event (Jinja, then YAML),
 and print the calls that would run, with every error located by file and line
-(YAML and compile errors by line of the rendered text, which is printed with
-line numbers). --execute also runs the runner calls, printing the events they
-fire instead of publishing them. The exit code is 1 if anything failed.`,
+(by line of the rendered text, printed with line numbers, when a Jinja loop or
+condition changed the line count). --execute also runs the runner calls,
+printing the events they fire instead of publishing them. Only the functions
+built into brine are known here. The exit code is 1 if anything failed.`,
 		Example: `  brine reactor test salt/cloud/web1/created '{"name": "web1", "public_ips": ["192.0.2.10"]}'
   brine reactor test salt/key act=pend id=web-01 --execute
   brine reactor test myco/deploy/done app=web --json`,
