@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -145,8 +146,22 @@ func unknownKeys(where string, m map[string]any, known []string) error {
 }
 
 // Resolve checks the settings and reads the secret files, giving the
-// Config a Server runs with. Errors name the field at fault.
-func (s Settings) Resolve() (Config, error) {
+// Config a Server runs with. Relative file names are taken from dir, the
+// directory of the configuration file. Errors name the field at fault.
+func (s Settings) Resolve(dir string) (Config, error) {
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	s.TLSCert, s.TLSKey, s.TokenFile = rel(s.TLSCert), rel(s.TLSKey), rel(s.TokenFile)
+	hooks := make(map[string]HookSettings, len(s.Hooks))
+	for path, h := range s.Hooks {
+		h.SecretFile = rel(h.SecretFile)
+		hooks[path] = h
+	}
+	s.Hooks = hooks
 	cfg := Config{Listen: s.Listen, TLSCert: s.TLSCert, TLSKey: s.TLSKey, MaxBody: s.MaxBody}
 	if cfg.Listen == "" {
 		cfg.Listen = DefaultListen

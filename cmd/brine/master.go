@@ -165,6 +165,7 @@ func runMaster(ctx context.Context, g *globalFlags) error {
 		startJobs,
 		startMine,
 		startDnsmasq,
+		startAPI,
 		startReactor,
 	} {
 		if err := start(gctx, m, grp); err != nil {

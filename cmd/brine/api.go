@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/brinehq/brine/api"
+	"github.com/brinehq/brine/bus/natsbus"
+	"github.com/brinehq/brine/reactor"
+	"github.com/brinehq/brine/reactor/kvdlq"
+)
+
+// reactorBacklogLimit is the number of events waiting for the reactor past
+// which /healthz calls it degraded.
+const reactorBacklogLimit = 10000
+
+// startAPI runs the HTTP API when the configuration has an api: key (it is
+// off otherwise): webhooks, events in and out, /healthz and /metrics.
+func startAPI(ctx context.Context, m *master, grp *errgroup.Group) error {
+	if !m.cfg.Has("api") {
+		return nil
+	}
+	src := m.cfg.Source("api")
+	var raw map[string]any
+	if err := m.cfg.Decode("api", &raw); err != nil {
+		return err
+	}
+	if err := api.CheckKeys(raw); err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	var st api.Settings
+	if err := m.cfg.Decode("api", &st); err != nil {
+		return err
+	}
+	cfg, err := st.Resolve(filepath.Dir(src))
+	if err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	rcfg, err := reactor.LoadConfig(m.cfg)
+	if err != nil {
+		return err
+	}
+	if rcfg.Consumer == "" {
+		rcfg.Consumer = reactor.DefaultConsumer
+	}
+	log := m.log.With("component", "api")
+	cfg.Source = m.source + "/api"
+	cfg.Checks = []api.Check{
+		{Name: "bus", Func: func(ctx context.Context) error {
+			_, err := m.bus.LastSeq(ctx)
+			return err
+		}},
+		{Name: "reactor", Func: func(ctx context.Context) error { return reactorHealth(ctx, m.bus, rcfg.Consumer) }},
+	}
+	cfg.Gauges = []api.Gauge{
+		{Name: "brine_bus_consumer_lag", Help: "Events a durable consumer has not acknowledged yet (pending + in flight).",
+			Label: "consumer", Sample: func(ctx context.Context) (map[string]float64, error) { return consumerLag(ctx, m.bus) }},
+		{Name: "brine_reactor_dead_letters", Help: "Reactions in the dead-letter list (brine reactor dlq).",
+			Sample: func(ctx context.Context) (map[string]float64, error) { return deadLetters(ctx, m.bus) }},
+	}
+	srv, err := api.New(cfg, m.bus, log)
+	if err != nil {
+		return err
+	}
+	for _, h := range cfg.Hooks {
+		if h.Auth == api.AuthNone {
+			log.Warn("api: hook paths accept UNAUTHENTICATED requests: anyone who reaches the port can fire salt/netapi/hook events (auth: none)",
+				"hooks", h.Path, "listen", cfg.Listen)
+		}
+	}
+	if len(cfg.Tokens) == 0 {
+		log.Warn("api: no tokens configured: POST /events, GET /events and token-authenticated hooks refuse every request")
+	}
+	ln, err := srv.Listen()
+	if err != nil {
+		return err
+	}
+	log.Info("api listening", "addr", ln.Addr().String(), "tls", cfg.TLSCert != "", "hooks", len(cfg.Hooks), "tokens", len(cfg.Tokens))
+	grp.Go(func() error { return srv.Run(ctx, ln) })
+	return nil
+}
+
+// reactorHealth reports the reactor degraded when its durable consumer is
+// missing (no reactor attached yet) or far behind.
+func reactorHealth(ctx context.Context, b *natsbus.Bus, name string) error {
+	c, err := b.JetStream().Consumer(ctx, natsbus.StreamName, name)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("no reactor attached to consumer %q", name)
+	}
+	if err != nil {
+		return fmt.Errorf("reactor consumer %q: %w", name, err)
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("reactor consumer %q: %w", name, err)
+	}
+	if info.NumPending > reactorBacklogLimit {
+		return fmt.Errorf("%d events waiting for the reactor (limit %d)", info.NumPending, reactorBacklogLimit)
+	}
+	return nil
+}
+
+// consumerLag samples every durable consumer of the event stream; the
+// short-lived ones behind event streams and watches are left out.
+func consumerLag(ctx context.Context, b *natsbus.Bus) (map[string]float64, error) {
+	st, err := b.JetStream().Stream(ctx, natsbus.StreamName)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	l := st.ListConsumers(ctx)
+	for info := range l.Info() {
+		if info.Config.Durable == "" {
+			continue
+		}
+		out[info.Name] = float64(info.NumPending) + float64(info.NumAckPending)
+	}
+	return out, l.Err()
+}
+
+// deadLetters counts the reactor's dead letters.
+func deadLetters(ctx context.Context, b *natsbus.Bus) (map[string]float64, error) {
+	kv, err := b.KeyValue(ctx, kvdlq.Bucket)
+	if err != nil {
+		return nil, err
+	}
+	keys, err := kv.ListKeys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	n := 0
+	for range keys.Keys() {
+		n++
+	}
+	return map[string]float64{"": float64(n)}, nil
+}
