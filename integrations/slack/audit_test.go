@@ -138,9 +138,9 @@ func TestRuleConditions(t *testing.T) {
 	run(t, b, "test.arg", nil, nil, "alice") // runner job: fun runner.test.arg, not selected
 	publish(t, b, "myco/deploy/web", map[string]any{"app": "web", "version": 42, "who": map[string]any{"name": "dana"}})
 
-	msgs := f.waitMessages(t, 3, 20*time.Second)
+	f.waitMessages(t, 3, 20*time.Second)
 	time.Sleep(500 * time.Millisecond)
-	msgs = f.messages()
+	msgs := f.messages()
 	if len(msgs) != 3 {
 		t.Fatalf("want 3 messages (state.apply job + result, deploy):\n%s", dump(msgs))
 	}

@@ -17,6 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+
 	"github.com/brinehq/brine/bus"
 )
 
@@ -109,15 +112,18 @@ type Rule struct {
 type Strings []string
 
 // UnmarshalYAML accepts a scalar as a one-element list.
-func (s *Strings) UnmarshalYAML(unmarshal func(any) error) error {
-	var one string
-	if err := unmarshal(&one); err == nil {
-		*s = Strings{one}
-		return nil
+func (s *Strings) UnmarshalYAML(n ast.Node) error {
+	if _, isSeq := n.(*ast.SequenceNode); !isSeq {
+		var one string
+		if err := yaml.NodeToValue(n, &one); err == nil {
+			*s = Strings{one}
+			return nil
+		}
 	}
 	var many []string
-	if err := unmarshal(&many); err != nil {
-		return errors.New("want a string or a list of strings")
+	if err := yaml.NodeToValue(n, &many); err != nil {
+		pos := n.GetToken().Position
+		return fmt.Errorf("line %d column %d: want a string or a list of strings", pos.Line, pos.Column)
 	}
 	*s = many
 	return nil

@@ -1,0 +1,141 @@
+package slack
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brinehq/brine/config"
+)
+
+func loadFrom(t *testing.T, yaml string) (*Config, bool, error) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "master"), []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m, err := config.Load(dir)
+	if err != nil {
+		return nil, false, err
+	}
+	return LoadConfig(m)
+}
+
+func TestLoadConfig(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("xoxb-from-file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := loadFrom(t, `
+slack:
+  token_file: `+tokenFile+`
+  channel: '#ops'
+  rate: 2
+  hold: 5s
+  audit:
+    - preset: jobs
+      fun: cmd.run
+      tgt_not: [saltmaster]
+    - tag: myco/*
+      text: hi {app}
+`)
+	if err != nil || !ok {
+		t.Fatalf("ok %v err %v", ok, err)
+	}
+	if c.Token != "xoxb-from-file" || c.Rate != 2 || c.Burst != DefaultBurst || c.Hold != 5*time.Second ||
+		len(c.Audit) != 2 || len(c.Audit[0].Fun) != 1 || c.Audit[0].TgtNot[0] != "saltmaster" {
+		t.Errorf("config %+v", c)
+	}
+	c, ok, err = loadFrom(t, "slack:\n  webhook_url: https://hooks.slack.com/services/T/B/x\n")
+	if err != nil || !ok || len(c.Audit) != 2 || c.Audit[0].Preset != PresetJobs || c.Audit[1].Preset != PresetCloud {
+		t.Errorf("default presets: %+v %v %v", c, ok, err)
+	}
+	if _, ok, err := loadFrom(t, "id: m1\n"); ok || err != nil {
+		t.Errorf("no slack section: ok %v err %v", ok, err)
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	tests := []struct{ yaml, want string }{
+		{"slack:\n  channel: '#x'\n", "needs token, token_file or webhook_url"},
+		{"slack:\n  token: a\n  token_file: /nonexistent\n", "token and token_file are both set"},
+		{"slack:\n  token_file: /nonexistent/token\n", "token_file"},
+		{"slack:\n  webhook_url: 'hooks.slack.com/x'\n", "webhook_url is not an http(s) URL"},
+		{"slack:\n  token: x\n  channel: c\n  rate: -1\n", "rate -1"},
+		{"slack:\n  token: x\n  channel: c\n  burst: 0\n", "burst 0"},
+		{"slack:\n  token: x\n  channel: c\n  redact: ['(']\n", "redact[0]"},
+		{"slack:\n  token: x\n  audit: [{preset: jobs}]\n", "audit[0]: no channel"},
+		{"slack:\n  token: x\n  channel: c\n  audit: [{preset: nope}]\n", `audit[0]: preset "nope"`},
+		{"slack:\n  token: x\n  channel: c\n  audit: [{tag: 'a/*'}]\n", "audit[0]: a rule needs a preset, or a tag and a text"},
+		{"slack:\n  token: x\n  channel: c\n  audit: [{preset: jobs, text: hi}]\n", "preset jobs takes no tag or text"},
+		{"slack:\n  token: x\n  channel: c\n  audit: [{preset: jobs, color: pink}]\n", `color "pink"`},
+		{"slack:\n  token: x\n  channel: c\n  audit: [{preset: jobs, fun: {a: b}}]\n", "line"},
+	}
+	for _, tt := range tests {
+		_, _, err := loadFrom(t, tt.yaml)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "master") {
+			t.Errorf("%q: err %v, want one naming the file and %q", tt.yaml, err, tt.want)
+		}
+	}
+}
+
+func TestRedactor(t *testing.T) {
+	r := NewRedactor([]string{`^pin$`}, []string{`sekrit\d+`}, []string{"xoxb-own-token"})
+	tests := []struct {
+		name string
+		in   any
+		want any
+	}{
+		{"password", "hunter2", Masked},
+		{"db_pass", "x", Masked},
+		{"ssh_key", "x", Masked},
+		{"keyname", "tsig-key.", "tsig-key."},
+		{"pin", "1234", Masked},
+		{"name", "web1", "web1"},
+		{"password", nil, nil},
+		{"", "token=abc123 rest", "token=*** rest"},
+		{"", `password="a b"`, `password="***"`},
+		{"", "use xoxb-own-token now", "use *** now"},
+		{"", "AKIAIOSFODNN7EXAMPLE", Masked},
+		{"", "sekrit7", Masked},
+		{"", "https://u:pw@host/x", "https://u:***@host/x"},
+		{"", "mysql -p s3cret", "mysql -p ***"},
+		{"", map[string]any{"token": "t", "list": []any{"api_key=zz"}}, map[string]any{"token": Masked, "list": []any{"api_key=***"}}},
+	}
+	for _, tt := range tests {
+		got := r.Value(tt.name, tt.in)
+		if !equal(got, tt.want) {
+			t.Errorf("Value(%q, %#v) = %#v, want %#v", tt.name, tt.in, got, tt.want)
+		}
+	}
+}
+
+func equal(a, b any) bool {
+	switch ta := a.(type) {
+	case map[string]any:
+		tb, ok := b.(map[string]any)
+		if !ok || len(ta) != len(tb) {
+			return false
+		}
+		for k := range ta {
+			if !equal(ta[k], tb[k]) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		tb, ok := b.([]any)
+		if !ok || len(ta) != len(tb) {
+			return false
+		}
+		for i := range ta {
+			if !equal(ta[i], tb[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
+}

@@ -1,0 +1,99 @@
+package slack
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/reactor"
+)
+
+// TestReactionOnEveryJobCannotLoop runs Salt's audit seed pattern — a
+// reaction on every job start that posts to Slack — against the real
+// reactor: the reactor's depth guard ends the chain and the audit never
+// posts its own functions' jobs, so Slack gets a bounded number of messages.
+func TestReactionOnEveryJobCannotLoop(t *testing.T) {
+	f := newFakeSlack(t)
+	b := openBus(t, t.TempDir())
+	a, _ := startAudit(t, b, testConfig(t, f, nil))
+	funcs := function.NewWithBuiltins()
+	if err := Register(funcs, a); err != nil {
+		t.Fatal(err)
+	}
+	file, err := filepath.Abs("../../testdata/slack/notify_every_job.sls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const maxDepth = 4
+	r := reactor.New(reactor.Config{
+		Mapping:  []reactor.MapEntry{{Glob: "salt/run/*/new", Files: []string{file}}},
+		Workers:  4,
+		MaxDepth: maxDepth,
+		Retry:    reactor.Retry{Attempts: 1, Interval: time.Millisecond, MaxInterval: time.Millisecond},
+	}, funcs, reactor.WithLogger(quietLog()))
+	var loops atomic.Int32
+	sub, err := b.Subscribe(context.Background(), bus.SubscribeOptions{Pattern: "brine/reactor/*"}, func(ev *bus.Event) {
+		if ev.Tag == reactor.TagLoop {
+			loops.Add(1)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx, b, nil) }()
+	defer func() { cancel(); <-done }()
+
+	res := run(t, b, "test.arg", []any{"hello"}, nil, "alice")
+
+	// Wait until Slack has been quiet for 2 s.
+	deadline := time.Now().Add(60 * time.Second)
+	last, quietSince := -1, time.Now()
+	for time.Since(quietSince) < 2*time.Second {
+		if time.Now().After(deadline) {
+			t.Fatalf("Slack never went quiet: %d messages", len(f.messages()))
+		}
+		if n := len(f.messages()); n != last {
+			last, quietSince = n, time.Now()
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	msgs := f.messages()
+	var audit, posts int
+	aboutUser := false
+	for _, m := range msgs {
+		switch {
+		case m.Channel == "#audit":
+			audit++
+			if strings.Contains(m.Text, "slack.post") {
+				t.Errorf("the audit posted its own function's job: %q", m.Text)
+			}
+		case m.Channel == "#audit-feed":
+			posts++
+			if m.Text == "job "+res.JID+" runner.test.arg by alice" {
+				aboutUser = true
+			}
+		}
+	}
+	// The user's job: its start and result. The reaction: once per job
+	// start, each reaction's job start one level deeper, up to maxDepth.
+	if audit != 2 || !strings.Contains(msgs[0].Text, res.JID) && !strings.Contains(msgs[1].Text, res.JID) {
+		t.Errorf("audit messages %d, want the user's job start and result:\n%s", audit, dump(msgs))
+	}
+	if posts < 1 || posts > maxDepth+1 {
+		t.Errorf("%d reaction posts, want 1..%d:\n%s", posts, maxDepth+1, dump(msgs))
+	}
+	if !aboutUser {
+		t.Errorf("no reaction post about the user's job:\n%s", dump(msgs))
+	}
+	if loops.Load() == 0 {
+		t.Error("the reactor did not report the cut chain")
+	}
+}
