@@ -21,7 +21,7 @@ const (
 )
 
 // ErrConfig: the `ddns:` section or a call's arguments are unusable.
-var ErrConfig = errors.New("ddns configuration")
+var ErrConfig = errors.New("ddns: invalid setting")
 
 // Settings say how to reach and sign for a zone. Each may be set at the top
 // of the `ddns:` section, per zone under `zones:`, or per call (Salt's
@@ -37,10 +37,22 @@ type Settings struct {
 	TTL     int     `yaml:"ttl" json:"ttl,omitempty"`
 }
 
-// InlineKey is a TSIG key written in the configuration itself.
+// InlineKey is a TSIG key written in the configuration itself. Printed or
+// marshalled, it shows the algorithm only: configurations end up in logs.
 type InlineKey struct {
 	Algorithm string `yaml:"algorithm"`
 	Secret    string `yaml:"secret"`
+}
+
+// String hides the secret.
+func (k InlineKey) String() string { return "{" + k.Algorithm + " secret:<redacted>}" }
+
+// GoString hides the secret from %#v.
+func (k InlineKey) GoString() string { return k.String() }
+
+// MarshalJSON hides the secret.
+func (k InlineKey) MarshalJSON() ([]byte, error) {
+	return []byte(`{"algorithm":"` + k.Algorithm + `","secret":"<redacted>"}`), nil
 }
 
 // Config is the master configuration's `ddns:` section:

@@ -77,11 +77,14 @@ func TestKeyNeverPrintsSecret(t *testing.T) {
 		t.Fatal(err)
 	}
 	j, _ := json.Marshal(map[string]any{"key": k})
+	cfg := Config{Keys: map[string]InlineKey{"k": {Algorithm: "hmac-sha256", Secret: secret}}}
+	cj, _ := json.Marshal(cfg)
+	inline := fmt.Sprintf("%v %+v %#v %s", cfg, cfg, cfg, cj)
 	var logged strings.Builder
 	slog.New(slog.NewTextHandler(&logged, nil)).Info("x", "key", k)
 	slog.New(slog.NewJSONHandler(&logged, nil)).Info("x", "key", k)
 	for _, out := range []string{fmt.Sprint(k), fmt.Sprintf("%v %+v %s", k, k, k), string(j), logged.String(),
-		fmt.Sprint(target{key: k}), fmt.Sprintf("%+v", Config{Keys: map[string]InlineKey{}})} {
+		fmt.Sprint(target{key: k}), inline} {
 		if strings.Contains(out, secret) || strings.Contains(out, "secret-secret") {
 			t.Errorf("secret printed: %s", out)
 		}

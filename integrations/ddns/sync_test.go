@@ -114,12 +114,21 @@ func TestSyncWithMine(t *testing.T) {
 	want("web2.example.test", dns.TypeAAAA)
 	want("94.0.20.10.in-addr.arpa", dns.TypePTR)
 
-	mu.Lock()
-	defer mu.Unlock()
 	for _, e := range []string{"brine/ddns/example.test/updated reconcile", "brine/ddns/example.test/updated add_host",
 		"brine/ddns/example.test/updated delete_host"} {
-		if !slices.Contains(events, e) {
-			t.Errorf("no %q event in %v", e, events)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			mu.Lock()
+			seen := slices.Clone(events)
+			mu.Unlock()
+			if slices.Contains(seen, e) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("no %q event in %v", e, seen)
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
 	}
 }
