@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -68,16 +69,28 @@ type Client struct {
 	key    []byte
 	ep     string
 	source string
-	sck    zmq4.Socket
 	prefix string // makes correlation ids unique across clients
 	seq    atomic.Uint64
+
+	smu sync.RWMutex
+	sck zmq4.Socket // replaced when zmq4 will not reconnect it
 
 	mu      sync.Mutex
 	pending map[string]*call
 	closed  bool
 
+	// ctx is the life of the client's sockets, cancelled by Close; done is
+	// closed at the same time, for calls waiting for a reply.
+	ctx        context.Context
+	cancel     context.CancelFunc
 	done       chan struct{}
 	readerDone chan struct{}
+}
+
+func (c *Client) socket() zmq4.Socket {
+	c.smu.RLock()
+	defer c.smu.RUnlock()
+	return c.sck
 }
 
 type call struct {
@@ -169,8 +182,10 @@ func Dial(ctx context.Context, addr string, key []byte, opts ...Option) (*Client
 		return nil, err
 	}
 	c.prefix = hex.EncodeToString(nonce[:]) + "-"
-	c.sck = zmq4.NewDealer(context.Background(), socketOptions()...)
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.sck = zmq4.NewDealer(c.ctx, socketOptions()...)
 	if err := dial(ctx, c.sck, c.ep); err != nil {
+		c.cancel()
 		return nil, err
 	}
 	go c.readLoop()
@@ -191,9 +206,11 @@ func (c *Client) Close() error {
 	c.closed = true
 	close(c.done)
 	c.mu.Unlock()
-	err := c.sck.Close()
+	c.cancel()
 	<-c.readerDone
-	drainClosed(c.sck)
+	sck := c.socket()
+	err := sck.Close()
+	drainClosed(sck)
 	return err
 }
 
@@ -214,18 +231,22 @@ func drainClosed(sck zmq4.Socket) {
 }
 
 // readLoop matches replies to calls. A receive error means the connection
-// dropped; zmq4 has reconnected by the time it is reported (or the socket is
-// closed), so requests that may be lost are re-sent or failed then.
+// dropped. zmq4 reconnects by itself, before reporting io.EOF, only after a
+// connection that ended cleanly; one that ended mid-frame (a master killed
+// while writing) leaves the socket without a connection, so after any other
+// error the socket is replaced. Either way, requests that may be lost are
+// then re-sent or failed.
 func (c *Client) readLoop() {
 	defer close(c.readerDone)
 	for {
-		msg, err := c.sck.Recv()
-		select {
-		case <-c.done:
+		msg, err := c.socket().Recv()
+		if c.ctx.Err() != nil {
 			return
-		default:
 		}
 		if err != nil {
+			if !errors.Is(err, io.EOF) && !c.redial() {
+				return
+			}
 			c.connLost()
 			continue
 		}
@@ -241,6 +262,22 @@ func (c *Client) readLoop() {
 		}
 		cl.reply <- decodeReply(cl.method, string(msg.Frames[1]), msg.Frames[2])
 	}
+}
+
+// redial replaces the socket with a new one connected to the master,
+// waiting for it until the client is closed (then it reports false).
+func (c *Client) redial() bool {
+	sck := zmq4.NewDealer(c.ctx, socketOptions()...)
+	if err := dial(c.ctx, sck, c.ep); err != nil {
+		return false
+	}
+	c.smu.Lock()
+	old := c.sck
+	c.sck = sck
+	c.smu.Unlock()
+	old.Close()
+	drainClosed(old)
+	return true
 }
 
 func decodeReply(method, status string, body []byte) result {
@@ -268,7 +305,7 @@ func (c *Client) connLost() {
 	c.mu.Unlock()
 	for _, cl := range resend {
 		// An error here is another drop, which will be reported in turn.
-		_ = c.sck.SendMulti(cl.msg)
+		_ = c.socket().SendMulti(cl.msg)
 	}
 }
 
@@ -308,7 +345,7 @@ func (c *Client) call(ctx context.Context, method string, body []byte) (json.Raw
 	c.mu.Unlock()
 	// A send error means the connection dropped: the reader learns of it
 	// too and re-sends or fails this call, so the reply is still awaited.
-	_ = c.sck.SendMulti(cl.msg)
+	_ = c.socket().SendMulti(cl.msg)
 	select {
 	case r := <-cl.reply:
 		return r.body, r.err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-zeromq/zmq4"
+	"github.com/go-zeromq/zmq4/security/null"
 
 	"github.com/brinehq/brine/bus"
 )
@@ -292,5 +294,63 @@ func TestHandlersRunConcurrently(t *testing.T) {
 	}
 	if err := c.Call(ctx, "ping", nil, nil); err != nil {
 		t.Fatalf("after a handler panicked: %v", err)
+	}
+}
+
+func TestClientRecoversFromTruncatedReply(t *testing.T) {
+	ctx := testContext(t)
+	b := openBus(t)
+	// A master that dies while writing a reply leaves half a frame behind.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	dying := make(chan error, 1)
+	go func() {
+		defer ln.Close()
+		raw, err := ln.Accept()
+		if err != nil {
+			dying <- err
+			return
+		}
+		defer raw.Close()
+		pc, err := handshake(ctx, raw, null.Security(), zmq4.Router, time.Second, 1)
+		if err != nil {
+			dying <- err
+			return
+		}
+		frames, _, err := readMsg(pc.br, 1<<20)
+		if err != nil {
+			dying <- err
+			return
+		}
+		reply := encodeMsg(frames[0], []byte(statusOK), []byte(`{"time":"x"}`))
+		_, err = raw.Write(reply[:len(reply)-3])
+		dying <- err
+	}()
+
+	dialed := make(chan error, 1)
+	go func() {
+		c, err := Dial(ctx, addr, testKey)
+		if err == nil {
+			err = c.Call(ctx, "ping", nil, nil)
+			c.Close()
+		}
+		dialed <- err
+	}()
+	if err := <-dying; err != nil {
+		t.Fatal(err)
+	}
+	// The real master comes back on the same address; the client's ping,
+	// whose reply was cut, is answered by it.
+	startServer(t, b, func(c *Config) { c.RequestEndpoint = "tcp://" + addr })
+	select {
+	case err := <-dialed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the client did not recover from a connection cut mid-frame")
 	}
 }
