@@ -4,61 +4,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/miekg/dns"
+
+	"github.com/brinehq/brine/integrations/dnsmasq/dnsmasqtest"
 )
-
-// lookup asks the server for name's records of type qtype; it returns the
-// rcode and the answers' data.
-func lookup(server, name string, qtype uint16) (int, []string, error) {
-	m := new(dns.Msg)
-	m.SetQuestion(dns.Fqdn(name), qtype)
-	c := &dns.Client{Timeout: 2e9}
-	r, _, err := c.Exchange(m, server)
-	if err != nil {
-		return -1, nil, err
-	}
-	var out []string
-	for _, rr := range r.Answer {
-		switch v := rr.(type) {
-		case *dns.A:
-			out = append(out, v.A.String())
-		case *dns.AAAA:
-			out = append(out, v.AAAA.String())
-		case *dns.PTR:
-			out = append(out, v.Ptr)
-		}
-	}
-	return r.Rcode, out, nil
-}
-
-// resolves waits until name answers exactly want (nil: NXDOMAIN; empty:
-// the name exists without records of that type).
-func resolves(t *testing.T, server, name string, qtype uint16, want ...string) {
-	t.Helper()
-	waitFor(t, fmt.Sprintf("%s %s -> %v", name, dns.TypeToString[qtype], want), func() (bool, string) {
-		rcode, got, err := lookup(server, name, qtype)
-		state := fmt.Sprintf("rcode %s answers %v err %v", dns.RcodeToString[rcode], got, err)
-		if err != nil {
-			return false, state
-		}
-		if want == nil {
-			return rcode == dns.RcodeNameError, state
-		}
-		slices.Sort(got)
-		return rcode == dns.RcodeSuccess && slices.Equal(got, want), state
-	})
-}
 
 // TestDNSWithRealDnsmasq: hosts created through cloud events on the bus
 // resolve through a real dnsmasq after brine's SIGHUP; a destroyed one
 // answers NXDOMAIN; an address two hosts claim is reported, not served.
 func TestDNSWithRealDnsmasq(t *testing.T) {
-	bin := requireBinary(t, "dnsmasq", "dnsmasq-base")
-	dir := sharedDir(t)
+	dir := dnsmasqtest.SharedDir(t)
 	cfg := &Config{
 		HostsFile: filepath.Join(dir, "dhcp-hosts"),
 		AddnHosts: filepath.Join(dir, "addn-hosts"),
@@ -67,31 +25,26 @@ func TestDNSWithRealDnsmasq(t *testing.T) {
 	}
 	p := startPipeline(t, cfg)
 	// The first regeneration writes the (empty) files dnsmasq is started with.
-	waitFor(t, "initial files", func() (bool, string) {
+	dnsmasqtest.WaitFor(t, "initial files", func() (bool, string) {
 		_, err1 := os.Stat(cfg.HostsFile)
 		_, err2 := os.Stat(cfg.AddnHosts)
 		return err1 == nil && err2 == nil, fmt.Sprint(err1, err2)
 	})
-	port := freeUDPPort(t)
-	conf := filepath.Join(dir, "dnsmasq.conf")
-	if err := os.WriteFile(conf, []byte(dnsmasqDNSConf(dir, port, "cloud.test")), 0o644); err != nil {
-		t.Fatal(err)
+	_, server := dnsmasqtest.StartDNS(t, "cloud.test", cfg.AddnHosts, cfg.HostsFile, cfg.PidFile)
+	resolves := func(name string, qtype uint16, want ...string) {
+		t.Helper()
+		dnsmasqtest.WaitResolves(t, server, name, qtype, want...)
 	}
-	if out, err := runCmd(bin, "--test", "-C", conf); err != nil {
-		t.Fatalf("dnsmasq --test: %v\n%s", err, out)
-	}
-	startDnsmasq(t, cfg.PidFile, bin, "-k", "-C", conf)
-	server := fmt.Sprintf("127.0.0.1:%d", port)
-	resolves(t, server, "web1.cloud.test", dns.TypeA) // NXDOMAIN before the cloud creates it
+	resolves("web1.cloud.test", dns.TypeA) // NXDOMAIN before the cloud creates it
 
 	reloadsBefore := p.syncer.Stats().Reloads
 	p.publish(t, "web1", "created", map[string]any{"instance_id": "vm-101", "ip_address": "10.20.0.11",
 		"private_ips": []any{"10.20.0.11"}, "macs": []any{"00:50:56:aa:bb:11"}})
 	p.publish(t, "web2", "created", map[string]any{"instance_id": "vm-102", "private_ips": []any{"10.20.0.12", "fd00::12"}})
-	resolves(t, server, "web1.cloud.test", dns.TypeA, "10.20.0.11")
-	resolves(t, server, "web1", dns.TypeA, "10.20.0.11") // short name
-	resolves(t, server, "web2.cloud.test", dns.TypeAAAA, "fd00::12")
-	resolves(t, server, "11.0.20.10.in-addr.arpa", dns.TypePTR, "web1.cloud.test.")
+	resolves("web1.cloud.test", dns.TypeA, "10.20.0.11")
+	resolves("web1", dns.TypeA, "10.20.0.11") // short name
+	resolves("web2.cloud.test", dns.TypeAAAA, "fd00::12")
+	resolves("11.0.20.10.in-addr.arpa", dns.TypePTR, "web1.cloud.test.")
 	if got := p.syncer.Stats().Reloads - reloadsBefore; got < 1 || got > 2 {
 		t.Errorf("%d reloads for two creations, want 1 (or 2 if they fell in separate bursts)", got)
 	}
@@ -101,12 +54,12 @@ func TestDNSWithRealDnsmasq(t *testing.T) {
 	}
 
 	p.publish(t, "web1", "destroyed", nil)
-	resolves(t, server, "web1.cloud.test", dns.TypeA)
-	resolves(t, server, "web2.cloud.test", dns.TypeA, "10.20.0.12")
+	resolves("web1.cloud.test", dns.TypeA)
+	resolves("web2.cloud.test", dns.TypeA, "10.20.0.12")
 
 	// web3 claims web2's address: neither is served, the conflict names both.
 	p.publish(t, "web3", "created", map[string]any{"private_ips": []any{"10.20.0.12"}})
-	waitFor(t, "conflict event", func() (bool, string) {
+	dnsmasqtest.WaitFor(t, "conflict event", func() (bool, string) {
 		evs := p.eventsTagged(ConflictTag)
 		for _, d := range evs {
 			if d["kind"] == DuplicateIP && d["value"] == "10.20.0.12" && fmt.Sprint(d["hosts"]) == "[web2 web3]" {
@@ -115,15 +68,15 @@ func TestDNSWithRealDnsmasq(t *testing.T) {
 		}
 		return false, fmt.Sprint(evs)
 	})
-	resolves(t, server, "web2.cloud.test", dns.TypeA, []string{}...)
-	resolves(t, server, "web2.cloud.test", dns.TypeAAAA, "fd00::12") // its other address stays
+	resolves("web2.cloud.test", dns.TypeA, []string{}...)
+	resolves("web2.cloud.test", dns.TypeAAAA, "fd00::12") // its other address stays
 	addn, _ := os.ReadFile(cfg.AddnHosts)
 	if strings.Contains(string(addn), "10.20.0.12") {
 		t.Errorf("the disputed address was written:\n%s", addn)
 	}
 	// Destroying the newcomer resolves the conflict.
 	p.publish(t, "web3", "destroyed", nil)
-	resolves(t, server, "web2.cloud.test", dns.TypeA, "10.20.0.12")
+	resolves("web2.cloud.test", dns.TypeA, "10.20.0.12")
 
 	reloaded := p.eventsTagged(ReloadedTag)
 	if len(reloaded) == 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/integrations/dnsmasq/dnsmasqtest"
 	"github.com/brinehq/brine/mine"
 )
 
@@ -33,7 +34,7 @@ func TestBurstCoalescesIntoOneWriteAndOneReload(t *testing.T) {
 		Debounce: 2 * time.Second,
 	}
 	p := startPipeline(t, cfg)
-	waitFor(t, "initial regeneration", func() (bool, string) {
+	dnsmasqtest.WaitFor(t, "initial regeneration", func() (bool, string) {
 		st := p.syncer.Stats()
 		return st.Writes == 2 && st.Reloads == 1, fmt.Sprint(st)
 	})
@@ -53,7 +54,7 @@ func TestBurstCoalescesIntoOneWriteAndOneReload(t *testing.T) {
 		}
 	}
 	t.Logf("1000 mine writes in %s", time.Since(start))
-	waitFor(t, "the burst is written", func() (bool, string) {
+	dnsmasqtest.WaitFor(t, "the burst is written", func() (bool, string) {
 		n := lineCount(cfg.AddnHosts)
 		return n == 1001, fmt.Sprintf("%d lines", n) // header + 1000
 	})
