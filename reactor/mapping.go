@@ -99,16 +99,3 @@ func (m *mapping) match(tag string) []*mappedEntry {
 	}
 	return out
 }
-
-// paths lists every resolved file, for change detection.
-func (m *mapping) paths() []string {
-	var out []string
-	for _, e := range m.entries {
-		for _, f := range e.files {
-			if f.Path != "" {
-				out = append(out, f.Path)
-			}
-		}
-	}
-	return out
-}

@@ -506,9 +506,9 @@ func TestRunReloadChangesWhatIsConsumed(t *testing.T) {
 	}
 	publish(t, b, "second/1", nil)
 	publish(t, b, "first/2", nil)
-	rets := rec.waitFor(t, "salt/run/*/ret", 2)
+	rec.waitFor(t, "salt/run/*/ret", 2)
 	time.Sleep(200 * time.Millisecond)
-	rets = rec.matching("salt/run/*/ret")
+	rets := rec.matching("salt/run/*/ret")
 	var got []string
 	for _, ret := range rets {
 		got = append(got, data(t, ret)["return"].(map[string]any)["args"].([]any)[0].(string))
