@@ -163,6 +163,7 @@ func runMaster(ctx context.Context, g *globalFlags) error {
 	for _, start := range []func(context.Context, *master, *errgroup.Group) error{
 		startDdns,
 		startJobs,
+		startSlack,
 		startMine,
 		startDnsmasq,
 		startAPI,
