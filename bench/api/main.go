@@ -1,0 +1,466 @@
+// Command api measures the HTTP API: signed webhook requests per second and
+// their latency, sent from a second process (this program re-executed as a
+// load generator) to an API server on an embedded, fsyncing JetStream bus;
+// and the fan-out of the event stream to many SSE clients. Every hook is
+// HMAC-signed and answered only once its event is durable; the access log
+// is formatted as in production (into io.Discard). Results go to -out as
+// JSON, with the issue's targets checked.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/brinehq/brine/api"
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/natsbus"
+)
+
+const (
+	token  = "bench-token-0123456789abcdef"
+	secret = "bench-hook-secret-0123456789"
+)
+
+// Result is one measured scenario.
+type Result struct {
+	Name        string  `json:"name"`
+	Mode        string  `json:"mode"` // "max", "paced" or "fanout"
+	TargetRate  int     `json:"target_rate,omitempty"`
+	Clients     int     `json:"clients"`
+	Requests    int     `json:"requests"`
+	BodyBytes   int     `json:"body_bytes"`
+	Seconds     float64 `json:"seconds"`
+	PerSec      float64 `json:"per_sec"`
+	P50Ms       float64 `json:"p50_ms"`
+	P99Ms       float64 `json:"p99_ms"`
+	MaxMs       float64 `json:"max_ms"`
+	Errors      int     `json:"errors"`
+	Stored      int     `json:"stored,omitempty"`
+	Delivered   int     `json:"delivered,omitempty"`
+	Missing     int     `json:"missing"`
+	Description string  `json:"description"`
+}
+
+// Target is a goal from the issue, checked against a result.
+type Target struct {
+	Result string  `json:"result"`
+	Metric string  `json:"metric"`
+	Op     string  `json:"op"`
+	Value  float64 `json:"value"`
+	Got    float64 `json:"got"`
+	Pass   bool    `json:"pass"`
+}
+
+type report struct {
+	Benchmark string   `json:"benchmark"`
+	Date      string   `json:"date"`
+	GoVersion string   `json:"go"`
+	CPUs      int      `json:"cpus"`
+	Durable   string   `json:"durability"`
+	Command   string   `json:"command"`
+	Results   []Result `json:"results"`
+	Targets   []Target `json:"targets"`
+	Pass      bool     `json:"pass"`
+	Notes     []string `json:"notes"`
+}
+
+// loadReport is what a load-generating child prints on stdout.
+type loadReport struct {
+	Requests  int       `json:"requests"`
+	Errors    int       `json:"errors"`
+	Seconds   float64   `json:"seconds"`
+	Latencies []float64 `json:"latencies_ms"`
+	FirstErr  string    `json:"first_error,omitempty"`
+}
+
+func main() {
+	out := flag.String("out", "bench/results/api.json", "where to write the JSON results")
+	n := flag.Int("n", 20000, "hook requests at the maximum rate")
+	conc := flag.Int("concurrency", 64, "requests in flight at the maximum rate")
+	rate := flag.Int("rate", 1000, "requests/s for the paced scenario")
+	secs := flag.Int("seconds", 10, "duration of the paced scenario")
+	clients := flag.Int("clients", 50, "SSE clients for the fan-out scenario")
+	fanEvents := flag.Int("fan-events", 2000, "events published for the fan-out scenario")
+	body := flag.Int("body", 512, "hook body bytes")
+	child := flag.String("child", "", "internal: run as the load generator (hook-max, hook-paced, sse)")
+	url := flag.String("url", "", "internal: the API under test")
+	cpuprofile := flag.String("cpuprofile", "", "write the server side's CPU profile here")
+	flag.Parse()
+	if *cpuprofile != "" && *child == "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench/api:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/api:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if *child != "" {
+		if err := runChild(*child, *url, *n, *conc, *rate, *secs, *clients, *fanEvents, *body); err != nil {
+			fmt.Fprintln(os.Stderr, "bench/api child:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(*out, *n, *conc, *rate, *secs, *clients, *fanEvents, *body); err != nil {
+		pprof.StopCPUProfile()
+		fmt.Fprintln(os.Stderr, "bench/api:", err)
+		os.Exit(1)
+	}
+}
+
+func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) error {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "brine-bench-api-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	b, err := natsbus.Open(ctx, natsbus.Config{Dir: dir, Logger: quiet})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	access := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	srv, err := api.New(api.Config{
+		Tokens: [][]byte{[]byte(token)},
+		Hooks:  []api.Hook{{Path: "bench/*", Auth: api.AuthHMAC, Secret: []byte(secret), SignatureHeader: api.GitHubSignatureHeader}},
+	}, b, access)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	sctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(sctx, ln) }()
+	defer func() {
+		stop()
+		<-done
+	}()
+	url := "http://" + ln.Addr().String()
+
+	rep := &report{Benchmark: "api", Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
+		Durable: "embedded JetStream file store; group-commit fsync before each hook is answered",
+		Command: "go run ./bench/api -out bench/results/api.json"}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	common := []string{"-url", url, "-n", strconv.Itoa(n), "-concurrency", strconv.Itoa(conc), "-rate", strconv.Itoa(rate),
+		"-seconds", strconv.Itoa(secs), "-clients", strconv.Itoa(clients), "-fan-events", strconv.Itoa(fanEvents), "-body", strconv.Itoa(bodySize)}
+
+	// Warm up connections and the bus.
+	if _, err := hookScenario(ctx, self, append([]string{"-child", "hook-max", "-n", "1000"}, common...)); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	for _, sc := range []struct {
+		name, child, mode, desc string
+		clients, rate           int
+	}{
+		{"hook_hmac_max", "hook-max", "max", fmt.Sprintf("%d HMAC-signed POST /hook/bench/push from a second process, %d in flight", n, conc), conc, 0},
+		{"hook_hmac_paced", "hook-paced", "paced", fmt.Sprintf("%d/s HMAC-signed hooks for %d s, open loop (latency from the scheduled send time)", rate, secs), 0, rate},
+	} {
+		before, _ := b.LastSeq(ctx)
+		lr, err := hookScenario(ctx, self, append([]string{"-child", sc.child}, common...))
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
+		after, _ := b.LastSeq(ctx)
+		r := summarize(sc.name, sc.mode, lr)
+		r.Clients, r.TargetRate, r.BodyBytes, r.Description = sc.clients, sc.rate, bodySize, sc.desc
+		r.Stored = int(after - before)
+		r.Missing = r.Requests - r.Errors - r.Stored
+		rep.Results = append(rep.Results, r)
+		fmt.Fprintf(os.Stderr, "%s: %.0f req/s, p50 %.2f ms, p99 %.2f ms, errors %d, stored %d\n", r.Name, r.PerSec, r.P50Ms, r.P99Ms, r.Errors, r.Stored)
+	}
+	fan, err := fanout(ctx, b, self, common, clients, fanEvents)
+	if err != nil {
+		return fmt.Errorf("fan-out: %w", err)
+	}
+	rep.Results = append(rep.Results, fan)
+	fmt.Fprintf(os.Stderr, "%s: %.0f deliveries/s, p99 %.2f ms, missing %d\n", fan.Name, fan.PerSec, fan.P99Ms, fan.Missing)
+
+	get := func(name string) Result {
+		for _, r := range rep.Results {
+			if r.Name == name {
+				return r
+			}
+		}
+		return Result{}
+	}
+	check := func(result, metric, op string, value, got float64) {
+		pass := (op == ">=" && got >= value) || (op == "<=" && got <= value) || (op == "==" && got == value)
+		rep.Targets = append(rep.Targets, Target{Result: result, Metric: metric, Op: op, Value: value, Got: got, Pass: pass})
+	}
+	check("hook_hmac_max", "per_sec", ">=", 5000, get("hook_hmac_max").PerSec)
+	check("hook_hmac_paced", "p99_ms", "<=", 20, get("hook_hmac_paced").P99Ms)
+	for _, r := range rep.Results {
+		check(r.Name, "missing", "==", 0, float64(r.Missing))
+		check(r.Name, "errors", "==", 0, float64(r.Errors))
+	}
+	rep.Pass = true
+	for _, t := range rep.Targets {
+		rep.Pass = rep.Pass && t.Pass
+	}
+	rep.Notes = append(rep.Notes,
+		"server and load generator share the machine's cores; the generator is a separate process speaking HTTP/1.1 keep-alive over loopback",
+		"stored = events the bus log grew by during the scenario; missing = answered 200 but not stored")
+	b2, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, append(b2, '\n'), 0o644); err != nil {
+		return err
+	}
+	if !rep.Pass {
+		return errors.New("a target was missed; see " + out)
+	}
+	return nil
+}
+
+// hookScenario runs a load-generating child and reads its report.
+func hookScenario(ctx context.Context, self string, args []string) (loadReport, error) {
+	var lr loadReport
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Stderr = os.Stderr
+	outb, err := cmd.Output()
+	if err != nil {
+		return lr, err
+	}
+	return lr, json.Unmarshal(outb, &lr)
+}
+
+func summarize(name, mode string, lr loadReport) Result {
+	r := Result{Name: name, Mode: mode, Requests: lr.Requests, Errors: lr.Errors, Seconds: lr.Seconds}
+	if lr.Seconds > 0 {
+		r.PerSec = float64(lr.Requests-lr.Errors) / lr.Seconds
+	}
+	r.P50Ms, r.P99Ms, r.MaxMs = percentiles(lr.Latencies)
+	return r
+}
+
+func percentiles(ms []float64) (p50, p99, maxv float64) {
+	if len(ms) == 0 {
+		return 0, 0, 0
+	}
+	slices.Sort(ms)
+	at := func(q float64) float64 { return ms[min(len(ms)-1, int(q*float64(len(ms))))] }
+	return at(0.50), at(0.99), ms[len(ms)-1]
+}
+
+// fanout starts clients SSE followers in a child process, publishes events
+// with their send time, and reads how many each follower got and when.
+func fanout(ctx context.Context, b *natsbus.Bus, self string, common []string, clients, events int) (Result, error) {
+	r := Result{Name: "sse_fanout", Mode: "fanout", Clients: clients, Requests: events,
+		Description: fmt.Sprintf("%d events published on the bus, each followed by %d GET /events clients in a second process; latency = publish to receipt", events, clients)}
+	cmd := exec.CommandContext(ctx, self, append([]string{"-child", "sse"}, common...)...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return r, err
+	}
+	if err := cmd.Start(); err != nil {
+		return r, err
+	}
+	br := bufio.NewReader(stdout)
+	if line, err := br.ReadString('\n'); err != nil || line != "ready\n" {
+		return r, fmt.Errorf("sse child: %q %v", line, err)
+	}
+	start := time.Now()
+	pad := strings.Repeat("x", 200)
+	for i := range events {
+		ev, err := bus.NewEvent("bench/fan/event", map[string]any{"i": i, "sent": time.Now().UnixNano(), "pad": pad}, bus.Origin{Source: "bench"})
+		if err != nil {
+			return r, err
+		}
+		if err := b.Publish(ctx, ev); err != nil {
+			return r, err
+		}
+	}
+	rest, err := io.ReadAll(br)
+	if err != nil {
+		return r, err
+	}
+	if err := cmd.Wait(); err != nil {
+		return r, err
+	}
+	var lr loadReport
+	if err := json.Unmarshal(rest, &lr); err != nil {
+		return r, fmt.Errorf("sse child report: %w", err)
+	}
+	r.Seconds = time.Since(start).Seconds()
+	r.Delivered = lr.Requests
+	r.Errors = lr.Errors
+	r.Missing = clients*events - lr.Requests
+	r.PerSec = float64(lr.Requests) / r.Seconds
+	r.P50Ms, r.P99Ms, r.MaxMs = percentiles(lr.Latencies)
+	return r, nil
+}
+
+func runChild(mode, url string, n, conc, rate, secs, clients, fanEvents, bodySize int) error {
+	tr := &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: time.Minute}
+	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	var lr loadReport
+	switch mode {
+	case "hook-max":
+		lr = hookLoad(hc, url, n, conc, 0, bodySize)
+	case "hook-paced":
+		lr = hookLoad(hc, url, rate*secs, 0, rate, bodySize)
+	case "sse":
+		var err error
+		if lr, err = sseLoad(url, clients, fanEvents); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("unknown child mode %q", mode)
+	}
+	return json.NewEncoder(os.Stdout).Encode(lr)
+}
+
+// hookLoad sends n signed hooks: conc at a time (rate 0), or at rate per
+// second open loop, each timed from its scheduled start.
+func hookLoad(hc *http.Client, url string, n, conc, rate, bodySize int) loadReport {
+	body := []byte(`{"ref": "refs/heads/main", "pad": "` + strings.Repeat("x", max(0, bodySize-40)) + `"}`)
+	sig := api.Sign(api.GitHubSignatureHeader, []byte(secret), body, time.Now())
+	var (
+		mu       sync.Mutex
+		lat      = make([]float64, 0, n)
+		errs     atomic.Int64
+		firstErr string
+	)
+	send := func(sched time.Time) {
+		req, _ := http.NewRequest(http.MethodPost, url+"/hook/bench/push", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(api.GitHubSignatureHeader, sig)
+		resp, err := hc.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("HTTP %d", resp.StatusCode)
+			}
+		}
+		d := float64(time.Since(sched).Microseconds()) / 1000
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs.Add(1)
+			if firstErr == "" {
+				firstErr = err.Error()
+			}
+			return
+		}
+		lat = append(lat, d)
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	if rate == 0 {
+		var next atomic.Int64
+		for range conc {
+			wg.Go(func() {
+				for next.Add(1) <= int64(n) {
+					send(time.Now())
+				}
+			})
+		}
+	} else {
+		interval := time.Second / time.Duration(rate)
+		for i := range n {
+			sched := start.Add(time.Duration(i) * interval)
+			time.Sleep(time.Until(sched))
+			wg.Go(func() { send(sched) })
+		}
+	}
+	wg.Wait()
+	return loadReport{Requests: n, Errors: int(errs.Load()), Seconds: time.Since(start).Seconds(), Latencies: lat, FirstErr: firstErr}
+}
+
+// sseLoad follows the stream with clients connections, says "ready", and
+// counts events until each client has fanEvents.
+func sseLoad(url string, clients, fanEvents int) (loadReport, error) {
+	var (
+		mu   sync.Mutex
+		lat  []float64
+		got  atomic.Int64
+		errs atomic.Int64
+		wg   sync.WaitGroup
+	)
+	ready := make(chan error, clients)
+	for range clients {
+		wg.Go(func() {
+			req, _ := http.NewRequest(http.MethodGet, url+"/events?tag=bench/fan/*", nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				ready <- err
+				return
+			}
+			defer resp.Body.Close()
+			ready <- nil
+			br := bufio.NewReaderSize(resp.Body, 64<<10)
+			local := make([]float64, 0, fanEvents)
+			for n := 0; n < fanEvents; {
+				line, err := br.ReadSlice('\n')
+				if err != nil {
+					errs.Add(1)
+					break
+				}
+				rest, ok := bytes.CutPrefix(line, []byte("data: "))
+				if !ok {
+					continue
+				}
+				var ev struct {
+					Data struct {
+						Sent int64 `json:"sent"`
+					} `json:"data"`
+				}
+				if err := json.Unmarshal(rest, &ev); err != nil {
+					errs.Add(1)
+					continue
+				}
+				local = append(local, float64(time.Now().UnixNano()-ev.Data.Sent)/1e6)
+				n++
+				got.Add(1)
+			}
+			mu.Lock()
+			lat = append(lat, local...)
+			mu.Unlock()
+		})
+	}
+	for range clients {
+		if err := <-ready; err != nil {
+			return loadReport{}, err
+		}
+	}
+	// The subscriptions are attached before the response headers are sent.
+	fmt.Println("ready")
+	start := time.Now()
+	wg.Wait()
+	return loadReport{Requests: int(got.Load()), Errors: int(errs.Load()), Seconds: time.Since(start).Seconds(), Latencies: lat}, nil
+}
