@@ -10,6 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/brinehq/brine/integrations/dnsmasq/dnsmasqtest"
 )
 
 // TestMineEndToEnd: a master fills the mine from a salt-cloud event sent
@@ -130,5 +134,86 @@ func waitFile(t *testing.T, path, s string, want bool) {
 			t.Fatalf("%s: containing %q is not %v within 30s:\n%s", path, s, want, b)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestCloudVMGetsDNSAndDHCPFromDnsmasq is the issue's acceptance test: a VM
+// created with `brine cloud` against the vCenter simulator (fixed address
+// and MAC through customization) resolves through a real dnsmasq and is
+// offered its reserved address over real DHCP in a network namespace; once
+// destroyed, its name is gone and its MAC gets no reservation.
+func TestCloudVMGetsDNSAndDHCPFromDnsmasq(t *testing.T) {
+	n := dnsmasqtest.NewNetns(t)
+	files := dnsmasqtest.SharedDir(t)
+	hostsFile, addnHosts := filepath.Join(files, "dhcp-hosts"), filepath.Join(files, "addn-hosts")
+	for _, f := range []string{hostsFile, addnHosts} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dnsPid, dhcpPid := filepath.Join(files, "dns.pid"), filepath.Join(files, "dhcp.pid")
+	_, dnsAddr := dnsmasqtest.StartDNS(t, "cloud.test", addnHosts, "", dnsPid)
+	dhcp := n.StartDHCP(t, hostsFile, dhcpPid)
+
+	m := newTestMaster(t)
+	cloudSetup(t, m, false)
+	if err := os.MkdirAll(filepath.Join(m.confDir, "cloud.profiles.d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	profile := `fixed:
+  provider: vcsim
+  clonefrom: linux-template
+  deploy: False
+  wait_for_ip_timeout: 30
+  devices:
+    network:
+      Network adapter 1:
+        name: DC0_DVPG0
+        mac: 00:50:56:aa:bb:01
+        ip: 10.99.0.50
+        subnet_mask: 255.255.255.0
+`
+	if err := os.WriteFile(filepath.Join(m.confDir, "cloud.profiles.d", "fixed.conf"), []byte(profile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conf := fmt.Sprintf(`dnsmasq:
+  hostsfile: %s
+  addn_hosts: %s
+  domain: cloud.test
+  range: 10.99.0.0/24
+  lease_time: infinite
+  reload_command: kill -HUP $(cat %s) $(cat %s)
+`, hostsFile, addnHosts, dnsPid, dhcpPid)
+	if err := os.MkdirAll(filepath.Join(m.confDir, "master.d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(m.confDir, "master.d", "dnsmasq.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m.start()
+
+	readsBefore := dhcp.Reads(hostsFile)
+	res, errs, code := cloudRun(t, m, "-p", "fixed", "web-vm1")
+	if code != 0 || len(res.Results) != 1 || res.Results[0].Node.IP() != "10.99.0.50" {
+		t.Fatalf("brine cloud -p fixed web-vm1: exit %d, %+v\n%s", code, res, errs)
+	}
+	dnsmasqtest.WaitResolves(t, dnsAddr, "web-vm1.cloud.test", dns.TypeA, "10.99.0.50")
+	dnsmasqtest.WaitFor(t, "the DHCP server re-reads the reservations", func() (bool, string) {
+		return dhcp.Reads(hostsFile) > readsBefore, dhcp.Log()
+	})
+	if a, name := n.Request(t, "00:50:56:aa:bb:01"); a.String() != "10.99.0.50" || name != "web-vm1" {
+		t.Fatalf("the VM's MAC got %s (%q) over DHCP, want its reservation 10.99.0.50 (web-vm1)", a, name)
+	}
+
+	readsBefore = dhcp.Reads(hostsFile)
+	if res, errs, code := cloudRun(t, m, "-d", "web-vm1", "-y"); code != 0 {
+		t.Fatalf("brine cloud -d web-vm1: exit %d, %+v\n%s", code, res, errs)
+	}
+	dnsmasqtest.WaitResolves(t, dnsAddr, "web-vm1.cloud.test", dns.TypeA)
+	dnsmasqtest.WaitFor(t, "the DHCP server re-reads the reservations", func() (bool, string) {
+		return dhcp.Reads(hostsFile) > readsBefore, dhcp.Log()
+	})
+	if a, _ := n.Request(t, "00:50:56:aa:bb:01"); a.String() == "10.99.0.50" {
+		t.Fatalf("the destroyed VM's MAC still got its reservation %s", a)
 	}
 }
