@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack/slacktest"
+)
+
+// slackRecorder is slacktest recording chat.postMessage (slacktest keeps
+// nothing by itself).
+type slackRecorder struct {
+	mu   sync.Mutex
+	msgs []map[string]string
+}
+
+func newSlackRecorder(t *testing.T) (*slackRecorder, string) {
+	t.Helper()
+	rec := &slackRecorder{}
+	srv := slacktest.NewTestServer(func(c slacktest.Customize) {
+		c.Handle("/chat.postMessage", func(w http.ResponseWriter, r *http.Request) {
+			_ = r.ParseForm()
+			rec.mu.Lock()
+			ts := fmt.Sprintf("1700000000.%06d", len(rec.msgs)+1)
+			rec.msgs = append(rec.msgs, map[string]string{"channel": r.PostForm.Get("channel"), "text": r.PostForm.Get("text"),
+				"thread_ts": r.PostForm.Get("thread_ts"), "ts": ts})
+			rec.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"ok": true, "channel": r.PostForm.Get("channel"), "ts": ts})
+		})
+	})
+	srv.Start()
+	t.Cleanup(srv.Stop)
+	return rec, srv.GetAPIURL()
+}
+
+func (r *slackRecorder) wait(t *testing.T, n int) []map[string]string {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		r.mu.Lock()
+		msgs := append([]map[string]string(nil), r.msgs...)
+		r.mu.Unlock()
+		if len(msgs) >= n {
+			return msgs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Slack got %d messages, want %d: %v", len(msgs), n, msgs)
+		}
+	}
+}
+
+func TestRunJobsAndSlackOnMaster(t *testing.T) {
+	rec, apiURL := newSlackRecorder(t)
+	m := newTestMaster(t)
+	f, err := os.OpenFile(filepath.Join(m.confDir, "master"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "keep_jobs: 2\nslack:\n  token: xoxb-test-token\n  api_url: %s\n  channel: '#audit'\n  rate: 0\n", apiURL)
+	f.Close()
+	m.start()
+	u, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	out, errOut, code := m.run(nil, "run", "test.arg", "hello", "count=3")
+	if code != 0 || out != "args:\n- hello\nkwargs:\n  count: 3\n" {
+		t.Fatalf("run: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = m.run(nil, "run", "test.arg", "again", "--json")
+	var res struct {
+		JID     string `json:"jid"`
+		Success bool   `json:"success"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !res.Success {
+		t.Fatalf("run --json: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := m.run(nil, "run", "test.exception", "message=boom"); code != 1 || !strings.Contains(errOut, "boom") {
+		t.Errorf("failing function: exit %d %s", code, errOut)
+	}
+	if _, errOut, code := m.run(nil, "run", "no.such"); code != 1 || !strings.Contains(errOut, "unknown function") {
+		t.Errorf("unknown function: exit %d %s", code, errOut)
+	}
+
+	msgs := rec.wait(t, 6)
+	if want := "`salt-run test.arg hello count=3` by *" + u.Username + "*"; !strings.HasPrefix(msgs[0]["text"], want) ||
+		msgs[1]["thread_ts"] != msgs[0]["ts"] || !strings.Contains(msgs[1]["text"], "succeeded") {
+		t.Errorf("Slack messages, want %q then a threaded result: %v", want, msgs)
+	}
+
+	// The job store has it.
+	var show string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		show, errOut, code = m.run(nil, "jobs", "show", res.JID)
+		if code == 0 && strings.Contains(show, "succeeded") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if code != 0 || !strings.Contains(show, "command:  salt-run test.arg again") || !strings.Contains(show, "user:     "+u.Username) ||
+		!strings.Contains(show, "  args:\n  - again") {
+		t.Errorf("jobs show: exit %d\n%s%s", code, show, errOut)
+	}
+	out, _, code = m.run(nil, "jobs", "list", "--fun", "runner.test.arg", "--json")
+	var list []struct {
+		JID string `json:"jid"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 2 || list[1].JID != res.JID {
+		t.Errorf("jobs list --fun: exit %d %s", code, out)
+	}
+	if out, _, code := m.run(nil, "jobs", "list", "--user", "nobody-at-all"); code != 0 || strings.Count(out, "\n") != 1 {
+		t.Errorf("jobs list --user: exit %d %q", code, out)
+	}
+	if out, _, code := m.run(nil, "jobs", "active", "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Errorf("jobs active: exit %d %q", code, out)
+	}
+	if _, _, code := m.run(nil, "jobs", "show", "123"); code != 2 {
+		t.Errorf("jobs show of a non-JID: exit %d, want 2", code)
+	}
+	if _, errOut, code := m.run(nil, "jobs", "show", "20200101000000000000"); code != 1 || !strings.Contains(errOut, "job not found") {
+		t.Errorf("jobs show of an unknown JID: exit %d %s", code, errOut)
+	}
+}
