@@ -34,7 +34,8 @@ var testZones = []string{
 func startNamed(t testing.TB, keys ...named.Key) *named.Server {
 	t.Helper()
 	if len(keys) == 0 {
-		keys = []named.Key{{Name: "ddns-key"}, {Name: "limited", Grant: "name allowed.example.test. A"}}
+		keys = []named.Key{{Name: "ddns-key"}, {Name: "limited", Grant: "name allowed.example.test. A"},
+			{Name: "ptronly", Grant: "subdomain 20.10.in-addr.arpa. PTR"}}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -607,5 +608,27 @@ func TestCheck(t *testing.T) {
 	rrs, err := c.Transfer(ctx, "example.test")
 	if err != nil || len(rrs) < 3 {
 		t.Errorf("transfer: %d records, %v", len(rrs), err)
+	}
+}
+
+// TestFailedAddHostKeepsGoodPTRs: when the forward update fails after the
+// PTRs were written, the PTR of an address the name does not have is
+// removed, and the PTR of the address it has is kept.
+func TestFailedAddHostKeepsGoodPTRs(t *testing.T) {
+	s := startNamed(t)
+	ctx := context.Background()
+	if _, err := ddns.New(config(t, s, "ddns-key")).AddHost(ctx, "example.test", "keep", addrs(t, "10.20.0.71"), ddns.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	// This key may write PTRs but not the forward zone.
+	_, err := ddns.New(config(t, s, "ptronly")).AddHost(ctx, "example.test", "keep", addrs(t, "10.20.0.71", "10.20.0.72"), ddns.Settings{})
+	if !errors.Is(err, ddns.ErrRefused) {
+		t.Fatalf("err %v, want REFUSED", err)
+	}
+	if got := lookup(t, s, "71.0.20.10.in-addr.arpa", dns.TypePTR); !slices.Equal(got, []string{"keep.example.test."}) {
+		t.Errorf("PTR of the address the name has: %v", got)
+	}
+	if got := lookup(t, s, "72.0.20.10.in-addr.arpa", dns.TypePTR); len(got) != 0 {
+		t.Errorf("PTR of the address the name did not get: %v", got)
 	}
 }

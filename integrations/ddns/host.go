@@ -194,8 +194,9 @@ func (c *Client) AddHost(ctx context.Context, zone, name string, ips []netip.Add
 	}
 
 	ptrs := &Change{}
-	for _, a := range ips {
+	for i, a := range ips {
 		if err := c.setPTR(ctx, call, t, a, fq, ptrs); err != nil {
+			c.undoPTRs(ctx, call, t, fq, ips[:i])
 			return nil, err
 		}
 	}
@@ -273,12 +274,7 @@ func (c *Client) AddHost(ctx context.Context, zone, name string, ips []netip.Add
 		return nil
 	})
 	if err != nil {
-		// Leave no PTR to a name that did not get the address.
-		for _, a := range ips {
-			if perr := c.removePTR(ctx, call, t, a, fq, &Change{}); perr != nil {
-				c.log.Warn("ddns: removing the PTR of a failed add_host", "fqdn", fq, "ip", a, "err", perr)
-			}
-		}
+		c.undoPTRs(ctx, call, t, fq, ips)
 		return nil, err
 	}
 	ch.remove(removed...)
@@ -302,6 +298,30 @@ func (c *Client) AddHost(ctx context.Context, zone, name string, ips []netip.Add
 		}
 	}
 	return ch, nil
+}
+
+// undoPTRs removes, after a failed add_host, the PTRs it wrote for
+// addresses the name does not have: no PTR may point at a name that did not
+// get the address. Addresses the name has keep their PTR; when the name
+// cannot be read, nothing is removed (a stale PTR is better than a lost one).
+func (c *Client) undoPTRs(ctx context.Context, call Settings, t target, fq string, ips []netip.Addr) {
+	var have []dns.RR
+	for _, typ := range []uint16{dns.TypeA, dns.TypeAAAA} {
+		rrs, err := query(ctx, t, fq, typ)
+		if err != nil {
+			c.log.Warn("ddns: add_host failed and its PTRs cannot be checked", "fqdn", fq, "err", err)
+			return
+		}
+		have = append(have, rrs...)
+	}
+	for _, a := range ips {
+		if containsData(have, addrRR(fq, 0, a)) {
+			continue
+		}
+		if err := c.removePTR(ctx, call, t, a, fq, &Change{}); err != nil {
+			c.log.Warn("ddns: removing the PTR of a failed add_host", "fqdn", fq, "ip", a, "err", err)
+		}
+	}
 }
 
 // sameSet reports whether two RRsets hold the same data with the same TTL.
