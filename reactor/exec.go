@@ -246,23 +246,17 @@ func (x *execution) runOne(ctx context.Context, re *Reaction) Result {
 }
 
 // job runs re as one job: salt/run/<jid>/new, up to attempts calls with
-// backoff, salt/run/<jid>/ret.
+// backoff, salt/run/<jid>/ret. The new event is stored while the function
+// runs and ret waits for it, so the two are in order and a fast reaction
+// costs one durable write.
 func (r *Reactor) job(ctx context.Context, pub Publisher, cause *bus.Event, re *Reaction, attempts int, policy Retry) Result {
-	res := Result{Reaction: re, JID: jobs.NewJID()}
+	run := jobs.NewRun(re.Fun, re.Args, re.Kwargs, jobs.UserReactor, bus.Origin{Source: Source, Cause: cause})
+	run.Extra = map[string]any{"cause": cause.ID, "reaction": re.ID, "file": re.File}
+	res := Result{Reaction: re, JID: run.JID}
 	r.stats.Reactions.Add(1)
-	funArgs := funArgs(re)
-	common := func() map[string]any {
-		return map[string]any{"fun": "runner." + re.Fun, "fun_args": funArgs, "jid": res.JID, "user": "Reactor",
-			"cause": cause.ID, "reaction": re.ID, "file": re.File}
-	}
-	// The new event is stored while the function runs; ret waits for it, so
-	// the two are in order and a fast reaction costs one durable write.
 	newStored := make(chan error, 1)
-	go func() { newStored <- r.publish(ctx, pub, cause, "salt/run/"+res.JID+"/new", common()) }()
-	fire := func(ctx context.Context, tag string, data map[string]any) error {
-		return r.publish(ctx, pub, cause, tag, data)
-	}
-	start := time.Now()
+	go func() { newStored <- run.Begin(ctx, pub) }()
+	fire := run.Fire(pub)
 	for res.Attempts < attempts {
 		if res.Attempts > 0 {
 			r.stats.Retries.Add(1)
@@ -289,20 +283,12 @@ func (r *Reactor) job(ctx context.Context, pub Publisher, cause *bus.Event, re *
 		r.log.Warn("reactor: reaction failed", "id", re.ID, "fun", re.Call(), "jid", res.JID,
 			"attempt", res.Attempts, "of", attempts, "err", res.Err)
 	}
-	res.Duration = time.Since(start)
+	res.Duration = time.Since(run.Start)
 	if err := <-newStored; err != nil {
 		res.Err = errors.Join(errInterrupted, err)
 		return res
 	}
-	ret := common()
-	ret["success"] = res.Err == nil
-	ret["return"] = res.Return
-	if res.Err != nil {
-		ret["return"] = fmt.Sprintf("Exception occurred in runner %s: %v", re.Fun, res.Err)
-	}
-	ret["duration"] = res.Duration.Seconds()
-	ret["attempts"] = res.Attempts
-	if err := r.publish(ctx, pub, cause, "salt/run/"+res.JID+"/ret", ret); err != nil {
+	if err := run.End(ctx, pub, res.Return, res.Err, map[string]any{"attempts": res.Attempts}); err != nil {
 		res.Err = errors.Join(errInterrupted, err)
 		return res
 	}
@@ -313,15 +299,6 @@ func (r *Reactor) job(ctx context.Context, pub Publisher, cause *bus.Event, re *
 		r.stats.Failed.Add(1)
 	}
 	return res
-}
-
-// funArgs is Salt's fun_args: positional args, then the kwargs as one mapping.
-func funArgs(re *Reaction) []any {
-	out := append([]any{}, re.Args...)
-	if len(re.Kwargs) > 0 {
-		out = append(out, re.Kwargs)
-	}
-	return out
 }
 
 // backoff is the wait before attempt n+1: Interval doubled per failure,
