@@ -29,7 +29,8 @@ func (s *Store) functions() []function.Func {
 	return []function.Func{
 		{
 			Name: "mine.get",
-			Doc:  "Return {id: value} of mine function fun for the hosts tgt selects (tgt_type glob, list, pcre, grain).",
+			Doc: "Return {id: value} of mine function fun for the hosts tgt selects (tgt_type glob, list, pcre, grain); " +
+				"exclude_minion is accepted for Salt's reaction files and has no effect (no minion calls the runner).",
 			Params: []function.Param{
 				{Name: "tgt", Kind: function.Any, Required: true},
 				{Name: "fun", Kind: function.Any},
@@ -80,13 +81,12 @@ func (s *Store) functions() []function.Func {
 			},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
 				fun, value := in.String("fun"), in.Value("value")
-				h, err := s.Update(ctx, Write{ID: in.String("id"), Source: in.Func, Mutate: func(h *Host) error {
+				if _, err := s.Update(ctx, Write{ID: in.String("id"), Source: in.Func, Mutate: func(h *Host) error {
 					return h.Set(fun, value)
-				}})
-				if err != nil {
+				}}); err != nil {
 					return nil, err
 				}
-				return h != nil, nil
+				return true, nil
 			},
 		},
 		{

@@ -68,13 +68,22 @@ func (s *Store) Select(ctx context.Context, tgt any, tgtType string) ([]*Host, e
 	if err != nil {
 		return nil, err
 	}
-	if tgtType == "list" {
+	exact := false
+	if s, ok := tgt.(string); ok && (tgtType == "" || tgtType == "glob") && !strings.ContainsAny(s, "*?[") {
+		exact = true // a glob without wildcards names one host: read only it
+	}
+	if tgtType == "list" || exact {
 		ids, _ := Strings(tgt)
+		if exact {
+			ids = []string{tgt.(string)}
+		}
 		var out []*Host
+		seen := map[string]bool{}
 		for _, id := range ids {
-			if ValidateID(id) != nil {
-				continue // no record can have it
+			if ValidateID(id) != nil || seen[id] {
+				continue // no record can have it, or read already
 			}
+			seen[id] = true
 			h, err := s.Get(ctx, id)
 			if errors.Is(err, ErrNotFound) {
 				continue

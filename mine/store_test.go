@@ -389,6 +389,10 @@ func TestRunnerFunctions(t *testing.T) {
 			map[string]any{"web1": []string{"10.0.0.1"}, "web2": []string{"10.0.0.2"}}},
 		{map[string]any{"tgt": "*", "fun": "network.ip_addrs6"},
 			map[string]any{"web1": []string{"fd00::1"}}},
+		{map[string]any{"tgt": "web1", "fun": "network.ip_addrs"}, // a glob naming one host
+			map[string]any{"web1": []string{"10.0.0.1"}}},
+		{map[string]any{"tgt": "web1,web1,no such", "fun": "network.ip_addrs", "tgt_type": "list"},
+			map[string]any{"web1": []string{"10.0.0.1"}}},
 		{map[string]any{"tgt": "db1,web2", "fun": "network.ip_addrs", "tgt_type": "list"},
 			map[string]any{"db1": []string{"10.0.0.3"}, "web2": []string{"10.0.0.2"}}},
 		{map[string]any{"tgt": "role:db", "fun": "disk.usage", "expr_form": "grain"},
