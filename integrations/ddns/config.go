@@ -71,12 +71,21 @@ func (k InlineKey) MarshalJSON() ([]byte, error) {
 //	    20.10.in-addr.arpa: {keyname: rev-key}
 //	  sync: {zone: example.com, targets: '*'}   # built-in sync with the mine
 type Config struct {
-	Settings  `yaml:",inline"`
-	Retries   *int                 `yaml:"retries"`
-	Ownership bool                 `yaml:"ownership"`
-	Owner     string               `yaml:"owner"`
-	Keys      map[string]InlineKey `yaml:"keys"`
-	Zones     map[string]Settings  `yaml:"zones"`
+	// Settings are the defaults of every call.
+	Settings `yaml:",inline"`
+	// Retries is how many times an exchange is repeated after a timeout, a
+	// network error or SERVFAIL (default DefaultRetries).
+	Retries *int `yaml:"retries"`
+	// Ownership keeps a TXT heritage=brine,owner=<Owner> beside each managed
+	// name and refuses to change names without it.
+	Ownership bool `yaml:"ownership"`
+	// Owner identifies this brine in ownership records (default: master id).
+	Owner string `yaml:"owner"`
+	// Keys are TSIG keys by name, for configurations without a key file.
+	Keys map[string]InlineKey `yaml:"keys"`
+	// Zones override Settings per zone (forward and reverse); they are
+	// also the zones `brine ddns check` checks.
+	Zones map[string]Settings `yaml:"zones"`
 	// Sync, when set, keeps a zone in line with the mine (see SyncConfig).
 	Sync *SyncConfig `yaml:"sync"`
 }
