@@ -104,6 +104,18 @@ reactor:
 		t.Errorf("reaction saw %s, want web1's addresses from salt['mine.get']", s)
 	}
 
+	// Any other source: the runner functions through `brine run`.
+	if _, errs, code := m.run(nil, "run", "mine.update", "id=agent7", "ips=10.20.0.77,fd00::77", "grains={role: db}"); code != 0 {
+		t.Fatalf("brine run mine.update: exit %d: %s", code, errs)
+	}
+	if out, errs, _ := m.run(nil, "mine", "get", "role:db", "ips", "--tgt-type", "grain", "--json"); strings.TrimSpace(out) != `{"agent7":["10.20.0.77","fd00::77"]}` {
+		t.Errorf("mine get by grain = %s %s", out, errs)
+	}
+	waitFile(t, filepath.Join(files, "addn-hosts"), "fd00::77 agent7.cloud.test agent7\n", true)
+	if out, errs, code := m.run(nil, "run", "dnsmasq.refresh", "force=True", "--json"); code != 0 || !strings.Contains(out, `"addn_hosts": 3`) && !strings.Contains(out, `"addn_hosts":3`) {
+		t.Errorf("brine run dnsmasq.refresh: exit %d: %s %s", code, out, errs)
+	}
+
 	out, errs, code = m.run(nil, "mine", "delete", "web1", "--json")
 	if code != 0 || strings.TrimSpace(out) != `{"id":"web1","deleted":true}` {
 		t.Fatalf("mine delete: exit %d: %s%s", code, out, errs)
