@@ -3,7 +3,8 @@
 // salt/netapi/hook/<path> with Salt's {body, post, headers} data), events in
 // (POST /events), the live event stream out (GET /events, Server-Sent Events
 // in salt-api's framing, plus ids that resume from the durable log), a health
-// report (GET /healthz) and Prometheus metrics (GET /metrics).
+// report (GET /healthz), Prometheus metrics (GET /metrics), and read-only
+// views of the jobs and the mine (GET /jobs, GET /mine).
 //
 // It is secure by default: every endpoint but /healthz needs a token, hook
 // paths authenticate with a token or an HMAC signature unless `auth: none`
@@ -81,6 +82,9 @@ type Config struct {
 	Checks []Check
 	// Gauges are sampled at each scrape of /metrics.
 	Gauges []Gauge
+	// Jobs and Mine, when set, answer GET /jobs and GET /mine.
+	Jobs Jobs
+	Mine Mine
 	// Now is the clock X-Brine-Signature times are checked against
 	// (default time.Now).
 	Now func() time.Time
@@ -286,10 +290,13 @@ func (s *Server) routes() http.Handler {
 			writeError(w, http.StatusMethodNotAllowed, "%s /events: use GET to follow events or POST to fire one", r.Method)
 		}
 	})
+	mux.HandleFunc("/jobs", s.serveJobs)
+	mux.HandleFunc("/jobs/", s.serveJobs)
+	mux.HandleFunc("/mine", s.serveMine)
 	mux.HandleFunc("/healthz", s.serveHealth)
 	mux.HandleFunc("/metrics", s.serveMetrics)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "no such endpoint: %s (see /hook/<path>, /events, /healthz, /metrics)", r.URL.Path)
+		writeError(w, http.StatusNotFound, "no such endpoint: %s (see /hook/<path>, /events, /jobs, /mine, /healthz, /metrics)", r.URL.Path)
 	})
 	return s.logged(mux)
 }
@@ -303,7 +310,9 @@ func route(r *http.Request) string {
 		return "events_post"
 	case p == "/events":
 		return "events_stream"
-	case p == "/healthz", p == "/metrics":
+	case p == "/jobs", strings.HasPrefix(p, "/jobs/"):
+		return "jobs"
+	case p == "/healthz", p == "/metrics", p == "/mine":
 		return p[1:]
 	}
 	return "other"

@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
+	"strconv"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/brinehq/brine/api"
 	"github.com/brinehq/brine/bus/natsbus"
+	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/mine"
 	"github.com/brinehq/brine/reactor"
 	"github.com/brinehq/brine/reactor/kvdlq"
 )
@@ -63,6 +67,20 @@ func startAPI(ctx context.Context, m *master, grp *errgroup.Group) error {
 		{Name: "brine_reactor_dead_letters", Help: "Reactions in the dead-letter list (brine reactor dlq).",
 			Sample: func(ctx context.Context) (map[string]float64, error) { return deadLetters(ctx, m.bus) }},
 	}
+	keep, err := keepJobs(m.cfg)
+	if err != nil {
+		return err
+	}
+	jkv, err := jobs.OpenBucket(ctx, m.bus.JetStream(), keep, m.cfg.Settings.Bus.Replicas)
+	if err != nil {
+		return err
+	}
+	cfg.Jobs = apiJobs{jobs.NewStore(jkv, log)}
+	ms, err := openMine(ctx, m)
+	if err != nil {
+		return err
+	}
+	cfg.Mine = apiMine{ms}
 	srv, err := api.New(cfg, m.bus, log)
 	if err != nil {
 		return err
@@ -138,4 +156,62 @@ func deadLetters(ctx context.Context, b *natsbus.Bus) (map[string]float64, error
 		n++
 	}
 	return map[string]float64{"": float64(n)}, nil
+}
+
+// apiJobs answers GET /jobs from the job store (read only).
+type apiJobs struct{ s *jobs.Store }
+
+func (j apiJobs) ListJobs(ctx context.Context, q url.Values) (any, error) {
+	f := jobs.Filter{Fun: q.Get("fun"), User: q.Get("user")}
+	if v := q.Get("active"); v != "" {
+		a, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("%w: active=%q: want true or false", api.ErrBadQuery, v)
+		}
+		f.Active = a
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%w: limit=%q: want a count", api.ErrBadQuery, v)
+		}
+		f.Limit = n
+	}
+	if v := q.Get("since"); v != "" {
+		since, err := parseSince(v)
+		if err != nil || since.Time.IsZero() {
+			return nil, fmt.Errorf("%w: since=%q: want an RFC 3339 time or a duration like 10m", api.ErrBadQuery, v)
+		}
+		f.Since = since.Time
+	}
+	list, err := j.s.List(ctx, f)
+	if list == nil {
+		list = []*jobs.Job{}
+	}
+	return list, err
+}
+
+func (j apiJobs) GetJob(ctx context.Context, jid string) (any, error) {
+	job, err := j.s.Get(ctx, jid)
+	if errors.Is(err, jobs.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %w", api.ErrNotFound, err)
+	}
+	return job, err
+}
+
+// apiMine answers GET /mine from the mine (read only).
+type apiMine struct{ s *mine.Store }
+
+func (mm apiMine) MineHosts(ctx context.Context, tgt, tgtType string) (any, error) {
+	if tgt == "" && tgtType == "" {
+		tgt = "*"
+	}
+	if _, err := mine.ParseTarget(tgt, tgtType); err != nil {
+		return nil, fmt.Errorf("%w: %w", api.ErrBadQuery, err)
+	}
+	hosts, err := mm.s.Select(ctx, tgt, tgtType)
+	if hosts == nil {
+		hosts = []*mine.Host{}
+	}
+	return hosts, err
 }

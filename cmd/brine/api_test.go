@@ -181,6 +181,38 @@ func TestAPIEndToEnd(t *testing.T) {
 		t.Fatalf("stream event %s %s %s", id, tag, data)
 	}
 
+	// The reaction ran as a job, which GET /jobs shows.
+	var jobList []struct {
+		JID  string `json:"jid"`
+		Fun  string `json:"fun"`
+		User string `json:"user"`
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(jobList) == 0 {
+		out := runCurl(t, "-H", "Authorization: Bearer "+apiToken, url+"/jobs?fun=runner.event.send")
+		if err := json.Unmarshal([]byte(out), &jobList); err != nil {
+			t.Fatalf("GET /jobs: %s (%v)", out, err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the reaction's job never appeared in GET /jobs")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	jobOut := runCurl(t, "-H", "Authorization: Bearer "+apiToken, url+"/jobs/"+jobList[0].JID)
+	if !strings.Contains(jobOut, `"jid":"`+jobList[0].JID+`"`) || !strings.Contains(jobOut, `"fun":"runner.event.send"`) {
+		t.Errorf("GET /jobs/%s: %s", jobList[0].JID, jobOut)
+	}
+	for path, want := range map[string]string{
+		"/jobs/20000101000000000000": "404", "/jobs?limit=x": "400", "/mine": "200", "/mine?tgt=x&tgt_type=bogus": "400",
+	} {
+		if code := runCurl(t, "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer "+apiToken, url+path); code != want {
+			t.Errorf("GET %s: HTTP %s, want %s", path, code, want)
+		}
+	}
+	if code := runCurl(t, "-o", "/dev/null", "-w", "%{http_code}", url+"/jobs"); code != "401" {
+		t.Errorf("GET /jobs without a token: HTTP %s, want 401", code)
+	}
+
 	// Refusals through curl: wrong signature, no token.
 	bad := runCurl(t, "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/json",
 		"-H", api.GitHubSignatureHeader+": sha256=00", "--data-binary", "@../../testdata/api/github_push.json", url+"/hook/github/push")
