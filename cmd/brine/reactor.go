@@ -20,6 +20,9 @@ import (
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/integrations/ddns"
+	"github.com/brinehq/brine/integrations/slack"
+	"github.com/brinehq/brine/mine"
 	"github.com/brinehq/brine/reactor"
 	"github.com/brinehq/brine/reactor/kvdlq"
 )
@@ -135,8 +138,9 @@ the tag matches, render every reaction file with the event (Jinja, then YAML),
 and print the calls that would run, with every error located by file and line
 (by line of the rendered text, printed with line numbers, when a Jinja loop or
 condition changed the line count). --execute also runs the runner calls,
-printing the events they fire instead of publishing them. Only the functions
-built into brine are known here. The exit code is 1 if anything failed.`,
+printing the events they fire instead of publishing them (the integrations'
+functions - ddns.*, mine.*, slack.* - are checked but not run: they need the
+master). The exit code is 1 if anything failed.`,
 		Example: `  brine reactor test salt/cloud/web1/created '{"name": "web1", "public_ips": ["192.0.2.10"]}'
   brine reactor test salt/key act=pend id=web-01 --execute
   brine reactor test myco/deploy/done app=web --json`,
@@ -157,6 +161,42 @@ built into brine are known here. The exit code is 1 if anything failed.`,
 	cmd.Flags().BoolVar(&execute, "execute", false, "run the runner calls too (events they fire are printed, not published)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+// errNeedsMaster is what an integration's function returns under
+// `reactor test --execute`: it is known, its arguments were checked, but it
+// acts on the world through the master's connections.
+var errNeedsMaster = errors.New("runs only on the master (brine reactor test has no DNS, mine or Slack connection)")
+
+// stubRegistrar registers functions by signature only.
+type stubRegistrar struct{ reg *function.Registry }
+
+func (s stubRegistrar) Register(f function.Func) error {
+	name := f.Name
+	f.Run = func(context.Context, *function.Input) (any, error) {
+		return nil, fmt.Errorf("%s: %w", name, errNeedsMaster)
+	}
+	return s.reg.Register(f)
+}
+
+// dryRunFuncs is the registry `reactor test` checks calls against: brine's
+// built-in functions run; the integrations' functions are known by their
+// signatures, so a reaction file is checked exactly as the master would.
+func dryRunFuncs() (*function.Registry, error) {
+	reg := function.NewWithBuiltins()
+	stubs := stubRegistrar{reg}
+	if err := ddns.Register(stubs, nil); err != nil {
+		return nil, err
+	}
+	if err := (*mine.Store)(nil).Register(stubs); err != nil {
+		return nil, err
+	}
+	for _, f := range slack.Funcs(nil) {
+		if err := stubs.Register(f); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
 }
 
 // printPublisher prints events instead of publishing them (reactor test --execute).
@@ -214,8 +254,12 @@ func reactorTest(ctx context.Context, g *globalFlags, out io.Writer, tag string,
 	}
 	// One attempt: a dry run reports a failure at once instead of backing off.
 	rcfg.Retry = reactor.Retry{Attempts: 1}
+	funcs, err := dryRunFuncs()
+	if err != nil {
+		return err
+	}
 	// Every problem is in the report; log lines would only repeat them.
-	r := reactor.New(rcfg, function.NewWithBuiltins(), reactor.WithLogger(slog.New(slog.DiscardHandler)))
+	r := reactor.New(rcfg, funcs, reactor.WithLogger(slog.New(slog.DiscardHandler)))
 	ev, err := bus.NewEvent(tag, data, bus.Origin{Source: "brine://reactor-test"})
 	if err != nil {
 		return usageError{err}

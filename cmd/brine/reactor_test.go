@@ -78,6 +78,20 @@ func TestReactorTestCommand(t *testing.T) {
 		t.Errorf("event.send's event missing from %+v", rep.Events)
 	}
 
+	// The integrations' functions are checked by signature without a master.
+	if err := os.WriteFile(filepath.Join(m.confDir, "master.d", "reactor.conf"),
+		[]byte(fmt.Sprintf("reactor:\n  - 'salt/cloud/*/created':\n    - %s\n", fixturePath(t, "legacy_kwargs.sls"))), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = m.run(nil, "reactor", "test", "salt/cloud/web1/created", "name=web1", `public_ips=["192.0.2.10"]`)
+	if code != 0 || !strings.Contains(out, `add_dns: runner.ddns.add_host ip="192.0.2.10" name="web1" ttl=300 zone="example.com"`) {
+		t.Errorf("ddns reaction: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = m.run(nil, "reactor", "test", "salt/cloud/web1/created", "name=web1", `public_ips=["192.0.2.10"]`, "--execute")
+	if code != 1 || !strings.Contains(out, "runs only on the master") {
+		t.Errorf("ddns reaction executed without a master: exit %d\n%s", code, out)
+	}
+
 	if _, _, code := m.run(nil, "reactor", "test"); code != 2 {
 		t.Errorf("no TAG: exit %d, want 2", code)
 	}
