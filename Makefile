@@ -3,7 +3,7 @@ GO            ?= go
 BIN           := bin/brine
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Debian packages the tests start as real peers (installed when missing).
-DEB_PACKAGES  ?= bind9 dnsmasq-base busybox udhcpc iproute2
+DEB_PACKAGES  ?= bind9 dnsmasq-base busybox udhcpc iproute2 curl
 # Packages where concurrency lives run under the race detector.
 RACE_PKGS     := ./bus/... ./reactor/... ./cmd/...
 FUZZTIME      ?= 30s
@@ -43,6 +43,7 @@ bench: build
 	$(GO) run ./bench/ddns -out bench/results/ddns.json
 	$(GO) run ./bench/dnsmasq -out bench/results/dnsmasq.json
 	$(GO) run ./bench/cloud -brine $(BIN) -out bench/results/cloud.json
+	$(GO) run ./bench/api -out bench/results/api.json
 
 # fuzz runs every fuzz target for FUZZTIME each; new corpus entries land in
 # the Go cache (copy interesting ones to the package's testdata/fuzz/).
