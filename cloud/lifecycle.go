@@ -304,30 +304,32 @@ func (c *Cloud) Run(ctx context.Context, plan *Plan, parallel int) []Result {
 	for _, name := range plan.Absent {
 		add(Result{Name: name, Action: "destroy", Status: Absent})
 	}
+	// VMs start in plan order, parallel at a time; once ctx ends the rest
+	// are reported as not started.
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	for _, req := range plan.Create {
+		if !acquire(ctx, sem) {
+			add(c.notStarted(req.VM.Name, "create", req.VM.Profile.Name, req.VM.ProviderDriver(), ctx.Err()))
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !acquire(ctx, sem) {
-				add(c.notStarted(req.VM.Name, "create", req.VM.Profile.Name, req.VM.ProviderDriver(), ctx.Err()))
-				return
-			}
 			defer func() { <-sem }()
 			add(c.create(ctx, req))
 		}()
 	}
 	for _, n := range plan.Destroy {
+		if !acquire(ctx, sem) {
+			r := c.notStarted(n.Name, "destroy", n.Profile, n.Provider+":"+n.Driver, ctx.Err())
+			r.Exists, r.Node = true, n
+			add(r)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if !acquire(ctx, sem) {
-				r := c.notStarted(n.Name, "destroy", n.Profile, n.Provider+":"+n.Driver, ctx.Err())
-				r.Exists = true
-				add(r)
-				return
-			}
 			defer func() { <-sem }()
 			add(c.destroy(ctx, n))
 		}()
@@ -337,10 +339,15 @@ func (c *Cloud) Run(ctx context.Context, plan *Plan, parallel int) []Result {
 	return results
 }
 
+// acquire takes a slot of sem unless ctx ends first.
 func acquire(ctx context.Context, sem chan struct{}) bool {
 	select {
 	case sem <- struct{}{}:
-		return ctx.Err() == nil
+		if ctx.Err() != nil {
+			<-sem
+			return false
+		}
+		return true
 	case <-ctx.Done():
 		return false
 	}

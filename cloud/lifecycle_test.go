@@ -580,3 +580,88 @@ func TestSimulatorURLStartsInProcess(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 }
+
+func TestCancelReportsWhatExists(t *testing.T) {
+	e := newEnv(t, false) // no DHCP: the IP wait lasts until cancelled
+	c := e.cloud()
+	plan, err := c.PlanProfile(ctxT(t), "small", []string{"half1", "half2", "queued"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(ctxT(t))
+	go func() {
+		// Cancel once both running VMs wait for their IP.
+		for len(e.eventsOf("half1", 0)) < 3 || len(e.eventsOf("half2", 0)) < 3 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		cancel()
+	}()
+	res := c.Run(ctx, plan, 2)
+	if len(res) != 3 {
+		t.Fatalf("%d results", len(res))
+	}
+	for _, r := range res {
+		switch {
+		case r.Status != cloud.Failed || !errors.Is(r.Err, context.Canceled):
+			t.Errorf("%s: %s %v, want failed with context.Canceled", r.Name, r.Status, r.Err)
+		case r.Name == "queued" && (r.Exists || r.Step != "not started"):
+			t.Errorf("queued: %+v, want not started and not existing", r)
+		case r.Name != "queued" && (!r.Exists || r.Node == nil || r.Node.ID == ""):
+			t.Errorf("%s: %+v, want it reported as existing", r.Name, r)
+		}
+	}
+	// The failure is on the bus even though the run was cancelled.
+	if got := tasks("half1", e.eventsOf("half1", 4)); !slices.Equal(got, []string{"creating", "requesting", "querying", "querying/failed"}) {
+		t.Errorf("half1 events %v", got)
+	}
+	if n := len(e.eventsOf("queued", 0)); n != 0 {
+		t.Errorf("queued fired %d events", n)
+	}
+}
+
+// recordingDeployer is the smallest Deployer: it fires the two events the
+// deploy step owns, so the hook's place in the lifecycle can be checked.
+type recordingDeployer struct{ err error }
+
+func (d recordingDeployer) Deploy(ctx context.Context, vm *cloud.VM, node *cloud.Node, fire func(context.Context, string, map[string]any) error) error {
+	if err := fire(ctx, "deploying", map[string]any{"event": "executing deploy script", "kwargs": map[string]any{"host": node.IP()}}); err != nil {
+		return err
+	}
+	if d.err != nil {
+		return d.err
+	}
+	return fire(ctx, "deploy_script", map[string]any{"event": vm.Name + " has been deployed at " + node.IP(), "name": vm.Name, "host": node.IP()})
+}
+
+func TestDeployHookRunsBeforeCreated(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want []string
+	}{
+		{"ok", nil, []string{"creating", "requesting", "querying", "waiting_for_ssh", "deploying", "deploy_script", "created"}},
+		{"fails", errors.New("ssh: connection refused"), []string{"creating", "requesting", "querying", "waiting_for_ssh", "deploying", "deploying/failed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, true)
+			cfg, err := cloud.LoadConfig(e.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := cloud.New(cfg, map[string]cloud.Opener{vmware.Driver: vmware.Open}, e.pub, cloud.WithDeployer(recordingDeployer{tc.err}))
+			defer c.Close()
+			ctx := ctxT(t)
+			plan, err := c.PlanProfile(ctx, "small", []string{"dep1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := c.Run(ctx, plan, 1)[0]
+			if (tc.err == nil) != (r.Status == cloud.Created) || len(r.Warnings) != 0 {
+				t.Errorf("%+v", r)
+			}
+			if got := tasks("dep1", e.eventsOf("dep1", len(tc.want))); !slices.Equal(got, tc.want) {
+				t.Errorf("events %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

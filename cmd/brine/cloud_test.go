@@ -1,12 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/brinehq/brine/cloud"
 	"github.com/brinehq/brine/cloud/vmware"
@@ -167,4 +172,61 @@ func TestCloudUsageAndDryRun(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "vcsim:vmware") || strings.Contains(out, "osenv") {
 		t.Errorf("list-providers: %d %s", code, out)
 	}
+}
+
+func TestCloudInterruptReportsWhatExists(t *testing.T) {
+	m := newTestMaster(t)
+	m.start()
+	cloudSetup(t, m, false) // no DHCP: the IP wait lasts until interrupted
+	os.WriteFile(filepath.Join(m.confDir, "cloud.profiles"), []byte("patient:\n  provider: vcsim\n  clonefrom: linux-template\n  wait_for_ip_timeout: 600\n"), 0o644)
+	cmd := exec.Command(brineBin, "-c", m.confDir, "cloud", "-p", "patient", "slow1", "--json")
+	cmd.Env = append(os.Environ(), simEnv...)
+	var stdout bytes.Buffer
+	stderr := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stderr.String(), "waiting for ip") {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("never waited for an IP:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("exit %v, want 1\n%s", err, stderr.String())
+	}
+	var res resultsJSON
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %q", err, stdout.String())
+	}
+	if !res.Cancelled || len(res.Results) != 1 || !res.Results[0].Exists || res.Results[0].Node.ID == "" {
+		t.Errorf("%+v", res)
+	}
+	if !strings.Contains(stderr.String(), "interrupted") {
+		t.Errorf("stderr %s", stderr.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
