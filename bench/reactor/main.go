@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -59,10 +60,13 @@ type Target struct {
 }
 
 type report struct {
-	Benchmark   string   `json:"benchmark"`
-	Date        string   `json:"date"`
-	GoVersion   string   `json:"go"`
-	CPUs        int      `json:"cpus"`
+	Benchmark string `json:"benchmark"`
+	Date      string `json:"date"`
+	GoVersion string `json:"go"`
+	CPUs      int    `json:"cpus"`
+	// LoadAvg is /proc/loadavg before and after the run: other work on the
+	// machine takes CPU from the embedded server and the reactor alike.
+	LoadAvg     []string `json:"loadavg,omitempty"`
 	Workers     int      `json:"workers"`
 	MaxInFlight int      `json:"max_in_flight"`
 	Durable     string   `json:"durability"`
@@ -118,6 +122,7 @@ func run(out string, burst, rate int, steady time.Duration, workers, inflight, p
 	rep := &report{Benchmark: "reactor", Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
 		CPUs: runtime.NumCPU(), Workers: workers, MaxInFlight: inflight,
 		Durable: "embedded JetStream file store; the trigger and both job events are fsync'ed before Publish returns, the trigger is acknowledged after its ret"}
+	rep.LoadAvg = append(rep.LoadAvg, loadAvg())
 	dir, err := os.MkdirTemp("", "brine-bench-reactor-")
 	if err != nil {
 		return err
@@ -187,6 +192,7 @@ func run(out string, burst, rate int, steady time.Duration, workers, inflight, p
 		fmt.Sprintf("burst: all events are published by %d concurrent publishers while the reactor runs;", publishers)+" salt 3006.6 on the same burst: ~80 reactions/s, 125 s to the last",
 		"backlog: the burst published first with no reactor for it, then a reactor started: seconds and reactions/s from its start to the last ret",
 		"render_only: Jinja only (cached template); plan: match + render + YAML + compile, single goroutine")
+	rep.LoadAvg = append(rep.LoadAvg, loadAvg())
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err
 	}
@@ -195,6 +201,16 @@ func run(out string, burst, rate int, steady time.Duration, workers, inflight, p
 		return err
 	}
 	return os.WriteFile(out, append(j, '\n'), 0o644)
+}
+
+// loadAvg returns the 1, 5 and 15 minute load averages ("" off Linux).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 func (rep *report) check(result, metric, op string, value float64) {
