@@ -45,7 +45,8 @@ type Reaction struct {
 	// Require and Onfail are requisites on other reactions of the same event.
 	Require []Ref `json:"require,omitempty"`
 	Onfail  []Ref `json:"onfail,omitempty"`
-	// Retry overrides the reactor's policy when set (`retry:` in the file).
+	// Retry overrides the reactor's policy when set (`retry:` in the file);
+	// its zero fields are the policy's.
 	Retry *Retry `json:"retry,omitempty"`
 	// Warnings are ignored parts a user should know about (arg/kwarg next to args).
 	Warnings []string `json:"warnings,omitempty"`
@@ -272,7 +273,7 @@ func (r *Reaction) takeCommon(items []item) ([]item, error) {
 			r.Onfail, err = parseRefs(it.val)
 		case "retry":
 			var rt Retry
-			rt, err = parseRetry(it.val, DefaultRetry)
+			rt, err = parseRetry(it.val, Retry{}) // unset fields come from the reactor's policy
 			r.Retry = &rt
 		case "order":
 		default:

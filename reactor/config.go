@@ -125,7 +125,7 @@ func LoadConfig(d Decoder) (Config, error) {
 		if err != nil {
 			return c, fmt.Errorf("reactor_retry: %w", err)
 		}
-		c.Retry = r
+		c.Retry = r.override(nil)
 	}
 	return c, nil
 }
@@ -265,10 +265,25 @@ func parseRetry(v any, def Retry) (Retry, error) {
 			return def, fmt.Errorf("unknown key %q (want attempts, interval, max_interval)", k)
 		}
 	}
-	if r.MaxInterval < r.Interval {
-		r.MaxInterval = r.Interval
-	}
 	return r, nil
+}
+
+// override returns p with the fields o sets; MaxInterval is at least
+// Interval.
+func (p Retry) override(o *Retry) Retry {
+	if o != nil {
+		if o.Attempts > 0 {
+			p.Attempts = o.Attempts
+		}
+		if o.Interval > 0 {
+			p.Interval = o.Interval
+		}
+		if o.MaxInterval > 0 {
+			p.MaxInterval = o.MaxInterval
+		}
+	}
+	p.MaxInterval = max(p.MaxInterval, p.Interval)
+	return p
 }
 
 func toInt(v any) (int, bool) {

@@ -216,10 +216,7 @@ func (x *execution) runOne(ctx context.Context, re *Reaction) Result {
 		x.r.stats.Failed.Add(1)
 		return Result{Reaction: re, Status: Failed, Err: err}
 	}
-	policy := x.retry
-	if re.Retry != nil {
-		policy = *re.Retry
-	}
+	policy := x.retry.override(re.Retry)
 	res := x.r.job(ctx, x.pub, x.ev, re, policy.Attempts, policy)
 	switch {
 	case errors.Is(res.Err, errInterrupted):

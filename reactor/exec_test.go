@@ -49,3 +49,28 @@ func TestRenderUndefinedIsEmpty(t *testing.T) {
 		t.Errorf("rendered %s", p.Files[0].Rendered)
 	}
 }
+
+func TestRetryOverride(t *testing.T) {
+	policy := Retry{Attempts: 5, Interval: 4 * time.Second, MaxInterval: 32 * time.Second}
+	tests := []struct {
+		name string
+		file map[string]any
+		want Retry
+	}{
+		{"attempts only", map[string]any{"attempts": 2}, Retry{2, 4 * time.Second, 32 * time.Second}},
+		{"interval past the max", map[string]any{"interval": 60}, Retry{5, time.Minute, time.Minute}},
+		{"all", map[string]any{"attempts": 3, "interval": "10ms", "max_interval": "40ms"}, Retry{3, 10 * time.Millisecond, 40 * time.Millisecond}},
+	}
+	for _, tt := range tests {
+		r, err := compileReaction("x", "runner.test.ping", []any{map[string]any{"retry": tt.file}}, testFuncs(t))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := policy.override(r.Retry); got != tt.want {
+			t.Errorf("%s: %+v, want %+v", tt.name, got, tt.want)
+		}
+	}
+	if got := policy.override(nil); got != policy {
+		t.Errorf("no override: %+v", got)
+	}
+}
