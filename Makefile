@@ -5,7 +5,7 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Debian packages the tests start as real peers (installed when missing).
 DEB_PACKAGES  ?= bind9 dnsmasq-base busybox udhcpc iproute2 curl
 # Packages where concurrency lives run under the race detector.
-RACE_PKGS     := ./bus/... ./reactor/... ./cmd/...
+RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./api/...
 FUZZTIME      ?= 30s
 
 .PHONY: all build demo test deps unit race lint bench fuzz clean
