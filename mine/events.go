@@ -39,8 +39,8 @@ var ErrBadEvent = errors.New("bad mine event")
 // updates the host (deploy_script and waiting_for_ssh too, when they carry
 // an address), salt/cloud/<name>/destroyed removes it; UpdateTag and
 // DeleteTag do the same for other sources. Other events are ignored. The
-// event's time orders the writes: an event older than the record is
-// ErrStale.
+// event's log position (Seq) orders the writes: an event older than one the
+// record already reflects is ErrStale; a removal always applies.
 func (s *Store) Apply(ctx context.Context, ev *bus.Event) error {
 	data, err := ev.DataMap()
 	if err != nil {
@@ -94,7 +94,7 @@ func (s *Store) Apply(ctx context.Context, ev *bus.Event) error {
 	if task != "created" && len(c.ips) == 0 && len(c.addIPs) == 0 {
 		return nil // nothing this event knows that the mine needs
 	}
-	_, err = s.Update(ctx, Write{ID: name, Source: ev.Tag, At: ev.Time, Mutate: c.apply})
+	_, err = s.Update(ctx, Write{ID: name, Source: ev.Tag, Seq: ev.Seq, Mutate: c.apply})
 	return err
 }
 
@@ -102,15 +102,7 @@ func (s *Store) remove(ctx context.Context, ev *bus.Event, id string) error {
 	if err := ValidateID(id); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrBadEvent, ev.Tag, err)
 	}
-	cur, err := s.Get(ctx, id)
-	if err == nil && cur.Updated.After(ev.Time) {
-		return fmt.Errorf("%w: %s was updated at %s, after the removal at %s", ErrStale, id,
-			cur.Updated.Format(time.RFC3339Nano), ev.Time.Format(time.RFC3339Nano))
-	}
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return err
-	}
-	_, err = s.Delete(ctx, id)
+	_, err := s.Delete(ctx, id)
 	return err
 }
 
@@ -234,7 +226,7 @@ func (s *Store) applyUpdate(ctx context.Context, ev *bus.Event, data map[string]
 		sort.Strings(unknown)
 		return fmt.Errorf("%w: %s: unknown field %q (known: id, clear, %s)", ErrBadEvent, ev.Tag, unknown[0], strings.Join(UpdateFields, ", "))
 	}
-	_, err = s.Update(ctx, Write{ID: id, Source: ev.Tag, At: ev.Time, Mutate: func(h *Host) error {
+	_, err = s.Update(ctx, Write{ID: id, Source: ev.Tag, Seq: ev.Seq, Mutate: func(h *Host) error {
 		if clear {
 			*h = Host{ID: id, Revision: h.Revision}
 		}
@@ -323,9 +315,11 @@ type EventBus interface {
 
 // Follow keeps the mine up to date from the bus until ctx ends: two durable
 // consumers (CloudConsumer on salt/cloud/*, UpdateConsumer on brine/mine/*)
-// apply each event, acknowledging it once the record is written. An event
-// that cannot describe a host is acknowledged and reported with ErrorTag;
-// a failed write is redelivered. source names the events Follow fires.
+// apply each event in log order, one at a time, acknowledging it once the
+// record is written. A failed write is retried in place (with back-off)
+// rather than put back, so that no later event about the host overtakes
+// it. An event that cannot describe a host is acknowledged and reported
+// with ErrorTag. source names the events Follow fires.
 func (s *Store) Follow(ctx context.Context, b EventBus, source string, log *slog.Logger) error {
 	if log == nil {
 		log = slog.Default()
@@ -333,11 +327,17 @@ func (s *Store) Follow(ctx context.Context, b EventBus, source string, log *slog
 	handle := func(ctx context.Context, d *bus.Delivery) {
 		ev := d.Event
 		err := s.Apply(ctx, ev)
+		for wait := time.Second; err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrBadEvent) && !errors.Is(err, ErrInvalidID); wait = min(2*wait, maxRetryWait) {
+			log.Warn("mine: event not applied; retrying", "tag", ev.Tag, "id", ev.ID, "retry_in", wait, "err", err)
+			if !sleep(ctx, wait, d) {
+				return // not acknowledged: redelivered after a restart
+			}
+			err = s.Apply(ctx, ev)
+		}
 		switch {
-		case err == nil:
 		case errors.Is(err, ErrStale):
 			log.Debug("mine: stale event ignored", "tag", ev.Tag, "id", ev.ID, "reason", err)
-		case errors.Is(err, ErrBadEvent), errors.Is(err, ErrInvalidID):
+		case err != nil:
 			log.Error("mine: event not applied", "tag", ev.Tag, "id", ev.ID, "err", err)
 			rep, nerr := bus.NewEvent(ErrorTag, map[string]any{"tag": ev.Tag, "event_id": ev.ID, "error": err.Error()},
 				bus.Origin{Source: source, Cause: ev})
@@ -347,13 +347,6 @@ func (s *Store) Follow(ctx context.Context, b EventBus, source string, log *slog
 			if nerr != nil {
 				log.Error("mine: reporting a bad event", "err", nerr)
 			}
-		default:
-			delay := min(time.Duration(d.Attempt)*time.Second, 30*time.Second)
-			log.Warn("mine: event not applied; retrying", "tag", ev.Tag, "id", ev.ID, "attempt", d.Attempt, "retry_in", delay, "err", err)
-			if nerr := d.Nak(delay); nerr != nil {
-				log.Error("mine: nak", "err", nerr)
-			}
-			return
 		}
 		if aerr := d.Ack(); aerr != nil {
 			log.Error("mine: ack", "tag", ev.Tag, "err", aerr)
@@ -366,8 +359,8 @@ func (s *Store) Follow(ctx context.Context, b EventBus, source string, log *slog
 		}
 	}()
 	for _, c := range []bus.ConsumerConfig{
-		{Name: CloudConsumer, Pattern: "salt/cloud/*"},
-		{Name: UpdateConsumer, Pattern: "brine/mine/*"},
+		{Name: CloudConsumer, Pattern: "salt/cloud/*", MaxInFlight: 1},
+		{Name: UpdateConsumer, Pattern: "brine/mine/*", MaxInFlight: 1},
 	} {
 		sub, err := b.Consume(ctx, c, handle)
 		if err != nil {
@@ -377,4 +370,26 @@ func (s *Store) Follow(ctx context.Context, b EventBus, source string, log *slog
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// maxRetryWait caps the back-off of a failed write.
+const maxRetryWait = 30 * time.Second
+
+// sleep waits d, telling the bus every few seconds that the delivery is
+// still being worked on; false when ctx ended.
+func sleep(ctx context.Context, d time.Duration, del *bus.Delivery) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		case <-tick.C:
+			_ = del.InProgress()
+		}
+	}
 }

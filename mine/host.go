@@ -45,9 +45,12 @@ type Host struct {
 	Data map[string]any `json:"data,omitempty"`
 	// Source names what wrote the record last: an event tag or a function.
 	Source string `json:"source,omitempty"`
-	// Updated is when the information was true: the time of the event that
-	// wrote it, or of the call.
+	// Updated is when the record was last written (the master's clock).
 	Updated time.Time `json:"updated"`
+	// Seq is the log position of the newest event applied to the record:
+	// event writes are ordered by it, not by clocks, which differ between
+	// the machines that send events.
+	Seq uint64 `json:"seq,omitempty"`
 	// Revision is the record's revision in the bucket; writers pass it back
 	// so that a concurrent change is detected instead of overwritten.
 	Revision uint64 `json:"revision,omitempty"`

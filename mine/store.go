@@ -26,8 +26,8 @@ var (
 	ErrNotFound = errors.New("host not in the mine")
 	// ErrConflict: the record changed since the revision the writer read.
 	ErrConflict = errors.New("host record changed concurrently")
-	// ErrStale: the write carries information older than what is stored
-	// (or than the host's removal), e.g. a redelivered event.
+	// ErrStale: the write comes from an event older (in the log) than one
+	// already applied to the record, e.g. a redelivered event.
 	ErrStale = errors.New("stale host information")
 )
 
@@ -159,11 +159,11 @@ type Write struct {
 	ID string
 	// Source names the writer (an event tag, a function), stored in the record.
 	Source string
-	// At is when the information was true (an event's time). A write older
-	// than the stored record, or than the host's removal, is refused with
-	// ErrStale, so a redelivered `created` cannot resurrect a destroyed
-	// host. Zero means now, never stale.
-	At time.Time
+	// Seq is the log position of the event the write comes from: a write
+	// from an event older than the one the record already reflects is
+	// refused with ErrStale. Zero (a runner call) is never stale and leaves
+	// the record's Seq as it is.
+	Seq uint64
 	// Mutate changes the current record (a new, empty one when the host is
 	// not in the mine). It may run more than once when writers race, each
 	// time on the then current record.
@@ -177,31 +177,20 @@ func (s *Store) Update(ctx context.Context, w Write) (*Host, error) {
 	if err := ValidateID(w.ID); err != nil {
 		return nil, err
 	}
-	at := w.At
-	if at.IsZero() {
-		at = s.now()
-	}
-	at = at.UTC()
 	for range maxAttempts {
 		h, err := s.Get(ctx, w.ID)
 		switch {
 		case errors.Is(err, ErrNotFound):
-			if !w.At.IsZero() {
-				if err := s.checkRemoved(ctx, w.ID, at); err != nil {
-					return nil, err
-				}
-			}
 			h = &Host{ID: w.ID}
 		case err != nil:
 			return nil, err
-		case !w.At.IsZero() && h.Updated.After(at):
-			return nil, fmt.Errorf("%w: %s was updated at %s, after %s", ErrStale, w.ID,
-				h.Updated.Format(time.RFC3339Nano), at.Format(time.RFC3339Nano))
+		case w.Seq != 0 && h.Seq > w.Seq:
+			return nil, fmt.Errorf("%w: %s reflects event #%d, after #%d", ErrStale, w.ID, h.Seq, w.Seq)
 		}
 		if err := w.Mutate(h); err != nil {
 			return nil, fmt.Errorf("mine: %s: %w", w.ID, err)
 		}
-		h.ID, h.Source, h.Updated = w.ID, w.Source, at
+		h.ID, h.Source, h.Updated, h.Seq = w.ID, w.Source, s.now().UTC(), max(h.Seq, w.Seq)
 		err = s.Put(ctx, h)
 		if errors.Is(err, ErrConflict) {
 			continue
@@ -214,23 +203,6 @@ func (s *Store) Update(ctx context.Context, w Write) (*Host, error) {
 	return nil, fmt.Errorf("%w: %s: gave up after %d attempts", ErrConflict, w.ID, maxAttempts)
 }
 
-// checkRemoved refuses a write older than the host's removal.
-func (s *Store) checkRemoved(ctx context.Context, id string, at time.Time) error {
-	hist, err := s.kv.History(ctx, id, jetstream.MetaOnly())
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("mine: history of %s: %w", id, err)
-	}
-	last := hist[len(hist)-1]
-	if last.Operation() != jetstream.KeyValuePut && last.Created().After(at) {
-		return fmt.Errorf("%w: %s was removed at %s, after %s", ErrStale, id,
-			last.Created().UTC().Format(time.RFC3339Nano), at.Format(time.RFC3339Nano))
-	}
-	return nil
-}
-
 // Delete removes the record of id and reports whether there was one.
 func (s *Store) Delete(ctx context.Context, id string) (bool, error) {
 	if err := ValidateID(id); err != nil {
@@ -241,8 +213,9 @@ func (s *Store) Delete(ctx context.Context, id string) (bool, error) {
 	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return false, fmt.Errorf("mine: delete %s: %w", id, err)
 	}
-	// A delete marker is written even for an unknown host: it is what
-	// makes an older `created` arriving later stale.
+	if !existed {
+		return false, nil
+	}
 	if err := s.kv.Delete(ctx, id); err != nil {
 		return false, fmt.Errorf("mine: delete %s: %w", id, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -121,30 +122,36 @@ func TestUpdateConcurrentWritersLoseNothing(t *testing.T) {
 	}
 }
 
-func TestUpdateRefusesStaleWrites(t *testing.T) {
+func TestUpdateOrdersEventWritesByLogPosition(t *testing.T) {
 	s, _ := openStore(t)
 	ctx := testCtx(t)
-	t0 := time.Now().Add(-time.Minute).UTC()
 	set := func(fqdn string) func(*Host) error {
 		return func(h *Host) error { h.FQDN = fqdn; return nil }
 	}
-	if _, err := s.Update(ctx, Write{ID: "web1", At: t0.Add(2 * time.Second), Mutate: set("new")}); err != nil {
+	if _, err := s.Update(ctx, Write{ID: "web1", Seq: 20, Mutate: set("new")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Update(ctx, Write{ID: "web1", At: t0, Mutate: set("old")}); !errors.Is(err, ErrStale) {
-		t.Fatalf("older write = %v, want ErrStale", err)
+	if _, err := s.Update(ctx, Write{ID: "web1", Seq: 10, Mutate: set("old")}); !errors.Is(err, ErrStale) {
+		t.Fatalf("write from an older event = %v, want ErrStale", err)
 	}
-	if _, err := s.Delete(ctx, "web1"); err != nil {
-		t.Fatal(err)
+	// The same event again (a redelivery) applies: writes are idempotent.
+	if _, err := s.Update(ctx, Write{ID: "web1", Seq: 20, Mutate: set("new")}); err != nil {
+		t.Fatalf("redelivered event: %v", err)
 	}
-	// Information from before the removal does not bring the host back.
-	if _, err := s.Update(ctx, Write{ID: "web1", At: t0.Add(3 * time.Second), Mutate: set("zombie")}); !errors.Is(err, ErrStale) {
-		t.Fatalf("write older than the removal = %v, want ErrStale", err)
+	// A runner call (no log position) neither is stale nor moves the position.
+	h, err := s.Update(ctx, Write{ID: "web1", Mutate: set("runner")})
+	if err != nil || h.FQDN != "runner" || h.Seq != 20 {
+		t.Fatalf("runner write = %+v, %v; want fqdn runner at seq 20", h, err)
 	}
-	// A write with no time (a runner call) and a newer one do.
-	h, err := s.Update(ctx, Write{ID: "web1", Mutate: set("again")})
-	if err != nil || h.FQDN != "again" {
-		t.Fatalf("Update after removal = %+v, %v", h, err)
+	if _, err := s.Update(ctx, Write{ID: "web1", Seq: 15, Mutate: set("old")}); !errors.Is(err, ErrStale) {
+		t.Fatalf("older event after a runner write = %v, want ErrStale", err)
+	}
+	h, err = s.Update(ctx, Write{ID: "web1", Seq: 30, Mutate: set("newer")})
+	if err != nil || h.FQDN != "newer" || h.Seq != 30 {
+		t.Fatalf("newer event = %+v, %v", h, err)
+	}
+	if got, _ := s.Get(ctx, "web1"); got.Seq != 30 || got.Updated.IsZero() {
+		t.Fatalf("stored record %+v, want seq 30 and an update time", got)
 	}
 }
 
@@ -249,18 +256,25 @@ func TestApplyCloudLifecycle(t *testing.T) {
 		t.Fatalf("a network became a host: %v", err)
 	}
 
-	old := cloudEvent(t, "web1", "created", map[string]any{"event": "created instance", "ip_address": "10.1.0.99"})
+	// Events carry their log position when read from the bus: an older
+	// created event redelivered after a newer one changes nothing.
+	newer := cloudEvent(t, "web1", "created", map[string]any{"event": "created instance", "ip_address": "10.1.0.6"})
+	newer.Seq = 50
+	apply(newer)
+	older := cloudEvent(t, "web1", "created", map[string]any{"event": "created instance", "private_ips": []any{"10.1.0.99"}})
+	older.Seq = 40
+	if err := s.Apply(ctx, older); !errors.Is(err, ErrStale) {
+		t.Fatalf("older created after a newer one = %v, want ErrStale", err)
+	}
+	if h, _ := s.Get(ctx, "web1"); h == nil || slices.Contains(h.IPs, "10.1.0.99") || !slices.Contains(h.IPs, "10.1.0.6") || h.Seq != 50 {
+		t.Fatalf("web1 = %+v after a stale event", h)
+	}
 	apply(cloudEvent(t, "web1", "destroyed", map[string]any{"event": "destroyed instance"}))
 	if _, err := s.Get(ctx, "web1"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("destroyed host still in the mine: %v", err)
 	}
-	// The created event that came before the destroy, redelivered now.
-	if err := s.Apply(ctx, old); !errors.Is(err, ErrStale) {
-		t.Fatalf("redelivered older created = %v, want ErrStale", err)
-	}
-	if _, err := s.Get(ctx, "web1"); !errors.Is(err, ErrNotFound) {
-		t.Fatal("a stale created event resurrected a destroyed host")
-	}
+	// Destroying an unknown host is not an error.
+	apply(cloudEvent(t, "ghost", "destroyed", map[string]any{"event": "destroyed instance"}))
 }
 
 func TestApplyBadEvents(t *testing.T) {
