@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,6 +116,13 @@ reactor:
 	if out, errs, code := m.run(nil, "run", "dnsmasq.refresh", "force=True", "--json"); code != 0 || !strings.Contains(out, `"addn_hosts": 3`) && !strings.Contains(out, `"addn_hosts":3`) {
 		t.Errorf("brine run dnsmasq.refresh: exit %d: %s %s", code, out, errs)
 	}
+
+	// SIGHUP applies a changed dnsmasq block.
+	if err := os.WriteFile(filepath.Join(m.confDir, "master.d", "mine.conf"), []byte(strings.Replace(conf, "domain: cloud.test", "domain: other.test", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_ = m.cmd.Process.Signal(syscall.SIGHUP)
+	waitFile(t, filepath.Join(files, "addn-hosts"), "10.20.0.77 agent7.other.test agent7\n", true)
 
 	out, errs, code = m.run(nil, "mine", "delete", "web1", "--json")
 	if code != 0 || strings.TrimSpace(out) != `{"id":"web1","deleted":true}` {
