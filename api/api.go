@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -153,8 +154,7 @@ type Server struct {
 	cfg     Config
 	bus     EventBus
 	log     *slog.Logger
-	hooks   []compiledHook
-	tokens  [][sha256.Size]byte
+	access  atomic.Pointer[access]
 	reg     *prometheus.Registry
 	metrics *metrics
 	scrape  http.Handler
@@ -175,10 +175,8 @@ func New(cfg Config, b EventBus, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{cfg: cfg, bus: b, log: log, hooks: compileHooks(cfg.Hooks), reg: prometheus.NewRegistry()}
-	for _, t := range cfg.Tokens {
-		s.tokens = append(s.tokens, sha256.Sum256(t))
-	}
+	s := &Server{cfg: cfg, bus: b, log: log, reg: prometheus.NewRegistry()}
+	s.access.Store(newAccess(cfg))
 	var err error
 	if s.metrics, err = newMetrics(s.reg, cfg.Gauges); err != nil {
 		return nil, err
@@ -187,6 +185,37 @@ func New(cfg Config, b EventBus, log *slog.Logger) (*Server, error) {
 	s.streams, s.endStreams = context.WithCancel(context.Background())
 	s.handler = s.routes()
 	return s, nil
+}
+
+// access is what a reload may change: who may do what, and the body cap.
+type access struct {
+	tokens                      [][sha256.Size]byte
+	hooks                       []compiledHook
+	maxBody                     int64
+	publicHealth, publicMetrics bool
+}
+
+func newAccess(cfg Config) *access {
+	a := &access{hooks: compileHooks(cfg.Hooks), maxBody: cfg.MaxBody, publicHealth: cfg.PublicHealth, publicMetrics: cfg.PublicMetrics}
+	if a.maxBody <= 0 {
+		a.maxBody = DefaultMaxBody
+	}
+	for _, t := range cfg.Tokens {
+		a.tokens = append(a.tokens, sha256.Sum256(t))
+	}
+	return a
+}
+
+// Reload applies new tokens, hooks, public endpoints and body cap to the
+// requests that follow (SIGHUP rotates credentials without a restart). The
+// address and TLS files take effect at the next start; Reload says so.
+func (s *Server) Reload(cfg Config) error {
+	cfg.setDefaults()
+	s.access.Store(newAccess(cfg))
+	if cfg.Listen != s.cfg.Listen || cfg.TLSCert != s.cfg.TLSCert || cfg.TLSKey != s.cfg.TLSKey {
+		return errors.New("api: listen, tls_cert and tls_key take effect at the next start")
+	}
+	return nil
 }
 
 // Handler is the API's HTTP handler, for tests and for embedding.

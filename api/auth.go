@@ -58,8 +58,9 @@ func (s *Server) checkToken(r *http.Request, allowQuery bool) error {
 	}
 	sum := sha256.Sum256([]byte(tok))
 	ok := 0
-	for i := range s.tokens {
-		ok |= subtle.ConstantTimeCompare(sum[:], s.tokens[i][:])
+	tokens := s.access.Load().tokens
+	for i := range tokens {
+		ok |= subtle.ConstantTimeCompare(sum[:], tokens[i][:])
 	}
 	if ok != 1 {
 		return fmt.Errorf("%w: the token is not one of the API's tokens", errBadCredentials)

@@ -146,3 +146,34 @@ func TestHookMatchOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestReloadRotatesCredentials(t *testing.T) {
+	f := start(t, testConfig(), nil)
+	post := func(tok string) int {
+		status, _ := f.do("POST", "/events", []byte(`{"tag": "myco/x"}`), map[string]string{"Authorization": "Bearer " + tok})
+		return status
+	}
+	if got := post(testToken); got != 200 {
+		t.Fatalf("before the reload: %d", got)
+	}
+	next := testConfig()
+	next.Tokens = [][]byte{[]byte("rotated-token-0123456789")}
+	next.Hooks = nil
+	next.MaxBody = 10
+	if err := f.srv.Reload(next); err != nil {
+		t.Fatal(err)
+	}
+	if got := post(testToken); got != 403 {
+		t.Errorf("old token after the reload: %d, want 403", got)
+	}
+	if got := post("rotated-token-0123456789"); got != 413 {
+		t.Errorf("new token, body over the new cap: %d, want 413", got)
+	}
+	if status, _ := f.do("POST", "/hook/public/ping", nil, nil); status != 401 {
+		t.Errorf("removed auth: none hook: %d, want 401", status)
+	}
+	next.Listen = "127.0.0.1:1"
+	if err := f.srv.Reload(next); err == nil || !strings.Contains(err.Error(), "next start") {
+		t.Errorf("changing listen: %v, want a next-start notice", err)
+	}
+}

@@ -56,7 +56,7 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "%s /healthz: use GET", r.Method)
 		return
 	}
-	if !s.cfg.PublicHealth {
+	if !s.access.Load().publicHealth {
 		if err := s.checkToken(r, false); err != nil {
 			writeError(w, authStatus(err), "GET /healthz: %v", err)
 			return
@@ -71,7 +71,7 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
-	if !s.cfg.PublicMetrics {
+	if !s.access.Load().publicMetrics {
 		if err := s.checkToken(r, false); err != nil {
 			writeError(w, authStatus(err), "GET /metrics: %v (or list metrics in api.public)", err)
 			return

@@ -45,11 +45,12 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "POST /hook/<path>: the path names the hook and is required")
 		return
 	}
-	hook := matchHook(s.hooks, path)
+	acc := s.access.Load()
+	hook := matchHook(acc.hooks, path)
 	auth := AuthToken
 	if hook != nil {
 		auth = hook.Auth
-	} else if len(s.tokens) == 0 {
+	} else if len(acc.tokens) == 0 {
 		writeError(w, http.StatusNotFound, "no hook is configured for %q (see api.hooks)", path)
 		return
 	}
@@ -93,14 +94,15 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 
 // readBody reads the whole body within the cap.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, error) {
-	if r.ContentLength > s.cfg.MaxBody {
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("body of %d bytes, the limit is %d", r.ContentLength, s.cfg.MaxBody)
+	limit := s.access.Load().maxBody
+	if r.ContentLength > limit {
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("body of %d bytes, the limit is %d", r.ContentLength, limit)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("body over the limit of %d bytes", s.cfg.MaxBody)
+		return nil, http.StatusRequestEntityTooLarge, fmt.Errorf("body over the limit of %d bytes", limit)
 	case err != nil:
 		return nil, http.StatusBadRequest, fmt.Errorf("reading the body: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/brinehq/brine/api"
 	"github.com/brinehq/brine/bus/natsbus"
+	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/mine"
 	"github.com/brinehq/brine/reactor"
@@ -23,27 +25,36 @@ import (
 // which /healthz calls it degraded.
 const reactorBacklogLimit = 10000
 
-// startAPI runs the HTTP API when the configuration has an api: key (it is
-// off otherwise): webhooks, events in and out, /healthz and /metrics.
-func startAPI(ctx context.Context, m *master, grp *errgroup.Group) error {
-	if !m.cfg.Has("api") {
-		return nil
+// apiConfig reads the api: key of c; on is false when there is none.
+func apiConfig(c *config.Master) (cfg api.Config, on bool, err error) {
+	if !c.Has("api") {
+		return api.Config{}, false, nil
 	}
-	src := m.cfg.Source("api")
+	src := c.Source("api")
 	var raw map[string]any
-	if err := m.cfg.Decode("api", &raw); err != nil {
-		return err
+	if err := c.Decode("api", &raw); err != nil {
+		return api.Config{}, true, err
 	}
 	if err := api.CheckKeys(raw); err != nil {
-		return fmt.Errorf("%s: %w", src, err)
+		return api.Config{}, true, fmt.Errorf("%s: %w", src, err)
 	}
 	var st api.Settings
-	if err := m.cfg.Decode("api", &st); err != nil {
-		return err
+	if err := c.Decode("api", &st); err != nil {
+		return api.Config{}, true, err
 	}
-	cfg, err := st.Resolve(filepath.Dir(src))
-	if err != nil {
-		return fmt.Errorf("%s: %w", src, err)
+	if cfg, err = st.Resolve(filepath.Dir(src)); err != nil {
+		return api.Config{}, true, fmt.Errorf("%s: %w", src, err)
+	}
+	return cfg, true, nil
+}
+
+// startAPI runs the HTTP API when the configuration has an api: key (it is
+// off otherwise): webhooks, events in and out, jobs and mine look-ups,
+// /healthz and /metrics. SIGHUP applies new tokens, hooks and limits.
+func startAPI(ctx context.Context, m *master, grp *errgroup.Group) error {
+	cfg, on, err := apiConfig(m.cfg)
+	if err != nil || !on {
+		return err
 	}
 	rcfg, err := reactor.LoadConfig(m.cfg)
 	if err != nil {
@@ -85,6 +96,30 @@ func startAPI(ctx context.Context, m *master, grp *errgroup.Group) error {
 	if err != nil {
 		return err
 	}
+	warnOpenHooks(log, cfg)
+	ln, err := srv.Listen()
+	if err != nil {
+		return err
+	}
+	log.Info("api listening", "addr", ln.Addr().String(), "tls", cfg.TLSCert != "", "hooks", len(cfg.Hooks), "tokens", len(cfg.Tokens))
+	m.reloads = append(m.reloads, func(_ context.Context, c *config.Master) error {
+		next, on, err := apiConfig(c)
+		switch {
+		case err != nil:
+			return err
+		case !on:
+			return errors.New("api: removing the api: key takes effect at the next start")
+		}
+		warnOpenHooks(log, next)
+		return srv.Reload(next)
+	})
+	grp.Go(func() error { return srv.Run(ctx, ln) })
+	return nil
+}
+
+// warnOpenHooks says loudly which hook paths anyone may call, and that a
+// configuration without tokens refuses everything else.
+func warnOpenHooks(log *slog.Logger, cfg api.Config) {
 	for _, h := range cfg.Hooks {
 		if h.Auth == api.AuthNone {
 			log.Warn("api: hook paths accept UNAUTHENTICATED requests: anyone who reaches the port can fire salt/netapi/hook events (auth: none)",
@@ -92,15 +127,8 @@ func startAPI(ctx context.Context, m *master, grp *errgroup.Group) error {
 		}
 	}
 	if len(cfg.Tokens) == 0 {
-		log.Warn("api: no tokens configured: POST /events, GET /events and token-authenticated hooks refuse every request")
+		log.Warn("api: no tokens configured: POST /events, GET /events, /jobs, /mine and token-authenticated hooks refuse every request")
 	}
-	ln, err := srv.Listen()
-	if err != nil {
-		return err
-	}
-	log.Info("api listening", "addr", ln.Addr().String(), "tls", cfg.TLSCert != "", "hooks", len(cfg.Hooks), "tokens", len(cfg.Tokens))
-	grp.Go(func() error { return srv.Run(ctx, ln) })
-	return nil
 }
 
 // reactorHealth reports the reactor degraded when its durable consumer is

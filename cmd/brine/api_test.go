@@ -267,12 +267,31 @@ func TestAPIEndToEnd(t *testing.T) {
 			t.Errorf("metrics lack %q", want)
 		}
 	}
+	// SIGHUP rotates the token without a restart.
+	rotated := "rotated-token-0123456789"
+	if err := os.WriteFile(filepath.Join(m.confDir, "master.d", "api.tokens"), []byte(rotated+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for runCurl(t, "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer "+rotated, url+"/jobs") != "200" {
+		if time.Now().After(deadline) {
+			t.Fatalf("the rotated token was not accepted after SIGHUP; log:\n%s", m.log)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code := runCurl(t, "-o", "/dev/null", "-w", "%{http_code}", "-H", "Authorization: Bearer "+apiToken, url+"/jobs"); code != "403" {
+		t.Errorf("the old token after SIGHUP: HTTP %s, want 403", code)
+	}
+
 	m.stop(syscall.SIGTERM)
 	log := m.log.String()
 	if !strings.Contains(log, "UNAUTHENTICATED") || !strings.Contains(log, "public/ping") {
 		t.Errorf("auth: none not logged loudly at start:\n%s", log)
 	}
-	for _, secret := range []string{apiToken, apiSecret} {
+	for _, secret := range []string{apiToken, apiSecret, rotated} {
 		if strings.Contains(log, secret) {
 			t.Errorf("a secret is in the master log")
 		}
