@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 
 	"github.com/brinehq/brine/bus/gateway"
@@ -26,6 +27,20 @@ import (
 // cloudOpeners are the cloud drivers this binary has, by driver name.
 var cloudOpeners = map[string]cloud.Opener{
 	vmware.Driver: vmware.Open,
+}
+
+// startCloud registers the cloud runner functions (cloud.profile,
+// cloud.destroy, cloud.list) so that reactions and `brine run` can create
+// and destroy VMs; the cloud files are read at each call.
+func startCloud(_ context.Context, m *master, _ *errgroup.Group) error {
+	dir := cloudConfigDir(m.flags)
+	fns := &cloud.Functions{
+		Load:      func() (*cloud.Config, error) { return cloud.LoadConfig(dir) },
+		Openers:   cloudOpeners,
+		Publisher: cloud.BusPublisher{Bus: m.bus, Source: m.source + "/cloud"},
+		Log:       m.log.With("component", "cloud"),
+	}
+	return fns.Register(m.funcs)
 }
 
 // cloudFlags are the flags of `brine cloud`, salt-cloud's where it has them.

@@ -230,3 +230,26 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestCloudRunnerFunctionsOnMaster(t *testing.T) {
+	t.Setenv("TEST_VCSIM_PASSWORD", "pass") // the master reads the provider's password from its environment
+	m := newTestMaster(t)
+	m.start()
+	cloudSetup(t, m, true)
+	out, errs, code := m.run(nil, "run", "cloud.profile", "prof=small", "instances=r1,r2", "--json")
+	if code != 0 || !strings.Contains(out, `"r1"`) || !strings.Contains(out, `"created"`) {
+		t.Fatalf("cloud.profile: exit %d: %s %s", code, out, errs)
+	}
+	out, errs, code = m.run(nil, "event", "watch", "salt/cloud/r1/*", "--since", "1h", "--count", "5")
+	if code != 0 || !strings.Contains(out, "salt/cloud/r1/created\t") {
+		t.Fatalf("events: exit %d: %s %s", code, out, errs)
+	}
+	out, errs, code = m.run(nil, "run", "cloud.destroy", "instances=r1", "--json")
+	if code != 0 || !strings.Contains(out, `"destroyed"`) {
+		t.Fatalf("cloud.destroy: exit %d: %s %s", code, out, errs)
+	}
+	out, errs, code = m.run(nil, "run", "cloud.list", "--json")
+	if code != 0 || !strings.Contains(out, `"r2"`) || strings.Contains(out, `"r1"`) {
+		t.Errorf("cloud.list: exit %d: %s %s", code, out, errs)
+	}
+}

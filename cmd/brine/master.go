@@ -167,6 +167,7 @@ func runMaster(ctx context.Context, g *globalFlags) error {
 		startMine,
 		startDnsmasq,
 		startAPI,
+		startCloud,
 		startReactor,
 	} {
 		if err := start(gctx, m, grp); err != nil {
