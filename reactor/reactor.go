@@ -70,13 +70,17 @@ func New(cfg Config, funcs Functions, opts ...Option) *Reactor {
 	for _, o := range opts {
 		o(r)
 	}
-	r.Reload(cfg)
+	if err := r.Reload(cfg); err != nil {
+		r.log.Error("reactor: mapping not loaded; reacting to nothing until it is fixed", "err", err)
+	}
 	return r
 }
 
 // Reload swaps in a new configuration: the mapping is recompiled and its
 // file globs and salt:// paths resolved again. Events already being handled
-// finish with the old mapping. If cfg names a mapping file, it is re-read.
+// finish with the old mapping. If cfg names a mapping file, it is re-read;
+// when that fails the last good mapping stays. Workers, MaxInFlight,
+// Consumer and AckWait take effect at the next Run.
 func (r *Reactor) Reload(cfg Config) error {
 	cfg.setDefaults()
 	var err error
