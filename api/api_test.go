@@ -94,7 +94,20 @@ func start(t *testing.T, cfg Config, b *natsbus.Bus) *fixture {
 		}
 	}
 	t.Cleanup(f.stop)
-	return f
+	// Run subscribes for its metrics before it serves: once it answers,
+	// every event published from now on is counted.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(f.url + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return f
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server did not answer: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // do sends a request and returns the status and the decoded JSON body.

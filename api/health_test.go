@@ -191,3 +191,61 @@ func TestMetricsPrefixLabel(t *testing.T) {
 		t.Errorf("known prefix past the cap = %q", got)
 	}
 }
+
+// TestEventMetrics: the counters derived from what the parts of the master
+// report as events, and counters added from a part's Stats snapshot.
+func TestEventMetrics(t *testing.T) {
+	f := start(t, testConfig(), nil)
+	var stats reactor.Stats
+	names := []string{"events", "reactions", "succeeded", "failed", "retries", "dead_lettered", "skipped", "errors", "loops_cut"}
+	if err := f.srv.AddCounters("reactor_stats", "Reactor counters", names, stats.Snapshot); err != nil {
+		t.Fatal(err)
+	}
+	stats.DeadLettered.Add(2)
+	for _, e := range []struct {
+		tag  string
+		data map[string]any
+	}{
+		{"brine/ddns/example.com/updated", map[string]any{"fqdn": "web1.example.com."}},
+		{"brine/ddns/example.com/error", map[string]any{"rcode": "REFUSED"}},
+		{"brine/ddns/example.com/error", map[string]any{"error": "i/o timeout"}},
+		{"brine/ddns/example.com/error", map[string]any{"rcode": "not an rcode"}},
+		{"brine/dnsmasq/reloaded", nil},
+		{"brine/dnsmasq/conflict", nil},
+		{"brine/slack/error", nil},
+		{"brine/bus/watcher/dropped", nil},
+		{"brine/reactor/error", nil},
+		{"brine/reactor/loop", nil},
+		{"brine/reactor/skipped", nil},
+		{"salt/run/20260101000000000001/ret", map[string]any{"reaction": "a", "success": false, "duration": 0.5, "attempts": 3}},
+		{"salt/run/20260101000000000002/ret", map[string]any{"success": true, "duration": 0.1}}, // `brine run`: not a reaction
+	} {
+		publish(t, f.bus, e.tag, e.data)
+	}
+	body := f.waitMetric(`brine_reactor_reactions_total{result="failed"} 1`)
+	for _, want := range []string{
+		`brine_ddns_updates_total{rcode="NOERROR"} 1`,
+		`brine_ddns_updates_total{rcode="REFUSED"} 1`,
+		`brine_ddns_updates_total{rcode="none"} 2`,
+		`brine_dnsmasq_events_total{event="reloaded"} 1`,
+		`brine_dnsmasq_events_total{event="conflict"} 1`,
+		`brine_slack_errors_total 1`,
+		`brine_gateway_watchers_dropped_total 1`,
+		`brine_reactor_errors_total 1`,
+		`brine_reactor_loops_cut_total 1`,
+		`brine_reactor_reactions_total{result="skipped"} 1`,
+		`brine_reactor_retries_total 2`,
+		`brine_reactor_reaction_duration_seconds_sum 0.5`,
+		`brine_reactor_stats_dead_lettered_total 2`,
+		`brine_reactor_stats_events_total 0`,
+		`brine_bus_events_total{prefix="brine/ddns"} 4`,
+		`brine_bus_events_total{prefix="salt/run"} 2`,
+	} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("metrics lack %q:\n%s", want, grepBrine(body))
+		}
+	}
+	if strings.Contains(body, `result="succeeded"`) {
+		t.Errorf("a non-reaction job counted as a reaction:\n%s", grepBrine(body))
+	}
+}

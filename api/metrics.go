@@ -39,6 +39,9 @@ type metrics struct {
 	reactorErrs  prometheus.Counter
 	loopsCut     prometheus.Counter
 	watcherDrops prometheus.Counter
+	ddns         *prometheus.CounterVec
+	dnsmasq      *prometheus.CounterVec
+	slackErrs    prometheus.Counter
 
 	mu       sync.Mutex
 	prefixes map[string]struct{}
@@ -72,10 +75,16 @@ func newMetrics(reg *prometheus.Registry, gauges []Gauge) (*metrics, error) {
 			Help: "brine/reactor/loop events: reactions not run past reactor.max_depth."}),
 		watcherDrops: prometheus.NewCounter(prometheus.CounterOpts{Name: "brine_gateway_watchers_dropped_total",
 			Help: "ZeroMQ watchers disconnected for not keeping up."}),
+		ddns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brine_ddns_updates_total",
+			Help: "DNS updates by the server's rcode (NOERROR for changes made; \"none\" when no answer came)."}, []string{"rcode"}),
+		dnsmasq: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brine_dnsmasq_events_total",
+			Help: "dnsmasq integration events: reloaded, conflict, error."}, []string{"event"}),
+		slackErrs: prometheus.NewCounter(prometheus.CounterOpts{Name: "brine_slack_errors_total",
+			Help: "brine/slack/error events: audit messages Slack did not take."}),
 		prefixes: make(map[string]struct{}),
 	}
 	cs := []prometheus.Collector{m.requests, m.duration, m.accepted, m.streams, m.streamed, m.dropped,
-		m.events, m.reactions, m.latency, m.retries, m.reactorErrs, m.loopsCut, m.watcherDrops,
+		m.events, m.reactions, m.latency, m.retries, m.reactorErrs, m.loopsCut, m.watcherDrops, m.ddns, m.dnsmasq, m.slackErrs,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 	for _, g := range gauges {
 		cs = append(cs, newSampled(g))
@@ -102,7 +111,47 @@ func (m *metrics) observe(ev *bus.Event) {
 		m.reactions.WithLabelValues("skipped").Inc()
 	case ev.Tag == "brine/bus/watcher/dropped":
 		m.watcherDrops.Inc()
+	case ev.Tag == "brine/slack/error":
+		m.slackErrs.Inc()
+	case strings.HasPrefix(ev.Tag, "brine/dnsmasq/"):
+		switch what := ev.Tag[len("brine/dnsmasq/"):]; what {
+		case "reloaded", "conflict", "error":
+			m.dnsmasq.WithLabelValues(what).Inc()
+		}
+	case strings.HasPrefix(ev.Tag, "brine/ddns/"):
+		m.observeDDNS(ev)
 	}
+}
+
+// observeDDNS counts brine/ddns/<zone>/updated as NOERROR and
+// brine/ddns/<zone>/error by the rcode it carries.
+func (m *metrics) observeDDNS(ev *bus.Event) {
+	switch {
+	case strings.HasSuffix(ev.Tag, "/updated"):
+		m.ddns.WithLabelValues("NOERROR").Inc()
+	case strings.HasSuffix(ev.Tag, "/error"):
+		rcode := "none"
+		if d, err := ev.DataMap(); err == nil {
+			if s, ok := d["rcode"].(string); ok && isRcode(s) {
+				rcode = s
+			}
+		}
+		m.ddns.WithLabelValues(rcode).Inc()
+	}
+}
+
+// isRcode accepts DNS rcode mnemonics (NXDOMAIN, REFUSED, BADSIG…), which
+// keeps the label set small whatever an event carries.
+func isRcode(s string) bool {
+	if s == "" || len(s) > 12 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 'A' || s[i] > 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // observeRet counts a reaction's result: a runner job's return event that
@@ -168,6 +217,37 @@ func isDigits(s string) bool {
 		}
 	}
 	return s != ""
+}
+
+// AddCounters exports the counters a part of the master keeps (a
+// Stats().Snapshot() as the reactor and the Slack audit have) as
+// brine_<subsystem>_<name>_total, read at each scrape, so that the part need
+// not know Prometheus. names fixes the counters exported.
+func (s *Server) AddCounters(subsystem, help string, names []string, snapshot func() map[string]uint64) error {
+	return s.reg.Register(&snapshotCounters{subsystem: subsystem, help: help, names: names, snapshot: snapshot})
+}
+
+type snapshotCounters struct {
+	subsystem, help string
+	names           []string
+	snapshot        func() map[string]uint64
+}
+
+func (c *snapshotCounters) desc(name string) *prometheus.Desc {
+	return prometheus.NewDesc(prometheus.BuildFQName("brine", c.subsystem, name+"_total"), c.help+": "+name+".", nil, nil)
+}
+
+func (c *snapshotCounters) Describe(ch chan<- *prometheus.Desc) {
+	for _, n := range c.names {
+		ch <- c.desc(n)
+	}
+}
+
+func (c *snapshotCounters) Collect(ch chan<- prometheus.Metric) {
+	snap := c.snapshot()
+	for _, n := range c.names {
+		ch <- prometheus.MustNewConstMetric(c.desc(n), prometheus.CounterValue, float64(snap[n]))
+	}
 }
 
 // sampled is a Gauge read at scrape time.
