@@ -178,11 +178,16 @@ func parseBody(kind string, body []byte) (any, error) {
 	case kindEmpty:
 		return nil, errors.New("a body needs a Content-Type")
 	case kindJSON:
-		v, err := decodeJSON(body)
-		if err != nil {
-			return nil, fmt.Errorf("JSON body: %w", err)
+		if json.Valid(body) {
+			// Kept as written: the event carries it without a decode and
+			// re-encode, with its numbers exactly as sent.
+			return json.RawMessage(body), nil
 		}
-		return v, nil
+		_, err := decodeJSON(body)
+		if err == nil {
+			err = errors.New("not valid JSON")
+		}
+		return nil, fmt.Errorf("JSON body: %w", err)
 	case kindText:
 		if v, err := decodeJSON(body); err == nil {
 			return v, nil
