@@ -67,6 +67,7 @@ type report struct {
 	GoVersion string   `json:"go"`
 	CPUs      int      `json:"cpus"`
 	Server    string   `json:"server"`
+	LoadAvg   string   `json:"load_avg"` // /proc/loadavg at the start: the machine is shared
 	Results   []Result `json:"results"`
 	Targets   []Target `json:"targets"`
 	Pass      bool     `json:"pass"`
@@ -137,6 +138,9 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 
 	rep := &report{Benchmark: "ddns", Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
 		CPUs: runtime.NumCPU(), Server: "BIND " + bindVersion(srv) + " on 127.0.0.1, named -n 2, TSIG hmac-sha256"}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		rep.LoadAvg = strings.TrimSpace(string(b))
+	}
 	next := 0 // host numbering, so no run reuses a name or address
 	name := func() (string, string) {
 		next++
@@ -146,6 +150,20 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 		r := addHosts(ctx, reg, keyfile, host, port, hosts, c, name)
 		rep.Results = append(rep.Results, r)
 	}
+	// The same against a server keeping its zones and journals on tmpfs:
+	// BIND syncs its journal on every update, and the disk is shared.
+	shm, err := named.Start(ctx, named.Config{Zones: []string{"example.test", "20.10.in-addr.arpa"}, Parent: "/dev/shm",
+		Keys: []named.Key{{Name: "ddns-key", Secret: srv.Key("ddns-key").Secret}}})
+	if err != nil {
+		return err
+	}
+	shmPort := shm.Addr[strings.LastIndexByte(shm.Addr, ':')+1:]
+	for _, c := range []int{1, callers} {
+		r := addHosts(ctx, reg, keyfile, host, shmPort, hosts, c, name)
+		r.Name += "_tmpfs"
+		rep.Results = append(rep.Results, r)
+	}
+	shm.Close()
 	fmt.Fprintln(os.Stderr, "add_host done")
 
 	b, err := natsbus.Open(ctx, natsbus.Config{Dir: filepath.Join(dir, "bus"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -178,7 +196,8 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 
 	rep.Targets = []Target{
 		check(rep.Results[1], "per_sec", ">=", 1000),
-		check(rep.Results[3], "p99_ms", "<=", 100),
+		check(rep.Results[3], "per_sec", ">=", 1000),
+		check(rep.Results[5], "p99_ms", "<=", 100),
 	}
 	rep.Pass = true
 	for _, t := range rep.Targets {
@@ -190,7 +209,8 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 	rep.Notes = []string{
 		"add_host = one signed UPDATE for the PTR, then one for the A with an RRset-does-not-exist prerequisite (a new host); each call is checked and bound by the function registry",
 		"burst and steady: events published to the embedded JetStream bus (fsync'ed), run by the reactor (64 workers) with Salt's add_host reaction file; 'resolvable' = the server answers the A query (steady) or the name is in an AXFR (burst)",
-		"the machine has 2 cores shared by BIND, the bus, the reactor and the poller",
+		"the machine has 2 cores (and a disk) shared by BIND, the bus, the reactor, the poller and other work: see load_avg",
+		"*_tmpfs: the same calls against a BIND whose zone directory is on /dev/shm; BIND syncs its journal to disk on every update, so the difference is the disk's",
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return err

@@ -53,6 +53,10 @@ type Config struct {
 	Keys []Key
 	// Threads is named's -n (default 2).
 	Threads int
+	// Parent is where the server's directory is made (default the system
+	// temporary directory); BIND syncs its journal to disk on every update,
+	// so a tmpfs here measures everything but the disk.
+	Parent string
 }
 
 // Server is a running named.
@@ -79,7 +83,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if _, err := exec.LookPath("named"); err != nil {
 		return nil, ErrNotInstalled
 	}
-	dir, err := os.MkdirTemp("", "brine-named-")
+	dir, err := os.MkdirTemp(cfg.Parent, "brine-named-")
 	if err != nil {
 		return nil, err
 	}
