@@ -203,12 +203,37 @@ func (vm *VM) ProviderDriver() string { return vm.Provider.Alias + ":" + vm.Prov
 // NewVM describes the VM name made from profile, with overrides (from a
 // map file) on top; overrides may be nil.
 func (c *Config) NewVM(name, profile string, overrides Settings) (*VM, error) {
+	if err := ValidateName(name); err != nil {
+		return nil, err
+	}
 	p, ok := c.Profiles[profile]
 	if !ok {
 		return nil, fmt.Errorf("%w: unknown profile %q (known: %s)", ErrConfig, profile, strings.Join(c.ProfileNames(), ", "))
 	}
 	prov := c.Providers[p.Provider]
 	return &VM{Name: name, Profile: p, Provider: prov, Settings: prov.Settings.merge(p.Settings).merge(overrides)}, nil
+}
+
+// ErrName marks a VM name that cannot be used.
+var ErrName = errors.New("invalid VM name")
+
+// ValidateName reports why name cannot name a VM: it becomes an event tag
+// segment (salt/cloud/<name>/created) and a host name, so it must be
+// non-empty, at most 80 bytes (vSphere's limit) and free of '/', spaces and
+// control characters.
+func ValidateName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty", ErrName)
+	case len(name) > 80:
+		return fmt.Errorf("%w: %q is longer than 80 bytes", ErrName, name)
+	}
+	for _, r := range name {
+		if r == '/' || r <= ' ' || r == 0x7f {
+			return fmt.Errorf("%w: %q holds %q", ErrName, name, r)
+		}
+	}
+	return nil
 }
 
 // Map is a salt-cloud map file: VMs by profile, each a name or a name with

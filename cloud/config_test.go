@@ -243,3 +243,14 @@ func TestNodeSetIPs(t *testing.T) {
 		t.Errorf("IP %s, want the first public one", n.IP())
 	}
 }
+
+func TestValidateName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"web1": true, "web-1.example.com": true, "DC0_H0_VM0": true,
+		"": false, "a/b": false, "a b": false, "tab\there": false, strings.Repeat("x", 81): false,
+	} {
+		if err := ValidateName(name); (err == nil) != ok || (err != nil && !errors.Is(err, ErrName)) {
+			t.Errorf("ValidateName(%q) = %v", name, err)
+		}
+	}
+}

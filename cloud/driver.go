@@ -13,6 +13,7 @@ package cloud
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"time"
 )
@@ -90,6 +91,33 @@ type Request struct {
 	IPTimeout time.Duration
 	// Plan is the driver's own decoded form of the settings.
 	Plan any
+	// Warnings are about settings the driver ignores (a key it does not
+	// know, often a typo); they are shown with the VM's result.
+	Warnings []string
+}
+
+// CommonKeys are the keys the framework and the deploy step read, which a
+// driver's Prepare must not report as unknown.
+var CommonKeys = []string{
+	"provider", "driver", "extends", "deploy", "minion", "grains", "script", "script_args", "script_env",
+	"ssh_username", "ssh_port", "ssh_interface", "ssh_connect_timeout", "password", "private_key",
+	"sudo", "sudo_password", "tmp_dir", "file_map", "make_master", "make_minion", "start_action",
+}
+
+// UnknownKeys lists, as warnings naming file and line, the keys of vm that
+// are neither in CommonKeys nor in known.
+func UnknownKeys(vm *VM, driver string, known []string) []string {
+	ok := map[string]bool{}
+	for _, k := range append(CommonKeys, known...) {
+		ok[k] = true
+	}
+	var out []string
+	for _, k := range sortedKeys(vm.Settings) {
+		if !ok[k] {
+			out = append(out, fmt.Sprintf("%s: %s is not a %s setting brine knows; ignored", vm.Settings[k].Where(), k, driver))
+		}
+	}
+	return out
 }
 
 // Node is a VM as a provider reports it.

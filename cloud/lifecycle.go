@@ -471,7 +471,7 @@ func (c *Cloud) createSteps(ctx context.Context, req *Request, log *slog.Logger)
 			return node, nil, &failure{"waiting_for_ssh", err}
 		}
 	}
-	var warnings []string
+	warnings := append([]string(nil), req.Warnings...)
 	deploy, err := vm.Settings.Bool("deploy", true)
 	if err != nil {
 		return node, nil, &failure{"deploying", err}

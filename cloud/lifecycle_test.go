@@ -665,3 +665,22 @@ func TestDeployHookRunsBeforeCreated(t *testing.T) {
 		})
 	}
 }
+
+func TestUnknownKeysAreWarnedWithFileAndLine(t *testing.T) {
+	e := newEnv(t, true)
+	f := e.write("cloud.profiles.d/typo.conf", "typo:\n  provider: vcenter\n  clonefrom: linux-template\n  num_cpu: 4\n  deploy: False\n  devices:\n    disk:\n      Hard disk 1: {size: 30}\n")
+	c := e.cloud()
+	ctx := ctxT(t)
+	plan, err := c.PlanProfile(ctx, "typo", []string{"t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{f + ":4: num_cpu is not a vmware setting brine knows; ignored",
+		f + ":7: devices.disk is not applied by brine's vmware driver yet; the source's devices are kept"}
+	if got := plan.Create[0].Warnings; !slices.Equal(got, want) {
+		t.Fatalf("warnings %q, want %q", got, want)
+	}
+	if r := c.Run(ctx, plan, 1)[0]; r.Status != cloud.Created || !slices.Equal(r.Warnings, want) {
+		t.Errorf("%+v", r)
+	}
+}

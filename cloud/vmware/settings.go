@@ -37,6 +37,12 @@ type profile struct {
 
 type devices struct {
 	Network map[string]nic `yaml:"network"`
+	// Disk, SCSI, IDE and CD are salt-cloud keys brine does not apply yet;
+	// they are read only to be reported.
+	Disk any `yaml:"disk"`
+	SCSI any `yaml:"scsi"`
+	IDE  any `yaml:"ide"`
+	CD   any `yaml:"cd"`
 }
 
 // nic is one entry of devices.network, keyed by its label ("Network
@@ -115,17 +121,34 @@ func ParseMemory(s string) (MemorySize, error) {
 	return MemorySize(f * float64(mult)), nil
 }
 
-// decodeProfile reads the driver's keys from a VM's settings.
-func decodeProfile(s cloud.Settings) (*profile, error) {
-	p := &profile{PowerOn: true, IPTimeout: DefaultIPTimeout.Seconds(), Domain: "local"}
-	for key, out := range map[string]any{
+// providerKeys are the provider keys Open reads.
+var providerKeys = []string{"url", "user", "password", "verify_ssl", "port", "protocol"}
+
+// profileKeys are the profile keys decodeProfile reads.
+func (p *profile) keys() map[string]any {
+	return map[string]any{
 		"clonefrom": &p.CloneFrom, "num_cpus": &p.NumCPUs, "cores_per_socket": &p.CoresPerSocket,
 		"memory": &p.Memory, "datacenter": &p.Datacenter, "cluster": &p.Cluster,
 		"resourcepool": &p.ResourcePool, "datastore": &p.Datastore, "folder": &p.Folder,
 		"host": &p.Host, "power_on": &p.PowerOn, "template": &p.Template, "annotation": &p.Annotation,
 		"extra_config": &p.ExtraConfig, "domain": &p.Domain, "dns_servers": &p.DNSServers,
 		"wait_for_ip_timeout": &p.IPTimeout, "devices": &p.Devices,
-	} {
+	}
+}
+
+// knownKeys are every key this driver reads.
+func knownKeys() []string {
+	out := append([]string(nil), providerKeys...)
+	for k := range new(profile).keys() {
+		out = append(out, k)
+	}
+	return out
+}
+
+// decodeProfile reads the driver's keys from a VM's settings.
+func decodeProfile(s cloud.Settings) (*profile, error) {
+	p := &profile{PowerOn: true, IPTimeout: DefaultIPTimeout.Seconds(), Domain: "local"}
+	for key, out := range p.keys() {
 		if err := s.Decode(key, out); err != nil {
 			return nil, err
 		}

@@ -128,11 +128,12 @@ func makeTemplate(ctx context.Context, c *govmomi.Client) error {
 // serve.
 const dhcpInterval = 50 * time.Millisecond
 
-// dhcp plays the DHCP server and vCenter's MAC allocator until ctx ends.
+// dhcp plays the DHCP server and vCenter's MAC allocator until ctx ends:
+// a powered-on VM without an address gets the next one, and each of its
+// adapters whose MAC another VM or template also has gets a new one.
 func dhcp(ctx context.Context, c *govmomi.Client) {
 	d := &vsphere{client: c}
 	next := netip.MustParseAddr("10.20.0.10")
-	macs := map[string]bool{}
 	var macSeq uint32
 	t := time.NewTicker(dhcpInterval)
 	defer t.Stop()
@@ -146,33 +147,38 @@ func dhcp(ctx context.Context, c *govmomi.Client) {
 		if err != nil {
 			continue
 		}
+		owners := map[string]int{} // MAC -> VMs having it
 		var serve []mo.VirtualMachine
 		for _, m := range vms {
 			if m.Config == nil {
 				continue
 			}
-			if m.Config.Template || m.Runtime.PowerState != types.VirtualMachinePowerStatePoweredOn ||
-				(m.Guest != nil && m.Guest.IpAddress != "") {
-				for _, dev := range object.VirtualDeviceList(m.Config.Hardware.Device).SelectByType((*types.VirtualEthernetCard)(nil)) {
-					macs[dev.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().MacAddress] = true
-				}
-				continue
+			for _, mac := range macsOf(m) {
+				owners[mac]++
 			}
-			serve = append(serve, m)
+			if !m.Config.Template && m.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn &&
+				(m.Guest == nil || m.Guest.IpAddress == "") {
+				serve = append(serve, m)
+			}
 		}
 		for _, m := range serve {
 			spec := types.VirtualMachineConfigSpec{ExtraConfig: []types.BaseOptionValue{
 				&types.OptionValue{Key: "SET.guest.ipAddress", Value: next.String()}}}
 			for _, dev := range object.VirtualDeviceList(m.Config.Hardware.Device).SelectByType((*types.VirtualEthernetCard)(nil)) {
 				eth := dev.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard()
-				if !macs[eth.MacAddress] {
-					macs[eth.MacAddress] = true
+				if owners[eth.MacAddress] < 2 {
 					continue
 				}
-				macSeq++
-				eth.MacAddress = fmt.Sprintf("00:50:56:%02x:%02x:%02x", byte(macSeq>>16)&0x3f, byte(macSeq>>8), byte(macSeq))
+				owners[eth.MacAddress]--
+				for {
+					macSeq++
+					eth.MacAddress = fmt.Sprintf("00:50:56:%02x:%02x:%02x", byte(macSeq>>16)&0x3f, byte(macSeq>>8), byte(macSeq))
+					if owners[eth.MacAddress] == 0 {
+						break
+					}
+				}
+				owners[eth.MacAddress]++
 				eth.AddressType = string(types.VirtualEthernetCardMacTypeManual)
-				macs[eth.MacAddress] = true
 				spec.DeviceChange = append(spec.DeviceChange, &types.VirtualDeviceConfigSpec{
 					Operation: types.VirtualDeviceConfigSpecOperationEdit, Device: dev})
 			}
@@ -182,4 +188,12 @@ func dhcp(ctx context.Context, c *govmomi.Client) {
 			}
 		}
 	}
+}
+
+func macsOf(m mo.VirtualMachine) []string {
+	var out []string
+	for _, dev := range object.VirtualDeviceList(m.Config.Hardware.Device).SelectByType((*types.VirtualEthernetCard)(nil)) {
+		out = append(out, dev.(types.BaseVirtualEthernetCard).GetVirtualEthernetCard().MacAddress)
+	}
+	return out
 }

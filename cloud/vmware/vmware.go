@@ -265,8 +265,18 @@ func (d *vsphere) Prepare(ctx context.Context, vm *cloud.VM) (*cloud.Request, er
 		}
 		kwargs["network"] = nets
 	}
+	warnings := cloud.UnknownKeys(vm, Driver, knownKeys())
+	for _, dev := range []struct {
+		key string
+		v   any
+	}{{"disk", p.Devices.Disk}, {"scsi", p.Devices.SCSI}, {"ide", p.Devices.IDE}, {"cd", p.Devices.CD}} {
+		if dev.v != nil {
+			warnings = append(warnings, fmt.Sprintf("%s: devices.%s is not applied by brine's vmware driver yet; the source's devices are kept", vm.Settings["devices"].Where(), dev.key))
+		}
+	}
 	return &cloud.Request{
-		VM: vm, Kwargs: kwargs, Location: dc.Name(), Source: p.CloneFrom,
+		Warnings: warnings,
+		VM:       vm, Kwargs: kwargs, Location: dc.Name(), Source: p.CloneFrom,
 		WaitForIP: p.PowerOn && !p.Template, IPTimeout: time.Duration(p.IPTimeout * float64(time.Second)), Plan: pl,
 	}, nil
 }

@@ -439,12 +439,13 @@ type planCreate struct {
 	Provider string         `json:"provider"`
 	Location string         `json:"location"`
 	Kwargs   map[string]any `json:"kwargs"`
+	Warnings []string       `json:"warnings,omitempty"`
 }
 
 func printPlan(out io.Writer, p *cloud.Plan, asJSON bool) error {
 	pj := planJSON{Create: []planCreate{}, Exists: []*cloud.Node{}, Destroy: p.Destroy, Absent: p.Absent}
 	for _, r := range p.Create {
-		pj.Create = append(pj.Create, planCreate{Name: r.VM.Name, Profile: r.VM.Profile.Name, Provider: r.VM.ProviderDriver(), Location: r.Location, Kwargs: r.Kwargs})
+		pj.Create = append(pj.Create, planCreate{Name: r.VM.Name, Profile: r.VM.Profile.Name, Provider: r.VM.ProviderDriver(), Location: r.Location, Kwargs: r.Kwargs, Warnings: r.Warnings})
 	}
 	for _, r := range p.Exists {
 		pj.Exists = append(pj.Exists, r.Node)
@@ -461,6 +462,9 @@ func printPlan(out io.Writer, p *cloud.Plan, asJSON bool) error {
 	w := &errWriter{w: out}
 	for _, c := range pj.Create {
 		w.printf("create  %s  (profile %s on %s, %s)\n", c.Name, c.Profile, c.Provider, c.Location)
+		for _, warn := range c.Warnings {
+			w.printf("        warning: %s\n", warn)
+		}
 	}
 	for _, n := range pj.Exists {
 		w.printf("exists  %s  (%s:%s %s)\n", n.Name, n.Provider, n.Driver, n.ID)
