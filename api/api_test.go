@@ -61,11 +61,17 @@ func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // loopback listener.
 func start(t *testing.T, cfg Config, b *natsbus.Bus) *fixture {
 	t.Helper()
+	return startLogged(t, cfg, b, quiet())
+}
+
+// startLogged is start with the server logging to log.
+func startLogged(t *testing.T, cfg Config, b *natsbus.Bus, log *slog.Logger) *fixture {
+	t.Helper()
 	if b == nil {
 		b = openBus(t, t.TempDir())
 		t.Cleanup(func() { b.Close() })
 	}
-	srv, err := New(cfg, b, quiet())
+	srv, err := New(cfg, b, log)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -5,9 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -259,4 +261,62 @@ func TestSlowStreamClientDropped(t *testing.T) {
 	if status != 200 {
 		t.Errorf("healthz %d after the drop", status)
 	}
+}
+
+func TestStreamHeartbeat(t *testing.T) {
+	cfg := testConfig()
+	cfg.Heartbeat = 100 * time.Millisecond
+	f := start(t, cfg, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s := f.openStream(ctx, "/events", map[string]string{"Authorization": "Bearer " + testToken})
+	for want := range strings.SplitSeq("retry: 400\n|: ping\n|\n|: ping\n", "|") {
+		line, err := s.br.ReadString('\n')
+		if err != nil || line != want {
+			t.Fatalf("line %q (%v), want %q", line, err, want)
+		}
+	}
+}
+
+// TestAccessLogKeepsSecrets: every request is logged, and a token passed
+// in the query string (as browsers must) is not.
+func TestAccessLogKeepsSecrets(t *testing.T) {
+	var logbuf syncBuffer
+	f := startLogged(t, testConfig(), nil, slog.New(slog.NewJSONHandler(&logbuf, nil)))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	s := f.openStream(ctx, "/events?tag=x&token="+testToken, nil)
+	s.resp.Body.Close()
+	cancel()
+	f.do(http.MethodPost, "/hook/ci/x", nil, map[string]string{"Authorization": "Bearer " + testToken})
+	f.do(http.MethodPost, "/hook/ci/x", nil, map[string]string{"Authorization": "Bearer wrong-but-secret-0123456789"})
+	f.stop()
+	log := logbuf.String()
+	for _, want := range []string{`"path":"/events"`, `"query":"tag=x&token=REDACTED"`, `"path":"/hook/ci/x","query":"","status":200`, `"status":403`} {
+		if !strings.Contains(log, want) {
+			t.Errorf("access log lacks %s:\n%s", want, log)
+		}
+	}
+	for _, secret := range []string{testToken, "wrong-but-secret"} {
+		if strings.Contains(log, secret) {
+			t.Errorf("access log holds a credential:\n%s", log)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
