@@ -77,6 +77,7 @@ type report struct {
 	CPUs      int      `json:"cpus"`
 	Durable   string   `json:"durability"`
 	Command   string   `json:"command"`
+	LoadAvg   []string `json:"load_average_before_after"`
 	Results   []Result `json:"results"`
 	Targets   []Target `json:"targets"`
 	Pass      bool     `json:"pass"`
@@ -167,7 +168,7 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 
 	rep := &report{Benchmark: "api", Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
 		Durable: "embedded JetStream file store; group-commit fsync before each hook is answered",
-		Command: "go run ./bench/api -out bench/results/api.json"}
+		Command: "go run ./bench/api -out bench/results/api.json", LoadAvg: []string{loadAvg()}}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -224,13 +225,15 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 		check(r.Name, "missing", "==", 0, float64(r.Missing))
 		check(r.Name, "errors", "==", 0, float64(r.Errors))
 	}
+	rep.LoadAvg = append(rep.LoadAvg, loadAvg())
 	rep.Pass = true
 	for _, t := range rep.Targets {
 		rep.Pass = rep.Pass && t.Pass
 	}
 	rep.Notes = append(rep.Notes,
 		"server and load generator share the machine's cores; the generator is a separate process speaking HTTP/1.1 keep-alive over loopback",
-		"stored = events the bus log grew by during the scenario; missing = answered 200 but not stored")
+		"stored = events the bus log grew by during the scenario; missing = answered 200 but not stored",
+		"the machine is shared: load_average_before_after shows how busy it was; tail latencies suffer first")
 	b2, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
@@ -242,6 +245,17 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 		return errors.New("a target was missed; see " + out)
 	}
 	return nil
+}
+
+// loadAvg is /proc/loadavg's 1, 5 and 15 minute figures: on a shared
+// machine they say how much of it the run had.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 // hookScenario runs a load-generating child and reads its report.
