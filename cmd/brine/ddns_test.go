@@ -93,6 +93,24 @@ reactor:
 	if got := resolve(t, s, "99.0.20.10.in-addr.arpa", dns.TypePTR); !slices.Equal(got, []string{"web9.example.test."}) {
 		t.Errorf("PTR %v", got)
 	}
+
+	// The shell example, through the master.
+	out, errOut, code := m.run(nil, "run", "ddns.add_host", "zone=example.test", "name=web1", "ttl=60", "ip=10.20.0.11", "--json")
+	var job struct {
+		Return  map[string][]string
+		Success bool
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &job) != nil || !job.Success ||
+		!slices.Contains(job.Return["web1.example.test"], "Created record of type 'A': web1.example.test. -> 10.20.0.11") {
+		t.Errorf("brine run ddns.add_host: exit %d\n%s%s", code, out, errOut)
+	}
+	if got := resolve(t, s, "web1.example.test", dns.TypeA); !slices.Equal(got, []string{"10.20.0.11"}) {
+		t.Errorf("after brine run: A %v", got)
+	}
+	if _, errOut, code := m.run(nil, "run", "ddns.add_host", "zone=example.test", "name=web1"); code == 0 || !strings.Contains(errOut, "ip") {
+		t.Errorf("brine run without ip: exit %d: %s", code, errOut)
+	}
+
 	m.stop(syscall.SIGTERM)
 	if strings.Contains(m.log.String(), s.Key("ddns-key").Secret) {
 		t.Errorf("the TSIG secret is in the master's log")

@@ -156,7 +156,7 @@ func (c *Client) removePTR(ctx context.Context, call Settings, fwd target, a net
 		return err
 	}
 	ch.remove(ptr)
-	ch.say("Deleted DNS record(s) of type 'PTR' for %s", a)
+	ch.say("Deleted DNS record(s) of type 'PTR'")
 	return nil
 }
 
