@@ -253,3 +253,39 @@ func TestCloudRunnerFunctionsOnMaster(t *testing.T) {
 		t.Errorf("cloud.list: exit %d: %s %s", code, out, errs)
 	}
 }
+
+func TestProgressRedrawsInPlaceOnATerminal(t *testing.T) {
+	var b bytes.Buffer
+	p := &progress{w: &b, tty: true, byName: map[string]*vmLine{}}
+	p.Step("web1", "creating")
+	p.Step("web2", "creating")
+	p.Step("web1", "waiting for ip")
+	p.draw(false)
+	first := b.String()
+	if !strings.Contains(first, "web1") || !strings.Contains(first, "waiting for ip") || !strings.Contains(first, "0/2 done, 0 failed") || strings.Contains(first, "\x1b[") {
+		t.Errorf("first frame %q", first)
+	}
+	b.Reset()
+	p.Done(cloud.Result{Name: "web1", Status: cloud.Created})
+	p.Done(cloud.Result{Name: "web2", Status: cloud.Failed, Step: "requesting", Error: "boom"})
+	p.draw(false)
+	second := b.String()
+	// Back over the 3 lines drawn, then the finished lines, then the summary.
+	if !strings.HasPrefix(second, "\x1b[3A\r\x1b[J") || !strings.Contains(second, "web1: created") ||
+		!strings.Contains(second, "web2: failed at requesting: boom") || !strings.HasSuffix(second, "2/2 done, 1 failed\n") {
+		t.Errorf("second frame %q", second)
+	}
+	b.Reset()
+	p.draw(true)
+	if b.String() != "\x1b[1A\r\x1b[J" {
+		t.Errorf("final frame %q: should only clear the summary", b.String())
+	}
+
+	var plain bytes.Buffer
+	q := newProgress(&plain) // a buffer is not a terminal: plain lines
+	q.Step("db1", "requesting")
+	q.Done(cloud.Result{Name: "db1", Status: cloud.Exists})
+	if plain.String() != "db1: requesting (0s)\ndb1: exists (0s)\n" {
+		t.Errorf("plain %q", plain.String())
+	}
+}
