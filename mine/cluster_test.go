@@ -37,7 +37,7 @@ func TestTwoMastersShareTheMineOnAnExternalServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer b.Close()
+		t.Cleanup(func() { b.Close() }) // after Follow has stopped
 		kv, err := b.KeyValue(ctx, Bucket)
 		if err != nil {
 			t.Fatal(err)
