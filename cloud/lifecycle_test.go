@@ -684,3 +684,42 @@ func TestUnknownKeysAreWarnedWithFileAndLine(t *testing.T) {
 		t.Errorf("%+v", r)
 	}
 }
+
+func TestConcurrentRunsNeverDuplicateAVM(t *testing.T) {
+	e := newEnv(t, true)
+	ctx := ctxT(t)
+	c1, c2 := e.cloud(), e.cloud()
+	p1, err := c1.PlanProfile(ctx, "nodeploy", []string{"race1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := c2.PlanProfile(ctx, "nodeploy", []string{"race1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both plans think race1 is missing; the two creates race.
+	var wg sync.WaitGroup
+	var r1, r2 cloud.Result
+	wg.Add(2)
+	go func() { defer wg.Done(); r1 = c1.Run(ctx, p1, 1)[0] }()
+	go func() { defer wg.Done(); r2 = c2.Run(ctx, p2, 1)[0] }()
+	wg.Wait()
+	statuses := []string{string(r1.Status), string(r2.Status)}
+	slices.Sort(statuses)
+	if !slices.Equal(statuses, []string{"created", "exists"}) {
+		t.Fatalf("statuses %v (%s / %s)", statuses, r1.Error, r2.Error)
+	}
+	nodes, err := mustDriver(t, c1).Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := 0
+	for _, n := range nodes {
+		if n.Name == "race1" {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Errorf("%d VMs called race1", count)
+	}
+}

@@ -112,6 +112,7 @@ func TestOpenRefusesBadProviders(t *testing.T) {
 		{"vc:\n  driver: vmware\n  url: https://" + sim.URL().Host + "/sdk\n  user: u\n  password: wrong\n  verify_ssl: False\n", "login as \"u\" refused"},
 		{"vc:\n  driver: vmware\n  url: https://" + sim.URL().Host + "/sdk\n  user: u\n  password: right\n", "certificate"},
 		{"vc:\n  driver: vmware\n  url: " + sim.URL().Host + "\n  user: u\n  password: env://NOT_SET_ANYWHERE\n", "cloud.providers:5: password: environment variable NOT_SET_ANYWHERE is not set"},
+		{"vc:\n  driver: vmware\n  url: https://127.0.0.1:1/sdk\n  user: u\n  password: wrong\n", "127.0.0.1:1"},
 	} {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, "cloud.providers"), []byte(tc.provider), 0o644)
