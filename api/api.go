@@ -218,13 +218,6 @@ func (s *Server) Reload(cfg Config) error {
 	return nil
 }
 
-// Handler is the API's HTTP handler, for tests and for embedding.
-func (s *Server) Handler() http.Handler { return s.handler }
-
-// Registry is where the API's metrics are registered; callers may add
-// their own collectors.
-func (s *Server) Registry() *prometheus.Registry { return s.reg }
-
 // Listen binds the configured address, so that a master fails at start-up
 // rather than later when the port is taken.
 func (s *Server) Listen() (net.Listener, error) {

@@ -3,6 +3,7 @@ package api
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -172,6 +173,11 @@ func (s Settings) Resolve(dir string) (Config, error) {
 	}
 	if (s.TLSCert == "") != (s.TLSKey == "") {
 		return Config{}, errors.New("api: tls_cert and tls_key go together: set both or neither")
+	}
+	if s.TLSCert != "" {
+		if _, err := tls.LoadX509KeyPair(s.TLSCert, s.TLSKey); err != nil {
+			return Config{}, fmt.Errorf("api.tls_cert %s, api.tls_key %s: %w", s.TLSCert, s.TLSKey, err)
+		}
 	}
 	if s.TLSCert == "" && !isLoopback(host) && !s.AllowPlainHTTP {
 		return Config{}, fmt.Errorf("api.listen %q is reachable from other hosts: tokens and events would cross the network in clear; set tls_cert and tls_key, or allow_plain_http: true behind a TLS proxy", cfg.Listen)

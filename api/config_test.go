@@ -98,6 +98,7 @@ func TestSettingsErrors(t *testing.T) {
 		{"missing token file", "api:\n  token_file: nope\n", "api.token_file: open"},
 		{"plain http outside", "api:\n  listen: 0.0.0.0:8000\n", "reachable from other hosts"},
 		{"tls half", "api:\n  tls_cert: a.crt\n", "tls_cert and tls_key go together"},
+		{"tls missing", "api:\n  tls_cert: a.crt\n  tls_key: a.key\n", "a.crt"},
 		{"bad listen", "api:\n  listen: nope\n", `api.listen "nope"`},
 		{"bad public", "api:\n  public: [events]\n", `api.public: "events"`},
 		{"negative body", "api:\n  max_request_body_size: -1\n", "negative"},
