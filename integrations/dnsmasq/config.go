@@ -37,8 +37,8 @@ const DefaultDebounce = 200 * time.Millisecond
 // Config is the `dnsmasq:` block of the master configuration:
 //
 //	dnsmasq:
-//	  hostsfile: /etc/dnsmasq.d/brine.dhcp-hosts   # dnsmasq's dhcp-hostsfile=
-//	  addn_hosts: /etc/dnsmasq.d/brine.hosts       # dnsmasq's addn-hosts=
+//	  hostsfile: /var/lib/brine/dnsmasq/dhcp-hosts # dnsmasq's dhcp-hostsfile=
+//	  addn_hosts: /var/lib/brine/dnsmasq/hosts     # dnsmasq's addn-hosts=
 //	  domain: cloud.example.com                    # appended to ids without a dot
 //	  pidfile: /run/dnsmasq/dnsmasq.pid            # SIGHUP this pid after a write…
 //	  reload_command: systemctl reload dnsmasq     # …or run this (a string for sh -c, or a list)
@@ -155,6 +155,12 @@ func (c *Config) Validate() error {
 		}
 		if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
 			return fmt.Errorf("%s: directory %s does not exist", name, filepath.Dir(p))
+		}
+		// dnsmasq's own configuration (dnsmasq.conf, conf-dir's *.conf) is
+		// never brine's to write: changes there need a restart.
+		if strings.HasSuffix(p, ".conf") || strings.Contains(filepath.ToSlash(p), "/dnsmasq.d/") {
+			return fmt.Errorf("%s: %s looks like dnsmasq configuration (a .conf file or in conf-dir /etc/dnsmasq.d); "+
+				"brine writes only files dnsmasq re-reads on SIGHUP: point dhcp-hostsfile= and addn-hosts= at files elsewhere", name, p)
 		}
 	}
 	if c.HostsFile != "" && c.HostsFile == c.AddnHosts {

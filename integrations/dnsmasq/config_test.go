@@ -70,6 +70,7 @@ dnsmasq:
 		{"dnsmasq:\n  domain: x\n", "hostsfile or addn_hosts is required"},
 		{"dnsmasq:\n  hostsfile: relative\n", `hostsfile: "relative" is not an absolute path`},
 		{"dnsmasq:\n  hostsfile: /nonexistent/dir/x\n", "directory /nonexistent/dir does not exist"},
+		{"dnsmasq:\n  hostsfile: DIR/dnsmasq.conf\n", "looks like dnsmasq configuration"},
 		{"dnsmasq:\n  hostsfile: DIR/x\n  range: 10.0.0.0/33\n", `range: "10.0.0.0/33" is not a CIDR`},
 		{"dnsmasq:\n  hostsfile: DIR/x\n  lease_time: forever\n", `lease_time: "forever"`},
 		{"dnsmasq:\n  hostsfile: DIR/x\n  debounce: soon\n", `debounce: "soon"`},
