@@ -146,14 +146,20 @@ func (r *Reactor) Plan(ctx context.Context, tag string, data map[string]any) *Pl
 	if data == nil {
 		data = map[string]any{}
 	}
-	vars := map[string]any{"tag": tag, "data": data, "salt": r.saltObject(ctx)}
+	var salt map[string]any // built once, if a file uses it
+	saltFn := func() map[string]any {
+		if salt == nil {
+			salt = r.saltObject(ctx)
+		}
+		return salt
+	}
 	for _, e := range entries {
 		for _, f := range e.files {
 			fp := FilePlan{Glob: e.Glob, Spec: f.Spec, Path: f.Path}
 			if f.Err != nil {
 				fp.Errors = append(fp.Errors, &Error{Stage: StageMapping, File: f.Spec, Err: f.Err})
 			} else {
-				r.planFile(&fp, vars)
+				r.planFile(&fp, tag, data, saltFn)
 			}
 			p.Files = append(p.Files, fp)
 			p.Reactions = append(p.Reactions, fp.Reactions...)
@@ -166,7 +172,7 @@ func (r *Reactor) Plan(ctx context.Context, tag string, data map[string]any) *Pl
 // Render renders one reaction file for an event, as Plan does before
 // parsing: what `brine reactor test` prints, and what benchmarks time.
 func (r *Reactor) Render(ctx context.Context, path, tag string, data map[string]any) ([]byte, error) {
-	out, _, err := r.render.render(path, map[string]any{"tag": tag, "data": data, "salt": r.saltObject(ctx)})
+	out, _, err := r.render.render(path, tag, data, func() map[string]any { return r.saltObject(ctx) })
 	return out, err
 }
 
@@ -177,8 +183,8 @@ func (r *Reactor) Matches(tag string) int {
 	return len(r.mapv.Load().set.Match(tag, buf[:0]))
 }
 
-func (r *Reactor) planFile(fp *FilePlan, vars map[string]any) {
-	out, sameLines, err := r.render.render(fp.Path, vars)
+func (r *Reactor) planFile(fp *FilePlan, tag string, data map[string]any, salt func() map[string]any) {
+	out, sameLines, err := r.render.render(fp.Path, tag, data, salt)
 	if err != nil {
 		fp.Errors = append(fp.Errors, asError(fp.Path, StageRender, err))
 		return

@@ -36,8 +36,11 @@ type renderer struct {
 type compiled struct {
 	tpl   *exec.Template
 	lines int // lines of the source
-	mtime time.Time
-	size  int64
+	// usesSalt is false when the source never names `salt`: the look-up
+	// object need not be built for it.
+	usesSalt bool
+	mtime    time.Time
+	size     int64
 }
 
 func newRenderer() *renderer {
@@ -83,7 +86,8 @@ func (r *renderer) template(path string) (*compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &compiled{tpl: tpl, lines: lineCount(src), mtime: fi.ModTime(), size: fi.Size()}
+	c = &compiled{tpl: tpl, lines: lineCount(src), usesSalt: bytes.Contains(src, []byte("salt")),
+		mtime: fi.ModTime(), size: fi.Size()}
 	r.mu.Lock()
 	r.cache[path] = c
 	r.mu.Unlock()
@@ -136,14 +140,19 @@ func cleanParseError(err error) error {
 
 var renderLine = regexp.MustCompile(`at line (\d+)`)
 
-// render executes the template for path with the Jinja context vars.
-// sameLines reports whether the output has as many lines as the source:
-// then (Jinja tags keep their line) a line of the output is the same line
-// of the file, which is what error messages should point at.
-func (r *renderer) render(path string, vars map[string]any) (out []byte, sameLines bool, err error) {
+// render executes the template for path with the Jinja context: tag,
+// data and, if the file uses it, salt(). sameLines reports whether the
+// output has as many lines as the source: then (Jinja tags keep their line)
+// a line of the output is the same line of the file, which is what error
+// messages should point at.
+func (r *renderer) render(path, tag string, data map[string]any, salt func() map[string]any) (out []byte, sameLines bool, err error) {
 	c, err := r.template(path)
 	if err != nil {
 		return nil, false, err
+	}
+	vars := map[string]any{"tag": tag, "data": data}
+	if c.usesSalt {
+		vars["salt"] = salt()
 	}
 	out, err = c.tpl.ExecuteToBytes(exec.NewContext(vars))
 	if err != nil {
