@@ -167,6 +167,13 @@ func (c *Client) removePTR(ctx context.Context, call Settings, fwd target, a net
 // forward record and each old one removed after it, so that writers racing
 // on one name leave no PTR to an address the name no longer has.
 func (c *Client) AddHost(ctx context.Context, zone, name string, ips []netip.Addr, call Settings) (*Change, error) {
+	return c.setHost(ctx, zone, name, ips, call, false)
+}
+
+// setHost is AddHost; with all, ips are every address the host has, and
+// the records of a family absent from them are removed too (the sync knows
+// a host's whole address set, a Salt call knows one address).
+func (c *Client) setHost(ctx context.Context, zone, name string, ips []netip.Addr, call Settings, all bool) (*Change, error) {
 	if len(ips) == 0 {
 		return nil, fmt.Errorf("%w: ip: no address given", ErrConfig)
 	}
@@ -188,7 +195,7 @@ func (c *Client) AddHost(ctx context.Context, zone, name string, ips []netip.Add
 	}
 	types := make([]uint16, 0, 2)
 	for _, typ := range []uint16{dns.TypeA, dns.TypeAAAA} {
-		if want[typ] != nil {
+		if want[typ] != nil || all {
 			types = append(types, typ)
 		}
 	}
@@ -280,7 +287,9 @@ func (c *Client) AddHost(ctx context.Context, zone, name string, ips []netip.Add
 	ch.remove(removed...)
 	if len(ch.Added) == 0 {
 		for _, typ := range types {
-			ch.say("Record of type '%s' already exists with ttl of %d", dns.TypeToString[typ], t.ttl)
+			if want[typ] != nil {
+				ch.say("Record of type '%s' already exists with ttl of %d", dns.TypeToString[typ], t.ttl)
+			}
 		}
 	}
 	for _, typ := range types {

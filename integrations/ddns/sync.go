@@ -229,7 +229,7 @@ func (s *syncer) apply(ctx context.Context, id string) {
 			delete(s.retry, id)
 			return
 		}
-		ch, err := s.c.AddHost(ctx, s.zone, fq, want, Settings{})
+		ch, err := s.c.setHost(ctx, s.zone, fq, want, Settings{}, true)
 		if err != nil {
 			s.failed(ctx, id, "add_host", err)
 			return
@@ -250,20 +250,9 @@ func (s *syncer) apply(ctx context.Context, id string) {
 	}
 }
 
-// sameAddrs reports whether the zone holds exactly the wanted addresses of
-// the families wanted (add_host leaves the other family alone).
+// sameAddrs reports whether the zone holds exactly the wanted addresses.
 func sameAddrs(have, want []netip.Addr) bool {
-	for _, a := range want {
-		if !slices.Contains(have, a) {
-			return false
-		}
-	}
-	for _, a := range have {
-		if !slices.Contains(want, a) && slices.ContainsFunc(want, func(w netip.Addr) bool { return w.Is4() == a.Is4() }) {
-			return false
-		}
-	}
-	return true
+	return len(have) == len(want) && !slices.ContainsFunc(want, func(a netip.Addr) bool { return !slices.Contains(have, a) })
 }
 
 func (s *syncer) updated(ctx context.Context, action string, ch *Change) {

@@ -109,6 +109,12 @@ func TestSyncWithMine(t *testing.T) {
 	cloud("salt/cloud/web1/created", map[string]any{"name": "web1", "private_ips": []any{"10.20.0.97"}})
 	want("web1.example.test", dns.TypeA, "10.20.0.97")
 	want("93.0.20.10.in-addr.arpa", dns.TypePTR)
+	// web2 loses its IPv6 address: its AAAA and that PTR go.
+	cloud("brine/mine/update", map[string]any{"id": "web2", "ips": []any{"10.20.0.94"}})
+	want("web2.example.test", dns.TypeAAAA)
+	want("web2.example.test", dns.TypeA, "10.20.0.94")
+	rev6, _ := dns.ReverseAddr("2001:db8::94")
+	want(rev6, dns.TypePTR)
 	cloud("salt/cloud/web2/destroyed", map[string]any{"name": "web2", "event": "destroyed instance"})
 	want("web2.example.test", dns.TypeA)
 	want("web2.example.test", dns.TypeAAAA)
