@@ -194,6 +194,9 @@ func (c *Cloud) PlanMap(ctx context.Context, m *Map, hard bool) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
+		if _, err := filterEvent(vm, "creating", nil); err != nil {
+			return nil, err
+		}
 		req, err := d.Prepare(ctx, vm)
 		if err != nil {
 			return nil, fmt.Errorf("VM %s: %w", e.Name, err)
@@ -429,8 +432,11 @@ func (c *Cloud) createSteps(ctx context.Context, req *Request, log *slog.Logger)
 	vm := req.VM
 	pd := vm.ProviderDriver()
 	c.step(vm.Name, "creating")
-	if err := c.fire(ctx, vm.Name, "creating", "starting create", map[string]any{
-		"name": vm.Name, "profile": vm.Profile.Name, "provider": pd, "driver": pd}); err != nil {
+	creating, err := filterEvent(vm, "creating", map[string]any{"name": vm.Name, "profile": vm.Profile.Name, "provider": pd, "driver": pd})
+	if err != nil {
+		return nil, nil, &failure{"creating", err}
+	}
+	if err := c.fire(ctx, vm.Name, "creating", "starting create", creating); err != nil {
 		return nil, nil, &failure{"creating", err}
 	}
 	d, err := c.Driver(ctx, vm.Provider.Alias)
@@ -494,7 +500,11 @@ func (c *Cloud) createSteps(ctx context.Context, req *Request, log *slog.Logger)
 		log.Warn(w)
 	}
 	c.step(vm.Name, "created")
-	if err := c.fire(ctx, vm.Name, "created", "created instance", c.nodePayload(node, vm.Profile.Name)); err != nil {
+	created, err := filterEvent(vm, "created", c.nodePayload(node, vm.Profile.Name))
+	if err != nil {
+		return node, warnings, &failure{"created", err}
+	}
+	if err := c.fire(ctx, vm.Name, "created", "created instance", created); err != nil {
 		return node, warnings, &failure{"created", err}
 	}
 	return node, warnings, nil

@@ -723,3 +723,45 @@ func TestConcurrentRunsNeverDuplicateAVM(t *testing.T) {
 		t.Errorf("%d VMs called race1", count)
 	}
 }
+
+func TestFilterEvents(t *testing.T) {
+	e := newEnv(t, true)
+	e.write("cloud.profiles.d/filtered.conf", `filtered:
+  provider: vcenter
+  clonefrom: linux-template
+  deploy: False
+  grains: {role: web}
+  filter_events:
+    creating:
+      keys: [name, clonefrom, grains, password]
+      use_defaults: False
+    created:
+      keys: [grains]
+`)
+	c := e.cloud()
+	ctx := ctxT(t)
+	plan, err := c.PlanProfile(ctx, "filtered", []string{"f1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := c.Run(ctx, plan, 1)[0]; r.Status != cloud.Created {
+		t.Fatalf("%+v", r)
+	}
+	evs := e.eventsOf("f1", len(createSequence))
+	creating := data(t, evs[0])
+	delete(creating, "_stamp")
+	want := map[string]any{"event": "starting create", "name": "f1", "clonefrom": "linux-template", "grains": map[string]any{"role": "web"}}
+	if fmt.Sprint(creating) != fmt.Sprint(want) {
+		t.Errorf("creating %v, want %v (no password, no defaults)", creating, want)
+	}
+	created := data(t, evs[len(evs)-1])
+	if created["instance_id"] == "" || fmt.Sprint(created["grains"]) != "map[role:web]" {
+		t.Errorf("created %v: want the defaults and grains", created)
+	}
+
+	e.write("cloud.profiles.d/zz-bad.conf", "badfilter:\n  provider: vcenter\n  clonefrom: linux-template\n  filter_events: [creating]\n")
+	c = e.cloud()
+	if _, err := c.PlanProfile(ctx, "badfilter", []string{"f2"}); !errors.Is(err, cloud.ErrConfig) || !strings.Contains(err.Error(), "zz-bad.conf:4: filter_events") {
+		t.Errorf("bad filter_events: %v", err)
+	}
+}
