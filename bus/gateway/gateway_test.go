@@ -90,8 +90,10 @@ func dialClient(t testing.TB, addr string, key []byte) *Client {
 	return c
 }
 
+// testContext bounds a test; generous, because the race detector on a
+// busy 2-core machine slows the bulk tests tenfold.
 func testContext(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -240,8 +240,7 @@ func TestHandlersRunConcurrently(t *testing.T) {
 	b := openBus(t)
 	release := make(chan struct{})
 	entered := make(chan string, 1)
-	var srv *running
-	srv = startServer(t, b, nil)
+	srv := startServer(t, b, nil)
 	srv.Handle("test.slow", func(ctx context.Context, body json.RawMessage) (any, error) {
 		entered <- RemoteAddr(ctx)
 		select {

@@ -99,7 +99,7 @@ func TestSlowWatcherDroppedFastOneUnaffected(t *testing.T) {
 	}
 
 	// The fast watcher gets every bulk event, and the dropped event.
-	evs := fast.waitFor(t, 30*time.Second, "all bulk events and the dropped event", func(evs []*bus.Event) bool {
+	evs := fast.waitFor(t, 90*time.Second, "all bulk events and the dropped event", func(evs []*bus.Event) bool {
 		bulk, dropped := 0, false
 		for _, ev := range evs {
 			bulk += btoi(strings.HasPrefix(ev.Tag, "app/bulk/"))
@@ -194,7 +194,7 @@ func TestWatchSinceReplaysThenFollowsLive(t *testing.T) {
 			want = append(want, ev.ID)
 		}
 	}
-	got := col.waitFor(t, 30*time.Second, "every matching event", atLeast(len(want)))
+	got := col.waitFor(t, 60*time.Second, "every matching event", atLeast(len(want)))
 	time.Sleep(200 * time.Millisecond) // a duplicate would arrive now
 	checkInOrder(t, col.snapshot(), want)
 	if got[0].ID != before[31].ID {
@@ -548,7 +548,7 @@ func TestSlowWatchHandlerLosesNothing(t *testing.T) {
 	for i, ev := range evs {
 		want[i] = ev.ID
 	}
-	col.waitFor(t, 60*time.Second, "every event after the drop", atLeast(n))
+	col.waitFor(t, 90*time.Second, "every event after the drop", atLeast(n))
 	time.Sleep(100 * time.Millisecond)
 	checkInOrder(t, col.snapshot(), want)
 }
