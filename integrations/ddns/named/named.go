@@ -221,7 +221,9 @@ func nobody() (int, int, error) {
 func (s *Server) start(ctx context.Context) error {
 	args := []string{"named", "-g", "-4", "-n", strconv.Itoa(s.threads), "-c", filepath.Join(s.Dir, "named.conf")}
 	if os.Geteuid() == 0 {
-		args = append([]string{"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"}, args...)
+		// The parent-death signal does not survive the change of user, so
+		// setpriv sets it again: a killed test leaves no named behind.
+		args = append([]string{"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--pdeathsig=KILL"}, args...)
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = s.Dir
