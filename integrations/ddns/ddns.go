@@ -17,7 +17,9 @@
 //     addresses and removes their PTRs; delete_host removes only the host's
 //     A/AAAA and its PTRs, never other records at the name;
 //   - optionally (ownership), a TXT record heritage=brine,owner=<id> beside
-//     every managed name, and no name owned by someone else is changed.
+//     every managed name, and no name owned by someone else is changed;
+//   - optionally (Sync), a zone follows the mine without any reaction file,
+//     reconciled from a signed AXFR when the master starts.
 package ddns
 
 import (
