@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -104,11 +105,15 @@ type result struct {
 	err  error
 }
 
-// endpoint turns "host:port" into a zmq4 endpoint; full endpoints
-// (tcp://, ipc://) pass through.
-func endpoint(addr string) string {
+// endpoint turns "host:port" into a zmq4 endpoint, adding port when addr
+// is a bare host (so that `--master host` means Salt's usual port); full
+// endpoints (tcp://, ipc://) pass through.
+func endpoint(addr string, port int) string {
 	if strings.Contains(addr, "://") {
 		return addr
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		addr = net.JoinHostPort(strings.Trim(addr, "[]"), strconv.Itoa(port))
 	}
 	return "tcp://" + addr
 }
@@ -151,8 +156,8 @@ func authCause(err error) error {
 	return err
 }
 
-// Dial connects to a master's request endpoint ("host:port", "tcp://…" or
-// "ipc://…") and checks the key with a ping, so that a wrong key is reported
+// Dial connects to a master's request endpoint ("host:port", "host" for
+// port 4506, "tcp://…" or "ipc://…") and checks the key with a ping, so that a wrong key is reported
 // here rather than on the first publish. It waits for the master until ctx
 // ends; once connected, the client reconnects by itself and re-sends what
 // can safely be re-sent.
@@ -162,7 +167,7 @@ func Dial(ctx context.Context, addr string, key []byte, opts ...Option) (*Client
 	}
 	c := &Client{
 		key:        key,
-		ep:         endpoint(addr),
+		ep:         endpoint(addr, DefaultRequestPort),
 		pending:    make(map[string]*call),
 		done:       make(chan struct{}),
 		readerDone: make(chan struct{}),

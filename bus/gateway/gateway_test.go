@@ -228,7 +228,7 @@ func rawSub(t testing.TB, addr string, key []byte, prefix string) (zmq4.Socket, 
 	if err := sub.SetOption(zmq4.OptionSubscribe, prefix); err != nil {
 		return nil, err
 	}
-	if err := sub.Dial(endpoint(addr)); err != nil {
+	if err := sub.Dial(endpoint(addr, DefaultPublishPort)); err != nil {
 		sub.Close()
 		return nil, err
 	}

@@ -95,7 +95,7 @@ func TestWrongKeyRefused(t *testing.T) {
 	// A request without a mac gets an error reply, not silence.
 	dealer := zmq4.NewDealer(ctx)
 	defer dealer.Close()
-	if err := dealer.Dial(endpoint(srv.RequestAddr())); err != nil {
+	if err := dealer.Dial(endpoint(srv.RequestAddr(), DefaultRequestPort)); err != nil {
 		t.Fatal(err)
 	}
 	if err := dealer.Send(zmq4.NewMsgFrom([]byte("c1"), []byte("ping"), []byte("{}"), nil)); err != nil {
@@ -351,5 +351,26 @@ func TestClientRecoversFromTruncatedReply(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatal("the client did not recover from a connection cut mid-frame")
+	}
+}
+
+func TestEndpoint(t *testing.T) {
+	cases := []struct {
+		addr string
+		want string
+	}{
+		{"master1", "tcp://master1:4506"},
+		{"master1:5506", "tcp://master1:5506"},
+		{"10.0.0.1", "tcp://10.0.0.1:4506"},
+		{"::1", "tcp://[::1]:4506"},
+		{"[::1]", "tcp://[::1]:4506"},
+		{"[::1]:99", "tcp://[::1]:99"},
+		{"tcp://h:1", "tcp://h:1"},
+		{"ipc:///run/brine/req.ipc", "ipc:///run/brine/req.ipc"},
+	}
+	for _, c := range cases {
+		if got := endpoint(c.addr, DefaultRequestPort); got != c.want {
+			t.Errorf("endpoint(%q) = %q, want %q", c.addr, got, c.want)
+		}
 	}
 }

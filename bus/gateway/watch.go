@@ -27,7 +27,8 @@ type liveItem struct {
 
 // Watch calls fn, in log order, for every event whose tag matches pattern (a
 // Salt glob; empty matches everything), received from the master's publish
-// endpoint pubAddr. The master filters by the glob's literal prefix and Watch
+// endpoint pubAddr ("host:port", "host" for port 4505, "tcp://…" or
+// "ipc://…"). The master filters by the glob's literal prefix and Watch
 // by the whole glob.
 //
 // With since set, Watch first subscribes, then replays the stored events from
@@ -40,7 +41,7 @@ type liveItem struct {
 // Watch returns ctx.Err() when ctx ends, or the error fn returns, unchanged:
 // fn stops the watch by returning an error of its own.
 func (c *Client) Watch(ctx context.Context, pubAddr, pattern string, since bus.Since, fn func(*bus.Event) error) error {
-	w := &watch{c: c, ep: endpoint(pubAddr), pattern: pattern, fn: fn}
+	w := &watch{c: c, ep: endpoint(pubAddr, DefaultPublishPort), pattern: pattern, fn: fn}
 	if pattern != "" {
 		w.glob = bus.CompileGlob(pattern)
 	}
