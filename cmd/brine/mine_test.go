@@ -101,7 +101,7 @@ reactor:
 		_ = watch.Process.Kill()
 		t.Fatalf("no myco/mine/seen event; master log:\n%s", m.log.String())
 	}
-	if s := wout.String(); !strings.Contains(s, `"ips":["10.20.0.11"]`) || !strings.Contains(s, `"all_web":1`) {
+	if s := wout.String(); !strings.Contains(s, `"ips":["10.20.0.11"]`) || !strings.Contains(s, `"all_web":1`) || !strings.Contains(s, `"web":"web1=10.20.0.11"`) {
 		t.Errorf("reaction saw %s, want web1's addresses from salt['mine.get']", s)
 	}
 

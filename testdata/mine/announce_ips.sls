@@ -7,3 +7,4 @@ announce:
         name: {{ data['name'] }}
         ips: {{ ips[data['name']] | json }}
         all_web: {{ salt['mine.get']('web*', 'network.ip_addrs') | length }}
+        web: "{% for id, addrs in salt['mine.get']('web*', 'network.ip_addrs', tgt_type='glob').items() %}{{ id }}={{ addrs[0] }}{% endfor %}"
