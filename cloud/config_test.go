@@ -169,7 +169,7 @@ func TestSecrets(t *testing.T) {
 	os.WriteFile(secretFile, []byte("from-file\nignored\n"), 0o600)
 	dir := writeFiles(t, map[string]string{"cloud.providers": fmt.Sprintf(`a:
   driver: vmware
-  literal: plain
+  literal: hunter2
   sdb: sdb://osenv/BRINE_TEST_PW
   env: env://BRINE_TEST_PW
   file: file://%s
@@ -181,7 +181,7 @@ func TestSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := cfg.Providers["a"].Settings
-	for key, want := range map[string]string{"literal": "plain", "sdb": "from-env", "env": "from-env", "file": "from-file"} {
+	for key, want := range map[string]string{"literal": "hunter2", "sdb": "from-env", "env": "from-env", "file": "from-file"} {
 		sec, err := s.Secret(key)
 		if err != nil || sec.Reveal() != want {
 			t.Errorf("%s: %q, %v; want %q", key, sec.Reveal(), err, want)
@@ -192,7 +192,7 @@ func TestSecrets(t *testing.T) {
 			t.Errorf("%s: %v, want %q", key, err, want)
 		}
 	}
-	sec := NewSecret("hunter2")
+	sec, _ := s.Secret("literal")
 	var logged strings.Builder
 	slog.New(slog.NewTextHandler(&logged, nil)).Info("x", "password", sec)
 	b, _ := json.Marshal(map[string]any{"password": sec})

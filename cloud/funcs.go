@@ -183,6 +183,7 @@ type callPublisher struct {
 	fallback Publisher
 }
 
+// Publish implements Publisher.
 func (p callPublisher) Publish(ctx context.Context, tag string, data map[string]any) (string, error) {
 	if p.in != nil {
 		err := p.in.Fire(ctx, tag, data)

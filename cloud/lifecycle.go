@@ -152,17 +152,15 @@ func (c *Cloud) Close() error {
 // Plan is what a run will do: it is computed (and every VM's settings
 // checked) before anything is created or destroyed.
 type Plan struct {
-	Create []*Request `json:"-"`
+	// Create are the VMs to create, prepared.
+	Create []*Request
 	// Exists are the nodes asked for that exist already.
-	Exists []Result `json:"-"`
+	Exists []Result
 	// Destroy are the nodes to destroy.
-	Destroy []*Node `json:"-"`
+	Destroy []*Node
 	// Absent are names asked to be destroyed that no provider has.
-	Absent []string `json:"-"`
+	Absent []string
 }
-
-// Empty reports whether the plan does nothing.
-func (p *Plan) Empty() bool { return len(p.Create) == 0 && len(p.Destroy) == 0 }
 
 // PlanProfile plans creating names from profile.
 func (c *Cloud) PlanProfile(ctx context.Context, profile string, names []string) (*Plan, error) {

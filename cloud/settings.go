@@ -150,15 +150,10 @@ func IsSecretKey(key string) bool {
 //	password: file:///run/secrets/vsphere    # first line of the file
 type Secret struct{ value string }
 
-// NewSecret wraps a value known to the caller.
-func NewSecret(v string) Secret { return Secret{value: v} }
-
 // Reveal returns the credential, for the one call that needs it.
 func (s Secret) Reveal() string { return s.value }
 
-// IsZero reports whether no credential is set.
-func (s Secret) IsZero() bool { return s.value == "" }
-
+// String keeps fmt from printing the value.
 func (Secret) String() string { return "[redacted]" }
 
 // GoString keeps %#v from printing the value.
