@@ -28,6 +28,11 @@ const ThreadKeep = 7 * 24 * time.Hour
 // maxBackoff caps the wait between retries of a failing Slack.
 const maxBackoff = time.Minute
 
+// ackWait is how long a delivered event may go without a sign of life before
+// the bus hands it out again (after a crash); the handler signals progress
+// every third of it while it works.
+const ackWait = 15 * time.Second
+
 // Publisher stores events durably; bus.Bus is one.
 type Publisher interface {
 	Publish(ctx context.Context, ev *bus.Event) error
@@ -127,10 +132,28 @@ func (a *Audit) Stats() *Stats { return &a.stats }
 // were accepted by Slack, so messages go out in the order of the events and
 // a restart or an outage loses nothing. A new consumer starts at new events.
 func (a *Audit) Run(ctx context.Context, c Consumer) error {
-	sub, err := c.Consume(ctx, bus.ConsumerConfig{Name: a.cfg.Consumer, MaxInFlight: 1, DeliverNew: true, AckWait: time.Minute},
+	sub, err := c.Consume(ctx, bus.ConsumerConfig{Name: a.cfg.Consumer, MaxInFlight: 1, DeliverNew: true, AckWait: ackWait},
 		func(ctx context.Context, d *bus.Delivery) {
 			a.stats.Events.Add(1)
-			if err := a.handle(ctx, d.Event, func() { _ = d.InProgress() }); err != nil {
+			// Waits (rate, Retry-After, outages) may be long: keep telling
+			// the bus the event is being worked on, so a short AckWait
+			// only matters when the master is gone.
+			beat := time.NewTicker(ackWait / 3)
+			done := make(chan struct{})
+			go func() {
+				for {
+					select {
+					case <-beat.C:
+						_ = d.InProgress()
+					case <-done:
+						return
+					}
+				}
+			}()
+			err := a.handle(ctx, d.Event)
+			beat.Stop()
+			close(done)
+			if err != nil {
 				if ctx.Err() == nil {
 					a.log.Error("slack: event not posted; it will be retried", "tag", d.Event.Tag, "event", d.Event.ID, "err", err)
 				}
@@ -149,9 +172,8 @@ func (a *Audit) Run(ctx context.Context, c Consumer) error {
 	return ctx.Err()
 }
 
-// handle renders ev and delivers its messages; alive is called while it
-// waits, so the bus knows the event is still being worked on.
-func (a *Audit) handle(ctx context.Context, ev *bus.Event, alive func()) error {
+// handle renders ev and delivers its messages.
+func (a *Audit) handle(ctx context.Context, ev *bus.Event) error {
 	var lookupErr error
 	lookup := func(key string) *thread {
 		t, err := a.thread(ctx, key)
@@ -169,7 +191,7 @@ func (a *Audit) handle(ctx context.Context, ev *bus.Event, alive func()) error {
 		return lookupErr
 	}
 	for _, m := range msgs {
-		if err := a.deliver(ctx, m, alive); err != nil {
+		if err := a.deliver(ctx, m); err != nil {
 			return err
 		}
 	}
@@ -207,7 +229,7 @@ func (a *Audit) thread(ctx context.Context, key string) (*thread, error) {
 // as Retry-After says), 5xx and network errors (with backoff) and permanent
 // errors (held, reported once). A message Slack rejects as malformed is
 // reported and dropped.
-func (a *Audit) deliver(ctx context.Context, m message, alive func()) error {
+func (a *Audit) deliver(ctx context.Context, m message) error {
 	if m.Op == opSkip {
 		return a.send(ctx, m) // Slack is not involved
 	}
@@ -244,7 +266,7 @@ func (a *Audit) deliver(ctx context.Context, m message, alive func()) error {
 			a.report(ctx, code, err, m, "dropped")
 			return nil
 		}
-		if !sleep(ctx, wait, alive) {
+		if !sleep(ctx, wait) {
 			return ctx.Err()
 		}
 	}
@@ -355,23 +377,14 @@ func backoff(n int) time.Duration {
 	return d + time.Duration(rand.Int64N(int64(d)/5*2+1)) - d/5
 }
 
-// sleep waits d, calling alive every 10 s; false when ctx ended.
-func sleep(ctx context.Context, d time.Duration, alive func()) bool {
-	deadline := time.Now().Add(d)
-	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			return true
-		}
-		t := time.NewTimer(min(left, 10*time.Second))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return false
-		case <-t.C:
-			if alive != nil {
-				alive()
-			}
-		}
+// sleep waits d; false when ctx ended first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }

@@ -169,7 +169,7 @@ func retry(ctx context.Context, a *Audit, channel string, send func() error) err
 		if kind == transient {
 			wait = backoff(try)
 		}
-		if !sleep(ctx, wait, nil) {
+		if !sleep(ctx, wait) {
 			return ctx.Err()
 		}
 	}
