@@ -55,8 +55,9 @@ type Client struct {
 	cfg atomic.Pointer[Config]
 	log *slog.Logger
 
-	mu      sync.Mutex
-	reverse map[string]reverseEntry // PTR parent name -> zone
+	mu       sync.Mutex
+	reverse  map[string]reverseEntry // PTR parent name -> zone
+	batchers map[batchKey]*batcher
 }
 
 // Option configures a Client.
@@ -67,7 +68,7 @@ func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.log = l } }
 
 // New returns a client for cfg.
 func New(cfg Config, opts ...Option) *Client {
-	c := &Client{log: slog.Default(), reverse: map[string]reverseEntry{}}
+	c := &Client{log: slog.Default(), reverse: map[string]reverseEntry{}, batchers: map[batchKey]*batcher{}}
 	c.cfg.Store(&cfg)
 	for _, o := range opts {
 		o(c)
@@ -284,10 +285,11 @@ func (c *Client) mustOwn(ctx context.Context, t target, m *dns.Msg, name string)
 	return true, nil
 }
 
-// update sends m, turning a failed "name not in use" prerequisite of a
-// claim into ErrNotOwner: the name has records of someone else's.
-func update(ctx context.Context, t target, m *dns.Msg, claimed bool, name string) error {
-	_, err := exchange(ctx, t, m)
+// update sends the UPDATE m (batched with concurrent ones), turning a
+// failed "name not in use" prerequisite of a claim into ErrNotOwner: the
+// name has records of someone else's.
+func (c *Client) update(ctx context.Context, t target, m *dns.Msg, claimed bool, name string) error {
+	err := c.send(ctx, t, m)
 	var re *RcodeError
 	if claimed && errors.As(err, &re) && re.Rcode == dns.RcodeYXDomain {
 		return fmt.Errorf("%s has records not managed by this brine: %w", name, ErrNotOwner)

@@ -632,3 +632,70 @@ func TestFailedAddHostKeepsGoodPTRs(t *testing.T) {
 		t.Errorf("PTR of the address the name did not get: %v", got)
 	}
 }
+
+// TestBatching: concurrent registrations share UPDATE messages (the zone's
+// serial, bumped once per message, grows by less than the number of
+// hosts) and every host is registered; a host refused within a batch fails
+// alone.
+func TestBatching(t *testing.T) {
+	s := startNamed(t)
+	ctx := context.Background()
+	cfg := config(t, s, "ddns-key")
+	cfg.Ownership, cfg.Owner = true, "me"
+	c := ddns.New(cfg)
+	serial := func() uint32 {
+		m := new(dns.Msg)
+		m.SetQuestion("example.test.", dns.TypeSOA)
+		r, _, err := new(dns.Client).Exchange(m, s.Addr)
+		if err != nil || len(r.Answer) == 0 {
+			t.Fatalf("SOA: %v", err)
+		}
+		return r.Answer[0].(*dns.SOA).Serial
+	}
+	register := func(names ...string) []error {
+		errs := make([]error, len(names))
+		var wg sync.WaitGroup
+		for i, name := range names {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = c.AddHost(ctx, "example.test", name, addrs(t, fmt.Sprintf("10.20.3.%d", i+1)), ddns.Settings{})
+			}()
+		}
+		wg.Wait()
+		return errs
+	}
+	var names []string
+	for i := range 40 {
+		names = append(names, fmt.Sprintf("b%d", i))
+	}
+	before := serial()
+	for i, err := range register(names...) {
+		if err != nil {
+			t.Errorf("%s: %v", names[i], err)
+		}
+		if got := lookup(t, s, names[i]+".example.test", dns.TypeA); len(got) != 1 {
+			t.Errorf("%s: A %v", names[i], got)
+		}
+	}
+	if d := serial() - before; d >= uint32(len(names)) {
+		t.Errorf("serial grew by %d for %d hosts: updates were not batched", d, len(names))
+	} else {
+		t.Logf("%d hosts, %d forward-zone UPDATE messages", len(names), d)
+	}
+
+	rawUpdate(t, s, "example.test", "taken.example.test. 60 IN A 10.20.3.250")
+	errs := register("c1", "c2", "c3", "taken", "c4", "c5", "c6")
+	for i, err := range errs {
+		if i == 3 {
+			if !errors.Is(err, ddns.ErrNotOwner) {
+				t.Errorf("the foreign name in the batch: %v", err)
+			}
+		} else if err != nil {
+			t.Errorf("host %d next to a refused one: %v", i, err)
+		}
+	}
+	if got := lookup(t, s, "taken.example.test", dns.TypeA); !slices.Equal(got, []string{"10.20.3.250"}) {
+		t.Errorf("foreign A %v", got)
+	}
+}

@@ -108,7 +108,7 @@ func (c *Client) setPTR(ctx context.Context, call Settings, fwd target, a netip.
 		}
 		m.RemoveRRset([]dns.RR{ptr})
 		m.Insert([]dns.RR{dns.Copy(ptr)})
-		err = update(ctx, t, m, claimed, ptrName)
+		err = c.update(ctx, t, m, claimed, ptrName)
 		if optimistic && errors.Is(err, ErrNotOwner) {
 			return fmt.Errorf("%w: %w", ErrPrerequisite, err) // read the TXT, then decide
 		}
@@ -149,8 +149,7 @@ func (c *Client) removePTR(ctx context.Context, call Settings, fwd target, a net
 		if owned && len(cur) == 1 {
 			m.Remove([]dns.RR{c.ownerRR(ptrName, 0)})
 		}
-		_, err = exchange(ctx, t, m)
-		return err
+		return c.send(ctx, t, m)
 	})
 	if err != nil || !found {
 		return err
@@ -223,7 +222,7 @@ func (c *Client) setHost(ctx context.Context, zone, name string, ips []netip.Add
 				}
 				m.Insert(copyRRs(want[typ]))
 			}
-			err := update(ctx, t, m, false, fq)
+			err := c.update(ctx, t, m, false, fq)
 			if err == nil {
 				for _, typ := range types {
 					ch.add(want[typ]...)
@@ -274,7 +273,7 @@ func (c *Client) setHost(ctx context.Context, zone, name string, ips []netip.Add
 		if !changed && !claimed {
 			return nil
 		}
-		if err := update(ctx, t, m, claimed, fq); err != nil {
+		if err := c.update(ctx, t, m, claimed, fq); err != nil {
 			return err
 		}
 		ch.add(added...)
@@ -382,8 +381,7 @@ func (c *Client) DeleteHost(ctx context.Context, zone, name string, call Setting
 		}
 		used(m, gone)
 		m.Remove(copyRRs(gone))
-		_, err = exchange(ctx, t, m)
-		return err
+		return c.send(ctx, t, m)
 	})
 	if err != nil {
 		return nil, err

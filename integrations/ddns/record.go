@@ -100,7 +100,7 @@ func (c *Client) Create(ctx context.Context, zone, name, rdtype, data string, s 
 			used(m, cur)
 		}
 		m.Insert([]dns.RR{dns.Copy(rr)})
-		if err := update(ctx, t, m, claimed, fq); err != nil {
+		if err := c.update(ctx, t, m, claimed, fq); err != nil {
 			return err
 		}
 		ch.add(rr)
@@ -156,7 +156,7 @@ func (c *Client) Update(ctx context.Context, zone, name, rdtype, data string, re
 			}
 		}
 		m.Insert([]dns.RR{dns.Copy(rr)})
-		if _, err := exchange(ctx, t, m); err != nil {
+		if err := c.send(ctx, t, m); err != nil {
 			return err
 		}
 		ch.add(rr)
@@ -206,7 +206,7 @@ func (c *Client) Delete(ctx context.Context, zone, name, rdtype, data string, s 
 			used(m, cur)
 			m.Remove(copyRRs(gone))
 		}
-		if _, err := exchange(ctx, t, m); err != nil {
+		if err := c.send(ctx, t, m); err != nil {
 			return err
 		}
 		ch.remove(gone...)
