@@ -374,3 +374,60 @@ func TestEndpoint(t *testing.T) {
 		}
 	}
 }
+
+func TestConnectionLostDuringCall(t *testing.T) {
+	ctx := testContext(t)
+	b := openBus(t)
+	// A master that answers the ping, takes the next request and dies.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	took := make(chan error, 1)
+	go func() {
+		defer ln.Close()
+		raw, err := ln.Accept()
+		if err != nil {
+			took <- err
+			return
+		}
+		defer raw.Close()
+		pc, err := handshake(ctx, raw, null.Security(), zmq4.Router, time.Second, 1)
+		if err != nil {
+			took <- err
+			return
+		}
+		ping, _, err := readMsg(pc.br, 1<<20)
+		if err != nil {
+			took <- err
+			return
+		}
+		if _, err := raw.Write(encodeMsg(ping[0], []byte(statusOK), []byte(`{}`))); err != nil {
+			took <- err
+			return
+		}
+		_, _, err = readMsg(pc.br, 1<<20)
+		took <- err
+	}()
+	c := dialClient(t, addr, testKey)
+	called := make(chan error, 1)
+	go func() { called <- c.Call(ctx, "reactor.redrive", map[string]string{"id": "x"}, nil) }()
+	if err := <-took; err != nil {
+		t.Fatal(err)
+	}
+	// zmq4 reports the drop once it has reconnected.
+	startServer(t, b, func(c *Config) { c.RequestEndpoint = "tcp://" + addr })
+	select {
+	case err := <-called:
+		if !errors.Is(err, ErrConnLost) {
+			t.Fatalf("call cut by a lost connection: %v, want ErrConnLost", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call cut by a lost connection never returned")
+	}
+	// Publishing, which is safe to re-send, goes on over the new connection.
+	if _, err := c.Publish(ctx, "app/after", nil); err != nil {
+		t.Fatal(err)
+	}
+}

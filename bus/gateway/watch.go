@@ -176,7 +176,12 @@ func (w *watch) receive(ctx context.Context, sub zmq4.Socket, live chan<- liveIt
 				it.err = err
 			}
 		default:
-			if it.ev = decodeLive(msg.Frames); it.ev == nil || (w.glob != nil && !w.glob.Match(it.ev.Tag)) {
+			// The tag frame comes first: events the glob rejects (the
+			// master filters by its prefix only) are not decoded.
+			if len(msg.Frames) == 0 || (w.glob != nil && !w.glob.Match(string(msg.Frames[0]))) {
+				continue
+			}
+			if it.ev = decodeLive(msg.Frames); it.ev == nil {
 				continue
 			}
 		}
