@@ -207,7 +207,7 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 		rep.Pass = rep.Pass && r.Failures == 0 && r.Missing == 0
 	}
 	rep.Notes = []string{
-		"add_host = one signed UPDATE for the PTR, then one for the A with an RRset-does-not-exist prerequisite (a new host); each call is checked and bound by the function registry",
+		"add_host = one signed UPDATE for the PTR, then one for the A with an RRset-does-not-exist prerequisite (a new host); concurrent callers' updates to a zone share UPDATE messages (names never shared); each call is checked and bound by the function registry",
 		"burst and steady: events published to the embedded JetStream bus (fsync'ed), run by the reactor (64 workers) with Salt's add_host reaction file; 'resolvable' = the server answers the A query (steady) or the name is in an AXFR (burst)",
 		"the machine has 2 cores (and a disk) shared by BIND, the bus, the reactor, the poller and other work: see load_avg",
 		"*_tmpfs: the same calls against a BIND whose zone directory is on /dev/shm; BIND syncs its journal to disk on every update, so the difference is the disk's",
