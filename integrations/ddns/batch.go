@@ -42,7 +42,9 @@ type batcher struct {
 	busy  bool
 }
 
-// send sends an UPDATE, batched with concurrent ones to the same zone.
+// send sends an UPDATE, batched with concurrent ones to the same zone. A
+// caller whose ctx ends gets ctx.Err() at once, but an update already
+// queued is still sent (as an update whose answer was lost would be).
 func (c *Client) send(ctx context.Context, t target, m *dns.Msg) error {
 	k := batchKey{server: t.server, zone: t.zone}
 	if t.key != nil {
