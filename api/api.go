@@ -229,15 +229,17 @@ func (s *Server) Listen() (net.Listener, error) {
 }
 
 // Run serves on ln until ctx ends, then lets requests in flight finish
-// (event streams are ended) for up to five seconds. It also counts every
-// event on the bus for /metrics.
+// (event streams are ended) for up to five seconds. It also counts the
+// events other parts report their work with, for /metrics.
 func (s *Server) Run(ctx context.Context, ln net.Listener) error {
-	sub, err := s.bus.Subscribe(ctx, bus.SubscribeOptions{}, s.metrics.observe)
-	if err != nil {
-		ln.Close()
-		return fmt.Errorf("api: event metrics: %w", err)
+	for _, tags := range observedTags {
+		sub, err := s.bus.Subscribe(ctx, bus.SubscribeOptions{Pattern: tags}, s.metrics.observe)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("api: event metrics: %w", err)
+		}
+		defer sub.Stop()
 	}
-	defer sub.Stop()
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,

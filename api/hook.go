@@ -125,7 +125,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request, tag string, dat
 	}
 	switch {
 	case err == nil:
-		s.metrics.accepted.WithLabelValues(route(r)).Inc()
+		s.metrics.accepted.WithLabelValues(route(r), s.metrics.prefix(tag)).Inc()
 		writeJSON(w, http.StatusOK, HookReply{Success: true, ID: ev.ID})
 	case errors.Is(err, bus.ErrTooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, "%v", err)

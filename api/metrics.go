@@ -29,10 +29,9 @@ type metrics struct {
 	duration *prometheus.HistogramVec
 	accepted *prometheus.CounterVec
 	streams  prometheus.Gauge
-	streamed prometheus.Counter
+	streamed *prometheus.CounterVec
 	dropped  prometheus.Counter
 
-	events       *prometheus.CounterVec
 	reactions    *prometheus.CounterVec
 	latency      prometheus.Histogram
 	retries      prometheus.Counter
@@ -54,15 +53,13 @@ func newMetrics(reg *prometheus.Registry, gauges []Gauge) (*metrics, error) {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "brine_api_request_duration_seconds",
 			Help: "HTTP API request duration by route (event streams: until the client leaves).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"route"}),
 		accepted: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brine_api_events_in_total",
-			Help: "Events stored from HTTP requests, by route (hook, events_post)."}, []string{"route"}),
+			Help: "Events stored from HTTP requests, by route (hook, events_post) and tag prefix (first two segments)."}, []string{"route", "prefix"}),
 		streams: prometheus.NewGauge(prometheus.GaugeOpts{Name: "brine_api_stream_clients",
 			Help: "Clients following GET /events now."}),
-		streamed: prometheus.NewCounter(prometheus.CounterOpts{Name: "brine_api_events_out_total",
-			Help: "Events written to GET /events clients."}),
+		streamed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brine_api_events_out_total",
+			Help: "Events written to GET /events clients, by tag prefix (first two segments)."}, []string{"prefix"}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "brine_api_stream_clients_dropped_total",
 			Help: "GET /events clients disconnected for not keeping up."}),
-		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brine_bus_events_total",
-			Help: "Events stored on the bus since the master started, by tag prefix (first two segments)."}, []string{"prefix"}),
 		reactions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brine_reactor_reactions_total",
 			Help: "Reactions by result: succeeded, failed (after the last attempt), skipped (require/onfail)."}, []string{"result"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "brine_reactor_reaction_duration_seconds",
@@ -84,7 +81,7 @@ func newMetrics(reg *prometheus.Registry, gauges []Gauge) (*metrics, error) {
 		prefixes: make(map[string]struct{}),
 	}
 	cs := []prometheus.Collector{m.requests, m.duration, m.accepted, m.streams, m.streamed, m.dropped,
-		m.events, m.reactions, m.latency, m.retries, m.reactorErrs, m.loopsCut, m.watcherDrops, m.ddns, m.dnsmasq, m.slackErrs,
+		m.reactions, m.latency, m.retries, m.reactorErrs, m.loopsCut, m.watcherDrops, m.ddns, m.dnsmasq, m.slackErrs,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 	for _, g := range gauges {
 		cs = append(cs, newSampled(g))
@@ -97,9 +94,12 @@ func newMetrics(reg *prometheus.Registry, gauges []Gauge) (*metrics, error) {
 	return m, nil
 }
 
+// observedTags are the tags observe counts; subscribing to them alone
+// spares decoding every other event (hooks, cloud, jobs) a second time.
+var observedTags = []string{"salt/run/*", "brine/*"}
+
 // observe counts one event from the bus.
 func (m *metrics) observe(ev *bus.Event) {
-	m.events.WithLabelValues(m.prefix(ev.Tag)).Inc()
 	switch {
 	case strings.HasPrefix(ev.Tag, "salt/run/") && strings.HasSuffix(ev.Tag, "/ret"):
 		m.observeRet(ev)

@@ -144,7 +144,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 			if !write(buf.Bytes(), len(c.queue) == 0) {
 				return
 			}
-			s.metrics.streamed.Inc()
+			s.metrics.streamed.WithLabelValues(s.metrics.prefix(ev.Tag)).Inc()
 		}
 	}
 }

@@ -132,6 +132,12 @@ func TestStreamFilterAndResume(t *testing.T) {
 			t.Fatalf("got %s, want %s", got.ID, want.ID)
 		}
 	}
+	body := f.waitMetric(`brine_api_events_out_total{prefix="myco/live"} 2`)
+	for _, want := range []string{`brine_api_events_out_total{prefix="myco/a"} 2`, `brine_api_events_out_total{prefix="other/b"} 1`, `brine_api_stream_clients 2`} {
+		if !strings.Contains(body, want+"\n") {
+			t.Errorf("metrics lack %q:\n%s", want, grepBrine(body))
+		}
+	}
 }
 
 // TestStreamResumeAcrossRestart follows the stream, stops the master (API
