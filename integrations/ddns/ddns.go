@@ -76,9 +76,6 @@ func New(cfg Config, opts ...Option) *Client {
 	return c
 }
 
-// Config returns the client's configuration.
-func (c *Client) Config() Config { return *c.conf() }
-
 // SetConfig replaces the configuration (on reload); calls under way finish
 // with the one they started with where they already read it.
 func (c *Client) SetConfig(cfg Config) {
