@@ -57,7 +57,7 @@ type Syncer struct {
 
 	mu     sync.Mutex
 	hosts  map[string]*mine.Host // the watched view of the mine
-	synced chan struct{}         // closed when the view holds the whole mine
+	synced bool                  // the view holds the whole mine
 
 	kick chan struct{} // a change to render, coalesced by the debouncer
 
@@ -88,7 +88,7 @@ func New(cfg *Config, inv Inventory, o Options) (*Syncer, error) {
 	}
 	return &Syncer{
 		inv: inv, pub: o.Publisher, source: o.Source, log: o.Logger, cfg: cfg,
-		hosts: map[string]*mine.Host{}, synced: make(chan struct{}),
+		hosts: map[string]*mine.Host{},
 		kick: make(chan struct{}, 1), reported: map[string]bool{},
 	}, nil
 }
@@ -173,21 +173,16 @@ func (s *Syncer) observe(c mine.Change) {
 	s.mu.Lock()
 	switch {
 	case c.Synced:
-		select {
-		case <-s.synced:
-		default:
-			close(s.synced)
-		}
+		s.synced = true
 	case c.Host == nil:
 		delete(s.hosts, c.ID)
 	default:
 		s.hosts[c.ID] = c.Host
 	}
+	synced := s.synced
 	s.mu.Unlock()
-	select {
-	case <-s.synced:
+	if synced { // while the mine is still loading, wait for all of it
 		s.changed()
-	default: // still loading the mine: render once it is all there
 	}
 }
 
