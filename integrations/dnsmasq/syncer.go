@@ -89,7 +89,7 @@ func New(cfg *Config, inv Inventory, o Options) (*Syncer, error) {
 	return &Syncer{
 		inv: inv, pub: o.Publisher, source: o.Source, log: o.Logger, cfg: cfg,
 		hosts: map[string]*mine.Host{},
-		kick: make(chan struct{}, 1), reported: map[string]bool{},
+		kick:  make(chan struct{}, 1), reported: map[string]bool{},
 	}, nil
 }
 
