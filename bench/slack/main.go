@@ -120,6 +120,7 @@ func main() {
 			"the audit's consumer is created, the bus restarted, then the jobs fired (new and ret events, durable) with the audit stopped; the audit then drains the backlog: seconds run from its start to the last post",
 			"the audit sends one event at a time (ordered, acknowledged after Slack accepted it): posts/s is bounded by one HTTP round trip per message",
 			"rate-limited scenario: job i is started by user u<i mod channels>, and one jobs rule per user posts to its own channel",
+			"the limiter holds when no channel exceeds its rate by more than 10 % (channel_rate_max) and no interval exceeds burst + rate×Δt by more than 10 % (worst_window_ratio); channel_rate_min and posts_per_sec against channels×rate show what one-at-a-time delivery costs when every channel is saturated at once",
 		}}
 	for _, sc := range []struct {
 		name     string
@@ -149,7 +150,6 @@ func main() {
 		if sc.rate > 0 {
 			rep.Targets = append(rep.Targets,
 				check(res.Name, "channel_rate_max", "<=", sc.rate*1.1, res.ChannelRateMax),
-				check(res.Name, "channel_rate_min", ">=", sc.rate*0.9, res.ChannelRateMin),
 				check(res.Name, "worst_window_ratio", "<=", 1.1, res.WorstWindow))
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/jobs"
 )
@@ -72,8 +75,74 @@ func startJobs(ctx context.Context, m *master, grp *errgroup.Group) error {
 		return store.Get(ctx, req.JID)
 	})
 	m.gateway.Handle("run", m.handleRun)
+	m.gateway.Handle("jobs.begin", m.handleJobBegin)
+	m.gateway.Handle("jobs.end", m.handleJobEnd)
 	grp.Go(func() error { return store.Run(ctx, m.bus) })
 	return nil
+}
+
+// handleJobBegin announces a job that a client runs itself (a `brine cloud`
+// run): clients may not fire salt/run/ events, the master fires them for it.
+// The reply carries the JID and start that jobs.end needs.
+func (m *master) handleJobBegin(ctx context.Context, body json.RawMessage) (any, error) {
+	req, err := decodeRunRequest("jobs.begin", body)
+	if err != nil {
+		return nil, err
+	}
+	r := jobs.NewRun(req.Fun, req.Args, req.Kwargs, req.User, bus.Origin{Source: m.source + "/jobs"})
+	if err := r.Begin(ctx, m.bus); err != nil {
+		return nil, err
+	}
+	req.JID, req.Start = r.JID, r.Start
+	return req, nil
+}
+
+// handleJobEnd fires the ret of a job begun with jobs.begin: the request is
+// that reply with return and, for a failure, error.
+func (m *master) handleJobEnd(ctx context.Context, body json.RawMessage) (any, error) {
+	req, err := decodeRunRequest("jobs.end", body)
+	if err != nil {
+		return nil, err
+	}
+	if !jobs.IsJID(req.JID) || req.Start.IsZero() {
+		return nil, fmt.Errorf("jobs.end: want the jid and start of jobs.begin's reply, got %q %v", req.JID, req.Start)
+	}
+	r := jobs.NewRun(req.Fun, req.Args, req.Kwargs, req.User, bus.Origin{Source: m.source + "/jobs"})
+	r.JID, r.Start = req.JID, req.Start
+	var jobErr error
+	if req.Error != "" {
+		jobErr = errors.New(req.Error)
+	}
+	if err := r.End(ctx, m.bus, req.Return, jobErr, nil); err != nil {
+		return nil, err
+	}
+	return map[string]string{"jid": r.JID}, nil
+}
+
+// beginJob asks the master to announce a job this CLI runs itself (a `brine
+// cloud` run) under the OS user; endJob reports its outcome. Use them in
+// pairs on the same client.
+func beginJob(ctx context.Context, c *gateway.Client, fun string, args []any, kwargs map[string]any) (runRequest, error) {
+	req := runRequest{Fun: fun, Args: args, Kwargs: kwargs}
+	var err error
+	if req.User, err = osUser(); err != nil {
+		return req, err
+	}
+	var job runRequest
+	if err := c.Call(ctx, "jobs.begin", req, &job); err != nil {
+		return req, err
+	}
+	return job, nil
+}
+
+// endJob fires the ret of job (beginJob's result): ret on success, err's
+// message as a failure.
+func endJob(ctx context.Context, c *gateway.Client, job runRequest, ret any, err error) error {
+	job.Return = ret
+	if err != nil {
+		job.Error = err.Error()
+	}
+	return c.Call(ctx, "jobs.end", job, nil)
 }
 
 func newJobsCmd(g *globalFlags) *cobra.Command {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack/slacktest"
+
+	"github.com/brinehq/brine/jobs"
 )
 
 // slackRecorder is slacktest recording chat.postMessage (slacktest keeps
@@ -91,7 +94,19 @@ func TestRunJobsAndSlackOnMaster(t *testing.T) {
 		t.Errorf("unknown function: exit %d %s", code, errOut)
 	}
 
-	msgs := rec.wait(t, 6)
+	// A job the CLI runs itself (brine cloud), announced by the master.
+	c := m.client()
+	defer c.Close()
+	ctx := context.Background()
+	job, err := beginJob(ctx, c, "cloud.profile", []any{"small"}, map[string]any{"instances": []any{"web1"}})
+	if err != nil || !jobs.IsJID(job.JID) {
+		t.Fatalf("jobs.begin: %+v %v", job, err)
+	}
+	if err := endJob(ctx, c, job, map[string]any{"web1": map[string]any{"status": "created", "cpus": 2}}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	msgs := rec.wait(t, 8)
 	if want := "`salt-run test.arg hello count=3` by *" + u.Username + "*"; !strings.HasPrefix(msgs[0]["text"], want) ||
 		msgs[1]["thread_ts"] != msgs[0]["ts"] || !strings.Contains(msgs[1]["text"], "succeeded") {
 		t.Errorf("Slack messages, want %q then a threaded result: %v", want, msgs)
@@ -118,6 +133,18 @@ func TestRunJobsAndSlackOnMaster(t *testing.T) {
 	}
 	if out, _, code := m.run(nil, "jobs", "list", "--user", "nobody-at-all"); code != 0 || strings.Count(out, "\n") != 1 {
 		t.Errorf("jobs list --user: exit %d %q", code, out)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		show, errOut, code = m.run(nil, "jobs", "show", job.JID)
+		if code == 0 && strings.Contains(show, "succeeded") || time.Now().After(deadline) {
+			break
+		}
+	}
+	if !strings.Contains(show, `command:  salt-run cloud.profile small instances='["web1"]'`) || !strings.Contains(show, "    cpus: 2") {
+		t.Errorf("cloud run job: exit %d\n%s%s", code, show, errOut)
+	}
+	if !strings.Contains(msgs[6]["text"], "`salt-run cloud.profile small") || msgs[7]["thread_ts"] != msgs[6]["ts"] {
+		t.Errorf("cloud run in Slack: %v", msgs[6:])
 	}
 	if out, _, code := m.run(nil, "jobs", "active", "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Errorf("jobs active: exit %d %q", code, out)

@@ -18,30 +18,57 @@ import (
 	"github.com/brinehq/brine/jobs"
 )
 
-// runRequest is the body of the master's "run" method.
+// runRequest is the body of the master's "run", "jobs.begin" and
+// "jobs.end" methods: a function call and who asks for it; jobs.end adds the
+// job's JID, start and outcome.
 type runRequest struct {
 	Fun    string         `json:"fun"`
 	Args   []any          `json:"args,omitempty"`
 	Kwargs map[string]any `json:"kwargs,omitempty"`
 	User   string         `json:"user"`
+
+	JID    string    `json:"jid,omitempty"`
+	Start  time.Time `json:"start,omitzero"`
+	Return any       `json:"return,omitempty"`
+	Error  string    `json:"error,omitempty"`
+}
+
+// decodeRunRequest reads a request as event data is read, so that integers
+// stay integers.
+func decodeRunRequest(method string, body json.RawMessage) (runRequest, error) {
+	var req runRequest
+	raw, err := (&bus.Event{Data: body}).DataMap()
+	if err != nil {
+		return req, fmt.Errorf("%s: %w", method, err)
+	}
+	req.Fun, _ = raw["fun"].(string)
+	req.User, _ = raw["user"].(string)
+	req.Args, _ = raw["args"].([]any)
+	req.Kwargs, _ = raw["kwargs"].(map[string]any)
+	req.JID, _ = raw["jid"].(string)
+	req.Return = raw["return"]
+	req.Error, _ = raw["error"].(string)
+	if s, ok := raw["start"].(string); ok {
+		if req.Start, err = time.Parse(time.RFC3339Nano, s); err != nil {
+			return req, fmt.Errorf("%s: start: %w", method, err)
+		}
+	}
+	switch {
+	case req.Fun == "":
+		return req, fmt.Errorf("%s: the request names no function", method)
+	case req.User == "":
+		return req, fmt.Errorf("%s: the request names no user", method)
+	}
+	return req, nil
 }
 
 // handleRun runs a registry function as a job for `brine run`. Unknown
 // functions and wrong arguments are refused before any job starts, as
 // salt-run does; a function that fails is a finished job with success false.
 func (m *master) handleRun(ctx context.Context, body json.RawMessage) (any, error) {
-	// Decoded as event data is, so that integers stay integers.
-	raw, err := (&bus.Event{Data: body}).DataMap()
+	req, err := decodeRunRequest("run", body)
 	if err != nil {
-		return nil, fmt.Errorf("run: %w", err)
-	}
-	var req runRequest
-	req.Fun, _ = raw["fun"].(string)
-	req.User, _ = raw["user"].(string)
-	req.Args, _ = raw["args"].([]any)
-	req.Kwargs, _ = raw["kwargs"].(map[string]any)
-	if req.User == "" {
-		return nil, errors.New("run: the request names no user")
+		return nil, err
 	}
 	if err := m.funcs.Check(req.Fun, req.Args, req.Kwargs); err != nil {
 		return nil, err
