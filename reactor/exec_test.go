@@ -2,10 +2,14 @@ package reactor
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/brinehq/brine/bus"
 )
 
 func TestBackoff(t *testing.T) {
@@ -72,5 +76,82 @@ func TestRetryOverride(t *testing.T) {
 	}
 	if got := policy.override(nil); got != policy {
 		t.Errorf("no override: %+v", got)
+	}
+}
+
+// collect is a Publisher that keeps events.
+type collect struct {
+	mu     sync.Mutex
+	events []*bus.Event
+}
+
+func (c *collect) Publish(_ context.Context, ev *bus.Event) error {
+	c.mu.Lock()
+	c.events = append(c.events, ev)
+	c.mu.Unlock()
+	return nil
+}
+
+func TestExecuteRequisiteErrors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "req.sls")
+	writeFile(t, path, `a:
+  runner.test.arg:
+    - require: [b]
+b:
+  runner.test.arg:
+    - require: [a]
+c:
+  runner.test.arg:
+    - require:
+      - runner: nowhere
+d:
+  runner.test.arg:
+    - require:
+      - wheel: e
+e:
+  runner.test.arg: []
+`)
+	r := New(Config{Mapping: []MapEntry{{Glob: "*", Files: []string{path}}}}, testFuncs(t))
+	p := r.Plan(context.Background(), "t", nil)
+	if len(p.Errors) > 0 || len(p.Reactions) != 5 {
+		t.Fatalf("plan: %v", p.Errors)
+	}
+	ev, err := bus.NewEvent("t", nil, bus.Origin{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := &collect{}
+	done := make(chan []Result)
+	go func() { done <- r.Execute(context.Background(), ev, p.Reactions, pub, nil) }()
+	var results []Result
+	select {
+	case results = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a requisite cycle deadlocked Execute")
+	}
+	want := map[string]string{
+		"a": "requisites form a cycle", "b": "requisites form a cycle",
+		"c": "requisite not found: runner: nowhere", "d": "requisite not found: wheel: e",
+	}
+	for _, res := range results {
+		id := res.Reaction.ID
+		if id == "e" {
+			if res.Status != Succeeded {
+				t.Errorf("e: %v %v", res.Status, res.Err)
+			}
+			continue
+		}
+		if res.Status != Failed || !errors.Is(res.Err, ErrRequisite) || !strings.Contains(res.Err.Error(), want[id]) {
+			t.Errorf("%s: %v %v, want failed with %q", id, res.Status, res.Err, want[id])
+		}
+	}
+	errorsFired := 0
+	for _, ev := range pub.events {
+		if ev.Tag == TagError {
+			errorsFired++
+		}
+	}
+	if errorsFired != 4 {
+		t.Errorf("%d error events, want 4", errorsFired)
 	}
 }
