@@ -34,8 +34,9 @@ func LoadKey(path string) ([]byte, error) {
 
 // EnsureKey returns the key stored at path, creating the file with a fresh
 // random key (mode 0600) when it does not exist, so that a master started
-// with no configuration is still authenticated. Two processes racing to
-// create the file agree on the same key: creation is exclusive.
+// with no configuration is still authenticated. The file appears complete or
+// not at all (written aside, then linked into place), so two processes racing
+// to create it agree on one key.
 func EnsureKey(path string) ([]byte, error) {
 	key, err := LoadKey(path)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
@@ -46,22 +47,25 @@ func EnsureKey(path string) ([]byte, error) {
 		return nil, fmt.Errorf("gateway key: %w", err)
 	}
 	enc := []byte(hex.EncodeToString(raw))
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("gateway key: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return LoadKey(path)
-	}
+	f, err := os.CreateTemp(dir, ".master.key-*") // mode 0600
 	if err != nil {
 		return nil, fmt.Errorf("gateway key: %w", err)
 	}
+	defer os.Remove(f.Name())
 	_, werr := f.Write(append(enc, '\n'))
 	serr := f.Sync()
 	cerr := f.Close()
 	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(path)
 		return nil, fmt.Errorf("gateway key: writing %s: %w", path, err)
+	}
+	if err := os.Link(f.Name(), path); errors.Is(err, fs.ErrExist) {
+		return LoadKey(path)
+	} else if err != nil {
+		return nil, fmt.Errorf("gateway key: %w", err)
 	}
 	return enc, nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -429,5 +431,37 @@ func TestConnectionLostDuringCall(t *testing.T) {
 	// Publishing, which is safe to re-send, goes on over the new connection.
 	if _, err := c.Publish(ctx, "app/after", nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestEnsureKeyRace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "master.key")
+	keys := make(chan string, 8)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			k, err := EnsureKey(path)
+			if err != nil {
+				t.Error(err)
+			}
+			keys <- string(k)
+		}()
+	}
+	wg.Wait()
+	close(keys)
+	first := <-keys
+	for k := range keys {
+		if k != first {
+			t.Fatalf("racing EnsureKey calls returned %q and %q", first, k)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		t.Fatalf("%d files next to the key, want only the key", len(entries))
 	}
 }
