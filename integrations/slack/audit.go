@@ -74,22 +74,30 @@ func (s *Stats) Snapshot() map[string]uint64 {
 		"retries": s.Retries.Load(), "held": s.Held.Load(), "dropped": s.Dropped.Load()}
 }
 
+// state is what a configuration reload replaces at once.
+type state struct {
+	cfg  *Config
+	post poster
+	red  *Redactor
+}
+
 // Audit posts the audit trail and serves the slack.* functions.
 type Audit struct {
-	cfg     *Config
-	post    poster
-	red     *Redactor
-	threads jetstream.KeyValue
-	pub     Publisher
-	source  string
-	log     *slog.Logger
-	client  *http.Client
+	st       atomic.Pointer[state]
+	consumer string // fixed at start: the durable consumer's name
+	threads  jetstream.KeyValue
+	pub      Publisher
+	source   string
+	log      *slog.Logger
+	client   *http.Client
 
 	lmu      sync.Mutex
 	limiters map[string]*rate.Limiter
 
 	rmu      sync.Mutex
 	reported map[string]bool // permanent errors reported since the last success
+
+	reloaded chan struct{} // wakes a held delivery after Reload
 
 	stats Stats
 }
@@ -110,19 +118,45 @@ func WithHTTPClient(c *http.Client) Option { return func(a *Audit) { a.client = 
 // New builds the audit for cfg (LoadConfig), remembering threads in
 // threads (OpenThreadBucket) and firing brine/slack/error on pub.
 func New(cfg *Config, threads jetstream.KeyValue, pub Publisher, opts ...Option) *Audit {
-	a := &Audit{cfg: cfg, threads: threads, pub: pub, source: "brine://slack", log: slog.Default(),
-		client: &http.Client{Timeout: 30 * time.Second}, limiters: map[string]*rate.Limiter{}, reported: map[string]bool{}}
+	a := &Audit{consumer: cfg.Consumer, threads: threads, pub: pub, source: "brine://slack", log: slog.Default(),
+		client: &http.Client{Timeout: 30 * time.Second}, limiters: map[string]*rate.Limiter{}, reported: map[string]bool{},
+		reloaded: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(a)
 	}
-	a.red = NewRedactor(cfg.RedactKeys, cfg.Redact, []string{cfg.Token, cfg.WebhookURL})
-	if cfg.Token != "" {
-		a.post = newWebAPI(cfg.Token, cfg.APIURL, a.client)
-	} else {
-		a.post = &webhook{url: cfg.WebhookURL, client: a.client}
-	}
+	a.st.Store(a.newState(cfg))
 	return a
 }
+
+func (a *Audit) newState(cfg *Config) *state {
+	st := &state{cfg: cfg, red: NewRedactor(cfg.RedactKeys, cfg.Redact, []string{cfg.Token, cfg.WebhookURL})}
+	if cfg.Token != "" {
+		st.post = newWebAPI(cfg.Token, cfg.APIURL, a.client)
+	} else {
+		st.post = &webhook{url: cfg.WebhookURL, client: a.client}
+	}
+	return st
+}
+
+// Reload applies a new configuration (SIGHUP): token, webhook, channels,
+// rules, rates and redaction change for the next message; held messages
+// go out as soon as the new token or channel works. The consumer name
+// changes only at the next start.
+func (a *Audit) Reload(cfg *Config) {
+	a.st.Store(a.newState(cfg))
+	select {
+	case a.reloaded <- struct{}{}:
+	default:
+	}
+	a.lmu.Lock()
+	a.limiters = map[string]*rate.Limiter{}
+	a.lmu.Unlock()
+	a.rmu.Lock()
+	a.reported = map[string]bool{}
+	a.rmu.Unlock()
+}
+
+func (a *Audit) cur() *state { return a.st.Load() }
 
 // Stats returns the audit's counters.
 func (a *Audit) Stats() *Stats { return &a.stats }
@@ -132,7 +166,7 @@ func (a *Audit) Stats() *Stats { return &a.stats }
 // were accepted by Slack, so messages go out in the order of the events and
 // a restart or an outage loses nothing. A new consumer starts at new events.
 func (a *Audit) Run(ctx context.Context, c Consumer) error {
-	sub, err := c.Consume(ctx, bus.ConsumerConfig{Name: a.cfg.Consumer, MaxInFlight: 1, DeliverNew: true, AckWait: ackWait},
+	sub, err := c.Consume(ctx, bus.ConsumerConfig{Name: a.consumer, MaxInFlight: 1, DeliverNew: true, AckWait: ackWait},
 		func(ctx context.Context, d *bus.Delivery) {
 			a.stats.Events.Add(1)
 			// Waits (rate, Retry-After, outages) may be long: keep telling
@@ -165,38 +199,59 @@ func (a *Audit) Run(ctx context.Context, c Consumer) error {
 	if err != nil {
 		return fmt.Errorf("slack: %w", err)
 	}
-	a.log.Info("slack audit running", "consumer", a.cfg.Consumer, "rules", len(a.cfg.Audit), "threads", a.post.threads(),
-		"rate", a.cfg.Rate, "burst", a.cfg.Burst)
+	st := a.cur()
+	a.log.Info("slack audit running", "consumer", a.consumer, "rules", len(st.cfg.Audit), "threads", st.post.threads(),
+		"rate", st.cfg.Rate, "burst", st.cfg.Burst)
 	<-ctx.Done()
 	sub.Stop()
 	return ctx.Err()
 }
 
 // handle renders ev and delivers its messages.
+// When a reload happens while a message is held, the event is rendered again
+// with the new configuration (a fixed channel applies to it) and delivery
+// goes on with the messages not yet sent.
 func (a *Audit) handle(ctx context.Context, ev *bus.Event) error {
-	var lookupErr error
-	lookup := func(key string) *thread {
-		t, err := a.thread(ctx, key)
-		if err != nil {
-			lookupErr = err
-		}
-		return t
-	}
-	msgs, err := a.render(ev, lookup)
-	if err != nil {
-		a.log.Warn("slack: unreadable event skipped", "tag", ev.Tag, "event", ev.ID, "err", err)
+	if a.ownEvent(ev) {
 		return nil
 	}
-	if lookupErr != nil {
-		return lookupErr
-	}
-	for _, m := range msgs {
-		if err := a.deliver(ctx, m); err != nil {
-			return err
+	sent := 0
+	for {
+		st := a.cur()
+		var lookupErr error
+		lookup := func(key string) *thread {
+			t, err := a.thread(ctx, key)
+			if err != nil {
+				lookupErr = err
+			}
+			return t
+		}
+		msgs, err := st.render(ev, lookup)
+		if err != nil {
+			a.log.Warn("slack: unreadable event skipped", "tag", ev.Tag, "event", ev.ID, "err", err)
+			return nil
+		}
+		if lookupErr != nil {
+			return lookupErr
+		}
+		for ; sent < len(msgs); sent++ {
+			err := a.deliver(ctx, st, msgs[sent])
+			if errors.Is(err, errReloaded) {
+				break
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if sent >= len(msgs) {
+			return nil
 		}
 	}
-	return nil
 }
+
+// errReloaded ends the delivery of a held message when the configuration
+// was reloaded: the event is rendered again.
+var errReloaded = errors.New("slack: configuration reloaded")
 
 // thread is a remembered thread parent.
 type thread struct {
@@ -229,16 +284,16 @@ func (a *Audit) thread(ctx context.Context, key string) (*thread, error) {
 // as Retry-After says), 5xx and network errors (with backoff) and permanent
 // errors (held, reported once). A message Slack rejects as malformed is
 // reported and dropped.
-func (a *Audit) deliver(ctx context.Context, m message) error {
+func (a *Audit) deliver(ctx context.Context, st *state, m message) error {
 	if m.Op == opSkip {
-		return a.send(ctx, m) // Slack is not involved
+		return a.send(ctx, nil, m) // Slack is not involved
 	}
 	failures := 0
 	for {
 		if err := a.wait(ctx, m.Channel); err != nil {
 			return err
 		}
-		err := a.send(ctx, m)
+		err := a.send(ctx, st.post, m)
 		if err == nil {
 			a.stats.Posted.Add(1)
 			a.recovered()
@@ -260,7 +315,16 @@ func (a *Audit) deliver(ctx context.Context, m message) error {
 		case held:
 			a.stats.Held.Add(1)
 			a.report(ctx, code, err, m, "held")
-			wait = a.cfg.Hold
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(st.cfg.Hold):
+			case <-a.reloaded:
+			}
+			if a.cur() != st {
+				return errReloaded
+			}
+			continue
 		case rejected:
 			a.stats.Dropped.Add(1)
 			a.report(ctx, code, err, m, "dropped")
@@ -272,8 +336,8 @@ func (a *Audit) deliver(ctx context.Context, m message) error {
 	}
 }
 
-// send performs one message against Slack.
-func (a *Audit) send(ctx context.Context, m message) error {
+// send performs one message against Slack through p.
+func (a *Audit) send(ctx context.Context, p poster, m message) error {
 	switch m.Op {
 	case opSkip:
 		return a.remember(ctx, m.Thread, thread{Channel: m.Channel, Event: m.Event, Skip: true})
@@ -283,7 +347,7 @@ func (a *Audit) send(ctx context.Context, m message) error {
 		} else if t != nil && t.Event == m.Event {
 			return nil // posted before a redelivery
 		}
-		ts, err := a.post.post(ctx, m.Channel, "", m)
+		ts, err := p.post(ctx, m.Channel, "", m)
 		if err != nil {
 			return err
 		}
@@ -294,16 +358,16 @@ func (a *Audit) send(ctx context.Context, m message) error {
 			return err
 		}
 		switch {
-		case t == nil || t.TS == "" || !a.post.threads():
-			_, err = a.post.post(ctx, m.Channel, "", m)
+		case t == nil || t.TS == "" || !p.threads():
+			_, err = p.post(ctx, m.Channel, "", m)
 		case m.Op == opReply:
-			_, err = a.post.post(ctx, t.Channel, t.TS, m)
+			_, err = p.post(ctx, t.Channel, t.TS, m)
 		default:
-			err = a.post.update(ctx, t.Channel, t.TS, m)
+			err = p.update(ctx, t.Channel, t.TS, m)
 		}
 		return err
 	}
-	_, err := a.post.post(ctx, m.Channel, "", m)
+	_, err := p.post(ctx, m.Channel, "", m)
 	return err
 }
 
@@ -321,13 +385,14 @@ func (a *Audit) remember(ctx context.Context, key string, t thread) error {
 
 // wait takes a token of the channel's rate.
 func (a *Audit) wait(ctx context.Context, channel string) error {
-	if a.cfg.Rate <= 0 {
+	cfg := a.cur().cfg
+	if cfg.Rate <= 0 {
 		return nil
 	}
 	a.lmu.Lock()
 	l, ok := a.limiters[channel]
 	if !ok {
-		l = rate.NewLimiter(rate.Limit(a.cfg.Rate), a.cfg.Burst)
+		l = rate.NewLimiter(rate.Limit(cfg.Rate), cfg.Burst)
 		a.limiters[channel] = l
 	}
 	a.lmu.Unlock()
@@ -345,7 +410,7 @@ func (a *Audit) report(ctx context.Context, code string, err error, m message, a
 		a.log.Debug("slack: still failing", "code", code, "err", err)
 		return
 	}
-	msg := a.red.Text(err.Error())
+	msg := a.cur().red.Text(err.Error())
 	a.log.Error("slack: message refused", "code", code, "channel", m.Channel, "action", action, "err", msg)
 	data := map[string]any{"error": code, "message": msg, "channel": m.Channel, "op": m.Op.String(), "action": action, "event": m.Event}
 	ev, eerr := bus.NewEvent(ErrorTag, data, bus.Origin{Source: a.source})

@@ -353,3 +353,27 @@ func TestRedactsEverySecret(t *testing.T) {
 		t.Errorf("redacted values not shown as ***:\n%s", dump(msgs))
 	}
 }
+
+func TestReloadReleasesHeldMessages(t *testing.T) {
+	f := newFakeSlack(t)
+	f.token = "xoxb-the-new-token"
+	b := openBus(t, t.TempDir())
+	a, _ := startAudit(t, b, testConfig(t, f, nil))
+	var jids []string
+	for i := range 2 {
+		jids = append(jids, run(t, b, "test.arg", []any{i}, nil, "alice").JID)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for a.Stats().Held.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the bad token was not held")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	a.Reload(testConfig(t, f, func(c *Config) { c.Token = "xoxb-the-new-token"; c.Channel = "#new" }))
+	msgs := f.waitMessages(t, 4, 20*time.Second)
+	checkJobOrder(t, msgs, jids)
+	if msgs[0].Channel != "#new" {
+		t.Errorf("reloaded channel not used: %+v", msgs[0])
+	}
+}

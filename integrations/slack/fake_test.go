@@ -43,6 +43,8 @@ type fakeSlack struct {
 	// fail decides, per request, to answer with an error instead: an HTTP
 	// status (with Retry-After when retryAfter is set) or a Slack error code.
 	fail func(n int) (status int, retryAfter string, code string)
+	// token, when set, is the only token accepted (invalid_auth otherwise).
+	token string
 }
 
 func newFakeSlack(t *testing.T) *fakeSlack {
@@ -87,6 +89,14 @@ func (f *fakeSlack) handle(method string) http.HandlerFunc {
 			_ = json.Unmarshal(m.Attachments, &atts)
 		} else {
 			_ = r.ParseForm()
+			f.mu.Lock()
+			want := f.token
+			f.mu.Unlock()
+			if want != "" && r.PostForm.Get("token") != want {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, `{"ok":false,"error":"invalid_auth"}`)
+				return
+			}
 			r.PostForm.Del("token")
 			p.Channel, p.Text, p.TS = r.PostForm.Get("channel"), r.PostForm.Get("text"), r.PostForm.Get("ts")
 			p.ThreadTS, p.Username = r.PostForm.Get("thread_ts"), r.PostForm.Get("username")

@@ -85,11 +85,11 @@ func post(ctx context.Context, a *Audit, in *function.Input) (any, error) {
 	case in.String("api_key") != "":
 		apiURL, client := "", defaultClient()
 		if a != nil {
-			apiURL, client = a.cfg.APIURL, a.client
+			apiURL, client = a.cur().cfg.APIURL, a.client
 		}
 		api = newWebAPI(in.String("api_key"), apiURL, client)
-	case a != nil && a.cfg.Token != "":
-		api, _ = a.post.(*webAPI)
+	case a != nil:
+		api, _ = a.cur().post.(*webAPI)
 	}
 	if api == nil {
 		return nil, ErrNotConfigured
@@ -122,8 +122,8 @@ func callHook(ctx context.Context, a *Audit, in *function.Input) (any, error) {
 	switch {
 	case in.String("identifier") != "":
 		url = hookBase + strings.TrimPrefix(in.String("identifier"), hookBase)
-	case a != nil && a.cfg.WebhookURL != "":
-		url = a.cfg.WebhookURL
+	case a != nil && a.cur().cfg.WebhookURL != "":
+		url = a.cur().cfg.WebhookURL
 	default:
 		return nil, ErrNotConfigured
 	}
@@ -177,7 +177,7 @@ func retry(ctx context.Context, a *Audit, channel string, send func() error) err
 
 func redactorOf(a *Audit) *Redactor {
 	if a != nil {
-		return a.red
+		return a.cur().red
 	}
 	return NewRedactor(nil, nil, nil)
 }

@@ -59,27 +59,24 @@ func (a *Audit) ownEvent(ev *bus.Event) bool {
 
 // render turns an event into the messages every matching rule wants sent.
 // lookup finds a thread's parent (nil when none is remembered).
-func (a *Audit) render(ev *bus.Event, lookup func(key string) *thread) ([]message, error) {
-	if a.ownEvent(ev) {
-		return nil, nil
-	}
+func (s *state) render(ev *bus.Event, lookup func(key string) *thread) ([]message, error) {
 	var out []message
 	var data map[string]any
-	for i := range a.cfg.Audit {
-		r := &a.cfg.Audit[i]
+	for i := range s.cfg.Audit {
+		r := &s.cfg.Audit[i]
 		channel := r.Channel
 		if channel == "" {
-			channel = a.cfg.Channel
+			channel = s.cfg.Channel
 		}
 		switch r.Preset {
 		case PresetJobs:
-			ms, err := a.renderJob(i, r, channel, ev, lookup)
+			ms, err := s.renderJob(i, r, channel, ev, lookup)
 			if err != nil {
 				return nil, err
 			}
 			out = append(out, ms...)
 		case PresetCloud:
-			out = append(out, a.renderCloud(i, channel, ev)...)
+			out = append(out, s.renderCloud(i, channel, ev)...)
 		default:
 			if !matchAny(r.tags, ev.Tag) {
 				continue
@@ -98,7 +95,7 @@ func (a *Audit) render(ev *bus.Event, lookup func(key string) *thread) ([]messag
 				continue
 			}
 			out = append(out, message{Op: opPost, Channel: channel, Event: ev.ID, Color: r.Color,
-				Text: escape(a.red.Text(format(r.Text, ev.Tag, a.red.Value("", data).(map[string]any))))})
+				Text: escape(s.red.Text(format(r.Text, ev.Tag, s.red.Value("", data).(map[string]any))))})
 		}
 	}
 	return out, nil
@@ -135,7 +132,7 @@ func matchAny(globs []*bus.Glob, s ...string) bool {
 	return false
 }
 
-func (a *Audit) renderJob(i int, r *Rule, channel string, ev *bus.Event, lookup func(string) *thread) ([]message, error) {
+func (s *state) renderJob(i int, r *Rule, channel string, ev *bus.Event, lookup func(string) *thread) ([]message, error) {
 	if _, _, _, _, ok := jobs.ParseTag(ev.Tag); !ok {
 		return nil, nil
 	}
@@ -157,7 +154,7 @@ func (a *Audit) renderJob(i int, r *Rule, channel string, ev *bus.Event, lookup 
 			// the decision for them.
 			return []message{{Op: opSkip, Channel: channel, Thread: key, Event: ev.ID}}, nil
 		}
-		return []message{{Op: opParent, Channel: channel, Thread: key, Event: ev.ID, Text: a.jobHeadline(j)}}, nil
+		return []message{{Op: opParent, Channel: channel, Thread: key, Event: ev.ID, Text: s.jobHeadline(j)}}, nil
 	}
 	// A result: under its parent when the start was posted; on its own
 	// (with the command) when the start was not seen but the rule selects
@@ -171,7 +168,7 @@ func (a *Audit) renderJob(i int, r *Rule, channel string, ev *bus.Event, lookup 
 		if !r.matches(f) {
 			return nil, nil
 		}
-		m.Text = a.jobHeadline(j) + "\n"
+		m.Text = s.jobHeadline(j) + "\n"
 	}
 	ok, ret, dur := false, any(nil), j.Duration
 	if j.Kind == jobs.KindRun {
@@ -192,13 +189,13 @@ func (a *Audit) renderJob(i int, r *Rule, channel string, ev *bus.Event, lookup 
 	} else {
 		m.Text += fmt.Sprintf("%s %s in %.2fs", icon, status, dur)
 	}
-	m.Detail = a.excerpt(ret)
+	m.Detail = s.excerpt(ret)
 	return []message{m}, nil
 }
 
 // jobHeadline is the command line and who ran it.
-func (a *Audit) jobHeadline(j *jobs.Job) string {
-	cmd := a.red.Text(jobs.CommandLine(j, a.red.Value))
+func (s *state) jobHeadline(j *jobs.Job) string {
+	cmd := s.red.Text(jobs.CommandLine(j, s.red.Value))
 	user := j.User
 	if user == "" {
 		user = "unknown"
@@ -211,7 +208,7 @@ func cloudKey(i int, name string) string {
 	return fmt.Sprintf("r%d.cloud.%s", i, base64.RawURLEncoding.EncodeToString([]byte(name)))
 }
 
-func (a *Audit) renderCloud(i int, channel string, ev *bus.Event) []message {
+func (s *state) renderCloud(i int, channel string, ev *bus.Event) []message {
 	parts := strings.Split(ev.Tag, "/")
 	if len(parts) < 4 || parts[0] != "salt" || parts[1] != "cloud" {
 		return nil
@@ -221,7 +218,7 @@ func (a *Audit) renderCloud(i int, channel string, ev *bus.Event) []message {
 	if err != nil {
 		return nil
 	}
-	data, _ = a.red.Value("", data).(map[string]any)
+	data, _ = s.red.Value("", data).(map[string]any)
 	key := cloudKey(i, name)
 	vm := "*" + escape(name) + "*"
 	step := func(text, color string) message {
@@ -263,30 +260,30 @@ func details(data map[string]any, keys ...string) string {
 }
 
 // excerpt is a short, redacted view of a return, as a code block.
-func (a *Audit) excerpt(ret any) string {
-	if a.cfg.Excerpt == 0 || ret == nil {
+func (s *state) excerpt(ret any) string {
+	if s.cfg.Excerpt == 0 || ret == nil {
 		return ""
 	}
 	var text string
-	if s, ok := ret.(string); ok {
-		text = s
+	if str, ok := ret.(string); ok {
+		text = str
 	} else {
-		b, err := yaml.Marshal(a.red.Value("", ret))
+		b, err := yaml.Marshal(s.red.Value("", ret))
 		if err != nil {
 			text = fmt.Sprint(ret)
 		} else {
 			text = string(b)
 		}
 	}
-	text = strings.TrimSpace(a.red.Text(text))
+	text = strings.TrimSpace(s.red.Text(text))
 	lines := strings.Split(text, "\n")
 	cut := false
 	if len(lines) > 15 {
 		lines, cut = lines[:15], true
 	}
 	text = strings.Join(lines, "\n")
-	if r := []rune(text); len(r) > a.cfg.Excerpt {
-		text, cut = string(r[:a.cfg.Excerpt]), true
+	if r := []rune(text); len(r) > s.cfg.Excerpt {
+		text, cut = string(r[:s.cfg.Excerpt]), true
 	}
 	if cut {
 		text += "\n…"
