@@ -18,8 +18,8 @@ import (
 	"github.com/brinehq/brine/jobs"
 )
 
-// slackRecorder is slacktest recording chat.postMessage (slacktest keeps
-// nothing by itself).
+// slackRecorder is slacktest recording chat.postMessage and chat.update
+// (slacktest keeps nothing by itself).
 type slackRecorder struct {
 	mu   sync.Mutex
 	msgs []map[string]string
@@ -28,17 +28,24 @@ type slackRecorder struct {
 func newSlackRecorder(t *testing.T) (*slackRecorder, string) {
 	t.Helper()
 	rec := &slackRecorder{}
-	srv := slacktest.NewTestServer(func(c slacktest.Customize) {
-		c.Handle("/chat.postMessage", func(w http.ResponseWriter, r *http.Request) {
+	record := func(method string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
 			_ = r.ParseForm()
 			rec.mu.Lock()
-			ts := fmt.Sprintf("1700000000.%06d", len(rec.msgs)+1)
-			rec.msgs = append(rec.msgs, map[string]string{"channel": r.PostForm.Get("channel"), "text": r.PostForm.Get("text"),
-				"thread_ts": r.PostForm.Get("thread_ts"), "ts": ts})
+			ts := r.PostForm.Get("ts")
+			if method == "chat.postMessage" {
+				ts = fmt.Sprintf("1700000000.%06d", len(rec.msgs)+1)
+			}
+			rec.msgs = append(rec.msgs, map[string]string{"method": method, "channel": r.PostForm.Get("channel"),
+				"text": r.PostForm.Get("text"), "thread_ts": r.PostForm.Get("thread_ts"), "ts": ts})
 			rec.mu.Unlock()
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(map[string]any{"ok": true, "channel": r.PostForm.Get("channel"), "ts": ts})
-		})
+		}
+	}
+	srv := slacktest.NewTestServer(func(c slacktest.Customize) {
+		c.Handle("/chat.postMessage", record("chat.postMessage"))
+		c.Handle("/chat.update", record("chat.update"))
 	})
 	srv.Start()
 	t.Cleanup(srv.Stop)

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCloudRunThreadsInSlack: `brine cloud -p small web1` against the vCenter
+// simulator gives one Slack thread for the VM, its steps threaded under the
+// parent and the final state edited into it.
+func TestCloudRunThreadsInSlack(t *testing.T) {
+	rec, apiURL := newSlackRecorder(t)
+	m := newTestMaster(t)
+	f, err := os.OpenFile(filepath.Join(m.confDir, "master"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "slack:\n  token: xoxb-test-token\n  api_url: %s\n  channel: '#audit'\n  rate: 0\n  audit: [{preset: cloud}]\n", apiURL)
+	f.Close()
+	m.start()
+	cloudSetup(t, m, true)
+
+	if _, errs, code := cloudRun(t, m, "-p", "small", "web1"); code != 0 {
+		t.Fatalf("cloud: exit %d\n%s", code, errs)
+	}
+	msgs := rec.wait(t, 6) // creating, requesting, querying, waiting_for_ssh, created, and the edit
+	parent := msgs[0]
+	if parent["method"] != "chat.postMessage" || parent["thread_ts"] != "" || !strings.Contains(parent["text"], "*web1*: creating (profile small") {
+		t.Fatalf("parent %v", parent)
+	}
+	var steps []string
+	edited := false
+	for _, msg := range msgs[1:] {
+		switch {
+		case msg["method"] == "chat.update":
+			edited = msg["ts"] == parent["ts"] && strings.Contains(msg["text"], "*web1*: created :white_check_mark: (ip_address 10.20.")
+		case msg["thread_ts"] != parent["ts"]:
+			t.Errorf("step outside the thread: %v", msg)
+		default:
+			steps = append(steps, msg["text"])
+		}
+	}
+	if !edited {
+		t.Errorf("final state not edited into the parent: %v", msgs)
+	}
+	if got := strings.Join(steps, " | "); !strings.Contains(got, "`requesting`") || !strings.Contains(got, "`waiting_for_ssh`") ||
+		!strings.Contains(got, ":white_check_mark: created") {
+		t.Errorf("steps %s", got)
+	}
+	for _, msg := range msgs {
+		if strings.Contains(msg["text"], "pass") {
+			t.Errorf("password in Slack: %v", msg)
+		}
+	}
+}
