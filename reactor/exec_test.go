@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/function"
 )
 
 func TestBackoff(t *testing.T) {
@@ -153,5 +154,25 @@ e:
 	}
 	if errorsFired != 4 {
 		t.Errorf("%d error events, want 4", errorsFired)
+	}
+}
+
+func TestPlanSurvivesPanic(t *testing.T) {
+	reg := testFuncs(t)
+	if err := reg.Register(function.Func{Name: "test.boom", ReadOnly: true,
+		Run: func(context.Context, *function.Input) (any, error) { panic("engine bug") }}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bad, good := filepath.Join(dir, "bad.sls"), filepath.Join(dir, "good.sls")
+	writeFile(t, bad, "x: {{ salt['test.boom']() }}\n")
+	writeFile(t, good, "ok:\n  runner.test.ping: []\n")
+	r := New(Config{Mapping: []MapEntry{{Glob: "*", Files: []string{bad, good}}}}, reg)
+	p := r.Plan(context.Background(), "t", nil)
+	if len(p.Errors) != 1 || !strings.Contains(p.Errors[0].Error(), "internal error: engine bug") || p.Errors[0].File != bad {
+		t.Fatalf("errors %v", p.Errors)
+	}
+	if len(p.Reactions) != 1 || p.Reactions[0].ID != "ok" {
+		t.Fatalf("the good file did not compile: %+v", p.Reactions)
 	}
 }

@@ -184,12 +184,22 @@ func (r *Reactor) Matches(tag string) int {
 }
 
 func (r *Reactor) planFile(fp *FilePlan, tag string, data map[string]any, salt func() map[string]any) {
+	// A panic in the template or YAML engine on some odd input is one
+	// broken file, not a dead master.
+	stage := StageRender
+	defer func() {
+		if p := recover(); p != nil {
+			fp.Reactions = nil
+			fp.Errors = append(fp.Errors, &Error{Stage: stage, File: fp.Path, Err: fmt.Errorf("internal error: %v", p)})
+		}
+	}()
 	out, sameLines, err := r.render.render(fp.Path, tag, data, salt)
 	if err != nil {
 		fp.Errors = append(fp.Errors, asError(fp.Path, StageRender, err))
 		return
 	}
 	fp.Rendered = out
+	stage = StageCompile
 	reactions, errs := compileFile(fp.Path, out, r.funcs)
 	fp.Reactions = reactions
 	for _, re := range reactions {
