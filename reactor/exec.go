@@ -268,7 +268,7 @@ func (r *Reactor) job(ctx context.Context, pub Publisher, cause *bus.Event, re *
 			return res
 		}
 		res.Attempts++
-		res.Return, res.Err = r.funcs.Call(ctx, re.Fun, re.Args, re.Kwargs, fire)
+		res.Return, res.Err = r.call(ctx, re, fire)
 		release()
 		if ctx.Err() != nil {
 			res.Err = errInterrupted
@@ -296,6 +296,17 @@ func (r *Reactor) job(ctx context.Context, pub Publisher, cause *bus.Event, re *
 		r.stats.Failed.Add(1)
 	}
 	return res
+}
+
+// call runs the reaction's function; a panic in it is a failed attempt,
+// not a dead master.
+func (r *Reactor) call(ctx context.Context, re *Reaction, fire func(context.Context, string, map[string]any) error) (ret any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ret, err = nil, fmt.Errorf("%s panicked: %v", re.Call(), p)
+		}
+	}()
+	return r.funcs.Call(ctx, re.Fun, re.Args, re.Kwargs, fire)
 }
 
 // backoff is the wait before attempt n+1: Interval doubled per failure,

@@ -175,4 +175,15 @@ func TestPlanSurvivesPanic(t *testing.T) {
 	if len(p.Reactions) != 1 || p.Reactions[0].ID != "ok" {
 		t.Fatalf("the good file did not compile: %+v", p.Reactions)
 	}
+
+	// A panicking function is a failed attempt.
+	ev, err := bus.NewEvent("t", nil, bus.Origin{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := &Reaction{ID: "boom", Kind: Runner, Fun: "test.boom", Retry: &Retry{Attempts: 2, Interval: time.Millisecond}}
+	res := r.Execute(context.Background(), ev, []*Reaction{re}, &collect{}, nil)
+	if len(res) != 1 || res[0].Status != Failed || res[0].Attempts != 2 || !strings.Contains(res[0].Err.Error(), "runner.test.boom panicked: engine bug") {
+		t.Fatalf("results %+v", res)
+	}
 }
