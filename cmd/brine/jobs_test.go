@@ -156,6 +156,13 @@ func TestRunJobsAndSlackOnMaster(t *testing.T) {
 	if out, _, code := m.run(nil, "jobs", "active", "--json"); code != 0 || strings.TrimSpace(out) != "[]" {
 		t.Errorf("jobs active: exit %d %q", code, out)
 	}
+	out, _, code = m.run(nil, "slack", "status", "--json")
+	var status struct {
+		Stats map[string]uint64 `json:"stats"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &status) != nil || status.Stats["posted"] < 8 || strings.Contains(out, "xoxb-test-token") {
+		t.Errorf("slack status: exit %d %s", code, out)
+	}
 	if _, _, code := m.run(nil, "jobs", "show", "123"); code != 2 {
 		t.Errorf("jobs show of a non-JID: exit %d, want 2", code)
 	}

@@ -89,7 +89,7 @@ Exit codes: 0 success, 1 failure, 2 bad command line, 3 master unreachable.`,
 
 	root.AddCommand(newMasterCmd(g), newEventCmd(g), newVersionCmd())
 	root.AddCommand(newReactorCmd(g))
-	root.AddCommand(newRunCmd(g), newJobsCmd(g))
+	root.AddCommand(newRunCmd(g), newJobsCmd(g), newSlackCmd(g))
 	root.AddCommand(newDdnsCmd(g))
 	root.AddCommand(newCloudCmd(g))
 	root.AddCommand(newMineCmd(g))
