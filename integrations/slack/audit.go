@@ -85,6 +85,7 @@ type state struct {
 type Audit struct {
 	st       atomic.Pointer[state]
 	consumer string // fixed at start: the durable consumer's name
+	pattern  string // fixed at start: the tags the consumer reads
 	threads  jetstream.KeyValue
 	pub      Publisher
 	source   string
@@ -118,7 +119,7 @@ func WithHTTPClient(c *http.Client) Option { return func(a *Audit) { a.client = 
 // New builds the audit for cfg (LoadConfig), remembering threads in
 // threads (OpenThreadBucket) and firing brine/slack/error on pub.
 func New(cfg *Config, threads jetstream.KeyValue, pub Publisher, opts ...Option) *Audit {
-	a := &Audit{consumer: cfg.Consumer, threads: threads, pub: pub, source: "brine://slack", log: slog.Default(),
+	a := &Audit{consumer: cfg.Consumer, pattern: cfg.pattern(), threads: threads, pub: pub, source: "brine://slack", log: slog.Default(),
 		client: &http.Client{Timeout: 30 * time.Second}, limiters: map[string]*rate.Limiter{}, reported: map[string]bool{},
 		reloaded: make(chan struct{}, 1)}
 	for _, o := range opts {
@@ -140,8 +141,9 @@ func (a *Audit) newState(cfg *Config) *state {
 
 // Reload applies a new configuration (SIGHUP): token, webhook, channels,
 // rules, rates and redaction change for the next message; held messages
-// go out as soon as the new token or channel works. The consumer name
-// changes only at the next start.
+// go out as soon as the new token or channel works. The consumer's name and
+// the tags it reads (a new rule for tags outside the old ones) change only at
+// the next start.
 func (a *Audit) Reload(cfg *Config) {
 	a.st.Store(a.newState(cfg))
 	select {
@@ -166,7 +168,7 @@ func (a *Audit) Stats() *Stats { return &a.stats }
 // were accepted by Slack, so messages go out in the order of the events and
 // a restart or an outage loses nothing. A new consumer starts at new events.
 func (a *Audit) Run(ctx context.Context, c Consumer) error {
-	sub, err := c.Consume(ctx, bus.ConsumerConfig{Name: a.consumer, MaxInFlight: 1, DeliverNew: true, AckWait: ackWait},
+	sub, err := c.Consume(ctx, bus.ConsumerConfig{Name: a.consumer, Pattern: a.pattern, MaxInFlight: 1, DeliverNew: true, AckWait: ackWait},
 		func(ctx context.Context, d *bus.Delivery) {
 			a.stats.Events.Add(1)
 			// Waits (rate, Retry-After, outages) may be long: keep telling

@@ -251,3 +251,32 @@ func (r *Rule) compile() error {
 		globs(r.Tag), globs(r.Fun), globs(r.FunNot), globs(r.Tgt), globs(r.TgtNot), globs(r.User), globs(r.UserNot)
 	return nil
 }
+
+// pattern is the narrowest tag glob that covers every rule (presets read
+// salt/job, salt/run and salt/cloud events), so that the bus filters the
+// audit's consumer server-side instead of handing it every event.
+func (c *Config) pattern() string {
+	prefix, first := "", true
+	add := func(p string) {
+		if first {
+			prefix, first = p, false
+			return
+		}
+		for !strings.HasPrefix(p, prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	for _, r := range c.Audit {
+		if r.Preset != "" {
+			add("salt/")
+			continue
+		}
+		for _, g := range r.tags {
+			add(g.Prefix())
+		}
+	}
+	if prefix == "" {
+		return ""
+	}
+	return prefix + "*"
+}

@@ -139,3 +139,25 @@ func equal(a, b any) bool {
 	}
 	return a == b
 }
+
+func TestConsumerPattern(t *testing.T) {
+	tests := []struct {
+		rules []Rule
+		want  string
+	}{
+		{[]Rule{{Preset: PresetJobs}, {Preset: PresetCloud}}, "salt/*"},
+		{[]Rule{{Preset: PresetJobs}, {Tag: Strings{"salt/netapi/hook/*"}, Text: "x"}}, "salt/*"},
+		{[]Rule{{Tag: Strings{"myco/deploy/*/done", "myco/deploy/x"}, Text: "x"}}, "myco/deploy/*"},
+		{[]Rule{{Preset: PresetJobs}, {Tag: Strings{"myco/*"}, Text: "x"}}, ""},
+		{[]Rule{{Tag: Strings{"*"}, Text: "x"}}, ""},
+	}
+	for _, tt := range tests {
+		c := &Config{Token: "x", Channel: "#c", Burst: 1, Audit: tt.rules}
+		if err := c.validate(); err != nil {
+			t.Fatal(err)
+		}
+		if got := c.pattern(); got != tt.want {
+			t.Errorf("rules %+v: pattern %q, want %q", tt.rules, got, tt.want)
+		}
+	}
+}
