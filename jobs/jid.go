@@ -1,7 +1,9 @@
 // Package jobs names and records the jobs brine runs. A job is one run of a
-// function (a reaction, a `brine run`); it is announced on the bus as
-// salt/run/<jid>/new and salt/run/<jid>/ret, exactly as Salt's runner jobs are,
-// so tools that follow Salt jobs follow brine's.
+// function (a reaction, a `brine run`, a `brine cloud` run); it is announced
+// on the bus as salt/run/<jid>/new and salt/run/<jid>/ret, exactly as Salt's
+// runner jobs are (Run, Call), so tools that follow Salt jobs follow brine's.
+// The Store records those and salt/job/<jid>/… events from elsewhere in a
+// key-value bucket for keep_jobs, for `brine jobs list|show|active`.
 package jobs
 
 import (
