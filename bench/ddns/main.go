@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +34,7 @@ import (
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/integrations/ddns"
 	"github.com/brinehq/brine/integrations/ddns/named"
+	"github.com/brinehq/brine/mine"
 	"github.com/brinehq/brine/reactor"
 )
 
@@ -132,7 +135,7 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 		return err
 	}
 	reg := function.NewWithBuiltins()
-	if err := ddns.Register(reg, ddns.New(ddns.Config{}, ddns.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))); err != nil {
+	if err := ddns.Register(reg, ddns.New(ddns.Config{}, ddns.WithLogger(quiet))); err != nil {
 		return err
 	}
 
@@ -166,7 +169,7 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 	shm.Close()
 	fmt.Fprintln(os.Stderr, "add_host done")
 
-	b, err := natsbus.Open(ctx, natsbus.Config{Dir: filepath.Join(dir, "bus"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	b, err := natsbus.Open(ctx, natsbus.Config{Dir: filepath.Join(dir, "bus"), Logger: quiet})
 	if err != nil {
 		return err
 	}
@@ -176,13 +179,13 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 		return err
 	}
 	r := reactor.New(reactor.Config{Mapping: []reactor.MapEntry{{Glob: "salt/cloud/*/deploy_script", Files: []string{file}}}},
-		reg, reactor.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		reg, reactor.WithLogger(quiet))
 	rctx, stop := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- r.Run(rctx, b, nil) }()
 	defer func() { stop(); <-done }()
 
-	res, err := cloudBurst(ctx, b, srv, burst, name)
+	res, err := cloudBurst(ctx, b, srv, "deploy_script", burst, name)
 	if err != nil {
 		return err
 	}
@@ -192,6 +195,23 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 	if err != nil {
 		return err
 	}
+	rep.Results = append(rep.Results, res)
+
+	// The built-in sync: created events -> the mine -> the zone, no reaction file.
+	kv, err := b.KeyValue(ctx, mine.Bucket)
+	if err != nil {
+		return err
+	}
+	store := mine.New(kv)
+	go runPart("mine", func() error { return store.Follow(rctx, b, "brine://bench/mine", quiet) })
+	sc := ddns.New(ddns.Config{Settings: ddns.Settings{Nameserver: host, Port: atoi(port), Keyfile: keyfile},
+		Sync: &ddns.SyncConfig{Zone: "example.test"}}, ddns.WithLogger(quiet))
+	go runPart("ddns sync", func() error { return sc.Sync(rctx, store, nil) })
+	res, err = cloudBurst(ctx, b, srv, "created", burst, name)
+	if err != nil {
+		return err
+	}
+	res.Name, res.Unit = "sync_burst", "hosts resolvable/s, from created events through the mine and the built-in sync to A in the zone"
 	rep.Results = append(rep.Results, res)
 
 	rep.Targets = []Target{
@@ -208,6 +228,7 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 	}
 	rep.Notes = []string{
 		"add_host = one signed UPDATE for the PTR, then one for the A with an RRset-does-not-exist prerequisite (a new host); concurrent callers' updates to a zone share UPDATE messages (names never shared); each call is checked and bound by the function registry",
+		"sync_burst: the same burst as created events, followed by the mine (one durable consumer) and the built-in ddns sync (no reaction file)",
 		"burst and steady: events published to the embedded JetStream bus (fsync'ed), run by the reactor (64 workers) with Salt's add_host reaction file; 'resolvable' = the server answers the A query (steady) or the name is in an AXFR (burst)",
 		"the machine has 2 cores (and a disk) shared by BIND, the bus, the reactor, the poller and other work: see load_avg",
 		"*_tmpfs: the same calls against a BIND whose zone directory is on /dev/shm; BIND syncs its journal to disk on every update, so the difference is the disk's",
@@ -225,6 +246,21 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 		return fmt.Errorf("a target was missed (see %s)", out)
 	}
 	return nil
+}
+
+// runPart runs a part until it ends, printing why if it failed.
+func runPart(part string, run func() error) {
+	if err := run(); err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(os.Stderr, "bench/ddns: %s: %v\n", part, err)
+	}
+}
+
+// quiet discards the logs of the parts under measurement.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 func check(r Result, metric, op string, v float64) Target {
@@ -287,24 +323,32 @@ func addHosts(ctx context.Context, reg *function.Registry, keyfile, host, port s
 }
 
 func publish(ctx context.Context, b bus.Bus, name, ip string) error {
-	ev, err := bus.NewEvent("salt/cloud/"+name+"/deploy_script", map[string]any{
-		"event": name + " has been deployed at " + ip, "name": name, "host": ip,
-	}, bus.Origin{Source: "brine://bench/cloud"})
+	return publishTask(ctx, b, "deploy_script", name, ip)
+}
+
+// publishTask fires salt-cloud's deploy_script (with host, as salt-cloud
+// sends it) or created (with private_ips, as brine's cloud adds).
+func publishTask(ctx context.Context, b bus.Bus, task, name, ip string) error {
+	data := map[string]any{"event": name + " has been deployed at " + ip, "name": name, "host": ip}
+	if task == "created" {
+		data = map[string]any{"event": "created instance", "name": name, "private_ips": []any{ip}}
+	}
+	ev, err := bus.NewEvent("salt/cloud/"+name+"/"+task, data, bus.Origin{Source: "brine://bench/cloud"})
 	if err != nil {
 		return err
 	}
 	return b.Publish(ctx, ev)
 }
 
-// cloudBurst publishes n deploy_script events at once and waits until every
-// name is in the zone.
-func cloudBurst(ctx context.Context, b bus.Bus, srv *named.Server, n int, name func() (string, string)) (Result, error) {
+// cloudBurst publishes n salt/cloud/<name>/<task> events at once and waits
+// until every name is in the zone.
+func cloudBurst(ctx context.Context, b bus.Bus, srv *named.Server, task string, n int, name func() (string, string)) (Result, error) {
 	want := map[string]bool{}
 	start := time.Now()
 	for range n {
 		h, ip := name()
 		want[h+".example.test."] = true
-		if err := publish(ctx, b, h, ip); err != nil {
+		if err := publishTask(ctx, b, task, h, ip); err != nil {
 			return Result{}, err
 		}
 	}
