@@ -61,10 +61,28 @@ type syncer struct {
 	target *mine.Target
 	fire   FireFunc
 
+	// Owned by Sync's loop goroutine.
 	hosts   map[string]*mine.Host   // the mine as watched
 	names   map[string]string       // host id -> FQDN last managed
 	applied map[string][]netip.Addr // FQDN -> addresses in the zone
 	retry   map[string]bool         // host ids whose last update failed
+	running map[string]bool         // host ids with an update under way
+	dirty   map[string]bool         // host ids that changed while running
+
+	sem     chan struct{}   // bounds the updates under way
+	results chan syncResult // finished updates, back to the loop
+}
+
+// syncWorkers is how many hosts are updated at once; concurrent updates to
+// the zone share UPDATE messages.
+const syncWorkers = 32
+
+// syncResult is one finished host update.
+type syncResult struct {
+	id, fq, action string
+	want           []netip.Addr // the addresses now in the zone (add_host)
+	ch             *Change
+	err            error
 }
 
 // Sync keeps the configured sync zone in line with inv until ctx ends. It
@@ -88,6 +106,8 @@ func (c *Client) Sync(ctx context.Context, inv Inventory, fire FireFunc) error {
 		c: c, zone: dns.CanonicalName(sc.Zone), target: t, fire: fire,
 		hosts: map[string]*mine.Host{}, names: map[string]string{},
 		applied: map[string][]netip.Addr{}, retry: map[string]bool{},
+		running: map[string]bool{}, dirty: map[string]bool{},
+		sem: make(chan struct{}, syncWorkers), results: make(chan syncResult),
 	}
 	s.tag = strings.TrimSuffix(s.zone, ".")
 	changes := make(chan mine.Change, 1024)
@@ -114,6 +134,8 @@ func (c *Client) Sync(ctx context.Context, inv Inventory, fire FireFunc) error {
 				return nil
 			}
 			return fmt.Errorf("ddns sync: %w", err)
+		case r := <-s.results:
+			s.done(ctx, r)
 		case <-tick.C:
 			if synced {
 				for id := range s.retry {
@@ -209,8 +231,14 @@ func (s *syncer) desired(id string) ([]netip.Addr, bool) {
 	return out, true
 }
 
-// apply brings host id's records in line with the mine.
+// apply starts bringing host id's records in line with the mine; the
+// update runs on its own goroutine (one at a time per host) and reports to
+// done.
 func (s *syncer) apply(ctx context.Context, id string) {
+	if s.running[id] {
+		s.dirty[id] = true
+		return
+	}
 	want, present := s.desired(id)
 	fq, named := s.names[id]
 	if present {
@@ -219,34 +247,65 @@ func (s *syncer) apply(ctx context.Context, id string) {
 			return
 		}
 	}
+	var op func() (*Change, error)
+	action := "add_host"
 	switch {
 	case present && len(want) == 0:
 		// In the mine without an address yet (still being created).
 		delete(s.retry, id)
+		return
 	case present:
 		s.names[id] = fq
 		if sameAddrs(s.applied[fq], want) {
 			delete(s.retry, id)
 			return
 		}
-		ch, err := s.c.setHost(ctx, s.zone, fq, want, Settings{}, true)
-		if err != nil {
-			s.failed(ctx, id, "add_host", err)
-			return
-		}
-		s.applied[fq] = want
-		delete(s.retry, id)
-		s.updated(ctx, "add_host", ch)
+		op = func() (*Change, error) { return s.c.setHost(ctx, s.zone, fq, want, Settings{}, true) }
 	case named:
-		ch, err := s.c.DeleteHost(ctx, s.zone, fq, Settings{})
-		if err != nil {
-			s.failed(ctx, id, "delete_host", err)
-			return
+		action = "delete_host"
+		op = func() (*Change, error) { return s.c.DeleteHost(ctx, s.zone, fq, Settings{}) }
+	default:
+		return
+	}
+	s.running[id] = true
+	go func() {
+		r := syncResult{id: id, fq: fq, action: action, want: want}
+		select {
+		case s.sem <- struct{}{}:
+			r.ch, r.err = op()
+			<-s.sem
+		case <-ctx.Done():
+			r.err = ctx.Err()
 		}
-		delete(s.applied, fq)
-		delete(s.names, id)
-		delete(s.retry, id)
-		s.updated(ctx, "delete_host", ch)
+		select {
+		case s.results <- r:
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// done records a finished update and starts the next one for the host if it
+// changed in the meantime.
+func (s *syncer) done(ctx context.Context, r syncResult) {
+	delete(s.running, r.id)
+	switch {
+	case r.err != nil:
+		s.failed(ctx, r.id, r.action, r.err)
+	case r.action == "add_host":
+		s.applied[r.fq] = r.want
+		delete(s.retry, r.id)
+		s.updated(ctx, r.action, r.ch)
+	default:
+		delete(s.applied, r.fq)
+		if s.names[r.id] == r.fq {
+			delete(s.names, r.id)
+		}
+		delete(s.retry, r.id)
+		s.updated(ctx, r.action, r.ch)
+	}
+	if s.dirty[r.id] {
+		delete(s.dirty, r.id)
+		s.apply(ctx, r.id)
 	}
 }
 
