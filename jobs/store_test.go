@@ -58,7 +58,7 @@ func collect(t *testing.T, b bus.Bus, pattern string) func(n int) []*bus.Event {
 	t.Cleanup(sub.Stop)
 	return func(n int) []*bus.Event {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
+		deadline := time.Now().Add(60 * time.Second)
 		for {
 			mu.Lock()
 			if len(got) >= n {
@@ -373,10 +373,10 @@ func TestJobsExpireAfterKeep(t *testing.T) {
 
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 20s")
+			t.Fatal("condition not met within 60s")
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -55,7 +55,7 @@ func newSlackRecorder(t *testing.T) (*slackRecorder, string) {
 
 func (r *slackRecorder) wait(t *testing.T, n int) []map[string]string {
 	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		r.mu.Lock()
 		msgs := append([]map[string]string(nil), r.msgs...)
 		r.mu.Unlock()
@@ -122,7 +122,7 @@ func TestRunJobsAndSlackOnMaster(t *testing.T) {
 
 	// The job store has it.
 	var show string
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		show, errOut, code = m.run(nil, "jobs", "show", res.JID)
 		if code == 0 && strings.Contains(show, "succeeded") || time.Now().After(deadline) {
 			break
@@ -142,7 +142,7 @@ func TestRunJobsAndSlackOnMaster(t *testing.T) {
 	if out, _, code := m.run(nil, "jobs", "list", "--user", "nobody-at-all"); code != 0 || strings.Count(out, "\n") != 1 {
 		t.Errorf("jobs list --user: exit %d %q", code, out)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		show, errOut, code = m.run(nil, "jobs", "show", job.JID)
 		if code == 0 && strings.Contains(show, "succeeded") || time.Now().After(deadline) {
 			break

@@ -37,7 +37,7 @@ func TestJobsPresetThreadsResults(t *testing.T) {
 	publish(t, b, "salt/job/"+jid+"/ret/web2", map[string]any{"cmd": "_return", "id": "web2", "jid": jid, "fun": "cmd.run",
 		"fun_args": []any{"nginx restart"}, "return": "nginx: [emerg] bad config", "retcode": 1, "success": false})
 
-	msgs := f.waitMessages(t, 7, 20*time.Second)
+	msgs := f.waitMessages(t, 7, 90*time.Second)
 	want := []struct {
 		text, color, detail string
 		parent              int // index of the thread parent, -1 for none
@@ -84,7 +84,7 @@ func TestCloudPresetOneThreadPerLifecycle(t *testing.T) {
 	publish(t, b, "salt/cloud/db1/requesting/failed", map[string]any{"name": "db1", "error": "quota exceeded"})
 	publish(t, b, "salt/job/"+jobs.NewJID()+"/new", map[string]any{"fun": "test.ping"}) // not the cloud preset's
 
-	msgs := f.waitMessages(t, 10, 20*time.Second)
+	msgs := f.waitMessages(t, 10, 90*time.Second)
 	parent := msgs[0]
 	if parent.Method != "chat.postMessage" || parent.ThreadTS != "" || !strings.Contains(parent.Text, "*web1*: creating (profile web, provider aws:ec2)") {
 		t.Fatalf("parent %+v", parent)
@@ -138,7 +138,7 @@ func TestRuleConditions(t *testing.T) {
 	run(t, b, "test.arg", nil, nil, "alice") // runner job: fun runner.test.arg, not selected
 	publish(t, b, "myco/deploy/web", map[string]any{"app": "web", "version": 42, "who": map[string]any{"name": "dana"}})
 
-	f.waitMessages(t, 3, 20*time.Second)
+	f.waitMessages(t, 3, 90*time.Second)
 	time.Sleep(500 * time.Millisecond)
 	msgs := f.messages()
 	if len(msgs) != 3 {
@@ -171,7 +171,7 @@ func TestRateLimitStormLosesNothingInOrder(t *testing.T) {
 	for i := range n {
 		jids = append(jids, run(t, b, "test.arg", []any{i}, nil, "alice").JID)
 	}
-	msgs := f.waitMessages(t, 2*n, 60*time.Second)
+	msgs := f.waitMessages(t, 2*n, 90*time.Second)
 	checkJobOrder(t, msgs, jids)
 	if a.Stats().RateLimited.Load() == 0 {
 		t.Error("no 429 was seen")
@@ -224,7 +224,7 @@ func TestOutageThenRecoveryLosesNothing(t *testing.T) {
 	for i := range 5 {
 		jids = append(jids, run(t, b, "test.arg", []any{i}, nil, "alice").JID)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for a.Stats().Retries.Load() < 2 {
 		if time.Now().After(deadline) {
 			t.Fatal("no retries during the outage")
@@ -232,7 +232,7 @@ func TestOutageThenRecoveryLosesNothing(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	down.Store(false)
-	msgs := f.waitMessages(t, 10, 60*time.Second)
+	msgs := f.waitMessages(t, 10, 90*time.Second)
 	checkJobOrder(t, msgs, jids)
 }
 
@@ -263,7 +263,7 @@ func TestPermanentErrorReportedOnceThenDelivered(t *testing.T) {
 	for i := range 3 {
 		jids = append(jids, run(t, b, "test.arg", []any{i}, nil, "alice").JID)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for a.Stats().Held.Load() < 4 {
 		if time.Now().After(deadline) {
 			t.Fatalf("held %d times", a.Stats().Held.Load())
@@ -274,7 +274,7 @@ func TestPermanentErrorReportedOnceThenDelivered(t *testing.T) {
 		t.Errorf("%d brine/slack/error events for one revoked token, want 1", got)
 	}
 	revoked.Store(false)
-	msgs := f.waitMessages(t, 6, 30*time.Second)
+	msgs := f.waitMessages(t, 6, 90*time.Second)
 	checkJobOrder(t, msgs, jids)
 }
 
@@ -288,14 +288,14 @@ func TestRestartMidThread(t *testing.T) {
 	if err := r.Begin(context.Background(), b); err != nil {
 		t.Fatal(err)
 	}
-	parent := f.waitMessages(t, 1, 20*time.Second)[0]
+	parent := f.waitMessages(t, 1, 90*time.Second)[0]
 	stop()
 	if err := r.End(context.Background(), b, true, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	// A new audit (as after a master restart) on the same consumer.
 	startAudit(t, b, cfg)
-	msgs := f.waitMessages(t, 2, 20*time.Second)
+	msgs := f.waitMessages(t, 2, 90*time.Second)
 	if msgs[1].ThreadTS != parent.TS || !strings.Contains(msgs[1].Text, "succeeded") {
 		t.Errorf("result after restart not in the thread:\n%s", dump(msgs))
 	}
@@ -308,7 +308,7 @@ func TestWebhookModeHasNoThreads(t *testing.T) {
 	res := run(t, b, "test.arg", []any{"hi"}, nil, "alice")
 	publish(t, b, "salt/cloud/web1/creating", map[string]any{"name": "web1"})
 	publish(t, b, "salt/cloud/web1/created", map[string]any{"name": "web1"})
-	msgs := f.waitMessages(t, 5, 20*time.Second)
+	msgs := f.waitMessages(t, 5, 90*time.Second)
 	for _, m := range msgs {
 		if m.Method != "webhook" || m.ThreadTS != "" {
 			t.Errorf("not a plain webhook post: %+v", m)
@@ -341,7 +341,7 @@ func TestRedactsEverySecret(t *testing.T) {
 	publish(t, b, "salt/job/"+jid+"/ret/db1", map[string]any{"id": "db1", "jid": jid, "fun": "user.add", "retcode": 0, "success": true,
 		"return": map[string]any{"password": "hunter2", "key": pem, "out": "created with token=sekrit42"}})
 	publish(t, b, "myco/note", map[string]any{"note": "AKIAIOSFODNN7EXAMPLE", "token": "hunter2"})
-	msgs := f.waitMessages(t, 5, 20*time.Second)
+	msgs := f.waitMessages(t, 5, 90*time.Second)
 	for _, m := range msgs {
 		for _, s := range secrets {
 			if strings.Contains(m.Raw, s) || strings.Contains(m.Text, s) || strings.Contains(m.Detail, s) {
@@ -363,7 +363,7 @@ func TestReloadReleasesHeldMessages(t *testing.T) {
 	for i := range 2 {
 		jids = append(jids, run(t, b, "test.arg", []any{i}, nil, "alice").JID)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for a.Stats().Held.Load() == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the bad token was not held")
@@ -371,7 +371,7 @@ func TestReloadReleasesHeldMessages(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	a.Reload(testConfig(t, f, func(c *Config) { c.Token = "xoxb-the-new-token"; c.Channel = "#new" }))
-	msgs := f.waitMessages(t, 4, 20*time.Second)
+	msgs := f.waitMessages(t, 4, 90*time.Second)
 	checkJobOrder(t, msgs, jids)
 	if msgs[0].Channel != "#new" {
 		t.Errorf("reloaded channel not used: %+v", msgs[0])

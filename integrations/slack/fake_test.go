@@ -212,7 +212,7 @@ func startAudit(t *testing.T, b *natsbus.Bus, cfg *Config) (*Audit, func()) {
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx, b) }()
 	// The consumer starts at new events: wait until it exists.
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for {
 		if _, err := b.JetStream().Consumer(ctx, natsbus.StreamName, cfg.Consumer); err == nil {
 			break

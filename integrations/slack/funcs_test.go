@@ -43,7 +43,7 @@ func TestSlackFunctions(t *testing.T) {
 	if _, err := funcs.Call(ctx, "slack.call_hook", []any{"plain"}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	msgs := f.waitMessages(t, 3, 10*time.Second)
+	msgs := f.waitMessages(t, 3, 90*time.Second)
 	if m := msgs[0]; m.Method != "chat.postMessage" || m.Channel != "#ops" || m.Username != "brine" ||
 		m.Text != "deployed web with password=***" {
 		t.Errorf("post %+v", m)

@@ -53,10 +53,20 @@ func TestReactionOnEveryJobCannotLoop(t *testing.T) {
 
 	res := run(t, b, "test.arg", []any{"hello"}, nil, "alice")
 
-	// Wait until Slack has been quiet for 2 s.
-	deadline := time.Now().Add(60 * time.Second)
+	// Wait until the chain was cut, the user's job result is in Slack, and
+	// Slack has been quiet for 2 s since.
+	deadline := time.Now().Add(120 * time.Second)
 	last, quietSince := -1, time.Now()
-	for time.Since(quietSince) < 2*time.Second {
+	settled := func() bool {
+		audit := 0
+		for _, m := range f.messages() {
+			if m.Channel == "#audit" {
+				audit++
+			}
+		}
+		return loops.Load() > 0 && audit >= 2 && time.Since(quietSince) >= 2*time.Second
+	}
+	for !settled() {
 		if time.Now().After(deadline) {
 			t.Fatalf("Slack never went quiet: %d messages", len(f.messages()))
 		}
