@@ -109,6 +109,15 @@ func TestSyncWithMine(t *testing.T) {
 	cloud("salt/cloud/web1/created", map[string]any{"name": "web1", "private_ips": []any{"10.20.0.97"}})
 	want("web1.example.test", dns.TypeA, "10.20.0.97")
 	want("93.0.20.10.in-addr.arpa", dns.TypePTR)
+	// Changes faster than updates: the last one wins, no PTR is left over.
+	cloud("salt/cloud/web4/created", map[string]any{"name": "web4", "private_ips": []any{"10.20.0.101"}})
+	cloud("brine/mine/update", map[string]any{"id": "web4", "ips": []any{"10.20.0.102"}})
+	cloud("brine/mine/update", map[string]any{"id": "web4", "ips": []any{"10.20.0.103"}})
+	want("web4.example.test", dns.TypeA, "10.20.0.103")
+	want("103.0.20.10.in-addr.arpa", dns.TypePTR, "web4.example.test.")
+	want("101.0.20.10.in-addr.arpa", dns.TypePTR)
+	want("102.0.20.10.in-addr.arpa", dns.TypePTR)
+
 	// web2 loses its IPv6 address: its AAAA and that PTR go.
 	cloud("brine/mine/update", map[string]any{"id": "web2", "ips": []any{"10.20.0.94"}})
 	want("web2.example.test", dns.TypeAAAA)
