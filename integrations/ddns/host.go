@@ -176,15 +176,11 @@ func (c *Client) setHost(ctx context.Context, zone, name string, ips []netip.Add
 	if len(ips) == 0 {
 		return nil, fmt.Errorf("%w: ip: no address given", ErrConfig)
 	}
-	fq, err := FQDN(zone, name)
+	k, err := c.prepare(zone, name, "", "", call, false)
 	if err != nil {
 		return nil, err
 	}
-	t, err := c.conf().target(zone, call)
-	if err != nil {
-		return nil, err
-	}
-	ch := &Change{Zone: t.zone, FQDN: fq}
+	fq, t, ch := k.fq, k.t, k.ch
 	want := map[uint16][]dns.RR{}
 	for _, a := range ips {
 		rr := addrRR(fq, t.ttl, a)
@@ -349,15 +345,11 @@ func sameSet(a, b []dns.RR) bool {
 // ddns.delete_host. Unlike Salt's, it deletes nothing else at the name
 // (TXT, MX… stay), and each address only if it is still the one read.
 func (c *Client) DeleteHost(ctx context.Context, zone, name string, call Settings) (*Change, error) {
-	fq, err := FQDN(zone, name)
+	k, err := c.prepare(zone, name, "", "", call, false)
 	if err != nil {
 		return nil, err
 	}
-	t, err := c.conf().target(zone, call)
-	if err != nil {
-		return nil, err
-	}
-	ch := &Change{Zone: t.zone, FQDN: fq}
+	fq, t, ch := k.fq, k.t, k.ch
 	var gone []dns.RR
 	err = retryConflicts(ctx, fq, func() error {
 		gone = nil

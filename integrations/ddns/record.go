@@ -34,7 +34,8 @@ type call struct {
 	typ uint16
 }
 
-// prepare resolves a call's name, target and record; needData makes data
+// prepare resolves a call's name, target and record (for create, update
+// and delete; add_host and delete_host pass no rdtype); needData makes data
 // (and so rdtype) required.
 func (c *Client) prepare(zone, name, rdtype, data string, s Settings, needData bool) (*call, error) {
 	fq, err := FQDN(zone, name)
