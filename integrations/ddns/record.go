@@ -24,9 +24,9 @@ func parseRR(fqdn string, ttl uint32, rdtype, data string) (dns.RR, uint16, erro
 	return rr, typ, nil
 }
 
-// call is one record call, resolved: the name, the zone's target, the
+// recordCall is one call, resolved: the name, the zone's target, the
 // record (nil without data) and its type (0 without rdtype).
-type call struct {
+type recordCall struct {
 	fq  string
 	t   target
 	ch  *Change
@@ -37,7 +37,7 @@ type call struct {
 // prepare resolves a call's name, target and record (for create, update
 // and delete; add_host and delete_host pass no rdtype); needData makes data
 // (and so rdtype) required.
-func (c *Client) prepare(zone, name, rdtype, data string, s Settings, needData bool) (*call, error) {
+func (c *Client) prepare(zone, name, rdtype, data string, s Settings, needData bool) (*recordCall, error) {
 	fq, err := FQDN(zone, name)
 	if err != nil {
 		return nil, err
@@ -46,7 +46,7 @@ func (c *Client) prepare(zone, name, rdtype, data string, s Settings, needData b
 	if err != nil {
 		return nil, err
 	}
-	k := &call{fq: fq, t: t, ch: &Change{Zone: t.zone, FQDN: fq}}
+	k := &recordCall{fq: fq, t: t, ch: &Change{Zone: t.zone, FQDN: fq}}
 	switch {
 	case rdtype != "":
 		if k.rr, k.typ, err = parseRR(fq, t.ttl, rdtype, data); err != nil {
