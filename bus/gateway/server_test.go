@@ -309,26 +309,15 @@ func TestClientRecoversFromTruncatedReply(t *testing.T) {
 	addr := ln.Addr().String()
 	dying := make(chan error, 1)
 	go func() {
-		defer ln.Close()
-		raw, err := ln.Accept()
-		if err != nil {
-			dying <- err
-			return
-		}
-		defer raw.Close()
-		pc, err := handshake(ctx, raw, null.Security(), zmq4.Router, time.Second, 1)
-		if err != nil {
-			dying <- err
-			return
-		}
-		frames, _, err := readMsg(pc.br, 1<<20)
-		if err != nil {
-			dying <- err
-			return
-		}
-		reply := encodeMsg(frames[0], []byte(statusOK), []byte(`{"time":"x"}`))
-		_, err = raw.Write(reply[:len(reply)-3])
-		dying <- err
+		dying <- fakeMaster(ctx, ln, func(raw net.Conn, pc *peerConn) error {
+			frames, _, err := readMsg(pc.br, 1<<20)
+			if err != nil {
+				return err
+			}
+			reply := encodeMsg(frames[0], []byte(statusOK), []byte(`{"time":"x"}`))
+			_, err = raw.Write(reply[:len(reply)-3])
+			return err
+		})
 	}()
 
 	dialed := make(chan error, 1)
@@ -388,29 +377,17 @@ func TestConnectionLostDuringCall(t *testing.T) {
 	addr := ln.Addr().String()
 	took := make(chan error, 1)
 	go func() {
-		defer ln.Close()
-		raw, err := ln.Accept()
-		if err != nil {
-			took <- err
-			return
-		}
-		defer raw.Close()
-		pc, err := handshake(ctx, raw, null.Security(), zmq4.Router, time.Second, 1)
-		if err != nil {
-			took <- err
-			return
-		}
-		ping, _, err := readMsg(pc.br, 1<<20)
-		if err != nil {
-			took <- err
-			return
-		}
-		if _, err := raw.Write(encodeMsg(ping[0], []byte(statusOK), []byte(`{}`))); err != nil {
-			took <- err
-			return
-		}
-		_, _, err = readMsg(pc.br, 1<<20)
-		took <- err
+		took <- fakeMaster(ctx, ln, func(raw net.Conn, pc *peerConn) error {
+			ping, _, err := readMsg(pc.br, 1<<20)
+			if err != nil {
+				return err
+			}
+			if _, err := raw.Write(encodeMsg(ping[0], []byte(statusOK), []byte(`{}`))); err != nil {
+				return err
+			}
+			_, _, err = readMsg(pc.br, 1<<20)
+			return err
+		})
 	}()
 	c := dialClient(t, addr, testKey)
 	called := make(chan error, 1)
@@ -464,4 +441,21 @@ func TestEnsureKeyRace(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("%d files next to the key, want only the key", len(entries))
 	}
+}
+
+// fakeMaster accepts one request connection on ln, runs serve on it, then
+// closes the connection and the listener (so that a real master can bind
+// the address as soon as it returns).
+func fakeMaster(ctx context.Context, ln net.Listener, serve func(net.Conn, *peerConn) error) error {
+	defer ln.Close()
+	raw, err := ln.Accept()
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	pc, err := handshake(ctx, raw, null.Security(), zmq4.Router, time.Second, 1)
+	if err != nil {
+		return err
+	}
+	return serve(raw, pc)
 }
