@@ -230,6 +230,12 @@ func (w *watch) catchUp(ctx context.Context, cursor bus.Since, until uint64) err
 		if err := w.c.Call(ctx, "replay", req, &rep); err != nil {
 			return fmt.Errorf("gateway: replay: %w", err)
 		}
+		if rep.Head < cursor.AfterSeq {
+			// The master's log ends before what was delivered: it is a new
+			// log (a fresh data directory). Start over from its beginning.
+			w.pos, cursor, until = 0, bus.Since{}, 0
+			continue
+		}
 		for _, re := range rep.Events {
 			re.Event.Seq = re.Seq
 			if err := w.deliver(re.Event); err != nil {

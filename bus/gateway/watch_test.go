@@ -573,3 +573,33 @@ func startWatchFunc(t testing.TB, c *Client, pubAddr, pattern string, fn func(*b
 		}
 	})
 }
+
+func TestWatchFollowsAMasterWithANewLog(t *testing.T) {
+	ctx := testContext(t)
+	old := openBus(t)
+	srv := startServer(t, old, nil)
+	pubAddr, reqAddr := srv.PublishAddr(), srv.RequestAddr()
+	c := dialClient(t, reqAddr, testKey)
+	col := newCollector()
+	startWatch(t, c, pubAddr, "app/*", bus.Since{}, col)
+	waitWatchers(t, srv.Server, 1)
+	publishN(t, ctx, old, 5, func(i int) string { return fmt.Sprintf("app/old/%d", i) }, nil)
+	col.waitFor(t, 10*time.Second, "the old log's events", atLeast(5))
+	if err := srv.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The master comes back with an empty data directory: positions
+	// restart at 1.
+	fresh := openBus(t)
+	srv2 := startServer(t, fresh, func(cfg *Config) {
+		cfg.PublishEndpoint = "tcp://" + pubAddr
+		cfg.RequestEndpoint = "tcp://" + reqAddr
+	})
+	waitWatchers(t, srv2.Server, 1)
+	evs := publishN(t, ctx, fresh, 2, func(i int) string { return fmt.Sprintf("app/new/%d", i) }, nil)
+	got := col.waitFor(t, 20*time.Second, "the new log's events", atLeast(7))
+	if got[5].ID != evs[0].ID || got[6].ID != evs[1].ID || got[5].Seq != 1 {
+		t.Fatalf("after the new log: %s@%d, %s@%d; want %s@1, %s@2", got[5].Tag, got[5].Seq, got[6].Tag, got[6].Seq, evs[0].Tag, evs[1].Tag)
+	}
+}
