@@ -136,6 +136,8 @@ func TestCompileErrors(t *testing.T) {
 		{file: "args_not_dictlist.sls", stage: StageCompile, line: 2, id: "positional_runner", text: "incorrect argument format"},
 		{file: "broken_in_loop.sls", stage: StageCompile, line: 7, id: "step2", is: function.ErrUnknownFunction,
 			text: "broken_in_loop.sls (rendered line 7): compile: reaction step2: test.nope: unknown function", reactions: 1, rendered: true},
+		{file: "orchestrate.sls", stage: StageCompile, line: 3, id: "invoke_orchestrate_file", is: function.ErrUnknownFunction,
+			text: "orchestrate.sls:3: compile: reaction invoke_orchestrate_file: state.orchestrate: unknown function"},
 		{file: "no_such_file.sls", stage: StageMapping, is: ErrFileMissing, text: "reaction file missing"},
 	}
 	for _, tt := range tests {
