@@ -37,6 +37,8 @@ type RcodeError struct {
 	Zone   string
 	Server string
 	Rcode  int
+	// Key names the TSIG key the request was signed with ("" unsigned).
+	Key string
 	// TSIGError is the TSIG error of a NOTAUTH answer (BADKEY, BADSIG,
 	// BADTIME), if the server gave one.
 	TSIGError uint16
@@ -48,12 +50,18 @@ func (e *RcodeError) Error() string {
 		rc += " (" + dns.RcodeToString[int(e.TSIGError)] + ")"
 	}
 	msg := fmt.Sprintf("%s %s at %s: %s", e.Op, strings.TrimSuffix(e.Zone, "."), e.Server, rc)
-	switch e.Rcode {
-	case dns.RcodeNotAuth:
-		msg += ": the server rejected the TSIG key (check keyname, keyfile and keyalgorithm) or is not authoritative for the zone"
-	case dns.RcodeRefused:
-		msg += ": the server's policy refuses this update (unsigned, or the key may not change this name or type)"
-	case dns.RcodeNotZone:
+	key := "key " + e.Key
+	if e.Key == "" {
+		key = "no key"
+	}
+	switch {
+	case e.Rcode == dns.RcodeNotAuth && e.TSIGError == dns.RcodeBadTime:
+		msg += ": the server's clock and this host's differ by more than 5 minutes (" + key + ")"
+	case e.Rcode == dns.RcodeNotAuth:
+		msg += ": the server rejected " + key + " (check keyname, keyfile and keyalgorithm) or is not authoritative for the zone"
+	case e.Rcode == dns.RcodeRefused:
+		msg += ": the server's policy refuses this update with " + key + " (unsigned, or the key may not change this name or type)"
+	case e.Rcode == dns.RcodeNotZone:
 		msg += ": the name is not in this zone"
 	}
 	return msg
@@ -75,6 +83,10 @@ func (e *RcodeError) Is(target error) bool {
 	}
 	return false
 }
+
+// now is the clock TSIG signatures carry (a variable so that a test can
+// skew it).
+var now = time.Now
 
 // maxUDP is the largest message sent over UDP; larger ones go over TCP.
 const maxUDP = 512
@@ -128,6 +140,9 @@ func exchange(ctx context.Context, t target, m *dns.Msg) (*dns.Msg, error) {
 
 func rcodeError(op string, t target, r *dns.Msg) error {
 	e := &RcodeError{Op: op, Zone: t.zone, Server: t.server, Rcode: r.Rcode}
+	if t.key != nil {
+		e.Key = t.key.String()
+	}
 	if ts := r.IsTsig(); ts != nil {
 		e.TSIGError = ts.Error
 	}
@@ -138,7 +153,7 @@ func exchangeOnce(ctx context.Context, t target, m *dns.Msg) (*dns.Msg, error) {
 	m = m.Copy()
 	c := &dns.Client{Net: "udp", Timeout: t.timeout}
 	if t.key != nil {
-		m.SetTsig(t.key.Name, t.key.Algorithm, 300, time.Now().Unix())
+		m.SetTsig(t.key.Name, t.key.Algorithm, 300, now().Unix())
 		c.TsigProvider = t.key
 	}
 	if m.Len() > maxUDP {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -111,5 +113,27 @@ func TestTimeoutIsRetriedThenUnreachable(t *testing.T) {
 	cancel()
 	if _, err := exchange(ctx, tg, m); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// TestClockSkew: BIND refuses a signature from a clock an hour off with
+// BADTIME, and the error says to look at the clocks.
+func TestClockSkew(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := named.Start(ctx, named.Config{Zones: []string{"example.test"}, Keys: []named.Key{{Name: "k"}}})
+	if err != nil {
+		t.Fatalf("starting BIND: %v", err)
+	}
+	defer s.Close()
+	now = func() time.Time { return time.Now().Add(time.Hour) }
+	defer func() { now = time.Now }()
+	host, port, _ := net.SplitHostPort(s.Addr)
+	p, _ := strconv.Atoi(port)
+	c := New(Config{Settings: Settings{Nameserver: host, Port: p, Keyname: "k"}, Keys: map[string]InlineKey{"k": {Secret: s.Key("k").Secret}}})
+	_, err = c.Create(ctx, "example.test", "skew", "TXT", `"x"`, Settings{})
+	var re *RcodeError
+	if !errors.Is(err, ErrNotAuth) || !errors.As(err, &re) || re.TSIGError != dns.RcodeBadTime || !strings.Contains(err.Error(), "clock") {
+		t.Fatalf("err %v, want NOTAUTH (BADTIME) about clocks", err)
 	}
 }
