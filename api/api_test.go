@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -186,27 +187,36 @@ type sseReader struct {
 	br   *bufio.Reader
 }
 
-// openStream starts GET path; it fails the test unless the status is want.
+// openStream starts GET path and fails the test unless it is answered 200.
 func (f *fixture) openStream(ctx context.Context, path string, header map[string]string) *sseReader {
 	f.t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url+path, nil)
+	r, err := f.dialStream(ctx, path, header)
 	if err != nil {
 		f.t.Fatal(err)
+	}
+	return r
+}
+
+// dialStream starts GET path; it may run outside the test's goroutine.
+func (f *fixture) dialStream(ctx context.Context, path string, header map[string]string) (*sseReader, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url+path, nil)
+	if err != nil {
+		return nil, err
 	}
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		f.t.Fatalf("GET %s: %v", path, err)
+		return nil, fmt.Errorf("GET %s: %w", path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		f.t.Fatalf("GET %s: status %d: %s", path, resp.StatusCode, b)
+		return nil, fmt.Errorf("GET %s: status %d: %s", path, resp.StatusCode, b)
 	}
 	f.t.Cleanup(func() { resp.Body.Close() })
-	return &sseReader{t: f.t, resp: resp, br: bufio.NewReader(resp.Body)}
+	return &sseReader{t: f.t, resp: resp, br: bufio.NewReader(resp.Body)}, nil
 }
 
 // sseEvent is one dispatched event block.
