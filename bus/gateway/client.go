@@ -140,8 +140,11 @@ func dial(ctx context.Context, sck zmq4.Socket, ep string) error {
 		}
 		return nil
 	case <-ctx.Done():
+		// Closing ends zmq4's retry loop. A handshake with something
+		// that is not a master and never answers has no deadline in zmq4,
+		// so its goroutine is not waited for: it ends when the peer
+		// closes.
 		sck.Close()
-		<-errc
 		return fmt.Errorf("gateway: dial %s: master not reachable: %w", ep, ctx.Err())
 	}
 }

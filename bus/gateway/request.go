@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,8 +68,9 @@ func (s *Server) serveRequests(ctx context.Context, raw net.Conn) {
 		pc.finish()
 		s.forget(pc)
 	}()
-	// An event may be MaxEventSize and its request body a little more (an
-	// envelope without the size check); anything larger cannot be valid.
+	// Messages up to twice the event limit are read, so that an oversized
+	// event gets a readable refusal; anything larger cannot be a request
+	// and costs the sender its connection.
 	limit := 2*s.cfg.MaxEventSize + 64<<10
 	for {
 		frames, cmd, err := readMsg(pc.br, limit)
@@ -208,9 +210,10 @@ func (s *Server) handlePublish(ctx context.Context, body json.RawMessage) (any, 
 	return PublishReply{ID: ev.ID}, nil
 }
 
+// reservedPrefixOf names the reserved prefix tag falls under, for the refusal.
 func reservedPrefixOf(tag string) string {
 	for _, p := range bus.ReservedPrefixes {
-		if len(tag) >= len(p) && tag[:len(p)] == p {
+		if strings.HasPrefix(tag, p) {
 			return p
 		}
 	}

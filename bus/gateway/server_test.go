@@ -459,3 +459,36 @@ func fakeMaster(ctx context.Context, ln net.Listener, serve func(net.Conn, *peer
 	}
 	return serve(raw, pc)
 }
+
+func TestDialGivesUpWithItsContext(t *testing.T) {
+	// Something that accepts connections but never speaks ZMTP.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Dial(ctx, ln.Addr().String(), testKey)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "not reachable") {
+			t.Fatalf("Dial to a silent peer: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Dial to a silent peer did not return when its context ended")
+	}
+}
