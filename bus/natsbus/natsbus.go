@@ -84,6 +84,7 @@ type Bus struct {
 	js     jetstream.JetStream
 	stream jetstream.Stream
 	sync   *syncer // nil when durability is the server's business
+	kvSync map[string]*syncer
 
 	mu     sync.Mutex
 	subs   map[*subscription]struct{}
@@ -96,7 +97,7 @@ var _ bus.Bus = (*Bus)(nil)
 // exists with the configured limits.
 func Open(ctx context.Context, cfg Config) (*Bus, error) {
 	cfg.setDefaults()
-	b := &Bus{cfg: cfg, subs: make(map[*subscription]struct{})}
+	b := &Bus{cfg: cfg, subs: make(map[*subscription]struct{}), kvSync: make(map[string]*syncer)}
 	var opts []nats.Option
 	opts = append(opts, nats.Name("brine"), nats.MaxReconnects(-1))
 	url := cfg.URL
@@ -238,7 +239,17 @@ func (b *Bus) KeyValue(ctx context.Context, bucket string) (jetstream.KeyValue, 
 	if err != nil {
 		return nil, fmt.Errorf("key-value bucket %s: %w", bucket, err)
 	}
-	return kv, nil
+	if b.ns == nil {
+		return kv, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	sy, ok := b.kvSync[bucket]
+	if !ok {
+		sy = newSyncer(filepath.Join(b.cfg.Dir, "jetstream", server.DEFAULT_GLOBAL_ACCOUNT, "streams", "KV_"+bucket, "msgs"))
+		b.kvSync[bucket] = sy
+	}
+	return &syncedKV{KeyValue: kv, sync: sy}, nil
 }
 
 // JetStream exposes the JetStream context for packages that need more than
@@ -275,6 +286,14 @@ func (b *Bus) Close() error {
 		}
 		b.sync.close()
 	}
+	b.mu.Lock()
+	for _, sy := range b.kvSync {
+		if serr := sy.sync(context.Background()); serr != nil && err == nil {
+			err = serr
+		}
+		sy.close()
+	}
+	b.mu.Unlock()
 	b.shutdownServer()
 	return err
 }
