@@ -28,6 +28,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/brinehq/brine/api"
@@ -57,6 +58,12 @@ type Result struct {
 	Stored      int     `json:"stored,omitempty"`
 	Delivered   int     `json:"delivered,omitempty"`
 	Missing     int     `json:"missing"`
+	// ServerCPUus and ClientCPUus are CPU microseconds per request spent
+	// by the master side (HTTP, auth, bus and its embedded NATS server)
+	// and by the load generator: figures a busy shared machine does not
+	// distort the way it distorts rates and tail latencies.
+	ServerCPUus float64 `json:"server_cpu_us_per_request,omitempty"`
+	ClientCPUus float64 `json:"client_cpu_us_per_request,omitempty"`
 	Description string  `json:"description"`
 }
 
@@ -91,6 +98,7 @@ type loadReport struct {
 	Seconds   float64   `json:"seconds"`
 	Latencies []float64 `json:"latencies_ms"`
 	FirstErr  string    `json:"first_error,omitempty"`
+	CPUus     float64   `json:"cpu_us"`
 }
 
 func main() {
@@ -188,17 +196,24 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 		{"hook_hmac_paced", "hook-paced", "paced", fmt.Sprintf("%d/s HMAC-signed hooks for %d s, open loop (latency from the scheduled send time)", rate, secs), 0, rate},
 	} {
 		before, _ := b.LastSeq(ctx)
+		cpu0 := selfCPU()
 		lr, err := hookScenario(ctx, self, append([]string{"-child", sc.child}, common...))
 		if err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
+		serverCPU := selfCPU() - cpu0
 		after, _ := b.LastSeq(ctx)
 		r := summarize(sc.name, sc.mode, lr)
+		if lr.Requests > 0 {
+			r.ServerCPUus = float64(serverCPU.Microseconds()) / float64(lr.Requests)
+			r.ClientCPUus = lr.CPUus / float64(lr.Requests)
+		}
 		r.Clients, r.TargetRate, r.BodyBytes, r.Description = sc.clients, sc.rate, bodySize, sc.desc
 		r.Stored = int(after - before)
 		r.Missing = r.Requests - r.Errors - r.Stored
 		rep.Results = append(rep.Results, r)
-		fmt.Fprintf(os.Stderr, "%s: %.0f req/s, p50 %.2f ms, p99 %.2f ms, errors %d, stored %d\n", r.Name, r.PerSec, r.P50Ms, r.P99Ms, r.Errors, r.Stored)
+		fmt.Fprintf(os.Stderr, "%s: %.0f req/s, p50 %.2f ms, p99 %.2f ms, errors %d, stored %d, CPU/request: server %.0f µs, client %.0f µs\n",
+			r.Name, r.PerSec, r.P50Ms, r.P99Ms, r.Errors, r.Stored, r.ServerCPUus, r.ClientCPUus)
 	}
 	fan, err := fanout(ctx, b, self, common, clients, fanEvents)
 	if err != nil {
@@ -233,7 +248,8 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 	rep.Notes = append(rep.Notes,
 		"server and load generator share the machine's cores; the generator is a separate process speaking HTTP/1.1 keep-alive over loopback",
 		"stored = events the bus log grew by during the scenario; missing = answered 200 but not stored",
-		"the machine is shared: load_average_before_after shows how busy it was; tail latencies suffer first")
+		"the machine is shared: load_average_before_after shows how busy it was; tail latencies suffer first",
+		"server_cpu_us_per_request includes the embedded NATS server and the fsync group commit; 2 cores / (server + client CPU per request) bounds the rate an idle machine could reach")
 	b2, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return err
@@ -354,7 +370,17 @@ func runChild(mode, url string, n, conc, rate, secs, clients, fanEvents, bodySiz
 	default:
 		return fmt.Errorf("unknown child mode %q", mode)
 	}
+	lr.CPUus = float64(selfCPU().Microseconds())
 	return json.NewEncoder(os.Stdout).Encode(lr)
+}
+
+// selfCPU is the CPU time (user and system) this process has used.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // hookLoad sends n signed hooks: conc at a time (rate 0), or at rate per
