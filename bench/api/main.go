@@ -43,21 +43,21 @@ const (
 
 // Result is one measured scenario.
 type Result struct {
-	Name        string  `json:"name"`
-	Mode        string  `json:"mode"` // "max", "paced" or "fanout"
-	TargetRate  int     `json:"target_rate,omitempty"`
-	Clients     int     `json:"clients"`
-	Requests    int     `json:"requests"`
-	BodyBytes   int     `json:"body_bytes"`
-	Seconds     float64 `json:"seconds"`
-	PerSec      float64 `json:"per_sec"`
-	P50Ms       float64 `json:"p50_ms"`
-	P99Ms       float64 `json:"p99_ms"`
-	MaxMs       float64 `json:"max_ms"`
-	Errors      int     `json:"errors"`
-	Stored      int     `json:"stored,omitempty"`
-	Delivered   int     `json:"delivered,omitempty"`
-	Missing     int     `json:"missing"`
+	Name       string  `json:"name"`
+	Mode       string  `json:"mode"` // "max", "paced" or "fanout"
+	TargetRate int     `json:"target_rate,omitempty"`
+	Clients    int     `json:"clients"`
+	Requests   int     `json:"requests"`
+	BodyBytes  int     `json:"body_bytes"`
+	Seconds    float64 `json:"seconds"`
+	PerSec     float64 `json:"per_sec"`
+	P50Ms      float64 `json:"p50_ms"`
+	P99Ms      float64 `json:"p99_ms"`
+	MaxMs      float64 `json:"max_ms"`
+	Errors     int     `json:"errors"`
+	Stored     int     `json:"stored,omitempty"`
+	Delivered  int     `json:"delivered,omitempty"`
+	Missing    int     `json:"missing"`
 	// ServerCPUus and ClientCPUus are CPU microseconds per request spent
 	// by the master side (HTTP, auth, bus and its embedded NATS server)
 	// and by the load generator: figures a busy shared machine does not
