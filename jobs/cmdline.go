@@ -25,15 +25,12 @@ var targetFlags = map[string]string{
 	"range":       "-R",
 }
 
-// Redactor replaces a secret argument value with something safe to show;
-// name is the keyword (empty for a positional argument).
-type Redactor func(name string, v any) any
-
 // CommandLine renders a job as the command an operator would have typed:
 // `salt -G 'roles:nginx' cmd.run 'nginx restart'` for a targeted job,
 // `salt-run test.arg hello color=red` for a runner job, with shell quoting.
-// redact, when not nil, sees every argument value first.
-func CommandLine(j *Job, redact Redactor) string {
+// redact, when not nil, sees every argument value first (name is the
+// keyword, empty for a positional argument); Redactor.Value is one.
+func CommandLine(j *Job, redact func(name string, v any) any) string {
 	if redact == nil {
 		redact = func(_ string, v any) any { return v }
 	}

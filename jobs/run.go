@@ -45,7 +45,8 @@ type Run struct {
 	// "runner.<module>.<function>".
 	Fun string
 	// FunArgs is Salt's fun_args: positional arguments, then the keyword
-	// arguments as one mapping when there are any.
+	// arguments as one mapping when there are any; secrets (by argument
+	// name or look) are masked, as events must not carry them.
 	FunArgs []any
 	// User started the job: an OS user for the CLI, UserReactor, or
 	// HookUserPrefix+path.
@@ -65,7 +66,7 @@ func NewRun(name string, args []any, kwargs map[string]any, user string, o bus.O
 	return &Run{
 		JID:     NewJID(),
 		Fun:     "runner." + strings.TrimPrefix(name, "runner."),
-		FunArgs: FunArgs(args, kwargs),
+		FunArgs: argRedactor.Value("", FunArgs(args, kwargs)).([]any),
 		User:    user,
 		Origin:  o,
 		Start:   time.Now(),

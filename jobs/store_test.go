@@ -94,8 +94,22 @@ func TestCallFiresSaltRunnerEvents(t *testing.T) {
 	if err == nil || err.Error() != "boom" {
 		t.Fatalf("failing function: err %v, want boom", err)
 	}
+	// The function gets the secret; the events do not.
+	secret, err := Call(ctx, funcs, b, "test.arg", []any{"xoxb-1-2-abcdef"}, map[string]any{"password": "hunter2"}, "alice", bus.Origin{Source: "brine://test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := secret.Return.(map[string]any)["kwargs"].(map[string]any)["password"]; got != "hunter2" {
+		t.Errorf("the function got password %v", got)
+	}
 
-	evs := wait(4)
+	evs := wait(6)
+	for _, ev := range evs[4:5] {
+		d, _ := ev.DataMap()
+		if want := []any{Masked, map[string]any{"password": Masked}}; !reflect.DeepEqual(d["fun_args"], want) {
+			t.Errorf("%s: fun_args %v, want %v", ev.Tag, d["fun_args"], want)
+		}
+	}
 	wantFunArgs := []any{"hello", map[string]any{"color": "red"}}
 	tests := []struct {
 		tag  string

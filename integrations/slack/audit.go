@@ -16,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/jobs"
 )
 
 // ThreadBucket is the key-value bucket that remembers thread parents, so a
@@ -78,7 +79,7 @@ func (s *Stats) Snapshot() map[string]uint64 {
 type state struct {
 	cfg  *Config
 	post poster
-	red  *Redactor
+	red  *jobs.Redactor
 }
 
 // Audit posts the audit trail and serves the slack.* functions.
@@ -130,7 +131,7 @@ func New(cfg *Config, threads jetstream.KeyValue, pub Publisher, opts ...Option)
 }
 
 func (a *Audit) newState(cfg *Config) *state {
-	st := &state{cfg: cfg, red: NewRedactor(cfg.RedactKeys, cfg.Redact, []string{cfg.Token, cfg.WebhookURL})}
+	st := &state{cfg: cfg, red: jobs.NewRedactor(cfg.RedactKeys, cfg.Redact, []string{cfg.Token, cfg.WebhookURL})}
 	if cfg.Token != "" {
 		st.post = newWebAPI(cfg.Token, cfg.APIURL, a.client)
 	} else {

@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/jobs"
 )
 
 // ErrNotConfigured: a slack.* function was called without a token or
@@ -175,11 +176,11 @@ func retry(ctx context.Context, a *Audit, channel string, send func() error) err
 	}
 }
 
-func redactorOf(a *Audit) *Redactor {
+func redactorOf(a *Audit) *jobs.Redactor {
 	if a != nil {
 		return a.cur().red
 	}
-	return NewRedactor(nil, nil, nil)
+	return jobs.NewRedactor(nil, nil, nil)
 }
 
 // isID reports a Slack conversation id (C…, G…, D… in capitals).

@@ -1,4 +1,4 @@
-package slack
+package jobs
 
 import (
 	"regexp"
@@ -28,8 +28,8 @@ var secretValues = []string{
 	`(?i)://[^/\s:@]+:([^@\s/]+)@`, // credentials in URLs
 }
 
-// Redactor masks secrets in job arguments, returns and message text, so that
-// no secret reaches Slack.
+// Redactor masks secrets in job arguments, returns and message text: job
+// events carry masked arguments, and integrations (Slack) mask what they post.
 type Redactor struct {
 	keys   []*regexp.Regexp
 	values []*regexp.Regexp
@@ -37,8 +37,8 @@ type Redactor struct {
 }
 
 // NewRedactor builds a Redactor from the built-in patterns plus extra key
-// and value patterns (already validated), masking also every exact string
-// (the integration's own token and webhook URL).
+// and value patterns (already validated regular expressions), masking also
+// every exact string (an integration's own token and webhook URL).
 func NewRedactor(extraKeys, extraValues, exact []string) *Redactor {
 	r := &Redactor{}
 	for _, p := range append(append([]string{}, secretKeys...), extraKeys...) {
@@ -114,3 +114,6 @@ func (r *Redactor) Text(s string) string {
 	}
 	return s
 }
+
+// argRedactor masks the arguments recorded in job events.
+var argRedactor = NewRedactor(nil, nil, nil)
