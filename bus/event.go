@@ -174,10 +174,13 @@ func (e *Event) DataMap() (map[string]any, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidData, err)
 	}
-	return normalizeNumbers(m).(map[string]any), nil
+	return Numbers(m).(map[string]any), nil
 }
 
-func normalizeNumbers(v any) any {
+// Numbers turns the json.Number values of a value decoded with UseNumber
+// into int64 when integral and float64 otherwise, in place, so that an
+// integer sent as 42 (or 2^53+1) reads back exactly, not as 42.0.
+func Numbers(v any) any {
 	switch t := v.(type) {
 	case json.Number:
 		if i, err := t.Int64(); err == nil {
@@ -187,11 +190,11 @@ func normalizeNumbers(v any) any {
 		return f
 	case map[string]any:
 		for k, x := range t {
-			t[k] = normalizeNumbers(x)
+			t[k] = Numbers(x)
 		}
 	case []any:
 		for i, x := range t {
-			t[i] = normalizeNumbers(x)
+			t[i] = Numbers(x)
 		}
 	}
 	return v

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/brinehq/brine/bus"
 )
 
 // Bucket is the key-value bucket the master keeps the mine in.
@@ -64,33 +66,11 @@ func decode(e jetstream.KeyValueEntry) (*Host, error) {
 	if err := dec.Decode(&h); err != nil {
 		return nil, fmt.Errorf("mine: record %s (revision %d): %w", e.Key(), e.Revision(), err)
 	}
-	h.Grains, _ = intNumbers(h.Grains).(map[string]any)
-	h.Data, _ = intNumbers(h.Data).(map[string]any)
+	h.Grains, _ = bus.Numbers(h.Grains).(map[string]any)
+	h.Data, _ = bus.Numbers(h.Data).(map[string]any)
 	h.ID = e.Key()
 	h.Revision = e.Revision()
 	return &h, nil
-}
-
-// intNumbers turns decoded numbers into int64 when integral, float64
-// otherwise, so that a value sent as 42 reads back as 42, not 42.0.
-func intNumbers(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
-		}
-		f, _ := t.Float64()
-		return f
-	case map[string]any:
-		for k, x := range t {
-			t[k] = intNumbers(x)
-		}
-	case []any:
-		for i, x := range t {
-			t[i] = intNumbers(x)
-		}
-	}
-	return v
 }
 
 // List returns every record, sorted by id.

@@ -48,32 +48,12 @@ func DecodeDeadLetter(b []byte) (*DeadLetter, error) {
 		return nil, errors.New("dead letter: no reaction or event")
 	}
 	for i, a := range dl.Reaction.Args {
-		dl.Reaction.Args[i] = numbers(a)
+		dl.Reaction.Args[i] = bus.Numbers(a)
 	}
 	for k, v := range dl.Reaction.Kwargs {
-		dl.Reaction.Kwargs[k] = numbers(v)
+		dl.Reaction.Kwargs[k] = bus.Numbers(v)
 	}
 	return &dl, nil
-}
-
-func numbers(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
-		}
-		f, _ := t.Float64()
-		return f
-	case []any:
-		for i, x := range t {
-			t[i] = numbers(x)
-		}
-	case map[string]any:
-		for k, x := range t {
-			t[k] = numbers(x)
-		}
-	}
-	return v
 }
 
 // ErrNotRunning: redrive needs the running reactor's bus.
