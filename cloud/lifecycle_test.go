@@ -411,7 +411,10 @@ func TestHardMapDestroysUnlistedVMsButNotTemplates(t *testing.T) {
 	if !slices.Equal(doomed, want) {
 		t.Fatalf("hard map destroys %v, want %v", doomed, want)
 	}
-	res := c.Run(ctx, plan, 4)
+	// One at a time: govmomi's simulator races with itself when it destroys
+	// VMs in parallel (parallel runs are covered by the parallel create
+	// test, and by brine cloud's own tests against a simulator process).
+	res := c.Run(ctx, plan, 1)
 	for _, r := range res {
 		if r.Status == cloud.Failed {
 			t.Errorf("%s: %s", r.Name, r.Error)

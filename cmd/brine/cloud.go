@@ -139,7 +139,7 @@ func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, 
 		return usageError{errors.New("cloud: -p PROFILE needs at least one NAME")}
 	case f.destroy && f.mapFile == "" && len(args) == 0:
 		return usageError{errors.New("cloud: -d needs at least one NAME")}
-	case f.profile == "" && !f.destroy && len(args) > 0:
+	case (f.profile == "" && !f.destroy || f.mapFile != "") && len(args) > 0:
 		return usageError{fmt.Errorf("cloud: unexpected arguments %q", args)}
 	case f.hard && f.mapFile == "":
 		return usageError{errors.New("cloud: -H only goes with -m MAP")}
