@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
@@ -21,8 +23,8 @@ import (
 	"github.com/brinehq/brine/reactor/kvdlq"
 )
 
-// reactorBacklogLimit is the number of events waiting for the reactor past
-// which /healthz calls it degraded.
+// reactorBacklogLimit is the number of events waiting for the reactor (or
+// another durable consumer) past which /healthz calls it degraded.
 const reactorBacklogLimit = 10000
 
 // apiConfig reads the api: key of c; on is false when there is none.
@@ -71,6 +73,7 @@ func startAPI(ctx context.Context, m *master, grp *errgroup.Group) error {
 			return err
 		}},
 		{Name: "reactor", Func: func(ctx context.Context) error { return reactorHealth(ctx, m.bus, rcfg.Consumer) }},
+		{Name: "integrations", Func: func(ctx context.Context) error { return consumersHealth(ctx, m.bus, rcfg.Consumer) }},
 	}
 	cfg.Gauges = []api.Gauge{
 		{Name: "brine_bus_consumer_lag", Help: "Events a durable consumer has not acknowledged yet (pending + in flight).",
@@ -147,6 +150,26 @@ func reactorHealth(ctx context.Context, b *natsbus.Bus, name string) error {
 	}
 	if info.NumPending > reactorBacklogLimit {
 		return fmt.Errorf("%d events waiting for the reactor (limit %d)", info.NumPending, reactorBacklogLimit)
+	}
+	return nil
+}
+
+// consumersHealth reports the durable consumers other than the reactor's
+// (the mine, dnsmasq, Slack, jobs…) degraded when one is far behind.
+func consumersHealth(ctx context.Context, b *natsbus.Bus, reactorConsumer string) error {
+	lag, err := consumerLag(ctx, b)
+	if err != nil {
+		return err
+	}
+	var behind []string
+	for name, n := range lag {
+		if name != reactorConsumer && n > reactorBacklogLimit {
+			behind = append(behind, fmt.Sprintf("%s is %.0f events behind", name, n))
+		}
+	}
+	if len(behind) > 0 {
+		slices.Sort(behind)
+		return fmt.Errorf("%s (limit %d)", strings.Join(behind, "; "), reactorBacklogLimit)
 	}
 	return nil
 }

@@ -258,7 +258,8 @@ func TestAPIEndToEnd(t *testing.T) {
 
 	// Health, metrics, and no secret in the log.
 	var h api.Health
-	if err := json.Unmarshal([]byte(runCurl(t, url+"/healthz")), &h); err != nil || h.Checks["bus"].Status != "ok" {
+	if err := json.Unmarshal([]byte(runCurl(t, url+"/healthz")), &h); err != nil || h.Status != "ok" ||
+		h.Checks["bus"].Status != "ok" || h.Checks["reactor"].Status != "ok" || h.Checks["integrations"].Status != "ok" {
 		t.Errorf("healthz %+v (%v)", h, err)
 	}
 	metrics := runCurl(t, "-H", "Authorization: Bearer "+apiToken, url+"/metrics")
