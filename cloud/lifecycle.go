@@ -26,6 +26,11 @@ type Publisher interface {
 	Publish(ctx context.Context, tag string, data map[string]any) (string, error)
 }
 
+// ErrDeploySkipped is returned by a Deployer that has nothing to run for
+// a VM (its profile names no script); the lifecycle reports it as a
+// warning and goes on to created.
+var ErrDeploySkipped = errors.New("deploy skipped")
+
 // Deployer bootstraps a created node (wait for SSH, run the profile's
 // script). It fires its own events (deploying, deploy_script) with fire,
 // which prefixes salt/cloud/<name>/.
@@ -490,7 +495,10 @@ func (c *Cloud) createSteps(ctx context.Context, req *Request, log *slog.Logger)
 		fire := func(ctx context.Context, task string, data map[string]any) error {
 			return c.fire(ctx, vm.Name, task, "", data)
 		}
-		if err := c.deploy.Deploy(ctx, vm, node, fire); err != nil {
+		switch err := c.deploy.Deploy(ctx, vm, node, fire); {
+		case errors.Is(err, ErrDeploySkipped):
+			warnings = append(warnings, err.Error())
+		case err != nil:
 			return node, nil, &failure{"deploying", err}
 		}
 	}
