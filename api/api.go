@@ -71,6 +71,9 @@ type Config struct {
 	// ClientQueue bounds the events waiting for one stream client
 	// (DefaultClientQueue).
 	ClientQueue int
+	// MaxStreams bounds the GET /events clients served at once
+	// (DefaultMaxStreams): each holds a subscription on the bus.
+	MaxStreams int
 	// WriteTimeout bounds one write to a client (DefaultWriteTimeout).
 	WriteTimeout time.Duration
 	// StreamWait is how long a stream client whose queue is full may take
@@ -134,6 +137,9 @@ func (c *Config) setDefaults() {
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout
 	}
+	if c.MaxStreams <= 0 {
+		c.MaxStreams = DefaultMaxStreams
+	}
 	if c.StreamWait <= 0 {
 		c.StreamWait = DefaultStreamWait
 	}
@@ -158,6 +164,7 @@ type Server struct {
 	reg     *prometheus.Registry
 	metrics *metrics
 	scrape  http.Handler
+	nstream atomic.Int64 // GET /events clients now
 	handler http.Handler
 
 	// streams ends every event stream when the server shuts down, which

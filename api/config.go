@@ -30,6 +30,8 @@ const (
 	// DefaultClientQueue bounds the events waiting to be written to one
 	// event-stream client before it is dropped as too slow.
 	DefaultClientQueue = 4096
+	// DefaultMaxStreams bounds the event-stream clients served at once.
+	DefaultMaxStreams = 256
 	// DefaultWriteTimeout bounds one write to a client.
 	DefaultWriteTimeout = 10 * time.Second
 	// DefaultStreamWait is how long an event waits for room in a stream
@@ -92,6 +94,7 @@ type Settings struct {
 	Tokens         []string                `yaml:"tokens"`
 	TokenFile      string                  `yaml:"token_file"`
 	MaxBody        int64                   `yaml:"max_request_body_size"`
+	MaxStreams     int                     `yaml:"max_streams"`
 	Public         []string                `yaml:"public"`
 	Hooks          map[string]HookSettings `yaml:"hooks"`
 }
@@ -106,7 +109,7 @@ type HookSettings struct {
 
 var (
 	settingsKeys = []string{"listen", "tls_cert", "tls_key", "allow_plain_http", "tokens", "token_file",
-		"max_request_body_size", "public", "hooks"}
+		"max_request_body_size", "max_streams", "public", "hooks"}
 	hookKeys = []string{"auth", "secret", "secret_file", "signature_header"}
 	// publicEndpoints may be served without a token when listed in public.
 	publicEndpoints = []string{"healthz", "metrics"}
@@ -163,7 +166,7 @@ func (s Settings) Resolve(dir string) (Config, error) {
 		hooks[path] = h
 	}
 	s.Hooks = hooks
-	cfg := Config{Listen: s.Listen, TLSCert: s.TLSCert, TLSKey: s.TLSKey, MaxBody: s.MaxBody}
+	cfg := Config{Listen: s.Listen, TLSCert: s.TLSCert, TLSKey: s.TLSKey, MaxBody: s.MaxBody, MaxStreams: s.MaxStreams}
 	if cfg.Listen == "" {
 		cfg.Listen = DefaultListen
 	}
@@ -184,6 +187,9 @@ func (s Settings) Resolve(dir string) (Config, error) {
 	}
 	if cfg.MaxBody < 0 {
 		return Config{}, fmt.Errorf("api.max_request_body_size %d is negative", cfg.MaxBody)
+	}
+	if cfg.MaxStreams < 0 {
+		return Config{}, fmt.Errorf("api.max_streams %d is negative", cfg.MaxStreams)
 	}
 	for i, t := range s.Tokens {
 		if err := checkSecret(t); err != nil {

@@ -75,6 +75,13 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		since.AfterID = last
 	}
+	if n := s.nstream.Add(1); n > int64(s.cfg.MaxStreams) {
+		s.nstream.Add(-1)
+		w.Header().Set("Retry-After", "10")
+		writeError(w, http.StatusServiceUnavailable, "GET /events: too many event streams open; the limit is %d (api.max_streams)", s.cfg.MaxStreams)
+		return
+	}
+	defer s.nstream.Add(-1)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	stop := context.AfterFunc(s.streams, cancel)

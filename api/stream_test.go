@@ -356,3 +356,30 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestStreamLimit(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxStreams = 2
+	f := start(t, cfg, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	auth := map[string]string{"Authorization": "Bearer " + testToken}
+	a := f.openStream(ctx, "/events", auth)
+	f.openStream(ctx, "/events", auth)
+	if _, err := f.dialStream(ctx, "/events", auth); err == nil || !strings.Contains(err.Error(), "status 503") {
+		t.Fatalf("third stream: %v, want 503", err)
+	}
+	a.resp.Body.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r, err := f.dialStream(ctx, "/events", auth)
+		if err == nil {
+			r.resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a stream slot was not freed when a client left: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
