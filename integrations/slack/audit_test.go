@@ -69,6 +69,20 @@ func TestJobsPresetThreadsResults(t *testing.T) {
 	}
 }
 
+func TestLongCommandLineIsCut(t *testing.T) {
+	f := newFakeSlack(t)
+	b := openBus(t, t.TempDir())
+	startAudit(t, b, testConfig(t, f, nil))
+	run(t, b, "test.arg", []any{strings.Repeat("x", 50000)}, nil, "alice")
+	msgs := f.waitMessages(t, 2, 90*time.Second)
+	if n := len([]rune(msgs[0].Text)); n > 600 || !strings.Contains(msgs[0].Text, "…") {
+		t.Errorf("headline of %d characters", n)
+	}
+	if n := len([]rune(msgs[1].Detail)); n > DefaultExcerpt+20 {
+		t.Errorf("excerpt of %d characters", n)
+	}
+}
+
 func TestCloudPresetOneThreadPerLifecycle(t *testing.T) {
 	f := newFakeSlack(t)
 	b := openBus(t, t.TempDir())

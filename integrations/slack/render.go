@@ -193,9 +193,16 @@ func (s *state) renderJob(i int, r *Rule, channel string, ev *bus.Event, lookup 
 	return []message{m}, nil
 }
 
+// maxCommand bounds the command line shown for a job (a mapping argument
+// can be long; Slack refuses texts over 40,000 characters).
+const maxCommand = 400
+
 // jobHeadline is the command line and who ran it.
 func (s *state) jobHeadline(j *jobs.Job) string {
 	cmd := s.red.Text(jobs.CommandLine(j, s.red.Value))
+	if r := []rune(cmd); len(r) > maxCommand {
+		cmd = string(r[:maxCommand]) + "…"
+	}
 	user := j.User
 	if user == "" {
 		user = "unknown"
