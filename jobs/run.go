@@ -20,6 +20,19 @@ const (
 	HookUserPrefix = "hook:"
 )
 
+// hookTagPrefix is the tag prefix of events fired by the HTTP API's webhooks.
+const hookTagPrefix = "salt/netapi/hook/"
+
+// ReactionUser is the user of a job the reactor runs for the event cause:
+// hook:<path> when a webhook fired it, UserReactor otherwise, so the audit
+// trail tells which outside system started a change.
+func ReactionUser(cause *bus.Event) string {
+	if cause != nil && strings.HasPrefix(cause.Tag, hookTagPrefix) {
+		return HookUserPrefix + strings.TrimPrefix(cause.Tag, hookTagPrefix)
+	}
+	return UserReactor
+}
+
 // Publisher stores events durably; bus.Bus is one.
 type Publisher interface {
 	Publish(ctx context.Context, ev *bus.Event) error

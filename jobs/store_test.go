@@ -147,6 +147,22 @@ func TestCallFiresSaltRunnerEvents(t *testing.T) {
 	}
 }
 
+func TestReactionUser(t *testing.T) {
+	tests := []struct {
+		cause *bus.Event
+		want  string
+	}{
+		{nil, UserReactor},
+		{&bus.Event{Tag: "salt/cloud/web1/created"}, UserReactor},
+		{&bus.Event{Tag: "salt/netapi/hook/deploy/github"}, "hook:deploy/github"},
+	}
+	for _, tt := range tests {
+		if got := ReactionUser(tt.cause); got != tt.want {
+			t.Errorf("ReactionUser(%v) = %q, want %q", tt.cause, got, tt.want)
+		}
+	}
+}
+
 func TestParseTag(t *testing.T) {
 	const jid = "20261122004512123456"
 	tests := []struct {
