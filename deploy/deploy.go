@@ -1,0 +1,359 @@
+// Package deploy is the bootstrap that follows a VM's creation, salt-cloud's
+// deploy step: wait until the VM answers on SSH, log in with the profile's
+// key or password (trying each ssh_username in turn), verify its host key
+// against a trust-on-first-use known_hosts store, upload the profile's
+// script to a private temporary directory, run it with script_args and
+// script_env, stream its output to the log, clean up, and fire salt-cloud's
+// deploying and deploy_script events (reactions that register DNS key on
+// deploy_script's host).
+//
+// Settings read from the VM (provider, profile and map keys merged):
+// script, script_args, script_env, ssh_username, ssh_port, ssh_interface,
+// ssh_connect_timeout, ssh_host_key_check, password, private_key, sudo,
+// sudo_password, tmp_dir, keep_tmp, deploy_fail.
+package deploy
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/brinehq/brine/cloud"
+)
+
+// Errors Deploy returns; test them with errors.Is.
+var (
+	// ErrAuth: no user name and credential was accepted before
+	// ssh_connect_timeout.
+	ErrAuth = errors.New("ssh login refused")
+	// ErrUnreachable: the SSH port did not answer before
+	// ssh_connect_timeout.
+	ErrUnreachable = errors.New("ssh port did not answer")
+	// ErrScriptFailed: the deploy script exited non-zero (and deploy_fail
+	// is not ignore).
+	ErrScriptFailed = errors.New("deploy script failed")
+)
+
+// KnownHostsFile is the name of the host key store in the data directory.
+const KnownHostsFile = "known_hosts"
+
+// Config configures a Deployer.
+type Config struct {
+	// DataDir holds KnownHostsFile.
+	DataDir string
+	// ScriptDirs are searched for a script named without a path
+	// (salt-cloud's deploy_scripts_search_path, <config>/cloud.deploy.d).
+	ScriptDirs []string
+	// Log receives progress and every line the script prints (default:
+	// discard).
+	Log *slog.Logger
+	// Output, when set, also receives the script's output, each line
+	// prefixed with the VM's name (brine cloud --verbose).
+	Output io.Writer
+}
+
+// Deployer runs the deploy step; it implements cloud.Deployer and is safe
+// for VMs deployed in parallel.
+type Deployer struct {
+	cfg   Config
+	trust *trustStore
+
+	outMu sync.Mutex
+}
+
+// New returns a Deployer whose host key store is in cfg.DataDir.
+func New(cfg Config) (*Deployer, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("deploy: no data directory for the known hosts")
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	t, err := newTrustStore(filepath.Join(cfg.DataDir, KnownHostsFile))
+	if err != nil {
+		return nil, err
+	}
+	return &Deployer{cfg: cfg, trust: t}, nil
+}
+
+// Deploy bootstraps node as vm's settings say and fires deploying (before
+// connecting, as salt-cloud does) and deploy_script (after the script
+// succeeded). A VM whose profile names no script is skipped with an error
+// matching cloud.ErrDeploySkipped.
+func (d *Deployer) Deploy(ctx context.Context, vm *cloud.VM, node *cloud.Node, fire func(ctx context.Context, task string, data map[string]any) error) error {
+	o, err := parseOptions(vm, node, d.cfg.ScriptDirs)
+	if errors.Is(err, ErrNoScript) {
+		return fmt.Errorf("%w: %v", cloud.ErrDeploySkipped, err)
+	}
+	if err != nil {
+		return err
+	}
+	log := d.cfg.Log.With("vm", vm.Name, "host", o.host, "port", o.port)
+	if err := fire(ctx, "deploying", map[string]any{"event": "executing deploy script", "kwargs": o.kwargs()}); err != nil {
+		return err
+	}
+	client, user, err := d.connect(ctx, o, log)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	stop := context.AfterFunc(ctx, func() { client.Close() })
+	defer stop()
+	log = log.With("user", user)
+	code, err := d.run(client, o, user, log)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("deploy: %w", ctx.Err())
+		}
+		return err
+	}
+	if code != 0 {
+		err := fmt.Errorf("%w: %s exited with status %d on %s (its output is in the log)", ErrScriptFailed, o.scriptName, code, o.host)
+		if !o.failIgnore {
+			return err
+		}
+		log.Warn("deploy script failed; going on (deploy_fail: ignore)", "err", err)
+	}
+	return fire(ctx, "deploy_script", map[string]any{
+		"event": fmt.Sprintf("%s has been deployed at %s", vm.Name, o.host), "name": vm.Name, "host": o.host})
+}
+
+// connect waits for the SSH port, then logs in, retrying with backoff
+// until ssh_connect_timeout: a VM's sshd starts, and cloud-init installs
+// its key, some time after the VM has an address. A changed host key is
+// not retried.
+func (d *Deployer) connect(ctx context.Context, o *options, log *slog.Logger) (*ssh.Client, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.connectTimeout)
+	defer cancel()
+	addr := net.JoinHostPort(o.host, strconv.Itoa(o.port))
+	check := d.trust.callback(log)
+	if !o.hostKeyCheck {
+		check = acceptAny(log)
+	}
+	var auth []ssh.AuthMethod
+	if o.signer != nil {
+		auth = append(auth, ssh.PublicKeys(o.signer))
+	}
+	if pw := o.password.Reveal(); pw != "" {
+		auth = append(auth, ssh.Password(pw), ssh.KeyboardInteractive(func(_, _ string, qs []string, _ []bool) ([]string, error) {
+			answers := make([]string, len(qs))
+			for i := range answers {
+				answers[i] = pw
+			}
+			return answers, nil
+		}))
+	}
+	wait := 250 * time.Millisecond
+	var lastErr error
+	for attempt := 1; ; attempt++ {
+		client, user, err := d.login(ctx, addr, o, auth, check)
+		if err == nil {
+			log.Info("logged in", "attempts", attempt)
+			return client, user, nil
+		}
+		if errors.Is(err, ErrHostKeyChanged) {
+			return nil, "", err
+		}
+		// An attempt cut short by the deadline says less than the one
+		// before it.
+		if ctx.Err() == nil || lastErr == nil {
+			if lastErr == nil || lastErr.Error() != err.Error() {
+				log.Info("waiting for ssh", "err", err)
+			}
+			lastErr = err
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(context.Cause(ctx), context.Canceled) {
+				return nil, "", fmt.Errorf("waiting for ssh on %s: %w", addr, ctx.Err())
+			}
+			return nil, "", fmt.Errorf("%s: no login within ssh_connect_timeout %s: %w", addr, o.connectTimeout, lastErr)
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, 10*time.Second)
+	}
+}
+
+// login makes one attempt: connect, then each user name in turn.
+func (d *Deployer) login(ctx context.Context, addr string, o *options, auth []ssh.AuthMethod, check ssh.HostKeyCallback) (*ssh.Client, string, error) {
+	algs, err := d.trust.hostKeyAlgorithms(addr)
+	if err != nil {
+		return nil, "", err
+	}
+	var refused []string
+	for _, user := range o.users {
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", addr)
+		cancel()
+		if err != nil {
+			return nil, "", fmt.Errorf("%w: %v", ErrUnreachable, err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+			deadline = dl
+		}
+		_ = conn.SetDeadline(deadline)
+		cfg := &ssh.ClientConfig{User: user, Auth: auth, HostKeyCallback: check, HostKeyAlgorithms: algs, Timeout: 10 * time.Second}
+		c, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
+		if err != nil {
+			conn.Close()
+			if errors.Is(err, ErrHostKeyChanged) {
+				return nil, "", err
+			}
+			if strings.Contains(err.Error(), "unable to authenticate") {
+				refused = append(refused, user)
+				continue
+			}
+			return nil, "", fmt.Errorf("ssh handshake with %s: %v", addr, err)
+		}
+		_ = conn.SetDeadline(time.Time{})
+		return ssh.NewClient(c, chans, reqs), user, nil
+	}
+	return nil, "", fmt.Errorf("%w for %s with %s", ErrAuth, strings.Join(refused, ", "), o.credentials())
+}
+
+// credentials names (never shows) what was offered.
+func (o *options) credentials() string {
+	var what []string
+	if o.signer != nil {
+		what = append(what, "private_key "+o.keyFile)
+	}
+	if o.password.Reveal() != "" {
+		what = append(what, "password")
+	}
+	return strings.Join(what, " and ")
+}
+
+// run uploads the script to a private temporary directory, runs it, and
+// removes the directory (unless keep_tmp). It returns the script's exit
+// status; an error means the script could not be run.
+func (d *Deployer) run(client *ssh.Client, o *options, user string, log *slog.Logger) (int, error) {
+	dir := o.tmpDir
+	if dir == "" {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return 0, err
+		}
+		dir = "/tmp/.brine-deploy-" + hex.EncodeToString(b[:])
+	}
+	script := dir + "/deploy.sh"
+	upload := fmt.Sprintf("umask 077 && mkdir -m 700 %s && cat > %s && chmod 700 %s", shellQuote(dir), shellQuote(script), shellQuote(script))
+	if code, err := d.exec(client, o, upload, strings.NewReader(string(o.script)), log, "upload"); err != nil || code != 0 {
+		if err == nil {
+			err = fmt.Errorf("exit status %d (see the log)", code)
+		}
+		return 0, fmt.Errorf("uploading %s to %s:%s: %w", o.scriptPath, o.host, dir, err)
+	}
+	log.Info("deploy script uploaded", "script", o.scriptPath, "dir", dir)
+	if !o.keepTmp {
+		defer func() {
+			if _, err := d.exec(client, o, "rm -rf "+shellQuote(dir), nil, log, "cleanup"); err != nil {
+				log.Warn("removing the deploy directory", "dir", dir, "err", err)
+			}
+		}()
+	}
+	var cmd strings.Builder
+	fmt.Fprintf(&cmd, "cd %s && ", shellQuote(dir))
+	keys := make([]string, 0, len(o.scriptEnv))
+	for k := range o.scriptEnv {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(&cmd, "export %s=%s; ", k, shellQuote(o.scriptEnv[k]))
+	}
+	cmd.WriteString(shellQuote(script))
+	if o.scriptArgs != "" {
+		cmd.WriteString(" " + o.scriptArgs)
+	}
+	command := cmd.String()
+	var stdin io.Reader
+	if o.sudo && user != "root" {
+		if pw := o.sudoPassword.Reveal(); pw != "" {
+			command = "sudo -S -p '' -- sh -c " + shellQuote(command)
+			stdin = strings.NewReader(pw + "\n")
+		} else {
+			command = "sudo -n -- sh -c " + shellQuote(command)
+		}
+	}
+	start := time.Now()
+	log.Info("running the deploy script", "script", o.scriptName, "args", o.scriptArgs)
+	code, err := d.exec(client, o, command, stdin, log, "script")
+	if err != nil {
+		return 0, fmt.Errorf("running %s on %s: %w", o.scriptName, o.host, err)
+	}
+	log.Info("deploy script finished", "status", code, "elapsed", time.Since(start).Round(time.Millisecond))
+	return code, nil
+}
+
+// exec runs command in a session, streaming each output line to the log
+// (and to Output), and returns its exit status.
+func (d *Deployer) exec(client *ssh.Client, o *options, command string, stdin io.Reader, log *slog.Logger, step string) (int, error) {
+	sess, err := client.NewSession()
+	if err != nil {
+		return 0, err
+	}
+	defer sess.Close()
+	if stdin != nil {
+		sess.Stdin = stdin
+	}
+	var wg sync.WaitGroup
+	pipes := map[string]io.Reader{}
+	for stream, get := range map[string]func() (io.Reader, error){"stdout": sess.StdoutPipe, "stderr": sess.StderrPipe} {
+		r, err := get()
+		if err != nil {
+			return 0, err
+		}
+		pipes[stream] = r
+	}
+	for stream, r := range pipes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.stream(r, o.name, log, step, stream)
+		}()
+	}
+	if err := sess.Start(command); err != nil {
+		return 0, err
+	}
+	err = sess.Wait()
+	wg.Wait()
+	var ee *ssh.ExitError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee):
+		return ee.ExitStatus(), nil
+	}
+	return 0, err
+}
+
+// stream logs r line by line.
+func (d *Deployer) stream(r io.Reader, vm string, log *slog.Logger, step, stream string) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		log.Info("deploy output", "step", step, "stream", stream, "line", line)
+		if d.cfg.Output != nil {
+			d.outMu.Lock()
+			fmt.Fprintf(d.cfg.Output, "%s: %s\n", vm, line)
+			d.outMu.Unlock()
+		}
+	}
+	_, _ = io.Copy(io.Discard, r)
+}

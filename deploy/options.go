@@ -1,0 +1,305 @@
+package deploy
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/brinehq/brine/cloud"
+)
+
+// Defaults, salt-cloud's where it has one.
+const (
+	// DefaultConnectTimeout is salt-cloud's ssh_connect_timeout.
+	DefaultConnectTimeout = 900 * time.Second
+	// DefaultPort is ssh_port's default.
+	DefaultPort = 22
+)
+
+// ec2Users are the user names salt-cloud tries on EC2 when ssh_username is
+// not set: each AMI family has its own.
+var ec2Users = []string{"ec2-user", "centos", "ubuntu", "admin", "bitnami", "root"}
+
+// ErrNoScript marks a VM whose profile names no deploy script. salt-cloud
+// would run bootstrap-salt, which brine does not ship, so the step is
+// skipped (and reported) instead.
+var ErrNoScript = errors.New("no deploy script: set script (a path, or a name in cloud.deploy.d) or deploy: False")
+
+// options are the deploy settings of one VM.
+type options struct {
+	name           string
+	host           string
+	port           int
+	users          []string
+	password       cloud.Secret
+	keyFile        string
+	signer         ssh.Signer
+	connectTimeout time.Duration
+	hostKeyCheck   bool
+	scriptName     string
+	scriptPath     string
+	script         []byte
+	scriptArgs     string
+	scriptEnv      map[string]string
+	sudo           bool
+	sudoPassword   cloud.Secret
+	tmpDir         string
+	keepTmp        bool
+	failIgnore     bool
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// parseOptions reads vm's deploy settings; errors name file, line and key.
+func parseOptions(vm *cloud.VM, node *cloud.Node, scriptDirs []string) (*options, error) {
+	s := vm.Settings
+	o := &options{name: vm.Name, port: DefaultPort, hostKeyCheck: true, scriptEnv: map[string]string{}}
+	var err error
+	if o.scriptName, err = s.String("script"); err != nil {
+		return nil, err
+	}
+	if o.scriptName == "" {
+		return nil, ErrNoScript
+	}
+	if o.scriptPath, err = findScript(o.scriptName, scriptDirs); err != nil {
+		return nil, s["script"].Errorf("%v", err)
+	}
+	if o.script, err = os.ReadFile(o.scriptPath); err != nil {
+		return nil, s["script"].Errorf("%v", err)
+	}
+	if o.host, err = sshHost(s, node); err != nil {
+		return nil, err
+	}
+	if err := s.Decode("ssh_port", &o.port); err != nil {
+		return nil, err
+	}
+	if o.port < 1 || o.port > 65535 {
+		return nil, s["ssh_port"].Errorf("%d is not a port", o.port)
+	}
+	if o.users, err = usernames(s, vm.Provider.Driver); err != nil {
+		return nil, err
+	}
+	if o.password, err = s.Secret("password"); err != nil {
+		return nil, err
+	}
+	if o.sudoPassword, err = s.Secret("sudo_password"); err != nil {
+		return nil, err
+	}
+	if o.keyFile, err = s.String("private_key"); err != nil {
+		return nil, err
+	}
+	if o.keyFile != "" {
+		if o.signer, err = loadKey(o.keyFile); err != nil {
+			return nil, s["private_key"].Errorf("%v", err)
+		}
+	}
+	if o.signer == nil && o.password.Reveal() == "" {
+		return nil, fmt.Errorf("%w: %s:%d: profile %s: deploying needs private_key or password to log in with", cloud.ErrConfig, vm.Profile.File, vm.Profile.Line, vm.Profile.Name)
+	}
+	secs := DefaultConnectTimeout.Seconds()
+	if err := s.Decode("ssh_connect_timeout", &secs); err != nil {
+		return nil, err
+	}
+	if secs <= 0 {
+		return nil, s["ssh_connect_timeout"].Errorf("must be a positive number of seconds")
+	}
+	o.connectTimeout = time.Duration(secs * float64(time.Second))
+	if o.hostKeyCheck, err = s.Bool("ssh_host_key_check", true); err != nil {
+		return nil, err
+	}
+	if o.scriptArgs, err = scriptArgs(s); err != nil {
+		return nil, err
+	}
+	if err := s.Decode("script_env", &o.scriptEnv); err != nil {
+		return nil, err
+	}
+	for k := range o.scriptEnv {
+		if !envName.MatchString(k) {
+			return nil, s["script_env"].Errorf("%q is not an environment variable name", k)
+		}
+	}
+	if o.sudo, err = s.Bool("sudo", false); err != nil {
+		return nil, err
+	}
+	if o.tmpDir, err = s.String("tmp_dir"); err != nil {
+		return nil, err
+	}
+	if o.keepTmp, err = s.Bool("keep_tmp", false); err != nil {
+		return nil, err
+	}
+	fail, err := s.String("deploy_fail")
+	if err != nil {
+		return nil, err
+	}
+	switch fail {
+	case "", "fail":
+	case "ignore":
+		o.failIgnore = true
+	default:
+		return nil, s["deploy_fail"].Errorf("%q: want fail or ignore", fail)
+	}
+	return o, nil
+}
+
+// findScript resolves script: a path to a file, or a name (with or
+// without .sh) in one of dirs.
+func findScript(script string, dirs []string) (string, error) {
+	if strings.ContainsRune(script, filepath.Separator) {
+		if _, err := os.Stat(script); err != nil {
+			return "", err
+		}
+		return script, nil
+	}
+	for _, d := range dirs {
+		for _, name := range []string{script, script + ".sh"} {
+			p := filepath.Join(d, name)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				return p, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("no deploy script %q in %s", script, strings.Join(dirs, ", "))
+}
+
+// sshHost is the address to connect to: ssh_interface picks the node's
+// public or private addresses (salt-cloud's EC2 default is public_ips);
+// without it, the first public address, else the first private one.
+func sshHost(s cloud.Settings, node *cloud.Node) (string, error) {
+	iface, err := s.String("ssh_interface")
+	if err != nil {
+		return "", err
+	}
+	var ips []string
+	switch iface {
+	case "":
+		ips = []string{node.IP()}
+	case "public_ips":
+		ips = node.PublicIPs
+	case "private_ips":
+		ips = node.PrivateIPs
+	default:
+		return "", s["ssh_interface"].Errorf("%q: want public_ips or private_ips", iface)
+	}
+	if len(ips) == 0 || ips[0] == "" {
+		if iface == "" {
+			iface = "addresses"
+		}
+		return "", fmt.Errorf("node %s has no %s to connect to", node.Name, iface)
+	}
+	return ips[0], nil
+}
+
+// usernames reads ssh_username, a name or a list of names to try in order.
+func usernames(s cloud.Settings, driver string) ([]string, error) {
+	var v any
+	if err := s.Decode("ssh_username", &v); err != nil {
+		return nil, err
+	}
+	switch t := v.(type) {
+	case nil:
+		if driver == "ec2" {
+			return ec2Users, nil
+		}
+		return []string{"root"}, nil
+	case string:
+		if t != "" {
+			return []string{t}, nil
+		}
+	case []any:
+		var out []string
+		for _, u := range t {
+			name, ok := u.(string)
+			if !ok || name == "" {
+				return nil, s["ssh_username"].Errorf("want a user name or a list of user names")
+			}
+			out = append(out, name)
+		}
+		if len(out) > 0 {
+			return out, nil
+		}
+	}
+	return nil, s["ssh_username"].Errorf("want a user name or a list of user names")
+}
+
+// scriptArgs reads script_args: a string passed to the remote shell as
+// written (as salt-cloud does), or a list of words, each quoted.
+func scriptArgs(s cloud.Settings) (string, error) {
+	var v any
+	if err := s.Decode("script_args", &v); err != nil {
+		return "", err
+	}
+	switch t := v.(type) {
+	case nil:
+		return "", nil
+	case []any:
+		words := make([]string, len(t))
+		for i, w := range t {
+			words[i] = shellQuote(fmt.Sprint(w))
+		}
+		return strings.Join(words, " "), nil
+	default:
+		return fmt.Sprint(t), nil
+	}
+}
+
+// loadKey reads a private key file, which must be private (salt-cloud
+// refuses one others can read, as ssh does).
+func loadKey(path string) (ssh.Signer, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("%s is readable by others (mode %04o): chmod 600 it", path, st.Mode().Perm())
+	}
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := ssh.ParsePrivateKey(pem)
+	if err != nil {
+		var pp *ssh.PassphraseMissingError
+		if errors.As(err, &pp) {
+			return nil, fmt.Errorf("%s is protected by a passphrase, which brine cannot ask for", path)
+		}
+		return nil, fmt.Errorf("%s: not a private key brine can read", path)
+	}
+	return signer, nil
+}
+
+// kwargs are the deploying event's kwargs (salt-cloud's deploy kwargs):
+// no password, no key material, and script_env values only for names
+// that do not look like credentials.
+func (o *options) kwargs() map[string]any {
+	env := map[string]any{}
+	keys := make([]string, 0, len(o.scriptEnv))
+	for k := range o.scriptEnv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if cloud.IsSecretKey(k) {
+			env[k] = "[redacted]"
+			continue
+		}
+		env[k] = o.scriptEnv[k]
+	}
+	return map[string]any{
+		"name": o.name, "host": o.host, "port": o.port, "username": o.users[0], "usernames": o.users,
+		"key_filename": o.keyFile, "script": o.scriptName, "script_args": o.scriptArgs, "script_env": env,
+		"sudo": o.sudo, "tmp_dir": o.tmpDir, "keep_tmp": o.keepTmp, "host_key_check": o.hostKeyCheck,
+		"display_ssh_output": true,
+	}
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,11 @@
+#!/bin/sh
+# A deploy script for tests: it reports who runs it, where and with what,
+# and leaves a marker file where script_env says.
+set -e
+echo "hello from $(id -un) in $(pwd)"
+echo "args: $*"
+echo "role=$ROLE"
+echo "a line on stderr" >&2
+if [ -n "$MARKER" ]; then
+	printf '%s %s\n' "$ROLE" "$*" > "$MARKER"
+fi
