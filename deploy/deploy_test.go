@@ -19,6 +19,7 @@ import (
 
 	"github.com/brinehq/brine/cloud"
 	"github.com/brinehq/brine/deploy"
+	"github.com/brinehq/brine/deploy/sshdtest"
 )
 
 // scripts is testdata/deploy, searched as cloud.deploy.d is.
@@ -81,13 +82,13 @@ func (f *fired) String() string {
 type harness struct {
 	d       *deploy.Deployer
 	dataDir string
-	log     *syncBuffer
-	out     *syncBuffer
+	log     *sshdtest.SyncBuffer
+	out     *sshdtest.SyncBuffer
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{dataDir: t.TempDir(), log: &syncBuffer{}, out: &syncBuffer{}}
+	h := &harness{dataDir: t.TempDir(), log: &sshdtest.SyncBuffer{}, out: &sshdtest.SyncBuffer{}}
 	var err error
 	h.d, err = deploy.New(deploy.Config{DataDir: h.dataDir, ScriptDirs: []string{scripts},
 		Log: slog.New(slog.NewJSONHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug})), Output: h.out})
@@ -110,7 +111,7 @@ func noSecrets(t *testing.T, texts map[string]string, secrets ...string) {
 }
 
 func TestDeployKeyAuthRunsScript(t *testing.T) {
-	srv := startSSHD(t)
+	srv := sshdtest.Start(t)
 	h := newHarness(t)
 	marker := filepath.Join(t.TempDir(), "marker")
 	vm := newVM(t, "web1", "vmware", fmt.Sprintf(`  script: hello
@@ -125,7 +126,7 @@ func TestDeployKeyAuthRunsScript(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := h.d.Deploy(ctx, vm, localNode("web1"), f.fire); err != nil {
-		t.Fatalf("deploy: %v\nlog: %s\nsshd: %s", err, h.log, srv.log)
+		t.Fatalf("deploy: %v\nlog: %s\nsshd: %s", err, h.log, srv.Log)
 	}
 	if got := strings.Join(f.tasks, " "); got != "deploying deploy_script" {
 		t.Errorf("events %q, want deploying deploy_script", got)
@@ -179,8 +180,8 @@ func TestDeployKeyAuthRunsScript(t *testing.T) {
 }
 
 func TestDeployPasswordAuth(t *testing.T) {
-	srv := startSSHD(t)
-	pw := passwordUser(t, "brinetest")
+	srv := sshdtest.Start(t)
+	pw := sshdtest.PasswordUser(t, "brinetest")
 	h := newHarness(t)
 	vm := newVM(t, "db1", "vmware", fmt.Sprintf(`  script: %s/hello.sh
   ssh_username: brinetest
@@ -192,7 +193,7 @@ func TestDeployPasswordAuth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := h.d.Deploy(ctx, vm, localNode("db1"), f.fire); err != nil {
-		t.Fatalf("deploy: %v\nlog: %s\nsshd: %s", err, h.log, srv.log)
+		t.Fatalf("deploy: %v\nlog: %s\nsshd: %s", err, h.log, srv.Log)
 	}
 	if !strings.Contains(h.log.String(), "hello from brinetest") {
 		t.Errorf("log lacks the script's output:\n%s", h.log)
@@ -212,10 +213,10 @@ func TestDeployPasswordAuth(t *testing.T) {
 }
 
 func TestDeployRefusesChangedHostKey(t *testing.T) {
-	srv := startSSHD(t)
+	srv := sshdtest.Start(t)
 	h := newHarness(t)
 	// known_hosts trusts another key for this address.
-	other, err := ssh.NewSignerFromKey(newEd25519(t))
+	other, err := ssh.NewSignerFromKey(sshdtest.NewKey(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +253,7 @@ func TestDeployRefusesChangedHostKey(t *testing.T) {
 }
 
 func TestDeployScriptFailure(t *testing.T) {
-	srv := startSSHD(t)
+	srv := sshdtest.Start(t)
 	h := newHarness(t)
 	keys := fmt.Sprintf("  script: fail\n  ssh_username: root\n  private_key: %s\n  ssh_port: %d\n", srv.KeyFile, srv.Port)
 	var f fired
@@ -277,11 +278,11 @@ func TestDeployScriptFailure(t *testing.T) {
 }
 
 func TestDeployUnreachable(t *testing.T) {
-	needRoot(t)
+	sshdtest.NeedRoot(t)
 	h := newHarness(t)
 	key := filepath.Join(t.TempDir(), "id")
-	writePrivateKey(t, key, newEd25519(t))
-	vm := newVM(t, "gone", "vmware", fmt.Sprintf("  script: hello\n  private_key: %s\n  ssh_port: %d\n  ssh_connect_timeout: 1.5\n", key, freePort(t)))
+	sshdtest.WritePrivateKey(t, key, sshdtest.NewKey(t))
+	vm := newVM(t, "gone", "vmware", fmt.Sprintf("  script: hello\n  private_key: %s\n  ssh_port: %d\n  ssh_connect_timeout: 1.5\n", key, sshdtest.FreePort(t)))
 	start := time.Now()
 	err := h.d.Deploy(context.Background(), vm, localNode("gone"), (&fired{}).fire)
 	if !errors.Is(err, deploy.ErrUnreachable) || !strings.Contains(err.Error(), "ssh_connect_timeout 1.5s") {
@@ -296,7 +297,7 @@ func TestDeploySettingsErrors(t *testing.T) {
 	h := newHarness(t)
 	dir := t.TempDir()
 	loose := filepath.Join(dir, "loose")
-	writePrivateKey(t, loose, newEd25519(t))
+	sshdtest.WritePrivateKey(t, loose, sshdtest.NewKey(t))
 	if err := os.Chmod(loose, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -60,6 +60,7 @@ type cloudFlags struct {
 	query         bool
 	asJSON        bool
 	dryRun        bool
+	verbose       bool
 }
 
 func newCloudCmd(g *globalFlags) *cobra.Command {
@@ -71,7 +72,8 @@ func newCloudCmd(g *globalFlags) *cobra.Command {
 <config-dir>/cloud.providers, cloud.providers.d/*.conf, cloud.profiles,
 cloud.profiles.d/*.conf, and map files. Each VM fires salt-cloud's events
 through the master (salt/cloud/<name>/creating, requesting, querying,
-waiting_for_ssh, created; destroying, destroyed; <step>/failed with an
+waiting_for_ssh, deploying, deploy_script, created; destroying, destroyed;
+<step>/failed with an
 error), so reactions written for salt-cloud keep working. created and
 destroyed also carry instance_id, ip_address, private_ips, public_ips and
 macs. A master must be running: without one nothing is created.
@@ -80,8 +82,12 @@ VMs that exist already are reported, not created again, so an interrupted
 run can simply be run again. Destroying asks for confirmation unless -y.
 The exit status is 1 when any VM failed (salt-cloud exits 0).
 
-The deploy step (bootstrap over SSH) is not in this version: profiles with
-deploy: True skip it with a warning.`,
+After the VM has an address, the deploy step logs in over SSH (private_key
+or password, each ssh_username in turn, host keys trusted on first use in
+<data_dir>/known_hosts), uploads the profile's script (a path, or a name
+in <config-dir>/cloud.deploy.d) and runs it with script_args and
+script_env, firing deploying and deploy_script (with host). A profile with
+no script skips it with a warning; deploy: False skips it silently.`,
 		Example: `  brine cloud -p small web1 web2 web3
   brine cloud -m /srv/cloud/prod.map -P 20
   brine cloud -m /srv/cloud/prod.map -H --dry-run
@@ -108,6 +114,7 @@ deploy: True skip it with a warning.`,
 	fl.BoolVarP(&f.query, "query", "Q", false, "list every provider's VMs with state and IPs")
 	fl.BoolVar(&f.asJSON, "json", false, "print results as JSON")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print what would be created and destroyed, and do nothing")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "show the output of deploy scripts, each line prefixed with the VM's name")
 	f.client.register(cmd)
 	cmd.AddCommand(newCloudSimulatorCmd())
 	return cmd
@@ -169,7 +176,15 @@ func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, 
 		pub = timedPublisher{client: client, timeout: f.client.timeout}
 	}
 	prog := newProgress(errOut)
-	c := cloud.New(cfg, cloudOpeners, pub, cloud.WithObserver(prog))
+	opts := []cloud.Option{cloud.WithObserver(prog)}
+	if mutates {
+		d, log, err := newCloudDeployer(g, f.verbose, errOut)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, cloud.WithDeployer(d), cloud.WithLogger(log))
+	}
+	c := cloud.New(cfg, cloudOpeners, pub, opts...)
 	defer c.Close()
 	switch {
 	case f.listImages != "":

@@ -1,0 +1,204 @@
+// Package sshdtest starts a real OpenSSH server (Debian's openssh-server,
+// /usr/sbin/sshd) for tests of code that logs in over SSH: on 127.0.0.1 at
+// a free high port, with a fresh host key, a fresh authorized key for root
+// and a config of its own. It needs root, as sshd does to log users in; a
+// test that cannot have it fails, saying why.
+package sshdtest
+
+import (
+	"bytes"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// sshdPath is Debian's openssh-server daemon, which `make deps` installs.
+const sshdPath = "/usr/sbin/sshd"
+
+// Server is a running sshd.
+type Server struct {
+	Port    int
+	HostKey ssh.PublicKey
+	// KeyFile is the private key authorized to log in as root.
+	KeyFile string
+	// KeyPEM is its content, which must never show up anywhere.
+	KeyPEM string
+	// Log is sshd's own log (-e), for failure messages.
+	Log *SyncBuffer
+	dir string
+	cmd *exec.Cmd
+}
+
+// NeedRoot fails (never skips) a test that cannot start sshd, saying why.
+func NeedRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatalf("this test starts %s, which must run as root (run the tests as root, e.g. in the CI container)", sshdPath)
+	}
+	if _, err := os.Stat(sshdPath); err != nil {
+		t.Fatalf("%s is missing: install Debian's openssh-server (make deps does): %v", sshdPath, err)
+	}
+}
+
+// Start starts sshd; it is stopped when the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	NeedRoot(t)
+	// sshd wants its privilege separation directory.
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{dir: t.TempDir(), Log: &SyncBuffer{}}
+	_, hostPriv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostFile := filepath.Join(s.dir, "ssh_host_ed25519_key")
+	WritePrivateKey(t, hostFile, hostPriv)
+	hostSigner, err := ssh.NewSignerFromKey(hostPriv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.HostKey = hostSigner.PublicKey()
+	_, userPriv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.KeyFile = filepath.Join(s.dir, "id_ed25519")
+	s.KeyPEM = WritePrivateKey(t, s.KeyFile, userPriv)
+	userSigner, err := ssh.NewSignerFromKey(userPriv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.dir, "authorized_keys"), ssh.MarshalAuthorizedKey(userSigner.PublicKey()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.Port = FreePort(t)
+	conf := fmt.Sprintf(`Port %d
+ListenAddress 127.0.0.1
+HostKey %s
+PidFile %s
+AuthorizedKeysFile %s
+UsePAM no
+StrictModes no
+PermitRootLogin yes
+PasswordAuthentication yes
+KbdInteractiveAuthentication no
+LogLevel VERBOSE
+`, s.Port, hostFile, filepath.Join(s.dir, "sshd.pid"), filepath.Join(s.dir, "authorized_keys"))
+	confFile := filepath.Join(s.dir, "sshd_config")
+	if err := os.WriteFile(confFile, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s.cmd = exec.Command(sshdPath, "-D", "-e", "-f", confFile)
+	s.cmd.Stdout, s.cmd.Stderr = s.Log, s.Log
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("starting sshd: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = s.cmd.Process.Kill()
+		_ = s.cmd.Wait()
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", s.Port), time.Second)
+		if err == nil {
+			c.Close()
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sshd did not listen on port %d: %v\n%s", s.Port, err, s.Log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// NewKey returns a fresh ed25519 private key.
+func NewKey(t testing.TB) ed25519.PrivateKey {
+	t.Helper()
+	_, k, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// WritePrivateKey writes key to path (mode 0600) in OpenSSH's format and
+// returns what it wrote.
+func WritePrivateKey(t testing.TB, path string, key ed25519.PrivateKey) string {
+	t.Helper()
+	block, err := ssh.MarshalPrivateKey(key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := pem.EncodeToMemory(block)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// PasswordUser makes sure a local user exists for password logins and
+// gives it a fresh random password, which it returns.
+func PasswordUser(t testing.TB, name string) string {
+	t.Helper()
+	NeedRoot(t)
+	if err := exec.Command("id", name).Run(); err != nil {
+		if out, err := exec.Command("useradd", "-m", "-s", "/bin/sh", name).CombinedOutput(); err != nil {
+			t.Fatalf("useradd %s: %v: %s", name, err, out)
+		}
+	}
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	pw := fmt.Sprintf("pw-%x", b)
+	cmd := exec.Command("chpasswd")
+	cmd.Stdin = strings.NewReader(name + ":" + pw + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chpasswd: %v: %s", err, out)
+	}
+	return pw
+}
+
+// FreePort returns a TCP port free on 127.0.0.1.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns what was written.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
