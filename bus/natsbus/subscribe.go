@@ -210,7 +210,13 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, fn func(conte
 			return
 		}
 		fn(ctx, &bus.Delivery{Event: ev, Attempt: int(md.NumDelivered), Acker: acker{m}})
-	}, jetstream.PullMaxMessages(min(cfg.MaxInFlight, 1024)))
+	},
+		// The server never has more than MaxInFlight unacknowledged, so a
+		// larger pull costs nothing; a pull no larger than MaxInFlight can
+		// be left waiting on the server until it expires (observed: 30 s
+		// stalls with a backlog and one in flight), and a short expiry
+		// bounds whatever else might strand a pull.
+		jetstream.PullMaxMessages(1024), jetstream.PullExpiry(5*time.Second))
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s: %w", cfg.Name, err)
 	}
