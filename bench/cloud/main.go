@@ -53,15 +53,18 @@ type Target struct {
 }
 
 type report struct {
-	Benchmark string   `json:"benchmark"`
-	Date      string   `json:"date"`
-	GoVersion string   `json:"go"`
-	CPUs      int      `json:"cpus"`
-	Command   string   `json:"command"`
-	Results   []Result `json:"results"`
-	Targets   []Target `json:"targets"`
-	Pass      bool     `json:"pass"`
-	Notes     []string `json:"notes"`
+	Benchmark string `json:"benchmark"`
+	Date      string `json:"date"`
+	GoVersion string `json:"go"`
+	CPUs      int    `json:"cpus"`
+	Command   string `json:"command"`
+	// LoadAvg is /proc/loadavg when the run started: other work on the
+	// machine inflates wall and CPU times.
+	LoadAvg string   `json:"load_average"`
+	Results []Result `json:"results"`
+	Targets []Target `json:"targets"`
+	Pass    bool     `json:"pass"`
+	Notes   []string `json:"notes"`
 }
 
 func main() {
@@ -128,7 +131,7 @@ func run(out, bin string, n, parallel int) error {
 	}
 
 	rep := &report{Benchmark: "cloud", Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
-		Command: "go run ./bench/cloud -out " + out}
+		Command: "go run ./bench/cloud -out " + out, LoadAvg: loadAvg()}
 	since := time.Now().UTC().Format(time.RFC3339Nano)
 	mapFile := filepath.Join(dir, "bench.map")
 	for _, sc := range []struct {
@@ -260,4 +263,12 @@ func freePort() int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
