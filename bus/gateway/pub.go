@@ -107,7 +107,7 @@ func (s *Server) fanout(ev *bus.Event) {
 	}
 	s.wmu.RUnlock()
 	for _, w := range full {
-		s.drop(w, fmt.Sprintf("not reading: %d events queued", cap(w.out)))
+		s.drop(w, fmt.Sprintf("not reading: %d events (%d bytes) queued", len(w.out), w.queued.Load()))
 	}
 }
 

@@ -75,6 +75,10 @@ type Config struct {
 	// (default 8192); a requester that stops reading its replies is
 	// disconnected.
 	ReplyQueue int
+	// QueueBytes bounds the bytes waiting to be written to any one
+	// connection (default 64 MiB), whatever the count: a full queue of
+	// large events would otherwise pin gigabytes.
+	QueueBytes int64
 	// Workers bounds the requests handled at once (default 1024). A publish
 	// spends its time waiting for the disk, and the bus syncs once for all
 	// the events waiting, so throughput grows with the publishes in flight.
@@ -119,6 +123,9 @@ func (c *Config) setDefaults() error {
 	}
 	if c.ReplyQueue <= 0 {
 		c.ReplyQueue = 8192
+	}
+	if c.QueueBytes <= 0 {
+		c.QueueBytes = 64 << 20
 	}
 	if c.Workers <= 0 {
 		c.Workers = 1024
@@ -376,7 +383,7 @@ func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, serve func(con
 // open runs the handshake and registers the connection; it returns nil when
 // the peer failed the handshake or the server is shutting down.
 func (s *Server) open(ctx context.Context, raw net.Conn, sec zmq4.Security, typ zmq4.SocketType, queue int) *peerConn {
-	pc, err := handshake(ctx, raw, sec, typ, s.cfg.HandshakeTimeout, queue)
+	pc, err := handshake(ctx, raw, sec, typ, s.cfg.HandshakeTimeout, queue, s.cfg.QueueBytes)
 	if err != nil {
 		raw.Close()
 		level := slog.LevelInfo

@@ -508,7 +508,8 @@ func TestKeyFiles(t *testing.T) {
 func TestSlowWatchHandlerLosesNothing(t *testing.T) {
 	ctx := testContext(t)
 	b := openBus(t)
-	srv := startServer(t, b, func(c *Config) { c.WatcherQueue = 16 })
+	// The byte bound, not the count, cuts this watcher off.
+	srv := startServer(t, b, func(c *Config) { c.WatcherQueue, c.QueueBytes = 1<<20, 256<<10 })
 	c := dialClient(t, srv.RequestAddr(), testKey)
 	saved := liveBuffer
 	liveBuffer = 16

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zeromq/zmq4"
@@ -104,6 +105,10 @@ type peerConn struct {
 	br     *bufio.Reader
 	remote string
 	out    chan []byte
+	// queued counts the bytes in out, bounded by maxQueued: a count alone
+	// would let a stalled peer pin gigabytes of large events.
+	queued    atomic.Int64
+	maxQueued int64
 
 	dead      chan struct{} // closed when the connection is closed
 	closeOnce sync.Once
@@ -116,7 +121,7 @@ type peerConn struct {
 // timeout, with sec as the security mechanism and typ as this end's socket
 // type; zmq4 refuses a peer whose socket type does not fit. The handshake is
 // abandoned when ctx ends.
-func handshake(ctx context.Context, raw net.Conn, sec zmq4.Security, typ zmq4.SocketType, timeout time.Duration, queue int) (*peerConn, error) {
+func handshake(ctx context.Context, raw net.Conn, sec zmq4.Security, typ zmq4.SocketType, timeout time.Duration, queue int, maxQueued int64) (*peerConn, error) {
 	br := bufio.NewReaderSize(raw, 64<<10)
 	hc := &handshakeConn{Conn: raw, br: br, guard: newFrameGuard(maxHandshakeFrame)}
 	if err := raw.SetDeadline(time.Now().Add(timeout)); err != nil {
@@ -132,13 +137,14 @@ func handshake(ctx context.Context, raw net.Conn, sec zmq4.Security, typ zmq4.So
 		return nil, err
 	}
 	return &peerConn{
-		raw:    raw,
-		br:     br,
-		remote: raw.RemoteAddr().String(),
-		out:    make(chan []byte, queue),
-		dead:   make(chan struct{}),
-		quit:   make(chan struct{}),
-		wrote:  make(chan struct{}),
+		raw:       raw,
+		br:        br,
+		remote:    raw.RemoteAddr().String(),
+		out:       make(chan []byte, queue),
+		maxQueued: maxQueued,
+		dead:      make(chan struct{}),
+		quit:      make(chan struct{}),
+		wrote:     make(chan struct{}),
 	}, nil
 }
 
@@ -158,17 +164,25 @@ func (pc *peerConn) finish() {
 }
 
 // send queues an encoded message without blocking. It reports false when the
-// queue is full; a message for a closed connection is discarded.
+// queue is full (in messages or bytes); a message for a closed connection is
+// discarded.
 func (pc *peerConn) send(m []byte) bool {
 	select {
 	case <-pc.dead:
 		return true
 	default:
 	}
+	// One message larger than the bound still goes when nothing else waits.
+	n := int64(len(m))
+	if q := pc.queued.Add(n); q > pc.maxQueued && q != n {
+		pc.queued.Add(-n)
+		return false
+	}
 	select {
 	case pc.out <- m:
 		return true
 	default:
+		pc.queued.Add(-n)
 		return false
 	}
 }
@@ -181,6 +195,7 @@ func (pc *peerConn) writeLoop() {
 	for {
 		select {
 		case m := <-pc.out:
+			pc.queued.Add(-int64(len(m)))
 			if _, err := bw.Write(m); err != nil {
 				pc.close()
 				return
@@ -195,6 +210,7 @@ func (pc *peerConn) writeLoop() {
 			for {
 				select {
 				case m := <-pc.out:
+					pc.queued.Add(-int64(len(m)))
 					if _, err := bw.Write(m); err != nil {
 						pc.close()
 						return
