@@ -500,7 +500,7 @@ func TestIPTimeoutFailsWithEvent(t *testing.T) {
 }
 
 func TestStaticIPThroughCustomization(t *testing.T) {
-	e := newEnv(t, false)
+	e := newEnv(t, true)
 	e.write("cloud.profiles.d/static.conf", `static:
   provider: vcenter
   clonefrom: linux-template
@@ -514,18 +514,29 @@ func TestStaticIPThroughCustomization(t *testing.T) {
         subnet_mask: 255.255.255.0
         gateway: 10.30.0.1
 `)
+	mapFile := e.write("static.map", "static:\n  - fixed1\n  - dhcp1:\n      customization: False\n")
 	c := e.cloud()
 	ctx := ctxT(t)
-	plan, err := c.PlanProfile(ctx, "static", []string{"fixed1"})
+	m, err := cloud.LoadMap(mapFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := c.Run(ctx, plan, 1)[0]
-	if r.Status != cloud.Created {
-		t.Fatalf("%+v", r)
+	plan, err := c.PlanMap(ctx, m, false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if r.Node.IP() != "10.30.0.5" || len(r.Node.MACs) != 1 {
-		t.Errorf("node ip %q macs %v", r.Node.IP(), r.Node.MACs)
+	res := c.Run(ctx, plan, 2)
+	for _, r := range res {
+		if r.Status != cloud.Created || len(r.Node.MACs) != 1 {
+			t.Fatalf("%+v", r)
+		}
+	}
+	// res is sorted by name: dhcp1, fixed1.
+	if res[1].Node.IP() != "10.30.0.5" {
+		t.Errorf("fixed1 ip %q, want the static 10.30.0.5", res[1].Node.IP())
+	}
+	if ip := res[0].Node.IP(); !strings.HasPrefix(ip, "10.20.") {
+		t.Errorf("dhcp1 ip %q, want one from DHCP (customization: False)", ip)
 	}
 }
 

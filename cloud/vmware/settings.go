@@ -33,6 +33,9 @@ type profile struct {
 	DNSServers     []string          `yaml:"dns_servers"`
 	IPTimeout      float64           `yaml:"wait_for_ip_timeout"`
 	Devices        devices           `yaml:"devices"`
+	// Customization False leaves the guest's network settings alone even
+	// when adapters have a static ip (Salt's customization key).
+	Customization bool `yaml:"customization"`
 }
 
 type devices struct {
@@ -132,7 +135,7 @@ func (p *profile) keys() map[string]any {
 		"resourcepool": &p.ResourcePool, "datastore": &p.Datastore, "folder": &p.Folder,
 		"host": &p.Host, "power_on": &p.PowerOn, "template": &p.Template, "annotation": &p.Annotation,
 		"extra_config": &p.ExtraConfig, "domain": &p.Domain, "dns_servers": &p.DNSServers,
-		"wait_for_ip_timeout": &p.IPTimeout, "devices": &p.Devices,
+		"wait_for_ip_timeout": &p.IPTimeout, "devices": &p.Devices, "customization": &p.Customization,
 	}
 }
 
@@ -147,7 +150,7 @@ func knownKeys() []string {
 
 // decodeProfile reads the driver's keys from a VM's settings.
 func decodeProfile(s cloud.Settings) (*profile, error) {
-	p := &profile{PowerOn: true, IPTimeout: DefaultIPTimeout.Seconds(), Domain: "local"}
+	p := &profile{PowerOn: true, IPTimeout: DefaultIPTimeout.Seconds(), Domain: "local", Customization: true}
 	for key, out := range p.keys() {
 		if err := s.Decode(key, out); err != nil {
 			return nil, err

@@ -8,7 +8,8 @@
 // True), port, protocol. Profile keys are salt-cloud's: clonefrom,
 // num_cpus, cores_per_socket, memory, devices.network, datacenter,
 // cluster, resourcepool, datastore, folder, host, power_on, template,
-// annotation, extra_config, domain, dns_servers, wait_for_ip_timeout.
+// annotation, extra_config, domain, dns_servers, customization,
+// wait_for_ip_timeout.
 package vmware
 
 import (
@@ -389,7 +390,7 @@ func (d *vsphere) nics(ctx context.Context, f *find.Finder, vm *cloud.VM, p *pro
 		}
 		maps = append(maps, m)
 	}
-	if !static {
+	if !static || !p.Customization {
 		return changes, nil, nil
 	}
 	custom := &types.CustomizationSpec{
@@ -462,6 +463,13 @@ func (d *vsphere) Create(ctx context.Context, req *cloud.Request) (*cloud.Node, 
 	}
 	info, err := tk.WaitForResult(ctx, nil)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Interrupted: ask vCenter to stop the clone too, so that no VM
+			// appears after the run has reported it does not exist.
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			_ = tk.Cancel(cctx)
+			cancel()
+		}
 		if fault.Is(err, &types.DuplicateName{}) {
 			return nil, fmt.Errorf("%s: %w", req.VM.Name, cloud.ErrExists)
 		}
