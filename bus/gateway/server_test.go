@@ -492,3 +492,34 @@ func TestDialGivesUpWithItsContext(t *testing.T) {
 		t.Fatal("Dial to a silent peer did not return when its context ended")
 	}
 }
+
+func TestShutdownNotHeldByARequesterThatStoppedReading(t *testing.T) {
+	b := openBus(t)
+	srv := startServer(t, b, nil)
+	raw, err := net.Dial("tcp", srv.RequestAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := zmq4.Open(raw, null.Security(), zmq4.Dealer, zmq4.SocketIdentity("stuck"), false, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Requests whose error replies (naming the method) add up to far more
+	// than the socket buffers hold; this peer never reads them.
+	method := strings.Repeat("m", 60<<10)
+	body := []byte("{}")
+	req := encodeMsg([]byte("c"), []byte(method), body, []byte(Sign(testKey, method, body)))
+	for range 300 {
+		if _, err := raw.Write(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // let the replies pile up
+	start := time.Now()
+	if err := srv.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > flushTimeout+5*time.Second {
+		t.Fatalf("shutdown took %v", d)
+	}
+}

@@ -31,6 +31,9 @@ const (
 	flagCommand = 0x4
 
 	greetingSize = 64
+	// flushTimeout bounds the final write of replies to a requester that
+	// is going away.
+	flushTimeout = 5 * time.Second
 	// maxHandshakeFrame bounds any frame read before a peer is authenticated
 	// (commands and metadata are a few hundred bytes).
 	maxHandshakeFrame = 64 << 10
@@ -156,8 +159,11 @@ func (pc *peerConn) close() {
 	})
 }
 
-// finish lets the writer send what is queued, then closes the connection.
+// finish lets the writer send what is queued, within flushTimeout (a peer
+// that stopped reading must not hold up a shutdown), then closes the
+// connection.
 func (pc *peerConn) finish() {
+	pc.raw.SetWriteDeadline(time.Now().Add(flushTimeout))
 	pc.quitOnce.Do(func() { close(pc.quit) })
 	<-pc.wrote
 	pc.close()
