@@ -23,6 +23,8 @@ type Functions struct {
 	Openers map[string]Opener
 	// Publisher fires the events of calls made with no cause (brine run).
 	Publisher Publisher
+	// Deployer is the deploy step; nil skips it with a warning.
+	Deployer Deployer
 	// Log receives the lifecycle's messages (default: discard).
 	Log *slog.Logger
 }
@@ -118,7 +120,11 @@ func (f *Functions) open(in *function.Input) (*Cloud, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	return New(cfg, f.Openers, callPublisher{in: in, fallback: f.Publisher}, WithLogger(log)), nil
+	opts := []Option{WithLogger(log)}
+	if f.Deployer != nil {
+		opts = append(opts, WithDeployer(f.Deployer))
+	}
+	return New(cfg, f.Openers, callPublisher{in: in, fallback: f.Publisher}, opts...), nil
 }
 
 // run plans and carries out one call; any failed VM fails the call (so a

@@ -22,6 +22,7 @@ import (
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/cloud"
 	"github.com/brinehq/brine/cloud/vmware"
+	"github.com/brinehq/brine/deploy"
 )
 
 // cloudOpeners are the cloud drivers this binary has, by driver name.
@@ -34,10 +35,19 @@ var cloudOpeners = map[string]cloud.Opener{
 // and destroy VMs; the cloud files are read at each call.
 func startCloud(_ context.Context, m *master, _ *errgroup.Group) error {
 	dir := cloudConfigDir(m.flags)
+	d, err := deploy.New(deploy.Config{
+		DataDir:    m.cfg.Settings.DataDir,
+		ScriptDirs: []string{filepath.Join(dir, "cloud.deploy.d")},
+		Log:        m.log.With("component", "deploy"),
+	})
+	if err != nil {
+		return err
+	}
 	fns := &cloud.Functions{
 		Load:      func() (*cloud.Config, error) { return cloud.LoadConfig(dir) },
 		Openers:   cloudOpeners,
 		Publisher: cloud.BusPublisher{Bus: m.bus, Source: m.source + "/cloud"},
+		Deployer:  d,
 		Log:       m.log.With("component", "cloud"),
 	}
 	return fns.Register(m.funcs)
