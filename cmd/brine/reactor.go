@@ -18,9 +18,11 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/cloud"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/integrations/ddns"
+	"github.com/brinehq/brine/integrations/dnsmasq"
 	"github.com/brinehq/brine/integrations/slack"
 	"github.com/brinehq/brine/mine"
 	"github.com/brinehq/brine/reactor"
@@ -189,6 +191,12 @@ func dryRunFuncs() (*function.Registry, error) {
 		return nil, err
 	}
 	if err := (*mine.Store)(nil).Register(stubs); err != nil {
+		return nil, err
+	}
+	if err := (*dnsmasq.Syncer)(nil).Register(stubs); err != nil {
+		return nil, err
+	}
+	if err := (&cloud.Functions{}).Register(stubs); err != nil {
 		return nil, err
 	}
 	for _, f := range slack.Funcs(nil) {
