@@ -52,6 +52,7 @@ type Result struct {
 	Seconds    float64 `json:"seconds"`
 	PerSec     float64 `json:"per_sec"`
 	P50Ms      float64 `json:"p50_ms"`
+	P90Ms      float64 `json:"p90_ms"`
 	P99Ms      float64 `json:"p99_ms"`
 	MaxMs      float64 `json:"max_ms"`
 	Errors     int     `json:"errors"`
@@ -212,8 +213,8 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 		r.Stored = int(after - before)
 		r.Missing = r.Requests - r.Errors - r.Stored
 		rep.Results = append(rep.Results, r)
-		fmt.Fprintf(os.Stderr, "%s: %.0f req/s, p50 %.2f ms, p99 %.2f ms, errors %d, stored %d, CPU/request: server %.0f µs, client %.0f µs\n",
-			r.Name, r.PerSec, r.P50Ms, r.P99Ms, r.Errors, r.Stored, r.ServerCPUus, r.ClientCPUus)
+		fmt.Fprintf(os.Stderr, "%s: %.0f req/s, p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, errors %d, stored %d, CPU/request: server %.0f µs, client %.0f µs\n",
+			r.Name, r.PerSec, r.P50Ms, r.P90Ms, r.P99Ms, r.Errors, r.Stored, r.ServerCPUus, r.ClientCPUus)
 	}
 	fan, err := fanout(ctx, b, self, common, clients, fanEvents)
 	if err != nil {
@@ -291,17 +292,17 @@ func summarize(name, mode string, lr loadReport) Result {
 	if lr.Seconds > 0 {
 		r.PerSec = float64(lr.Requests-lr.Errors) / lr.Seconds
 	}
-	r.P50Ms, r.P99Ms, r.MaxMs = percentiles(lr.Latencies)
+	r.P50Ms, r.P90Ms, r.P99Ms, r.MaxMs = percentiles(lr.Latencies)
 	return r
 }
 
-func percentiles(ms []float64) (p50, p99, maxv float64) {
+func percentiles(ms []float64) (p50, p90, p99, maxv float64) {
 	if len(ms) == 0 {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
 	slices.Sort(ms)
 	at := func(q float64) float64 { return ms[min(len(ms)-1, int(q*float64(len(ms))))] }
-	return at(0.50), at(0.99), ms[len(ms)-1]
+	return at(0.50), at(0.90), at(0.99), ms[len(ms)-1]
 }
 
 // fanout starts clients SSE followers in a child process, publishes events
@@ -349,7 +350,7 @@ func fanout(ctx context.Context, b *natsbus.Bus, self string, common []string, c
 	r.Errors = lr.Errors
 	r.Missing = clients*events - lr.Requests
 	r.PerSec = float64(lr.Requests) / r.Seconds
-	r.P50Ms, r.P99Ms, r.MaxMs = percentiles(lr.Latencies)
+	r.P50Ms, r.P90Ms, r.P99Ms, r.MaxMs = percentiles(lr.Latencies)
 	return r, nil
 }
 
