@@ -74,9 +74,9 @@ type Config struct {
 // Instance is what the server knows of one instance.
 type Instance struct {
 	ID, Reservation, Image, Type, KeyName, Zone, Subnet string
-	PrivateIP, PublicIP, MAC, ClientToken, IAMProfile  string
-	SecurityGroups                                     []string
-	Tags                                               map[string]string
+	PrivateIP, PublicIP, MAC, ClientToken, IAMProfile   string
+	SecurityGroups                                      []string
+	Tags                                                map[string]string
 	// Devices are the block device mappings asked for: device name →
 	// volume size in GiB.
 	Devices map[string]int
