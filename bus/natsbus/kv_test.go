@@ -3,6 +3,9 @@ package natsbus
 import (
 	"context"
 	"testing"
+	"time"
+
+	"github.com/brinehq/brine/bus"
 )
 
 // TestKeyValueWritesAreSynced checks that every kind of write to a bucket
@@ -62,5 +65,53 @@ func TestKeyValueWritesAreSynced(t *testing.T) {
 	}
 	if _, err := kv.Get(ctx, "a"); err == nil {
 		t.Error("deleted key came back after a restart")
+	}
+}
+
+// TestDeliveredOnlyWhenDurable stores an event behind the bus's back (no
+// sync after the write) and checks that neither a subscriber nor a consumer
+// sees it before a sync round has covered it.
+func TestDeliveredOnlyWhenDurable(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	defer b.Close()
+	ctx := context.Background()
+	rounds := func() uint64 {
+		b.sync.mu.Lock()
+		defer b.sync.mu.Unlock()
+		return b.sync.done
+	}
+	seen := make(chan uint64, 2)
+	sub, err := b.Subscribe(ctx, bus.SubscribeOptions{Pattern: "raw/*"}, func(*bus.Event) { seen <- rounds() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+	cons, err := b.Consume(ctx, bus.ConsumerConfig{Name: "raw", Pattern: "raw/*", DeliverNew: true}, func(_ context.Context, d *bus.Delivery) {
+		seen <- rounds()
+		_ = d.Ack()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Stop()
+
+	before := rounds()
+	ev := mustEvent(t, "raw/x", nil)
+	data, err := ev.Validate(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.js.Publish(ctx, Subject(ev.Tag), data); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		select {
+		case r := <-seen:
+			if r <= before {
+				t.Fatal("event handed on before a sync round covered it")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("event not delivered")
+		}
 	}
 }

@@ -52,6 +52,14 @@ func compile(pattern string) *bus.Glob {
 	return bus.CompileGlob(pattern)
 }
 
+// durable waits, on the embedded server, until the message is on disk.
+func (b *Bus) durable(ctx context.Context, md *jetstream.MsgMetadata) error {
+	if b.sync == nil {
+		return nil
+	}
+	return b.sync.durable(ctx, md.Timestamp)
+}
+
 // decode turns a stored message back into an event with its log position.
 func (b *Bus) decode(m jetstream.Msg) (*bus.Event, *jetstream.MsgMetadata, error) {
 	md, err := m.Metadata()
@@ -75,7 +83,7 @@ func (b *Bus) Subscribe(ctx context.Context, opts bus.SubscribeOptions, fn func(
 	cfg := jetstream.OrderedConsumerConfig{
 		FilterSubjects:    []string{filterSubject(g)},
 		DeliverPolicy:     jetstream.DeliverNewPolicy,
-		InactiveThreshold: time.Minute,
+		InactiveThreshold: 10 * time.Second,
 	}
 	var skipThrough uint64
 	switch since := opts.Since; {
@@ -98,12 +106,16 @@ func (b *Bus) Subscribe(ctx context.Context, opts bus.SubscribeOptions, fn func(
 	}
 	s := &subscription{b: b, stop: make(chan struct{})}
 	s.cc, err = cons.Consume(func(m jetstream.Msg) {
-		ev, _, err := b.decode(m)
+		ev, md, err := b.decode(m)
 		if err != nil {
 			b.cfg.Logger.Error("skipping unreadable event", "err", err)
 			return
 		}
 		if ev.Seq <= skipThrough || (g != nil && !g.Match(ev.Tag)) {
+			return
+		}
+		if err := b.durable(ctx, md); err != nil {
+			b.cfg.Logger.Error("event store sync", "err", err)
 			return
 		}
 		select {
@@ -207,6 +219,11 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, fn func(conte
 		}
 		if g != nil && !g.Match(ev.Tag) {
 			_ = m.Ack()
+			return
+		}
+		if err := b.durable(ctx, md); err != nil {
+			b.cfg.Logger.Error("event store sync; redelivering", "consumer", cfg.Name, "err", err)
+			_ = m.Nak()
 			return
 		}
 		fn(ctx, &bus.Delivery{Event: ev, Attempt: int(md.NumDelivered), Acker: acker{m}})

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // syncer is a group commit for the embedded stream: every caller that wrote
@@ -22,6 +23,9 @@ type syncer struct {
 	done    uint64 // rounds finished
 	running bool
 	err     error // result of the last finished round
+	// durableBefore is the start of the last successful round: whatever the
+	// server stored before it is on disk.
+	durableBefore time.Time
 
 	// The block JetStream appends to (JetStream only ever writes to the
 	// newest one), and its index in the block file names <idx>.blk.
@@ -52,14 +56,32 @@ func (s *syncer) sync(ctx context.Context) error {
 		s.started++
 		round := s.started
 		s.mu.Unlock()
+		begun := time.Now()
 		err := s.syncFiles()
 		s.mu.Lock()
 		s.running = false
 		s.done = round
 		s.err = err
+		if err == nil {
+			s.durableBefore = begun
+		}
 		s.cond.Broadcast()
 	}
 	return s.err
+}
+
+// durable returns once what the server stored at time stored is on disk:
+// at once if a finished round began after it, else after the next round.
+// Readers call it before handing an event on, so nobody acts on an event
+// that a power loss could still take back.
+func (s *syncer) durable(ctx context.Context, stored time.Time) error {
+	s.mu.Lock()
+	ok := stored.Before(s.durableBefore)
+	s.mu.Unlock()
+	if ok {
+		return nil
+	}
+	return s.sync(ctx)
 }
 
 // syncFiles fsyncs the message block JetStream is appending to. A round
