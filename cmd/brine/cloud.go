@@ -21,6 +21,7 @@ import (
 
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/cloud"
+	"github.com/brinehq/brine/cloud/ec2"
 	"github.com/brinehq/brine/cloud/vmware"
 	"github.com/brinehq/brine/deploy"
 )
@@ -28,6 +29,7 @@ import (
 // cloudOpeners are the cloud drivers this binary has, by driver name.
 var cloudOpeners = map[string]cloud.Opener{
 	vmware.Driver: vmware.Open,
+	ec2.Driver:    ec2.Open,
 }
 
 // startCloud registers the cloud runner functions (cloud.profile,

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/cloud"
+	"github.com/brinehq/brine/cloud/ec2/ec2test"
 	"github.com/brinehq/brine/deploy/sshdtest"
 )
 
@@ -103,6 +104,106 @@ func TestCloudDeployOverSSH(t *testing.T) {
 	for where, text := range map[string]string{"events": events, "--json output": out, "stderr": errs, "master log": m.log.String()} {
 		for _, secret := range []string{token, strings.TrimSpace(srv.KeyPEM)} {
 			if strings.Contains(text, secret) {
+				t.Errorf("a secret appears in the %s", where)
+			}
+		}
+	}
+}
+
+// TestCloudEC2DeployOverSSH runs `brine cloud -p` and `-d` against the fake
+// EC2 endpoint, whose instances' address is 127.0.0.1 where a real sshd
+// listens: the EC2 driver, the deploy step and the events end to end.
+func TestCloudEC2DeployOverSSH(t *testing.T) {
+	srv := sshdtest.Start(t)
+	const access, secret = "AKIDE2ETEST", "e2e/secret+access+key+4242"
+	fake := ec2test.New(ec2test.Config{AccessKey: access, SecretKey: secret, IP: "127.0.0.1"})
+	defer fake.Close()
+	m := newTestMaster(t)
+	m.start()
+	script, err := os.ReadFile("../../testdata/deploy/hello.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"cloud.deploy.d/hello.sh": string(script),
+		"cloud.providers": fmt.Sprintf(`aws:
+  driver: ec2
+  id: %s
+  key: sdb://osenv/TEST_AWS_SECRET
+  keyname: brine
+  location: eu-west-1
+  endpoint: %s
+  securitygroup: default
+  ssh_interface: private_ips
+  private_key: %s
+`, access, fake.URL, srv.KeyFile),
+		"cloud.profiles": fmt.Sprintf(`micro:
+  provider: aws
+  image: ami-0debian12
+  size: t3.micro
+  wait_for_ip_interval: 0.1
+  script: hello
+  ssh_username: [admin, root]
+  ssh_port: %d
+  ssh_connect_timeout: 60
+`, srv.Port),
+	}
+	for name, content := range files {
+		p := filepath.Join(m.confDir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"TEST_AWS_SECRET=" + secret}
+	out, errs, code := m.run(env, "cloud", "--json", "-p", "micro", "ec2web")
+	var res resultsJSON
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Results) != 1 || res.Results[0].Status != cloud.Created {
+		t.Fatalf("create: exit %d, %s\nstderr: %s", code, out, errs)
+	}
+	id := res.Results[0].Node.ID
+	dout, derrs, code := m.run(env, "cloud", "--json", "-d", "-y", "ec2web")
+	if code != 0 || !strings.Contains(dout, `"status":"destroyed"`) {
+		t.Fatalf("destroy: exit %d, %s\nstderr: %s", code, dout, derrs)
+	}
+	if insts := fake.Instances(); len(insts) != 1 || insts[0].State != ec2test.Terminated || insts[0].Tags["Name"] != "ec2web" {
+		t.Errorf("instances %+v", insts)
+	}
+
+	events, werrs, code := m.run(nil, "event", "watch", "salt/cloud/ec2web/*", "--since", "1h", "--count", "9")
+	if code != 0 {
+		t.Fatalf("watch: exit %d: %s", code, werrs)
+	}
+	var tasks []string
+	for _, l := range strings.Split(strings.TrimSpace(events), "\n") {
+		tag, payload, _ := strings.Cut(l, "\t")
+		task := strings.TrimPrefix(tag, "salt/cloud/ec2web/")
+		tasks = append(tasks, task)
+		var data map[string]any
+		if err := json.Unmarshal([]byte(payload), &data); err != nil {
+			t.Fatalf("%s: %v", tag, err)
+		}
+		switch task {
+		case "querying", "created", "destroying", "destroyed":
+			if data["instance_id"] != id {
+				t.Errorf("%s lacks instance_id %s: %v", task, id, data)
+			}
+		case "deploy_script":
+			if data["host"] != "127.0.0.1" {
+				t.Errorf("deploy_script %v", data)
+			}
+		}
+	}
+	want := "creating requesting querying waiting_for_ssh deploying deploy_script created destroying destroyed"
+	if got := strings.Join(tasks, " "); got != want {
+		t.Errorf("events %s, want %s", got, want)
+	}
+	m.stop(syscall.SIGTERM)
+	for where, text := range map[string]string{"events": events, "--json output": out + dout, "stderr": errs + derrs, "master log": m.log.String()} {
+		for _, s := range []string{secret, access, strings.TrimSpace(srv.KeyPEM)} {
+			if strings.Contains(text, s) {
 				t.Errorf("a secret appears in the %s", where)
 			}
 		}
