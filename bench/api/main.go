@@ -64,8 +64,13 @@ type Result struct {
 	// and by the load generator: figures a busy shared machine does not
 	// distort the way it distorts rates and tail latencies.
 	ServerCPUus float64 `json:"server_cpu_us_per_request,omitempty"`
-	ClientCPUus float64 `json:"client_cpu_us_per_request,omitempty"`
-	Description string  `json:"description"`
+	// PublishP50Ms and PublishP99Ms time the durable publish inside the
+	// server (the bus, fsync included), the part of a hook's latency that
+	// is disk rather than HTTP.
+	PublishP50Ms float64 `json:"publish_p50_ms,omitempty"`
+	PublishP99Ms float64 `json:"publish_p99_ms,omitempty"`
+	ClientCPUus  float64 `json:"client_cpu_us_per_request,omitempty"`
+	Description  string  `json:"description"`
 }
 
 // Target is a goal from the issue, checked against a result.
@@ -155,10 +160,11 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 	}
 	defer b.Close()
 	access := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	tb := &timedBus{Bus: b}
 	srv, err := api.New(api.Config{
 		Tokens: [][]byte{[]byte(token)},
 		Hooks:  []api.Hook{{Path: "bench/*", Auth: api.AuthHMAC, Secret: []byte(secret), SignatureHeader: api.GitHubSignatureHeader}},
-	}, b, access)
+	}, tb, access)
 	if err != nil {
 		return err
 	}
@@ -197,6 +203,7 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 		{"hook_hmac_paced", "hook-paced", "paced", fmt.Sprintf("%d/s HMAC-signed hooks for %d s, open loop (latency from the scheduled send time)", rate, secs), 0, rate},
 	} {
 		before, _ := b.LastSeq(ctx)
+		tb.reset()
 		cpu0 := selfCPU()
 		lr, err := hookScenario(ctx, self, append([]string{"-child", sc.child}, common...))
 		if err != nil {
@@ -205,6 +212,7 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 		serverCPU := selfCPU() - cpu0
 		after, _ := b.LastSeq(ctx)
 		r := summarize(sc.name, sc.mode, lr)
+		r.PublishP50Ms, _, r.PublishP99Ms, _ = percentiles(tb.reset())
 		if lr.Requests > 0 {
 			r.ServerCPUus = float64(serverCPU.Microseconds()) / float64(lr.Requests)
 			r.ClientCPUus = lr.CPUus / float64(lr.Requests)
@@ -213,8 +221,8 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 		r.Stored = int(after - before)
 		r.Missing = r.Requests - r.Errors - r.Stored
 		rep.Results = append(rep.Results, r)
-		fmt.Fprintf(os.Stderr, "%s: %.0f req/s, p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, errors %d, stored %d, CPU/request: server %.0f µs, client %.0f µs\n",
-			r.Name, r.PerSec, r.P50Ms, r.P90Ms, r.P99Ms, r.Errors, r.Stored, r.ServerCPUus, r.ClientCPUus)
+		fmt.Fprintf(os.Stderr, "%s: %.0f req/s, p50 %.2f ms, p90 %.2f ms, p99 %.2f ms (durable publish p50 %.2f ms, p99 %.2f ms), errors %d, stored %d, CPU/request: server %.0f µs, client %.0f µs\n",
+			r.Name, r.PerSec, r.P50Ms, r.P90Ms, r.P99Ms, r.PublishP50Ms, r.PublishP99Ms, r.Errors, r.Stored, r.ServerCPUus, r.ClientCPUus)
 	}
 	fan, err := fanout(ctx, b, self, common, clients, fanEvents)
 	if err != nil {
@@ -262,6 +270,32 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 		return errors.New("a target was missed; see " + out)
 	}
 	return nil
+}
+
+// timedBus times each durable publish the API makes.
+type timedBus struct {
+	*natsbus.Bus
+	mu  sync.Mutex
+	lat []float64
+}
+
+func (t *timedBus) Publish(ctx context.Context, ev *bus.Event) error {
+	start := time.Now()
+	err := t.Bus.Publish(ctx, ev)
+	d := float64(time.Since(start).Microseconds()) / 1000
+	t.mu.Lock()
+	t.lat = append(t.lat, d)
+	t.mu.Unlock()
+	return err
+}
+
+// reset returns the publish times so far and starts over.
+func (t *timedBus) reset() []float64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lat := t.lat
+	t.lat = nil
+	return lat
 }
 
 // loadAvg is /proc/loadavg's 1, 5 and 15 minute figures: on a shared
