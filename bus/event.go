@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/google/uuid"
 )
@@ -60,6 +61,36 @@ type Event struct {
 	// a Bus (zero on new ones). It is not part of the envelope: it lets a
 	// reader resume exactly where it stopped.
 	Seq uint64 `json:"-"`
+
+	// enc caches the encoded envelope once validated or read from the log,
+	// so that an event crossing the gateway, the store and the watchers is
+	// encoded once; it is used only while the fields still are what was
+	// encoded (a copied and changed event is encoded afresh).
+	enc *encoding
+}
+
+type encoding struct {
+	b                      []byte
+	id, tag, source, cause string
+	depth                  int
+	time                   time.Time
+	data                   *byte
+	dataLen                int
+}
+
+func (e *Event) snapshot(b []byte) *encoding {
+	return &encoding{b: b, id: e.ID, tag: e.Tag, source: e.Source, cause: e.Cause, depth: e.Depth,
+		time: e.Time, data: unsafe.SliceData(e.Data), dataLen: len(e.Data)}
+}
+
+// cached returns the cached encoding if the event has not changed since.
+func (e *Event) cached() []byte {
+	c := e.enc
+	if c == nil || c.id != e.ID || c.tag != e.Tag || c.source != e.Source || c.cause != e.Cause ||
+		c.depth != e.Depth || !c.time.Equal(e.Time) || c.data != unsafe.SliceData(e.Data) || c.dataLen != len(e.Data) {
+		return nil
+	}
+	return c.b
 }
 
 // Origin describes who fires an event and why; the zero value is an event with
@@ -122,35 +153,46 @@ func ValidateTag(tag string) error {
 // replayed log): tag, id, data shape and encoded size against maxSize bytes
 // (DefaultMaxEventSize when maxSize <= 0). It returns the encoded event.
 func (e *Event) Validate(maxSize int) ([]byte, error) {
-	if err := ValidateTag(e.Tag); err != nil {
-		return nil, err
-	}
-	u, err := uuid.Parse(e.ID)
-	if err != nil {
-		return nil, fmt.Errorf("event %q: bad id: %w", e.Tag, err)
-	}
-	if u.String() != e.ID {
-		// The id deduplicates and orders events: one UUID must have one
-		// spelling, not also {…}, urn:uuid:…, upper case or no hyphens.
-		return nil, fmt.Errorf("event %q: bad id %q: not the canonical %s", e.Tag, e.ID, u)
-	}
-	if err := validateObject(e.Data); err != nil {
-		return nil, fmt.Errorf("event %q: %w", e.Tag, err)
-	}
-	if e.Depth < 0 {
-		return nil, fmt.Errorf("event %q: negative depth %d", e.Tag, e.Depth)
-	}
-	b, err := json.Marshal(e)
-	if err != nil {
-		return nil, fmt.Errorf("event %q: %w", e.Tag, err)
-	}
 	if maxSize <= 0 {
 		maxSize = DefaultMaxEventSize
+	}
+	b := e.cached()
+	if b == nil {
+		if err := e.check(); err != nil {
+			return nil, err
+		}
+		var err error
+		if b, err = e.encode(); err != nil {
+			return nil, fmt.Errorf("event %q: %w", e.Tag, err)
+		}
+		e.enc = e.snapshot(b)
 	}
 	if len(b) > maxSize {
 		return nil, fmt.Errorf("%w: event %q is %d bytes encoded, the limit is %d", ErrTooLarge, e.Tag, len(b), maxSize)
 	}
 	return b, nil
+}
+
+func (e *Event) check() error {
+	if err := ValidateTag(e.Tag); err != nil {
+		return err
+	}
+	u, err := uuid.Parse(e.ID)
+	if err != nil {
+		return fmt.Errorf("event %q: bad id: %w", e.Tag, err)
+	}
+	if u.String() != e.ID {
+		// The id deduplicates and orders events: one UUID must have one
+		// spelling, not also {…}, urn:uuid:…, upper case or no hyphens.
+		return fmt.Errorf("event %q: bad id %q: not the canonical %s", e.Tag, e.ID, u)
+	}
+	if err := validateObject(e.Data); err != nil {
+		return fmt.Errorf("event %q: %w", e.Tag, err)
+	}
+	if e.Depth < 0 {
+		return fmt.Errorf("event %q: negative depth %d", e.Tag, e.Depth)
+	}
+	return nil
 }
 
 // validateObject accepts exactly one JSON object.
@@ -212,6 +254,13 @@ type wireEvent struct {
 
 // MarshalJSON writes the envelope with the time in TimeLayout.
 func (e *Event) MarshalJSON() ([]byte, error) {
+	if b := e.cached(); b != nil {
+		return b, nil
+	}
+	return e.encode()
+}
+
+func (e *Event) encode() ([]byte, error) {
 	data := e.Data
 	if len(data) == 0 {
 		data = json.RawMessage("{}")
@@ -259,6 +308,18 @@ func Decode(b []byte, maxSize int) (*Event, error) {
 		return nil, err
 	}
 	return &e, nil
+}
+
+// DecodeStored reads an envelope that a Bus stored after validating it, and
+// keeps b as its encoding: the read path neither re-validates nor, when the
+// event is sent on, re-encodes. b must not change afterwards.
+func DecodeStored(b []byte) (*Event, error) {
+	e := new(Event)
+	if err := json.Unmarshal(b, e); err != nil {
+		return nil, fmt.Errorf("event envelope: %w", err)
+	}
+	e.enc = e.snapshot(b)
+	return e, nil
 }
 
 // IDTime returns the time embedded in a UUIDv7 event id, which lets a reader

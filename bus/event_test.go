@@ -487,6 +487,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		a, z := *ev, *again
 		a.Data, z.Data = nil, nil
+		a.enc, z.enc = nil, nil // caches of different bytes
 		if !reflect.DeepEqual(a, z) || !sameJSON(ev.Data, again.Data) {
 			t.Fatalf("round trip changed the event:\n%#v\n%#v", ev, again)
 		}
@@ -504,4 +505,49 @@ func sameJSON(a, b []byte) bool {
 	da.UseNumber()
 	db.UseNumber()
 	return da.Decode(&va) == nil && db.Decode(&vb) == nil && reflect.DeepEqual(va, vb)
+}
+
+// TestEncodingCache checks that a validated event is encoded once, and that
+// a copy changed afterwards is not sent with its original's bytes.
+func TestEncodingCache(t *testing.T) {
+	ev, err := NewEvent("cache/a", map[string]any{"k": 1}, Origin{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b1, err := ev.Validate(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := ev.Validate(0)
+	m, _ := ev.MarshalJSON()
+	if &b1[0] != &b2[0] || &b1[0] != &m[0] {
+		t.Error("a validated event was encoded again")
+	}
+	changes := map[string]func(e *Event){
+		"tag":    func(e *Event) { e.Tag = "cache/b" },
+		"data":   func(e *Event) { e.Data = json.RawMessage(`{"k":2}`) },
+		"depth":  func(e *Event) { e.Depth = 3 },
+		"cause":  func(e *Event) { e.Cause = ev.ID },
+		"source": func(e *Event) { e.Source = "x" },
+		"time":   func(e *Event) { e.Time = e.Time.Add(time.Second) },
+	}
+	for name, change := range changes {
+		cp := *ev
+		change(&cp)
+		b, err := cp.Validate(0)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if bytes.Equal(b, b1) {
+			t.Errorf("changed %s, but the copy kept the original encoding", name)
+		}
+	}
+	bad := *ev
+	bad.Tag = ""
+	if _, err := bad.Validate(0); !errors.Is(err, ErrInvalidTag) {
+		t.Errorf("a copy made invalid passed validation: %v", err)
+	}
+	if _, err := ev.Validate(len(b1) - 1); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("the size limit is not applied to a cached encoding: %v", err)
+	}
 }

@@ -2,7 +2,6 @@ package natsbus
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -66,9 +65,8 @@ func (b *Bus) decode(m jetstream.Msg) (*bus.Event, *jetstream.MsgMetadata, error
 	if err != nil {
 		return nil, nil, fmt.Errorf("message metadata: %w", err)
 	}
-	// Events were validated when published; only the envelope is read here.
-	ev := new(bus.Event)
-	if err := json.Unmarshal(m.Data(), ev); err != nil {
+	ev, err := bus.DecodeStored(m.Data())
+	if err != nil {
 		return nil, md, fmt.Errorf("stored event at seq %d: %w", md.Sequence.Stream, err)
 	}
 	ev.Seq = md.Sequence.Stream
