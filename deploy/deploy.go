@@ -37,8 +37,8 @@ import (
 
 // Errors Deploy returns; test them with errors.Is.
 var (
-	// ErrAuth: no user name and credential was accepted before
-	// ssh_connect_timeout.
+	// ErrAuth: no user name and credential was accepted, in
+	// wait_for_passwd_maxtries attempts or before ssh_connect_timeout.
 	ErrAuth = errors.New("ssh login refused")
 	// ErrUnreachable: the SSH port did not answer before
 	// ssh_connect_timeout.
@@ -159,6 +159,7 @@ func (d *Deployer) connect(ctx context.Context, o *options, log *slog.Logger) (*
 	}
 	wait := 250 * time.Millisecond
 	var lastErr error
+	refusals := 0
 	for attempt := 1; ; attempt++ {
 		client, user, err := d.login(ctx, addr, o, auth, check)
 		if err == nil {
@@ -167,6 +168,14 @@ func (d *Deployer) connect(ctx context.Context, o *options, log *slog.Logger) (*
 		}
 		if errors.Is(err, ErrHostKeyChanged) {
 			return nil, "", err
+		}
+		// A refused login is retried (cloud-init may not have installed
+		// the key yet), but only so often: a wrong password stays wrong.
+		if errors.Is(err, ErrAuth) {
+			refusals++
+			if refusals >= o.authTries {
+				return nil, "", fmt.Errorf("%w (wait_for_passwd_maxtries %d)", err, o.authTries)
+			}
 		}
 		// An attempt cut short by the deadline says less than the one
 		// before it.

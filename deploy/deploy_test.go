@@ -203,11 +203,12 @@ func TestDeployPasswordAuth(t *testing.T) {
 	}
 	noSecrets(t, map[string]string{"log": h.log.String(), "events": f.String(), "output": h.out.String()}, pw)
 
-	// A wrong password is refused, named without being shown.
-	bad := newVM(t, "db1", "vmware", fmt.Sprintf("  script: hello\n  ssh_username: brinetest\n  password: wrong-%s\n  ssh_port: %d\n  ssh_connect_timeout: 5\n", pw, srv.Port))
+	// A wrong password is refused, named without being shown, after
+	// wait_for_passwd_maxtries attempts (long before the timeout).
+	bad := newVM(t, "db1", "vmware", fmt.Sprintf("  script: hello\n  ssh_username: brinetest\n  password: wrong-%s\n  ssh_port: %d\n  wait_for_passwd_maxtries: 2\n", pw, srv.Port))
 	var f2 fired
 	err := newHarness(t).d.Deploy(ctx, bad, localNode("db1"), f2.fire)
-	if !errors.Is(err, deploy.ErrAuth) || !strings.Contains(err.Error(), "brinetest with password") || strings.Contains(err.Error(), pw) {
+	if !errors.Is(err, deploy.ErrAuth) || !strings.Contains(err.Error(), "brinetest with password (wait_for_passwd_maxtries 2)") || strings.Contains(err.Error(), pw) {
 		t.Errorf("wrong password: %v", err)
 	}
 }

@@ -21,6 +21,9 @@ const (
 	DefaultConnectTimeout = 900 * time.Second
 	// DefaultPort is ssh_port's default.
 	DefaultPort = 22
+	// DefaultAuthTries is salt-cloud's wait_for_passwd_maxtries: how many
+	// refused logins end the wait for SSH.
+	DefaultAuthTries = 15
 )
 
 // ec2Users are the user names salt-cloud tries on EC2 when ssh_username is
@@ -42,6 +45,7 @@ type options struct {
 	keyFile        string
 	signer         ssh.Signer
 	connectTimeout time.Duration
+	authTries      int
 	hostKeyCheck   bool
 	scriptName     string
 	scriptPath     string
@@ -60,7 +64,7 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // parseOptions reads vm's deploy settings; errors name file, line and key.
 func parseOptions(vm *cloud.VM, node *cloud.Node, scriptDirs []string) (*options, error) {
 	s := vm.Settings
-	o := &options{name: vm.Name, port: DefaultPort, hostKeyCheck: true, scriptEnv: map[string]string{}}
+	o := &options{name: vm.Name, port: DefaultPort, hostKeyCheck: true, authTries: DefaultAuthTries, scriptEnv: map[string]string{}}
 	var err error
 	if o.scriptName, err = s.String("script"); err != nil {
 		return nil, err
@@ -111,6 +115,12 @@ func parseOptions(vm *cloud.VM, node *cloud.Node, scriptDirs []string) (*options
 		return nil, s["ssh_connect_timeout"].Errorf("must be a positive number of seconds")
 	}
 	o.connectTimeout = time.Duration(secs * float64(time.Second))
+	if err := s.Decode("wait_for_passwd_maxtries", &o.authTries); err != nil {
+		return nil, err
+	}
+	if o.authTries < 1 {
+		return nil, s["wait_for_passwd_maxtries"].Errorf("must be at least 1")
+	}
 	if o.hostKeyCheck, err = s.Bool("ssh_host_key_check", true); err != nil {
 		return nil, err
 	}
