@@ -424,3 +424,30 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestCredentialChain(t *testing.T) {
+	// No id and key: the standard chain finds them in the environment.
+	e := newEnv(t, ec2test.Config{}, "")
+	e.write("cloud.providers", fmt.Sprintf("chain:\n  driver: ec2\n  endpoint: %s\n", e.ec2.URL))
+	e.write("cloud.profiles", "p:\n  provider: chain\n  image: ami-0debian12\n  size: t3.micro\n  wait_for_ip_interval: 0.05\n  deploy: False\n")
+	none := filepath.Join(t.TempDir(), "none")
+	for k, v := range map[string]string{"AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secretKey,
+		"AWS_CONFIG_FILE": none, "AWS_SHARED_CREDENTIALS_FILE": none, "AWS_EC2_METADATA_DISABLED": "true", "AWS_PROFILE": ""} {
+		t.Setenv(k, v)
+	}
+	c := e.cloud()
+	ctx := ctxT(t)
+	plan, err := c.PlanProfile(ctx, "p", []string{"chained"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := c.Run(ctx, plan, 0); res[0].Status != cloud.Created || res[0].Provider != "chain:ec2" {
+		t.Fatalf("%+v", res[0])
+	}
+	// Only one of id and key is a mistake, not a fallback.
+	e.write("cloud.providers", fmt.Sprintf("chain:\n  driver: ec2\n  endpoint: %s\n  id: %s\n", e.ec2.URL, accessKey))
+	_, err = e.cloud().Driver(ctx, "chain")
+	if !errors.Is(err, cloud.ErrConfig) || !strings.Contains(err.Error(), "cloud.providers:1: provider chain: set both id and key, or neither") {
+		t.Errorf("id without key: %v", err)
+	}
+}
