@@ -26,6 +26,23 @@ type Publisher interface {
 	Publish(ctx context.Context, tag string, data map[string]any) (string, error)
 }
 
+// SSHHost is the address the deploy step connects to, which
+// waiting_for_ssh announces: the first of the node's public_ips or
+// private_ips as ssh_interface says, else its first public address, else
+// its first private one.
+func SSHHost(vm *VM, node *Node) string {
+	var iface string
+	if vm.Settings.Decode("ssh_interface", &iface) == nil {
+		switch {
+		case iface == "public_ips" && len(node.PublicIPs) > 0:
+			return node.PublicIPs[0]
+		case iface == "private_ips" && len(node.PrivateIPs) > 0:
+			return node.PrivateIPs[0]
+		}
+	}
+	return node.IP()
+}
+
 // ErrDeploySkipped is returned by a Deployer that has nothing to run for
 // a VM (its profile names no script); the lifecycle reports it as a
 // warning and goes on to created.
@@ -476,7 +493,7 @@ func (c *Cloud) createSteps(ctx context.Context, req *Request, log *slog.Logger)
 		n.Profile = vm.Profile.Name
 		node = n
 		c.step(vm.Name, "waiting_for_ssh")
-		if err := c.fire(ctx, vm.Name, "waiting_for_ssh", "waiting for ssh", map[string]any{"ip_address": node.IP()}); err != nil {
+		if err := c.fire(ctx, vm.Name, "waiting_for_ssh", "waiting for ssh", map[string]any{"ip_address": SSHHost(vm, node)}); err != nil {
 			return node, nil, &failure{"waiting_for_ssh", err}
 		}
 	}

@@ -78,7 +78,7 @@ func parseOptions(vm *cloud.VM, node *cloud.Node, scriptDirs []string) (*options
 	if o.script, err = os.ReadFile(o.scriptPath); err != nil {
 		return nil, s["script"].Errorf("%v", err)
 	}
-	if o.host, err = sshHost(s, node); err != nil {
+	if o.host, err = sshHost(vm, node); err != nil {
 		return nil, err
 	}
 	if err := s.Decode("ssh_port", &o.port); err != nil {
@@ -178,32 +178,29 @@ func findScript(script string, dirs []string) (string, error) {
 	return "", fmt.Errorf("no deploy script %q in %s", script, strings.Join(dirs, ", "))
 }
 
-// sshHost is the address to connect to: ssh_interface picks the node's
-// public or private addresses (salt-cloud's EC2 default is public_ips);
-// without it, the first public address, else the first private one.
-func sshHost(s cloud.Settings, node *cloud.Node) (string, error) {
-	iface, err := s.String("ssh_interface")
+// sshHost is the address to connect to (cloud.SSHHost, which
+// waiting_for_ssh announced), once ssh_interface is checked: it must be
+// public_ips or private_ips, and the node must have such an address.
+func sshHost(vm *cloud.VM, node *cloud.Node) (string, error) {
+	iface, err := vm.Settings.String("ssh_interface")
 	if err != nil {
 		return "", err
 	}
 	var ips []string
 	switch iface {
 	case "":
-		ips = []string{node.IP()}
+		iface, ips = "addresses", []string{node.IP()}
 	case "public_ips":
 		ips = node.PublicIPs
 	case "private_ips":
 		ips = node.PrivateIPs
 	default:
-		return "", s["ssh_interface"].Errorf("%q: want public_ips or private_ips", iface)
+		return "", vm.Settings["ssh_interface"].Errorf("%q: want public_ips or private_ips", iface)
 	}
 	if len(ips) == 0 || ips[0] == "" {
-		if iface == "" {
-			iface = "addresses"
-		}
 		return "", fmt.Errorf("node %s has no %s to connect to", node.Name, iface)
 	}
-	return ips[0], nil
+	return cloud.SSHHost(vm, node), nil
 }
 
 // usernames reads ssh_username, a name or a list of names to try in order.

@@ -451,3 +451,16 @@ func TestCredentialChain(t *testing.T) {
 		t.Errorf("id without key: %v", err)
 	}
 }
+
+func TestWaitingForSSHFollowsSSHInterface(t *testing.T) {
+	e := newEnv(t, ec2test.Config{}, "  ssh_interface: private_ips\n")
+	res := create(t, e.cloud(), 0, "inner")
+	if res[0].Status != cloud.Created {
+		t.Fatalf("%+v", res[0])
+	}
+	_, data := e.eventsOf("inner", 5)
+	n := res[0].Node
+	if data["waiting_for_ssh"]["ip_address"] != n.PrivateIPs[0] || len(n.PublicIPs) != 1 {
+		t.Errorf("waiting_for_ssh %v for node %+v: want its private address", data["waiting_for_ssh"], n)
+	}
+}
