@@ -57,6 +57,7 @@ func TestCloudDeployOverSSH(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Results) != 1 || res.Results[0].Status != cloud.Created {
 		t.Fatalf("create: exit %d, %s\nstderr: %s\nsshd: %s", code, out, errs, srv.Log)
 	}
+	t.Logf("brine cloud -p on vSphere with deploy: %s", res.Results[0].Elapsed)
 	if !strings.Contains(errs, "web1: hello from root in /tmp/.brine-deploy-") || !strings.Contains(errs, "web1: args: --role web") {
 		t.Errorf("--verbose does not show the script's output:\n%s", errs)
 	}
@@ -164,6 +165,7 @@ func TestCloudEC2DeployOverSSH(t *testing.T) {
 		t.Fatalf("create: exit %d, %s\nstderr: %s", code, out, errs)
 	}
 	id := res.Results[0].Node.ID
+	t.Logf("brine cloud -p on EC2 with deploy: %s", res.Results[0].Elapsed)
 	dout, derrs, code := m.run(env, "cloud", "--json", "-d", "-y", "ec2web")
 	if code != 0 || !strings.Contains(dout, `"status":"destroyed"`) {
 		t.Fatalf("destroy: exit %d, %s\nstderr: %s", code, dout, derrs)
