@@ -55,6 +55,13 @@ type Deployer interface {
 	Deploy(ctx context.Context, vm *VM, node *Node, fire func(ctx context.Context, task string, data map[string]any) error) error
 }
 
+// Forgetter is a Deployer that drops what it trusted about a node (its SSH
+// host keys) once the node is destroyed, so that a VM made again at the
+// same address is not refused as an impostor.
+type Forgetter interface {
+	Forget(ctx context.Context, node *Node) error
+}
+
 // Observer is told of each VM's progress, for live display. Calls come
 // from many goroutines.
 type Observer interface {
@@ -587,6 +594,11 @@ func (c *Cloud) destroySteps(ctx context.Context, n *Node) *failure {
 	}
 	if err := d.Destroy(ctx, n); err != nil {
 		return &failure{"destroying", err}
+	}
+	if f, ok := c.deploy.(Forgetter); ok {
+		if err := f.Forget(ctx, n); err != nil {
+			c.log.Warn("forgetting the destroyed VM's host keys", "vm", n.Name, "err", err)
+		}
 	}
 	c.step(n.Name, "destroyed")
 	if err := c.fire(ctx, n.Name, "destroyed", "destroyed instance", c.nodePayload(n, n.Profile)); err != nil {

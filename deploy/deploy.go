@@ -132,6 +132,25 @@ func (d *Deployer) Deploy(ctx context.Context, vm *cloud.VM, node *cloud.Node, f
 		"event": fmt.Sprintf("%s has been deployed at %s", vm.Name, o.host), "name": vm.Name, "host": o.host})
 }
 
+// Forget drops the host keys trusted for node's addresses: the node is
+// destroyed, and a VM made later at one of its addresses will have keys
+// of its own (trusted on first use, not refused as changed). It
+// implements cloud.Forgetter.
+func (d *Deployer) Forget(_ context.Context, node *cloud.Node) error {
+	addrs := append(append([]string(nil), node.PrivateIPs...), node.PublicIPs...)
+	if len(addrs) == 0 {
+		return nil
+	}
+	n, err := d.trust.forget(addrs)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		d.cfg.Log.Info("forgot the host keys of a destroyed VM", "vm", node.Name, "addresses", addrs, "lines", n)
+	}
+	return nil
+}
+
 // connect waits for the SSH port, then logs in, retrying with backoff
 // until ssh_connect_timeout: a VM's sshd starts, and cloud-init installs
 // its key, some time after the VM has an address. A changed host key is

@@ -340,3 +340,27 @@ func TestDeploySettingsErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestForgetDropsOnlyTheNodesAddresses(t *testing.T) {
+	h := newHarness(t)
+	key, err := ssh.NewSignerFromKey(sshdtest.NewKey(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(hosts ...string) string { return knownhosts.Line(hosts, key.PublicKey()) + "\n" }
+	file := filepath.Join(h.dataDir, deploy.KnownHostsFile)
+	before := "# kept\n" + line("[127.0.0.1]:2222") + line("10.0.0.5") + line("10.0.0.6", "[10.0.0.5]:2200") + line("[2001:db8::5]:22")
+	if err := os.WriteFile(file, []byte(before), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	node := &cloud.Node{Name: "gone"}
+	node.SetIPs([]string{"10.0.0.5", "2001:db8::5"})
+	if err := h.d.Forget(context.Background(), node); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(file)
+	want := "# kept\n" + line("[127.0.0.1]:2222") + line("10.0.0.6")
+	if err != nil || string(got) != want {
+		t.Errorf("known_hosts after Forget:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"golang.org/x/crypto/ssh"
@@ -133,6 +134,66 @@ func (s *trustStore) record(hostname string, key ssh.PublicKey, log *slog.Logger
 	}
 	log.Info("trusting the host key seen first", "host", hostname, "type", key.Type(), "fingerprint", ssh.FingerprintSHA256(key), "file", s.path)
 	return nil
+}
+
+// forget removes the lines of the given addresses (at any port); lines
+// naming other hosts too keep those. The file is replaced atomically.
+func (s *trustStore) forget(addrs []string) (int, error) {
+	drop := map[string]bool{}
+	for _, a := range addrs {
+		drop[a] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, err := os.ReadFile(s.path)
+	if err != nil {
+		return 0, fmt.Errorf("known hosts: %w", err)
+	}
+	var out []string
+	removed := 0
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || strings.HasPrefix(fields[0], "#") || strings.HasPrefix(fields[0], "@") {
+			out = append(out, line)
+			continue
+		}
+		var keep []string
+		for _, h := range strings.Split(fields[0], ",") {
+			if !drop[hostOf(h)] {
+				keep = append(keep, h)
+			}
+		}
+		switch {
+		case len(keep) == 0:
+			removed++
+		case len(keep) < len(strings.Split(fields[0], ",")):
+			removed++
+			out = append(out, strings.Join(keep, ",")+" "+strings.Join(fields[1:], " ")+"\n")
+		default:
+			out = append(out, line)
+		}
+	}
+	if removed == 0 {
+		return 0, nil
+	}
+	tmp := s.path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strings.Join(out, "")), 0o600); err != nil {
+		return 0, fmt.Errorf("known hosts: %w", err)
+	}
+	if err := os.Rename(tmp, s.path); err != nil {
+		return 0, fmt.Errorf("known hosts: %w", err)
+	}
+	return removed, nil
+}
+
+// hostOf is the address of a known_hosts host entry: "[h]:port" or "h".
+func hostOf(entry string) string {
+	if strings.HasPrefix(entry, "[") {
+		if h, _, err := net.SplitHostPort(entry); err == nil {
+			return strings.Trim(h, "[]")
+		}
+	}
+	return entry
 }
 
 // acceptAny is ssh_host_key_check: False, an explicit opt-out: every key

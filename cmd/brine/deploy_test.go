@@ -166,9 +166,18 @@ func TestCloudEC2DeployOverSSH(t *testing.T) {
 	}
 	id := res.Results[0].Node.ID
 	t.Logf("brine cloud -p on EC2 with deploy: %s", res.Results[0].Elapsed)
+	known := filepath.Join(m.dataDir, "known_hosts")
+	if kh, err := os.ReadFile(known); err != nil || !strings.Contains(string(kh), fmt.Sprintf("[127.0.0.1]:%d ", srv.Port)) {
+		t.Errorf("known_hosts after create: %q, %v", kh, err)
+	}
 	dout, derrs, code := m.run(env, "cloud", "--json", "-d", "-y", "ec2web")
 	if code != 0 || !strings.Contains(dout, `"status":"destroyed"`) {
 		t.Fatalf("destroy: exit %d, %s\nstderr: %s", code, dout, derrs)
+	}
+	// The destroyed VM's host key is forgotten: a VM made again at its
+	// address will not be refused.
+	if kh, err := os.ReadFile(known); err != nil || strings.Contains(string(kh), "127.0.0.1") {
+		t.Errorf("known_hosts after destroy: %q, %v", kh, err)
 	}
 	if insts := fake.Instances(); len(insts) != 1 || insts[0].State != ec2test.Terminated || insts[0].Tags["Name"] != "ec2web" {
 		t.Errorf("instances %+v", insts)
