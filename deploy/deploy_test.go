@@ -364,3 +364,31 @@ func TestForgetDropsOnlyTheNodesAddresses(t *testing.T) {
 		t.Errorf("known_hosts after Forget:\n%s\nwant:\n%s", got, want)
 	}
 }
+
+func TestParallelDeploysShareTheTrustStore(t *testing.T) {
+	srv := sshdtest.Start(t)
+	h := newHarness(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		name := fmt.Sprintf("p%d", i)
+		vm := newVM(t, name, "vmware", fmt.Sprintf("  script: hello\n  ssh_username: root\n  private_key: %s\n  ssh_port: %d\n  ssh_connect_timeout: 60\n", srv.KeyFile, srv.Port))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = h.d.Deploy(ctx, vm, localNode(name), (&fired{}).fire)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("p%d: %v", i, err)
+		}
+	}
+	kh, err := os.ReadFile(filepath.Join(h.dataDir, deploy.KnownHostsFile))
+	if n := strings.Count(string(kh), "\n"); err != nil || n != 1 {
+		t.Errorf("known_hosts has %d lines after parallel deploys to one host, want 1: %q", n, kh)
+	}
+}
