@@ -114,7 +114,8 @@ func (d *Deployer) Deploy(ctx context.Context, vm *cloud.VM, node *cloud.Node, f
 	stop := context.AfterFunc(ctx, func() { client.Close() })
 	defer stop()
 	log = log.With("user", user)
-	code, err := d.run(client, o, user, log)
+	out := &outputTail{}
+	code, err := d.run(client, o, user, log, out)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("deploy: %w", ctx.Err())
@@ -122,7 +123,8 @@ func (d *Deployer) Deploy(ctx context.Context, vm *cloud.VM, node *cloud.Node, f
 		return err
 	}
 	if code != 0 {
-		err := fmt.Errorf("%w: %s exited with status %d on %s (its output is in the log)", ErrScriptFailed, o.scriptName, code, o.host)
+		err := fmt.Errorf("%w: %s exited with status %d on %s; its last lines: %s (all of it is in the log; brine cloud -v shows it)",
+			ErrScriptFailed, o.scriptName, code, o.host, out.text())
 		if !o.failIgnore {
 			return err
 		}
@@ -269,7 +271,7 @@ func (o *options) credentials() string {
 // run uploads the script to a private temporary directory, runs it, and
 // removes the directory (unless keep_tmp). It returns the script's exit
 // status; an error means the script could not be run.
-func (d *Deployer) run(client *ssh.Client, o *options, user string, log *slog.Logger) (int, error) {
+func (d *Deployer) run(client *ssh.Client, o *options, user string, log *slog.Logger, out *outputTail) (int, error) {
 	dir := o.tmpDir
 	if dir == "" {
 		var b [8]byte
@@ -280,7 +282,7 @@ func (d *Deployer) run(client *ssh.Client, o *options, user string, log *slog.Lo
 	}
 	script := dir + "/deploy.sh"
 	upload := fmt.Sprintf("umask 077 && mkdir -m 700 %s && cat > %s && chmod 700 %s", shellQuote(dir), shellQuote(script), shellQuote(script))
-	if code, err := d.exec(client, o, upload, strings.NewReader(string(o.script)), log, "upload"); err != nil || code != 0 {
+	if code, err := d.exec(client, o, upload, strings.NewReader(string(o.script)), log, "upload", nil); err != nil || code != 0 {
 		if err == nil {
 			err = fmt.Errorf("exit status %d (see the log)", code)
 		}
@@ -289,7 +291,7 @@ func (d *Deployer) run(client *ssh.Client, o *options, user string, log *slog.Lo
 	log.Info("deploy script uploaded", "script", o.scriptPath, "dir", dir)
 	if !o.keepTmp {
 		defer func() {
-			if _, err := d.exec(client, o, "rm -rf "+shellQuote(dir), nil, log, "cleanup"); err != nil {
+			if _, err := d.exec(client, o, "rm -rf "+shellQuote(dir), nil, log, "cleanup", nil); err != nil {
 				log.Warn("removing the deploy directory", "dir", dir, "err", err)
 			}
 		}()
@@ -320,7 +322,7 @@ func (d *Deployer) run(client *ssh.Client, o *options, user string, log *slog.Lo
 	}
 	start := time.Now()
 	log.Info("running the deploy script", "script", o.scriptName, "args", o.scriptArgs)
-	code, err := d.exec(client, o, command, stdin, log, "script")
+	code, err := d.exec(client, o, command, stdin, log, "script", out)
 	if err != nil {
 		return 0, fmt.Errorf("running %s on %s: %w", o.scriptName, o.host, err)
 	}
@@ -330,7 +332,7 @@ func (d *Deployer) run(client *ssh.Client, o *options, user string, log *slog.Lo
 
 // exec runs command in a session, streaming each output line to the log
 // (and to Output), and returns its exit status.
-func (d *Deployer) exec(client *ssh.Client, o *options, command string, stdin io.Reader, log *slog.Logger, step string) (int, error) {
+func (d *Deployer) exec(client *ssh.Client, o *options, command string, stdin io.Reader, log *slog.Logger, step string, out *outputTail) (int, error) {
 	sess, err := client.NewSession()
 	if err != nil {
 		return 0, err
@@ -352,7 +354,7 @@ func (d *Deployer) exec(client *ssh.Client, o *options, command string, stdin io
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d.stream(r, o.name, log, step, stream)
+			d.stream(r, o.name, o.secrets(), log, step, stream, out)
 		}()
 	}
 	if err := sess.Start(command); err != nil {
@@ -371,12 +373,13 @@ func (d *Deployer) exec(client *ssh.Client, o *options, command string, stdin io
 }
 
 // stream logs r line by line.
-func (d *Deployer) stream(r io.Reader, vm string, log *slog.Logger, step, stream string) {
+func (d *Deployer) stream(r io.Reader, vm string, secrets []string, log *slog.Logger, step, stream string, out *outputTail) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
-		line := sc.Text()
+		line := redact(sc.Text(), secrets)
 		log.Info("deploy output", "step", step, "stream", stream, "line", line)
+		out.add(line)
 		if d.cfg.Output != nil {
 			d.outMu.Lock()
 			fmt.Fprintf(d.cfg.Output, "%s: %s\n", vm, line)
@@ -384,4 +387,52 @@ func (d *Deployer) stream(r io.Reader, vm string, log *slog.Logger, step, stream
 		}
 	}
 	_, _ = io.Copy(io.Discard, r)
+}
+
+// tailLines is how many of a failed script's last lines its error quotes.
+const tailLines = 5
+
+// outputTail keeps the last lines a script printed, for the error that
+// reports its failure (which is shown, and fired in deploying/failed, where
+// the log is not at hand). A nil outputTail keeps nothing.
+type outputTail struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (t *outputTail) add(line string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.lines = append(t.lines, line)
+	if len(t.lines) > tailLines {
+		t.lines = t.lines[1:]
+	}
+}
+
+// text quotes the lines (already redacted as they were read).
+func (t *outputTail) text() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) == 0 {
+		return "(none)"
+	}
+	quoted := make([]string, len(t.lines))
+	for i, l := range t.lines {
+		quoted[i] = strconv.Quote(l)
+	}
+	return strings.Join(quoted, " | ")
+}
+
+// redact replaces each secret in line by [redacted]: a script may print a
+// credential it was given, which must not reach the log or an event.
+func redact(line string, secrets []string) string {
+	for _, s := range secrets {
+		if s != "" {
+			line = strings.ReplaceAll(line, s, "[redacted]")
+		}
+	}
+	return line
 }

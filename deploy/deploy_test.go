@@ -258,12 +258,19 @@ func TestDeployRefusesChangedHostKey(t *testing.T) {
 func TestDeployScriptFailure(t *testing.T) {
 	srv := sshdtest.Start(t)
 	h := newHarness(t)
-	keys := fmt.Sprintf("  script: fail\n  ssh_username: root\n  private_key: %s\n  ssh_port: %d\n", srv.KeyFile, srv.Port)
+	keys := fmt.Sprintf("  script: fail\n  ssh_username: root\n  private_key: %s\n  ssh_port: %d\n  script_env: {API_TOKEN: tok-in-output}\n", srv.KeyFile, srv.Port)
 	var f fired
 	err := h.d.Deploy(context.Background(), newVM(t, "bad1", "vmware", keys), localNode("bad1"), f.fire)
 	if !errors.Is(err, deploy.ErrScriptFailed) || !strings.Contains(err.Error(), "status 3") {
 		t.Fatalf("got %v, want ErrScriptFailed with status 3", err)
 	}
+	// The error quotes the script's last lines, credentials redacted.
+	for _, want := range []string{`"installing the agent with token [redacted]"`, `"E: package brine-agent has no installation candidate"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %s: %v", want, err)
+		}
+	}
+	noSecrets(t, map[string]string{"error": err.Error(), "log": h.log.String(), "output": h.out.String()}, "tok-in-output")
 	if _, ok := f.events["deploy_script"]; ok {
 		t.Error("deploy_script fired for a failed script")
 	}

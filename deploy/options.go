@@ -306,6 +306,18 @@ func (o *options) kwargs() map[string]any {
 	}
 }
 
+// secrets are the values that must not be quoted from the script's output:
+// the passwords and the script_env values of credential-like names.
+func (o *options) secrets() []string {
+	out := []string{o.password.Reveal(), o.sudoPassword.Reveal()}
+	for k, v := range o.scriptEnv {
+		if cloud.IsSecretKey(k) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // shellQuote quotes s for a POSIX shell.
 func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
