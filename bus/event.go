@@ -163,7 +163,7 @@ func (e *Event) Validate(maxSize int) ([]byte, error) {
 		}
 		var err error
 		if b, err = e.encode(); err != nil {
-			return nil, fmt.Errorf("event %q: %w", e.Tag, err)
+			return nil, fmt.Errorf("event %q: %w: data is not valid JSON: %v", e.Tag, ErrInvalidData, err)
 		}
 		e.enc = e.snapshot(b)
 	}
@@ -195,16 +195,14 @@ func (e *Event) check() error {
 	return nil
 }
 
-// validateObject accepts exactly one JSON object.
+// validateObject checks that data is meant as a JSON object; its validity is
+// checked while it is encoded, so that the data is scanned once.
 func validateObject(raw json.RawMessage) error {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return fmt.Errorf("%w: data must be a JSON object", ErrInvalidData)
 	}
-	if !json.Valid(trimmed) {
-		return fmt.Errorf("%w: data is not valid JSON", ErrInvalidData)
-	}
-	return nil
+	return nil // the rest is checked while encoding, in the same scan
 }
 
 // DataMap decodes the event data. Integers stay integers (int64), so ids and
@@ -277,6 +275,10 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &w); err != nil {
 		return err
 	}
+	return e.fromWire(&w)
+}
+
+func (e *Event) fromWire(w *wireEvent) error {
 	var t time.Time
 	if w.Time != "" {
 		var err error
@@ -314,9 +316,15 @@ func Decode(b []byte, maxSize int) (*Event, error) {
 // keeps b as its encoding: the read path neither re-validates nor, when the
 // event is sent on, re-encodes. b must not change afterwards.
 func DecodeStored(b []byte) (*Event, error) {
-	e := new(Event)
-	if err := json.Unmarshal(b, e); err != nil {
+	// Straight into the wire form: json.Unmarshal into an Event would scan
+	// b twice (once for itself, once in UnmarshalJSON).
+	var w wireEvent
+	if err := json.Unmarshal(b, &w); err != nil {
 		return nil, fmt.Errorf("event envelope: %w", err)
+	}
+	e := new(Event)
+	if err := e.fromWire(&w); err != nil {
+		return nil, err
 	}
 	e.enc = e.snapshot(b)
 	return e, nil

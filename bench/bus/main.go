@@ -7,12 +7,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/natsbus"
@@ -42,29 +41,6 @@ type Result struct {
 	PublishErrs  int     `json:"publish_errors"`
 }
 
-// Target is a goal from the issue, checked against a result.
-type Target struct {
-	Result string  `json:"result"`
-	Metric string  `json:"metric"`
-	Op     string  `json:"op"`
-	Value  float64 `json:"value"`
-	Got    float64 `json:"got"`
-	Pass   bool    `json:"pass"`
-}
-
-type report struct {
-	Benchmark string    `json:"benchmark"`
-	Date      string    `json:"date"`
-	GoVersion string    `json:"go"`
-	CPUs      int       `json:"cpus"`
-	Durable   string    `json:"durability"`
-	Results   []Result  `json:"results"`
-	Targets   []Target  `json:"targets"`
-	Pass      bool      `json:"pass"`
-	Notes     []string  `json:"notes"`
-	started   time.Time `json:"-"`
-}
-
 func main() {
 	out := flag.String("out", "bench/results/bus.json", "where to write the JSON results")
 	n := flag.Int("n", 100_000, "events per scenario")
@@ -74,8 +50,10 @@ func main() {
 	flag.Parse()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 
-	rep := &report{Benchmark: "bus", Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
-		CPUs: runtime.NumCPU(), Durable: "embedded JetStream file store; group-commit fsync before every Publish returns", started: time.Now()}
+	started := time.Now()
+	rep := report.New("bus")
+	rep.Setup["durability"] = "embedded JetStream file store; group-commit fsync before every Publish returns and before any reader sees an event"
+	var results []Result
 	ctx := context.Background()
 	pad := strings.Repeat("x", *payload)
 
@@ -97,7 +75,7 @@ func main() {
 		r.Name = name
 		fmt.Fprintf(os.Stderr, "%-22s %-5s %8.0f ev/s  p50 %6.3f ms  p99 %6.3f ms  max %7.3f ms  lost %d  dup %d\n",
 			name, r.Mode, r.EventsPerSec, r.P50Ms, r.P99Ms, r.MaxMs, r.Lost, r.Duplicated)
-		rep.Results = append(rep.Results, r)
+		results = append(results, r)
 	}
 	for _, s := range []struct {
 		name  string
@@ -114,40 +92,38 @@ func main() {
 		}, s.setup)
 	}
 
-	check := func(result, metric, op string, value float64) {
-		for _, r := range rep.Results {
-			if r.Name != result {
-				continue
+	rep.Results = results
+	metric := func(r Result, m string) float64 {
+		return map[string]float64{"events_per_sec": r.EventsPerSec, "p99_ms": r.P99Ms}[m]
+	}
+	for _, t := range []struct {
+		result, metric, op string
+		value              float64
+	}{
+		{"inprocess_max", "events_per_sec", ">=", 50_000},
+		{"zeromq_max", "events_per_sec", ">=", 20_000},
+		{"inprocess_paced", "p99_ms", "<=", 2},
+		{"zeromq_paced", "p99_ms", "<=", 5},
+	} {
+		for _, r := range results {
+			if r.Name == t.result {
+				rep.Check(t.result, t.metric, t.op, t.value, metric(r, t.metric))
 			}
-			got := map[string]float64{"events_per_sec": r.EventsPerSec, "p99_ms": r.P99Ms, "lost": float64(r.Lost), "duplicated": float64(r.Duplicated)}[metric]
-			pass := (op == ">=" && got >= value) || (op == "<=" && got <= value)
-			rep.Targets = append(rep.Targets, Target{result, metric, op, value, got, pass})
 		}
 	}
-	check("inprocess_max", "events_per_sec", ">=", 50_000)
-	check("zeromq_max", "events_per_sec", ">=", 20_000)
-	check("inprocess_paced", "p99_ms", "<=", 2)
-	check("zeromq_paced", "p99_ms", "<=", 5)
-	for _, r := range rep.Results {
-		check(r.Name, "lost", "<=", 0)
-		check(r.Name, "duplicated", "<=", 0)
-	}
-	rep.Pass = true
-	for _, t := range rep.Targets {
-		rep.Pass = rep.Pass && t.Pass
+	for _, r := range results {
+		if r.Lost > 0 || r.Duplicated > 0 || r.PublishErrs > 0 {
+			rep.Fail(fmt.Sprintf("%s: %d lost, %d duplicated, %d publish errors", r.Name, r.Lost, r.Duplicated, r.PublishErrs))
+		}
 	}
 	rep.Notes = append(rep.Notes,
 		"latency: from the start of Publish (or of the client's send) to the subscriber/watcher receiving the event",
 		"reference (Salt 3006.6 on the same machine, nothing written to disk): ~1,700 events/s documented API, ~20,000/s async API, p99 1.5 ms at 500 events/s",
 		fmt.Sprintf("max-rate scenarios keep %d publishes in flight", *conc))
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
+	if err := rep.Write(*out); err != nil {
 		fatal(err)
 	}
-	if err := os.WriteFile(*out, append(b, '\n'), 0o644); err != nil {
-		fatal(err)
-	}
-	fmt.Fprintf(os.Stderr, "wrote %s (all targets met: %v) in %s\n", *out, rep.Pass, time.Since(rep.started).Round(time.Second))
+	fmt.Fprintf(os.Stderr, "wrote %s (all targets met: %v) in %s\n", *out, rep.Pass, time.Since(started).Round(time.Second))
 }
 
 func fatal(err error) {
@@ -192,7 +168,7 @@ func setupZeroMQ(ctx context.Context) func(string) (publishFn, subscribeFn, func
 			return nil, nil, nil, err
 		}
 		key := []byte("bench-key-0123456789abcdef")
-		srv, err := gateway.New(gateway.Config{Interface: "127.0.0.1", PublishPort: 0, RequestPort: 0, Key: key}, b, slog.Default())
+		srv, err := gateway.New(gateway.Config{PublishEndpoint: "tcp://127.0.0.1:0", RequestEndpoint: "tcp://127.0.0.1:0", Key: key}, b, slog.Default())
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -221,7 +197,7 @@ func setupZeroMQ(ctx context.Context) func(string) (publishFn, subscribeFn, func
 				return nil, err
 			}
 			go func() {
-				_ = watcher.Watch(wctx, srv.PublishAddr(), "bench/", bus.Since{}, func(ev *bus.Event) error {
+				_ = watcher.Watch(wctx, srv.PublishAddr(), "bench/*", bus.Since{}, func(ev *bus.Event) error {
 					once.Do(func() { close(ready) })
 					if ev.Tag != "bench/warmup" {
 						fn(ev.Tag)
@@ -322,12 +298,7 @@ func measure(ctx context.Context, pub publishFn, sub subscribeFn, n, rate, conc 
 		lat = append(lat, float64(r-sent[i])/1e6)
 	}
 	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		if len(lat) == 0 {
-			return 0
-		}
-		return lat[min(len(lat)-1, int(p*float64(len(lat))))]
-	}
+	pct := func(p float64) float64 { return report.Percentile(lat, p) }
 	res := Result{Mode: "max", Events: n, PayloadBytes: len(pad), Lost: n - len(lat), Duplicated: int(dup.Load()), PublishErrs: int(pubErrs.Load()),
 		P50Ms: pct(0.50), P99Ms: pct(0.99)}
 	if len(lat) > 0 {

@@ -1,0 +1,111 @@
+// Package report is the JSON file every benchmark writes under bench/results/:
+// the machine it ran on, its results, and the issue's targets checked against
+// them, so a reader sees at a glance what was measured and whether it passed.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Report is one benchmark run.
+type Report struct {
+	Benchmark string `json:"benchmark"`
+	Date      string `json:"date"`
+	GoVersion string `json:"go"`
+	CPUs      int    `json:"cpus"`
+	// LoadAvg is /proc/loadavg when the run started: the machines are
+	// shared, and a loaded one explains a slow figure.
+	LoadAvg string `json:"load_avg"`
+	// Setup describes what was measured against (servers, versions, flags).
+	Setup   map[string]string `json:"setup,omitempty"`
+	Results any               `json:"results"`
+	Targets []Target          `json:"targets"`
+	Pass    bool              `json:"pass"`
+	Notes   []string          `json:"notes,omitempty"`
+
+	failed bool
+}
+
+// Target is a goal from an issue checked against one result.
+type Target struct {
+	Result string  `json:"result"`
+	Metric string  `json:"metric"`
+	Op     string  `json:"op"` // ">=" or "<="
+	Value  float64 `json:"value"`
+	Got    float64 `json:"got"`
+	Pass   bool    `json:"pass"`
+}
+
+// New starts the report of benchmark name.
+func New(name string) *Report {
+	r := &Report{Benchmark: name, Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
+		CPUs: runtime.NumCPU(), Setup: map[string]string{}}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		r.LoadAvg = strings.TrimSpace(string(b))
+	}
+	return r
+}
+
+// Check records whether got meets the target op value for result's metric.
+func (r *Report) Check(result, metric, op string, value, got float64) {
+	pass := false
+	switch op {
+	case ">=":
+		pass = got >= value
+	case "<=":
+		pass = got <= value
+	default:
+		panic(fmt.Sprintf("report: unknown operator %q", op))
+	}
+	r.Targets = append(r.Targets, Target{Result: result, Metric: metric, Op: op, Value: value, Got: got, Pass: pass})
+}
+
+// Fail marks the run as not passing for a reason no target expresses (lost
+// or duplicated work, an error), and notes why.
+func (r *Report) Fail(reason string) {
+	r.failed = true
+	r.Notes = append(r.Notes, "FAIL: "+reason)
+}
+
+// Write settles Pass and writes the report as indented JSON to path.
+func (r *Report) Write(path string) error {
+	r.Pass = !r.failed
+	for _, t := range r.Targets {
+		r.Pass = r.Pass && t.Pass
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// Percentile returns the p-quantile (0 < p <= 1) of sorted values, nearest
+// rank; 0 for no values.
+func Percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(p*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+// Millis summarises durations as sorted milliseconds, for Percentile.
+func Millis(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = float64(d) / float64(time.Millisecond)
+	}
+	slices.Sort(out)
+	return out
+}

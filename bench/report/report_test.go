@@ -1,0 +1,47 @@
+package report
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestReport(t *testing.T) {
+	r := New("x")
+	r.Results = []int{1}
+	r.Check("a", "events_per_sec", ">=", 100, 150)
+	r.Check("a", "p99_ms", "<=", 2, 1.5)
+	path := filepath.Join(t.TempDir(), "sub", "x.json")
+	if err := r.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	var got Report
+	b, _ := os.ReadFile(path)
+	if err := json.Unmarshal(b, &got); err != nil || !got.Pass || len(got.Targets) != 2 || got.Benchmark != "x" {
+		t.Fatalf("written %s, %v", b, err)
+	}
+	r.Check("a", "lost", "<=", 0, 1)
+	if r.Write(path); r.Pass {
+		t.Error("a missed target still passes")
+	}
+	r2 := New("y")
+	r2.Fail("3 events lost")
+	if r2.Write(path); r2.Pass || r2.Notes[0] != "FAIL: 3 events lost" {
+		t.Errorf("Fail not recorded: %+v", r2)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	v := Millis([]time.Duration{5 * time.Millisecond, time.Millisecond, 3 * time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond})
+	cases := map[float64]float64{0.5: 3, 0.99: 5, 0.2: 1, 1: 5}
+	for p, want := range cases {
+		if got := Percentile(v, p); got != want {
+			t.Errorf("Percentile(%v) = %v, want %v", p, got, want)
+		}
+	}
+	if Percentile(nil, 0.5) != 0 {
+		t.Error("empty")
+	}
+}
