@@ -247,7 +247,7 @@ func (x *execution) runOne(ctx context.Context, re *Reaction) Result {
 // runs and ret waits for it, so the two are in order and a fast reaction
 // costs one durable write.
 func (r *Reactor) job(ctx context.Context, pub Publisher, cause *bus.Event, re *Reaction, attempts int, policy Retry) Result {
-	run := jobs.NewRun(re.Fun, re.Args, re.Kwargs, jobs.UserReactor, bus.Origin{Source: Source, Cause: cause})
+	run := jobs.NewRun(re.Fun, re.Args, re.Kwargs, jobs.ReactionUser(cause), bus.Origin{Source: Source, Cause: cause})
 	run.Extra = map[string]any{"cause": cause.ID, "reaction": re.ID, "file": re.File}
 	res := Result{Reaction: re, JID: run.JID}
 	r.stats.Reactions.Add(1)

@@ -555,3 +555,20 @@ func TestRunWorkersBoundFunctions(t *testing.T) {
 		t.Errorf("peak concurrency %d, want 2..%d", p, workers)
 	}
 }
+
+// TestRunHookCausedJobUser checks that a reaction to a webhook runs as the
+// hook's user, hook:<path>, as Salt's salt-api jobs do.
+func TestRunHookCausedJobUser(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	defer b.Close()
+	rec := record(t, b)
+	file := writeFile(t, t.TempDir(), "hook.sls", "ping:\n  runner.test.ping: []\n")
+	r := reactor.New(reactor.Config{Mapping: []reactor.MapEntry{{Glob: "salt/netapi/hook/*", Files: []string{file}}}}, function.NewWithBuiltins())
+	start(t, r, b, nil)
+	publish(t, b, "salt/netapi/hook/ci/build", map[string]any{"body": "{}"})
+	for _, ev := range append(rec.waitFor(t, "salt/run/*/ret", 1), rec.matching("salt/run/*/new")...) {
+		if d := data(t, ev); d["user"] != "hook:ci/build" {
+			t.Errorf("%s: user %v, want hook:ci/build", ev.Tag, d["user"])
+		}
+	}
+}
