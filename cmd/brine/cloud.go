@@ -178,10 +178,10 @@ func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, 
 	// Listing and planning need no master; firing events does, so a run
 	// checks for one before anything else.
 	var pub cloud.Publisher = discardPublisher{}
+	var client *gateway.Client
 	mutates := !f.dryRun && (f.profile != "" || f.mapFile != "" || f.destroy)
 	if mutates {
-		client, err := dialMaster(ctx, g, &f.client)
-		if err != nil {
+		if client, err = dialMaster(ctx, g, &f.client); err != nil {
 			return err
 		}
 		defer client.Close()
@@ -220,10 +220,67 @@ func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, 
 			return err
 		}
 	}
+	fun, kwargs := cloudJob(f, args)
+	job, err := beginJob(ctx, client, fun, nil, kwargs)
+	if err != nil {
+		return fmt.Errorf("cloud: announcing the run as a job: %w", err)
+	}
 	prog.start()
 	results := c.Run(ctx, plan, f.parallel)
 	prog.stop()
+	outcomes, runErr := cloudOutcomes(results, ctx.Err())
+	// The job's ret is stored even when the run was interrupted.
+	if err := endJob(context.WithoutCancel(ctx), client, job, outcomes, runErr); err != nil {
+		fmt.Fprintf(errOut, "brine: cloud: recording the job's result: %v\n", err)
+	}
 	return printResults(out, results, f.asJSON, ctx.Err() != nil)
+}
+
+// cloudJob names a `brine cloud` run as the job it is, with salt-cloud's
+// function names (cloud.profile, cloud.map_run, cloud.destroy).
+func cloudJob(f *cloudFlags, names []string) (string, map[string]any) {
+	kw := map[string]any{"parallel": f.parallel}
+	switch {
+	case f.profile != "":
+		kw["prof"], kw["instances"] = f.profile, names
+		return "cloud.profile", kw
+	case f.mapFile != "":
+		kw["path"] = f.mapFile
+		if f.hard {
+			kw["hard"] = true
+		}
+		if f.destroy {
+			return "cloud.map_destroy", kw
+		}
+		return "cloud.map_run", kw
+	}
+	kw["names"] = names
+	return "cloud.destroy", kw
+}
+
+// cloudOutcomes is the job's return: each VM's outcome by name, and an error
+// when any failed or the run was interrupted.
+func cloudOutcomes(results []cloud.Result, cancelled error) (map[string]any, error) {
+	out := make(map[string]any, len(results))
+	failed := 0
+	for _, r := range results {
+		o := map[string]any{"action": r.Action, "status": r.Status, "provider": r.Provider}
+		if r.Error != "" {
+			o["error"], o["step"] = r.Error, r.Step
+			failed++
+		}
+		if r.Node != nil {
+			o["instance_id"], o["ip_address"] = r.Node.ID, r.Node.IP()
+		}
+		out[r.Name] = o
+	}
+	switch {
+	case cancelled != nil:
+		return out, fmt.Errorf("interrupted: %w", cancelled)
+	case failed > 0:
+		return out, fmt.Errorf("%d of %d VMs failed", failed, len(results))
+	}
+	return out, nil
 }
 
 func makePlan(ctx context.Context, c *cloud.Cloud, f *cloudFlags, args []string) (*cloud.Plan, error) {

@@ -110,6 +110,12 @@ func TestCloudCreateDestroyThroughMaster(t *testing.T) {
 		t.Errorf("events %v, want %s", got, want)
 	}
 
+	// Each run is a job of the CLI's user, with every VM's outcome.
+	out, errs, code = m.run(nil, "jobs", "list", "--fun", "runner.cloud.*", "--json")
+	if code != 0 || !strings.Contains(out, `"runner.cloud.profile"`) || !strings.Contains(out, `"runner.cloud.destroy"`) {
+		t.Errorf("cloud runs are not jobs: exit %d: %s %s", code, out, errs)
+	}
+
 	// A re-run reports the existing VMs and creates the destroyed one.
 	res, _, code = cloudRun(t, m, "-p", "small", "a", "b")
 	if code != 0 || res.Results[0].Status != cloud.Created || res.Results[1].Status != cloud.Exists {
