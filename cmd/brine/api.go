@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -98,6 +99,12 @@ func startAPI(ctx context.Context, m *master, grp *errgroup.Group) error {
 	srv, err := api.New(cfg, m.bus, log)
 	if err != nil {
 		return err
+	}
+	for _, c := range m.counters {
+		names := slices.Sorted(maps.Keys(c.snapshot()))
+		if err := srv.AddCounters(c.subsystem, c.help, names, c.snapshot); err != nil {
+			return err
+		}
 	}
 	warnOpenHooks(log, cfg)
 	ln, err := srv.Listen()

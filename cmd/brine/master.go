@@ -55,6 +55,15 @@ type master struct {
 	funcs    *function.Registry
 	source   string
 	reloads  []func(context.Context, *config.Master) error
+	// counters are the parts' own counters, exported on /metrics by the
+	// HTTP API (parts started before it register here).
+	counters []counterSet
+}
+
+// counterSet is a part's counters, read at each scrape.
+type counterSet struct {
+	subsystem, help string
+	snapshot        func() map[string]uint64
 }
 
 func loadConfig(g *globalFlags) (*config.Master, error) {

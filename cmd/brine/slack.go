@@ -32,6 +32,7 @@ func startSlack(ctx context.Context, m *master, grp *errgroup.Group) error {
 	if err := slack.Register(m.funcs, a); err != nil {
 		return err
 	}
+	m.counters = append(m.counters, counterSet{"slack", "Slack audit messages and retries", a.Stats().Snapshot})
 	m.gateway.Handle("slack.status", func(context.Context, json.RawMessage) (any, error) {
 		return map[string]any{"config": cfg, "stats": a.Stats().Snapshot()}, nil
 	})
