@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,7 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -27,6 +25,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/natsbus"
 	"github.com/brinehq/brine/integrations/dnsmasq"
@@ -45,28 +44,6 @@ type Result struct {
 	MinMs   float64 `json:"min_ms"`
 	// Reloads counts SIGHUPs (burst scenario).
 	Reloads uint64 `json:"reloads,omitempty"`
-}
-
-// Target is a goal from the issue, checked against a result.
-type Target struct {
-	Result string  `json:"result"`
-	Metric string  `json:"metric"`
-	Op     string  `json:"op"`
-	Value  float64 `json:"value"`
-	Got    float64 `json:"got"`
-	Pass   bool    `json:"pass"`
-}
-
-type report struct {
-	Benchmark string   `json:"benchmark"`
-	Date      string   `json:"date"`
-	GoVersion string   `json:"go"`
-	CPUs      int      `json:"cpus"`
-	Dnsmasq   string   `json:"dnsmasq"`
-	Results   []Result `json:"results"`
-	Targets   []Target `json:"targets"`
-	Pass      bool     `json:"pass"`
-	Notes     []string `json:"notes"`
 }
 
 func main() {
@@ -88,8 +65,8 @@ func run(out string, nHosts, rounds, burst int) error {
 		return errors.New("dnsmasq not found: install the Debian package dnsmasq-base (make deps)")
 	}
 	ver, _ := exec.Command(bin, "--version").Output()
-	rep := &report{Benchmark: "dnsmasq", Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
-		CPUs: runtime.NumCPU(), Dnsmasq: strings.TrimSpace(strings.SplitN(string(ver), "\n", 2)[0])}
+	rep := report.New("dnsmasq")
+	rep.Setup["dnsmasq"] = strings.TrimSpace(strings.SplitN(string(ver), "\n", 2)[0])
 	dir, err := os.MkdirTemp("", "brine-bench-dnsmasq-")
 	if err != nil {
 		return err
@@ -105,54 +82,31 @@ func run(out string, nHosts, rounds, burst int) error {
 	if err != nil {
 		return err
 	}
-	rep.Results = append(rep.Results, regen)
 
 	single, bursts, err := benchLatency(ctx, bin, dir, nHosts, rounds, burst)
 	if err != nil {
 		return err
 	}
-	rep.Results = append(rep.Results, single, bursts)
+	rep.Results = []Result{regen, single, bursts}
 
-	rep.Targets = []Target{
-		check(regen, "p50_ms", "<=", 50),
-		check(single, "p50_ms", "<=", 500),
-		check(single, "p95_ms", "<=", 500),
-		check(bursts, "reloads", "<=", 1),
-	}
-	rep.Pass = true
-	for _, t := range rep.Targets {
-		rep.Pass = rep.Pass && t.Pass
-	}
+	rep.Check(regen.Name, "p50_ms", "<=", 50, regen.P50Ms)
+	rep.Check(single.Name, "p50_ms", "<=", 500, single.P50Ms)
+	rep.Check(single.Name, "p95_ms", "<=", 500, single.P95Ms)
+	rep.Check(bursts.Name, "reloads", "<=", 1, float64(bursts.Reloads))
 	rep.Notes = []string{
 		"regenerate: Syncer.Refresh over an in-memory inventory of hosts with one IPv4 and one MAC each, one host changed per round, so both files are rendered and rewritten (temp file, fsync, rename, fsync dir) every round; no reload configured",
 		"event_to_resolvable: salt/cloud/<name>/created published on the embedded JetStream bus (fsynced) until dnsmasq on 127.0.0.1 answers the A query (polled every 2 ms); includes the mine's durable consumer and key-value write, the watch, the 200 ms debounce, render+write of all hosts, SIGHUP and dnsmasq's re-read",
 		"burst: all creations published back to back; latency is from the first publish until every name resolves; reloads counts the SIGHUPs sent for the burst",
 	}
-	b, err := json.MarshalIndent(rep, "", "  ")
+	if err := rep.Write(out); err != nil {
+		return err
+	}
+	b, err := os.ReadFile(out)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(out, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	fmt.Println(string(b))
+	fmt.Print(string(b))
 	return nil
-}
-
-func check(r Result, metric, op string, value float64) Target {
-	var got float64
-	switch metric {
-	case "p50_ms":
-		got = r.P50Ms
-	case "p95_ms":
-		got = r.P95Ms
-	case "reloads":
-		got = float64(r.Reloads)
-	}
-	return Target{Result: r.Name, Metric: metric, Op: op, Value: value, Got: got, Pass: got <= value}
 }
 
 // staticInventory is a mine held in memory, to time rendering and writing

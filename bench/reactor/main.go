@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -18,11 +17,12 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
-	"strings"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/natsbus"
 	"github.com/brinehq/brine/function"
@@ -47,33 +47,6 @@ type Result struct {
 	NsPerOp       float64 `json:"ns_per_op,omitempty"`
 	AllocsPerOp   float64 `json:"allocs_per_op,omitempty"`
 	PublishErrors int     `json:"publish_errors,omitempty"`
-}
-
-// Target is a goal from the issue, checked against a result.
-type Target struct {
-	Result string  `json:"result"`
-	Metric string  `json:"metric"`
-	Op     string  `json:"op"`
-	Value  float64 `json:"value"`
-	Got    float64 `json:"got"`
-	Pass   bool    `json:"pass"`
-}
-
-type report struct {
-	Benchmark string `json:"benchmark"`
-	Date      string `json:"date"`
-	GoVersion string `json:"go"`
-	CPUs      int    `json:"cpus"`
-	// LoadAvg is /proc/loadavg before and after the run: other work on the
-	// machine takes CPU from the embedded server and the reactor alike.
-	LoadAvg     []string `json:"loadavg,omitempty"`
-	Workers     int      `json:"workers"`
-	MaxInFlight int      `json:"max_in_flight"`
-	Durable     string   `json:"durability"`
-	Results     []Result `json:"results"`
-	Targets     []Target `json:"targets"`
-	Pass        bool     `json:"pass"`
-	Notes       []string `json:"notes"`
 }
 
 // reaction is the 10-line Jinja reaction file every scenario uses.
@@ -119,10 +92,11 @@ func main() {
 }
 
 func run(out string, burst, rate int, steady time.Duration, workers, inflight, publishers int) error {
-	rep := &report{Benchmark: "reactor", Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
-		CPUs: runtime.NumCPU(), Workers: workers, MaxInFlight: inflight,
-		Durable: "embedded JetStream file store; the trigger and both job events are fsync'ed before Publish returns, the trigger is acknowledged after its ret"}
-	rep.LoadAvg = append(rep.LoadAvg, loadAvg())
+	rep := report.New("reactor")
+	rep.Setup["workers"] = strconv.Itoa(workers)
+	rep.Setup["max_in_flight"] = strconv.Itoa(inflight)
+	rep.Setup["durability"] = "embedded JetStream file store; the trigger and both job events are fsync'ed before Publish returns, the trigger is acknowledged after its ret"
+	var results []Result
 	dir, err := os.MkdirTemp("", "brine-bench-reactor-")
 	if err != nil {
 		return err
@@ -154,86 +128,53 @@ func run(out string, burst, rate int, steady time.Duration, workers, inflight, p
 	if err != nil {
 		return err
 	}
-	rep.Results = append(rep.Results, res)
+	results = append(results, res)
 	fmt.Fprintf(os.Stderr, "burst: %+v\n", res)
 	res, err = m.steady(ctx, b, rate, steady)
 	if err != nil {
 		return err
 	}
-	rep.Results = append(rep.Results, res)
+	results = append(results, res)
 	fmt.Fprintf(os.Stderr, "steady: %+v\n", res)
 	res, err = m.backlog(ctx, b, burst, publishers, workers, inflight, file)
 	if err != nil {
 		return err
 	}
-	rep.Results = append(rep.Results, res)
+	results = append(results, res)
 	fmt.Fprintf(os.Stderr, "backlog: %+v\n", res)
-	rep.Results = append(rep.Results, renderOnly(ctx, r, file), planOnly(ctx, r), matching())
-	for _, res := range rep.Results[3:] {
+	results = append(results, renderOnly(ctx, r, file), planOnly(ctx, r), matching())
+	for _, res := range results[3:] {
 		fmt.Fprintf(os.Stderr, "%s: %.0f %s\n", res.Name, res.PerSec, res.Unit)
 	}
 	if s := r.Stats().Snapshot(); s["failed"] > 0 || s["errors"] > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("reactor reported failures: %v", s))
 	}
 
-	rep.check("burst", "last_ret_ms", "<=", 2000)
-	rep.check("burst", "per_sec", ">=", 5000)
-	rep.check("burst", "lost", "==", 0)
-	rep.check("burst", "duplicated", "==", 0)
-	rep.check("steady", "p99_ms", "<=", 20)
-	rep.check("steady", "lost", "==", 0)
-	rep.check("match_1000_globs", "per_sec", ">=", 1_000_000)
-	rep.Pass = true
-	for _, t := range rep.Targets {
-		rep.Pass = rep.Pass && t.Pass
+	rep.Results = results
+	check := func(result, metric, op string, value float64) {
+		for _, res := range results {
+			if res.Name != result {
+				continue
+			}
+			got := map[string]float64{"last_ret_ms": res.LastRetMs, "per_sec": res.PerSec, "lost": float64(res.Lost),
+				"duplicated": float64(res.Duplicated), "p99_ms": res.P99Ms}[metric]
+			rep.Check(result, metric, op, value, got)
+		}
 	}
+	check("burst", "last_ret_ms", "<=", 2000)
+	check("burst", "per_sec", ">=", 5000)
+	check("burst", "lost", "<=", 0)
+	check("burst", "duplicated", "<=", 0)
+	check("steady", "p99_ms", "<=", 20)
+	check("steady", "lost", "<=", 0)
+	check("match_1000_globs", "per_sec", ">=", 1_000_000)
 	rep.Notes = append(rep.Notes,
 		"fire→ret: from just before the trigger's Publish to the arrival of its salt/run/<jid>/ret at a subscriber",
 		fmt.Sprintf("burst: all events are published by %d concurrent publishers while the reactor runs;", publishers)+" salt 3006.6 on the same burst: ~80 reactions/s, 125 s to the last",
 		"backlog: the burst published first with no reactor for it, then a reactor started: seconds and reactions/s from its start to the last ret",
 		"render_only: Jinja only (cached template); plan: match + render + YAML + compile, single goroutine")
-	rep.LoadAvg = append(rep.LoadAvg, loadAvg())
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
-		return err
-	}
-	j, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(out, append(j, '\n'), 0o644)
-}
-
-// loadAvg returns the 1, 5 and 15 minute load averages ("" off Linux).
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	return strings.Join(f[:min(3, len(f))], " ")
-}
-
-func (rep *report) check(result, metric, op string, value float64) {
-	for _, res := range rep.Results {
-		if res.Name != result {
-			continue
-		}
-		var got float64
-		switch metric {
-		case "last_ret_ms":
-			got = res.LastRetMs
-		case "per_sec":
-			got = res.PerSec
-		case "lost":
-			got = float64(res.Lost)
-		case "duplicated":
-			got = float64(res.Duplicated)
-		case "p99_ms":
-			got = res.P99Ms
-		}
-		pass := map[string]bool{"<=": got <= value, ">=": got >= value, "==": got == value}[op]
-		rep.Targets = append(rep.Targets, Target{Result: result, Metric: metric, Op: op, Value: value, Got: got, Pass: pass})
-	}
+	rep.Setup["load_avg_after"] = report.LoadAvg()
+	return rep.Write(out)
 }
 
 // meter follows salt/run/*/ret and matches each to the event that caused it.

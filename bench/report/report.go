@@ -46,11 +46,18 @@ type Target struct {
 // New starts the report of benchmark name.
 func New(name string) *Report {
 	r := &Report{Benchmark: name, Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
-		CPUs: runtime.NumCPU(), Setup: map[string]string{}}
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		r.LoadAvg = strings.TrimSpace(string(b))
-	}
+		CPUs: runtime.NumCPU(), Setup: map[string]string{}, LoadAvg: LoadAvg()}
 	return r
+}
+
+// LoadAvg is /proc/loadavg now ("" off Linux), for a benchmark that also
+// notes how busy the machine was when it finished.
+func LoadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 // Check records whether got meets the target op value for result's metric.

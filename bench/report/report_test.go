@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,5 +44,17 @@ func TestPercentile(t *testing.T) {
 	}
 	if Percentile(nil, 0.5) != 0 {
 		t.Error("empty")
+	}
+}
+
+func TestLoadAvg(t *testing.T) {
+	if _, err := os.Stat("/proc/loadavg"); err != nil {
+		t.Skip("no /proc/loadavg")
+	}
+	if got := LoadAvg(); len(strings.Fields(got)) < 3 {
+		t.Errorf("LoadAvg() = %q, want the 1, 5 and 15 minute figures", got)
+	}
+	if New("x").LoadAvg == "" {
+		t.Error("New does not record the load average")
 	}
 }

@@ -17,13 +17,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/slack-go/slack/slacktest"
 
+	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/natsbus"
 	"github.com/brinehq/brine/config"
@@ -52,27 +52,6 @@ type Result struct {
 	// WorstWindow is the largest count/(burst + rate×Δt) over every interval
 	// of every channel: above 1 means the limiter let more through.
 	WorstWindow float64 `json:"worst_window_ratio,omitempty"`
-}
-
-// Target is a goal from the issue, checked against a result.
-type Target struct {
-	Result string  `json:"result"`
-	Metric string  `json:"metric"`
-	Op     string  `json:"op"`
-	Value  float64 `json:"value"`
-	Got    float64 `json:"got"`
-	Pass   bool    `json:"pass"`
-}
-
-type report struct {
-	Benchmark string   `json:"benchmark"`
-	Date      string   `json:"date"`
-	GoVersion string   `json:"go"`
-	CPUs      int      `json:"cpus"`
-	Results   []Result `json:"results"`
-	Targets   []Target `json:"targets"`
-	Pass      bool     `json:"pass"`
-	Notes     []string `json:"notes"`
 }
 
 type post struct {
@@ -115,14 +94,15 @@ func main() {
 	channels := flag.Int("channels", 100, "channels of the rate-limited scenario")
 	only := flag.String("scenario", "", "run only this scenario (unlimited or limited_1_per_s)")
 	flag.Parse()
-	rep := report{Benchmark: "slack", Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
-		Notes: []string{
-			"the audit's consumer is created, the bus restarted, then the jobs fired (new and ret events, durable) with the audit stopped; the audit then drains the backlog: seconds run from its start to the last post",
-			"the audit sends one event at a time (ordered, acknowledged after Slack accepted it): posts/s is bounded by one HTTP round trip per message",
-			"rate-limited scenario: job i is started by user u<i mod channels>, and one jobs rule per user posts to its own channel",
-			"the bus (natsbus Consume) intermittently pauses a consumer for its pull expiry (30 s) when a backlog meets MaxInFlight (the audit uses 1): about half of the unlimited runs on 2026-11-22 took 30-60 s longer, with nothing lost or reordered; reported to the bus owner (a PullExpiry of 5 s bounds the pause to 5 s)",
-			"the limiter holds when no channel exceeds its rate by more than 10 % (channel_rate_max) and no interval exceeds burst + rate×Δt by more than 10 % (worst_window_ratio); channel_rate_min and posts_per_sec against channels×rate show what one-at-a-time delivery costs when every channel is saturated at once",
-		}}
+	rep := report.New("slack")
+	rep.Notes = []string{
+		"the audit's consumer is created, the bus restarted, then the jobs fired (new and ret events, durable) with the audit stopped; the audit then drains the backlog: seconds run from its start to the last post",
+		"the audit sends one event at a time (ordered, acknowledged after Slack accepted it): posts/s is bounded by one HTTP round trip per message",
+		"rate-limited scenario: job i is started by user u<i mod channels>, and one jobs rule per user posts to its own channel",
+		"the bus (natsbus Consume) intermittently pauses a consumer for its pull expiry (30 s) when a backlog meets MaxInFlight (the audit uses 1): about half of the unlimited runs on 2026-11-22 took 30-60 s longer, with nothing lost or reordered; reported to the bus owner (a PullExpiry of 5 s bounds the pause to 5 s)",
+		"the limiter holds when no channel exceeds its rate by more than 10 % (channel_rate_max) and no interval exceeds burst + rate×Δt by more than 10 % (worst_window_ratio); channel_rate_min and posts_per_sec against channels×rate show what one-at-a-time delivery costs when every channel is saturated at once",
+	}
+	var results []Result
 	for _, sc := range []struct {
 		name     string
 		rate     float64
@@ -143,46 +123,21 @@ func main() {
 		fmt.Printf("%-16s %5d jobs %4d channels: %5d posts in %6.2fs = %7.1f posts/s; lost %d, duplicated %d, unthreaded %d; channel rate %.3f..%.3f/s, worst window %.3f\n",
 			res.Name, res.Jobs, res.Channels, res.Messages, res.Seconds, res.PerSec, res.Lost, res.Duplicated, res.Unthreaded,
 			res.ChannelRateMin, res.ChannelRateMax, res.WorstWindow)
-		rep.Results = append(rep.Results, res)
-		rep.Targets = append(rep.Targets,
-			check(res.Name, "lost", "==", 0, float64(res.Lost)),
-			check(res.Name, "duplicated", "==", 0, float64(res.Duplicated)),
-			check(res.Name, "unthreaded", "==", 0, float64(res.Unthreaded)))
+		results = append(results, res)
+		rep.Check(res.Name, "lost", "<=", 0, float64(res.Lost))
+		rep.Check(res.Name, "duplicated", "<=", 0, float64(res.Duplicated))
+		rep.Check(res.Name, "unthreaded", "<=", 0, float64(res.Unthreaded))
 		if sc.rate > 0 {
-			rep.Targets = append(rep.Targets,
-				check(res.Name, "channel_rate_max", "<=", sc.rate*1.1, res.ChannelRateMax),
-				check(res.Name, "worst_window_ratio", "<=", 1.1, res.WorstWindow))
+			rep.Check(res.Name, "channel_rate_max", "<=", sc.rate*1.1, res.ChannelRateMax)
+			rep.Check(res.Name, "worst_window_ratio", "<=", 1.1, res.WorstWindow)
 		}
 	}
-	rep.Pass = true
-	for _, t := range rep.Targets {
-		rep.Pass = rep.Pass && t.Pass
-	}
-	b, err := json.MarshalIndent(rep, "", "  ")
-	if err == nil {
-		err = os.MkdirAll(filepath.Dir(*out), 0o755)
-	}
-	if err == nil {
-		err = os.WriteFile(*out, append(b, '\n'), 0o644)
-	}
-	if err != nil {
+	rep.Results = results
+	if err := rep.Write(*out); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	fmt.Println("wrote", *out, "pass:", rep.Pass)
-}
-
-func check(result, metric, op string, want, got float64) Target {
-	pass := false
-	switch op {
-	case "==":
-		pass = got == want
-	case "<=":
-		pass = got <= want
-	case ">=":
-		pass = got >= want
-	}
-	return Target{Result: result, Metric: metric, Op: op, Value: want, Got: got, Pass: pass}
 }
 
 func scenario(name string, n, channels int, rate float64, burst int) (Result, error) {
