@@ -11,7 +11,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,7 +18,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -29,6 +27,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/natsbus"
 	"github.com/brinehq/brine/function"
@@ -52,29 +51,6 @@ type Result struct {
 	MaxMs    float64 `json:"max_ms,omitempty"`
 	Failures int     `json:"failures"`
 	Missing  int     `json:"missing"`
-}
-
-// Target is a goal from the issue, checked against a result.
-type Target struct {
-	Result string  `json:"result"`
-	Metric string  `json:"metric"`
-	Op     string  `json:"op"`
-	Value  float64 `json:"value"`
-	Got    float64 `json:"got"`
-	Pass   bool    `json:"pass"`
-}
-
-type report struct {
-	Benchmark string   `json:"benchmark"`
-	Date      string   `json:"date"`
-	GoVersion string   `json:"go"`
-	CPUs      int      `json:"cpus"`
-	Server    string   `json:"server"`
-	LoadAvg   string   `json:"load_avg"` // /proc/loadavg at the start: the machine is shared
-	Results   []Result `json:"results"`
-	Targets   []Target `json:"targets"`
-	Pass      bool     `json:"pass"`
-	Notes     []string `json:"notes"`
 }
 
 // reaction is Salt's add_host reaction file, as in Salt's documentation.
@@ -139,11 +115,9 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 		return err
 	}
 
-	rep := &report{Benchmark: "ddns", Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
-		CPUs: runtime.NumCPU(), Server: "BIND " + bindVersion(srv) + " on 127.0.0.1, named -n 2, TSIG hmac-sha256"}
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		rep.LoadAvg = strings.TrimSpace(string(b))
-	}
+	rep := report.New("ddns")
+	rep.Setup["server"] = "BIND " + bindVersion(srv) + " on 127.0.0.1, named -n 2, TSIG hmac-sha256"
+	var results []Result
 	next := 0 // host numbering, so no run reuses a name or address
 	name := func() (string, string) {
 		next++
@@ -151,7 +125,7 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 	}
 	for _, c := range []int{1, callers} {
 		r := addHosts(ctx, reg, keyfile, host, port, hosts, c, name)
-		rep.Results = append(rep.Results, r)
+		results = append(results, r)
 	}
 	// The same against a server keeping its zones and journals on tmpfs:
 	// BIND syncs its journal on every update, and the disk is shared.
@@ -164,7 +138,7 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 	for _, c := range []int{1, callers} {
 		r := addHosts(ctx, reg, keyfile, host, shmPort, hosts, c, name)
 		r.Name += "_tmpfs"
-		rep.Results = append(rep.Results, r)
+		results = append(results, r)
 	}
 	shm.Close()
 	fmt.Fprintln(os.Stderr, "add_host done")
@@ -189,13 +163,13 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 	if err != nil {
 		return err
 	}
-	rep.Results = append(rep.Results, res)
+	results = append(results, res)
 	fmt.Fprintln(os.Stderr, "burst done")
 	res, err = cloudSteady(ctx, b, srv, rate, steady, name)
 	if err != nil {
 		return err
 	}
-	rep.Results = append(rep.Results, res)
+	results = append(results, res)
 
 	// The built-in sync: created events -> the mine -> the zone, no reaction file.
 	kv, err := b.KeyValue(ctx, mine.Bucket)
@@ -212,19 +186,16 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 		return err
 	}
 	res.Name, res.Unit = "sync_burst", "hosts resolvable/s, from created events through the mine and the built-in sync to A in the zone"
-	rep.Results = append(rep.Results, res)
+	results = append(results, res)
 
-	rep.Targets = []Target{
-		check(rep.Results[1], "per_sec", ">=", 1000),
-		check(rep.Results[3], "per_sec", ">=", 1000),
-		check(rep.Results[5], "p99_ms", "<=", 100),
-	}
-	rep.Pass = true
-	for _, t := range rep.Targets {
-		rep.Pass = rep.Pass && t.Pass
-	}
-	for _, r := range rep.Results {
-		rep.Pass = rep.Pass && r.Failures == 0 && r.Missing == 0
+	rep.Results = results
+	rep.Check(results[1].Name, "per_sec", ">=", 1000, results[1].PerSec)
+	rep.Check(results[3].Name, "per_sec", ">=", 1000, results[3].PerSec)
+	rep.Check(results[5].Name, "p99_ms", "<=", 100, results[5].P99Ms)
+	for _, r := range results {
+		if r.Failures > 0 || r.Missing > 0 {
+			rep.Fail(fmt.Sprintf("%s: %d failures, %d missing", r.Name, r.Failures, r.Missing))
+		}
 	}
 	rep.Notes = []string{
 		"add_host = one signed UPDATE for the PTR, then one for the A with an RRset-does-not-exist prerequisite (a new host); concurrent callers' updates to a zone share UPDATE messages (names never shared); each call is checked and bound by the function registry",
@@ -233,15 +204,12 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 		"the machine has 2 cores (and a disk) shared by BIND, the bus, the reactor, the poller and other work: see load_avg",
 		"*_tmpfs: the same calls against a BIND whose zone directory is on /dev/shm; BIND syncs its journal to disk on every update, so the difference is the disk's",
 	}
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+	if err := rep.Write(out); err != nil {
 		return err
 	}
-	j, _ := json.MarshalIndent(rep, "", "  ")
-	if err := os.WriteFile(out, append(j, '\n'), 0o644); err != nil {
-		return err
+	if j, err := os.ReadFile(out); err == nil {
+		os.Stdout.Write(j)
 	}
-	os.Stdout.Write(j)
-	fmt.Println()
 	if !rep.Pass {
 		return fmt.Errorf("a target was missed (see %s)", out)
 	}
@@ -261,18 +229,6 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
-}
-
-func check(r Result, metric, op string, v float64) Target {
-	got := r.PerSec
-	if metric == "p99_ms" {
-		got = r.P99Ms
-	}
-	pass := got >= v
-	if op == "<=" {
-		pass = got <= v
-	}
-	return Target{Result: r.Name, Metric: metric, Op: op, Value: v, Got: got, Pass: pass}
 }
 
 // addHosts calls ddns.add_host n times from callers goroutines.
