@@ -11,6 +11,8 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/brinehq/brine/config"
 )
 
 // Provider is one entry of cloud.providers: an alias for a driver and the
@@ -286,11 +288,11 @@ func LoadMap(path string) (*Map, error) {
 
 func mapItem(file, profile string, item ast.Node) (MapEntry, error) {
 	line := item.GetToken().Position.Line
-	if pairs, ok := mappingPairs(item); ok {
+	if pairs, ok := config.Pairs(item); ok {
 		if len(pairs) != 1 {
 			return MapEntry{}, fmt.Errorf("%w: %s:%d: profile %s: want `- name` or `- name: {keys}`", ErrConfig, file, line, profile)
 		}
-		name := keyString(pairs[0].Key)
+		name := config.Key(pairs[0].Key)
 		e := MapEntry{Name: name, Profile: profile, Line: line}
 		if _, null := pairs[0].Value.(*ast.NullNode); !null {
 			s, err := settingsOf(file, pairs[0].Value)
@@ -329,7 +331,7 @@ func readEntries(file string) ([]entry, error) {
 	}
 	f, err := parser.ParseBytes(src, 0)
 	if err != nil {
-		line, msg := yamlError(err, 0)
+		line, msg := config.ErrorLine(err, 0)
 		return nil, fmt.Errorf("%w: %s:%d: %s", ErrConfig, file, line, msg)
 	}
 	var out []entry
@@ -340,12 +342,12 @@ func readEntries(file string) ([]entry, error) {
 		if _, null := doc.Body.(*ast.NullNode); null {
 			continue
 		}
-		pairs, ok := mappingPairs(doc.Body)
+		pairs, ok := config.Pairs(doc.Body)
 		if !ok {
 			return nil, fmt.Errorf("%w: %s:%d: want a mapping of names to settings", ErrConfig, file, doc.Body.GetToken().Position.Line)
 		}
 		for _, kv := range pairs {
-			e := entry{name: keyString(kv.Key), file: file, line: kv.Key.GetToken().Position.Line, value: kv.Value}
+			e := entry{name: config.Key(kv.Key), file: file, line: kv.Key.GetToken().Position.Line, value: kv.Value}
 			if s, err := settingsOf(file, kv.Value); err == nil {
 				e.settings = s
 			}
@@ -356,31 +358,14 @@ func readEntries(file string) ([]entry, error) {
 }
 
 func settingsOf(file string, n ast.Node) (Settings, error) {
-	pairs, ok := mappingPairs(n)
+	pairs, ok := config.Pairs(n)
 	if !ok {
 		return nil, errors.New("not a mapping")
 	}
 	s := make(Settings, len(pairs))
 	for _, kv := range pairs {
-		k := keyString(kv.Key)
+		k := config.Key(kv.Key)
 		s[k] = Setting{Key: k, File: file, Node: kv.Value}
 	}
 	return s, nil
-}
-
-func mappingPairs(n ast.Node) ([]*ast.MappingValueNode, bool) {
-	switch t := n.(type) {
-	case *ast.MappingNode:
-		return t.Values, true
-	case *ast.MappingValueNode:
-		return []*ast.MappingValueNode{t}, true
-	}
-	return nil, false
-}
-
-func keyString(k ast.MapKeyNode) string {
-	if s, ok := k.(*ast.StringNode); ok {
-		return s.Value
-	}
-	return k.String()
 }

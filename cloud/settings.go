@@ -9,7 +9,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/token"
+
+	"github.com/brinehq/brine/config"
 )
 
 // ErrConfig marks an error in a providers, profiles or map file; the message
@@ -38,7 +39,7 @@ func (s Setting) Where() string { return fmt.Sprintf("%s:%d", s.File, s.Line()) 
 // Decode decodes the value into out; an error names the file, line and key.
 func (s Setting) Decode(out any) error {
 	if err := yaml.NodeToValue(s.Node, out); err != nil {
-		line, msg := yamlError(err, s.Line())
+		line, msg := config.ErrorLine(err, s.Line())
 		return fmt.Errorf("%w: %s:%d: %s: %s", ErrConfig, s.File, line, s.Key, msg)
 	}
 	return nil
@@ -187,21 +188,4 @@ func resolveSecret(raw string) (Secret, error) {
 		return Secret{value: line}, nil
 	}
 	return Secret{value: raw}, nil
-}
-
-// yamlError extracts the line and message of a goccy error; def is the
-// line when the error carries none.
-func yamlError(err error, def int) (int, string) {
-	var ye interface {
-		GetToken() *token.Token
-		GetMessage() string
-	}
-	if errors.As(err, &ye) {
-		line := def
-		if t := ye.GetToken(); t != nil {
-			line = t.Position.Line
-		}
-		return line, ye.GetMessage()
-	}
-	return def, err.Error()
 }

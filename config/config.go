@@ -165,7 +165,7 @@ func (m *Master) read(file string) error {
 		if _, isNull := doc.Body.(*ast.NullNode); isNull {
 			continue
 		}
-		mapping, ok := topMapping(doc.Body)
+		mapping, ok := Pairs(doc.Body)
 		if !ok {
 			return fmt.Errorf("%s:%d: the configuration must be a mapping of keys to values", file, doc.Body.GetToken().Position.Line)
 		}
@@ -173,20 +173,10 @@ func (m *Master) read(file string) error {
 			return fmt.Errorf("%s: %s", file, oneLine(err))
 		}
 		for _, kv := range mapping {
-			m.keys[kv.Key.String()] = source{file: file, node: kv.Value}
+			m.keys[Key(kv.Key)] = source{file: file, node: kv.Value}
 		}
 	}
 	return nil
-}
-
-func topMapping(n ast.Node) ([]*ast.MappingValueNode, bool) {
-	switch t := n.(type) {
-	case *ast.MappingNode:
-		return t.Values, true
-	case *ast.MappingValueNode:
-		return []*ast.MappingValueNode{t}, true
-	}
-	return nil, false
 }
 
 // Has reports whether key is set in any file.

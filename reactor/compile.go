@@ -9,6 +9,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/brinehq/brine/config"
 )
 
 // Kind is the client a reaction goes through, Salt's `<kind>.<mod.fun>`.
@@ -106,7 +108,7 @@ func parseHigh(file string, text []byte) ([]highEntry, error) {
 	if _, ok := body.(*ast.NullNode); ok {
 		return nil, nil
 	}
-	pairs, ok := mappingPairs(body)
+	pairs, ok := config.Pairs(body)
 	if !ok {
 		return nil, &Error{Stage: StageYAML, File: file, Line: nodeLine(body),
 			Err: fmt.Errorf("want a mapping of reaction ids, got %s", body.Type())}
@@ -114,7 +116,7 @@ func parseHigh(file string, text []byte) ([]highEntry, error) {
 	seen := map[string]int{}
 	out := make([]highEntry, 0, len(pairs))
 	for _, p := range pairs {
-		id, line := keyString(p.Key), nodeLine(p.Key)
+		id, line := config.Key(p.Key), nodeLine(p.Key)
 		if first, dup := seen[id]; dup {
 			return nil, &Error{Stage: StageYAML, File: file, Line: line, ID: id,
 				Err: fmt.Errorf("duplicate reaction id (first at line %d)", first)}
@@ -126,32 +128,8 @@ func parseHigh(file string, text []byte) ([]highEntry, error) {
 }
 
 func yamlError(file string, err error) error {
-	line := 0
-	msg := err.Error()
-	if ye, ok := errors.AsType[yaml.Error](err); ok {
-		if tok := ye.GetToken(); tok != nil && tok.Position != nil {
-			line = tok.Position.Line
-		}
-		msg = ye.GetMessage()
-	}
+	line, msg := config.ErrorLine(err, 0)
 	return &Error{Stage: StageYAML, File: file, Line: line, Err: errors.New(msg)}
-}
-
-func mappingPairs(n ast.Node) ([]*ast.MappingValueNode, bool) {
-	switch t := n.(type) {
-	case *ast.MappingNode:
-		return t.Values, true
-	case *ast.MappingValueNode:
-		return []*ast.MappingValueNode{t}, true
-	}
-	return nil, false
-}
-
-func keyString(k ast.MapKeyNode) string {
-	if s, ok := k.(*ast.StringNode); ok {
-		return s.Value
-	}
-	return strings.TrimSpace(k.String())
 }
 
 func nodeLine(n ast.Node) int {
@@ -171,14 +149,14 @@ func compileFile(file string, text []byte, funcs checker) ([]*Reaction, []error)
 	var out []*Reaction
 	var errs []error
 	for _, h := range high {
-		pairs, ok := mappingPairs(h.body)
+		pairs, ok := config.Pairs(h.body)
 		if !ok {
 			errs = append(errs, &Error{Stage: StageCompile, File: file, Line: h.line, ID: h.id,
 				Err: errors.New("want `<kind>.<module.function>:` followed by a list of arguments")})
 			continue
 		}
 		for _, p := range pairs {
-			key, line := keyString(p.Key), nodeLine(p.Key)
+			key, line := config.Key(p.Key), nodeLine(p.Key)
 			if strings.HasPrefix(key, "__") { // __sls__, __env__: Salt's bookkeeping
 				continue
 			}
