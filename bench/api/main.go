@@ -21,7 +21,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -32,6 +31,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/api"
+	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/natsbus"
 )
@@ -71,30 +71,6 @@ type Result struct {
 	PublishP99Ms float64 `json:"publish_p99_ms,omitempty"`
 	ClientCPUus  float64 `json:"client_cpu_us_per_request,omitempty"`
 	Description  string  `json:"description"`
-}
-
-// Target is a goal from the issue, checked against a result.
-type Target struct {
-	Result string  `json:"result"`
-	Metric string  `json:"metric"`
-	Op     string  `json:"op"`
-	Value  float64 `json:"value"`
-	Got    float64 `json:"got"`
-	Pass   bool    `json:"pass"`
-}
-
-type report struct {
-	Benchmark string   `json:"benchmark"`
-	Date      string   `json:"date"`
-	GoVersion string   `json:"go"`
-	CPUs      int      `json:"cpus"`
-	Durable   string   `json:"durability"`
-	Command   string   `json:"command"`
-	LoadAvg   []string `json:"load_average_before_after"`
-	Results   []Result `json:"results"`
-	Targets   []Target `json:"targets"`
-	Pass      bool     `json:"pass"`
-	Notes     []string `json:"notes"`
 }
 
 // loadReport is what a load-generating child prints on stdout.
@@ -181,9 +157,10 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 	}()
 	url := "http://" + ln.Addr().String()
 
-	rep := &report{Benchmark: "api", Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(), CPUs: runtime.NumCPU(),
-		Durable: "embedded JetStream file store; group-commit fsync before each hook is answered",
-		Command: "go run ./bench/api -out bench/results/api.json", LoadAvg: []string{loadAvg()}}
+	rep := report.New("api")
+	rep.Setup["durability"] = "embedded JetStream file store; group-commit fsync before each hook is answered"
+	rep.Setup["command"] = "go run ./bench/api -out bench/results/api.json"
+	var results []Result
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -220,7 +197,7 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 		r.Clients, r.TargetRate, r.BodyBytes, r.Description = sc.clients, sc.rate, bodySize, sc.desc
 		r.Stored = int(after - before)
 		r.Missing = r.Requests - r.Errors - r.Stored
-		rep.Results = append(rep.Results, r)
+		results = append(results, r)
 		fmt.Fprintf(os.Stderr, "%s: %.0f req/s, p50 %.2f ms, p90 %.2f ms, p99 %.2f ms (durable publish p50 %.2f ms, p99 %.2f ms), errors %d, stored %d, CPU/request: server %.0f µs, client %.0f µs\n",
 			r.Name, r.PerSec, r.P50Ms, r.P90Ms, r.P99Ms, r.PublishP50Ms, r.PublishP99Ms, r.Errors, r.Stored, r.ServerCPUus, r.ClientCPUus)
 	}
@@ -228,42 +205,31 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 	if err != nil {
 		return fmt.Errorf("fan-out: %w", err)
 	}
-	rep.Results = append(rep.Results, fan)
+	results = append(results, fan)
 	fmt.Fprintf(os.Stderr, "%s: %.0f deliveries/s, p99 %.2f ms, missing %d\n", fan.Name, fan.PerSec, fan.P99Ms, fan.Missing)
 
+	rep.Results = results
 	get := func(name string) Result {
-		for _, r := range rep.Results {
+		for _, r := range results {
 			if r.Name == name {
 				return r
 			}
 		}
 		return Result{}
 	}
-	check := func(result, metric, op string, value, got float64) {
-		pass := (op == ">=" && got >= value) || (op == "<=" && got <= value) || (op == "==" && got == value)
-		rep.Targets = append(rep.Targets, Target{Result: result, Metric: metric, Op: op, Value: value, Got: got, Pass: pass})
+	rep.Check("hook_hmac_max", "per_sec", ">=", 5000, get("hook_hmac_max").PerSec)
+	rep.Check("hook_hmac_paced", "p99_ms", "<=", 20, get("hook_hmac_paced").P99Ms)
+	for _, r := range results {
+		rep.Check(r.Name, "missing", "<=", 0, float64(r.Missing))
+		rep.Check(r.Name, "errors", "<=", 0, float64(r.Errors))
 	}
-	check("hook_hmac_max", "per_sec", ">=", 5000, get("hook_hmac_max").PerSec)
-	check("hook_hmac_paced", "p99_ms", "<=", 20, get("hook_hmac_paced").P99Ms)
-	for _, r := range rep.Results {
-		check(r.Name, "missing", "==", 0, float64(r.Missing))
-		check(r.Name, "errors", "==", 0, float64(r.Errors))
-	}
-	rep.LoadAvg = append(rep.LoadAvg, loadAvg())
-	rep.Pass = true
-	for _, t := range rep.Targets {
-		rep.Pass = rep.Pass && t.Pass
-	}
+	rep.Setup["load_avg_after"] = report.LoadAvg()
 	rep.Notes = append(rep.Notes,
 		"server and load generator share the machine's cores; the generator is a separate process speaking HTTP/1.1 keep-alive over loopback",
 		"stored = events the bus log grew by during the scenario; missing = answered 200 but not stored",
-		"the machine is shared: load_average_before_after shows how busy it was; tail latencies suffer first",
+		"the machine is shared: load_avg and setup.load_avg_after show how busy it was; tail latencies suffer first",
 		"server_cpu_us_per_request includes the embedded NATS server and the fsync group commit; 2 cores / (server + client CPU per request) bounds the rate an idle machine could reach")
-	b2, err := json.MarshalIndent(rep, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(out, append(b2, '\n'), 0o644); err != nil {
+	if err := rep.Write(out); err != nil {
 		return err
 	}
 	if !rep.Pass {
@@ -296,17 +262,6 @@ func (t *timedBus) reset() []float64 {
 	lat := t.lat
 	t.lat = nil
 	return lat
-}
-
-// loadAvg is /proc/loadavg's 1, 5 and 15 minute figures: on a shared
-// machine they say how much of it the run had.
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 // hookScenario runs a load-generating child and reads its report.
