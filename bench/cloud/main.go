@@ -141,11 +141,9 @@ func run(out, bin string, n, parallel int) error {
 	if err := rep.Write(out); err != nil {
 		return err
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
+	if err := rep.Print(os.Stdout); err != nil {
 		return err
 	}
-	fmt.Print(string(b))
 	if !rep.Pass {
 		return errors.New("a target was missed")
 	}

@@ -207,9 +207,7 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 	if err := rep.Write(out); err != nil {
 		return err
 	}
-	if j, err := os.ReadFile(out); err == nil {
-		os.Stdout.Write(j)
-	}
+	_ = rep.Print(os.Stdout)
 	if !rep.Pass {
 		return fmt.Errorf("a target was missed (see %s)", out)
 	}

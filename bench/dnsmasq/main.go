@@ -101,12 +101,7 @@ func run(out string, nHosts, rounds, burst int) error {
 	if err := rep.Write(out); err != nil {
 		return err
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		return err
-	}
-	fmt.Print(string(b))
-	return nil
+	return rep.Print(os.Stdout)
 }
 
 // staticInventory is a mine held in memory, to time rendering and writing

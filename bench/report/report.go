@@ -6,6 +6,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -87,14 +88,30 @@ func (r *Report) Write(path string) error {
 	for _, t := range r.Targets {
 		r.Pass = r.Pass && t.Pass
 	}
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := r.json()
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return os.WriteFile(path, b, 0o644)
+}
+
+// Print writes the report as Write last wrote it to w, for a benchmark that
+// also shows it on its output.
+func (r *Report) Print(w io.Writer) error {
+	b, err := r.json()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+func (r *Report) json() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	return append(b, '\n'), err
 }
 
 // Percentile returns the p-quantile (0 < p <= 1) of sorted values, nearest

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -56,5 +57,21 @@ func TestLoadAvg(t *testing.T) {
 	}
 	if New("x").LoadAvg == "" {
 		t.Error("New does not record the load average")
+	}
+}
+
+func TestPrint(t *testing.T) {
+	r := New("x")
+	r.Check("a", "lost", "<=", 0, 0)
+	path := filepath.Join(t.TempDir(), "x.json")
+	if err := r.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := r.Print(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Equal(buf.Bytes(), b) {
+		t.Errorf("printed %s, wrote %s", buf.Bytes(), b)
 	}
 }
