@@ -1,71 +1,233 @@
 #!/usr/bin/env bash
-# The brine demo: a master on embedded defaults in a temporary directory, a
-# watcher printing events as salt-run state.event does, and a few events sent
-# from another process. Exits 0 only if every event was seen; cleans up after
-# itself, also on Ctrl-C.
+# The provisioning demo: brine creates three VMs on govmomi's vCenter
+# simulator in parallel, and everything else follows from the lifecycle
+# events, with real peers on loopback high ports in a temporary directory:
+# BIND 9 (TSIG-protected forward and reverse zones, updated by Salt-format
+# reaction files), dnsmasq (hosts and DHCP reservations written from the
+# mine), and a Slack audit trail captured by a local stand-in for Slack's Web
+# API (or a real workspace when SLACK_TOKEN and SLACK_CHANNEL are set).
+# Exits 0 only if every check passed; cleans up after itself, also on Ctrl-C.
 set -euo pipefail
 BRINE=${1:-bin/brine}
 BRINE=$(cd "$(dirname "$BRINE")" && pwd)/$(basename "$BRINE")
 work=$(mktemp -d -t brine-demo.XXXXXX)
+chmod 755 "$work"
 pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	[ -f "$work/bind/named.pid" ] && kill "$(cat "$work/bind/named.pid")" 2>/dev/null || true
+	[ -f "$work/dnsmasq/dnsmasq.pid" ] && kill "$(cat "$work/dnsmasq/dnsmasq.pid")" 2>/dev/null || true
 	wait 2>/dev/null || true
 	rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+bold() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+checks=() failed=0
+check() { # check NAME COMMAND… — record whether COMMAND succeeds
+	local name=$1; shift
+	if "$@" >/dev/null 2>&1; then checks+=("PASS  $name"); else checks+=("FAIL  $name"); failed=$((failed + 1)); fi
+}
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+waitfor() { # waitfor SECONDS COMMAND…
+	local until=$((SECONDS + $1)); shift
+	until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $until ] && return 1; sleep 0.2; done
+}
 
-# High loopback ports so the demo never collides with a real Salt master.
-mkdir -p "$work/etc"
+for cmd in named dnsmasq dig tsig-keygen setpriv python3; do
+	command -v "$cmd" >/dev/null || { echo "demo: $cmd is missing (make demo installs bind9, bind9-dnsutils, dnsmasq-base)" >&2; exit 1; }
+done
+
+PUB=$(port) REQ=$(port) VC=$(port) NS=$(port) DM=$(port) SL=$(port)
+mkdir -p "$work"/{etc/master.d,etc/cloud.profiles.d,bind,dnsmasq,reactor,data}
+
+bold "BIND 9 on 127.0.0.1:$NS with a TSIG key, zone example.test and 20.10.in-addr.arpa"
+tsig-keygen -a hmac-sha256 ddns-key > "$work/bind/ddns.key"
+secret=$(sed -n 's/.*secret "\(.*\)";/\1/p' "$work/bind/ddns.key")
+printf '{"ddns-key.": "%s"}\n' "$secret" > "$work/etc/ddns.keyring"
+chmod 600 "$work/etc/ddns.keyring"
+for z in example.test 20.10.in-addr.arpa; do
+	printf '$TTL 300\n@ IN SOA ns1.example.test. hostmaster.example.test. ( 1 3600 600 86400 300 )\n@ IN NS ns1.example.test.\n' > "$work/bind/$z.db"
+done
+echo 'ns1 IN A 127.0.0.1' >> "$work/bind/example.test.db"
+cat > "$work/bind/named.conf" <<CONF
+include "$work/bind/ddns.key";
+options {
+	directory "$work/bind"; pid-file "$work/bind/named.pid";
+	session-keyfile "$work/bind/session.key"; managed-keys-directory "$work/bind";
+	listen-on port $NS { 127.0.0.1; }; listen-on-v6 { none; };
+	recursion no; dnssec-validation no; notify no;
+	allow-transfer { key "ddns-key"; };
+};
+controls { };
+zone "example.test" { type primary; file "example.test.db"; update-policy { grant ddns-key zonesub ANY; }; };
+zone "20.10.in-addr.arpa" { type primary; file "20.10.in-addr.arpa.db"; update-policy { grant ddns-key zonesub ANY; }; };
+CONF
+chown -R nobody "$work/bind"
+setpriv --reuid=nobody --regid=nogroup --clear-groups named -g -c "$work/bind/named.conf" > "$work/bind/named.log" 2>&1 &
+pids+=($!)
+waitfor 20 dig +short -p "$NS" @127.0.0.1 SOA example.test
+
+bold "dnsmasq on 127.0.0.1:$DM serving cloud.test from brine's files"
+touch "$work/dnsmasq/addn-hosts" "$work/dnsmasq/dhcp-hosts"
+chmod -R a+rX "$work/dnsmasq"
+cat > "$work/dnsmasq/dnsmasq.conf" <<CONF
+port=$DM
+listen-address=127.0.0.1
+bind-interfaces
+no-resolv
+no-hosts
+domain=cloud.test
+local=/cloud.test/
+addn-hosts=$work/dnsmasq/addn-hosts
+dhcp-hostsfile=$work/dnsmasq/dhcp-hosts
+pid-file=$work/dnsmasq/dnsmasq.pid
+log-facility=-
+CONF
+dnsmasq -k -C "$work/dnsmasq/dnsmasq.conf" > "$work/dnsmasq/dnsmasq.log" 2>&1 &
+pids+=($!)
+waitfor 10 test -s "$work/dnsmasq/dnsmasq.pid"
+
+bold "Slack: $( [ -n "${SLACK_TOKEN:-}" ] && echo "workspace channel $SLACK_CHANNEL" || echo "local capture on 127.0.0.1:$SL")"
+if [ -n "${SLACK_TOKEN:-}" ] && [ -n "${SLACK_CHANNEL:-}" ]; then
+	slack_conf="slack:\n  token_file: $work/etc/slack.token\n  channel: '$SLACK_CHANNEL'\n"
+	printf '%s\n' "$SLACK_TOKEN" > "$work/etc/slack.token"; chmod 600 "$work/etc/slack.token"
+else
+	cat > "$work/slack.py" <<'PY'
+import http.server, json, sys, urllib.parse, itertools
+out, n = open(sys.argv[2], "a"), itertools.count(1)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
+        form = {k: v[0] for k, v in urllib.parse.parse_qs(body).items()}
+        form.pop("token", None)
+        method = self.path.rsplit("/", 1)[-1]
+        ts = form.get("ts") or "1700000000.%06d" % next(n)
+        out.write(json.dumps({"method": method, "channel": form.get("channel"), "thread_ts": form.get("thread_ts"), "ts": ts, "text": form.get("text")}) + "\n"); out.flush()
+        reply = json.dumps({"ok": True, "channel": "C0DEMO", "ts": ts}).encode()
+        self.send_response(200); self.send_header("Content-Type", "application/json"); self.send_header("Content-Length", str(len(reply))); self.end_headers(); self.wfile.write(reply)
+    def log_message(self, *a): pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+	python3 "$work/slack.py" "$SL" "$work/slack.jsonl" &
+	pids+=($!)
+	slack_conf="slack:\n  token: xoxb-demo-not-a-real-token\n  channel: '#infra'\n  api_url: http://127.0.0.1:$SL/api/\n"
+fi
+
+bold "vCenter simulator on 127.0.0.1:$VC"
+"$BRINE" cloud simulator --listen "127.0.0.1:$VC" --json > "$work/vcsim.json" 2> "$work/vcsim.log" &
+pids+=($!)
+waitfor 30 test -s "$work/vcsim.json"
+vc_url=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["url"])' "$work/vcsim.json")
+vc_user=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["user"])' "$work/vcsim.json")
+export DEMO_VCSIM_PASSWORD=pass
+printf 'vcsim:\n  driver: vmware\n  url: %s\n  user: %s\n  password: sdb://osenv/DEMO_VCSIM_PASSWORD\n  verify_ssl: False\n' "$vc_url" "$vc_user" > "$work/etc/cloud.providers"
+printf 'web:\n  provider: vcsim\n  clonefrom: linux-template\n  num_cpus: 2\n  memory: 2GB\n  deploy: False\n' > "$work/etc/cloud.profiles"
+printf 'web:\n  - web1\n  - web2\n  - web3\n' > "$work/etc/cloud.map"
+
+bold "Salt-format reaction files: DNS on created, removal on destroyed"
+cat > "$work/reactor/add_dns.sls" <<SLS
+add_dns_{{ data['name'] }}:
+  runner.ddns.add_host:
+    - zone: example.test
+    - name: {{ data['name'] }}
+    - ttl: 60
+    - ip: {{ data['ip_address'] }}
+    - keyname: ddns-key
+    - keyfile: $work/etc/ddns.keyring
+    - nameserver: 127.0.0.1
+    - port: $NS
+SLS
+cat > "$work/reactor/rem_dns.sls" <<SLS
+rem_dns_{{ data['name'] }}:
+  runner.ddns.delete_host:
+    - zone: example.test
+    - name: {{ data['name'] }}
+    - keyname: ddns-key
+    - keyfile: $work/etc/ddns.keyring
+    - nameserver: 127.0.0.1
+    - port: $NS
+SLS
+cat "$work/reactor/add_dns.sls"
+
 cat > "$work/etc/master" <<CONF
 id: demo
 data_dir: $work/data
-publish_port: 24505
-ret_port: 24506
-log_level: info
+publish_port: $PUB
+ret_port: $REQ
+log_level: warn
+reactor:
+  - 'salt/cloud/*/created':
+    - $work/reactor/add_dns.sls
+  - 'salt/cloud/*/destroyed':
+    - $work/reactor/rem_dns.sls
+dnsmasq:
+  hostsfile: $work/dnsmasq/dhcp-hosts
+  addn_hosts: $work/dnsmasq/addn-hosts
+  domain: cloud.test
+  pidfile: $work/dnsmasq/dnsmasq.pid
 CONF
-export BRINE_DATA="$work/data"
-client=(-c "$work/etc")
+printf "$slack_conf" >> "$work/etc/master"
+export BRINE_DATA=$work/data
+B=("$BRINE" -c "$work/etc")
 
-say "starting the master (embedded NATS JetStream, data in $work/data)"
-"$BRINE" master "${client[@]}" 2> "$work/master.log" &
+bold "master (embedded bus)"
+"${B[@]}" master 2> "$work/master.log" &
 pids+=($!)
-for _ in $(seq 1 100); do
-	[ -s "$work/data/master.key" ] && "$BRINE" event send "${client[@]}" demo/ping >/dev/null 2>&1 && break
-	sleep 0.1
+waitfor 30 "${B[@]}" event send demo/ping
+
+start=$SECONDS
+bold "brine cloud -m cloud.map -P 3: three VMs in parallel"
+"${B[@]}" cloud -m "$work/etc/cloud.map" -P 3 -y
+check "3 VMs created" test "$("${B[@]}" cloud -Q --json | python3 -c 'import json,sys; print(sum(1 for n in json.load(sys.stdin) if n["name"] in ("web1","web2","web3")))')" = 3
+
+declare -A ip
+for vm in web1 web2 web3; do
+	ip[$vm]=$("${B[@]}" mine get "$vm" network.ip_addrs --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print((list(d.values())[0] or [""])[0])')
 done
 
-say "watching 'demo/*' (tag<TAB>json, like salt-run state.event)"
-"$BRINE" event watch "${client[@]}" 'demo/*' --count 4 > "$work/watch.out" &
-watcher=$!
-pids+=($watcher)
-sleep 0.5
+bold "DNS and DHCP follow"
+for vm in web1 web2 web3; do
+	a=${ip[$vm]}
+	ptr=$(echo "$a" | awk -F. '{print $4"."$3"."$2"."$1".in-addr.arpa"}')
+	check "$vm BIND A $a" waitfor 10 sh -c "dig +short -p $NS @127.0.0.1 $vm.example.test A | grep -qx '$a'"
+	check "$vm BIND PTR" waitfor 10 sh -c "dig +short -p $NS @127.0.0.1 -x $a | grep -qx '$vm.example.test.'"
+	check "$vm dnsmasq A $a" waitfor 10 sh -c "dig +short -p $DM @127.0.0.1 $vm.cloud.test A | grep -qx '$a'"
+	check "$vm DHCP reservation" grep -q ",$a,$vm" "$work/dnsmasq/dhcp-hosts"
+	printf '  %-5s %-12s BIND: %-12s PTR: %-20s dnsmasq: %s\n' "$vm" "$a" \
+		"$(dig +short -p "$NS" @127.0.0.1 "$vm.example.test" A)" "$(dig +short -p "$NS" @127.0.0.1 -x "$a")" \
+		"$(dig +short -p "$DM" @127.0.0.1 "$vm.cloud.test" A)"
+done
+echo "dhcp-hostsfile:"; sed 's/^/  /' "$work/dnsmasq/dhcp-hosts"
 
-say "sending events from another process"
-"$BRINE" event send "${client[@]}" demo/deploy/start app=web version=42 canary=yes
-"$BRINE" event send "${client[@]}" demo/deploy/done '{"app": "web", "hosts": ["web1", "web2"], "ok": true}'
-"$BRINE" event send "${client[@]}" other/ignored note='not matched by the watcher'
-"$BRINE" event send "${client[@]}" demo/vm/created name=web1 ip=10.20.0.11
-"$BRINE" event send "${client[@]}" demo/vm/destroyed name=web1
+bold "destroying web2"
+"${B[@]}" cloud -d web2 -y
+check "web2 gone from BIND" waitfor 10 sh -c "[ -z \"\$(dig +short -p $NS @127.0.0.1 web2.example.test A)\" ]"
+check "web2 PTR gone" waitfor 10 sh -c "[ -z \"\$(dig +short -p $NS @127.0.0.1 -x ${ip[web2]})\" ]"
+check "web2 gone from dnsmasq" waitfor 10 sh -c "[ -z \"\$(dig +short -p $DM @127.0.0.1 web2.cloud.test A)\" ]"
+check "web1 still in BIND" sh -c "dig +short -p $NS @127.0.0.1 web1.example.test A | grep -q ."
 
-say "refused: a reserved tag from a client"
-if "$BRINE" event send "${client[@]}" salt/job/1/new fun=cmd.run 2>&1; then
-	echo "demo: FAILED — a reserved tag was accepted" >&2
-	exit 1
+bold "the audit trail in Slack"
+if [ -f "$work/slack.jsonl" ]; then
+	check "Slack thread for web1's lifecycle" waitfor 15 sh -c "grep -q 'web1' '$work/slack.jsonl' && grep -q '\"thread_ts\": \"1' '$work/slack.jsonl'"
+	python3 - "$work/slack.jsonl" <<'PY'
+import json, sys
+msgs = [json.loads(l) for l in open(sys.argv[1])]
+for m in msgs[:40]:
+    indent = "    └ " if m["thread_ts"] else "  "
+    print(f'{indent}[{m["method"]}] {(m["text"] or "").splitlines()[0][:100]}')
+PY
 fi
 
-wait "$watcher"
-say "what the watcher printed"
-cat "$work/watch.out"
+bold "jobs"
+"${B[@]}" jobs list --limit 8 || true
 
-say "replaying the log from the start (--since) with --pretty"
-"$BRINE" event watch "${client[@]}" 'demo/vm/*' --since 1h --count 2 --pretty
-
-lines=$(wc -l < "$work/watch.out")
-if [ "$lines" -ne 4 ] || grep -q other/ignored "$work/watch.out"; then
-	echo "demo: FAILED — expected exactly the 4 demo/* events, got $lines lines" >&2
+bold "summary ($((SECONDS - start)) s after the master started)"
+printf '  %s\n' "${checks[@]}"
+if [ "$failed" -gt 0 ]; then
+	echo "demo: $failed check(s) failed; master log:" >&2
+	tail -20 "$work/master.log" >&2
 	exit 1
 fi
-say "demo passed: 4 events sent, stored durably, watched and replayed"
+echo "all ${#checks[@]} checks passed"
