@@ -29,7 +29,19 @@ check() { # check NAME COMMAND… — record whether COMMAND succeeds
 	local name=$1; shift
 	if "$@" >/dev/null 2>&1; then checks+=("PASS  $name"); else checks+=("FAIL  $name"); failed=$((failed + 1)); fi
 }
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+port() { # a loopback port free for both TCP and UDP (DNS servers bind both)
+	python3 -c '
+import socket
+while True:
+    t = socket.socket(); t.bind(("127.0.0.1", 0)); p = t.getsockname()[1]
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        u.bind(("127.0.0.1", p)); print(p); break
+    except OSError:
+        pass
+    finally:
+        u.close(); t.close()'
+}
 waitfor() { # waitfor SECONDS COMMAND…
 	local until=$((SECONDS + $1)); shift
 	until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $until ] && return 1; sleep 0.2; done
