@@ -182,3 +182,7 @@ func seconds(s cloud.Settings, key string, def time.Duration) (time.Duration, er
 	}
 	return time.Duration(secs * float64(time.Second)), nil
 }
+
+// KnownKeys lists the provider and profile keys this driver reads or
+// refuses by name (the configuration reference is checked against it).
+func KnownKeys() []string { return knownKeys() }

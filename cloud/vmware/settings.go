@@ -174,3 +174,7 @@ func decodeProfile(s cloud.Settings) (*profile, error) {
 	}
 	return p, nil
 }
+
+// KnownKeys lists the provider and profile keys this driver reads (the
+// configuration reference is checked against it).
+func KnownKeys() []string { return knownKeys() }
