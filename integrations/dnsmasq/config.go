@@ -279,3 +279,7 @@ func durationValue(v any) (time.Duration, error) {
 	}
 	return 0, fmt.Errorf("want a duration like 200ms or a number of seconds, got %v", v)
 }
+
+// KnownKeys lists the keys of the `dnsmasq:` block (the configuration
+// reference is checked against it).
+func KnownKeys() []string { return slices.Clone(knownKeys) }
