@@ -55,7 +55,7 @@ func newRenderer() *renderer {
 			Filters:           filters,
 			Tests:             builtins.Tests,
 			ControlStructures: builtins.ControlStructures,
-			Methods:           builtins.Methods,
+			Methods:           pythonMethods(),
 		},
 		cfg:   gonjacfg.New(),
 		cache: map[string]*compiled{},
@@ -206,4 +206,39 @@ func goValue(v *exec.Value) any {
 		return err.Error()
 	}
 	return g
+}
+
+// strMethodNames are the string methods gonja implements.
+var strMethodNames = strings.Fields(`capitalize capwords casefold center count encode endswith expandtabs find
+	format format_map isalnum isalpha isascii isdecimal isdigit islower isnumeric isprintable isspace istitle
+	isupper join ljust lower lstrip partition removeprefix removesuffix replace rfind rjust rpartition rsplit
+	rstrip split splitlines startswith strip swapcase title upper zfill`)
+
+// pythonMethods is gonja's methods with str.replace's count optional, as in
+// Python: Salt reaction files write data['id'].replace('-', '_').
+func pythonMethods() exec.Methods {
+	m := builtins.Methods
+	set := make(map[string]exec.Method[string], len(strMethodNames))
+	for _, name := range strMethodNames {
+		if f, ok := m.Str.Get(name); ok {
+			set[name] = f
+		}
+	}
+	set["replace"] = func(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
+		var old, repl string
+		count := -1
+		if err := args.Take(
+			exec.PositionalArgument("old", nil, exec.StringArgument(&old)),
+			exec.PositionalArgument("new", nil, exec.StringArgument(&repl)),
+			exec.PositionalArgument("count", exec.AsValue(-1), exec.IntArgument(&count)),
+		); err != nil {
+			return nil, exec.ErrInvalidCall(err)
+		}
+		if old == "" {
+			return self, nil
+		}
+		return strings.Replace(self, old, repl, count), nil
+	}
+	m.Str = exec.NewMethodSet(set)
+	return m
 }
