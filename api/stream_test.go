@@ -9,11 +9,11 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/syncbuf"
 )
 
 func TestStreamFraming(t *testing.T) {
@@ -317,7 +317,7 @@ func TestStreamHeartbeat(t *testing.T) {
 // TestAccessLogKeepsSecrets: every request is logged, and a token passed
 // in the query string (as browsers must) is not.
 func TestAccessLogKeepsSecrets(t *testing.T) {
-	var logbuf syncBuffer
+	var logbuf syncbuf.Buffer
 	f := startLogged(t, testConfig(), nil, slog.New(slog.NewJSONHandler(&logbuf, nil)))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	s := f.openStream(ctx, "/events?tag=x&token="+testToken, nil)
@@ -337,24 +337,6 @@ func TestAccessLogKeepsSecrets(t *testing.T) {
 			t.Errorf("access log holds a credential:\n%s", log)
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestStreamLimit(t *testing.T) {

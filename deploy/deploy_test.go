@@ -20,6 +20,7 @@ import (
 	"github.com/brinehq/brine/cloud"
 	"github.com/brinehq/brine/deploy"
 	"github.com/brinehq/brine/deploy/sshdtest"
+	"github.com/brinehq/brine/internal/syncbuf"
 )
 
 // scripts is testdata/deploy, searched as cloud.deploy.d is.
@@ -82,13 +83,13 @@ func (f *fired) String() string {
 type harness struct {
 	d       *deploy.Deployer
 	dataDir string
-	log     *sshdtest.SyncBuffer
-	out     *sshdtest.SyncBuffer
+	log     *syncbuf.Buffer
+	out     *syncbuf.Buffer
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{dataDir: t.TempDir(), log: &sshdtest.SyncBuffer{}, out: &sshdtest.SyncBuffer{}}
+	h := &harness{dataDir: t.TempDir(), log: &syncbuf.Buffer{}, out: &syncbuf.Buffer{}}
 	var err error
 	h.d, err = deploy.New(deploy.Config{DataDir: h.dataDir, ScriptDirs: []string{scripts},
 		Log: slog.New(slog.NewJSONHandler(h.log, &slog.HandlerOptions{Level: slog.LevelDebug})), Output: h.out})

@@ -1,7 +1,6 @@
 package ec2_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +20,7 @@ import (
 	"github.com/brinehq/brine/cloud"
 	"github.com/brinehq/brine/cloud/ec2"
 	"github.com/brinehq/brine/cloud/ec2/ec2test"
+	"github.com/brinehq/brine/internal/syncbuf"
 )
 
 const (
@@ -35,7 +35,7 @@ type env struct {
 	ec2 *ec2test.Server
 	dir string
 	bus *natsbus.Bus
-	log *syncBuffer
+	log *syncbuf.Buffer
 
 	mu     sync.Mutex
 	events []*bus.Event
@@ -53,7 +53,7 @@ func newEnv(t *testing.T, cfg ec2test.Config, providerExtra string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	e := &env{t: t, ec2: srv, dir: t.TempDir(), bus: b, log: &syncBuffer{}}
+	e := &env{t: t, ec2: srv, dir: t.TempDir(), bus: b, log: &syncbuf.Buffer{}}
 	sub, err := b.Subscribe(context.Background(), bus.SubscribeOptions{Pattern: "salt/cloud/*"}, func(ev *bus.Event) {
 		e.mu.Lock()
 		e.events = append(e.events, ev)
@@ -406,23 +406,6 @@ func noSecrets(t *testing.T, texts map[string]string, extra ...string) {
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestCredentialChain(t *testing.T) {

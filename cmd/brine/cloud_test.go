@@ -9,11 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/brinehq/brine/cloud"
+	"github.com/brinehq/brine/internal/syncbuf"
 )
 
 // cloudSetup points m's config directory at a fresh vCenter simulator, run
@@ -30,7 +30,7 @@ func cloudSetup(t *testing.T, m *testMaster, dhcp bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var simErr syncBuffer
+	var simErr syncbuf.Buffer
 	sim.Stderr = &simErr
 	if err := sim.Start(); err != nil {
 		t.Fatal(err)
@@ -207,7 +207,7 @@ func TestCloudInterruptReportsWhatExists(t *testing.T) {
 	cmd := exec.Command(brineBin, "-c", m.confDir, "cloud", "-p", "patient", "slow1", "--json")
 	cmd.Env = append(os.Environ(), simEnv...)
 	var stdout bytes.Buffer
-	stderr := &syncBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -236,24 +236,6 @@ func TestCloudInterruptReportsWhatExists(t *testing.T) {
 	if !strings.Contains(stderr.String(), "interrupted") {
 		t.Errorf("stderr %s", stderr.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe to read while a process writes it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestCloudRunnerFunctionsOnMaster(t *testing.T) {

@@ -6,7 +6,6 @@
 package sshdtest
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
@@ -16,11 +15,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/brinehq/brine/internal/syncbuf"
 )
 
 // sshdPath is Debian's openssh-server daemon, which `make deps` installs.
@@ -35,7 +35,7 @@ type Server struct {
 	// KeyPEM is its content, which must never show up anywhere.
 	KeyPEM string
 	// Log is sshd's own log (-e), for failure messages.
-	Log *SyncBuffer
+	Log *syncbuf.Buffer
 	dir string
 	cmd *exec.Cmd
 }
@@ -59,7 +59,7 @@ func Start(t testing.TB) *Server {
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{dir: t.TempDir(), Log: &SyncBuffer{}}
+	s := &Server{dir: t.TempDir(), Log: &syncbuf.Buffer{}}
 	_, hostPriv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -181,24 +181,4 @@ func FreePort(t testing.TB) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// SyncBuffer is a bytes.Buffer safe for concurrent writers.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-// Write appends p.
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// String returns what was written.
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -20,12 +20,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/brinehq/brine/internal/syncbuf"
 )
 
 // RequireBinary returns the path of name, failing the test when the Debian
@@ -74,28 +75,11 @@ type Server struct {
 	// PidFile is where dnsmasq wrote its pid: what brine signals.
 	PidFile string
 	cmd     *exec.Cmd
-	log     syncBuffer
+	log     syncbuf.Buffer
 }
 
 // Log returns what dnsmasq logged so far.
 func (s *Server) Log() string { return s.log.String() }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // Start runs argv (dnsmasq in the foreground, writing pidfile, possibly
 // under `ip netns exec`) until the test ends and waits for its pid file.

@@ -1,0 +1,25 @@
+package syncbuf
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestConcurrentWrites(t *testing.T) {
+	var b Buffer
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for range 100 {
+				fmt.Fprintf(&b, "%d\n", i)
+				_ = b.String()
+			}
+		})
+	}
+	wg.Wait()
+	if n := strings.Count(b.String(), "\n"); n != 800 {
+		t.Fatalf("%d lines, want 800", n)
+	}
+}
