@@ -21,7 +21,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -96,18 +95,6 @@ func main() {
 	url := flag.String("url", "", "internal: the API under test")
 	cpuprofile := flag.String("cpuprofile", "", "write the server side's CPU profile here")
 	flag.Parse()
-	if *cpuprofile != "" && *child == "" {
-		f, err := os.Create(*cpuprofile)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench/api:", err)
-			os.Exit(1)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(os.Stderr, "bench/api:", err)
-			os.Exit(1)
-		}
-		defer pprof.StopCPUProfile()
-	}
 	if *child != "" {
 		if err := runChild(*child, *url, *n, *conc, *rate, *secs, *clients, *fanEvents, *body); err != nil {
 			fmt.Fprintln(os.Stderr, "bench/api child:", err)
@@ -115,8 +102,14 @@ func main() {
 		}
 		return
 	}
+	stop, err := report.StartCPUProfile(*cpuprofile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench/api:", err)
+		os.Exit(1)
+	}
+	defer stop()
 	if err := run(*out, *n, *conc, *rate, *secs, *clients, *fanEvents, *body); err != nil {
-		pprof.StopCPUProfile()
+		stop()
 		fmt.Fprintln(os.Stderr, "bench/api:", err)
 		os.Exit(1)
 	}

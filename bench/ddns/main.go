@@ -18,7 +18,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,20 +74,15 @@ func main() {
 	steady := flag.Duration("steady", 10*time.Second, "length of the steady run")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench/ddns:", err)
-			os.Exit(1)
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := report.StartCPUProfile(*cpuprofile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench/ddns:", err)
+		os.Exit(1)
 	}
+	defer stop()
 	if err := run(*out, *hosts, *callers, *burst, *rate, *steady); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/ddns:", err)
-		pprof.StopCPUProfile()
+		stop()
 		os.Exit(1)
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"sync"
@@ -72,20 +71,15 @@ func main() {
 	publishers := flag.Int("publishers", 256, "concurrent publishers of the burst")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
-	if *cpuprofile != "" {
-		f, err := os.Create(*cpuprofile)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench reactor:", err)
-			os.Exit(1)
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := report.StartCPUProfile(*cpuprofile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench reactor:", err)
+		os.Exit(1)
 	}
+	defer stop()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err := run(*out, *burst, *rate, *steady, *workers, *inflight, *publishers); err != nil {
-		pprof.StopCPUProfile()
+		stop()
 		fmt.Fprintln(os.Stderr, "bench reactor:", err)
 		os.Exit(1)
 	}

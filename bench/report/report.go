@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -132,4 +133,21 @@ func Millis(ds []time.Duration) []float64 {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// StartCPUProfile writes a CPU profile of the rest of the run to path (no
+// profile when path is empty); the caller defers the returned stop.
+func StartCPUProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -75,3 +75,23 @@ func TestPrint(t *testing.T) {
 		t.Errorf("printed %s, wrote %s", buf.Bytes(), b)
 	}
 }
+
+func TestStartCPUProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cpu.out")
+	stop, err := StartCPUProfile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if st, err := os.Stat(path); err != nil || st.Size() == 0 {
+		t.Errorf("no profile written: %v", err)
+	}
+	stop, err = StartCPUProfile("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if _, err := StartCPUProfile(filepath.Join(t.TempDir(), "missing", "cpu.out")); err == nil {
+		t.Error("an unwritable path was accepted")
+	}
+}
