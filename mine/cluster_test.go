@@ -5,26 +5,16 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
-
-	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/brinehq/brine/bus/natsbus"
+	"github.com/brinehq/brine/bus/natsbus/natstest"
 )
 
 // TestTwoMastersShareTheMineOnAnExternalServer: two masters connected to
 // one NATS server (bus.url) follow the same events into one mine, and
 // their concurrent writes to one host both land.
 func TestTwoMastersShareTheMineOnAnExternalServer(t *testing.T) {
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	defer ns.Shutdown()
+	url := natstest.Start(t)
 	ctx := testCtx(t)
 
 	var stores []*Store
@@ -33,7 +23,7 @@ func TestTwoMastersShareTheMineOnAnExternalServer(t *testing.T) {
 	var wg sync.WaitGroup
 	defer func() { stop(); wg.Wait() }()
 	for i := range 2 {
-		b, err := natsbus.Open(ctx, natsbus.Config{URL: ns.ClientURL()})
+		b, err := natsbus.Open(ctx, natsbus.Config{URL: url})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,26 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/natsbus/natstest"
 )
 
 // TestExternalServer runs the bus against a NATS server it does not own, as
 // with `bus.url`: a separate server listening on loopback TCP.
 func TestExternalServer(t *testing.T) {
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server did not start")
-	}
-	defer ns.Shutdown()
+	url := natstest.Start(t)
 
 	ctx := context.Background()
-	b, err := Open(ctx, Config{URL: ns.ClientURL()})
+	b, err := Open(ctx, Config{URL: url})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +44,7 @@ func TestExternalServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The server outlives the bus, and the events stay in its stream.
-	b2, err := Open(ctx, Config{URL: ns.ClientURL()})
+	b2, err := Open(ctx, Config{URL: url})
 	if err != nil {
 		t.Fatal(err)
 	}
