@@ -13,7 +13,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/cloud/vmware"
+	"github.com/brinehq/brine/internal/loopback"
 )
 
 // Result is one measured scenario.
@@ -70,7 +70,14 @@ func run(out, bin string, n, parallel int) error {
 	}
 	defer sim.Close()
 
-	pub, req := freePort(), freePort()
+	pub, err := loopback.Port()
+	if err != nil {
+		return err
+	}
+	req, err := loopback.Port()
+	if err != nil {
+		return err
+	}
 	conf := fmt.Sprintf("id: bench\ndata_dir: %s\npublish_port: %d\nret_port: %d\nlog_level: warn\n", filepath.Join(dir, "data"), pub, req)
 	u := sim.URL()
 	pass, _ := u.User.Password()
@@ -219,13 +226,4 @@ func waitMaster(bin, dir string) error {
 		time.Sleep(200 * time.Millisecond)
 	}
 	return errors.New("the master did not come up")
-}
-
-func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }

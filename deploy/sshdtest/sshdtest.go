@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
+	"github.com/brinehq/brine/internal/loopback"
 	"github.com/brinehq/brine/internal/syncbuf"
 )
 
@@ -172,13 +173,12 @@ func PasswordUser(t testing.TB, name string) string {
 	return pw
 }
 
-// FreePort returns a TCP port free on 127.0.0.1.
+// FreePort returns a port free on 127.0.0.1, or fails the test.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := loopback.Port()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return p
 }

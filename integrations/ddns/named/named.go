@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/brinehq/brine/internal/loopback"
 )
 
 // ErrNotInstalled means named (Debian package bind9) is not on this machine.
@@ -111,7 +113,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		s.Keys = append(s.Keys, k)
 	}
-	if s.port, err = freePort(); err != nil {
+	if s.port, err = loopback.Port(); err != nil {
 		return fail(err)
 	}
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
@@ -305,23 +307,4 @@ func (s *Server) Restart(ctx context.Context) error {
 func (s *Server) Close() {
 	s.Stop()
 	os.RemoveAll(s.Dir)
-}
-
-// freePort finds a port free for both UDP and TCP on 127.0.0.1.
-func freePort() (int, error) {
-	for range 20 {
-		u, err := net.ListenPacket("udp4", "127.0.0.1:0")
-		if err != nil {
-			return 0, err
-		}
-		port := u.LocalAddr().(*net.UDPAddr).Port
-		t, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		u.Close()
-		if err != nil {
-			continue
-		}
-		t.Close()
-		return port, nil
-	}
-	return 0, errors.New("named: no free port for both UDP and TCP")
 }

@@ -12,7 +12,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/brinehq/brine/internal/loopback"
 	"github.com/brinehq/brine/internal/syncbuf"
 )
 
@@ -128,7 +128,10 @@ func (s *Server) Reads(file string) int { return strings.Count(s.Log(), "read "+
 func StartDNS(t testing.TB, domain, addnHosts, hostsFile, pidFile string) (*Server, string) {
 	t.Helper()
 	bin := RequireBinary(t, "dnsmasq", "dnsmasq-base")
-	port := freeDNSPort(t)
+	port, err := loopback.Port()
+	if err != nil {
+		t.Fatal(err)
+	}
 	lines := []string{fmt.Sprintf("port=%d", port), "listen-address=127.0.0.1", "bind-interfaces", "no-resolv", "no-hosts",
 		"domain=" + domain, "local=/" + domain + "/", "pid-file=" + pidFile, "log-facility=-"}
 	if addnHosts != "" {
@@ -292,25 +295,4 @@ func (n *Netns) Request(t testing.TB, mac string) (netip.Addr, string) {
 		t.Fatalf("udhcpc lease %q: %v", m[1], err)
 	}
 	return a, m[2]
-}
-
-// freeDNSPort returns a loopback port free for both UDP and TCP, as dnsmasq
-// binds both: a port free only for UDP may be a test's TCP listener.
-func freeDNSPort(t testing.TB) int {
-	t.Helper()
-	for range 50 {
-		c, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := c.LocalAddr().(*net.UDPAddr).Port
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		c.Close()
-		if err == nil {
-			ln.Close()
-			return port
-		}
-	}
-	t.Fatal("no loopback port free for both UDP and TCP")
-	return 0
 }
