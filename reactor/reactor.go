@@ -51,8 +51,12 @@ type Reactor struct {
 	// loaded is the fingerprint of the files the mapping in force was
 	// built from; Watch reloads when the disk no longer matches it.
 	loaded atomic.Pointer[[]string]
-	// remapped tells Run that the mapping changed (its bus filter may too).
-	remapped chan struct{}
+	// remapped tells Run that the mapping changed (its bus filter may too);
+	// generation counts the changes and applied is the last one Run has
+	// subscribed for, so Reload can wait until the bus filter follows.
+	remapped   chan struct{}
+	generation atomic.Uint64
+	applied    applied
 
 	// Set by Run.
 	runtime atomic.Pointer[runtime]
@@ -80,7 +84,8 @@ func New(cfg Config, funcs Functions, opts ...Option) *Reactor {
 // file globs and salt:// paths resolved again. Events already being handled
 // finish with the old mapping. If cfg names a mapping file, it is re-read;
 // when that fails the last good mapping stays. Workers, MaxInFlight,
-// Consumer and AckWait take effect at the next Run.
+// Consumer and AckWait take effect at the next Run. While Run is attached,
+// Reload returns once the bus filters by the new mapping.
 func (r *Reactor) Reload(cfg Config) error {
 	cfg.setDefaults()
 	var err error
@@ -106,9 +111,16 @@ func (r *Reactor) Reload(cfg Config) error {
 	r.loaded.Store(&fp)
 	r.cfg.Store(&cfg)
 	r.mapv.Store(m)
+	g := r.generation.Add(1)
 	select {
 	case r.remapped <- struct{}{}:
 	default:
+	}
+	if r.runtime.Load() != nil {
+		// An event published after Reload returns must be filtered by the
+		// new mapping: the durable consumer has already moved past events
+		// its old filter skipped, so they would never come back.
+		r.applied.wait(g, remapTimeout)
 	}
 	return err
 }

@@ -33,7 +33,10 @@ func (r *Reactor) Run(ctx context.Context, b bus.Bus, dlq DeadLetters) error {
 	if !r.runtime.CompareAndSwap(nil, &runtime{bus: b, dlq: dlq, slots: make(chan struct{}, cfg.Workers)}) {
 		return errors.New("reactor: already running")
 	}
-	defer r.runtime.Store(nil)
+	defer func() {
+		r.runtime.Store(nil)
+		r.applied.stop()
+	}()
 	inflight := make(chan struct{}, cfg.MaxInFlight)
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -62,6 +65,7 @@ func (r *Reactor) Run(ctx context.Context, b bus.Bus, dlq DeadLetters) error {
 		// The bus filters by the mapping's common prefix, so the reactor is
 		// not handed (and need not acknowledge) events no entry can match,
 		// such as its own job events.
+		g := r.generation.Load()
 		if p := consumerPattern(r.Config().Mapping); sub == nil || p != pattern {
 			if sub != nil {
 				sub.Stop()
@@ -77,10 +81,65 @@ func (r *Reactor) Run(ctx context.Context, b bus.Bus, dlq DeadLetters) error {
 				return fmt.Errorf("reactor: %w", err)
 			}
 		}
+		r.applied.set(g)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-r.remapped:
+		}
+	}
+}
+
+// remapTimeout bounds how long Reload waits for Run to re-subscribe.
+const remapTimeout = 10 * time.Second
+
+// applied is the mapping generation Run has subscribed for.
+type applied struct {
+	mu      sync.Mutex
+	gen     uint64
+	stopped bool
+	changed chan struct{} // closed and replaced on every change
+}
+
+func (a *applied) set(g uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.gen, a.stopped = g, false
+	a.broadcast()
+}
+
+func (a *applied) stop() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stopped = true
+	a.broadcast()
+}
+
+func (a *applied) broadcast() {
+	if a.changed != nil {
+		close(a.changed)
+	}
+	a.changed = make(chan struct{})
+}
+
+// wait returns when generation g is applied, Run has stopped, or after d.
+func (a *applied) wait(g uint64, d time.Duration) {
+	timeout := time.After(d)
+	for {
+		a.mu.Lock()
+		if a.gen >= g || a.stopped {
+			a.mu.Unlock()
+			return
+		}
+		if a.changed == nil {
+			a.changed = make(chan struct{})
+		}
+		ch := a.changed
+		a.mu.Unlock()
+		select {
+		case <-ch:
+		case <-timeout:
+			return
 		}
 	}
 }
