@@ -31,6 +31,10 @@ type SimulatorConfig struct {
 	// 10.20.0.0/16 and a MAC address of its own, as a DHCP server and
 	// vCenter would; the bare simulator gives neither.
 	DHCP bool
+	// DHCPStart is the first address DHCP hands out (default 10.20.0.10).
+	// A loopback one (127.20.0.10) makes the VMs reachable on this host,
+	// where a local sshd can play their guests for the deploy step.
+	DHCPStart netip.Addr
 }
 
 // Simulator is govmomi's vCenter simulator (the VPX model: datacenter DC0,
@@ -75,7 +79,7 @@ func StartSimulator(cfg SimulatorConfig) (*Simulator, error) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			dhcp(ctx, c)
+			dhcp(ctx, c, cfg.DHCPStart)
 		}()
 	}
 	return s, nil
@@ -129,11 +133,15 @@ func makeTemplate(ctx context.Context, c *govmomi.Client) error {
 const dhcpInterval = 50 * time.Millisecond
 
 // dhcp plays the DHCP server and vCenter's MAC allocator until ctx ends:
-// a powered-on VM without an address gets the next one, and each of its
-// adapters whose MAC another VM or template also has gets a new one.
-func dhcp(ctx context.Context, c *govmomi.Client) {
+// a powered-on VM without an address gets the next one from start (or
+// 10.20.0.10), and each of its adapters whose MAC another VM or template
+// also has gets a new one.
+func dhcp(ctx context.Context, c *govmomi.Client, start netip.Addr) {
 	d := &vsphere{client: c}
-	next := netip.MustParseAddr("10.20.0.10")
+	next := start
+	if !next.IsValid() {
+		next = netip.MustParseAddr("10.20.0.10")
+	}
 	var macSeq uint32
 	t := time.NewTicker(dhcpInterval)
 	defer t.Stop()

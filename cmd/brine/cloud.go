@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -751,23 +752,30 @@ func (p *progress) draw(final bool) {
 
 func newCloudSimulatorCmd() *cobra.Command {
 	var (
-		listen, user, password string
-		noDHCP, asJSON         bool
+		listen, user, password, dhcpStart string
+		noDHCP, asJSON                    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "simulator",
 		Short: "Run a vCenter simulator (govmomi's) to try brine cloud without a vCenter",
 		Long: `Run govmomi's vCenter simulator: datacenter DC0, cluster DC0_C0, a few VMs and
 a template called linux-template, over HTTPS with a self-signed certificate.
-Powered-on VMs get an address from 10.20.0.0/16 and a MAC address of their
-own, as a DHCP server and vCenter would give them. It prints the provider
+Powered-on VMs get an address from 10.20.0.0/16 (from --dhcp-start on) and a
+MAC address of their own, as a DHCP server and vCenter would give them; with
+a loopback --dhcp-start, an sshd on this host can play the VMs' guests for
+the deploy step, as make demo does. It prints the provider
 entry to put in cloud.providers and runs until interrupted; everything in
 it is lost when it stops.`,
 		Example: `  brine cloud simulator --listen 127.0.0.1:8989 &
-  brine cloud -p small web1 web2 web3`,
+  brine cloud -p small web1 web2 web3
+  brine cloud simulator --dhcp-start 127.20.0.10   # VMs on loopback addresses`,
 		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			sim, err := vmware.StartSimulator(vmware.SimulatorConfig{Listen: listen, User: user, Password: password, DHCP: !noDHCP})
+			start, err := netip.ParseAddr(dhcpStart)
+			if err != nil {
+				return usageError{fmt.Errorf("--dhcp-start: %w", err)}
+			}
+			sim, err := vmware.StartSimulator(vmware.SimulatorConfig{Listen: listen, User: user, Password: password, DHCP: !noDHCP, DHCPStart: start})
 			if err != nil {
 				return err
 			}
@@ -797,6 +805,7 @@ vcsim:
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8989", "address to serve on")
 	cmd.Flags().StringVar(&user, "user", "user", "the user name accepted")
 	cmd.Flags().StringVar(&password, "password", "pass", "the password accepted")
+	cmd.Flags().StringVar(&dhcpStart, "dhcp-start", "10.20.0.10", "the first address VMs get")
 	cmd.Flags().BoolVar(&noDHCP, "no-dhcp", false, "give VMs no IP address (to see wait_for_ip_timeout at work)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"url", "user", "template"} instead of a provider entry`)
 	return cmd
