@@ -15,8 +15,8 @@ all: build
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/brine
 
-# demo needs real peers: BIND 9 (and dig), dnsmasq.
-DEMO_PACKAGES := bind9 bind9-dnsutils dnsmasq-base
+# demo needs real peers: BIND 9 (and dig), dnsmasq, OpenSSH's sshd.
+DEMO_PACKAGES := bind9 bind9-dnsutils dnsmasq-base openssh-server
 
 demo: build
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEMO_PACKAGES)"

@@ -5,17 +5,21 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+
+	"github.com/brinehq/brine/deploy/sshdtest"
 )
 
 // TestDemoScenario runs `make demo`'s scenario (scripts/demo.sh) against the
-// binary under test: VMs on the vCenter simulator, DNS in a real BIND,
-// hosts and reservations in a real dnsmasq, the Slack audit trail, and a
-// destroy. It needs the Debian packages `make test` installs (bind9,
-// bind9-dnsutils, dnsmasq-base) and root, as CI has.
+// binary under test: VMs on the vCenter simulator deployed over SSH to a
+// real sshd, DNS in a real BIND, hosts and reservations in a real dnsmasq,
+// the Slack audit trail, and a destroy. It needs the Debian packages `make
+// test` installs (bind9, bind9-dnsutils, dnsmasq-base, openssh-server) and
+// root, as CI has.
 func TestDemoScenario(t *testing.T) {
-	for _, bin := range []string{"named", "dig", "dnsmasq", "tsig-keygen", "setpriv", "python3"} {
+	sshdtest.NeedRoot(t)
+	for _, bin := range []string{"named", "dig", "dnsmasq", "tsig-keygen", "setpriv", "python3", "ssh-keygen"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			t.Fatalf("%s is missing: install bind9, bind9-dnsutils and dnsmasq-base (make test does)", bin)
+			t.Fatalf("%s is missing: install bind9, bind9-dnsutils, dnsmasq-base and openssh-server (make test does)", bin)
 		}
 	}
 	script, err := filepath.Abs("../../scripts/demo.sh")
