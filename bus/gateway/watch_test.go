@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/natsbus"
 )
 
 func publishN(t testing.TB, ctx context.Context, b bus.Bus, n int, tag func(i int) string, data map[string]any) []*bus.Event {
@@ -222,24 +223,24 @@ func TestReplayPages(t *testing.T) {
 	}, nil)
 
 	var rep ReplayReply
-	if err := c.Call(ctx, "replay", ReplayRequest{Pattern: "app/*/a", AfterSeq: 2, Limit: 4}, &rep); err != nil {
+	if err := c.Call(ctx, "replay", ReplayRequest{Pattern: "app/*/a", AfterSeq: natsbus.Position(2, 0), Limit: 4}, &rep); err != nil {
 		t.Fatal(err)
 	}
-	// Positions 3..25 hold i = 2..24; "a" is even i: positions 3, 5, 7, 9.
-	if len(rep.Events) != 4 || rep.Events[0].Seq != 3 || rep.Events[3].Seq != 9 || rep.LastSeq != 9 || rep.Done || rep.Head != 25 {
+	// Messages 3..25 hold i = 2..24; "a" is even i: messages 3, 5, 7, 9.
+	if len(rep.Events) != 4 || rep.Events[0].Seq != natsbus.Position(3, 0) || rep.Events[3].Seq != natsbus.Position(9, 0) || rep.LastSeq != natsbus.Position(9, 0) || rep.Done || rep.Head != natsbus.Position(25, 0) {
 		t.Fatalf("page 1: %+v", rep)
 	}
 	if rep.Events[0].Event.ID != evs[2].ID {
 		t.Fatalf("page 1 starts with %s, want %s", rep.Events[0].Event.ID, evs[2].ID)
 	}
-	if err := c.Call(ctx, "replay", ReplayRequest{Pattern: "app/*/a", AfterSeq: rep.LastSeq, UntilSeq: 14}, &rep); err != nil {
+	if err := c.Call(ctx, "replay", ReplayRequest{Pattern: "app/*/a", AfterSeq: rep.LastSeq, UntilSeq: natsbus.Position(14, 0)}, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if len(rep.Events) != 2 || rep.Events[0].Seq != 11 || rep.Events[1].Seq != 13 || rep.LastSeq != 14 || !rep.Done {
+	if len(rep.Events) != 2 || rep.Events[0].Seq != natsbus.Position(11, 0) || rep.Events[1].Seq != natsbus.Position(13, 0) || rep.LastSeq != natsbus.Position(14, 0) || !rep.Done {
 		t.Fatalf("page 2: %+v", rep)
 	}
 	// Past the head there is nothing, at once.
-	if err := c.Call(ctx, "replay", ReplayRequest{AfterSeq: 25}, &rep); err != nil || len(rep.Events) != 0 || !rep.Done {
+	if err := c.Call(ctx, "replay", ReplayRequest{AfterSeq: natsbus.Position(25, 0)}, &rep); err != nil || len(rep.Events) != 0 || !rep.Done {
 		t.Fatalf("past the head: %v %+v", err, rep)
 	}
 	// A time after every event: nothing, and done.
@@ -600,7 +601,7 @@ func TestWatchFollowsAMasterWithANewLog(t *testing.T) {
 	waitWatchers(t, srv2.Server, 1)
 	evs := publishN(t, ctx, fresh, 2, func(i int) string { return fmt.Sprintf("app/new/%d", i) }, nil)
 	got := col.waitFor(t, 20*time.Second, "the new log's events", atLeast(7))
-	if got[5].ID != evs[0].ID || got[6].ID != evs[1].ID || got[5].Seq != 1 {
-		t.Fatalf("after the new log: %s@%d, %s@%d; want %s@1, %s@2", got[5].Tag, got[5].Seq, got[6].Tag, got[6].Seq, evs[0].Tag, evs[1].Tag)
+	if got[5].ID != evs[0].ID || got[6].ID != evs[1].ID || got[5].Seq != natsbus.Position(1, 0) {
+		t.Fatalf("after the new log: %s@%d, %s@%d; want %s first and %s", got[5].Tag, got[5].Seq, got[6].Tag, got[6].Seq, evs[0].Tag, evs[1].Tag)
 	}
 }

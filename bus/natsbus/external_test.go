@@ -49,8 +49,8 @@ func TestExternalServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b2.Close()
-	if last, err := b2.LastSeq(ctx); err != nil || last != 1 {
-		t.Errorf("LastSeq after reconnect = %d, %v; want 1", last, err)
+	if last, err := b2.LastSeq(ctx); err != nil || last != Position(1, 0) {
+		t.Errorf("LastSeq after reconnect = %d, %v; want %d", last, err, Position(1, 0))
 	}
 	if _, err := Open(ctx, Config{URL: "nats://127.0.0.1:1"}); err == nil {
 		t.Error("connecting to a closed port succeeded")

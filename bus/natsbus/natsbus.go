@@ -85,6 +85,10 @@ type Bus struct {
 	stream jetstream.Stream
 	sync   *syncer // nil when durability is the server's business
 	kvSync map[string]*syncer
+	// On the embedded server, events are published in batches (batch.go)
+	// and seen catches re-sent ids; both nil on an external server.
+	batch *batcher
+	seen  *idIndex
 
 	mu     sync.Mutex
 	subs   map[*subscription]struct{}
@@ -143,6 +147,12 @@ func Open(ctx context.Context, cfg Config) (*Bus, error) {
 	if b.ns != nil {
 		dir := filepath.Join(cfg.Dir, "jetstream", server.DEFAULT_GLOBAL_ACCOUNT, "streams", StreamName, "msgs")
 		b.sync = newSyncer(dir)
+		b.seen = newIDIndex(cfg.Duplicates)
+		if err := b.rememberStored(ctx); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("natsbus: %w", err)
+		}
+		b.batch = newBatcher(b.js, cfg.MaxEventSize, b.seen)
 	}
 	return b, nil
 }
@@ -189,6 +199,12 @@ func (b *Bus) Publish(ctx context.Context, ev *bus.Event) error {
 	if err != nil {
 		return err
 	}
+	if b.batch != nil {
+		if err := b.batch.publish(ctx, ev, data); err != nil {
+			return fmt.Errorf("publish %q: %w", ev.Tag, err)
+		}
+		return b.flush(ctx)
+	}
 	msg := &nats.Msg{Subject: Subject(ev.Tag), Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, ev.ID)
 	f, err := b.js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Minute))
@@ -225,7 +241,19 @@ func (b *Bus) LastSeq(ctx context.Context) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("stream info: %w", err)
 	}
-	return info.State.LastSeq, nil
+	last := info.State.LastSeq
+	m, err := b.stream.GetMsg(ctx, last)
+	if errors.Is(err, jetstream.ErrMsgNotFound) || info.State.Msgs == 0 {
+		return Position(last, 0), nil // expired: new events still come after it
+	}
+	if err != nil {
+		return 0, fmt.Errorf("newest event: %w", err)
+	}
+	evs, err := decodeMessage(m.Header, m.Data, last)
+	if err != nil {
+		return 0, err
+	}
+	return evs[len(evs)-1].Seq, nil
 }
 
 // KeyValue opens (creating if needed) a durable key-value bucket on the same
@@ -272,6 +300,9 @@ func (b *Bus) Close() error {
 	b.mu.Unlock()
 	for _, s := range subs {
 		s.Stop()
+	}
+	if b.batch != nil {
+		b.batch.close()
 	}
 	var err error
 	if b.nc != nil {

@@ -117,8 +117,8 @@ func TestPublishSubscribeDedupReplay(t *testing.T) {
 	}
 	mu.Unlock()
 	last, err := b.LastSeq(ctx)
-	if err != nil || last != 4 {
-		t.Fatalf("LastSeq = %d, %v; want 4 (the duplicate not stored)", last, err)
+	if err != nil || last != Position(4, 0) {
+		t.Fatalf("LastSeq = %d, %v; want %d (the duplicate not stored)", last, err, Position(4, 0))
 	}
 
 	// Survives a restart, and replays from an id, a seq and a time.
@@ -133,7 +133,7 @@ func TestPublishSubscribeDedupReplay(t *testing.T) {
 		want  []string
 	}{
 		{"after id", bus.Since{AfterID: sent[0].ID}, []string{tags[1], tags[2], tags[3]}},
-		{"after seq", bus.Since{AfterSeq: 2}, []string{tags[2], tags[3]}},
+		{"after seq", bus.Since{AfterSeq: Position(2, 0)}, []string{tags[2], tags[3]}},
 		{"time", bus.Since{Time: sent[0].Time.Add(-time.Second)}, tags},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -59,18 +59,25 @@ func (b *Bus) durable(ctx context.Context, md *jetstream.MsgMetadata) error {
 	return b.sync.durable(ctx, md.Timestamp)
 }
 
-// decode turns a stored message back into an event with its log position.
-func (b *Bus) decode(m jetstream.Msg) (*bus.Event, *jetstream.MsgMetadata, error) {
-	md, err := m.Metadata()
-	if err != nil {
-		return nil, nil, fmt.Errorf("message metadata: %w", err)
+// filterSubjects is what a consumer for g asks the server for: the events
+// under filterSubject(g), and the batches, which any event may be in.
+func filterSubjects(g *bus.Glob) []string {
+	f := filterSubject(g)
+	if f == subjectPrefix+".>" {
+		return []string{f}
 	}
-	ev, err := bus.DecodeStored(m.Data())
-	if err != nil {
-		return nil, md, fmt.Errorf("stored event at seq %d: %w", md.Sequence.Stream, err)
+	return []string{f, batchSubject}
+}
+
+// matching keeps the events after position after that g matches.
+func matching(evs []*bus.Event, g *bus.Glob, after uint64) []*bus.Event {
+	keep := evs[:0]
+	for _, ev := range evs {
+		if ev.Seq > after && (g == nil || g.Match(ev.Tag)) {
+			keep = append(keep, ev)
+		}
 	}
-	ev.Seq = md.Sequence.Stream
-	return ev, md, nil
+	return keep
 }
 
 // Subscribe delivers matching events in log order through an ordered
@@ -79,21 +86,24 @@ func (b *Bus) decode(m jetstream.Msg) (*bus.Event, *jetstream.MsgMetadata, error
 func (b *Bus) Subscribe(ctx context.Context, opts bus.SubscribeOptions, fn func(*bus.Event)) (bus.Subscription, error) {
 	g := compile(opts.Pattern)
 	cfg := jetstream.OrderedConsumerConfig{
-		FilterSubjects:    []string{filterSubject(g)},
+		FilterSubjects:    filterSubjects(g),
 		DeliverPolicy:     jetstream.DeliverNewPolicy,
 		InactiveThreshold: 10 * time.Second,
 	}
 	var skipThrough uint64
 	switch since := opts.Since; {
 	case since.AfterSeq > 0:
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, since.AfterSeq+1
+		seq, _ := splitPosition(since.AfterSeq)
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, max(seq, 1)
+		skipThrough = since.AfterSeq
 	case since.AfterID != "":
-		seq, err := b.seqOfID(ctx, since.AfterID)
+		pos, err := b.positionOfID(ctx, since.AfterID)
 		if err != nil {
 			return nil, err
 		}
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, seq+1
-		skipThrough = seq
+		seq, _ := splitPosition(pos)
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, seq
+		skipThrough = pos
 	case !since.Time.IsZero():
 		t := since.Time
 		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &t
@@ -104,22 +114,25 @@ func (b *Bus) Subscribe(ctx context.Context, opts bus.SubscribeOptions, fn func(
 	}
 	s := &subscription{b: b, stop: make(chan struct{})}
 	s.cc, err = cons.Consume(func(m jetstream.Msg) {
-		ev, md, err := b.decode(m)
+		evs, md, err := b.decode(m)
 		if err != nil {
 			b.cfg.Logger.Error("skipping unreadable event", "err", err)
 			return
 		}
-		if ev.Seq <= skipThrough || (g != nil && !g.Match(ev.Tag)) {
+		if evs = matching(evs, g, skipThrough); len(evs) == 0 {
 			return
 		}
 		if err := b.durable(ctx, md); err != nil {
 			b.cfg.Logger.Error("event store sync", "err", err)
 			return
 		}
-		select {
-		case <-s.stop:
-		default:
-			fn(ev)
+		for _, ev := range evs {
+			select {
+			case <-s.stop:
+				return
+			default:
+				fn(ev)
+			}
 		}
 	})
 	if err != nil {
@@ -128,10 +141,10 @@ func (b *Bus) Subscribe(ctx context.Context, opts bus.SubscribeOptions, fn func(
 	return s, s.start(ctx)
 }
 
-// seqOfID finds an event's log position from its id: UUIDv7 ids carry their
-// creation time, and an event is stored after it was created, so the search
-// starts there.
-func (b *Bus) seqOfID(ctx context.Context, id string) (uint64, error) {
+// positionOfID finds an event's log position from its id: UUIDv7 ids carry
+// their creation time, and an event is stored after it was created, so the
+// search starts there.
+func (b *Bus) positionOfID(ctx context.Context, id string) (uint64, error) {
 	t, err := bus.IDTime(id)
 	if err != nil {
 		return 0, err
@@ -151,12 +164,17 @@ func (b *Bus) seqOfID(ctx context.Context, id string) (uint64, error) {
 		n := 0
 		for m := range batch.Messages() {
 			n++
-			if m.Headers().Get(jetstream.MsgIDHeader) == id {
-				md, err := m.Metadata()
-				if err != nil {
-					return 0, fmt.Errorf("find event %s: %w", id, err)
+			if single := m.Headers().Get(jetstream.MsgIDHeader); single != "" && single != id {
+				continue
+			}
+			evs, _, err := b.decode(m)
+			if err != nil {
+				return 0, fmt.Errorf("find event %s: %w", id, err)
+			}
+			for _, ev := range evs {
+				if ev.ID == id {
+					return ev.Seq, nil
 				}
-				return md.Sequence.Stream, nil
 			}
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
@@ -182,14 +200,14 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, fn func(conte
 	}
 	g := compile(cfg.Pattern)
 	jcfg := jetstream.ConsumerConfig{
-		Durable:       cfg.Name,
-		Description:   "brine consumer " + cfg.Name,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       cfg.AckWait,
-		MaxAckPending: cfg.MaxInFlight,
-		MaxDeliver:    -1,
-		FilterSubject: filterSubject(g),
-		DeliverPolicy: jetstream.DeliverAllPolicy,
+		Durable:        cfg.Name,
+		Description:    "brine consumer " + cfg.Name,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		AckWait:        cfg.AckWait,
+		MaxAckPending:  cfg.MaxInFlight,
+		MaxDeliver:     -1,
+		FilterSubjects: filterSubjects(g),
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
 	}
 	if cfg.DeliverNew {
 		jcfg.DeliverPolicy = jetstream.DeliverNewPolicy
@@ -208,14 +226,16 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, fn func(conte
 		return nil, fmt.Errorf("consumer %s: %w", cfg.Name, err)
 	}
 	s := &subscription{b: b, stop: make(chan struct{})}
+	settled := &batchAcks{done: make(map[uint64]map[uint64]bool)}
 	s.cc, err = cons.Consume(func(m jetstream.Msg) {
-		ev, md, err := b.decode(m)
+		evs, md, err := b.decode(m)
 		if err != nil {
 			b.cfg.Logger.Error("dropping unreadable event", "consumer", cfg.Name, "err", err)
 			_ = m.Term()
 			return
 		}
-		if g != nil && !g.Match(ev.Tag) {
+		single := len(evs) == 1
+		if evs = matching(evs, g, 0); len(evs) == 0 {
 			_ = m.Ack()
 			return
 		}
@@ -224,7 +244,13 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, fn func(conte
 			_ = m.Nak()
 			return
 		}
-		fn(ctx, &bus.Delivery{Event: ev, Attempt: int(md.NumDelivered), Acker: acker{m}})
+		if single {
+			fn(ctx, &bus.Delivery{Event: evs[0], Attempt: int(md.NumDelivered), Acker: acker{m}})
+			return
+		}
+		for _, ea := range settled.track(m, md.Sequence.Stream, evs) {
+			fn(ctx, &bus.Delivery{Event: ea.ev, Attempt: int(md.NumDelivered), Acker: ea})
+		}
 	},
 		// The server never has more than MaxInFlight unacknowledged, so a
 		// larger pull costs nothing; a pull no larger than MaxInFlight can
@@ -251,3 +277,105 @@ func (a acker) Nak(delay time.Duration) error {
 }
 
 func (a acker) InProgress() error { return a.m.InProgress() }
+
+// batchAcks settles batches for a durable consumer: a batch is acknowledged
+// once each of its events is, and when one asks for redelivery the whole
+// message comes back, so the events acknowledged before are remembered and
+// not handed out again.
+type batchAcks struct {
+	mu   sync.Mutex
+	done map[uint64]map[uint64]bool // stream seq → positions acknowledged
+}
+
+// track returns an acker for each event of the batch at seq not yet
+// acknowledged in an earlier delivery.
+func (a *batchAcks) track(m jetstream.Msg, seq uint64, evs []*bus.Event) []*eventAck {
+	a.mu.Lock()
+	done := a.done[seq]
+	a.mu.Unlock()
+	ma := &msgAck{m: m, seq: seq, acks: a}
+	out := make([]*eventAck, 0, len(evs))
+	for _, ev := range evs {
+		if !done[ev.Seq] {
+			out = append(out, &eventAck{ma: ma, ev: ev})
+		}
+	}
+	ma.pending = len(out)
+	if len(out) == 0 {
+		_ = m.Ack()
+		a.forget(seq)
+	}
+	return out
+}
+
+func (a *batchAcks) forget(seq uint64) {
+	a.mu.Lock()
+	delete(a.done, seq)
+	a.mu.Unlock()
+}
+
+func (a *batchAcks) remember(seq uint64, acked []uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	done := a.done[seq]
+	if done == nil {
+		done = make(map[uint64]bool, len(acked))
+		a.done[seq] = done
+	}
+	for _, pos := range acked {
+		done[pos] = true
+	}
+}
+
+// msgAck is one delivery of a batch, settled when all its events are.
+type msgAck struct {
+	m    jetstream.Msg
+	seq  uint64
+	acks *batchAcks
+
+	mu      sync.Mutex
+	pending int
+	acked   []uint64
+	nak     bool
+	delay   time.Duration
+}
+
+func (ma *msgAck) settle(pos uint64, nak bool, delay time.Duration) error {
+	ma.mu.Lock()
+	if nak {
+		ma.nak, ma.delay = true, max(ma.delay, delay)
+	} else {
+		ma.acked = append(ma.acked, pos)
+	}
+	ma.pending--
+	last := ma.pending == 0
+	ma.mu.Unlock()
+	if !last {
+		return nil
+	}
+	if !ma.nak {
+		ma.acks.forget(ma.seq)
+		return ma.m.Ack()
+	}
+	ma.acks.remember(ma.seq, ma.acked)
+	return acker{ma.m}.Nak(ma.delay)
+}
+
+// eventAck is the bus.Acker of one event in a batch.
+type eventAck struct {
+	ma   *msgAck
+	ev   *bus.Event
+	once sync.Once
+}
+
+func (e *eventAck) Ack() error { return e.settle(false, 0) }
+
+func (e *eventAck) Nak(delay time.Duration) error { return e.settle(true, delay) }
+
+func (e *eventAck) InProgress() error { return e.ma.m.InProgress() }
+
+func (e *eventAck) settle(nak bool, delay time.Duration) error {
+	var err error
+	e.once.Do(func() { err = e.ma.settle(e.ev.Seq, nak, delay) })
+	return err
+}
