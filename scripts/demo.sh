@@ -26,11 +26,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-bold() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+# Colour only on a terminal, and not when NO_COLOR is set, as brine does.
+if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
+	c_bold=$'\033[1m' c_pass=$'\033[32m' c_fail=$'\033[31m' c_off=$'\033[0m'
+else
+	c_bold='' c_pass='' c_fail='' c_off=''
+fi
+bold() { printf '\n%s== %s%s\n' "$c_bold" "$*" "$c_off"; }
 checks=() failed=0
 check() { # check NAME COMMAND… — record whether COMMAND succeeds
 	local name=$1; shift
-	if "$@" >/dev/null 2>&1; then checks+=("PASS  $name"); else checks+=("FAIL  $name"); failed=$((failed + 1)); fi
+	if "$@" >/dev/null 2>&1; then checks+=("${c_pass}PASS${c_off}  $name"); else checks+=("${c_fail}FAIL${c_off}  $name"); failed=$((failed + 1)); fi
 }
 port() { # a loopback port free for both TCP and UDP (DNS servers bind both)
 	python3 -c '

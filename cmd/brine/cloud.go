@@ -18,7 +18,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/sys/unix"
 
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/cloud"
@@ -234,7 +233,7 @@ func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, 
 	if err := endJob(context.WithoutCancel(ctx), client, job, outcomes, runErr); err != nil {
 		fmt.Fprintf(errOut, "brine: cloud: recording the job's result: %v\n", err)
 	}
-	return printResults(out, results, f.asJSON, ctx.Err() != nil)
+	return printResults(out, paletteFor(out, f.asJSON), results, f.asJSON, ctx.Err() != nil)
 }
 
 // cloudJob names a `brine cloud` run as the job it is, with salt-cloud's
@@ -354,15 +353,6 @@ func confirmDestroy(in io.Reader, errOut io.Writer, plan *cloud.Plan) error {
 		return errors.New("cloud: nothing done")
 	}
 	return nil
-}
-
-func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
 }
 
 // providerAliases resolves a --list-… argument: an alias or "all".
@@ -574,7 +564,7 @@ type resultsJSON struct {
 }
 
 // printResults prints the outcome; any failure makes the command fail.
-func printResults(out io.Writer, results []cloud.Result, asJSON, cancelled bool) error {
+func printResults(out io.Writer, pal palette, results []cloud.Result, asJSON, cancelled bool) error {
 	failed := 0
 	for _, r := range results {
 		if r.Status == cloud.Failed {
@@ -586,9 +576,8 @@ func printResults(out io.Writer, results []cloud.Result, asJSON, cancelled bool)
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		w := &errWriter{w: tw}
-		w.printf("NAME\tACTION\tSTATUS\tPROVIDER\tID\tIP\tMACS\tELAPSED\tNOTE\n")
+		t := newTable(pal, "NAME", "ACTION", "STATUS", "PROVIDER", "ID", "IP", "MACS", "ELAPSED", "NOTE")
+		t.color("STATUS", statusHue)
 		for _, r := range results {
 			id, ip, macs := "", "", ""
 			if r.Node != nil {
@@ -601,13 +590,9 @@ func printResults(out io.Writer, results []cloud.Result, asJSON, cancelled bool)
 					note += " (the VM exists)"
 				}
 			}
-			w.printf("%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Action, r.Status, r.Provider, id, ip, macs,
-				r.Elapsed.Round(time.Millisecond), note)
+			t.row(r.Name, r.Action, string(r.Status), r.Provider, id, ip, macs, r.Elapsed.Round(time.Millisecond).String(), note)
 		}
-		if w.err != nil {
-			return w.err
-		}
-		if err := tw.Flush(); err != nil {
+		if err := t.write(out); err != nil {
 			return err
 		}
 	}
@@ -625,6 +610,7 @@ func printResults(out io.Writer, results []cloud.Result, asJSON, cancelled bool)
 type progress struct {
 	w   io.Writer
 	tty bool
+	pal palette
 
 	mu       sync.Mutex
 	active   []*vmLine
@@ -645,7 +631,7 @@ type vmLine struct {
 }
 
 func newProgress(w io.Writer) *progress {
-	return &progress{w: w, tty: isTerminal(w), byName: map[string]*vmLine{}}
+	return &progress{w: w, tty: isTerminal(w), pal: paletteFor(w, false), byName: map[string]*vmLine{}}
 }
 
 // Step implements cloud.Observer.
@@ -681,10 +667,10 @@ func (p *progress) Done(r cloud.Result) {
 		p.total++
 	}
 	p.done++
-	msg := fmt.Sprintf("%s: %s (%s)", r.Name, r.Status, r.Elapsed.Round(100*time.Millisecond))
+	msg := fmt.Sprintf("%s: %s (%s)", r.Name, p.pal.paint(statusHue(string(r.Status)), string(r.Status)), r.Elapsed.Round(100*time.Millisecond))
 	if r.Status == cloud.Failed {
 		p.failed++
-		msg = fmt.Sprintf("%s: failed at %s: %s", r.Name, r.Step, r.Error)
+		msg = fmt.Sprintf("%s: %s at %s: %s", r.Name, p.pal.paint(red, "failed"), r.Step, r.Error)
 	}
 	for _, w := range r.Warnings {
 		msg += "; " + w

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
@@ -125,8 +124,10 @@ func printChecks(cmd *cobra.Command, results []ddns.ZoneCheck, asJSON bool) erro
 	if asJSON {
 		return json.NewEncoder(out).Encode(results)
 	}
-	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	w.Write([]byte("ZONE\tSERVER\tKEY\tSERIAL\tSOA\tUPDATE\tAXFR\n"))
+	t := newTable(paletteFor(out, false), "ZONE", "SERVER", "KEY", "SERIAL", "SOA", "UPDATE", "AXFR")
+	for _, col := range []string{"SOA", "UPDATE", "AXFR"} {
+		t.color(col, checkHue)
+	}
 	for _, r := range results {
 		key := r.Key
 		if key == "" {
@@ -136,8 +137,7 @@ func printChecks(cmd *cobra.Command, results []ddns.ZoneCheck, asJSON bool) erro
 		if axfr == "ok" {
 			axfr = "ok (" + strconv.Itoa(r.Records) + " records)"
 		}
-		w.Write([]byte(strings.Join([]string{strings.TrimSuffix(r.Zone, "."), r.Server, key,
-			strconv.FormatUint(uint64(r.Serial), 10), r.SOA, r.Update, axfr}, "\t") + "\n"))
+		t.row(strings.TrimSuffix(r.Zone, "."), r.Server, key, strconv.FormatUint(uint64(r.Serial), 10), r.SOA, r.Update, axfr)
 	}
-	return w.Flush()
+	return t.write(out)
 }

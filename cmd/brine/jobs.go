@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -187,7 +186,7 @@ func newJobsListCmd(g *globalFlags, active bool) *cobra.Command {
 			if asJSON {
 				return json.NewEncoder(out).Encode(list)
 			}
-			return printJobList(out, list)
+			return printJobList(out, paletteFor(out, false), list)
 		},
 	}
 	if active {
@@ -204,18 +203,13 @@ func newJobsListCmd(g *globalFlags, active bool) *cobra.Command {
 	return cmd
 }
 
-func printJobList(out io.Writer, list []*jobs.Job) error {
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	w := &errWriter{w: tw}
-	w.printf("JID\tSTARTED\tUSER\tSTATUS\tCOMMAND\n")
+func printJobList(out io.Writer, pal palette, list []*jobs.Job) error {
+	t := newTable(pal, "JID", "STARTED", "USER", "STATUS", "COMMAND")
+	t.color("STATUS", statusHue)
 	for _, j := range list {
-		w.printf("%s\t%s\t%s\t%s\t%s\n", j.JID, j.StartTime.UTC().Format(time.RFC3339), j.User, jobStatus(j),
-			jobs.CommandLine(j, nil))
+		t.row(j.JID, j.StartTime.UTC().Format(time.RFC3339), j.User, jobStatus(j), jobs.CommandLine(j, nil))
 	}
-	if w.err != nil {
-		return w.err
-	}
-	return tw.Flush()
+	return t.write(out)
 }
 
 // jobStatus is one word (and a duration) for a job.
