@@ -263,8 +263,12 @@ func (e *Event) encode() ([]byte, error) {
 	if len(data) == 0 {
 		data = json.RawMessage("{}")
 	}
-	return json.Marshal(wireEvent{ID: e.ID, Tag: e.Tag, Time: e.Time.UTC().Format(TimeLayout),
-		Source: e.Source, Data: data, Cause: e.Cause, Depth: e.Depth})
+	w := wireEvent{ID: e.ID, Tag: e.Tag, Time: e.Time.UTC().Format(TimeLayout),
+		Source: e.Source, Data: data, Cause: e.Cause, Depth: e.Depth}
+	if b, ok := appendEnvelope(make([]byte, 0, len(data)+len(e.Tag)+160), &w); ok {
+		return b, nil
+	}
+	return json.Marshal(w)
 }
 
 // UnmarshalJSON reads an envelope. The time may carry any RFC 3339 offset and
@@ -319,8 +323,11 @@ func DecodeStored(b []byte) (*Event, error) {
 	// Straight into the wire form: json.Unmarshal into an Event would scan
 	// b twice (once for itself, once in UnmarshalJSON).
 	var w wireEvent
-	if err := json.Unmarshal(b, &w); err != nil {
-		return nil, fmt.Errorf("event envelope: %w", err)
+	if !parseStored(b, &w) {
+		w = wireEvent{}
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, fmt.Errorf("event envelope: %w", err)
+		}
 	}
 	e := new(Event)
 	if err := e.fromWire(&w); err != nil {

@@ -551,3 +551,47 @@ func TestEncodingCache(t *testing.T) {
 		t.Errorf("the size limit is not applied to a cached encoding: %v", err)
 	}
 }
+
+// FuzzEnvelopeFastPath holds the hand-written envelope codec to
+// encoding/json: what appendEnvelope writes, encoding/json reads back as the
+// same envelope (byte for byte when the data has no spaces), and from any
+// envelope encoding/json accepts, parseStored reads the same or nothing.
+func FuzzEnvelopeFastPath(f *testing.F) {
+	f.Add(testID, "salt/job/1/new", "2026-11-21T23:48:14.123456Z", "master", `{"a":[1,{"b":"c d"}],"e":null}`, "", 0)
+	f.Add(testID, "a<b", "t", "", `{"x":"<"}`, testID, 3)
+	f.Add(testID, "ü/x", "t", "s\"q", `{ "spaced" : true }`, "", -1)
+	f.Add(testID, "x", "t", "", "{\"a\":\"\u2028\"}", "", 99)
+	f.Fuzz(func(t *testing.T, id, tag, tm, source, data string, cause string, depth int) {
+		w := wireEvent{ID: id, Tag: tag, Time: tm, Source: source, Data: json.RawMessage(data), Cause: cause, Depth: depth}
+		fast, ok := appendEnvelope(nil, &w)
+		ref, refErr := json.Marshal(w)
+		if ok {
+			if refErr != nil {
+				t.Fatalf("fast path wrote %q, encoding/json refuses: %v", fast, refErr)
+			}
+			var back wireEvent
+			if err := json.Unmarshal(fast, &back); err != nil {
+				t.Fatalf("fast path wrote invalid JSON %q: %v", fast, err)
+			}
+			if back.ID != id || back.Tag != tag || back.Time != tm || back.Source != source || back.Cause != cause || back.Depth != depth || !sameJSON(back.Data, w.Data) {
+				t.Fatalf("fast path %q reads back as %+v", fast, back)
+			}
+			if !strings.ContainsAny(data, " \t") && !bytes.Equal(fast, ref) {
+				t.Fatalf("fast path %q, encoding/json %q", fast, ref)
+			}
+		}
+		for _, b := range [][]byte{fast, ref, []byte(data)} {
+			var got, want wireEvent
+			if !parseStored(b, &got) {
+				continue
+			}
+			if json.Unmarshal(b, &want) != nil {
+				continue // not an envelope a store wrote
+			}
+			if got.ID != want.ID || got.Tag != want.Tag || got.Time != want.Time || got.Source != want.Source ||
+				got.Cause != want.Cause || got.Depth != want.Depth || !bytes.Equal(got.Data, want.Data) {
+				t.Fatalf("parseStored(%q) = %+v, encoding/json %+v", b, got, want)
+			}
+		}
+	})
+}
