@@ -3,6 +3,7 @@ package bus
 import (
 	"bytes"
 	"encoding/json"
+	"time"
 	"unsafe"
 )
 
@@ -15,47 +16,74 @@ import (
 // takes encoding/json's path. The one difference: spaces between the data's
 // tokens stay as the sender wrote them (encoding/json removes them).
 
-// appendEnvelope writes the envelope of w as encoding/json would, or
-// reports false when w holds something only encoding/json should write.
-func appendEnvelope(dst []byte, w *wireEvent) ([]byte, bool) {
+// appendEnvelope writes the envelope of e with data as encoding/json would,
+// or reports false when e holds something only encoding/json should write.
+// trusted data comes from encoding/json itself (valid, compact, escaped) and
+// is not checked again.
+func appendEnvelope(dst []byte, e *Event, data []byte, trusted bool) ([]byte, bool) {
 	// encoding/json escapes <, > and & (and U+2028/9, whose UTF-8 starts
 	// with 0xE2) inside the data too; a line break must not reach the
 	// store, where a batch holds one event per line.
-	if bytes.ContainsAny(w.Data, "\n\r<>&") || bytes.IndexByte(w.Data, 0xe2) >= 0 || !json.Valid(w.Data) {
+	if !trusted && (bytes.ContainsAny(data, "\n\r<>&") || bytes.IndexByte(data, 0xe2) >= 0 || !json.Valid(data)) {
 		return nil, false
 	}
 	var ok bool
 	dst = append(dst, `{"id":`...)
-	if dst, ok = appendPlainString(dst, w.ID); !ok {
+	if dst, ok = appendPlainString(dst, e.ID); !ok {
 		return nil, false
 	}
 	dst = append(dst, `,"tag":`...)
-	if dst, ok = appendPlainString(dst, w.Tag); !ok {
+	if dst, ok = appendPlainString(dst, e.Tag); !ok {
 		return nil, false
 	}
-	dst = append(dst, `,"time":`...)
-	if dst, ok = appendPlainString(dst, w.Time); !ok {
+	dst = append(dst, `,"time":"`...)
+	if dst, ok = appendTime(dst, e.Time); !ok {
 		return nil, false
 	}
-	if w.Source != "" {
+	dst = append(dst, `Z"`...)
+	if e.Source != "" {
 		dst = append(dst, `,"source":`...)
-		if dst, ok = appendPlainString(dst, w.Source); !ok {
+		if dst, ok = appendPlainString(dst, e.Source); !ok {
 			return nil, false
 		}
 	}
 	dst = append(dst, `,"data":`...)
-	dst = append(dst, w.Data...)
-	if w.Cause != "" {
+	dst = append(dst, data...)
+	if e.Cause != "" {
 		dst = append(dst, `,"cause":`...)
-		if dst, ok = appendPlainString(dst, w.Cause); !ok {
+		if dst, ok = appendPlainString(dst, e.Cause); !ok {
 			return nil, false
 		}
 	}
-	if w.Depth != 0 {
+	if e.Depth != 0 {
 		dst = append(dst, `,"depth":`...)
-		dst = appendInt(dst, w.Depth)
+		dst = appendInt(dst, e.Depth, 1)
 	}
 	return append(dst, '}'), true
+}
+
+// appendTime writes t in UTC as StampLayout does (TimeLayout without its Z),
+// for the years 0000 to 9999 that both layouts can hold.
+func appendTime(dst []byte, t time.Time) ([]byte, bool) {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return nil, false
+	}
+	hour, minute, sec := t.Clock()
+	dst = appendInt(dst, year, 4)
+	dst = append(dst, '-')
+	dst = appendInt(dst, int(month), 2)
+	dst = append(dst, '-')
+	dst = appendInt(dst, day, 2)
+	dst = append(dst, 'T')
+	dst = appendInt(dst, hour, 2)
+	dst = append(dst, ':')
+	dst = appendInt(dst, minute, 2)
+	dst = append(dst, ':')
+	dst = appendInt(dst, sec, 2)
+	dst = append(dst, '.')
+	return appendInt(dst, t.Nanosecond()/1000, 6), true
 }
 
 // plain marks the bytes encoding/json writes as they are inside a string:
@@ -81,19 +109,18 @@ func appendPlainString(dst []byte, s string) ([]byte, bool) {
 	return append(dst, '"'), true
 }
 
-func appendInt(dst []byte, n int) []byte {
+// appendInt writes n in decimal with at least width digits.
+func appendInt(dst []byte, n, width int) []byte {
 	if n < 0 {
 		dst = append(dst, '-')
 		n = -n
 	}
 	var buf [20]byte
 	i := len(buf)
-	for {
+	for n > 0 || len(buf)-i < width {
 		i--
 		buf[i] = byte('0' + n%10)
-		if n /= 10; n == 0 {
-			break
-		}
+		n /= 10
 	}
 	return append(dst, buf[i:]...)
 }

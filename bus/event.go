@@ -117,7 +117,8 @@ func NewEvent(tag string, data map[string]any, o Origin) (*Event, error) {
 	for k, v := range data {
 		d[k] = v
 	}
-	d["_stamp"] = now.Format(StampLayout)
+	stamp, _ := appendTime(make([]byte, 0, len(StampLayout)), now) // time.Now is in range
+	d["_stamp"] = string(stamp)
 	raw, err := json.Marshal(d)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidData, err)
@@ -126,6 +127,11 @@ func NewEvent(tag string, data map[string]any, o Origin) (*Event, error) {
 	if o.Cause != nil {
 		ev.Cause = o.Cause.ID
 		ev.Depth = o.Cause.Depth + 1
+	}
+	// Every part is valid already, and the data is encoding/json's own: the
+	// event is encoded now, once, without checking it again.
+	if b, ok := appendEnvelope(make([]byte, 0, len(raw)+len(tag)+160), ev, raw, true); ok {
+		ev.enc = ev.snapshot(b)
 	}
 	return ev, nil
 }
@@ -263,12 +269,11 @@ func (e *Event) encode() ([]byte, error) {
 	if len(data) == 0 {
 		data = json.RawMessage("{}")
 	}
-	w := wireEvent{ID: e.ID, Tag: e.Tag, Time: e.Time.UTC().Format(TimeLayout),
-		Source: e.Source, Data: data, Cause: e.Cause, Depth: e.Depth}
-	if b, ok := appendEnvelope(make([]byte, 0, len(data)+len(e.Tag)+160), &w); ok {
+	if b, ok := appendEnvelope(make([]byte, 0, len(data)+len(e.Tag)+160), e, data, false); ok {
 		return b, nil
 	}
-	return json.Marshal(w)
+	return json.Marshal(wireEvent{ID: e.ID, Tag: e.Tag, Time: e.Time.UTC().Format(TimeLayout),
+		Source: e.Source, Data: data, Cause: e.Cause, Depth: e.Depth})
 }
 
 // UnmarshalJSON reads an envelope. The time may carry any RFC 3339 offset and

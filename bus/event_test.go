@@ -561,9 +561,10 @@ func FuzzEnvelopeFastPath(f *testing.F) {
 	f.Add(testID, "a<b", "t", "", `{"x":"<"}`, testID, 3)
 	f.Add(testID, "ü/x", "t", "s\"q", `{ "spaced" : true }`, "", -1)
 	f.Add(testID, "x", "t", "", "{\"a\":\"\u2028\"}", "", 99)
-	f.Fuzz(func(t *testing.T, id, tag, tm, source, data string, cause string, depth int) {
-		w := wireEvent{ID: id, Tag: tag, Time: tm, Source: source, Data: json.RawMessage(data), Cause: cause, Depth: depth}
-		fast, ok := appendEnvelope(nil, &w)
+	f.Fuzz(func(t *testing.T, id, tag, _, source, data string, cause string, depth int) {
+		e := &Event{ID: id, Tag: tag, Time: time.Unix(0, 0).Add(time.Duration(depth) * time.Hour).Truncate(time.Microsecond), Source: source, Cause: cause, Depth: depth}
+		w := wireEvent{ID: id, Tag: tag, Time: e.Time.UTC().Format(TimeLayout), Source: source, Data: json.RawMessage(data), Cause: cause, Depth: depth}
+		fast, ok := appendEnvelope(nil, e, []byte(data), false)
 		ref, refErr := json.Marshal(w)
 		if ok {
 			if refErr != nil {
@@ -573,7 +574,7 @@ func FuzzEnvelopeFastPath(f *testing.F) {
 			if err := json.Unmarshal(fast, &back); err != nil {
 				t.Fatalf("fast path wrote invalid JSON %q: %v", fast, err)
 			}
-			if back.ID != id || back.Tag != tag || back.Time != tm || back.Source != source || back.Cause != cause || back.Depth != depth || !sameJSON(back.Data, w.Data) {
+			if back.ID != id || back.Tag != tag || back.Time != w.Time || back.Source != source || back.Cause != cause || back.Depth != depth || !sameJSON(back.Data, w.Data) {
 				t.Fatalf("fast path %q reads back as %+v", fast, back)
 			}
 			if !strings.ContainsAny(data, " \t") && !bytes.Equal(fast, ref) {
@@ -594,4 +595,39 @@ func FuzzEnvelopeFastPath(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestAppendTime(t *testing.T) {
+	for _, tm := range []time.Time{
+		time.Date(2026, 11, 22, 3, 4, 5, 123456789, time.UTC),
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC),
+		time.Date(1999, 7, 4, 12, 0, 0, 1000, time.FixedZone("x", 3600)),
+	} {
+		got, ok := appendTime(nil, tm)
+		if want := tm.UTC().Format(StampLayout); !ok || string(got) != want {
+			t.Errorf("appendTime(%v) = %q, %v; want %q", tm, got, ok, want)
+		}
+	}
+	if _, ok := appendTime(nil, time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)); ok {
+		t.Error("appendTime wrote the year 10000")
+	}
+}
+
+// TestNewEventEncoding checks that the encoding NewEvent makes up front is
+// encoding/json's, HTML escapes included.
+func TestNewEventEncoding(t *testing.T) {
+	cause, _ := NewEvent("c", nil, Origin{})
+	ev, err := NewEvent("salt/job/1/new", map[string]any{"s": "<a & b>", "n": 1, "l": []any{"x", 2.5}}, Origin{Source: "master", Cause: cause})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ev.Validate(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(wireEvent{ID: ev.ID, Tag: ev.Tag, Time: ev.Time.Format(TimeLayout), Source: ev.Source, Data: ev.Data, Cause: ev.Cause, Depth: ev.Depth})
+	if !bytes.Equal(got, want) {
+		t.Fatalf("NewEvent encoded\n%s\nencoding/json\n%s", got, want)
+	}
 }
