@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -157,7 +158,16 @@ func (s *Store) Update(ctx context.Context, w Write) (*Host, error) {
 	if err := ValidateID(w.ID); err != nil {
 		return nil, err
 	}
-	for range maxAttempts {
+	for attempt := range maxAttempts {
+		if attempt > 0 {
+			// Writers that keep colliding step apart: a random wait that
+			// grows with each conflict, so one cannot starve the other.
+			select {
+			case <-time.After(rand.N(time.Duration(attempt) * time.Millisecond)):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
 		h, err := s.Get(ctx, w.ID)
 		switch {
 		case errors.Is(err, ErrNotFound):
