@@ -646,7 +646,9 @@ func (p *progress) Step(name, step string) {
 		p.total++
 	}
 	l.step = step
-	if !p.tty {
+	// The last steps, created and destroyed, are what Done reports: a
+	// plain line for them would say it twice.
+	if !p.tty && step != string(cloud.Created) && step != string(cloud.Destroyed) {
 		fmt.Fprintf(p.w, "%s: %s (%s)\n", name, step, time.Since(l.start).Round(100*time.Millisecond))
 	}
 }

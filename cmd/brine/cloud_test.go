@@ -292,7 +292,29 @@ func TestProgressRedrawsInPlaceOnATerminal(t *testing.T) {
 	q := newProgress(&plain) // a buffer is not a terminal: plain lines
 	q.Step("db1", "requesting")
 	q.Done(cloud.Result{Name: "db1", Status: cloud.Exists})
-	if plain.String() != "db1: requesting (0s)\ndb1: exists (0s)\n" {
-		t.Errorf("plain %q", plain.String())
+	// The created step is the outcome, said once, by the Done line.
+	q.Step("db2", "deploying")
+	q.Step("db2", "created")
+	q.Done(cloud.Result{Name: "db2", Status: cloud.Created})
+	if want := "db1: requesting (0s)\ndb1: exists (0s)\ndb2: deploying (0s)\ndb2: created (0s)\n"; plain.String() != want {
+		t.Errorf("plain %q, want %q", plain.String(), want)
+	}
+
+	// On a terminal, finished lines colour their status unless NO_COLOR.
+	for _, tc := range []struct {
+		pal  palette
+		want string
+	}{
+		{palette{on: true}, "db3: \x1b[32mcreated\x1b[0m (0s)\ndb4: \x1b[31mfailed\x1b[0m at deploying: refused\n"},
+		{palette{}, "db3: created (0s)\ndb4: failed at deploying: refused\n"},
+	} {
+		var b bytes.Buffer
+		p := &progress{w: &b, tty: true, pal: tc.pal, byName: map[string]*vmLine{}}
+		p.Done(cloud.Result{Name: "db3", Status: cloud.Created})
+		p.Done(cloud.Result{Name: "db4", Status: cloud.Failed, Step: "deploying", Error: "refused"})
+		p.draw(true)
+		if b.String() != tc.want {
+			t.Errorf("finished lines %q, want %q", b.String(), tc.want)
+		}
 	}
 }
