@@ -325,6 +325,18 @@ func Decode(b []byte, maxSize int) (*Event, error) {
 // keeps b as its encoding: the read path neither re-validates nor, when the
 // event is sent on, re-encodes. b must not change afterwards.
 func DecodeStored(b []byte) (*Event, error) {
+	e, err := ParseEnvelope(b)
+	if err != nil {
+		return nil, err
+	}
+	e.enc = e.snapshot(b)
+	return e, nil
+}
+
+// ParseEnvelope reads an encoded envelope without validating it, for a
+// receiver that fills in what the sender left out before calling Validate.
+// The event shares b's memory: b must not change afterwards.
+func ParseEnvelope(b []byte) (*Event, error) {
 	// Straight into the wire form: json.Unmarshal into an Event would scan
 	// b twice (once for itself, once in UnmarshalJSON).
 	var w wireEvent
@@ -338,7 +350,6 @@ func DecodeStored(b []byte) (*Event, error) {
 	if err := e.fromWire(&w); err != nil {
 		return nil, err
 	}
-	e.enc = e.snapshot(b)
 	return e, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,7 +48,18 @@ func main() {
 	rate := flag.Int("rate", 1000, "events/s for the paced scenarios")
 	payload := flag.Int("payload", 300, "payload bytes per event")
 	conc := flag.Int("concurrency", 256, "publishers in flight at the maximum rate")
+	only := flag.String("only", "", "run only the scenarios whose names match this regular expression (for profiling; the report then checks only their targets)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
+	pick, err := regexp.Compile(*only)
+	if err != nil {
+		fatal(fmt.Errorf("-only: %w", err))
+	}
+	stopProfile, err := report.StartCPUProfile(*cpuprofile)
+	if err != nil {
+		fatal(err)
+	}
+	defer stopProfile()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 
 	started := time.Now()
@@ -58,6 +70,9 @@ func main() {
 	pad := strings.Repeat("x", *payload)
 
 	run := func(name string, paced bool, fn func(dir string, pub publishFn, sub subscribeFn) (Result, error), setup func(dir string) (publishFn, subscribeFn, func(), error)) {
+		if !pick.MatchString(name) {
+			return
+		}
 		dir, err := os.MkdirTemp("", "brine-bench-")
 		if err != nil {
 			fatal(err)

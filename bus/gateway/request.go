@@ -178,7 +178,7 @@ func (s *Server) handlePublish(ctx context.Context, body json.RawMessage) (any, 
 	if len(body) > s.cfg.MaxEventSize {
 		return nil, fmt.Errorf("%w: request of %d bytes, the limit is %d", bus.ErrTooLarge, len(body), s.cfg.MaxEventSize)
 	}
-	ev, err := decodeEnvelope(body)
+	ev, err := bus.ParseEnvelope(body)
 	if err != nil {
 		return nil, fmt.Errorf("%w: publish body: %v", errInvalidRequest, err)
 	}

@@ -206,7 +206,7 @@ func decodeLive(frames [][]byte) *bus.Event {
 	if err != nil {
 		return nil
 	}
-	ev, err := decodeEnvelope(frames[2])
+	ev, err := bus.DecodeStored(frames[2])
 	if err != nil {
 		return nil
 	}
