@@ -173,6 +173,8 @@ type Server struct {
 
 	head    atomic.Uint64 // newest log position seen on the bus
 	workers chan struct{}
+	idle    chan func()    // hands a request to a worker waiting for one
+	pool    sync.WaitGroup // request workers
 	wg      sync.WaitGroup // accept loops and connections
 	fired   sync.WaitGroup // events the gateway publishes itself
 
@@ -202,6 +204,7 @@ func New(cfg Config, b bus.Bus, log *slog.Logger) (*Server, error) {
 		conns:    make(map[*peerConn]struct{}),
 		watchers: make(map[*watcher]struct{}),
 		workers:  make(chan struct{}, cfg.Workers),
+		idle:     make(chan func()),
 	}
 	s.hctx, s.hcancel = context.WithCancel(context.Background())
 	s.Handle("publish", s.handlePublish)
@@ -353,6 +356,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.wg.Wait()
 	s.fired.Wait()
 	s.hcancel()
+	s.pool.Wait()
 	return nil
 }
 
