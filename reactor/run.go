@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/workers"
 )
 
 // runtime is what Run attaches: the bus and the dead-letter store, which
@@ -38,8 +39,8 @@ func (r *Reactor) Run(ctx context.Context, b bus.Bus, dlq DeadLetters) error {
 		r.applied.stop()
 	}()
 	inflight := make(chan struct{}, cfg.MaxInFlight)
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	pool := workers.New()
+	defer pool.Close()
 	handler := func(ctx context.Context, d *bus.Delivery) {
 		select {
 		case inflight <- struct{}{}:
@@ -48,7 +49,7 @@ func (r *Reactor) Run(ctx context.Context, b bus.Bus, dlq DeadLetters) error {
 			_ = d.Nak(0)
 			return
 		}
-		wg.Go(func() {
+		pool.Go(func() {
 			defer func() { <-inflight }()
 			r.handle(ctx, b, dlq, d)
 		})

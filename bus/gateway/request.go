@@ -89,7 +89,7 @@ func (s *Server) serveRequests(ctx context.Context, raw net.Conn) {
 			return
 		}
 		inflight.Add(1)
-		s.dispatch(func() {
+		s.pool.Go(func() {
 			defer inflight.Done()
 			defer func() { <-s.workers }()
 			reply := s.serveRequest(pc.remote, frames)
@@ -98,37 +98,6 @@ func (s *Server) serveRequests(ctx context.Context, raw net.Conn) {
 				pc.close()
 			}
 		})
-	}
-}
-
-// workerIdle is how long a request worker waits for the next request.
-const workerIdle = 2 * time.Second
-
-// dispatch runs task on a worker waiting for one, or on a new one. A worker
-// that stays for the next request keeps the stack a publish grew; a
-// goroutine per request grows it again every time (a tenth of the
-// gateway's CPU at full speed).
-func (s *Server) dispatch(task func()) {
-	select {
-	case s.idle <- task:
-	default:
-		s.pool.Go(func() { s.work(task) })
-	}
-}
-
-func (s *Server) work(task func()) {
-	idle := time.NewTimer(workerIdle)
-	defer idle.Stop()
-	for {
-		task()
-		idle.Reset(workerIdle)
-		select {
-		case task = <-s.idle:
-		case <-idle.C:
-			return
-		case <-s.hctx.Done():
-			return
-		}
 	}
 }
 

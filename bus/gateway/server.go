@@ -36,6 +36,7 @@ import (
 	"github.com/go-zeromq/zmq4"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/workers"
 )
 
 // Default ports are Salt's: 4505 publishes, 4506 takes requests.
@@ -173,8 +174,7 @@ type Server struct {
 
 	head    atomic.Uint64 // newest log position seen on the bus
 	workers chan struct{}
-	idle    chan func()    // hands a request to a worker waiting for one
-	pool    sync.WaitGroup // request workers
+	pool    *workers.Pool  // runs the requests
 	wg      sync.WaitGroup // accept loops and connections
 	fired   sync.WaitGroup // events the gateway publishes itself
 
@@ -204,7 +204,7 @@ func New(cfg Config, b bus.Bus, log *slog.Logger) (*Server, error) {
 		conns:    make(map[*peerConn]struct{}),
 		watchers: make(map[*watcher]struct{}),
 		workers:  make(chan struct{}, cfg.Workers),
-		idle:     make(chan func()),
+		pool:     workers.New(),
 	}
 	s.hctx, s.hcancel = context.WithCancel(context.Background())
 	s.Handle("publish", s.handlePublish)
@@ -356,7 +356,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.wg.Wait()
 	s.fired.Wait()
 	s.hcancel()
-	s.pool.Wait()
+	s.pool.Close()
 	return nil
 }
 
