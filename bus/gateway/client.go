@@ -68,6 +68,7 @@ func WithSource(source string) Option { return func(c *Client) { c.source = sour
 // by correlation id, so many goroutines can publish at once.
 type Client struct {
 	key    []byte
+	signer *signer
 	ep     string
 	source string
 	prefix string // makes correlation ids unique across clients
@@ -170,6 +171,7 @@ func Dial(ctx context.Context, addr string, key []byte, opts ...Option) (*Client
 	}
 	c := &Client{
 		key:        key,
+		signer:     newSigner(key),
 		ep:         endpoint(addr, DefaultRequestPort),
 		pending:    make(map[string]*call),
 		done:       make(chan struct{}),
@@ -341,7 +343,7 @@ func (c *Client) call(ctx context.Context, method string, body []byte) (json.Raw
 	corr := c.prefix + strconv.FormatUint(c.seq.Add(1), 36)
 	cl := &call{
 		method: method,
-		msg:    zmq4.NewMsgFrom([]byte(corr), []byte(method), body, []byte(Sign(c.key, method, body))),
+		msg:    zmq4.NewMsgFrom([]byte(corr), []byte(method), body, c.signer.sign(method, body)),
 		reply:  make(chan result, 1),
 	}
 	c.mu.Lock()
@@ -397,6 +399,11 @@ func (c *Client) PublishEvent(ctx context.Context, ev *bus.Event) error {
 	raw, err := c.call(ctx, "publish", body)
 	if err != nil {
 		return err
+	}
+	// The master's reply is almost always exactly this; decoding it
+	// cost more than the rest of the client's side of a publish.
+	if string(raw) == `{"id":"`+ev.ID+`"}` {
+		return nil
 	}
 	var rep PublishReply
 	if err := json.Unmarshal(raw, &rep); err != nil {

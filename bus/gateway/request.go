@@ -114,7 +114,7 @@ func (s *Server) serveRequest(remote string, frames [][]byte) []byte {
 	if len(mac) == 0 {
 		return errorReply(corr, CodeAuth, "authentication failed: request is not signed")
 	}
-	if !verify(s.cfg.Key, method, body, mac) {
+	if !s.signer.verify(method, body, mac) {
 		return errorReply(corr, CodeAuth, "authentication failed: wrong key")
 	}
 	h := s.handler(method)

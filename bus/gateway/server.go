@@ -174,7 +174,8 @@ type Server struct {
 
 	head    atomic.Uint64 // newest log position seen on the bus
 	workers chan struct{}
-	pool    *workers.Pool  // runs the requests
+	pool    *workers.Pool // runs the requests
+	signer  *signer
 	wg      sync.WaitGroup // accept loops and connections
 	fired   sync.WaitGroup // events the gateway publishes itself
 
@@ -205,6 +206,7 @@ func New(cfg Config, b bus.Bus, log *slog.Logger) (*Server, error) {
 		watchers: make(map[*watcher]struct{}),
 		workers:  make(chan struct{}, cfg.Workers),
 		pool:     workers.New(),
+		signer:   newSigner(cfg.Key),
 	}
 	s.hctx, s.hcancel = context.WithCancel(context.Background())
 	s.Handle("publish", s.handlePublish)
