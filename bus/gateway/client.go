@@ -7,15 +7,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-zeromq/zmq4"
+	"github.com/go-zeromq/zmq4/security/null"
 
 	"github.com/brinehq/brine/bus"
 )
@@ -63,9 +64,12 @@ type Option func(*Client)
 // brine://<hostname>/cli).
 func WithSource(source string) Option { return func(c *Client) { c.source = source } }
 
-// Client talks to a master's request endpoint over one ZeroMQ DEALER socket.
-// It is safe for concurrent use: requests are pipelined and replies matched
-// by correlation id, so many goroutines can publish at once.
+// Client talks to a master's request endpoint as a ZeroMQ DEALER: zmq4 runs
+// the handshake, then the client frames messages itself, as the master
+// does, with buffered reads and writes coalesced across callers (zmq4 spends
+// a goroutine and a system call on every message, and three reads on every
+// frame). It is safe for concurrent use: requests are pipelined and replies
+// matched by correlation id, so many goroutines can publish at once.
 type Client struct {
 	key    []byte
 	signer *signer
@@ -75,29 +79,29 @@ type Client struct {
 	seq    atomic.Uint64
 
 	smu sync.RWMutex
-	sck zmq4.Socket // replaced when zmq4 will not reconnect it
+	pc  *peerConn // the connection, replaced when it drops
 
 	mu      sync.Mutex
 	pending map[string]*call
 	closed  bool
 
-	// ctx is the life of the client's sockets, cancelled by Close; done is
-	// closed at the same time, for calls waiting for a reply.
+	// ctx is the life of the client's connections, cancelled by Close; done
+	// is closed at the same time, for calls waiting for a reply.
 	ctx        context.Context
 	cancel     context.CancelFunc
 	done       chan struct{}
 	readerDone chan struct{}
 }
 
-func (c *Client) socket() zmq4.Socket {
+func (c *Client) conn() *peerConn {
 	c.smu.RLock()
 	defer c.smu.RUnlock()
-	return c.sck
+	return c.pc
 }
 
 type call struct {
 	method string
-	msg    zmq4.Msg
+	msg    []byte // encoded, to be re-sent after a reconnect
 	reply  chan result
 }
 
@@ -193,11 +197,12 @@ func Dial(ctx context.Context, addr string, key []byte, opts ...Option) (*Client
 	}
 	c.prefix = hex.EncodeToString(nonce[:]) + "-"
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.sck = zmq4.NewDealer(c.ctx, socketOptions()...)
-	if err := dial(ctx, c.sck, c.ep); err != nil {
+	pc, err := c.connect(ctx)
+	if err != nil {
 		c.cancel()
 		return nil, err
 	}
+	c.pc = pc
 	go c.readLoop()
 	if err := c.Call(ctx, "ping", struct{}{}, nil); err != nil {
 		c.Close()
@@ -206,7 +211,8 @@ func Dial(ctx context.Context, addr string, key []byte, opts ...Option) (*Client
 	return c, nil
 }
 
-// Close releases the socket; calls waiting for a reply return ErrClosed.
+// Close releases the connection; calls waiting for a reply return
+// ErrClosed.
 func (c *Client) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -217,76 +223,102 @@ func (c *Client) Close() error {
 	close(c.done)
 	c.mu.Unlock()
 	c.cancel()
+	c.conn().close()
 	<-c.readerDone
-	sck := c.socket()
-	err := sck.Close()
-	drainClosed(sck)
-	return err
+	c.conn().close() // the reader may have replaced it meanwhile
+	return nil
 }
 
-// drainClosed empties a closed zmq4 socket's receive queue. zmq4's per-peer
-// reader blocks on that queue when it is full and never looks at the socket's
-// context while it waits, so without this a socket closed with unread
-// messages leaks a goroutine and its connection. Recv on a closed socket
-// chooses at random between the closed context and a queued message, so the
-// queue is known empty only after many refusals in a row.
-func drainClosed(sck zmq4.Socket) {
-	for misses := 0; misses < 64; {
-		if _, err := sck.Recv(); err != nil {
-			misses++
-		} else {
-			misses = 0
+// Bounds of the client's connection: replies up to maxReply bytes (a replay
+// page of large events), requests waiting to be written.
+const (
+	maxReply         = 256 << 20
+	clientQueue      = 1 << 16
+	clientQueueBytes = 256 << 20
+	redialEvery      = 250 * time.Millisecond
+	clientHandshake  = 10 * time.Second
+)
+
+// connect dials the request endpoint and runs the handshake, again every
+// redialEvery until the master answers or ctx ends.
+func (c *Client) connect(ctx context.Context) (*peerConn, error) {
+	network, addr, ok := splitEndpoint(c.ep)
+	if !ok {
+		return nil, fmt.Errorf("gateway: dial %s: not a tcp:// or ipc:// endpoint", c.ep)
+	}
+	var d net.Dialer
+	for {
+		raw, err := d.DialContext(ctx, network, addr)
+		if err == nil {
+			pc, err := handshake(ctx, raw, null.Security(), zmq4.Dealer, false, clientHandshake, clientQueue, clientQueueBytes)
+			if err == nil {
+				go pc.writeLoop()
+				return pc, nil
+			}
+			raw.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("gateway: dial %s: master not reachable: %w", c.ep, ctx.Err())
+		case <-time.After(redialEvery):
 		}
 	}
 }
 
-// readLoop matches replies to calls. A receive error means the connection
-// dropped. zmq4 reconnects by itself, before reporting io.EOF, only after a
-// connection that ended cleanly; one that ended mid-frame (a master killed
-// while writing) leaves the socket without a connection, so after any other
-// error the socket is replaced. Either way, requests that may be lost are
-// then re-sent or failed.
+// splitEndpoint turns a zmq4 endpoint into what net.Dial takes.
+func splitEndpoint(ep string) (network, addr string, ok bool) {
+	if addr, ok := strings.CutPrefix(ep, "tcp://"); ok {
+		return "tcp", addr, true
+	}
+	if addr, ok := strings.CutPrefix(ep, "ipc://"); ok {
+		return "unix", addr, true
+	}
+	return "", "", false
+}
+
+// readLoop matches replies to calls. A read error means the connection
+// dropped: the client connects again (until it is closed), then re-sends
+// the requests that may be lost or fails them.
 func (c *Client) readLoop() {
 	defer close(c.readerDone)
 	for {
-		msg, err := c.socket().Recv()
+		pc := c.conn()
+		frames, cmd, err := readMsg(pc.br, maxReply)
 		if c.ctx.Err() != nil {
 			return
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !c.redial() {
+			pc.close()
+			if !c.redial() {
 				return
 			}
 			c.connLost()
 			continue
 		}
-		if len(msg.Frames) != 3 {
+		if cmd || len(frames) != 3 {
 			continue
 		}
 		c.mu.Lock()
-		cl := c.pending[string(msg.Frames[0])]
-		delete(c.pending, string(msg.Frames[0]))
+		cl := c.pending[string(frames[0])]
+		delete(c.pending, string(frames[0]))
 		c.mu.Unlock()
 		if cl == nil {
 			continue // a reply to a re-sent request, already answered
 		}
-		cl.reply <- decodeReply(cl.method, string(msg.Frames[1]), msg.Frames[2])
+		cl.reply <- decodeReply(cl.method, string(frames[1]), frames[2])
 	}
 }
 
-// redial replaces the socket with a new one connected to the master,
-// waiting for it until the client is closed (then it reports false).
+// redial replaces the connection with a new one, waiting for the master
+// until the client is closed (then it reports false).
 func (c *Client) redial() bool {
-	sck := zmq4.NewDealer(c.ctx, socketOptions()...)
-	if err := dial(c.ctx, sck, c.ep); err != nil {
+	pc, err := c.connect(c.ctx)
+	if err != nil {
 		return false
 	}
 	c.smu.Lock()
-	old := c.sck
-	c.sck = sck
+	c.pc = pc
 	c.smu.Unlock()
-	old.Close()
-	drainClosed(old)
 	return true
 }
 
@@ -314,8 +346,9 @@ func (c *Client) connLost() {
 	}
 	c.mu.Unlock()
 	for _, cl := range resend {
-		// An error here is another drop, which will be reported in turn.
-		_ = c.socket().SendMulti(cl.msg)
+		// A message for a dropped connection is discarded; the reader
+		// learns of the drop and re-sends it in turn.
+		c.conn().send(cl.msg)
 	}
 }
 
@@ -343,7 +376,7 @@ func (c *Client) call(ctx context.Context, method string, body []byte) (json.Raw
 	corr := c.prefix + strconv.FormatUint(c.seq.Add(1), 36)
 	cl := &call{
 		method: method,
-		msg:    zmq4.NewMsgFrom([]byte(corr), []byte(method), body, c.signer.sign(method, body)),
+		msg:    encodeMsg([]byte(corr), []byte(method), body, c.signer.sign(method, body)),
 		reply:  make(chan result, 1),
 	}
 	c.mu.Lock()
@@ -353,9 +386,13 @@ func (c *Client) call(ctx context.Context, method string, body []byte) (json.Raw
 	}
 	c.pending[corr] = cl
 	c.mu.Unlock()
-	// A send error means the connection dropped: the reader learns of it
-	// too and re-sends or fails this call, so the reply is still awaited.
-	_ = c.socket().SendMulti(cl.msg)
+	// On a dropped connection the message is discarded: the reader learns
+	// of the drop and re-sends or fails this call, so the reply is still
+	// awaited.
+	if !c.conn().send(cl.msg) {
+		c.forget(corr)
+		return nil, fmt.Errorf("%s: %d requests or %d MiB already waiting to be sent", method, clientQueue, clientQueueBytes>>20)
+	}
 	select {
 	case r := <-cl.reply:
 		return r.body, r.err

@@ -389,7 +389,7 @@ func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, serve func(con
 // open runs the handshake and registers the connection; it returns nil when
 // the peer failed the handshake or the server is shutting down.
 func (s *Server) open(ctx context.Context, raw net.Conn, sec zmq4.Security, typ zmq4.SocketType, queue int) *peerConn {
-	pc, err := handshake(ctx, raw, sec, typ, s.cfg.HandshakeTimeout, queue, s.cfg.QueueBytes)
+	pc, err := handshake(ctx, raw, sec, typ, true, s.cfg.HandshakeTimeout, queue, s.cfg.QueueBytes)
 	if err != nil {
 		raw.Close()
 		level := slog.LevelInfo

@@ -454,7 +454,7 @@ func fakeMaster(ctx context.Context, ln net.Listener, serve func(net.Conn, *peer
 		return err
 	}
 	defer raw.Close()
-	pc, err := handshake(ctx, raw, null.Security(), zmq4.Router, time.Second, 1, 1<<20)
+	pc, err := handshake(ctx, raw, null.Security(), zmq4.Router, true, time.Second, 1, 1<<20)
 	if err != nil {
 		return err
 	}

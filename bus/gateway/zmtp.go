@@ -120,18 +120,22 @@ type peerConn struct {
 	wrote     chan struct{} // closed when the writer has returned
 }
 
-// handshake runs zmq4's server side of the ZMTP handshake on raw within
-// timeout, with sec as the security mechanism and typ as this end's socket
-// type; zmq4 refuses a peer whose socket type does not fit. The handshake is
-// abandoned when ctx ends.
-func handshake(ctx context.Context, raw net.Conn, sec zmq4.Security, typ zmq4.SocketType, timeout time.Duration, queue int, maxQueued int64) (*peerConn, error) {
+// handshake runs zmq4's server (or client) side of the ZMTP handshake on
+// raw within timeout, with sec as the security mechanism and typ as this
+// end's socket type; zmq4 refuses a peer whose socket type does not fit.
+// The handshake is abandoned when ctx ends.
+func handshake(ctx context.Context, raw net.Conn, sec zmq4.Security, typ zmq4.SocketType, server bool, timeout time.Duration, queue int, maxQueued int64) (*peerConn, error) {
 	br := bufio.NewReaderSize(raw, 64<<10)
 	hc := &handshakeConn{Conn: raw, br: br, guard: newFrameGuard(maxHandshakeFrame)}
 	if err := raw.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return nil, err
 	}
 	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(time.Unix(1, 0)) })
-	_, err := zmq4.Open(hc, sec, typ, zmq4.SocketIdentity("brine-master"), true, nil)
+	id := zmq4.SocketIdentity("")
+	if server {
+		id = zmq4.SocketIdentity("brine-master")
+	}
+	_, err := zmq4.Open(hc, sec, typ, id, server, nil)
 	stop()
 	if err != nil {
 		return nil, err
