@@ -88,7 +88,14 @@ func decodeMessage(h nats.Header, data []byte, seq uint64) ([]*bus.Event, error)
 type queued struct {
 	id, tag string
 	data    []byte
-	done    chan error
+	done    chan stored
+}
+
+// stored is the server's answer for a queued event: the stream sequence of
+// the message holding it (0 for a duplicate, stored before), or an error.
+type stored struct {
+	seq uint64
+	err error
 }
 
 // batcher is the embedded bus's single publisher.
@@ -113,14 +120,15 @@ func newBatcher(js jetstream.JetStream, maxSize int, seen *idIndex) *batcher {
 	return t
 }
 
-// publish queues an event and returns once the server acknowledged the
-// message holding it (the caller then waits for the sync).
-func (t *batcher) publish(ctx context.Context, ev *bus.Event, data []byte) error {
-	q := &queued{id: ev.ID, tag: ev.Tag, data: data, done: make(chan error, 1)}
+// publish queues an event and returns the stream sequence of the message
+// holding it once the server acknowledged it (the caller then waits for the
+// sync).
+func (t *batcher) publish(ctx context.Context, ev *bus.Event, data []byte) (uint64, error) {
+	q := &queued{id: ev.ID, tag: ev.Tag, data: data, done: make(chan stored, 1)}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
-		return bus.ErrClosed
+		return 0, bus.ErrClosed
 	}
 	t.queue = append(t.queue, q)
 	select {
@@ -129,10 +137,10 @@ func (t *batcher) publish(ctx context.Context, ev *bus.Event, data []byte) error
 	}
 	t.mu.Unlock()
 	select {
-	case err := <-q.done:
-		return err
+	case r := <-q.done:
+		return r.seq, r.err
 	case <-ctx.Done():
-		return ctx.Err()
+		return 0, ctx.Err()
 	}
 }
 
@@ -194,7 +202,7 @@ func (t *batcher) send(batch []*queued) {
 		keep = append(keep, q)
 	}
 	for _, q := range dups {
-		q.done <- nil // stored before; the caller's sync covers it
+		q.done <- stored{} // stored before; the caller's sync covers it
 	}
 	if len(keep) == 0 {
 		<-t.slots
@@ -221,27 +229,27 @@ func (t *batcher) send(batch []*queued) {
 	}
 	f, err := t.js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Minute))
 	if err != nil {
-		t.settle(keep, err)
+		t.settle(keep, stored{err: err})
 		return
 	}
 	t.wg.Go(func() {
 		select {
-		case <-f.Ok():
-			t.settle(keep, nil)
+		case ack := <-f.Ok():
+			t.settle(keep, stored{seq: ack.Sequence})
 		case err := <-f.Err():
-			t.settle(keep, err)
+			t.settle(keep, stored{err: err})
 		}
 	})
 }
 
-func (t *batcher) settle(batch []*queued, err error) {
+func (t *batcher) settle(batch []*queued, r stored) {
 	<-t.slots
 	for _, q := range batch {
-		if err != nil {
+		if r.err != nil {
 			// Not stored: a retry must not be taken for a duplicate.
 			t.seen.remove(q.id)
 		}
-		q.done <- err
+		q.done <- r
 	}
 }
 

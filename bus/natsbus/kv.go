@@ -19,7 +19,7 @@ func (kv *syncedKV) flush(ctx context.Context, rev uint64, err error) (uint64, e
 	if err != nil {
 		return rev, err
 	}
-	if err := kv.sync.sync(ctx); err != nil {
+	if err := kv.sync.sync(ctx, 0); err != nil {
 		return rev, fmt.Errorf("key-value %s sync: %w", kv.Bucket(), err)
 	}
 	return rev, nil

@@ -25,7 +25,7 @@ func TestKeyValueWritesAreSynced(t *testing.T) {
 	rounds := func() uint64 {
 		skv.sync.mu.Lock()
 		defer skv.sync.mu.Unlock()
-		return skv.sync.done
+		return skv.sync.rounds
 	}
 	writes := []struct {
 		name string
@@ -78,7 +78,7 @@ func TestDeliveredOnlyWhenDurable(t *testing.T) {
 	rounds := func() uint64 {
 		b.sync.mu.Lock()
 		defer b.sync.mu.Unlock()
-		return b.sync.done
+		return b.sync.rounds
 	}
 	seen := make(chan uint64, 2)
 	sub, err := b.Subscribe(ctx, bus.SubscribeOptions{Pattern: "raw/*"}, func(*bus.Event) { seen <- rounds() })

@@ -200,10 +200,11 @@ func (b *Bus) Publish(ctx context.Context, ev *bus.Event) error {
 		return err
 	}
 	if b.batch != nil {
-		if err := b.batch.publish(ctx, ev, data); err != nil {
+		seq, err := b.batch.publish(ctx, ev, data)
+		if err != nil {
 			return fmt.Errorf("publish %q: %w", ev.Tag, err)
 		}
-		return b.flush(ctx)
+		return b.flush(ctx, seq)
 	}
 	msg := &nats.Msg{Subject: Subject(ev.Tag), Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, ev.ID)
@@ -215,21 +216,23 @@ func (b *Bus) Publish(ctx context.Context, ev *bus.Event) error {
 	case ack := <-f.Ok():
 		if ack.Duplicate {
 			// Stored before, and synced then (or by the next sync below).
-			return b.flush(ctx)
+			return b.flush(ctx, 0)
 		}
 	case err := <-f.Err():
 		return fmt.Errorf("publish %q: %w", ev.Tag, err)
 	case <-ctx.Done():
 		return fmt.Errorf("publish %q: %w", ev.Tag, ctx.Err())
 	}
-	return b.flush(ctx)
+	return b.flush(ctx, 0)
 }
 
-func (b *Bus) flush(ctx context.Context) error {
+// flush makes what the server acknowledged durable; seq is the stream
+// sequence of the acknowledged message (0 for none).
+func (b *Bus) flush(ctx context.Context, seq uint64) error {
 	if b.sync == nil {
 		return nil
 	}
-	if err := b.sync.sync(ctx); err != nil {
+	if err := b.sync.sync(ctx, seq); err != nil {
 		return fmt.Errorf("event store sync: %w", err)
 	}
 	return nil
@@ -312,14 +315,14 @@ func (b *Bus) Close() error {
 		}
 	}
 	if b.sync != nil {
-		if serr := b.sync.sync(context.Background()); serr != nil && err == nil {
+		if serr := b.sync.sync(context.Background(), 0); serr != nil && err == nil {
 			err = serr
 		}
 		b.sync.close()
 	}
 	b.mu.Lock()
 	for _, sy := range b.kvSync {
-		if serr := sy.sync(context.Background()); serr != nil && err == nil {
+		if serr := sy.sync(context.Background(), 0); serr != nil && err == nil {
 			err = serr
 		}
 		sy.close()

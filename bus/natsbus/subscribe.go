@@ -51,12 +51,13 @@ func compile(pattern string) *bus.Glob {
 	return bus.CompileGlob(pattern)
 }
 
-// durable waits, on the embedded server, until the message is on disk.
-func (b *Bus) durable(ctx context.Context, md *jetstream.MsgMetadata) error {
+// durable waits, on the embedded server, until the message received at got
+// is on disk.
+func (b *Bus) durable(ctx context.Context, md *jetstream.MsgMetadata, got time.Time) error {
 	if b.sync == nil {
 		return nil
 	}
-	return b.sync.durable(ctx, md.Timestamp)
+	return b.sync.stored(ctx, md.Sequence.Stream, got)
 }
 
 // filterSubjects is what a consumer for g asks the server for: the events
@@ -114,6 +115,7 @@ func (b *Bus) Subscribe(ctx context.Context, opts bus.SubscribeOptions, fn func(
 	}
 	s := &subscription{b: b, stop: make(chan struct{})}
 	s.cc, err = cons.Consume(func(m jetstream.Msg) {
+		got := time.Now()
 		evs, md, err := b.decode(m)
 		if err != nil {
 			b.cfg.Logger.Error("skipping unreadable event", "err", err)
@@ -122,7 +124,7 @@ func (b *Bus) Subscribe(ctx context.Context, opts bus.SubscribeOptions, fn func(
 		if evs = matching(evs, g, skipThrough); len(evs) == 0 {
 			return
 		}
-		if err := b.durable(ctx, md); err != nil {
+		if err := b.durable(ctx, md, got); err != nil {
 			b.cfg.Logger.Error("event store sync", "err", err)
 			return
 		}
@@ -228,6 +230,7 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, fn func(conte
 	s := &subscription{b: b, stop: make(chan struct{})}
 	settled := &batchAcks{done: make(map[uint64]map[uint64]bool)}
 	s.cc, err = cons.Consume(func(m jetstream.Msg) {
+		got := time.Now()
 		evs, md, err := b.decode(m)
 		if err != nil {
 			b.cfg.Logger.Error("dropping unreadable event", "consumer", cfg.Name, "err", err)
@@ -239,7 +242,7 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, fn func(conte
 			_ = m.Ack()
 			return
 		}
-		if err := b.durable(ctx, md); err != nil {
+		if err := b.durable(ctx, md, got); err != nil {
 			b.cfg.Logger.Error("event store sync; redelivering", "consumer", cfg.Name, "err", err)
 			_ = m.Nak()
 			return

@@ -12,20 +12,21 @@ import (
 )
 
 // syncer is a group commit for the embedded stream: every caller that wrote
-// before a sync round started is covered by that round, so one fsync serves
+// before a sync round began is covered by that round, so one fsync serves
 // all the events acknowledged in the meantime.
 type syncer struct {
 	dir string
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	started uint64 // rounds begun
-	done    uint64 // rounds finished
 	running bool
-	err     error // result of the last finished round
-	// durableBefore is the start of the last successful round: whatever the
-	// server stored before it is on disk.
+	// durableBefore is when the last successful round began: whatever was
+	// written before it is on disk.
 	durableBefore time.Time
+	// Stream sequences: messages through acked were written (the server
+	// acknowledged them to a publisher), those through durable are on disk.
+	acked, durable uint64
+	rounds         uint64 // successful rounds so far
 
 	// The block JetStream appends to (JetStream only ever writes to the
 	// newest one), and its index in the block file names <idx>.blk.
@@ -39,49 +40,55 @@ func newSyncer(dir string) *syncer {
 	return s
 }
 
-// sync returns once a round that started after the call has finished.
-func (s *syncer) sync(ctx context.Context) error {
+// sync returns once a round that began after the call has finished. A
+// publisher calls it once the server acknowledged its message at stream
+// sequence seq (0 when there is none, as for key-value writes).
+func (s *syncer) sync(ctx context.Context, seq uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	want := s.started + 1
-	for s.done < want {
-		if ctx.Err() != nil {
-			return ctx.Err()
+	s.acked = max(s.acked, seq)
+	return s.await(ctx, time.Now(), 0)
+}
+
+// stored returns once the message at seq, which a reader received at got,
+// is on disk: at once if a round covered it already, after the round under
+// way if that one covers it, else after a round of its own. Readers call it
+// before handing an event on, so nobody acts on an event that a power loss
+// could still take back.
+func (s *syncer) stored(ctx context.Context, seq uint64, got time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.await(ctx, got, seq)
+}
+
+// await, with mu held, returns once a round that began no earlier than t
+// has finished, or once seq (when not 0) is known to be on disk.
+func (s *syncer) await(ctx context.Context, t time.Time, seq uint64) error {
+	for {
+		if seq != 0 && seq <= s.durable || !s.durableBefore.Before(t) {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		if s.running {
 			s.cond.Wait()
 			continue
 		}
 		s.running = true
-		s.started++
-		round := s.started
+		begun, covers := time.Now(), s.acked
 		s.mu.Unlock()
-		begun := time.Now()
 		err := s.syncFiles()
 		s.mu.Lock()
 		s.running = false
-		s.done = round
-		s.err = err
-		if err == nil {
-			s.durableBefore = begun
-		}
 		s.cond.Broadcast()
+		if err != nil {
+			return err
+		}
+		s.durableBefore = begun
+		s.durable = max(s.durable, covers)
+		s.rounds++
 	}
-	return s.err
-}
-
-// durable returns once what the server stored at time stored is on disk:
-// at once if a finished round began after it, else after the next round.
-// Readers call it before handing an event on, so nobody acts on an event
-// that a power loss could still take back.
-func (s *syncer) durable(ctx context.Context, stored time.Time) error {
-	s.mu.Lock()
-	ok := stored.Before(s.durableBefore)
-	s.mu.Unlock()
-	if ok {
-		return nil
-	}
-	return s.sync(ctx)
 }
 
 // syncFiles fsyncs the message block JetStream is appending to. A round
