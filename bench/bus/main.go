@@ -65,6 +65,15 @@ func main() {
 	started := time.Now()
 	rep := report.New("bus")
 	rep.Setup["durability"] = "embedded JetStream file store; group-commit fsync before every Publish returns and before any reader sees an event"
+	probe := func(key string) {
+		figure, err := report.ProbeFsync(os.TempDir(), 500)
+		if err != nil {
+			fatal(fmt.Errorf("fsync probe: %w", err))
+		}
+		rep.Setup[key] = figure
+		fmt.Fprintln(os.Stderr, "disk:", figure)
+	}
+	probe("disk_fsync_before")
 	var results []Result
 	ctx := context.Background()
 	pad := strings.Repeat("x", *payload)
@@ -107,6 +116,7 @@ func main() {
 		}, s.setup)
 	}
 
+	probe("disk_fsync_after")
 	rep.Results = results
 	metric := func(r Result, m string) float64 {
 		return map[string]float64{"events_per_sec": r.EventsPerSec, "p99_ms": r.P99Ms}[m]

@@ -90,6 +90,11 @@ func run(out string, burst, rate int, steady time.Duration, workers, inflight, p
 	rep.Setup["workers"] = strconv.Itoa(workers)
 	rep.Setup["max_in_flight"] = strconv.Itoa(inflight)
 	rep.Setup["durability"] = "embedded JetStream file store; the trigger and both job events are fsync'ed before Publish returns, the trigger is acknowledged after its ret"
+	fsync, err := report.ProbeFsync(os.TempDir(), 500)
+	if err != nil {
+		return fmt.Errorf("fsync probe: %w", err)
+	}
+	rep.Setup["disk_fsync"] = fsync
 	var results []Result
 	dir, err := os.MkdirTemp("", "brine-bench-reactor-")
 	if err != nil {

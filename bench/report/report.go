@@ -151,3 +151,31 @@ func StartCPUProfile(path string) (stop func(), err error) {
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
+
+// ProbeFsync times n appends of 4 KiB, each followed by fsync, in dir. Every
+// durable event waits for an fsync, so a latency target below the disk's
+// own fsync latency cannot be met: the figure goes in the report's setup
+// beside the results it bounds.
+func ProbeFsync(dir string, n int) (string, error) {
+	f, err := os.CreateTemp(dir, "fsync-probe-")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	block := make([]byte, 4096)
+	ds := make([]time.Duration, 0, n)
+	for range n {
+		if _, err := f.Write(block); err != nil {
+			return "", err
+		}
+		start := time.Now()
+		if err := f.Sync(); err != nil {
+			return "", err
+		}
+		ds = append(ds, time.Since(start))
+	}
+	ms := Millis(ds)
+	return fmt.Sprintf("%d × (append 4 KiB + fsync) in %s: p50 %.3f ms, p99 %.3f ms, max %.3f ms",
+		n, dir, Percentile(ms, 0.50), Percentile(ms, 0.99), ms[len(ms)-1]), nil
+}

@@ -95,3 +95,20 @@ func TestStartCPUProfile(t *testing.T) {
 		t.Error("an unwritable path was accepted")
 	}
 }
+
+func TestProbeFsync(t *testing.T) {
+	dir := t.TempDir()
+	got, err := ProbeFsync(dir, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "20 × (append 4 KiB + fsync) in "+dir+": p50 ") || !strings.Contains(got, " ms, p99 ") {
+		t.Errorf("ProbeFsync = %q", got)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("probe file left behind: %v", left)
+	}
+	if _, err := ProbeFsync(filepath.Join(dir, "missing"), 1); err == nil {
+		t.Error("probing a missing directory succeeded")
+	}
+}
