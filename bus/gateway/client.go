@@ -123,37 +123,6 @@ func endpoint(addr string, port int) string {
 	return "tcp://" + addr
 }
 
-// socketOptions are those of every client socket: zmq4 does not reconnect
-// unless asked, and by default gives up dialing after 2.5 s.
-func socketOptions(extra ...zmq4.Option) []zmq4.Option {
-	return append([]zmq4.Option{zmq4.WithAutomaticReconnect(true), zmq4.WithDialerMaxRetries(-1)}, extra...)
-}
-
-// dial connects sck to ep, retrying until the master answers or ctx ends;
-// on failure the socket is closed.
-func dial(ctx context.Context, sck zmq4.Socket, ep string) error {
-	errc := make(chan error, 1)
-	go func() { errc <- sck.Dial(ep) }()
-	select {
-	case err := <-errc:
-		if err != nil {
-			sck.Close()
-			if errors.Is(err, ErrAuth) {
-				return fmt.Errorf("gateway: %s: %w", ep, authCause(err))
-			}
-			return fmt.Errorf("gateway: dial %s: %w", ep, err)
-		}
-		return nil
-	case <-ctx.Done():
-		// Closing ends zmq4's retry loop. A handshake with something
-		// that is not a master and never answers has no deadline in zmq4,
-		// so its goroutine is not waited for: it ends when the peer
-		// closes.
-		sck.Close()
-		return fmt.Errorf("gateway: dial %s: master not reachable: %w", ep, ctx.Err())
-	}
-}
-
 // authCause returns the innermost error of err's chain that still matches
 // ErrAuth: the security mechanism's own message without zmq4's wrapping,
 // which adds nothing for a user.
@@ -197,7 +166,7 @@ func Dial(ctx context.Context, addr string, key []byte, opts ...Option) (*Client
 	}
 	c.prefix = hex.EncodeToString(nonce[:]) + "-"
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	pc, err := c.connect(ctx)
+	pc, err := connect(ctx, c.ep, null.Security(), zmq4.Dealer)
 	if err != nil {
 		c.cancel()
 		return nil, err
@@ -229,8 +198,8 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// Bounds of the client's connection: replies up to maxReply bytes (a replay
-// page of large events), requests waiting to be written.
+// Bounds of the client's connections: messages up to maxReply bytes (a
+// replay page of large events), requests waiting to be written.
 const (
 	maxReply         = 256 << 20
 	clientQueue      = 1 << 16
@@ -239,27 +208,32 @@ const (
 	clientHandshake  = 10 * time.Second
 )
 
-// connect dials the request endpoint and runs the handshake, again every
-// redialEvery until the master answers or ctx ends.
-func (c *Client) connect(ctx context.Context) (*peerConn, error) {
-	network, addr, ok := splitEndpoint(c.ep)
+// connect dials endpoint ep and runs the handshake as a typ socket with
+// sec, again every redialEvery until the master answers or ctx ends; a key
+// the master refuses ends it at once. The connection's writer runs until it
+// is closed.
+func connect(ctx context.Context, ep string, sec zmq4.Security, typ zmq4.SocketType) (*peerConn, error) {
+	network, addr, ok := splitEndpoint(ep)
 	if !ok {
-		return nil, fmt.Errorf("gateway: dial %s: not a tcp:// or ipc:// endpoint", c.ep)
+		return nil, fmt.Errorf("gateway: dial %s: not a tcp:// or ipc:// endpoint", ep)
 	}
 	var d net.Dialer
 	for {
 		raw, err := d.DialContext(ctx, network, addr)
 		if err == nil {
-			pc, err := handshake(ctx, raw, null.Security(), zmq4.Dealer, false, clientHandshake, clientQueue, clientQueueBytes)
+			pc, err := handshake(ctx, raw, sec, typ, false, clientHandshake, clientQueue, clientQueueBytes)
 			if err == nil {
 				go pc.writeLoop()
 				return pc, nil
 			}
 			raw.Close()
+			if errors.Is(err, ErrAuth) {
+				return nil, fmt.Errorf("gateway: %s: %w", ep, authCause(err))
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("gateway: dial %s: master not reachable: %w", c.ep, ctx.Err())
+			return nil, fmt.Errorf("gateway: dial %s: master not reachable: %w", ep, ctx.Err())
 		case <-time.After(redialEvery):
 		}
 	}
@@ -312,7 +286,7 @@ func (c *Client) readLoop() {
 // redial replaces the connection with a new one, waiting for the master
 // until the client is closed (then it reports false).
 func (c *Client) redial() bool {
-	pc, err := c.connect(c.ctx)
+	pc, err := connect(c.ctx, c.ep, null.Security(), zmq4.Dealer)
 	if err != nil {
 		return false
 	}

@@ -2,9 +2,7 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/go-zeromq/zmq4"
@@ -124,64 +122,53 @@ func (w *watch) deliver(ev *bus.Event) error {
 	return w.fn(ev)
 }
 
-// subscribe connects a SUB socket, whose life ends with ctx, for the glob's
-// literal prefix; it waits for the master until ctx ends.
-func (w *watch) subscribe(ctx context.Context) (zmq4.Socket, error) {
-	sub := zmq4.NewSub(ctx, socketOptions(zmq4.WithSecurity(keySecurity{key: w.c.key}))...)
+// subscribe connects to the publish endpoint as a SUB and subscribes to
+// the glob's literal prefix; it waits for the master until ctx ends, and the
+// connection is closed when ctx ends.
+func (w *watch) subscribe(ctx context.Context) (*peerConn, error) {
+	pc, err := connect(ctx, w.ep, keySecurity{key: w.c.key}, zmq4.Sub)
+	if err != nil {
+		return nil, err
+	}
+	context.AfterFunc(ctx, pc.close)
 	prefix := ""
 	if w.glob != nil {
 		prefix = w.glob.Prefix()
 	}
-	if err := sub.SetOption(zmq4.OptionSubscribe, prefix); err != nil {
-		sub.Close()
-		return nil, fmt.Errorf("gateway: subscribe: %w", err)
-	}
-	if err := dial(ctx, sub, w.ep); err != nil {
-		return nil, err
-	}
-	return sub, nil
+	pc.send(encodeMsg(append([]byte{1}, prefix...)))
+	return pc, nil
 }
 
-// receive turns the subscription's messages into live items until ctx ends,
-// then closes the socket. zmq4 reconnects by itself, before reporting
-// io.EOF, only after a connection that ended cleanly; one that ended
-// mid-frame (how the master cuts off a watcher that stopped reading) leaves
-// the socket without a connection, so after any other error the socket is
-// replaced.
-func (w *watch) receive(ctx context.Context, sub zmq4.Socket, live chan<- liveItem, done chan<- struct{}) {
+// receive turns the subscription's messages into live items until ctx ends.
+// A dropped connection (the master restarted, or cut off a watcher that
+// stopped reading) is a gap: the watch connects again and catches up.
+func (w *watch) receive(ctx context.Context, pc *peerConn, live chan<- liveItem, done chan<- struct{}) {
 	defer close(done)
-	defer func() {
-		if sub != nil {
-			sub.Close()
-			drainClosed(sub)
-		}
-	}()
 	for {
-		msg, err := sub.Recv()
+		frames, cmd, err := readMsg(pc.br, maxReply)
 		if ctx.Err() != nil {
 			return
 		}
 		var it liveItem
 		switch {
-		case errors.Is(err, io.EOF):
-			it.reset = true
 		case err != nil:
 			it.reset = true
-			sub.Close()
-			drainClosed(sub)
-			if sub, err = w.subscribe(ctx); err != nil {
+			pc.close()
+			if pc, err = w.subscribe(ctx); err != nil {
 				if ctx.Err() != nil {
 					return
 				}
 				it.err = err
 			}
+		case cmd:
+			continue
 		default:
 			// The tag frame comes first: events the glob rejects (the
 			// master filters by its prefix only) are not decoded.
-			if len(msg.Frames) == 0 || (w.glob != nil && !w.glob.Match(string(msg.Frames[0]))) {
+			if len(frames) == 0 || (w.glob != nil && !w.glob.Match(string(frames[0]))) {
 				continue
 			}
-			if it.ev = decodeLive(msg.Frames); it.ev == nil {
+			if it.ev = decodeLive(frames); it.ev == nil {
 				continue
 			}
 		}
@@ -253,21 +240,5 @@ func (w *watch) catchUp(ctx context.Context, cursor bus.Since, until uint64) err
 			until = rep.Head // later pages stop where the first one aimed
 		}
 		cursor = bus.Since{AfterSeq: rep.LastSeq}
-	}
-}
-
-// drainClosed empties a closed zmq4 socket's receive queue. zmq4's per-peer
-// reader blocks on that queue when it is full and never looks at the socket's
-// context while it waits, so without this a socket closed with unread
-// messages leaks a goroutine and its connection. Recv on a closed socket
-// chooses at random between the closed context and a queued message, so the
-// queue is known empty only after many refusals in a row.
-func drainClosed(sck zmq4.Socket) {
-	for misses := 0; misses < 64; {
-		if _, err := sck.Recv(); err != nil {
-			misses++
-		} else {
-			misses = 0
-		}
 	}
 }
