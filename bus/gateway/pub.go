@@ -7,11 +7,17 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-zeromq/zmq4"
 
 	"github.com/brinehq/brine/bus"
 )
+
+// registerDelay holds back registering a subscription; tests use it to
+// widen the window in which an event reaches neither a watch's catch-up nor
+// its live stream.
+var registerDelay time.Duration
 
 // maxSubscriptionMsg bounds what a watcher may send: subscriptions only.
 const maxSubscriptionMsg = 4 << 10
@@ -76,6 +82,9 @@ func (s *Server) serveWatcher(ctx context.Context, raw net.Conn) {
 			continue
 		}
 		topic := string(frames[0][1:])
+		if registerDelay > 0 {
+			time.Sleep(registerDelay)
+		}
 		w.mu.Lock()
 		switch frames[0][0] {
 		case 1:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/go-zeromq/zmq4"
 
@@ -16,6 +17,10 @@ import (
 // fills the gap from the log, so a slow handler costs time, never events.
 // A variable so that tests can make a watch fall behind quickly.
 var liveBuffer = 4096
+
+// settleAfter is how long after a catch-up the watch catches up once more,
+// by when its subscription has reached the master.
+const settleAfter = time.Second
 
 type liveItem struct {
 	ev    *bus.Event
@@ -58,25 +63,37 @@ func (c *Client) Watch(ctx context.Context, pubAddr, pattern string, since bus.S
 	}()
 
 	trusted := since.IsZero() // live delivery continues where we are
+	// settle fires once the subscription has surely reached the master:
+	// an event stored after a catch-up's end but before the master knew
+	// of the subscription is in neither, and would otherwise wait for the
+	// next live event to be caught up.
+	var settle <-chan time.Time
 	if !since.IsZero() {
 		if err := w.catchUp(ctx, since, 0); err != nil {
 			return err
 		}
+		settle = time.After(settleAfter)
 	}
 	for {
 		var it liveItem
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
+		case <-settle:
+			settle = nil
+			if trusted {
+				continue // a live event came, and the gap before it was filled
+			}
+			if err := w.catchUp(ctx, w.cursor(since), 0); err != nil {
+				return err
+			}
+			continue
 		case it = <-live:
 		}
 		if it.err != nil {
 			return it.err
 		}
-		cursor := since
-		if w.pos > 0 {
-			cursor = bus.Since{AfterSeq: w.pos}
-		}
+		cursor := w.cursor(since)
 		if it.reset {
 			// Catch up now rather than at the next live event, which may
 			// be long in coming.
@@ -85,6 +102,7 @@ func (c *Client) Watch(ctx context.Context, pubAddr, pattern string, since bus.S
 				if err := w.catchUp(ctx, cursor, 0); err != nil {
 					return err
 				}
+				settle = time.After(settleAfter)
 			}
 			continue
 		}
@@ -111,6 +129,14 @@ type watch struct {
 	glob    *bus.Glob
 	fn      func(*bus.Event) error
 	pos     uint64 // log position delivered (or replayed) through
+}
+
+// cursor is where a catch-up starts: after what was delivered, or since.
+func (w *watch) cursor(since bus.Since) bus.Since {
+	if w.pos > 0 {
+		return bus.Since{AfterSeq: w.pos}
+	}
+	return since
 }
 
 // deliver calls fn once per log position, in order.

@@ -605,3 +605,24 @@ func TestWatchFollowsAMasterWithANewLog(t *testing.T) {
 		t.Fatalf("after the new log: %s@%d, %s@%d; want %s first and %s", got[5].Tag, got[5].Seq, got[6].Tag, got[6].Seq, evs[0].Tag, evs[1].Tag)
 	}
 }
+
+// TestWatchCatchesUpWhatItsSubscriptionMissed: an event stored after a
+// watch's catch-up but before the master registered its subscription is in
+// neither; the watch catches up once more when the subscription has surely
+// arrived, instead of waiting for a next live event that may never come.
+func TestWatchCatchesUpWhatItsSubscriptionMissed(t *testing.T) {
+	ctx := testContext(t)
+	registerDelay = 800 * time.Millisecond
+	t.Cleanup(func() { registerDelay = 0 })
+	b := openBus(t)
+	srv := startServer(t, b, nil)
+	c := dialClient(t, srv.RequestAddr(), testKey)
+	col := newCollector()
+	startWatch(t, c, srv.PublishAddr(), "late/*", bus.Since{Time: time.Now()}, col)
+	time.Sleep(300 * time.Millisecond) // the catch-up is over, the subscription not yet registered
+	evs := publishN(t, ctx, b, 1, func(int) string { return "late/only" }, nil)
+	got := col.waitFor(t, 5*time.Second, "the only event", atLeast(1))
+	if got[0].ID != evs[0].ID {
+		t.Fatalf("watched %s, want %s", got[0].ID, evs[0].ID)
+	}
+}
