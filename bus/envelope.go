@@ -3,6 +3,9 @@ package bus
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
 	"time"
 	"unsafe"
 )
@@ -229,4 +232,68 @@ func (p *storedParser) int(dst *int) bool {
 	}
 	*dst = n
 	return true
+}
+
+// appendData writes an event's data object as encoding/json would (keys
+// sorted, HTML escaped), without reflection for the values events hold:
+// maps, lists, strings, booleans, numbers and nil. Anything else (a struct,
+// a Marshaler) is written by encoding/json itself.
+func appendData(dst []byte, m map[string]any) ([]byte, error) {
+	dst = append(dst, '{')
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, k)
+		dst = append(dst, ':')
+		var err error
+		if dst, err = appendValue(dst, m[k]); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+func appendValue(dst []byte, v any) ([]byte, error) {
+	switch t := v.(type) {
+	case nil:
+		return append(dst, "null"...), nil
+	case string:
+		return appendJSONString(dst, t), nil
+	case bool:
+		return strconv.AppendBool(dst, t), nil
+	case int:
+		return strconv.AppendInt(dst, int64(t), 10), nil
+	case int64:
+		return strconv.AppendInt(dst, t, 10), nil
+	case map[string]any:
+		return appendData(dst, t)
+	case []any:
+		dst = append(dst, '[')
+		for i, x := range t {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			var err error
+			if dst, err = appendValue(dst, x); err != nil {
+				return nil, err
+			}
+		}
+		return append(dst, ']'), nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(dst, b...), nil
+}
+
+// appendJSONString quotes s; one that needs escaping goes through
+// encoding/json.
+func appendJSONString(dst []byte, s string) []byte {
+	if b, ok := appendPlainString(dst, s); ok {
+		return b
+	}
+	b, _ := json.Marshal(s) // a string always encodes
+	return append(dst, b...)
 }

@@ -119,7 +119,7 @@ func NewEvent(tag string, data map[string]any, o Origin) (*Event, error) {
 	}
 	stamp, _ := appendTime(make([]byte, 0, len(StampLayout)), now) // time.Now is in range
 	d["_stamp"] = string(stamp)
-	raw, err := json.Marshal(d)
+	raw, err := appendData(make([]byte, 0, 256), d)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidData, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"reflect"
 	"regexp"
 	"strings"
@@ -629,5 +630,48 @@ func TestNewEventEncoding(t *testing.T) {
 	want, _ := json.Marshal(wireEvent{ID: ev.ID, Tag: ev.Tag, Time: ev.Time.Format(TimeLayout), Source: ev.Source, Data: ev.Data, Cause: ev.Cause, Depth: ev.Depth})
 	if !bytes.Equal(got, want) {
 		t.Fatalf("NewEvent encoded\n%s\nencoding/json\n%s", got, want)
+	}
+}
+
+// FuzzAppendData holds appendData to encoding/json's bytes for any data an
+// event can carry: decoded JSON, integers kept as integers (bus.Numbers).
+func FuzzAppendData(f *testing.F) {
+	f.Add([]byte(`{"a":1,"b":[true,null,"x<y & z>",{"c":2.5}],"ü":"\u2028","n":9007199254740993,"f":1e21,"g":1e-7}`))
+	f.Add([]byte(`{"":{},"k":[],"s":"\ud800"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		var m map[string]any
+		if dec.Decode(&m) != nil || m == nil {
+			return
+		}
+		Numbers(m)
+		want, err := json.Marshal(m)
+		if err != nil {
+			return
+		}
+		got, err := appendData(nil, m)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("appendData = %s, %v\nencoding/json %s", got, err, want)
+		}
+	})
+}
+
+// TestAppendDataFallsBack checks the values appendData leaves to
+// encoding/json: same bytes, same refusals.
+func TestAppendDataFallsBack(t *testing.T) {
+	type point struct {
+		X int `json:"x"`
+	}
+	m := map[string]any{"p": point{1}, "l": []string{"a", "<"}, "m": map[string]string{"k": "v"}, "f": 0.1, "u": uint8(7), "ptr": &point{2}}
+	want, _ := json.Marshal(m)
+	if got, err := appendData(nil, m); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("appendData = %s, %v; encoding/json %s", got, err, want)
+	}
+	if _, err := appendData(nil, map[string]any{"nan": math.NaN()}); err == nil {
+		t.Error("NaN encoded")
+	}
+	if _, err := NewEvent("x", map[string]any{"c": make(chan int)}, Origin{}); !errors.Is(err, ErrInvalidData) {
+		t.Errorf("a channel in data: %v, want ErrInvalidData", err)
 	}
 }
