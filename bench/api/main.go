@@ -188,7 +188,9 @@ func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) erro
 			r.ClientCPUus = lr.CPUus / float64(lr.Requests)
 		}
 		r.Clients, r.TargetRate, r.BodyBytes, r.Description = sc.clients, sc.rate, bodySize, sc.desc
-		r.Stored = int(after - before)
+		if r.Stored, err = countStored(ctx, b, before, after); err != nil {
+			return fmt.Errorf("%s: %w", sc.name, err)
+		}
 		r.Missing = r.Requests - r.Errors - r.Stored
 		results = append(results, r)
 		fmt.Fprintf(os.Stderr, "%s: %.0f req/s, p50 %.2f ms, p90 %.2f ms, p99 %.2f ms (durable publish p50 %.2f ms, p99 %.2f ms), errors %d, stored %d, CPU/request: server %.0f µs, client %.0f µs\n",
@@ -486,4 +488,34 @@ func sseLoad(url string, clients, fanEvents int) (loadReport, error) {
 	start := time.Now()
 	wg.Wait()
 	return loadReport{Requests: int(got.Load()), Errors: int(errs.Load()), Seconds: time.Since(start).Seconds(), Latencies: lat}, nil
+}
+
+// countStored counts the events the log holds after position before
+// through position after: positions are not a count (a batch of events
+// shares one stream message).
+func countStored(ctx context.Context, b bus.Bus, before, after uint64) (int, error) {
+	if after <= before {
+		return 0, nil
+	}
+	var n atomic.Int64
+	done := make(chan struct{})
+	var once sync.Once
+	sub, err := b.Subscribe(ctx, bus.SubscribeOptions{Since: bus.Since{AfterSeq: before}}, func(ev *bus.Event) {
+		if ev.Seq <= after {
+			n.Add(1)
+		}
+		if ev.Seq >= after {
+			once.Do(func() { close(done) })
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer sub.Stop()
+	select {
+	case <-done:
+		return int(n.Load()), nil
+	case <-time.After(time.Minute):
+		return 0, fmt.Errorf("counting the stored events: position %d not reached within a minute", after)
+	}
 }
