@@ -202,7 +202,7 @@ func (c *Client) Close() error {
 // replay page of large events), requests waiting to be written.
 const (
 	maxReply         = 256 << 20
-	clientQueue      = 1 << 16
+	clientQueue      = 8192
 	clientQueueBytes = 256 << 20
 	redialEvery      = 250 * time.Millisecond
 	clientHandshake  = 10 * time.Second
