@@ -258,13 +258,20 @@ func (s *Server) start(ctx context.Context) error {
 	return nil
 }
 
-// serves reports whether the server answers authoritatively for zone.
+// serves reports whether the server answers authoritatively for zone, over
+// UDP and TCP: named opens its TCP listener after the UDP one, and a test
+// that asks over TCP right after start-up would find the port closed.
 func (s *Server) serves(zone string) bool {
 	m := new(dns.Msg)
 	m.SetQuestion(dns.Fqdn(zone), dns.TypeSOA)
-	c := &dns.Client{Timeout: 200 * time.Millisecond}
-	r, _, err := c.Exchange(m, s.Addr)
-	return err == nil && r.Rcode == dns.RcodeSuccess && r.Authoritative
+	for _, network := range []string{"udp", "tcp"} {
+		c := &dns.Client{Net: network, Timeout: 200 * time.Millisecond}
+		r, _, err := c.Exchange(m, s.Addr)
+		if err != nil || r.Rcode != dns.RcodeSuccess || !r.Authoritative {
+			return false
+		}
+	}
+	return true
 }
 
 // Log returns what named printed so far (for failure messages).
