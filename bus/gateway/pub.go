@@ -149,3 +149,11 @@ func (s *Server) drop(w *watcher, reason string) {
 		}
 	}()
 }
+
+// Watchers returns how many watchers are connected now, for a gauge on
+// /metrics beside the count of those dropped.
+func (s *Server) Watchers() int {
+	s.wmu.RLock()
+	defer s.wmu.RUnlock()
+	return len(s.watchers)
+}

@@ -585,6 +585,9 @@ func TestWatchFollowsAMasterWithANewLog(t *testing.T) {
 	col := newCollector()
 	startWatch(t, c, pubAddr, "app/*", bus.Since{}, col)
 	waitWatchers(t, srv.Server, 1)
+	if n := srv.Watchers(); n != 1 {
+		t.Errorf("Watchers() = %d with one watch running", n)
+	}
 	publishN(t, ctx, old, 5, func(i int) string { return fmt.Sprintf("app/old/%d", i) }, nil)
 	col.waitFor(t, 10*time.Second, "the old log's events", atLeast(5))
 	if err := srv.stop(); err != nil {

@@ -81,6 +81,10 @@ func startAPI(ctx context.Context, m *master, grp *errgroup.Group) error {
 			Label: "consumer", Sample: func(ctx context.Context) (map[string]float64, error) { return consumerLag(ctx, m.bus) }},
 		{Name: "brine_reactor_dead_letters", Help: "Reactions in the dead-letter list (brine reactor dlq).",
 			Sample: func(ctx context.Context) (map[string]float64, error) { return deadLetters(ctx, m.bus) }},
+		{Name: "brine_gateway_watchers", Help: "ZeroMQ watchers connected to the publish port now.",
+			Sample: func(context.Context) (map[string]float64, error) {
+				return map[string]float64{"": float64(m.gateway.Watchers())}, nil
+			}},
 	}
 	keep, err := keepJobs(m.cfg)
 	if err != nil {

@@ -263,7 +263,7 @@ func TestAPIEndToEnd(t *testing.T) {
 		t.Errorf("healthz %+v (%v)", h, err)
 	}
 	metrics := runCurl(t, "-H", "Authorization: Bearer "+apiToken, url+"/metrics")
-	for _, want := range []string{`brine_api_events_in_total{prefix="myco/five",route="events_post"} 1`, `brine_reactor_dead_letters 0`, `brine_bus_consumer_lag{consumer="reactor"}`} {
+	for _, want := range []string{`brine_api_events_in_total{prefix="myco/five",route="events_post"} 1`, `brine_reactor_dead_letters 0`, `brine_bus_consumer_lag{consumer="reactor"}`, "brine_gateway_watchers "} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %q", want)
 		}
