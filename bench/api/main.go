@@ -285,8 +285,7 @@ func percentiles(ms []float64) (p50, p90, p99, maxv float64) {
 		return 0, 0, 0, 0
 	}
 	slices.Sort(ms)
-	at := func(q float64) float64 { return ms[min(len(ms)-1, int(q*float64(len(ms))))] }
-	return at(0.50), at(0.90), at(0.99), ms[len(ms)-1]
+	return report.Percentile(ms, 0.50), report.Percentile(ms, 0.90), report.Percentile(ms, 0.99), ms[len(ms)-1]
 }
 
 // fanout starts clients SSE followers in a child process, publishes events

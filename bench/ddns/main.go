@@ -18,7 +18,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -422,9 +421,8 @@ func percentiles(lat []time.Duration) (p50, p99, maxMs float64) {
 	if len(lat) == 0 {
 		return 0, 0, 0
 	}
-	slices.Sort(lat)
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	return ms(lat[len(lat)/2]), ms(lat[len(lat)*99/100]), ms(lat[len(lat)-1])
+	ms := report.Millis(lat)
+	return report.Percentile(ms, 0.50), report.Percentile(ms, 0.99), ms[len(ms)-1]
 }
 
 func bindVersion(srv *named.Server) string {

@@ -286,6 +286,6 @@ func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds())
 func summarize(name string, hosts int, unit string, ms []float64) Result {
 	s := slices.Clone(ms)
 	slices.Sort(s)
-	pct := func(p float64) float64 { return s[min(len(s)-1, int(p*float64(len(s))))] }
+	pct := func(p float64) float64 { return report.Percentile(s, p) }
 	return Result{Name: name, Hosts: hosts, Samples: len(s), Unit: unit, P50Ms: pct(0.5), P95Ms: pct(0.95), MaxMs: s[len(s)-1], MinMs: s[0]}
 }

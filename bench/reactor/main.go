@@ -258,13 +258,8 @@ func (m *meter) summary(name string, start time.Time) Result {
 		}
 	}
 	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		if len(lat) == 0 {
-			return 0
-		}
-		return ms(lat[min(len(lat)-1, int(p*float64(len(lat))))])
-	}
-	res.P50Ms, res.P99Ms = pct(0.50), pct(0.99)
+	sorted := report.Millis(lat)
+	res.P50Ms, res.P99Ms = report.Percentile(sorted, 0.50), report.Percentile(sorted, 0.99)
 	if len(lat) > 0 {
 		res.MaxMs = ms(lat[len(lat)-1])
 	}
