@@ -4,16 +4,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 // TestCloudRunThreadsInSlack: `brine cloud -p small web1` against the vCenter
 // simulator gives one Slack thread for the VM, its steps threaded under the
-// parent and the final state edited into it.
+// parent and the final state edited into it; the audit's counters reach
+// /metrics.
 func TestCloudRunThreadsInSlack(t *testing.T) {
 	rec, apiURL := newSlackRecorder(t)
-	m := newTestMaster(t)
+	m, brineURL := apiMaster(t)
 	f, err := os.OpenFile(filepath.Join(m.confDir, "master"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -54,5 +57,15 @@ func TestCloudRunThreadsInSlack(t *testing.T) {
 		if strings.Contains(msg["text"], "pass") {
 			t.Errorf("password in Slack: %v", msg)
 		}
+	}
+
+	waitAPI(t, m, brineURL)
+	metrics := runCurl(t, "-H", "Authorization: Bearer "+apiToken, brineURL+"/metrics")
+	posted := regexp.MustCompile(`(?m)^brine_slack_posted_total (\d+)$`).FindStringSubmatch(metrics)
+	if posted == nil {
+		t.Fatalf("no brine_slack_posted_total on /metrics:\n%s", metrics)
+	}
+	if n, _ := strconv.Atoi(posted[1]); n < len(msgs)-1 {
+		t.Errorf("brine_slack_posted_total %d, want at least the %d messages posted", n, len(msgs)-1)
 	}
 }
