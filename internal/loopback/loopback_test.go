@@ -24,3 +24,16 @@ func TestPortIsFreeForTCPAndUDP(t *testing.T) {
 		l.Close()
 	}
 }
+
+func TestPortIsBelowTheEphemeralRange(t *testing.T) {
+	low := ephemeralLow()
+	for range 50 {
+		p, err := Port()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p < 10000 || p >= low {
+			t.Fatalf("port %d outside 10000..%d", p, low-1)
+		}
+	}
+}
