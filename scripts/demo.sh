@@ -38,18 +38,24 @@ check() { # check NAME COMMAND… — record whether COMMAND succeeds
 	local name=$1; shift
 	if "$@" >/dev/null 2>&1; then checks+=("${c_pass}PASS${c_off}  $name"); else checks+=("${c_fail}FAIL${c_off}  $name"); failed=$((failed + 1)); fi
 }
-port() { # a loopback port free for both TCP and UDP (DNS servers bind both)
-	python3 -c '
-import socket
+port() { # port [TAKEN...] — a loopback port free for both TCP and UDP (DNS servers bind both), not TAKEN,
+	# below the kernel's ephemeral range, where no outgoing connection can take it before our server binds it
+	python3 - "$@" <<'PY'
+import random, socket, sys
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+taken = set(sys.argv[1:])
 while True:
-    t = socket.socket(); t.bind(("127.0.0.1", 0)); p = t.getsockname()[1]
-    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    p = random.randint(10000, low - 1)
+    if str(p) in taken:
+        continue
+    t, u = socket.socket(), socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
-        u.bind(("127.0.0.1", p)); print(p); break
+        t.bind(("127.0.0.1", p)); u.bind(("127.0.0.1", p)); print(p); break
     except OSError:
         pass
     finally:
-        u.close(); t.close()'
+        u.close(); t.close()
+PY
 }
 deployed() { # deployed VM ADDRESS — deploy_script fired with host ADDRESS, and the script ran there
 	python3 - "$work/deploy_script.events" "$@" <<'PY' && grep -qx "deployed $2 with role web by root" "$work/deployed/$2"
@@ -69,7 +75,8 @@ for cmd in named dnsmasq dig tsig-keygen setpriv python3 /usr/sbin/sshd ssh-keyg
 done
 [ "$(id -u)" = 0 ] || { echo "demo: run as root (sshd must run as root to log the deploy step in)" >&2; exit 1; }
 
-PUB=$(port) REQ=$(port) VC=$(port) NS=$(port) DM=$(port) SL=$(port) SSH=$(port)
+PUB=$(port); REQ=$(port $PUB); VC=$(port $PUB $REQ); NS=$(port $PUB $REQ $VC); DM=$(port $PUB $REQ $VC $NS)
+SL=$(port $PUB $REQ $VC $NS $DM); SSH=$(port $PUB $REQ $VC $NS $DM $SL)
 mkdir -p "$work"/{etc/master.d,etc/cloud.profiles.d,etc/cloud.deploy.d,bind,dnsmasq,reactor,data,ssh,deployed}
 
 bold "BIND 9 on 127.0.0.1:$NS with a TSIG key, zone example.test and 20.127.in-addr.arpa"
