@@ -17,7 +17,10 @@
 //	reply    (ROUTER → DEALER): correlation id, "ok" | "error", body JSON
 //	event    (PUB → SUB):       tag, log position (decimal), envelope JSON
 //
-// A watcher subscribes by tag prefix, as with Salt's publisher.
+// A watcher subscribes by tag prefix, as with Salt's publisher. On both
+// ends zmq4 runs only the ZMTP handshake; the frames that follow are read
+// and written here, buffered, which zmq4's sockets did a system call (and a
+// goroutine) at a time.
 package gateway
 
 import (
