@@ -115,6 +115,41 @@ var (
 	publicEndpoints = []string{"healthz", "metrics"}
 )
 
+// ConfigKey is the master configuration key of the API.
+const ConfigKey = "api"
+
+// Decoder reads one top-level key of the master configuration, with errors
+// naming file and line (*config.Master is one).
+type Decoder interface {
+	Has(key string) bool
+	Decode(key string, out any) error
+	Source(key string) string
+}
+
+// LoadConfig reads the api: section and resolves it; on is false when there
+// is none (the API is off).
+func LoadConfig(d Decoder) (cfg Config, on bool, err error) {
+	if !d.Has(ConfigKey) {
+		return Config{}, false, nil
+	}
+	src := d.Source(ConfigKey)
+	var raw map[string]any
+	if err := d.Decode(ConfigKey, &raw); err != nil {
+		return Config{}, true, err
+	}
+	if err := CheckKeys(raw); err != nil {
+		return Config{}, true, fmt.Errorf("%s: %w", src, err)
+	}
+	var st Settings
+	if err := d.Decode(ConfigKey, &st); err != nil {
+		return Config{}, true, err
+	}
+	if cfg, err = st.Resolve(filepath.Dir(src)); err != nil {
+		return Config{}, true, fmt.Errorf("%s: %w", src, err)
+	}
+	return cfg, true, nil
+}
+
 // CheckKeys reports keys of the raw api: mapping that Settings does not
 // know, so that a misspelt secret_file is an error instead of a hook
 // silently left without its secret.

@@ -3,15 +3,15 @@ package bus
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 )
 
 // Bus carries every event. Implementations must make Publish durable: when it
 // returns nil, the event survives a crash of the process that published it.
 type Bus interface {
-	// Publish stores ev durably and returns when it is stored. Publishing an
-	// event whose id was already stored is not an error and stores nothing.
-	Publish(ctx context.Context, ev *Event) error
+	Publisher
 
 	// Subscribe delivers, in order, the events whose tag matches opts.Pattern:
 	// first the stored ones from opts.Since (if set), then live ones. A
@@ -26,6 +26,15 @@ type Bus interface {
 
 	// Close stops all subscriptions and releases the connection.
 	Close() error
+}
+
+// Publisher stores events durably; every Bus is one. Parts of brine that
+// fire events take a Publisher, so that they can be given the bus, a test's
+// recorder or `reactor test`'s printer.
+type Publisher interface {
+	// Publish stores ev durably and returns when it is stored. Publishing an
+	// event whose id was already stored is not an error and stores nothing.
+	Publish(ctx context.Context, ev *Event) error
 }
 
 // Subscription is a running Subscribe or Consume.
@@ -99,5 +108,48 @@ func (d *Delivery) Nak(delay time.Duration) error { return d.Acker.Nak(delay) }
 // InProgress extends the ack deadline of a delivery still being worked on.
 func (d *Delivery) InProgress() error { return d.Acker.InProgress() }
 
+// KeepAlive tells the bus every interval that the delivery is still being
+// worked on, until stop is called: a handler that may wait long (retries,
+// rate limits, an outage) keeps its delivery while it lives, and a short
+// AckWait still hands the event to another master soon after a crash.
+func (d *Delivery) KeepAlive(every time.Duration) (stop func()) {
+	done := make(chan struct{})
+	t := time.NewTicker(every)
+	go func() {
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				_ = d.InProgress()
+			case <-done:
+				return
+			}
+		}
+	}()
+	var once sync.Once
+	return func() { once.Do(func() { close(done) }) }
+}
+
 // ErrClosed is returned by a Bus used after Close.
 var ErrClosed = errors.New("bus closed")
+
+// ParseSince reads a starting point as operators write it: an event id
+// (replay starts after it), an RFC 3339 time (or 2006-01-02[ 15:04:05]),
+// or a duration back from now (10m).
+func ParseSince(s string) (Since, error) {
+	if s == "" {
+		return Since{}, nil
+	}
+	if _, err := IDTime(s); err == nil {
+		return Since{AfterID: s}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return Since{Time: t}, nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return Since{Time: time.Now().Add(-d)}, nil
+	}
+	return Since{}, fmt.Errorf("%q: want an event id, an RFC 3339 time or a duration like 10m", s)
+}

@@ -51,6 +51,16 @@ type Config struct {
 	Files []string
 }
 
+// ConfigDir is where the cloud files of a configuration are: the
+// configuration directory itself, or the directory of a configuration file
+// given instead (brine -c /etc/brine/master).
+func ConfigDir(config string) string {
+	if st, err := os.Stat(config); err == nil && !st.IsDir() {
+		return filepath.Dir(config)
+	}
+	return config
+}
+
 // LoadConfig reads dir/cloud.providers, dir/cloud.providers.d/*.conf,
 // dir/cloud.profiles and dir/cloud.profiles.d/*.conf. Missing files are
 // fine (an empty config); a profile naming an unknown provider is not.

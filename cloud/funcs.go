@@ -29,15 +29,9 @@ type Functions struct {
 	Log *slog.Logger
 }
 
-// Registrar is where functions are registered: a *function.Registry, or a
-// registry of signatures only (brine reactor test).
-type Registrar interface {
-	Register(function.Func) error
-}
-
-// Register adds cloud.profile, cloud.destroy and cloud.list to r.
-func (f *Functions) Register(r Registrar) error {
-	for _, fn := range []function.Func{
+// Funcs are cloud.profile, cloud.destroy and cloud.list.
+func (f *Functions) Funcs() []function.Func {
+	return []function.Func{
 		{
 			Name: "cloud.profile",
 			Doc:  "Create instances from profile prof, like salt-cloud -p; existing ones are reported, not created again.",
@@ -78,12 +72,7 @@ func (f *Functions) Register(r Registrar) error {
 				return f.list(ctx, in.String("provider"))
 			},
 		},
-	} {
-		if err := r.Register(fn); err != nil {
-			return err
-		}
 	}
-	return nil
 }
 
 // instanceNames reads Salt's instances: a list, or names separated by commas.

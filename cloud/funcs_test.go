@@ -20,7 +20,7 @@ func TestRunnerFunctions(t *testing.T) {
 		Openers:   map[string]cloud.Opener{vmware.Driver: vmware.Open},
 		Publisher: e.pub,
 	}
-	if err := fns.Register(reg); err != nil {
+	if err := reg.RegisterAll(fns.Funcs()); err != nil {
 		t.Fatal(err)
 	}
 	ctx := ctxT(t)
@@ -100,7 +100,7 @@ func TestRunnerFunctionFailsWhenAVMFails(t *testing.T) {
 		Openers:   map[string]cloud.Opener{vmware.Driver: vmware.Open},
 		Publisher: e.pub,
 	}
-	if err := fns.Register(reg); err != nil {
+	if err := reg.RegisterAll(fns.Funcs()); err != nil {
 		t.Fatal(err)
 	}
 	out, err := reg.Call(ctxT(t), "cloud.profile", nil, map[string]any{"prof": "slow", "instances": "s1"}, nil)

@@ -127,6 +127,19 @@ func (r *Registry) Register(f Func) error {
 	return nil
 }
 
+// RegisterAll adds every function of fs, stopping at the first error. Parts
+// of brine that provide functions declare them as a list (a Funcs method),
+// so that the master registers them to run and `brine reactor test` by
+// their signatures only, from the same declarations.
+func (r *Registry) RegisterAll(fs []Func) error {
+	for _, f := range fs {
+		if err := r.Register(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Lookup returns the function registered under name.
 func (r *Registry) Lookup(name string) (*Func, bool) {
 	r.mu.RLock()

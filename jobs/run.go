@@ -33,11 +33,6 @@ func ReactionUser(cause *bus.Event) string {
 	return UserReactor
 }
 
-// Publisher stores events durably; bus.Bus is one.
-type Publisher interface {
-	Publish(ctx context.Context, ev *bus.Event) error
-}
-
 // Caller runs a named function with Salt-style arguments; fire lets the
 // function fire events caused by the job. *function.Registry is one.
 type Caller interface {
@@ -112,15 +107,11 @@ func (r *Run) payload() map[string]any {
 	return d
 }
 
-// NewEvent is the job's salt/run/<jid>/new event.
-func (r *Run) NewEvent() (*bus.Event, error) {
-	return bus.NewEvent(RunTag(r.JID, "new"), r.payload(), r.Origin)
-}
-
-// RetEvent is the job's salt/run/<jid>/ret event for the outcome ret, err:
-// success is err == nil, and a failed job's return is Salt's exception text.
-// extra keys (e.g. attempts) are added; duration is the time since Start.
-func (r *Run) RetEvent(ret any, err error, extra map[string]any) (*bus.Event, error) {
+// retData is the payload of the job's salt/run/<jid>/ret event for the
+// outcome ret, err: success is err == nil, and a failed job's return is
+// Salt's exception text. extra keys (e.g. attempts) are added; duration is
+// the time since Start.
+func (r *Run) retData(ret any, err error, extra map[string]any) map[string]any {
 	d := r.payload()
 	for k, v := range extra {
 		d[k] = v
@@ -131,28 +122,20 @@ func (r *Run) RetEvent(ret any, err error, extra map[string]any) (*bus.Event, er
 		d["return"] = fmt.Sprintf("Exception occurred in runner %s: %v", strings.TrimPrefix(r.Fun, "runner."), err)
 	}
 	d["duration"] = time.Since(r.Start).Seconds()
-	return bus.NewEvent(RunTag(r.JID, "ret"), d, r.Origin)
+	return d
 }
 
 // Begin publishes the new event.
-func (r *Run) Begin(ctx context.Context, pub Publisher) error {
-	ev, err := r.NewEvent()
-	if err != nil {
-		return fmt.Errorf("job %s: %w", r.JID, err)
-	}
-	if err := pub.Publish(ctx, ev); err != nil {
+func (r *Run) Begin(ctx context.Context, pub bus.Publisher) error {
+	if _, err := bus.Fire(ctx, pub, RunTag(r.JID, "new"), r.payload(), r.Origin); err != nil {
 		return fmt.Errorf("job %s: new event: %w", r.JID, err)
 	}
 	return nil
 }
 
 // End publishes the ret event for the outcome ret, err.
-func (r *Run) End(ctx context.Context, pub Publisher, ret any, err error, extra map[string]any) error {
-	ev, eerr := r.RetEvent(ret, err, extra)
-	if eerr != nil {
-		return fmt.Errorf("job %s: %w", r.JID, eerr)
-	}
-	if perr := pub.Publish(ctx, ev); perr != nil {
+func (r *Run) End(ctx context.Context, pub bus.Publisher, ret any, err error, extra map[string]any) error {
+	if _, perr := bus.Fire(ctx, pub, RunTag(r.JID, "ret"), r.retData(ret, err, extra), r.Origin); perr != nil {
 		return fmt.Errorf("job %s: ret event: %w", r.JID, perr)
 	}
 	return nil
@@ -160,13 +143,10 @@ func (r *Run) End(ctx context.Context, pub Publisher, ret any, err error, extra 
 
 // Fire publishes an event fired by the job's function, with the job's origin
 // (so its depth follows the job's cause).
-func (r *Run) Fire(pub Publisher) func(ctx context.Context, tag string, data map[string]any) error {
+func (r *Run) Fire(pub bus.Publisher) func(ctx context.Context, tag string, data map[string]any) error {
 	return func(ctx context.Context, tag string, data map[string]any) error {
-		ev, err := bus.NewEvent(tag, data, r.Origin)
-		if err != nil {
-			return err
-		}
-		return pub.Publish(ctx, ev)
+		_, err := bus.Fire(ctx, pub, tag, data, r.Origin)
+		return err
 	}
 }
 
@@ -188,7 +168,7 @@ var ErrNotAnnounced = errors.New("job events not stored")
 // while the function runs, the ret event after it, so the two are in order
 // and a fast function costs one durable write before its result. The error
 // is the function's failure (also in Result) or ErrNotAnnounced.
-func Call(ctx context.Context, c Caller, pub Publisher, name string, args []any, kwargs map[string]any, user string, o bus.Origin) (Result, error) {
+func Call(ctx context.Context, c Caller, pub bus.Publisher, name string, args []any, kwargs map[string]any, user string, o bus.Origin) (Result, error) {
 	r := NewRun(name, args, kwargs, user, o)
 	stored := make(chan error, 1)
 	go func() { stored <- r.Begin(ctx, pub) }()

@@ -10,13 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/brinehq/brine/bus"
 )
 
-// Bucket is the key-value bucket the master keeps jobs in, keyed by JID.
-const Bucket = "jobs"
+// BucketName is the key-value bucket the master keeps jobs in, keyed by JID.
+const BucketName = "jobs"
 
 // DefaultKeep is how long a job is kept after its last change: Salt's
 // keep_jobs_seconds default (24 h).
@@ -95,34 +93,62 @@ func (j *Job) Missing() []string {
 	return out
 }
 
-// OpenBucket opens (creating if needed) the jobs bucket on js, each record
-// expiring keep (DefaultKeep when zero) after its last change.
-func OpenBucket(ctx context.Context, js jetstream.JetStream, keep time.Duration, replicas int) (jetstream.KeyValue, error) {
+// Decoder reads one top-level key of the master configuration, with errors
+// naming file and line (*config.Master is one).
+type Decoder interface {
+	Decode(key string, out any) error
+	Source(key string) string
+}
+
+// Keep reads how long jobs are kept: Salt's keep_jobs_seconds (3006+), else
+// its older keep_jobs (hours), else DefaultKeep.
+func Keep(cfg Decoder) (time.Duration, error) {
+	var secs, hours int64
+	if err := cfg.Decode("keep_jobs_seconds", &secs); err != nil {
+		return 0, err
+	}
+	if err := cfg.Decode("keep_jobs", &hours); err != nil {
+		return 0, err
+	}
+	switch {
+	case secs < 0:
+		return 0, fmt.Errorf("%s: keep_jobs_seconds %d: want a positive number of seconds", cfg.Source("keep_jobs_seconds"), secs)
+	case hours < 0:
+		return 0, fmt.Errorf("%s: keep_jobs %d: want a positive number of hours", cfg.Source("keep_jobs"), hours)
+	case secs > 0:
+		return time.Duration(secs) * time.Second, nil
+	case hours > 0:
+		return time.Duration(hours) * time.Hour, nil
+	}
+	return DefaultKeep, nil
+}
+
+// BucketConfig describes the jobs bucket, each record expiring keep
+// (DefaultKeep when zero) after its last change (natsbus.Bus.Bucket opens it).
+func BucketConfig(keep time.Duration) bus.BucketConfig {
 	if keep <= 0 {
 		keep = DefaultKeep
 	}
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      Bucket,
-		Description: "brine jobs",
-		TTL:         keep,
-		Storage:     jetstream.FileStorage,
-		Replicas:    max(replicas, 1),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("jobs bucket: %w", err)
-	}
-	return kv, nil
+	return bus.BucketConfig{Name: BucketName, Description: "brine jobs", TTL: keep}
+}
+
+// Bucket is the key-value storage jobs live in (*natsbus.Bucket is one).
+type Bucket interface {
+	Get(ctx context.Context, key string) (bus.Entry, error)
+	Create(ctx context.Context, key string, value []byte) (uint64, error)
+	Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error)
+	List(ctx context.Context) ([]bus.Entry, error)
 }
 
 // Store records jobs from their events in a key-value bucket and answers
 // queries. It is safe for concurrent use, also by several masters.
 type Store struct {
-	kv  jetstream.KeyValue
+	kv  Bucket
 	log *slog.Logger
 }
 
-// NewStore wraps an open bucket (OpenBucket). log may be nil.
-func NewStore(kv jetstream.KeyValue, log *slog.Logger) *Store {
+// NewStore wraps an open bucket (BucketConfig). log may be nil.
+func NewStore(kv Bucket, log *slog.Logger) *Store {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -378,7 +404,7 @@ func (s *Store) update(ctx context.Context, jid string, fn func(*Job)) error {
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		if !errors.Is(err, bus.ErrKeyChanged) {
 			return fmt.Errorf("jobs: write %s: %w", jid, err)
 		}
 	}
@@ -391,7 +417,7 @@ func (s *Store) Get(ctx context.Context, jid string) (*Job, error) {
 		return nil, fmt.Errorf("%w: %q is not a JID (20 digits)", ErrNotFound, jid)
 	}
 	e, err := s.kv.Get(ctx, jid)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	if errors.Is(err, bus.ErrKeyNotFound) {
 		return nil, fmt.Errorf("%w: %s (never seen, or older than keep_jobs)", ErrNotFound, jid)
 	}
 	if err != nil {
@@ -400,12 +426,12 @@ func (s *Store) Get(ctx context.Context, jid string) (*Job, error) {
 	return decodeJob(e)
 }
 
-func decodeJob(e jetstream.KeyValueEntry) (*Job, error) {
+func decodeJob(e bus.Entry) (*Job, error) {
 	var j Job
-	if err := json.Unmarshal(e.Value(), &j); err != nil {
-		return nil, fmt.Errorf("jobs: record %s (revision %d): %w", e.Key(), e.Revision(), err)
+	if err := json.Unmarshal(e.Value, &j); err != nil {
+		return nil, fmt.Errorf("jobs: record %s (revision %d): %w", e.Key, e.Revision, err)
 	}
-	j.Revision = e.Revision()
+	j.Revision = e.Revision
 	return &j, nil
 }
 
@@ -425,29 +451,16 @@ type Filter struct {
 
 // List returns the kept jobs f selects, oldest first.
 func (s *Store) List(ctx context.Context, f Filter) ([]*Job, error) {
-	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	entries, err := s.kv.List(ctx)
 	if err != nil {
-		if errors.Is(err, jetstream.ErrNoKeysFound) {
-			return nil, nil
-		}
 		return nil, fmt.Errorf("jobs: list: %w", err)
 	}
-	defer func() { _ = w.Stop() }()
 	var fun *bus.Glob
 	if f.Fun != "" {
 		fun = bus.CompileGlob(f.Fun)
 	}
 	var out []*Job
-	for {
-		var e jetstream.KeyValueEntry
-		select {
-		case e = <-w.Updates():
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		if e == nil {
-			break // the initial values are done
-		}
+	for _, e := range entries {
 		j, err := decodeJob(e)
 		if err != nil {
 			s.log.Warn("jobs: unreadable record", "err", err)

@@ -26,7 +26,7 @@ func openBus(t *testing.T) *natsbus.Bus {
 
 func openStore(t *testing.T, b *natsbus.Bus, keep time.Duration) *Store {
 	t.Helper()
-	kv, err := OpenBucket(context.Background(), b.JetStream(), keep, 1)
+	kv, err := b.Bucket(context.Background(), BucketConfig(keep))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -409,5 +409,33 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 60s")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRecordIsFlushedBeforeItReturns checks that a job record is on disk
+// (a sync round of its bucket has covered it) before Record returns, and so
+// before the consumer acknowledges the event it came from: a SIGKILL cannot
+// tell (the page cache survives it), the round counter can.
+func TestRecordIsFlushedBeforeItReturns(t *testing.T) {
+	b := openBus(t)
+	ctx := context.Background()
+	kv, err := b.Bucket(ctx, BucketConfig(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore(kv, nil)
+	jid := NewJID()
+	for _, tag := range []string{RunTag(jid, "new"), RunTag(jid, "ret")} {
+		before := kv.SyncRounds()
+		ev := event(t, tag, map[string]any{"fun": "runner.test.arg", "jid": jid, "user": "alice", "return": true, "success": true})
+		if err := s.Record(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+		if kv.SyncRounds() <= before {
+			t.Errorf("%s: Record returned before the job record was synced to disk", tag)
+		}
+	}
+	if _, err := s.Get(ctx, jid); err != nil {
+		t.Fatal(err)
 	}
 }

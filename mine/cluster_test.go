@@ -28,7 +28,7 @@ func TestTwoMastersShareTheMineOnAnExternalServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { b.Close() }) // after Follow has stopped
-		kv, err := b.KeyValue(ctx, Bucket)
+		kv, err := b.Bucket(ctx, BucketConfig)
 		if err != nil {
 			t.Fatal(err)
 		}

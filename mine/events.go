@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/backoff"
 )
 
 // Tags the mine follows besides salt-cloud's.
@@ -309,7 +310,7 @@ func listField(tag string, data map[string]any, key string) ([]string, error) {
 
 // EventBus is what Follow needs from the bus.
 type EventBus interface {
-	Publish(ctx context.Context, ev *bus.Event) error
+	bus.Publisher
 	Consume(ctx context.Context, cfg bus.ConsumerConfig, fn func(context.Context, *bus.Delivery)) (bus.Subscription, error)
 }
 
@@ -327,9 +328,13 @@ func (s *Store) Follow(ctx context.Context, b EventBus, source string, log *slog
 	handle := func(ctx context.Context, d *bus.Delivery) {
 		ev := d.Event
 		err := s.Apply(ctx, ev)
+		if err != nil {
+			// Retries may take long: the delivery stays this master's.
+			defer d.KeepAlive(5 * time.Second)()
+		}
 		for wait := time.Second; err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrBadEvent) && !errors.Is(err, ErrInvalidID); wait = min(2*wait, maxRetryWait) {
 			log.Warn("mine: event not applied; retrying", "tag", ev.Tag, "id", ev.ID, "retry_in", wait, "err", err)
-			if !sleep(ctx, wait, d) {
+			if !backoff.Sleep(ctx, wait) {
 				return // not acknowledged: redelivered after a restart
 			}
 			err = s.Apply(ctx, ev)
@@ -339,12 +344,8 @@ func (s *Store) Follow(ctx context.Context, b EventBus, source string, log *slog
 			log.Debug("mine: stale event ignored", "tag", ev.Tag, "id", ev.ID, "reason", err)
 		case err != nil:
 			log.Error("mine: event not applied", "tag", ev.Tag, "id", ev.ID, "err", err)
-			rep, nerr := bus.NewEvent(ErrorTag, map[string]any{"tag": ev.Tag, "event_id": ev.ID, "error": err.Error()},
-				bus.Origin{Source: source, Cause: ev})
-			if nerr == nil {
-				nerr = b.Publish(ctx, rep)
-			}
-			if nerr != nil {
+			rep := map[string]any{"tag": ev.Tag, "event_id": ev.ID, "error": err.Error()}
+			if _, nerr := bus.Fire(ctx, b, ErrorTag, rep, bus.Origin{Source: source, Cause: ev}); nerr != nil {
 				log.Error("mine: reporting a bad event", "err", nerr)
 			}
 		}
@@ -374,22 +375,3 @@ func (s *Store) Follow(ctx context.Context, b EventBus, source string, log *slog
 
 // maxRetryWait caps the back-off of a failed write.
 const maxRetryWait = 30 * time.Second
-
-// sleep waits d, telling the bus every few seconds that the delivery is
-// still being worked on; false when ctx ended.
-func sleep(ctx context.Context, d time.Duration, del *bus.Delivery) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	tick := time.NewTicker(5 * time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-t.C:
-			return true
-		case <-tick.C:
-			_ = del.InProgress()
-		}
-	}
-}

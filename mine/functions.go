@@ -7,24 +7,10 @@ import (
 	"github.com/brinehq/brine/function"
 )
 
-// Registrar takes runner functions (function.Registry does).
-type Registrar interface {
-	Register(f function.Func) error
-}
-
-// Register adds the mine's runner functions to r: mine.get (read-only, so
-// reaction templates may call salt['mine.get'](...)), mine.update,
-// mine.send and mine.delete.
-func (s *Store) Register(r Registrar) error {
-	for _, f := range s.functions() {
-		if err := r.Register(f); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *Store) functions() []function.Func {
+// Funcs are the mine's runner functions: mine.get (read-only, so reaction
+// templates may call salt['mine.get'](...)), mine.update, mine.send and
+// mine.delete.
+func (s *Store) Funcs() []function.Func {
 	str := func(name string) function.Param { return function.Param{Name: name, Kind: function.String} }
 	return []function.Func{
 		{

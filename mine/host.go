@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/brinehq/brine/target"
 )
 
 // Host is one inventory record.
@@ -328,6 +330,9 @@ func (h *Host) Unset(fun string) error {
 	}
 	return nil
 }
+
+// Facts are what a target matches the host by.
+func (h *Host) Facts() target.Facts { return target.Facts{ID: h.ID, Grains: h.Grains} }
 
 // Strings reads a list of strings from a decoded value: a list, one
 // string, a comma-separated string, or a mapping's values (salt-cloud

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/brinehq/brine/target"
 )
 
 // Query answers mine.get: for each host tgt selects, what fun holds, in
@@ -64,19 +66,12 @@ func parseFuns(fun any) (funs []string, nested bool, err error) {
 // Select returns the records tgt selects, sorted by id. A list target reads
 // only the hosts it names.
 func (s *Store) Select(ctx context.Context, tgt any, tgtType string) ([]*Host, error) {
-	t, err := ParseTarget(tgt, tgtType)
+	t, err := target.Parse(tgt, tgtType)
 	if err != nil {
 		return nil, err
 	}
-	exact := false
-	if s, ok := tgt.(string); ok && (tgtType == "" || tgtType == "glob") && !strings.ContainsAny(s, "*?[") {
-		exact = true // a glob without wildcards names one host: read only it
-	}
-	if tgtType == "list" || exact {
-		ids, _ := Strings(tgt)
-		if exact {
-			ids = []string{tgt.(string)}
-		}
+	if ids, only := t.Names(); only {
+		// A list, or a glob without wildcards: read only those hosts.
 		var out []*Host
 		seen := map[string]bool{}
 		for _, id := range ids {
@@ -102,7 +97,7 @@ func (s *Store) Select(ctx context.Context, tgt any, tgtType string) ([]*Host, e
 	}
 	out := all[:0]
 	for _, h := range all {
-		if t.Match(h) {
+		if t.Match(h.Facts()) {
 			out = append(out, h)
 		}
 	}

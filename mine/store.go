@@ -11,13 +11,24 @@ import (
 	"slices"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/brinehq/brine/bus"
 )
 
-// Bucket is the key-value bucket the master keeps the mine in.
-const Bucket = "mine"
+// BucketName is the key-value bucket the master keeps the mine in.
+const BucketName = "mine"
+
+// BucketConfig describes the mine's bucket (natsbus.Bus.Bucket opens it).
+var BucketConfig = bus.BucketConfig{Name: BucketName, Description: "brine mine: host inventory"}
+
+// Bucket is the key-value storage the mine lives in (*natsbus.Bucket is one).
+type Bucket interface {
+	Get(ctx context.Context, key string) (bus.Entry, error)
+	Create(ctx context.Context, key string, value []byte) (uint64, error)
+	Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error)
+	Delete(ctx context.Context, key string) error
+	List(ctx context.Context) ([]bus.Entry, error)
+	Watch(ctx context.Context, fn func(*bus.Entry)) error
+}
 
 // maxAttempts bounds the read-modify-write retries of one Update; each retry
 // means another writer changed the record in between.
@@ -38,12 +49,12 @@ var (
 // It works the same on the embedded server and on a NATS cluster, and it is
 // safe for concurrent use by any number of writers in any number of masters.
 type Store struct {
-	kv  jetstream.KeyValue
+	kv  Bucket
 	now func() time.Time
 }
 
-// New wraps an open bucket (natsbus.Bus.KeyValue(ctx, Bucket)).
-func New(kv jetstream.KeyValue) *Store { return &Store{kv: kv, now: time.Now} }
+// New wraps an open bucket (natsbus.Bus.Bucket(ctx, BucketConfig)).
+func New(kv Bucket) *Store { return &Store{kv: kv, now: time.Now} }
 
 // Get returns the record of id with its revision, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (*Host, error) {
@@ -51,7 +62,7 @@ func (s *Store) Get(ctx context.Context, id string) (*Host, error) {
 		return nil, err
 	}
 	e, err := s.kv.Get(ctx, id)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	if errors.Is(err, bus.ErrKeyNotFound) {
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	if err != nil {
@@ -60,44 +71,36 @@ func (s *Store) Get(ctx context.Context, id string) (*Host, error) {
 	return decode(e)
 }
 
-func decode(e jetstream.KeyValueEntry) (*Host, error) {
+func decode(e bus.Entry) (*Host, error) {
 	var h Host
-	dec := json.NewDecoder(bytes.NewReader(e.Value()))
+	dec := json.NewDecoder(bytes.NewReader(e.Value))
 	dec.UseNumber()
 	if err := dec.Decode(&h); err != nil {
-		return nil, fmt.Errorf("mine: record %s (revision %d): %w", e.Key(), e.Revision(), err)
+		return nil, fmt.Errorf("mine: record %s (revision %d): %w", e.Key, e.Revision, err)
 	}
 	h.Grains, _ = bus.Numbers(h.Grains).(map[string]any)
 	h.Data, _ = bus.Numbers(h.Data).(map[string]any)
-	h.ID = e.Key()
-	h.Revision = e.Revision()
+	h.ID = e.Key
+	h.Revision = e.Revision
 	return &h, nil
 }
 
 // List returns every record, sorted by id.
 func (s *Store) List(ctx context.Context) ([]*Host, error) {
-	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	entries, err := s.kv.List(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mine: list: %w", err)
 	}
-	defer w.Stop()
-	var out []*Host
-	for {
-		select {
-		case e := <-w.Updates():
-			if e == nil {
-				slices.SortFunc(out, func(a, b *Host) int { return cmp.Compare(a.ID, b.ID) })
-				return out, nil
-			}
-			h, err := decode(e)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, h)
-		case <-ctx.Done():
-			return nil, fmt.Errorf("mine: list: %w", ctx.Err())
+	out := make([]*Host, 0, len(entries))
+	for _, e := range entries {
+		h, err := decode(e)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, h)
 	}
+	slices.SortFunc(out, func(a, b *Host) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
 }
 
 // Put stores h if its record is still at h.Revision (0: h must be new) and
@@ -119,12 +122,12 @@ func (s *Store) Put(ctx context.Context, h *Host) error {
 	var rev uint64
 	if h.Revision == 0 {
 		rev, err = s.kv.Create(ctx, h.ID, b)
-		if errors.Is(err, jetstream.ErrKeyExists) {
+		if errors.Is(err, bus.ErrKeyChanged) {
 			return fmt.Errorf("%w: %s exists", ErrConflict, h.ID)
 		}
 	} else {
 		rev, err = s.kv.Update(ctx, h.ID, b, h.Revision)
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		if errors.Is(err, bus.ErrKeyChanged) {
 			return fmt.Errorf("%w: %s is no longer at revision %d", ErrConflict, h.ID, h.Revision)
 		}
 	}
@@ -200,7 +203,7 @@ func (s *Store) Delete(ctx context.Context, id string) (bool, error) {
 	}
 	_, err := s.kv.Get(ctx, id)
 	existed := err == nil
-	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if err != nil && !errors.Is(err, bus.ErrKeyNotFound) {
 		return false, fmt.Errorf("mine: delete %s: %w", id, err)
 	}
 	if !existed {
@@ -226,38 +229,25 @@ type Change struct {
 // every change as it is made, until ctx ends (it returns nil then). fn
 // runs on one goroutine, in revision order.
 func (s *Store) Watch(ctx context.Context, fn func(Change)) error {
-	w, err := s.kv.WatchAll(ctx)
-	if err != nil {
-		return fmt.Errorf("mine: watch: %w", err)
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case e, ok := <-w.Updates():
-			if !ok {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return errors.New("mine: watch ended: the bucket's connection closed")
-			}
-			if e == nil {
-				fn(Change{Synced: true})
-				continue
-			}
-			if e.Operation() != jetstream.KeyValuePut {
-				fn(Change{ID: e.Key()})
-				continue
-			}
-			h, err := decode(e)
+	err := s.kv.Watch(ctx, func(e *bus.Entry) {
+		switch {
+		case e == nil:
+			fn(Change{Synced: true})
+		case e.Deleted:
+			fn(Change{ID: e.Key})
+		default:
+			h, err := decode(*e)
 			if err != nil {
 				// A record no reader can decode is dropped from the view
 				// rather than stopping every watcher.
-				fn(Change{ID: e.Key()})
-				continue
+				fn(Change{ID: e.Key})
+				return
 			}
 			fn(Change{ID: h.ID, Host: h})
 		}
+	})
+	if err != nil {
+		return fmt.Errorf("mine: watch: %w", err)
 	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/natsbus"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/target"
 )
 
 // openStore opens an embedded bus in a temporary directory and the mine on it.
@@ -26,7 +27,7 @@ func openStore(t *testing.T) (*Store, *natsbus.Bus) {
 		t.Fatalf("open bus: %v", err)
 	}
 	t.Cleanup(func() { b.Close() })
-	kv, err := b.KeyValue(ctx, Bucket)
+	kv, err := b.Bucket(ctx, BucketConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +377,7 @@ func TestRunnerFunctions(t *testing.T) {
 	s, _ := openStore(t)
 	ctx := testCtx(t)
 	reg := function.NewWithBuiltins()
-	if err := s.Register(reg); err != nil {
+	if err := reg.RegisterAll(s.Funcs()); err != nil {
 		t.Fatal(err)
 	}
 	if !reg.ReadOnly("mine.get") || reg.ReadOnly("mine.update") {
@@ -421,7 +422,7 @@ func TestRunnerFunctions(t *testing.T) {
 			t.Errorf("mine.get(%v) = %#v\nwant %#v", tc.kwargs, got, tc.want)
 		}
 	}
-	if _, err := reg.Call(ctx, "mine.get", nil, map[string]any{"tgt": "x", "tgt_type": "compound"}, nil); !errors.Is(err, ErrTarget) {
+	if _, err := reg.Call(ctx, "mine.get", nil, map[string]any{"tgt": "x", "tgt_type": "compound"}, nil); !errors.Is(err, target.ErrTarget) {
 		t.Errorf("compound target: %v, want ErrTarget", err)
 	}
 	if _, err := reg.Call(ctx, "mine.update", nil, map[string]any{"id": "web1", "ips": 5}, nil); err == nil || !strings.Contains(err.Error(), `field "ips"`) {

@@ -15,7 +15,6 @@ const (
 	StageYAML    Stage = "yaml"    // the rendered text is not valid YAML
 	StageCompile Stage = "compile" // a reaction is malformed, names an unknown function or wrong arguments
 	StageRun     Stage = "run"     // the function failed (after retries)
-	StageLoop    Stage = "loop"    // the causal chain was cut
 )
 
 // Errors a reaction run can end with; test them with errors.Is.

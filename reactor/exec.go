@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/backoff"
 	"github.com/brinehq/brine/jobs"
 )
 
@@ -19,11 +19,6 @@ const (
 	// Source is the envelope source of events the reactor fires.
 	Source = "brine://reactor"
 )
-
-// Publisher stores events; bus.Bus is one.
-type Publisher interface {
-	Publish(ctx context.Context, ev *bus.Event) error
-}
 
 // Status is how a reaction run ended.
 type Status string
@@ -57,7 +52,7 @@ var errInterrupted = errors.New("reactor stopping")
 type execution struct {
 	r     *Reactor
 	ev    *bus.Event
-	pub   Publisher
+	pub   bus.Publisher
 	dlq   DeadLetters
 	retry Retry
 }
@@ -66,7 +61,7 @@ type execution struct {
 // events (job new/ret, event.send, errors) go to pub. It returns when every
 // reaction has finished, in the order given. Without a bus, pub may print or
 // collect events; dlq may be nil (nothing is kept).
-func (r *Reactor) Execute(ctx context.Context, ev *bus.Event, reactions []*Reaction, pub Publisher, dlq DeadLetters) []Result {
+func (r *Reactor) Execute(ctx context.Context, ev *bus.Event, reactions []*Reaction, pub bus.Publisher, dlq DeadLetters) []Result {
 	x := &execution{r: r, ev: ev, pub: pub, dlq: dlq, retry: r.cfg.Load().Retry}
 	return x.run(ctx, reactions)
 }
@@ -246,7 +241,7 @@ func (x *execution) runOne(ctx context.Context, re *Reaction) Result {
 // backoff, salt/run/<jid>/ret. The new event is stored while the function
 // runs and ret waits for it, so the two are in order and a fast reaction
 // costs one durable write.
-func (r *Reactor) job(ctx context.Context, pub Publisher, cause *bus.Event, re *Reaction, attempts int, policy Retry) Result {
+func (r *Reactor) job(ctx context.Context, pub bus.Publisher, cause *bus.Event, re *Reaction, attempts int, policy Retry) Result {
 	run := jobs.NewRun(re.Fun, re.Args, re.Kwargs, jobs.ReactionUser(cause), bus.Origin{Source: Source, Cause: cause})
 	run.Extra = map[string]any{"cause": cause.ID, "reaction": re.ID, "file": re.File}
 	res := Result{Reaction: re, JID: run.JID}
@@ -257,7 +252,7 @@ func (r *Reactor) job(ctx context.Context, pub Publisher, cause *bus.Event, re *
 	for res.Attempts < attempts {
 		if res.Attempts > 0 {
 			r.stats.Retries.Add(1)
-			if !sleep(ctx, backoff(policy, res.Attempts)) {
+			if !backoff.Sleep(ctx, retryDelay(policy, res.Attempts)) {
 				res.Err = errInterrupted
 				return res
 			}
@@ -309,51 +304,28 @@ func (r *Reactor) call(ctx context.Context, re *Reaction, fire func(context.Cont
 	return r.funcs.Call(ctx, re.Fun, re.Args, re.Kwargs, fire)
 }
 
-// backoff is the wait before attempt n+1: Interval doubled per failure,
-// capped at MaxInterval, with ±20 % jitter so retries of a burst spread out.
-func backoff(p Retry, failures int) time.Duration {
-	d := p.Interval
-	for i := 1; i < failures && d < p.MaxInterval; i++ {
-		d *= 2
-	}
-	d = min(d, p.MaxInterval)
-	if d <= 0 {
-		return 0
-	}
-	jitter := time.Duration(rand.Int64N(int64(d)/5*2+1)) - d/5
-	return d + jitter
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+// retryDelay is the wait before attempt n+1: Interval doubled per failure,
+// capped at MaxInterval, with jitter so retries of a burst spread out.
+func retryDelay(p Retry, failures int) time.Duration {
+	return backoff.Delay(p.Interval, p.MaxInterval, failures)
 }
 
 // publish fires an event caused by cause: depth and cause come from it.
-func (r *Reactor) publish(ctx context.Context, pub Publisher, cause *bus.Event, tag string, data map[string]any) error {
-	ev, err := bus.NewEvent(tag, data, bus.Origin{Source: Source, Cause: cause})
-	if err != nil {
-		return err
-	}
-	return pub.Publish(ctx, ev)
+func (r *Reactor) publish(ctx context.Context, pub bus.Publisher, cause *bus.Event, tag string, data map[string]any) error {
+	_, err := bus.Fire(ctx, pub, tag, data, bus.Origin{Source: Source, Cause: cause})
+	return err
 }
 
 // fire publishes a reactor notice; a failure is logged, as there is nowhere
 // else to report it.
-func (r *Reactor) fire(ctx context.Context, pub Publisher, cause *bus.Event, tag string, data map[string]any) {
+func (r *Reactor) fire(ctx context.Context, pub bus.Publisher, cause *bus.Event, tag string, data map[string]any) {
 	if err := r.publish(ctx, pub, cause, tag, data); err != nil && ctx.Err() == nil {
 		r.log.Error("reactor: cannot fire event", "tag", tag, "err", err)
 	}
 }
 
 // fireError reports err on the bus as brine/reactor/error and in the log.
-func (r *Reactor) fireError(ctx context.Context, pub Publisher, cause *bus.Event, err *Error) {
+func (r *Reactor) fireError(ctx context.Context, pub bus.Publisher, cause *bus.Event, err *Error) {
 	r.stats.Errors.Add(1)
 	r.log.Error("reactor: "+err.Error(), "tag", cause.Tag, "event", cause.ID)
 	msg := err.Err.Error()

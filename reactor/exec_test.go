@@ -22,9 +22,9 @@ func TestBackoff(t *testing.T) {
 	total := time.Duration(0)
 	for _, tt := range tests {
 		for range 50 {
-			d := backoff(p, tt.failures)
+			d := retryDelay(p, tt.failures)
 			if d < tt.base*8/10 || d > tt.base*12/10 {
-				t.Fatalf("backoff after %d failures = %v, want %v ±20%%", tt.failures, d, tt.base)
+				t.Fatalf("retryDelay after %d failures = %v, want %v ±20%%", tt.failures, d, tt.base)
 			}
 		}
 		if tt.failures < p.Attempts {
@@ -34,7 +34,7 @@ func TestBackoff(t *testing.T) {
 	if total != 60*time.Second {
 		t.Errorf("default policy waits %v in all, want about a minute", total)
 	}
-	if d := backoff(Retry{Attempts: 2}, 1); d != 0 {
+	if d := retryDelay(Retry{Attempts: 2}, 1); d != 0 {
 		t.Errorf("zero interval: %v", d)
 	}
 }

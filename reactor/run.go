@@ -185,7 +185,7 @@ func (r *Reactor) acquire(ctx context.Context) (release func(), ok bool) {
 }
 
 // handle reacts to one delivered event and settles it.
-func (r *Reactor) handle(ctx context.Context, pub Publisher, dlq DeadLetters, d *bus.Delivery) {
+func (r *Reactor) handle(ctx context.Context, pub bus.Publisher, dlq DeadLetters, d *bus.Delivery) {
 	ev := d.Event
 	if r.Matches(ev.Tag) == 0 {
 		r.ack(d)
@@ -209,20 +209,7 @@ func (r *Reactor) handle(ctx context.Context, pub Publisher, dlq DeadLetters, d 
 	}
 	r.stats.Events.Add(1)
 	// Keep the delivery alive while reactions run or wait to retry.
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		t := time.NewTicker(cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-t.C:
-				_ = d.InProgress()
-			case <-stop:
-				return
-			}
-		}
-	}()
+	defer d.KeepAlive(cfg.AckWait / 3)()
 	data, err := ev.DataMap()
 	if err != nil {
 		r.fireError(ctx, pub, ev, &Error{Stage: StageRender, Err: err})

@@ -404,7 +404,7 @@ func TestRunRetryDeadLetterRedrive(t *testing.T) {
 	b := openBus(t, t.TempDir())
 	defer b.Close()
 	rec := record(t, b)
-	kv, err := b.KeyValue(context.Background(), kvdlq.Bucket)
+	kv, err := b.Bucket(context.Background(), kvdlq.BucketConfig)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 		return err
 	}
 	reg := function.NewWithBuiltins()
-	if err := ddns.Register(reg, ddns.New(ddns.Config{}, ddns.WithLogger(quiet))); err != nil {
+	if err := reg.RegisterAll(ddns.New(ddns.Config{}, ddns.WithLogger(quiet)).Funcs()); err != nil {
 		return err
 	}
 
@@ -165,7 +165,7 @@ func run(out string, hosts, callers, burst, rate int, steady time.Duration) erro
 	results = append(results, res)
 
 	// The built-in sync: created events -> the mine -> the zone, no reaction file.
-	kv, err := b.KeyValue(ctx, mine.Bucket)
+	kv, err := b.Bucket(ctx, mine.BucketConfig)
 	if err != nil {
 		return err
 	}

@@ -156,7 +156,7 @@ func benchLatency(ctx context.Context, bin, dir string, n, rounds, burst int) (R
 		return Result{}, Result{}, err
 	}
 	defer b.Close()
-	kv, err := b.KeyValue(ctx, mine.Bucket)
+	kv, err := b.Bucket(ctx, mine.BucketConfig)
 	if err != nil {
 		return Result{}, Result{}, err
 	}
@@ -172,7 +172,7 @@ func benchLatency(ctx context.Context, bin, dir string, n, rounds, burst int) (R
 	}
 	cfg := &dnsmasq.Config{HostsFile: filepath.Join(dir, "dhcp-hosts"), AddnHosts: filepath.Join(dir, "addn-hosts"),
 		Domain: "cloud.test", PidFile: filepath.Join(dir, "dnsmasq.pid")}
-	s, err := dnsmasq.New(cfg, store, dnsmasq.Options{Publisher: b, Source: "brine://bench/dnsmasq"})
+	s, err := dnsmasq.New(cfg, store, dnsmasq.Options{Events: bus.Emitter{Publisher: b, Source: "brine://bench/dnsmasq"}})
 	if err != nil {
 		return Result{}, Result{}, err
 	}

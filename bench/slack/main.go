@@ -174,7 +174,7 @@ func scenario(name string, n, channels int, rate float64, burst int) (Result, er
 	if err != nil {
 		return res, err
 	}
-	kv, err := slack.OpenThreadBucket(ctx, b.JetStream(), 1)
+	kv, err := b.Bucket(ctx, slack.ThreadBucket)
 	if err != nil {
 		return res, err
 	}
@@ -185,7 +185,7 @@ func scenario(name string, n, channels int, rate float64, burst int) (Result, er
 		done := make(chan struct{})
 		go func() { _ = a.Run(actx, b); close(done) }()
 		for {
-			if _, err := b.JetStream().Consumer(ctx, natsbus.StreamName, cfg.Consumer); err == nil {
+			if _, err := b.Consumer(ctx, cfg.Consumer); err == nil {
 				break
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -202,7 +202,7 @@ func scenario(name string, n, channels int, rate float64, burst int) (Result, er
 		return res, err
 	}
 	defer b.Close()
-	if kv, err = slack.OpenThreadBucket(ctx, b.JetStream(), 1); err != nil {
+	if kv, err = b.Bucket(ctx, slack.ThreadBucket); err != nil {
 		return res, err
 	}
 	funcs := function.NewWithBuiltins()

@@ -262,6 +262,17 @@ func (s *Server) Listen() error {
 	return nil
 }
 
+// Close releases the endpoints of a server that Run never served (a
+// start-up that failed after Listen); Run closes them itself when it ends.
+func (s *Server) Close() {
+	s.lmu.Lock()
+	defer s.lmu.Unlock()
+	if s.pubLn != nil {
+		s.pubLn.Close()
+		s.reqLn.Close()
+	}
+}
+
 // PublishAddr is where watchers connect ("host:port", or "ipc://path"); empty
 // before Listen.
 func (s *Server) PublishAddr() string { return s.addr(func() net.Listener { return s.pubLn }) }

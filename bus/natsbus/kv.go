@@ -2,55 +2,220 @@ package natsbus
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/brinehq/brine/bus"
 )
 
-// syncedKV makes a bucket on the embedded server as durable as the events:
-// a write returns once its block is fsync'ed (group commit, as Publish).
-// Reads and watches pass through.
-type syncedKV struct {
-	jetstream.KeyValue
-	sync *syncer
+// Bucket is a durable key-value bucket on the bus's server, for state that
+// belongs next to the events (the mine, jobs, dead letters, Slack threads).
+// On the embedded server a write returns once its block is fsync'ed (group
+// commit, as Publish), so nothing acknowledged is lost with the machine's
+// power; reads and watches pass through. Errors are the bus's (bus.ErrKeyNotFound,
+// bus.ErrKeyChanged), so that no package but this one knows JetStream.
+type Bucket struct {
+	kv   jetstream.KeyValue
+	sync *syncer // nil on an external server: durability is its business
 }
 
-func (kv *syncedKV) flush(ctx context.Context, rev uint64, err error) (uint64, error) {
+// Bucket opens (creating if needed) the bucket cfg describes, with the bus's
+// replicas, and applies cfg to a bucket that exists.
+func (b *Bus) Bucket(ctx context.Context, cfg bus.BucketConfig) (*Bucket, error) {
+	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      cfg.Name,
+		Description: cfg.Description,
+		TTL:         cfg.TTL,
+		History:     uint8(max(cfg.History, 1)),
+		Storage:     jetstream.FileStorage,
+		Replicas:    b.cfg.Replicas,
+	})
 	if err != nil {
-		return rev, err
+		return nil, fmt.Errorf("key-value bucket %s: %w", cfg.Name, err)
+	}
+	if b.ns == nil {
+		return &Bucket{kv: kv}, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	sy, ok := b.kvSync[cfg.Name]
+	if !ok {
+		sy = newSyncer(filepath.Join(b.cfg.Dir, "jetstream", server.DEFAULT_GLOBAL_ACCOUNT, "streams", "KV_"+cfg.Name, "msgs"))
+		b.kvSync[cfg.Name] = sy
+	}
+	return &Bucket{kv: kv, sync: sy}, nil
+}
+
+// Name is the bucket's name.
+func (kv *Bucket) Name() string { return kv.kv.Bucket() }
+
+// SyncRounds counts the fsync rounds that made the bucket's writes durable
+// (0 on an external server); tests observe the flush through it.
+func (kv *Bucket) SyncRounds() uint64 {
+	if kv.sync == nil {
+		return 0
+	}
+	kv.sync.mu.Lock()
+	defer kv.sync.mu.Unlock()
+	return kv.sync.rounds
+}
+
+// flush makes a write the server acknowledged durable before it is
+// acknowledged to the caller.
+func (kv *Bucket) flush(ctx context.Context, rev uint64, err error) (uint64, error) {
+	if err != nil {
+		return rev, kvError(err)
+	}
+	if kv.sync == nil {
+		return rev, nil
 	}
 	if err := kv.sync.sync(ctx, 0); err != nil {
-		return rev, fmt.Errorf("key-value %s sync: %w", kv.Bucket(), err)
+		return rev, fmt.Errorf("key-value %s sync: %w", kv.Name(), err)
 	}
 	return rev, nil
 }
 
-func (kv *syncedKV) Put(ctx context.Context, key string, value []byte) (uint64, error) {
-	rev, err := kv.KeyValue.Put(ctx, key, value)
-	return kv.flush(ctx, rev, err)
-}
-
-func (kv *syncedKV) PutString(ctx context.Context, key string, value string) (uint64, error) {
-	rev, err := kv.KeyValue.PutString(ctx, key, value)
-	return kv.flush(ctx, rev, err)
-}
-
-func (kv *syncedKV) Create(ctx context.Context, key string, value []byte, opts ...jetstream.KVCreateOpt) (uint64, error) {
-	rev, err := kv.KeyValue.Create(ctx, key, value, opts...)
-	return kv.flush(ctx, rev, err)
-}
-
-func (kv *syncedKV) Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error) {
-	rev, err := kv.KeyValue.Update(ctx, key, value, revision)
-	return kv.flush(ctx, rev, err)
-}
-
-func (kv *syncedKV) Delete(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error {
-	_, err := kv.flush(ctx, 0, kv.KeyValue.Delete(ctx, key, opts...))
+// kvError turns JetStream's key-value errors into the bus's.
+func kvError(err error) error {
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		return fmt.Errorf("%w: %w", bus.ErrKeyNotFound, err)
+	case errors.Is(err, jetstream.ErrKeyExists), errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+		return fmt.Errorf("%w: %w", bus.ErrKeyChanged, err)
+	}
 	return err
 }
 
-func (kv *syncedKV) Purge(ctx context.Context, key string, opts ...jetstream.KVDeleteOpt) error {
-	_, err := kv.flush(ctx, 0, kv.KeyValue.Purge(ctx, key, opts...))
+func entry(e jetstream.KeyValueEntry) bus.Entry {
+	return bus.Entry{Key: e.Key(), Value: e.Value(), Revision: e.Revision(), Deleted: e.Operation() != jetstream.KeyValuePut}
+}
+
+// Get returns the value of key, or bus.ErrKeyNotFound (also for a key no
+// value can have).
+func (kv *Bucket) Get(ctx context.Context, key string) (bus.Entry, error) {
+	e, err := kv.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrInvalidKey) {
+		return bus.Entry{}, fmt.Errorf("%w: %q is not a valid key", bus.ErrKeyNotFound, key)
+	}
+	if err != nil {
+		return bus.Entry{}, kvError(err)
+	}
+	return entry(e), nil
+}
+
+// Put stores value under key, whatever was there, and returns its revision.
+func (kv *Bucket) Put(ctx context.Context, key string, value []byte) (uint64, error) {
+	rev, err := kv.kv.Put(ctx, key, value)
+	return kv.flush(ctx, rev, err)
+}
+
+// Create stores value under a key that has none, or fails with
+// bus.ErrKeyChanged.
+func (kv *Bucket) Create(ctx context.Context, key string, value []byte) (uint64, error) {
+	rev, err := kv.kv.Create(ctx, key, value)
+	return kv.flush(ctx, rev, err)
+}
+
+// Update stores value under key if its value is still at revision, or
+// fails with bus.ErrKeyChanged.
+func (kv *Bucket) Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error) {
+	rev, err := kv.kv.Update(ctx, key, value, revision)
+	return kv.flush(ctx, rev, err)
+}
+
+// Delete removes key's value; watchers see the removal.
+func (kv *Bucket) Delete(ctx context.Context, key string) error {
+	_, err := kv.flush(ctx, 0, kv.kv.Delete(ctx, key))
 	return err
+}
+
+// Purge removes key's value and its history.
+func (kv *Bucket) Purge(ctx context.Context, key string) error {
+	_, err := kv.flush(ctx, 0, kv.kv.Purge(ctx, key))
+	return err
+}
+
+// Keys lists the keys that have a value (none is not an error).
+func (kv *Bucket) Keys(ctx context.Context) ([]string, error) {
+	keys, err := kv.kv.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	return keys, err
+}
+
+// List returns every value now in the bucket, in revision order.
+func (kv *Bucket) List(ctx context.Context) ([]bus.Entry, error) {
+	var out []bus.Entry
+	err := kv.watch(ctx, func(e *bus.Entry) bool {
+		if e == nil {
+			return false
+		}
+		out = append(out, *e)
+		return true
+	}, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Watch calls fn with every value now in the bucket, then with nil, then
+// with each change as it is made (removals with Deleted set), in revision
+// order on one goroutine, until ctx ends (it returns nil then).
+func (kv *Bucket) Watch(ctx context.Context, fn func(*bus.Entry)) error {
+	live := false
+	err := kv.watch(ctx, func(e *bus.Entry) bool {
+		switch {
+		case e == nil:
+			live = true
+		case e.Deleted && !live:
+			return true // the marker of a value removed before the watch began
+		}
+		fn(e)
+		return true
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// watch feeds fn until it returns false (then it returns nil) or ctx ends
+// (then ctx's error).
+func (kv *Bucket) watch(ctx context.Context, fn func(*bus.Entry) bool, opts ...jetstream.WatchOpt) error {
+	w, err := kv.kv.WatchAll(ctx, opts...)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		fn(nil)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("key-value %s: watch: %w", kv.Name(), err)
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case e, ok := <-w.Updates():
+			if !ok {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return fmt.Errorf("key-value %s: watch ended: the connection closed", kv.Name())
+			}
+			var be *bus.Entry
+			if e != nil {
+				v := entry(e)
+				be = &v
+			}
+			if !fn(be) {
+				return nil
+			}
+		}
+	}
 }

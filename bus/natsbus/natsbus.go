@@ -259,33 +259,49 @@ func (b *Bus) LastSeq(ctx context.Context) (uint64, error) {
 	return evs[len(evs)-1].Seq, nil
 }
 
-// KeyValue opens (creating if needed) a durable key-value bucket on the same
-// server, for state that belongs next to the events (mine, dead letters).
-func (b *Bus) KeyValue(ctx context.Context, bucket string) (jetstream.KeyValue, error) {
-	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:   bucket,
-		Storage:  jetstream.FileStorage,
-		Replicas: b.cfg.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("key-value bucket %s: %w", bucket, err)
-	}
-	if b.ns == nil {
-		return kv, nil
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	sy, ok := b.kvSync[bucket]
-	if !ok {
-		sy = newSyncer(filepath.Join(b.cfg.Dir, "jetstream", server.DEFAULT_GLOBAL_ACCOUNT, "streams", "KV_"+bucket, "msgs"))
-		b.kvSync[bucket] = sy
-	}
-	return &syncedKV{KeyValue: kv, sync: sy}, nil
+// ErrNoConsumer: no durable consumer of that name exists (nothing has
+// attached to it yet).
+var ErrNoConsumer = errors.New("no such consumer")
+
+// ConsumerState is a durable consumer's backlog.
+type ConsumerState struct {
+	Name string
+	// Pending events it has not been handed yet; AckPending ones it was
+	// handed and has not acknowledged.
+	Pending    uint64
+	AckPending int
 }
 
-// JetStream exposes the JetStream context for packages that need more than
-// events (e.g. object stores); they share the connection's lifetime.
-func (b *Bus) JetStream() jetstream.JetStream { return b.js }
+// Consumer returns the state of the durable consumer name, or ErrNoConsumer.
+func (b *Bus) Consumer(ctx context.Context, name string) (ConsumerState, error) {
+	c, err := b.stream.Consumer(ctx, name)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return ConsumerState{}, fmt.Errorf("%w: %q", ErrNoConsumer, name)
+	}
+	if err != nil {
+		return ConsumerState{}, fmt.Errorf("consumer %q: %w", name, err)
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return ConsumerState{}, fmt.Errorf("consumer %q: %w", name, err)
+	}
+	return ConsumerState{Name: info.Name, Pending: info.NumPending, AckPending: info.NumAckPending}, nil
+}
+
+// Consumers lists the durable consumers of the event stream (the reactor,
+// the mine, each integration); the short-lived ones behind subscriptions
+// and watches are left out.
+func (b *Bus) Consumers(ctx context.Context) ([]ConsumerState, error) {
+	var out []ConsumerState
+	l := b.stream.ListConsumers(ctx)
+	for info := range l.Info() {
+		if info.Config.Durable == "" {
+			continue
+		}
+		out = append(out, ConsumerState{Name: info.Name, Pending: info.NumPending, AckPending: info.NumAckPending})
+	}
+	return out, l.Err()
+}
 
 // Close stops every subscription, flushes the connection and, for the
 // embedded server, shuts it down after a final sync.

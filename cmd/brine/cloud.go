@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -17,43 +15,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/cloud"
-	"github.com/brinehq/brine/cloud/ec2"
+	"github.com/brinehq/brine/cloud/drivers"
 	"github.com/brinehq/brine/cloud/vmware"
-	"github.com/brinehq/brine/deploy"
 )
-
-// cloudOpeners are the cloud drivers this binary has, by driver name.
-var cloudOpeners = map[string]cloud.Opener{
-	vmware.Driver: vmware.Open,
-	ec2.Driver:    ec2.Open,
-}
-
-// startCloud registers the cloud runner functions (cloud.profile,
-// cloud.destroy, cloud.list) so that reactions and `brine run` can create
-// and destroy VMs; the cloud files are read at each call.
-func startCloud(_ context.Context, m *master, _ *errgroup.Group) error {
-	dir := cloudConfigDir(m.flags)
-	d, err := deploy.New(deploy.Config{
-		DataDir:    m.cfg.Settings.DataDir,
-		ScriptDirs: []string{filepath.Join(dir, "cloud.deploy.d")},
-		Log:        m.log.With("component", "deploy"),
-	})
-	if err != nil {
-		return err
-	}
-	fns := &cloud.Functions{
-		Load:      func() (*cloud.Config, error) { return cloud.LoadConfig(dir) },
-		Openers:   cloudOpeners,
-		Publisher: cloud.BusPublisher{Bus: m.bus, Source: m.source + "/cloud"},
-		Deployer:  d,
-		Log:       m.log.With("component", "cloud"),
-	}
-	return fns.Register(m.funcs)
-}
 
 // cloudFlags are the flags of `brine cloud`, salt-cloud's where it has them.
 type cloudFlags struct {
@@ -132,15 +99,6 @@ no script skips it with a warning; deploy: False skips it silently.`,
 	return cmd
 }
 
-// cloudConfigDir is where the cloud files are: the config directory, or the
-// directory of a config file given with -c.
-func cloudConfigDir(g *globalFlags) string {
-	if st, err := os.Stat(g.configDir); err == nil && !st.IsDir() {
-		return filepath.Dir(g.configDir)
-	}
-	return g.configDir
-}
-
 func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, out, errOut io.Writer, args []string) error {
 	modes := 0
 	for _, on := range []bool{f.profile != "", f.mapFile != "", f.destroy && f.mapFile == "", f.listProviders, f.listProfiles,
@@ -165,7 +123,7 @@ func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, 
 	case f.parallel < 1:
 		return usageError{errors.New("cloud: --parallel must be at least 1")}
 	}
-	cfg, err := cloud.LoadConfig(cloudConfigDir(g))
+	cfg, err := cloud.LoadConfig(cloud.ConfigDir(g.configDir))
 	if err != nil {
 		return err
 	}
@@ -196,7 +154,7 @@ func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, 
 		}
 		opts = append(opts, cloud.WithDeployer(d), cloud.WithLogger(log))
 	}
-	c := cloud.New(cfg, cloudOpeners, pub, opts...)
+	c := cloud.New(cfg, drivers.Openers, pub, opts...)
 	defer c.Close()
 	switch {
 	case f.listImages != "":

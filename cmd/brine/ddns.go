@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -10,50 +9,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/brinehq/brine/bus"
-	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/integrations/ddns"
 )
-
-// startDdns registers ddns.add_host, delete_host, create, update and delete
-// with the defaults of the master config's `ddns:` section, which SIGHUP
-// reloads, and runs the built-in sync with the mine when `ddns: sync:` is
-// set (its zone and targets take effect at the next start).
-func startDdns(ctx context.Context, m *master, grp *errgroup.Group) error {
-	cfg, err := ddns.LoadConfig(m.cfg, m.cfg.Settings.ID)
-	if err != nil {
-		return err
-	}
-	c := ddns.New(cfg, ddns.WithLogger(m.log.With("component", "ddns")))
-	if err := ddns.Register(m.funcs, c); err != nil {
-		return err
-	}
-	m.reloads = append(m.reloads, func(_ context.Context, mc *config.Master) error {
-		cfg, err := ddns.LoadConfig(mc, mc.Settings.ID)
-		if err != nil {
-			return err
-		}
-		c.SetConfig(cfg)
-		return nil
-	})
-	if cfg.Sync == nil {
-		return nil
-	}
-	store, err := openMine(ctx, m)
-	if err != nil {
-		return err
-	}
-	source := m.source + "/ddns"
-	fire := func(ctx context.Context, tag string, data map[string]any) error {
-		ev, err := bus.NewEvent(tag, data, bus.Origin{Source: source})
-		if err != nil {
-			return err
-		}
-		return m.bus.Publish(ctx, ev)
-	}
-	grp.Go(func() error { return c.Sync(ctx, store, fire) })
-	return nil
-}
 
 func newDdnsCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{

@@ -5,7 +5,9 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/brinehq/brine/cloud"
 	"github.com/brinehq/brine/deploy"
+	"github.com/brinehq/brine/internal/logging"
 )
 
 // newCloudDeployer is the deploy step of `brine cloud`: host keys are
@@ -21,20 +23,17 @@ func newCloudDeployer(g *globalFlags, verbose bool, errOut io.Writer) (*deploy.D
 	}
 	level := slog.LevelWarn
 	if g.logLevel != "" {
-		if level, err = parseLevel(g.logLevel); err != nil {
+		if level, err = logging.ParseLevel(g.logLevel); err != nil {
 			return nil, nil, usageError{err}
 		}
 	}
-	opts := &slog.HandlerOptions{Level: level}
-	var log *slog.Logger
-	if cfg.Settings.LogFormat == "json" {
-		log = slog.New(slog.NewJSONHandler(errOut, opts))
-	} else {
-		log = slog.New(slog.NewTextHandler(errOut, opts))
+	log, err := logging.New(errOut, cfg.Settings.LogFormat, level)
+	if err != nil {
+		return nil, nil, usageError{err}
 	}
 	dc := deploy.Config{
 		DataDir:    cfg.Settings.DataDir,
-		ScriptDirs: []string{filepath.Join(cloudConfigDir(g), "cloud.deploy.d")},
+		ScriptDirs: []string{filepath.Join(cloud.ConfigDir(g.configDir), "cloud.deploy.d")},
 		Log:        log.With("component", "deploy"),
 	}
 	if verbose {

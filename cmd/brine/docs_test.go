@@ -54,7 +54,7 @@ func TestConfigurationDocumented(t *testing.T) {
 	sections := map[string][]string{
 		"core (config.Settings)": yamlKeys(reflect.TypeOf(config.Settings{})),
 		// Keys decoded by name rather than through a struct.
-		"core (cmd/brine)": {"keep_jobs", "keep_jobs_seconds"},
+		"core (jobs.Keep)": {"keep_jobs", "keep_jobs_seconds"},
 		"reactor": {"reactor", "file_roots", "reactor_workers", "reactor_worker_threads",
 			"reactor_max_in_flight", "reactor_max_depth", "reactor_retry", "attempts", "interval", "max_interval"},
 		"ddns":    append(yamlKeys(reflect.TypeOf(ddns.Config{})), yamlKeys(reflect.TypeOf(ddns.SyncConfig{}))...),

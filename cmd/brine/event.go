@@ -331,20 +331,11 @@ func subscriptionPrefix(pattern string) string {
 	return pattern
 }
 
+// parseSince reads --since.
 func parseSince(s string) (bus.Since, error) {
-	if s == "" {
-		return bus.Since{}, nil
+	since, err := bus.ParseSince(s)
+	if err != nil {
+		return since, fmt.Errorf("--since %w", err)
 	}
-	if _, err := bus.IDTime(s); err == nil {
-		return bus.Since{AfterID: s}, nil
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return bus.Since{Time: t}, nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil {
-		return bus.Since{Time: time.Now().Add(-d)}, nil
-	}
-	return bus.Since{}, fmt.Errorf("--since %q: want an event id, an RFC 3339 time or a duration like 10m", s)
+	return since, nil
 }

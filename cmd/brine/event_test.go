@@ -70,22 +70,6 @@ func TestTagMatcher(t *testing.T) {
 	}
 }
 
-func TestParseSince(t *testing.T) {
-	ev, _ := bus.NewEvent("x", nil, bus.Origin{})
-	if s, err := parseSince(ev.ID); err != nil || s.AfterID != ev.ID {
-		t.Errorf("id: %+v, %v", s, err)
-	}
-	if s, err := parseSince("2026-11-22T10:00:00Z"); err != nil || !s.Time.Equal(time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)) {
-		t.Errorf("time: %+v, %v", s, err)
-	}
-	if s, err := parseSince("10m"); err != nil || time.Since(s.Time) < 10*time.Minute || time.Since(s.Time) > 11*time.Minute {
-		t.Errorf("duration: %+v, %v", s, err)
-	}
-	if _, err := parseSince("yesterday-ish"); err == nil {
-		t.Error("nonsense accepted")
-	}
-}
-
 func TestPrintEventSaltFormat(t *testing.T) {
 	ev := &bus.Event{ID: "01936f3c-0000-7000-8000-000000000000", Tag: "salt/cloud/web1/created", Time: time.Date(2026, 11, 21, 22, 48, 14, 123456000, time.UTC),
 		Data: json.RawMessage(`{"name":"web1","_stamp":"2026-11-21T22:48:14.123456","ips":["10.0.0.1"]}`)}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brinehq/brine/api"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/cloud"
 	"github.com/brinehq/brine/cloud/ec2"
@@ -17,6 +18,8 @@ import (
 	"github.com/brinehq/brine/integrations/ddns"
 	"github.com/brinehq/brine/integrations/dnsmasq"
 	"github.com/brinehq/brine/integrations/slack"
+	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/master"
 	"github.com/brinehq/brine/reactor"
 )
 
@@ -95,7 +98,7 @@ func TestExamplesLoad(t *testing.T) {
 	if want := 6; len(cfg.Files) != want {
 		t.Errorf("config.Load read %d files, want %d: %v", len(cfg.Files), want, cfg.Files)
 	}
-	if _, err := keepJobs(cfg); err != nil {
+	if _, err := jobs.Keep(cfg); err != nil {
 		t.Errorf("keep_jobs: %v", err)
 	}
 	for _, key := range []string{"reactor", "ddns", "dnsmasq", "slack", "api"} {
@@ -113,7 +116,7 @@ func TestExamplesLoad(t *testing.T) {
 	if _, ok, err := slack.LoadConfig(cfg); err != nil || !ok {
 		t.Errorf("slack.LoadConfig: ok %v, %v", ok, err)
 	}
-	if _, on, err := apiConfig(cfg); err != nil || !on {
+	if _, on, err := api.LoadConfig(cfg); err != nil || !on {
 		t.Errorf("api config: on %v, %v", on, err)
 	}
 
@@ -127,7 +130,7 @@ func testExampleReactions(t *testing.T, cfg *config.Master, dir string) {
 		t.Fatalf("reactor.LoadConfig: %v", err)
 	}
 	rcfg.Retry = reactor.Retry{Attempts: 1}
-	funcs, err := dryRunFuncs()
+	funcs, err := master.DryRunFunctions()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,132 +3,29 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
-	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
-	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/master/rpc"
 )
-
-// keepJobs reads how long jobs are kept: Salt's keep_jobs_seconds (3006+),
-// else its older keep_jobs (hours), else jobs.DefaultKeep.
-func keepJobs(cfg *config.Master) (time.Duration, error) {
-	var secs, hours int64
-	if err := cfg.Decode("keep_jobs_seconds", &secs); err != nil {
-		return 0, err
-	}
-	if err := cfg.Decode("keep_jobs", &hours); err != nil {
-		return 0, err
-	}
-	switch {
-	case secs < 0:
-		return 0, fmt.Errorf("%s: keep_jobs_seconds %d: want a positive number of seconds", cfg.Source("keep_jobs_seconds"), secs)
-	case hours < 0:
-		return 0, fmt.Errorf("%s: keep_jobs %d: want a positive number of hours", cfg.Source("keep_jobs"), hours)
-	case secs > 0:
-		return time.Duration(secs) * time.Second, nil
-	case hours > 0:
-		return time.Duration(hours) * time.Hour, nil
-	}
-	return jobs.DefaultKeep, nil
-}
-
-// startJobs records every job event in the jobs bucket and answers
-// jobs.list, jobs.show and run requests.
-func startJobs(ctx context.Context, m *master, grp *errgroup.Group) error {
-	keep, err := keepJobs(m.cfg)
-	if err != nil {
-		return err
-	}
-	kv, err := jobs.OpenBucket(ctx, m.bus.JetStream(), keep, m.cfg.Settings.Bus.Replicas)
-	if err != nil {
-		return err
-	}
-	store := jobs.NewStore(kv, m.log.With("component", "jobs"))
-	m.gateway.Handle("jobs.list", func(ctx context.Context, body json.RawMessage) (any, error) {
-		var f jobs.Filter
-		if err := json.Unmarshal(body, &f); err != nil {
-			return nil, fmt.Errorf("jobs.list: %w", err)
-		}
-		list, err := store.List(ctx, f)
-		if list == nil {
-			list = []*jobs.Job{}
-		}
-		return list, err
-	})
-	m.gateway.Handle("jobs.show", func(ctx context.Context, body json.RawMessage) (any, error) {
-		var req struct {
-			JID string `json:"jid"`
-		}
-		if err := json.Unmarshal(body, &req); err != nil {
-			return nil, fmt.Errorf("jobs.show: %w", err)
-		}
-		return store.Get(ctx, req.JID)
-	})
-	m.gateway.Handle("run", m.handleRun)
-	m.gateway.Handle("jobs.begin", m.handleJobBegin)
-	m.gateway.Handle("jobs.end", m.handleJobEnd)
-	grp.Go(func() error { return store.Run(ctx, m.bus) })
-	return nil
-}
-
-// handleJobBegin announces a job that a client runs itself (a `brine cloud`
-// run): clients may not fire salt/run/ events, the master fires them for it.
-// The reply carries the JID and start that jobs.end needs.
-func (m *master) handleJobBegin(ctx context.Context, body json.RawMessage) (any, error) {
-	req, err := decodeRunRequest("jobs.begin", body)
-	if err != nil {
-		return nil, err
-	}
-	r := jobs.NewRun(req.Fun, req.Args, req.Kwargs, req.User, bus.Origin{Source: m.source + "/jobs"})
-	if err := r.Begin(ctx, m.bus); err != nil {
-		return nil, err
-	}
-	req.JID, req.Start = r.JID, r.Start
-	return req, nil
-}
-
-// handleJobEnd fires the ret of a job begun with jobs.begin: the request is
-// that reply with return and, for a failure, error.
-func (m *master) handleJobEnd(ctx context.Context, body json.RawMessage) (any, error) {
-	req, err := decodeRunRequest("jobs.end", body)
-	if err != nil {
-		return nil, err
-	}
-	if !jobs.IsJID(req.JID) || req.Start.IsZero() {
-		return nil, fmt.Errorf("jobs.end: want the jid and start of jobs.begin's reply, got %q %v", req.JID, req.Start)
-	}
-	r := jobs.NewRun(req.Fun, req.Args, req.Kwargs, req.User, bus.Origin{Source: m.source + "/jobs"})
-	r.JID, r.Start = req.JID, req.Start
-	var jobErr error
-	if req.Error != "" {
-		jobErr = errors.New(req.Error)
-	}
-	if err := r.End(ctx, m.bus, req.Return, jobErr, nil); err != nil {
-		return nil, err
-	}
-	return map[string]string{"jid": r.JID}, nil
-}
 
 // beginJob asks the master to announce a job this CLI runs itself (a `brine
 // cloud` run) under the OS user; endJob reports its outcome. Use them in
 // pairs on the same client.
-func beginJob(ctx context.Context, c *gateway.Client, fun string, args []any, kwargs map[string]any) (runRequest, error) {
-	req := runRequest{Fun: fun, Args: args, Kwargs: kwargs}
+func beginJob(ctx context.Context, c *gateway.Client, fun string, args []any, kwargs map[string]any) (rpc.RunRequest, error) {
+	req := rpc.RunRequest{Fun: fun, Args: args, Kwargs: kwargs}
 	var err error
 	if req.User, err = osUser(); err != nil {
 		return req, err
 	}
-	var job runRequest
-	if err := c.Call(ctx, "jobs.begin", req, &job); err != nil {
+	var job rpc.RunRequest
+	if err := c.Call(ctx, rpc.JobsBegin, req, &job); err != nil {
 		return req, err
 	}
 	return job, nil
@@ -136,12 +33,12 @@ func beginJob(ctx context.Context, c *gateway.Client, fun string, args []any, kw
 
 // endJob fires the ret of job (beginJob's result): ret on success, err's
 // message as a failure.
-func endJob(ctx context.Context, c *gateway.Client, job runRequest, ret any, err error) error {
+func endJob(ctx context.Context, c *gateway.Client, job rpc.RunRequest, ret any, err error) error {
 	job.Return = ret
 	if err != nil {
 		job.Error = err.Error()
 	}
-	return c.Call(ctx, "jobs.end", job, nil)
+	return c.Call(ctx, rpc.JobsEnd, job, nil)
 }
 
 func newJobsCmd(g *globalFlags) *cobra.Command {
@@ -179,7 +76,7 @@ func newJobsListCmd(g *globalFlags, active bool) *cobra.Command {
 			}
 			f.Active = active
 			var list []*jobs.Job
-			if err := callMaster(cmd.Context(), g, &cf, "jobs.list", f, &list); err != nil {
+			if err := callMaster(cmd.Context(), g, &cf, rpc.JobsList, f, &list); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
@@ -246,7 +143,7 @@ func newJobsShowCmd(g *globalFlags) *cobra.Command {
 				return usageError{fmt.Errorf("%q is not a JID (20 digits)", args[0])}
 			}
 			var reply json.RawMessage
-			if err := callMaster(cmd.Context(), g, &cf, "jobs.show", map[string]string{"jid": args[0]}, &reply); err != nil {
+			if err := callMaster(cmd.Context(), g, &cf, rpc.JobsShow, rpc.JobRequest{JID: args[0]}, &reply); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()

@@ -14,112 +14,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
-	"github.com/brinehq/brine/cloud"
-	"github.com/brinehq/brine/config"
-	"github.com/brinehq/brine/function"
-	"github.com/brinehq/brine/integrations/ddns"
-	"github.com/brinehq/brine/integrations/dnsmasq"
-	"github.com/brinehq/brine/integrations/slack"
-	"github.com/brinehq/brine/mine"
+	"github.com/brinehq/brine/master"
+	"github.com/brinehq/brine/master/rpc"
 	"github.com/brinehq/brine/reactor"
-	"github.com/brinehq/brine/reactor/kvdlq"
 )
-
-// reactorWatchInterval is how often the master looks for mapping changes on
-// disk (new files under path globs, an edited mapping file).
-const reactorWatchInterval = 2 * time.Second
-
-// startReactor wires the reactor into the master: it reads the reactor keys
-// of the config, keeps dead letters in the bus's key-value store, answers
-// reactor.* requests on the gateway, reloads on SIGHUP and on file change,
-// and runs in grp until ctx ends.
-func startReactor(ctx context.Context, m *master, grp *errgroup.Group) error {
-	cfg, err := reactor.LoadConfig(m.cfg)
-	if err != nil {
-		return err
-	}
-	r := reactor.New(cfg, m.funcs, reactor.WithLogger(m.log.With("component", "reactor")))
-	kv, err := m.bus.KeyValue(ctx, kvdlq.Bucket)
-	if err != nil {
-		return err
-	}
-	dlq := kvdlq.New(kv)
-	m.gateway.Handle("reactor.list", func(context.Context, json.RawMessage) (any, error) {
-		return reactorList{Entries: r.Status(), Stats: r.Stats().Snapshot(), Config: r.Config()}, nil
-	})
-	m.gateway.Handle("reactor.dlq", func(ctx context.Context, _ json.RawMessage) (any, error) {
-		return r.DeadLetters(ctx)
-	})
-	m.gateway.Handle("reactor.redrive", func(ctx context.Context, body json.RawMessage) (any, error) {
-		var req redriveRequest
-		if err := json.Unmarshal(body, &req); err != nil {
-			return nil, fmt.Errorf("reactor.redrive: %w", err)
-		}
-		var results []reactor.Result
-		if req.All {
-			results, err = r.RedriveAll(ctx)
-		} else {
-			var res reactor.Result
-			res, err = r.Redrive(ctx, req.ID)
-			results = []reactor.Result{res}
-		}
-		if err != nil {
-			return nil, err
-		}
-		return redriveReplies(results), nil
-	})
-	m.reloads = append(m.reloads, func(_ context.Context, c *config.Master) error {
-		rc, err := reactor.LoadConfig(c)
-		if err != nil {
-			return err
-		}
-		return r.Reload(rc)
-	})
-	grp.Go(func() error { return r.Run(ctx, m.bus, dlq) })
-	grp.Go(func() error { return r.Watch(ctx, reactorWatchInterval) })
-	return nil
-}
-
-// reactorList is the reply of reactor.list.
-type reactorList struct {
-	Entries []reactor.EntryStatus `json:"entries"`
-	Stats   map[string]uint64     `json:"stats"`
-	Config  reactor.Config        `json:"config"`
-}
-
-type redriveRequest struct {
-	ID  string `json:"id,omitempty"`
-	All bool   `json:"all,omitempty"`
-}
-
-type redriveReply struct {
-	ID     string `json:"id"`
-	JID    string `json:"jid"`
-	Status string `json:"status"`
-	Error  string `json:"error,omitempty"`
-}
-
-func redriveReplies(results []reactor.Result) []redriveReply {
-	out := make([]redriveReply, 0, len(results))
-	for _, res := range results {
-		rep := redriveReply{JID: res.JID, Status: string(res.Status)}
-		if res.Reaction != nil {
-			rep.ID = res.Reaction.ID
-		}
-		if res.Status != reactor.Succeeded {
-			rep.Status = "failed"
-		}
-		if res.Err != nil {
-			rep.Error = res.Err.Error()
-		}
-		out = append(out, rep)
-	}
-	return out
-}
 
 func newReactorCmd(g *globalFlags) *cobra.Command {
 	cmd := &cobra.Command{
@@ -163,48 +64,6 @@ master). The exit code is 1 if anything failed.`,
 	cmd.Flags().BoolVar(&execute, "execute", false, "run the runner calls too (events they fire are printed, not published)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
-}
-
-// errNeedsMaster is what an integration's function returns under
-// `reactor test --execute`: it is known, its arguments were checked, but it
-// acts on the world through the master's connections.
-var errNeedsMaster = errors.New("runs only on the master (brine reactor test has no DNS, mine or Slack connection)")
-
-// stubRegistrar registers functions by signature only.
-type stubRegistrar struct{ reg *function.Registry }
-
-func (s stubRegistrar) Register(f function.Func) error {
-	name := f.Name
-	f.Run = func(context.Context, *function.Input) (any, error) {
-		return nil, fmt.Errorf("%s: %w", name, errNeedsMaster)
-	}
-	return s.reg.Register(f)
-}
-
-// dryRunFuncs is the registry `reactor test` checks calls against: brine's
-// built-in functions run; the integrations' functions are known by their
-// signatures, so a reaction file is checked exactly as the master would.
-func dryRunFuncs() (*function.Registry, error) {
-	reg := function.NewWithBuiltins()
-	stubs := stubRegistrar{reg}
-	if err := ddns.Register(stubs, nil); err != nil {
-		return nil, err
-	}
-	if err := (*mine.Store)(nil).Register(stubs); err != nil {
-		return nil, err
-	}
-	if err := (*dnsmasq.Syncer)(nil).Register(stubs); err != nil {
-		return nil, err
-	}
-	if err := (&cloud.Functions{}).Register(stubs); err != nil {
-		return nil, err
-	}
-	for _, f := range slack.Funcs(nil) {
-		if err := stubs.Register(f); err != nil {
-			return nil, err
-		}
-	}
-	return reg, nil
 }
 
 // printPublisher prints events instead of publishing them (reactor test --execute).
@@ -262,7 +121,7 @@ func reactorTest(ctx context.Context, g *globalFlags, out io.Writer, tag string,
 	}
 	// One attempt: a dry run reports a failure at once instead of backing off.
 	rcfg.Retry = reactor.Retry{Attempts: 1}
-	funcs, err := dryRunFuncs()
+	funcs, err := master.DryRunFunctions()
 	if err != nil {
 		return err
 	}
@@ -461,8 +320,8 @@ func newReactorListCmd(g *globalFlags) *cobra.Command {
 		Short: "Show the running master's reactor mapping, file status and counters",
 		Args:  rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var rep reactorList
-			if err := callMaster(cmd.Context(), g, &cf, "reactor.list", struct{}{}, &rep); err != nil {
+			var rep rpc.ReactorListReply
+			if err := callMaster(cmd.Context(), g, &cf, rpc.ReactorList, struct{}{}, &rep); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
@@ -515,7 +374,7 @@ func newReactorDLQCmd(g *globalFlags) *cobra.Command {
 		Args:  rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var list []*reactor.DeadLetter
-			if err := callMaster(cmd.Context(), g, &cf, "reactor.dlq", struct{}{}, &list); err != nil {
+			if err := callMaster(cmd.Context(), g, &cf, rpc.ReactorDLQ, struct{}{}, &list); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
@@ -560,12 +419,12 @@ func newReactorRedriveCmd(g *globalFlags) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := redriveRequest{All: all}
+			req := rpc.RedriveRequest{All: all}
 			if !all {
 				req.ID = args[0]
 			}
-			var replies []redriveReply
-			if err := callMaster(cmd.Context(), g, &cf, "reactor.redrive", req, &replies); err != nil {
+			var replies []rpc.RedriveReply
+			if err := callMaster(cmd.Context(), g, &cf, rpc.ReactorRedrive, req, &replies); err != nil {
 				return err
 			}
 			failed := 0

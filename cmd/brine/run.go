@@ -14,72 +14,9 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
-	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/master/rpc"
 )
-
-// runRequest is the body of the master's "run", "jobs.begin" and
-// "jobs.end" methods: a function call and who asks for it; jobs.end adds the
-// job's JID, start and outcome.
-type runRequest struct {
-	Fun    string         `json:"fun"`
-	Args   []any          `json:"args,omitempty"`
-	Kwargs map[string]any `json:"kwargs,omitempty"`
-	User   string         `json:"user"`
-
-	JID    string    `json:"jid,omitempty"`
-	Start  time.Time `json:"start,omitzero"`
-	Return any       `json:"return,omitempty"`
-	Error  string    `json:"error,omitempty"`
-}
-
-// decodeRunRequest reads a request as event data is read, so that integers
-// stay integers.
-func decodeRunRequest(method string, body json.RawMessage) (runRequest, error) {
-	var req runRequest
-	raw, err := (&bus.Event{Data: body}).DataMap()
-	if err != nil {
-		return req, fmt.Errorf("%s: %w", method, err)
-	}
-	req.Fun, _ = raw["fun"].(string)
-	req.User, _ = raw["user"].(string)
-	req.Args, _ = raw["args"].([]any)
-	req.Kwargs, _ = raw["kwargs"].(map[string]any)
-	req.JID, _ = raw["jid"].(string)
-	req.Return = raw["return"]
-	req.Error, _ = raw["error"].(string)
-	if s, ok := raw["start"].(string); ok {
-		if req.Start, err = time.Parse(time.RFC3339Nano, s); err != nil {
-			return req, fmt.Errorf("%s: start: %w", method, err)
-		}
-	}
-	switch {
-	case req.Fun == "":
-		return req, fmt.Errorf("%s: the request names no function", method)
-	case req.User == "":
-		return req, fmt.Errorf("%s: the request names no user", method)
-	}
-	return req, nil
-}
-
-// handleRun runs a registry function as a job for `brine run`. Unknown
-// functions and wrong arguments are refused before any job starts, as
-// salt-run does; a function that fails is a finished job with success false.
-func (m *master) handleRun(ctx context.Context, body json.RawMessage) (any, error) {
-	req, err := decodeRunRequest("run", body)
-	if err != nil {
-		return nil, err
-	}
-	if err := m.funcs.Check(req.Fun, req.Args, req.Kwargs); err != nil {
-		return nil, err
-	}
-	res, err := jobs.Call(ctx, m.funcs, m.bus, req.Fun, req.Args, req.Kwargs, req.User,
-		bus.Origin{Source: m.source + "/run"})
-	if errors.Is(err, jobs.ErrNotAnnounced) {
-		return nil, err
-	}
-	return res, nil
-}
 
 func newRunCmd(g *globalFlags) *cobra.Command {
 	var (
@@ -113,7 +50,7 @@ code is 1 when the function failed.`,
 				return err
 			}
 			var reply json.RawMessage
-			if err := callMasterWithin(cmd.Context(), g, &cf, "run", req, &reply); err != nil {
+			if err := callMasterWithin(cmd.Context(), g, &cf, rpc.Run, req, &reply); err != nil {
 				return err
 			}
 			var res struct {
@@ -150,8 +87,8 @@ code is 1 when the function failed.`,
 
 // parseRunArgs splits FUN [ARG…] [KEY=VALUE…]: KEY=VALUE pairs are keyword
 // arguments (parsed as event send parses them), the rest YAML scalars.
-func parseRunArgs(args []string) (runRequest, error) {
-	req := runRequest{Fun: args[0]}
+func parseRunArgs(args []string) (rpc.RunRequest, error) {
+	req := rpc.RunRequest{Fun: args[0]}
 	var pairs []string
 	for _, a := range args[1:] {
 		if k, _, ok := strings.Cut(a, "="); ok && isKey(k) {

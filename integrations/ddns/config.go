@@ -108,7 +108,7 @@ type Decoder interface {
 // master id).
 func LoadConfig(d Decoder, owner string) (Config, error) {
 	var raw map[string]any
-	if err := d.Decode("ddns", &raw); err != nil {
+	if err := d.Decode(ConfigKey, &raw); err != nil {
 		return Config{}, err
 	}
 	var unknown []string
@@ -122,7 +122,7 @@ func LoadConfig(d Decoder, owner string) (Config, error) {
 		return Config{}, fmt.Errorf("%w: ddns: unknown key %s", ErrConfig, strings.Join(unknown, ", "))
 	}
 	var c Config
-	if err := d.Decode("ddns", &c); err != nil {
+	if err := d.Decode(ConfigKey, &c); err != nil {
 		return Config{}, err
 	}
 	if c.Owner == "" {
@@ -166,7 +166,7 @@ func (c *Config) Validate() error {
 		if _, ok := dns.IsDomainName(c.Sync.Zone); !ok || c.Sync.Zone == "" {
 			return fmt.Errorf("%w: ddns: sync: zone %q is not a domain name", ErrConfig, c.Sync.Zone)
 		}
-		if _, err := c.Sync.target(); err != nil {
+		if _, err := c.Sync.selector(); err != nil {
 			return err
 		}
 	}

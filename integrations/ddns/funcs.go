@@ -16,11 +16,6 @@ const (
 	TagError   = "error"
 )
 
-// Registrar is where functions are registered (*function.Registry is one).
-type Registrar interface {
-	Register(f function.Func) error
-}
-
 // common are Salt's connection arguments, in Salt's positional order after
 // the function's own.
 func common(first ...function.Param) []function.Param {
@@ -42,13 +37,13 @@ var (
 	pAlg    = function.Param{Name: "keyalgorithm", Kind: function.String}
 )
 
-// Register adds ddns.add_host, delete_host, create, update and delete to
-// reg, with Salt's runner signatures (arguments bind by position in
-// Salt's order or by keyword). Arguments not given come from c's
-// configuration; timeout defaults to 5 s instead of being required; "None"
-// means "not set", as in Salt's YAML files.
-func Register(reg Registrar, c *Client) error {
-	funcs := []function.Func{
+// Funcs are ddns.add_host, delete_host, create, update and delete, with
+// Salt's runner signatures (arguments bind by position in Salt's order or
+// by keyword). Arguments not given come from c's configuration; timeout
+// defaults to 5 s instead of being required; "None" means "not set", as in
+// Salt's YAML files.
+func (c *Client) Funcs() []function.Func {
+	return []function.Func{
 		{
 			Name: "ddns.add_host", Doc: "Point a host's A/AAAA and PTR records at its addresses (RFC 2136)",
 			Params: append(common(pZone, pName, pTTL, function.Param{Name: "ip", Kind: function.Any, Required: true}), pPort, pAlg),
@@ -90,12 +85,6 @@ func Register(reg Registrar, c *Client) error {
 			}),
 		},
 	}
-	for _, f := range funcs {
-		if err := reg.Register(f); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func withRequired(p function.Param) function.Param {

@@ -28,7 +28,7 @@ func TestFunctions(t *testing.T) {
 	reg := function.New()
 	cfg := config(t, s, "ddns-key")
 	cfg.Zones = map[string]ddns.Settings{"example.test": {}}
-	if err := ddns.Register(reg, ddns.New(cfg)); err != nil {
+	if err := reg.RegisterAll(ddns.New(cfg).Funcs()); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()

@@ -121,7 +121,7 @@ func TestSaltReactionFiles(t *testing.T) {
 	defer b.Close()
 	rec := recordEvents(t, b)
 	reg := function.NewWithBuiltins()
-	if err := ddns.Register(reg, ddns.New(ddns.Config{})); err != nil {
+	if err := reg.RegisterAll(ddns.New(ddns.Config{}).Funcs()); err != nil {
 		t.Fatal(err)
 	}
 	r := reactor.New(reactor.Config{
@@ -131,7 +131,7 @@ func TestSaltReactionFiles(t *testing.T) {
 		},
 		Retry: reactor.Retry{Attempts: 2, Interval: 20 * time.Millisecond, MaxInterval: 50 * time.Millisecond},
 	}, reg)
-	kv, err := b.KeyValue(ctx, kvdlq.Bucket)
+	kv, err := b.Bucket(ctx, kvdlq.BucketConfig)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/brinehq/brine/mine"
+	targeting "github.com/brinehq/brine/target"
 )
 
 // syncRetry is how often hosts whose update failed are tried again.
@@ -32,22 +33,16 @@ type SyncConfig struct {
 	TgtType string `yaml:"tgt_type" json:"tgt_type"`
 }
 
-func (s *SyncConfig) target() (*mine.Target, error) {
+func (s *SyncConfig) selector() (*targeting.Target, error) {
 	tgt := s.Targets
 	if tgt == nil {
 		tgt = "*"
 	}
-	t, err := mine.ParseTarget(tgt, s.TgtType)
+	t, err := targeting.Parse(tgt, s.TgtType)
 	if err != nil {
 		return nil, fmt.Errorf("%w: ddns: sync: targets: %w", ErrConfig, err)
 	}
 	return t, nil
-}
-
-// Inventory is what Sync needs from the mine (*mine.Store has it).
-type Inventory interface {
-	// Watch reports every record, then Synced, then each change.
-	Watch(ctx context.Context, fn func(mine.Change)) error
 }
 
 // FireFunc fires an event (the master's publisher).
@@ -58,11 +53,11 @@ type syncer struct {
 	c      *Client
 	zone   string // canonical
 	tag    string // zone without the final dot, for event tags
-	target *mine.Target
+	target *targeting.Target
 	fire   FireFunc
 
 	// Owned by Sync's loop goroutine.
-	hosts   map[string]*mine.Host   // the mine as watched
+	mine    mine.View               // the mine as watched
 	names   map[string]string       // host id -> FQDN last managed
 	applied map[string][]netip.Addr // FQDN -> addresses in the zone
 	retry   map[string]bool         // host ids whose last update failed
@@ -93,38 +88,26 @@ type syncResult struct {
 // its own from others'). Then it follows each change of the mine. Failed
 // updates are retried every few seconds and reported as
 // brine/ddns/<zone>/error events.
-func (c *Client) Sync(ctx context.Context, inv Inventory, fire FireFunc) error {
+func (c *Client) Sync(ctx context.Context, inv mine.Watcher, fire FireFunc) error {
 	sc := c.conf().Sync
 	if sc == nil {
 		return fmt.Errorf("%w: ddns: sync is not configured", ErrConfig)
 	}
-	t, err := sc.target()
+	t, err := sc.selector()
 	if err != nil {
 		return err
 	}
 	s := &syncer{
 		c: c, zone: dns.CanonicalName(sc.Zone), target: t, fire: fire,
-		hosts: map[string]*mine.Host{}, names: map[string]string{},
+		names:   map[string]string{},
 		applied: map[string][]netip.Addr{}, retry: map[string]bool{},
 		running: map[string]bool{}, dirty: map[string]bool{},
 		sem: make(chan struct{}, syncWorkers), results: make(chan syncResult),
 	}
 	s.tag = strings.TrimSuffix(s.zone, ".")
-	changes := make(chan mine.Change, 1024)
-	watchErr := make(chan error, 1)
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() {
-		watchErr <- inv.Watch(wctx, func(ch mine.Change) {
-			select {
-			case changes <- ch:
-			case <-wctx.Done():
-			}
-		})
-	}()
+	changes, watchErr := mine.Feed(ctx, inv)
 	tick := time.NewTicker(syncRetry)
 	defer tick.Stop()
-	synced := false
 	for {
 		select {
 		case <-ctx.Done():
@@ -137,22 +120,17 @@ func (c *Client) Sync(ctx context.Context, inv Inventory, fire FireFunc) error {
 		case r := <-s.results:
 			s.done(ctx, r)
 		case <-tick.C:
-			if synced {
+			if s.mine.Synced {
 				for id := range s.retry {
 					s.apply(ctx, id)
 				}
 			}
 		case ch := <-changes:
+			s.mine.Apply(ch)
 			switch {
 			case ch.Synced:
-				synced = true
 				s.reconcile(ctx)
-			case ch.Host != nil:
-				s.hosts[ch.ID] = ch.Host
-			default:
-				delete(s.hosts, ch.ID)
-			}
-			if synced && !ch.Synced {
+			case s.mine.Synced:
 				s.apply(ctx, ch.ID)
 			}
 		}
@@ -180,7 +158,7 @@ func (s *syncer) reconcile(ctx context.Context) {
 		}
 	}
 	wanted := map[string]bool{}
-	for id := range s.hosts {
+	for id := range s.mine.Hosts {
 		if fq, ok := s.name(id); ok {
 			wanted[fq] = true
 		}
@@ -206,7 +184,7 @@ func (s *syncer) reconcile(ctx context.Context) {
 // name returns the FQDN host id has in the zone: its FQDN when the mine has
 // one inside the zone, else its id.
 func (s *syncer) name(id string) (string, bool) {
-	if h := s.hosts[id]; h != nil && h.FQDN != "" {
+	if h := s.mine.Hosts[id]; h != nil && h.FQDN != "" {
 		if fq, err := FQDN(s.zone, dns.Fqdn(h.FQDN)); err == nil {
 			return fq, true
 		}
@@ -218,8 +196,8 @@ func (s *syncer) name(id string) (string, bool) {
 // desired returns the addresses host id should have in the zone; ok is
 // false when it should have none (gone, or not targeted).
 func (s *syncer) desired(id string) ([]netip.Addr, bool) {
-	h := s.hosts[id]
-	if h == nil || !s.target.Match(h) {
+	h := s.mine.Hosts[id]
+	if h == nil || !s.target.Match(h.Facts()) {
 		return nil, false
 	}
 	var out []netip.Addr

@@ -41,7 +41,7 @@ func TestSyncWithMine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	kv, err := b.KeyValue(ctx, mine.Bucket)
+	kv, err := b.Bucket(ctx, mine.BucketConfig)
 	if err != nil {
 		t.Fatal(err)
 	}

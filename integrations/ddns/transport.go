@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/brinehq/brine/internal/backoff"
 )
 
 // Errors a call can end with; test them with errors.Is. An *RcodeError
@@ -103,7 +104,7 @@ func exchange(ctx context.Context, t target, m *dns.Msg) (*dns.Msg, error) {
 	var last error
 	for attempt := 0; attempt <= t.retries; attempt++ {
 		if attempt > 0 {
-			if err := wait(ctx, backoff(attempt)); err != nil {
+			if err := wait(ctx, backoff.Delay(100*time.Millisecond, 2*time.Second, attempt)); err != nil {
 				return nil, err
 			}
 		}
@@ -167,23 +168,12 @@ func exchangeOnce(ctx context.Context, t target, m *dns.Msg) (*dns.Msg, error) {
 	return r, err
 }
 
-// backoff is the wait before retry n: 100 ms doubled per retry, at most 2 s,
-// with jitter so that a burst's retries spread out.
-func backoff(n int) time.Duration {
-	d := 100 * time.Millisecond << min(n-1, 5)
-	d = min(d, 2*time.Second)
-	return d/2 + time.Duration(rand.Int64N(int64(d)))
-}
-
+// wait sleeps d, or returns ctx's error when it ends first.
 func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
+	if !backoff.Sleep(ctx, d) {
 		return ctx.Err()
 	}
+	return nil
 }
 
 // query returns the records of type qtype at name, following nothing: the

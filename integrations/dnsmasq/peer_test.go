@@ -29,12 +29,12 @@ func startPipeline(t *testing.T, cfg *Config) *pipeline {
 	if err != nil {
 		t.Fatalf("open bus: %v", err)
 	}
-	kv, err := b.KeyValue(ctx, mine.Bucket)
+	kv, err := b.Bucket(ctx, mine.BucketConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := &pipeline{bus: b, store: mine.New(kv)}
-	p.syncer, err = New(cfg, p.store, Options{Publisher: b, Source: "brine://test/dnsmasq"})
+	p.syncer, err = New(cfg, p.store, Options{Events: bus.Emitter{Publisher: b, Source: "brine://test/dnsmasq"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,15 +30,9 @@ const retryAfter = 5 * time.Second
 
 // Inventory is what the syncer needs from the mine.
 type Inventory interface {
-	// Watch reports every record, then Synced, then each change.
-	Watch(ctx context.Context, fn func(mine.Change)) error
+	mine.Watcher
 	// List returns every record now.
 	List(ctx context.Context) ([]*mine.Host, error)
-}
-
-// Publisher fires the integration's events.
-type Publisher interface {
-	Publish(ctx context.Context, ev *bus.Event) error
 }
 
 // fireFunc fires one event; a runner call passes its own, so that events a
@@ -48,18 +42,13 @@ type fireFunc = func(ctx context.Context, tag string, data map[string]any) error
 // Syncer keeps the files in sync with the mine.
 type Syncer struct {
 	inv    Inventory
-	pub    Publisher
-	source string
+	events bus.Emitter
 	log    *slog.Logger
 
 	cfgMu sync.RWMutex
 	cfg   *Config
 
-	mu     sync.Mutex
-	hosts  map[string]*mine.Host // the watched view of the mine
-	synced bool                  // the view holds the whole mine
-
-	kick chan struct{} // a change to render, coalesced by the debouncer
+	kick chan struct{} // a new configuration or a retry, coalesced by the debouncer
 
 	renderMu      sync.Mutex // one regeneration at a time; guards the fields below
 	reported      map[string]bool
@@ -70,11 +59,9 @@ type Syncer struct {
 
 // Options are a Syncer's collaborators.
 type Options struct {
-	// Publisher fires ReloadedTag, ConflictTag and ErrorTag events; nil
-	// fires none.
-	Publisher Publisher
-	// Source names the events (brine://<master>/dnsmasq).
-	Source string
+	// Events fires ReloadedTag, ConflictTag and ErrorTag events (source
+	// brine://<master>/dnsmasq); with no Publisher it fires none.
+	Events bus.Emitter
 	Logger *slog.Logger
 }
 
@@ -87,9 +74,8 @@ func New(cfg *Config, inv Inventory, o Options) (*Syncer, error) {
 		o.Logger = slog.Default()
 	}
 	return &Syncer{
-		inv: inv, pub: o.Publisher, source: o.Source, log: o.Logger, cfg: cfg,
-		hosts: map[string]*mine.Host{},
-		kick:  make(chan struct{}, 1), reported: map[string]bool{},
+		inv: inv, events: o.Events, log: o.Logger, cfg: cfg,
+		kick: make(chan struct{}, 1), reported: map[string]bool{},
 	}, nil
 }
 
@@ -124,8 +110,19 @@ func (s *Syncer) Stats() Stats { return Stats{Writes: s.writes.Load(), Reloads: 
 // changes (quiet for the debounce time, at most five debounce times after
 // the first change), until ctx ends.
 func (s *Syncer) Run(ctx context.Context) error {
-	watchErr := make(chan error, 1)
-	go func() { watchErr <- s.inv.Watch(ctx, s.observe) }()
+	changes, watchErr := mine.Feed(ctx, s.inv)
+	var view mine.View
+	quiet := time.NewTimer(time.Hour)
+	quiet.Stop()
+	defer quiet.Stop()
+	var deadline time.Time // of the burst under way; zero when none
+	settle := func() {
+		d := s.config().Debounce
+		if deadline.IsZero() {
+			deadline = time.Now().Add(5 * d)
+		}
+		quiet.Reset(max(0, min(d, time.Until(deadline))))
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -135,11 +132,16 @@ func (s *Syncer) Run(ctx context.Context) error {
 				return nil
 			}
 			return fmt.Errorf("dnsmasq: %w", err)
-		case <-s.kick:
-			if !s.settle(ctx) {
-				return nil
+		case c := <-changes:
+			view.Apply(c)
+			if view.Synced { // while the mine is still loading, wait for all of it
+				settle()
 			}
-			if _, err := s.regenerate(ctx, false, s.fire); err != nil {
+		case <-s.kick:
+			settle()
+		case <-quiet.C:
+			deadline = time.Time{}
+			if _, err := s.write(ctx, view.List(), false, s.fire); err != nil {
 				s.log.Error("dnsmasq: regenerating", "err", err, "retry_in", retryAfter)
 				time.AfterFunc(retryAfter, s.changed)
 			}
@@ -147,46 +149,8 @@ func (s *Syncer) Run(ctx context.Context) error {
 	}
 }
 
-// settle waits until the changes stop for the debounce time; false when
-// ctx ended.
-func (s *Syncer) settle(ctx context.Context) bool {
-	d := s.config().Debounce
-	deadline := time.Now().Add(5 * d)
-	t := time.NewTimer(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-s.kick:
-			if wait := min(d, time.Until(deadline)); wait > 0 {
-				t.Reset(wait)
-			}
-		case <-t.C:
-			return true
-		}
-	}
-}
-
-// observe applies one change of the watched mine to the view.
-func (s *Syncer) observe(c mine.Change) {
-	s.mu.Lock()
-	switch {
-	case c.Synced:
-		s.synced = true
-	case c.Host == nil:
-		delete(s.hosts, c.ID)
-	default:
-		s.hosts[c.ID] = c.Host
-	}
-	synced := s.synced
-	s.mu.Unlock()
-	if synced { // while the mine is still loading, wait for all of it
-		s.changed()
-	}
-}
-
-// changed asks for a regeneration.
+// changed asks for a regeneration (after a new configuration, or to retry
+// a failed one).
 func (s *Syncer) changed() {
 	select {
 	case s.kick <- struct{}{}:
@@ -215,16 +179,6 @@ func (s *Syncer) Refresh(ctx context.Context, force bool, fire fireFunc) (*Repor
 	if err != nil {
 		return nil, fmt.Errorf("dnsmasq: %w", err)
 	}
-	return s.write(ctx, hosts, force, fire)
-}
-
-func (s *Syncer) regenerate(ctx context.Context, force bool, fire fireFunc) (*Report, error) {
-	s.mu.Lock()
-	hosts := make([]*mine.Host, 0, len(s.hosts))
-	for _, h := range s.hosts {
-		hosts = append(hosts, h)
-	}
-	s.mu.Unlock()
 	return s.write(ctx, hosts, force, fire)
 }
 
@@ -317,32 +271,27 @@ func (s *Syncer) emit(ctx context.Context, fire fireFunc, tag string, data map[s
 	}
 }
 
-// fire publishes one of the syncer's own events (no cause).
-func (s *Syncer) fire(ctx context.Context, tag string, data map[string]any) error {
-	if s.pub == nil {
-		return nil
-	}
-	ev, err := bus.NewEvent(tag, data, bus.Origin{Source: s.source})
-	if err != nil {
-		return err
-	}
-	return s.pub.Publish(ctx, ev)
-}
+// Funcs are dnsmasq.refresh, regenerating with s.
+func (s *Syncer) Funcs() []function.Func { return funcs(func() *Syncer { return s }) }
 
-// Registrar takes runner functions (function.Registry does).
-type Registrar interface {
-	Register(f function.Func) error
-}
+// errNotConfigured is what dnsmasq.refresh answers on a master without a
+// dnsmasq: block.
+var errNotConfigured = errors.New("dnsmasq.refresh: the dnsmasq integration is not configured (no dnsmasq: block in the master config)")
 
-// Register adds dnsmasq.refresh to r.
-func (s *Syncer) Register(r Registrar) error {
-	return r.Register(function.Func{
+// funcs declares dnsmasq.refresh; syncer returns the running syncer, nil
+// when the integration is off.
+func funcs(syncer func() *Syncer) []function.Func {
+	return []function.Func{{
 		Name: "dnsmasq.refresh",
 		Doc:  "Regenerate dnsmasq's dhcp-hostsfile and addn-hosts from the mine now; reload dnsmasq if they changed (or force=True).",
 		Params: []function.Param{
 			{Name: "force", Kind: function.Bool, Default: false},
 		},
 		Run: func(ctx context.Context, in *function.Input) (any, error) {
+			s := syncer()
+			if s == nil {
+				return nil, errNotConfigured
+			}
 			fire := in.Fire
 			return s.Refresh(ctx, in.Bool("force"), func(ctx context.Context, tag string, data map[string]any) error {
 				err := fire(ctx, tag, data)
@@ -352,5 +301,14 @@ func (s *Syncer) Register(r Registrar) error {
 				return err
 			})
 		},
-	})
+	}}
+}
+
+// fire publishes one of the syncer's own events (no cause); a syncer with
+// no publisher fires none.
+func (s *Syncer) fire(ctx context.Context, tag string, data map[string]any) error {
+	if s.events.Publisher == nil {
+		return nil
+	}
+	return s.events.Fire(ctx, tag, data)
 }

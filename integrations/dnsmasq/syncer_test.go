@@ -87,10 +87,10 @@ func TestRefreshRunner(t *testing.T) {
 	}
 	p := startPipeline(t, cfg)
 	reg := function.New()
-	if err := p.syncer.Register(reg); err != nil {
+	if err := reg.RegisterAll(p.syncer.Funcs()); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.store.Register(reg); err != nil {
+	if err := reg.RegisterAll(p.store.Funcs()); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

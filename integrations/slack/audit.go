@@ -6,25 +6,31 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/time/rate"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/backoff"
 	"github.com/brinehq/brine/jobs"
 )
 
-// ThreadBucket is the key-value bucket that remembers thread parents, so a
-// result that arrives after a restart still goes into its thread.
-const ThreadBucket = "slack_threads"
-
 // ThreadKeep is how long a thread parent is remembered after it was posted.
 const ThreadKeep = 7 * 24 * time.Hour
+
+// ThreadBucket describes the key-value bucket that remembers thread
+// parents, so a result that arrives after a restart still goes into its
+// thread (natsbus.Bus.Bucket opens it).
+var ThreadBucket = bus.BucketConfig{Name: "slack_threads", Description: "brine Slack thread parents", TTL: ThreadKeep}
+
+// Threads is where thread parents are remembered (*natsbus.Bucket is one).
+type Threads interface {
+	Get(ctx context.Context, key string) (bus.Entry, error)
+	Put(ctx context.Context, key string, value []byte) (uint64, error)
+}
 
 // maxBackoff caps the wait between retries of a failing Slack.
 const maxBackoff = time.Minute
@@ -34,29 +40,9 @@ const maxBackoff = time.Minute
 // every third of it while it works.
 const ackWait = 15 * time.Second
 
-// Publisher stores events durably; bus.Bus is one.
-type Publisher interface {
-	Publish(ctx context.Context, ev *bus.Event) error
-}
-
 // Consumer is the part of bus.Bus the audit reads events from.
 type Consumer interface {
 	Consume(ctx context.Context, cfg bus.ConsumerConfig, fn func(context.Context, *bus.Delivery)) (bus.Subscription, error)
-}
-
-// OpenThreadBucket opens (creating if needed) the thread bucket on js.
-func OpenThreadBucket(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.KeyValue, error) {
-	kv, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      ThreadBucket,
-		Description: "brine Slack thread parents",
-		TTL:         ThreadKeep,
-		Storage:     jetstream.FileStorage,
-		Replicas:    max(replicas, 1),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("slack threads bucket: %w", err)
-	}
-	return kv, nil
 }
 
 // Stats count what the audit did since it started.
@@ -87,9 +73,8 @@ type Audit struct {
 	st       atomic.Pointer[state]
 	consumer string // fixed at start: the durable consumer's name
 	pattern  string // fixed at start: the tags the consumer reads
-	threads  jetstream.KeyValue
-	pub      Publisher
-	source   string
+	threads  Threads
+	events   bus.Emitter // brine/slack/error; its source's events are never posted
 	log      *slog.Logger
 	client   *http.Client
 
@@ -112,15 +97,15 @@ func WithLogger(l *slog.Logger) Option { return func(a *Audit) { a.log = l } }
 
 // WithSource sets the source of the events the integration fires; events
 // from it are never posted.
-func WithSource(s string) Option { return func(a *Audit) { a.source = s } }
+func WithSource(s string) Option { return func(a *Audit) { a.events.Source = s } }
 
 // WithHTTPClient sets the HTTP client for Slack (default: 30 s timeout).
 func WithHTTPClient(c *http.Client) Option { return func(a *Audit) { a.client = c } }
 
 // New builds the audit for cfg (LoadConfig), remembering threads in
-// threads (OpenThreadBucket) and firing brine/slack/error on pub.
-func New(cfg *Config, threads jetstream.KeyValue, pub Publisher, opts ...Option) *Audit {
-	a := &Audit{consumer: cfg.Consumer, pattern: cfg.pattern(), threads: threads, pub: pub, source: "brine://slack", log: slog.Default(),
+// threads (a ThreadBucket) and firing brine/slack/error on pub.
+func New(cfg *Config, threads Threads, pub bus.Publisher, opts ...Option) *Audit {
+	a := &Audit{consumer: cfg.Consumer, pattern: cfg.pattern(), threads: threads, events: bus.Emitter{Publisher: pub, Source: "brine://slack"}, log: slog.Default(),
 		client: &http.Client{Timeout: 30 * time.Second}, limiters: map[string]*rate.Limiter{}, reported: map[string]bool{},
 		reloaded: make(chan struct{}, 1)}
 	for _, o := range opts {
@@ -175,21 +160,9 @@ func (a *Audit) Run(ctx context.Context, c Consumer) error {
 			// Waits (rate, Retry-After, outages) may be long: keep telling
 			// the bus the event is being worked on, so a short AckWait
 			// only matters when the master is gone.
-			beat := time.NewTicker(ackWait / 3)
-			done := make(chan struct{})
-			go func() {
-				for {
-					select {
-					case <-beat.C:
-						_ = d.InProgress()
-					case <-done:
-						return
-					}
-				}
-			}()
+			stop := d.KeepAlive(ackWait / 3)
 			err := a.handle(ctx, d.Event)
-			beat.Stop()
-			close(done)
+			stop()
 			if err != nil {
 				if ctx.Err() == nil {
 					a.log.Error("slack: event not posted; it will be retried", "tag", d.Event.Tag, "event", d.Event.ID, "err", err)
@@ -270,14 +243,14 @@ type thread struct {
 
 func (a *Audit) thread(ctx context.Context, key string) (*thread, error) {
 	e, err := a.threads.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	if errors.Is(err, bus.ErrKeyNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("slack: thread %s: %w", key, err)
 	}
 	var t thread
-	if err := json.Unmarshal(e.Value(), &t); err != nil {
+	if err := json.Unmarshal(e.Value, &t); err != nil {
 		return nil, fmt.Errorf("slack: thread %s: %w", key, err)
 	}
 	return &t, nil
@@ -313,7 +286,7 @@ func (a *Audit) deliver(ctx context.Context, st *state, m message) error {
 		case transient:
 			a.stats.Retries.Add(1)
 			failures++
-			wait = backoff(failures)
+			wait = retryWait(failures)
 			a.log.Warn("slack: unavailable; retrying", "channel", m.Channel, "in", wait, "err", err)
 		case held:
 			a.stats.Held.Add(1)
@@ -333,7 +306,7 @@ func (a *Audit) deliver(ctx context.Context, st *state, m message) error {
 			a.report(ctx, code, err, m, "dropped")
 			return nil
 		}
-		if !sleep(ctx, wait) {
+		if !backoff.Sleep(ctx, wait) {
 			return ctx.Err()
 		}
 	}
@@ -416,11 +389,7 @@ func (a *Audit) report(ctx context.Context, code string, err error, m message, a
 	msg := a.cur().red.Text(err.Error())
 	a.log.Error("slack: message refused", "code", code, "channel", m.Channel, "action", action, "err", msg)
 	data := map[string]any{"error": code, "message": msg, "channel": m.Channel, "op": m.Op.String(), "action": action, "event": m.Event}
-	ev, eerr := bus.NewEvent(ErrorTag, data, bus.Origin{Source: a.source})
-	if eerr == nil {
-		eerr = a.pub.Publish(ctx, ev)
-	}
-	if eerr != nil && ctx.Err() == nil {
+	if eerr := a.events.Fire(ctx, ErrorTag, data); eerr != nil && ctx.Err() == nil {
 		a.log.Error("slack: cannot fire error event", "err", eerr)
 	}
 }
@@ -437,22 +406,6 @@ func (a *Audit) recovered() {
 	a.rmu.Unlock()
 }
 
-// backoff is the wait after n consecutive failures: 1 s doubled, capped at
-// maxBackoff, ±20 % jitter.
-func backoff(n int) time.Duration {
-	d := time.Second << min(n-1, 6)
-	d = min(d, maxBackoff)
-	return d + time.Duration(rand.Int64N(int64(d)/5*2+1)) - d/5
-}
-
-// sleep waits d; false when ctx ended first.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+// retryWait is the wait after n consecutive failures: 1 s doubled, capped
+// at maxBackoff, with jitter.
+func retryWait(n int) time.Duration { return backoff.Delay(time.Second, maxBackoff, n) }

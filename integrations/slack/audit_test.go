@@ -391,3 +391,29 @@ func TestReloadReleasesHeldMessages(t *testing.T) {
 		t.Errorf("reloaded channel not used: %+v", msgs[0])
 	}
 }
+
+// TestThreadParentIsSyncedBeforeItIsRemembered checks that the audit's one
+// write, a thread parent, returns only after a sync round of its bucket
+// covered it, and so before the event it came from is acknowledged: a
+// SIGKILL cannot tell (the page cache survives it), the round counter can.
+func TestThreadParentIsSyncedBeforeItIsRemembered(t *testing.T) {
+	f := newFakeSlack(t)
+	b := openBus(t, t.TempDir())
+	ctx := context.Background()
+	kv, err := b.Bucket(ctx, ThreadBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := New(testConfig(t, f, nil), kv, b, WithLogger(quietLog()))
+	before := kv.SyncRounds()
+	if err := a.remember(ctx, "job/20261124000000000001", thread{Channel: "#audit", TS: "1.2", Event: "e1"}); err != nil {
+		t.Fatal(err)
+	}
+	if kv.SyncRounds() <= before {
+		t.Error("the thread parent was remembered before a sync round covered it")
+	}
+	got, err := a.thread(ctx, "job/20261124000000000001")
+	if err != nil || got == nil || got.TS != "1.2" {
+		t.Errorf("remembered thread %+v, %v", got, err)
+	}
+}

@@ -23,8 +23,8 @@ import (
 	"github.com/brinehq/brine/bus"
 )
 
-// Key is the master configuration key of the integration.
-const Key = "slack"
+// ConfigKey is the master configuration key of the integration.
+const ConfigKey = "slack"
 
 // Presets are the built-in audit rules.
 const (
@@ -139,14 +139,14 @@ type Decoder interface {
 
 // LoadConfig reads the slack section; ok is false when there is none.
 func LoadConfig(d Decoder) (c *Config, ok bool, err error) {
-	if !d.Has(Key) {
+	if !d.Has(ConfigKey) {
 		return nil, false, nil
 	}
 	c = &Config{Rate: DefaultRate, Burst: DefaultBurst, Excerpt: DefaultExcerpt, Hold: DefaultHold, Consumer: DefaultConsumer}
-	if err := d.Decode(Key, c); err != nil {
+	if err := d.Decode(ConfigKey, c); err != nil {
 		return nil, true, err
 	}
-	c.source = d.Source(Key)
+	c.source = d.Source(ConfigKey)
 	if err := c.validate(); err != nil {
 		return nil, true, err
 	}

@@ -204,7 +204,7 @@ func testConfig(t *testing.T, f *fakeSlack, mutate func(*Config)) *Config {
 func startAudit(t *testing.T, b *natsbus.Bus, cfg *Config) (*Audit, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	kv, err := OpenThreadBucket(ctx, b.JetStream(), 1)
+	kv, err := b.Bucket(ctx, ThreadBucket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func startAudit(t *testing.T, b *natsbus.Bus, cfg *Config) (*Audit, func()) {
 	// The consumer starts at new events: wait until it exists.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if _, err := b.JetStream().Consumer(ctx, natsbus.StreamName, cfg.Consumer); err == nil {
+		if _, err := b.Consumer(ctx, cfg.Consumer); err == nil {
 			break
 		}
 		if time.Now().After(deadline) {

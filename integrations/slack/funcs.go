@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/backoff"
 	"github.com/brinehq/brine/jobs"
 )
 
@@ -27,7 +28,11 @@ const funcAttempts = 5
 // Funcs are the runner functions slack.post and slack.call_hook, with Salt's
 // slack_notify argument names. a is the running audit (nil when slack is not
 // configured): its token, webhook, rate limits and redaction are used.
-func Funcs(a *Audit) []function.Func {
+func Funcs(a *Audit) []function.Func { return funcs(func() *Audit { return a }) }
+
+// funcs declares the functions; audit returns the running audit at each
+// call (nil while the audit is off).
+func funcs(audit func() *Audit) []function.Func {
 	return []function.Func{
 		{
 			Name: "slack.post",
@@ -41,7 +46,7 @@ func Funcs(a *Audit) []function.Func {
 				{Name: "thread_ts", Kind: function.String},
 			},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				return post(ctx, a, in)
+				return post(ctx, audit(), in)
 			},
 		},
 		{
@@ -58,20 +63,10 @@ func Funcs(a *Audit) []function.Func {
 				{Name: "icon_emoji", Kind: function.String},
 			},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				return callHook(ctx, a, in)
+				return callHook(ctx, audit(), in)
 			},
 		},
 	}
-}
-
-// Register adds Funcs(a) to r.
-func Register(r *function.Registry, a *Audit) error {
-	for _, f := range Funcs(a) {
-		if err := r.Register(f); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func defaultClient() *http.Client { return &http.Client{Timeout: 30 * time.Second} }
@@ -168,9 +163,9 @@ func retry(ctx context.Context, a *Audit, channel string, send func() error) err
 			return err
 		}
 		if kind == transient {
-			wait = backoff(try)
+			wait = retryWait(try)
 		}
-		if !sleep(ctx, wait) {
+		if !backoff.Sleep(ctx, wait) {
 			return ctx.Err()
 		}
 	}

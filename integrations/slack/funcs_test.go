@@ -16,7 +16,7 @@ func TestSlackFunctions(t *testing.T) {
 	b := openBus(t, t.TempDir())
 	a := New(testConfig(t, f, func(c *Config) { c.WebhookURL = f.hookURL() }), nil, b, WithLogger(quietLog()))
 	funcs := function.New()
-	if err := Register(funcs, a); err != nil {
+	if err := funcs.RegisterAll(Funcs(a)); err != nil {
 		t.Fatal(err)
 	}
 	// One 429 first: the function waits Retry-After and posts.
@@ -63,7 +63,7 @@ func TestSlackFunctions(t *testing.T) {
 	}
 
 	bare := function.New()
-	if err := Register(bare, nil); err != nil {
+	if err := bare.RegisterAll(Funcs(nil)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := bare.Call(ctx, "slack.post", []any{"ops", "x"}, nil, nil); !errors.Is(err, ErrNotConfigured) {

@@ -22,7 +22,7 @@ func TestReactionOnEveryJobCannotLoop(t *testing.T) {
 	b := openBus(t, t.TempDir())
 	a, _ := startAudit(t, b, testConfig(t, f, nil))
 	funcs := function.NewWithBuiltins()
-	if err := Register(funcs, a); err != nil {
+	if err := funcs.RegisterAll(Funcs(a)); err != nil {
 		t.Fatal(err)
 	}
 	file, err := filepath.Abs("../../testdata/slack/notify_every_job.sls")

@@ -54,7 +54,7 @@ const ErrorTag = "brine/slack/error"
 
 // ownEvent reports events the integration must never post: its own.
 func (a *Audit) ownEvent(ev *bus.Event) bool {
-	return strings.HasPrefix(ev.Tag, "brine/slack/") || ev.Source == a.source
+	return strings.HasPrefix(ev.Tag, "brine/slack/") || ev.Source == a.events.Source
 }
 
 // render turns an event into the messages every matching rule wants sent.

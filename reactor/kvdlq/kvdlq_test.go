@@ -19,7 +19,7 @@ func TestStoreSurvivesReopen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		kv, err := b.KeyValue(ctx, Bucket)
+		kv, err := b.Bucket(ctx, BucketConfig)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,64 @@
+package master
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/brinehq/brine/cloud"
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/mine"
+)
+
+// provider is a part of the master that provides runner functions.
+type provider interface {
+	Funcs() []function.Func
+}
+
+// providers lists every part that provides runner functions besides the
+// built-in ones: the one list both the master and DryRunFunctions use.
+func (m *Master) providers() []provider {
+	ps := []provider{m.mine, m.jobs, m.cloud}
+	for _, in := range m.integrations {
+		ps = append(ps, in)
+	}
+	return ps
+}
+
+// registerFunctions registers the functions of every provider.
+func (m *Master) registerFunctions(context.Context) error {
+	for _, p := range m.providers() {
+		if err := m.funcs.RegisterAll(p.Funcs()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ErrNeedsMaster is what a function of an integration, the mine, jobs or
+// the cloud answers in a dry run: it is known and its arguments were
+// checked, but it acts on the world through the master's connections.
+var ErrNeedsMaster = errors.New("runs only on the master (brine reactor test has no DNS, mine or Slack connection)")
+
+// DryRunFunctions is the registry `brine reactor test` checks reactions
+// against: the built-in functions run; every other function of the master
+// is declared by the same code as on the master, by parts that are not
+// started, and answers ErrNeedsMaster. A reaction file is therefore checked
+// exactly as the master would check it.
+func DryRunFunctions() (*function.Registry, error) {
+	parts := &Master{mine: mine.New(nil), jobs: jobs.NewStore(nil, nil), cloud: &cloud.Functions{}, integrations: Integrations()}
+	reg := function.NewWithBuiltins()
+	for _, p := range parts.providers() {
+		for _, f := range p.Funcs() {
+			name := f.Name
+			f.Run = func(context.Context, *function.Input) (any, error) {
+				return nil, fmt.Errorf("%s: %w", name, ErrNeedsMaster)
+			}
+			if err := reg.Register(f); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return reg, nil
+}

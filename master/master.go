@@ -1,0 +1,248 @@
+// Package master is the running master, the way nats-server's server
+// package is the running server: New opens the bus, the gateway, the
+// function registry and each shared store exactly once, starts the
+// integrations, the HTTP API and the reactor; Run serves until its context
+// ends, reloading the configuration on SIGHUP; then everything stops
+// without losing an acknowledged event.
+//
+// One concept per file: the requests the master answers (requests.go), jobs
+// (jobs.go), the HTTP API (api.go), health checks (health.go), the reactor
+// (reactor.go), the integrations (integrations.go), the cloud runner
+// functions (cloud.go) and reload (reload.go).
+package master
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/brinehq/brine/api"
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/bus/natsbus"
+	"github.com/brinehq/brine/cloud"
+	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/integrations"
+	"github.com/brinehq/brine/internal/logging"
+	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/mine"
+	"github.com/brinehq/brine/reactor"
+	"github.com/brinehq/brine/reactor/kvdlq"
+)
+
+// Options are what a master starts from.
+type Options struct {
+	// Config is the configuration to start with (config.Load, with the
+	// command line's overrides applied).
+	Config *config.Master
+	// Load reads the configuration again on SIGHUP, overrides included;
+	// nil keeps the one in force.
+	Load func() (*config.Master, error)
+	// ConfigPath is the -c path, where the cloud files are (cloud.ConfigDir).
+	ConfigPath string
+	// Version is reported in the start event and log.
+	Version string
+	// LogOutput receives the log (default os.Stderr).
+	LogOutput io.Writer
+}
+
+// Master is a running master.
+type Master struct {
+	opts   Options
+	cfg    *config.Master // the configuration in force; reload replaces it
+	log    *slog.Logger
+	level  *slog.LevelVar
+	source string // brine://<id>, the source of the master's own events
+
+	bus     *natsbus.Bus
+	gateway *gateway.Server
+	funcs   *function.Registry
+	mine    *mine.Store
+	jobs    *jobs.Store
+	dlq     *kvdlq.Store
+	cloud   *cloud.Functions
+	reactor *reactor.Reactor
+	api     *api.Server // nil when the configuration has no api: section
+
+	integrations []integrations.Integration
+
+	// The parts run in grp until stop is called or one fails.
+	ctx    context.Context
+	stop   context.CancelFunc
+	grp    *errgroup.Group
+	served bool // the gateway serves (it closes its endpoints itself)
+}
+
+// New opens the bus, the gateway and the stores, registers every runner
+// function and starts the integrations, the HTTP API and the reactor. The
+// master then serves until Run's context ends; if New fails, nothing it
+// started is left running.
+func New(ctx context.Context, o Options) (_ *Master, err error) {
+	if o.LogOutput == nil {
+		o.LogOutput = os.Stderr
+	}
+	cfg := o.Config
+	s := cfg.Settings
+	m := &Master{opts: o, cfg: cfg, level: new(slog.LevelVar), source: "brine://" + s.ID, funcs: function.NewWithBuiltins()}
+	l, err := logging.ParseLevel(s.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	m.level.Set(l)
+	if m.log, err = logging.New(o.LogOutput, s.LogFormat, m.level); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(s.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	key, err := gateway.EnsureKey(s.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	m.bus, err = natsbus.Open(ctx, natsbus.Config{
+		Dir:          s.DataDir,
+		URL:          s.Bus.URL,
+		Listen:       s.Bus.Listen,
+		MaxEventSize: s.MaxEventSize,
+		MaxAge:       s.Bus.MaxAge,
+		Replicas:     s.Bus.Replicas,
+		Logger:       m.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.ctx, m.stop = context.WithCancel(context.WithoutCancel(ctx))
+	m.grp, m.ctx = errgroup.WithContext(m.ctx)
+	defer func() {
+		if err != nil {
+			m.shutdown()
+		}
+	}()
+	if m.gateway, err = gateway.New(gateway.Config{
+		Interface:    s.Interface,
+		PublishPort:  s.PublishPort,
+		RequestPort:  s.RetPort,
+		Key:          key,
+		MaxEventSize: s.MaxEventSize,
+		Source:       m.source + "/gateway",
+	}, m.bus, m.log); err != nil {
+		return nil, err
+	}
+	if err := m.gateway.Listen(); err != nil {
+		return nil, err
+	}
+	// The parts start in dependency order: the stores and what feeds them,
+	// the integrations, the API (which exports their counters), and the
+	// reactor last, so that every function it may call is registered
+	// before it reacts to the first event.
+	for _, start := range []func(context.Context) error{
+		m.startStores,
+		m.startIntegrations,
+		m.startCloud,
+		m.registerFunctions,
+		m.startAPI,
+		m.startReactor,
+	} {
+		if err := start(ctx); err != nil {
+			return nil, err
+		}
+	}
+	m.handleRequests()
+	m.served = true
+	m.grp.Go(func() error { return m.gateway.Run(m.ctx) })
+
+	m.log.Info("master started", "id", s.ID, "data_dir", s.DataDir, "publish", m.gateway.PublishAddr(),
+		"request", m.gateway.RequestAddr(), "bus", busKind(s.Bus), "config", strings.Join(cfg.Files, ","), "version", o.Version)
+	m.fire(m.ctx, "brine/master/"+s.ID+"/start", map[string]any{"id": s.ID, "version": o.Version})
+	return m, nil
+}
+
+// Run serves until ctx ends or a part fails, reloading the configuration
+// on SIGHUP, then stops every part and closes the bus. It returns nil after
+// a clean stop.
+func (m *Master) Run(ctx context.Context) error {
+	m.handleSignals(ctx)
+	m.log.Info("master stopping")
+	err := m.shutdown()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}
+
+// shutdown stops the parts, waits for them and closes the bus.
+func (m *Master) shutdown() error {
+	m.stop()
+	err := m.grp.Wait()
+	if !m.served && m.gateway != nil {
+		m.gateway.Close()
+	}
+	if cerr := m.bus.Close(); cerr != nil {
+		m.log.Error("closing the event store", "err", cerr)
+	}
+	return err
+}
+
+// Addrs are the gateway's publish and request addresses (host:port).
+func (m *Master) Addrs() (publish, request string) {
+	return m.gateway.PublishAddr(), m.gateway.RequestAddr()
+}
+
+// Functions is the master's function registry.
+func (m *Master) Functions() *function.Registry { return m.funcs }
+
+func busKind(b config.BusSettings) string {
+	if b.URL != "" {
+		return "nats"
+	}
+	return "embedded"
+}
+
+// emitter fires events of the master's part name (brine://<id>/<name>).
+func (m *Master) emitter(name string) bus.Emitter {
+	return bus.Emitter{Publisher: m.bus, Source: m.source + "/" + name}
+}
+
+// fire publishes one of the master's own events; a failure is logged, never
+// fatal, since the master's job goes on without it.
+func (m *Master) fire(ctx context.Context, tag string, data map[string]any) {
+	err := bus.Emitter{Publisher: m.bus, Source: m.source}.Fire(ctx, tag, data)
+	if err != nil && ctx.Err() == nil {
+		m.log.Error("firing event", "tag", tag, "err", err)
+	}
+}
+
+// component is the logger of one part.
+func (m *Master) component(name string) *slog.Logger { return m.log.With("component", name) }
+
+// startStores opens the mine, the job store and the dead letters, once each,
+// and keeps the mine and the job store current from the bus.
+func (m *Master) startStores(ctx context.Context) error {
+	keep, err := jobs.Keep(m.cfg)
+	if err != nil {
+		return err
+	}
+	mkv, err := m.bus.Bucket(ctx, mine.BucketConfig)
+	if err != nil {
+		return err
+	}
+	jkv, err := m.bus.Bucket(ctx, jobs.BucketConfig(keep))
+	if err != nil {
+		return err
+	}
+	dkv, err := m.bus.Bucket(ctx, kvdlq.BucketConfig)
+	if err != nil {
+		return err
+	}
+	m.mine, m.jobs, m.dlq = mine.New(mkv), jobs.NewStore(jkv, m.component("jobs")), kvdlq.New(dkv)
+	m.grp.Go(func() error { return m.mine.Follow(m.ctx, m.bus, m.source+"/mine", m.component("mine")) })
+	m.grp.Go(func() error { return m.jobs.Run(m.ctx, m.bus) })
+	return nil
+}

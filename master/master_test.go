@@ -1,0 +1,169 @@
+package master
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/bus/natsbus"
+	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/internal/loopback"
+	"github.com/brinehq/brine/master/rpc"
+)
+
+// testConfig writes a master configuration with its own data directory and
+// ports, plus extra, and loads it.
+func testConfig(t *testing.T, extra string) *config.Master {
+	t.Helper()
+	dir := t.TempDir()
+	var ports [2]int
+	for i := range ports {
+		p, err := loopback.Port()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports[i] = p
+	}
+	conf := fmt.Sprintf("id: t1\ndata_dir: %s\npublish_port: %d\nret_port: %d\n%s", filepath.Join(dir, "data"), ports[0], ports[1], extra)
+	if err := os.WriteFile(filepath.Join(dir, "master"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// start runs a master on cfg until the test ends.
+func start(t *testing.T, cfg *config.Master) *Master {
+	t.Helper()
+	m, err := New(context.Background(), Options{Config: cfg, ConfigPath: filepath.Dir(cfg.Files[0]), LogOutput: io.Discard, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run after a clean stop: %v", err)
+		}
+	})
+	return m
+}
+
+// TestDryRunKnowsEveryFunctionOfTheMaster checks that `brine reactor test`
+// (DryRunFunctions) declares exactly the functions a running master has,
+// from the same list, and that the declared ones do not run.
+func TestDryRunKnowsEveryFunctionOfTheMaster(t *testing.T) {
+	m := start(t, testConfig(t, ""))
+	dry, err := DryRunFunctions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := dry.Names(), m.Functions().Names(); !slices.Equal(got, want) {
+		t.Errorf("dry run declares %v\nmaster has %v", got, want)
+	}
+	for _, name := range []string{"ddns.add_host", "dnsmasq.refresh", "slack.post", "mine.get", "cloud.profile", "jobs.lookup_jid"} {
+		if !slices.Contains(dry.Names(), name) {
+			t.Errorf("dry run lacks %s", name)
+		}
+	}
+	_, err = dry.Call(context.Background(), "dnsmasq.refresh", nil, nil, nil)
+	if !errors.Is(err, ErrNeedsMaster) {
+		t.Errorf("dry-run dnsmasq.refresh: %v, want ErrNeedsMaster", err)
+	}
+	if _, err := dry.Call(context.Background(), "test.arg", []any{"x"}, nil, nil); err != nil {
+		t.Errorf("dry-run built-in test.arg: %v", err)
+	}
+}
+
+// TestMasterAnswersItsRequests runs requests of master/rpc against a master
+// in this process: a job, a mine look-up and the status of an integration
+// that is off.
+func TestMasterAnswersItsRequests(t *testing.T) {
+	cfg := testConfig(t, "")
+	m := start(t, cfg)
+	_, reqAddr := m.Addrs()
+	key, err := gateway.LoadKey(cfg.Settings.KeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := gateway.Dial(ctx, reqAddr, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var res struct {
+		JID     string `json:"jid"`
+		Return  any    `json:"return"`
+		Success bool   `json:"success"`
+	}
+	if err := c.Call(ctx, rpc.Run, rpc.RunRequest{Fun: "test.arg", Args: []any{"hello"}, User: "alice"}, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.Success || res.JID == "" {
+		t.Errorf("run test.arg: %+v", res)
+	}
+	var job map[string]any
+	if err := c.Call(ctx, rpc.JobsShow, rpc.JobRequest{JID: res.JID}, &job); err != nil {
+		// The job store records from the bus: give it a moment.
+		deadline := time.Now().Add(10 * time.Second)
+		for err != nil && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+			err = c.Call(ctx, rpc.JobsShow, rpc.JobRequest{JID: res.JID}, &job)
+		}
+		if err != nil {
+			t.Fatalf("jobs.show %s: %v", res.JID, err)
+		}
+	}
+	if job["user"] != "alice" {
+		t.Errorf("job record %v", job)
+	}
+	var hosts []any
+	if err := c.Call(ctx, rpc.MineList, struct{}{}, &hosts); err != nil || len(hosts) != 0 {
+		t.Errorf("mine.list of an empty mine: %v, %v", hosts, err)
+	}
+	err = c.Call(ctx, rpc.Status("slack"), struct{}{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "slack is not configured") {
+		t.Errorf("slack.status without a slack: section: %v", err)
+	}
+}
+
+// TestFailedStartLeavesNothingRunning checks that a master that cannot
+// start (here: an integration refuses its section) releases its ports and
+// its event store.
+func TestFailedStartLeavesNothingRunning(t *testing.T) {
+	cfg := testConfig(t, "dnsmasq:\n  pidfle: /run/dnsmasq.pid\n")
+	_, err := New(context.Background(), Options{Config: cfg, LogOutput: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "pidfle") {
+		t.Fatalf("New with a bad dnsmasq block: %v, want an error naming the key", err)
+	}
+	s := cfg.Settings
+	for _, port := range []int{s.PublishPort, s.RetPort} {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			t.Errorf("port %d still held after a failed start: %v", port, err)
+			continue
+		}
+		ln.Close()
+	}
+	b, err := natsbus.Open(context.Background(), natsbus.Config{Dir: s.DataDir})
+	if err != nil {
+		t.Fatalf("event store not released after a failed start: %v", err)
+	}
+	b.Close()
+}

@@ -1,0 +1,36 @@
+package master
+
+import (
+	"context"
+	"time"
+
+	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/reactor"
+)
+
+// reactorWatchInterval is how often the master looks for mapping changes on
+// disk (new files under path globs, an edited mapping file).
+const reactorWatchInterval = 2 * time.Second
+
+// startReactor runs the reactor: it reads the reactor keys of the
+// configuration, keeps dead letters in the bus's bucket, and reloads on
+// SIGHUP and when its files change.
+func (m *Master) startReactor(context.Context) error {
+	cfg, err := reactor.LoadConfig(m.cfg)
+	if err != nil {
+		return err
+	}
+	m.reactor = reactor.New(cfg, m.funcs, reactor.WithLogger(m.component("reactor")))
+	m.grp.Go(func() error { return m.reactor.Run(m.ctx, m.bus, m.dlq) })
+	m.grp.Go(func() error { return m.reactor.Watch(m.ctx, reactorWatchInterval) })
+	return nil
+}
+
+// reloadReactor applies the reactor keys of a new configuration.
+func (m *Master) reloadReactor(c *config.Master) error {
+	rc, err := reactor.LoadConfig(c)
+	if err != nil {
+		return err
+	}
+	return m.reactor.Reload(rc)
+}
