@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/config"
 )
 
 // Defaults of the api: settings.
@@ -118,17 +119,9 @@ var (
 // ConfigKey is the master configuration key of the API.
 const ConfigKey = "api"
 
-// Decoder reads one top-level key of the master configuration, with errors
-// naming file and line (*config.Master is one).
-type Decoder interface {
-	Has(key string) bool
-	Decode(key string, out any) error
-	Source(key string) string
-}
-
 // LoadConfig reads the api: section and resolves it; on is false when there
 // is none (the API is off).
-func LoadConfig(d Decoder) (cfg Config, on bool, err error) {
+func LoadConfig(d config.Decoder) (cfg Config, on bool, err error) {
 	if !d.Has(ConfigKey) {
 		return Config{}, false, nil
 	}

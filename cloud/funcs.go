@@ -41,11 +41,7 @@ func (f *Functions) Funcs() []function.Func {
 				{Name: "parallel", Kind: function.Int, Default: int64(DefaultParallel)},
 			},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				names, err := instanceNames(in)
-				if err != nil {
-					return nil, err
-				}
-				return f.run(ctx, in, func(c *Cloud) (*Plan, error) { return c.PlanProfile(ctx, in.String("prof"), names) })
+				return f.run(ctx, in, func(c *Cloud, names []string) (*Plan, error) { return c.PlanProfile(ctx, in.String("prof"), names) })
 			},
 		},
 		{
@@ -56,11 +52,7 @@ func (f *Functions) Funcs() []function.Func {
 				{Name: "parallel", Kind: function.Int, Default: int64(DefaultParallel)},
 			},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				names, err := instanceNames(in)
-				if err != nil {
-					return nil, err
-				}
-				return f.run(ctx, in, func(c *Cloud) (*Plan, error) { return c.PlanDestroy(ctx, names) })
+				return f.run(ctx, in, func(c *Cloud, names []string) (*Plan, error) { return c.PlanDestroy(ctx, names) })
 			},
 		},
 		{
@@ -118,13 +110,17 @@ func (f *Functions) open(in *function.Input) (*Cloud, error) {
 
 // run plans and carries out one call; any failed VM fails the call (so a
 // reaction retries it, which is safe: what exists is not made again).
-func (f *Functions) run(ctx context.Context, in *function.Input, plan func(*Cloud) (*Plan, error)) (any, error) {
+func (f *Functions) run(ctx context.Context, in *function.Input, plan func(c *Cloud, names []string) (*Plan, error)) (any, error) {
+	names, err := instanceNames(in)
+	if err != nil {
+		return nil, err
+	}
 	c, err := f.open(in)
 	if err != nil {
 		return nil, err
 	}
 	defer c.Close()
-	p, err := plan(c)
+	p, err := plan(c, names)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in.Func, err)
 	}

@@ -179,6 +179,18 @@ func (m *Master) read(file string) error {
 	return nil
 }
 
+// Decoder reads one top-level key of a configuration, with errors naming
+// the file and line it came from; *Master is one. Every part of brine that
+// reads a section of the configuration takes a Decoder.
+type Decoder interface {
+	// Has reports whether the key is set.
+	Has(key string) bool
+	// Decode decodes the key's value into out; nothing when it is absent.
+	Decode(key string, out any) error
+	// Source names the file that set the key last ("" when none did).
+	Source(key string) string
+}
+
 // Has reports whether key is set in any file.
 func (m *Master) Has(key string) bool {
 	_, ok := m.keys[key]

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"path/filepath"
 	"slices"
@@ -298,11 +299,7 @@ func (d *Deployer) run(client *ssh.Client, o *options, user string, log *slog.Lo
 	}
 	var cmd strings.Builder
 	fmt.Fprintf(&cmd, "cd %s && ", shellQuote(dir))
-	keys := make([]string, 0, len(o.scriptEnv))
-	for k := range o.scriptEnv {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
+	keys := slices.Sorted(maps.Keys(o.scriptEnv))
 	for _, k := range keys {
 		fmt.Fprintf(&cmd, "export %s=%s; ", k, shellQuote(o.scriptEnv[k]))
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -286,17 +285,11 @@ func loadKey(path string) (ssh.Signer, error) {
 // that do not look like credentials.
 func (o *options) kwargs() map[string]any {
 	env := map[string]any{}
-	keys := make([]string, 0, len(o.scriptEnv))
-	for k := range o.scriptEnv {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for k, v := range o.scriptEnv {
 		if cloud.IsSecretKey(k) {
-			env[k] = "[redacted]"
-			continue
+			v = "[redacted]"
 		}
-		env[k] = o.scriptEnv[k]
+		env[k] = v
 	}
 	return map[string]any{
 		"name": o.name, "host": o.host, "port": o.port, "username": o.users[0], "usernames": o.users,

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -218,11 +219,7 @@ func (f *Func) bind(args []any, kwargs map[string]any) (*Input, error) {
 		}
 		in.args[p.Name] = v
 	}
-	keys := make([]string, 0, len(kwargs))
-	for k := range kwargs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // deterministic errors
+	keys := slices.Sorted(maps.Keys(kwargs)) // deterministic errors
 	for _, k := range keys {
 		p := f.param(k)
 		if p == nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/natsbus"
+	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/mine"
 )
@@ -33,19 +34,11 @@ type Integration interface {
 	// env.Go. Without a section an integration stays off (its functions say
 	// what is missing) and Start returns nil; a section it cannot use is an
 	// error naming the file, and the master does not start.
-	Start(ctx context.Context, env Env, cfg Config) error
+	Start(ctx context.Context, env Env, cfg config.Decoder) error
 	// Reload applies a new configuration (SIGHUP). It checks the section
 	// first: an error leaves the running configuration in force. What only
 	// a restart can change (adding or removing the section) is logged.
-	Reload(ctx context.Context, cfg Config) error
-}
-
-// Config is the master configuration as an integration reads it: one
-// top-level key, errors naming file and line (*config.Master is one).
-type Config interface {
-	Has(key string) bool
-	Decode(key string, out any) error
-	Source(key string) string
+	Reload(ctx context.Context, cfg config.Decoder) error
 }
 
 // Env is what the master gives an integration it starts.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/config"
 )
 
 // BucketName is the key-value bucket the master keeps jobs in, keyed by JID.
@@ -93,16 +94,9 @@ func (j *Job) Missing() []string {
 	return out
 }
 
-// Decoder reads one top-level key of the master configuration, with errors
-// naming file and line (*config.Master is one).
-type Decoder interface {
-	Decode(key string, out any) error
-	Source(key string) string
-}
-
 // Keep reads how long jobs are kept: Salt's keep_jobs_seconds (3006+), else
 // its older keep_jobs (hours), else DefaultKeep.
-func Keep(cfg Decoder) (time.Duration, error) {
+func Keep(cfg config.Decoder) (time.Duration, error) {
 	var secs, hours int64
 	if err := cfg.Decode("keep_jobs_seconds", &secs); err != nil {
 		return 0, err

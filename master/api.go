@@ -130,11 +130,7 @@ func (j apiJobs) ListJobs(ctx context.Context, q url.Values) (any, error) {
 		}
 		f.Since = since.Time
 	}
-	list, err := j.s.List(ctx, f)
-	if list == nil {
-		list = []*jobs.Job{}
-	}
-	return list, err
+	return orEmpty(j.s.List(ctx, f))
 }
 
 func (j apiJobs) GetJob(ctx context.Context, jid string) (any, error) {
@@ -155,9 +151,5 @@ func (mm apiMine) MineHosts(ctx context.Context, tgt, tgtType string) (any, erro
 	if _, err := target.Parse(tgt, tgtType); err != nil {
 		return nil, fmt.Errorf("%w: %w", api.ErrBadQuery, err)
 	}
-	hosts, err := mm.s.Select(ctx, tgt, tgtType)
-	if hosts == nil {
-		hosts = []*mine.Host{}
-	}
-	return hosts, err
+	return orEmpty(mm.s.Select(ctx, tgt, tgtType))
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/brinehq/brine/integrations"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/master/rpc"
-	"github.com/brinehq/brine/mine"
 	"github.com/brinehq/brine/reactor"
 )
 
@@ -43,6 +42,15 @@ func (m *Master) handleRequests() {
 	}
 }
 
+// orEmpty makes a nil list an empty one, so that a JSON reply says []
+// rather than null.
+func orEmpty[T any](list []T, err error) (any, error) {
+	if list == nil {
+		list = []T{}
+	}
+	return list, err
+}
+
 // decode reads a request body into v, naming the method in errors.
 func decode(method string, body json.RawMessage, v any) error {
 	if err := json.Unmarshal(body, v); err != nil {
@@ -56,11 +64,7 @@ func (m *Master) jobsList(ctx context.Context, body json.RawMessage) (any, error
 	if err := decode(rpc.JobsList, body, &f); err != nil {
 		return nil, err
 	}
-	list, err := m.jobs.List(ctx, f)
-	if list == nil {
-		list = []*jobs.Job{}
-	}
-	return list, err
+	return orEmpty(m.jobs.List(ctx, f))
 }
 
 func (m *Master) jobsShow(ctx context.Context, body json.RawMessage) (any, error) {
@@ -84,11 +88,7 @@ func (m *Master) mineGet(ctx context.Context, body json.RawMessage) (any, error)
 }
 
 func (m *Master) mineList(ctx context.Context, _ json.RawMessage) (any, error) {
-	hosts, err := m.mine.List(ctx)
-	if hosts == nil {
-		hosts = []*mine.Host{}
-	}
-	return hosts, err
+	return orEmpty(m.mine.List(ctx))
 }
 
 func (m *Master) mineDelete(ctx context.Context, body json.RawMessage) (any, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"slices"
 	"sort"
@@ -252,11 +253,7 @@ func isFieldError(err error) bool {
 // ApplyFields sets record fields by name (UpdateFields): ips and macs are
 // replaced, grains and data merged key by key.
 func ApplyFields(h *Host, fields map[string]any) error {
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(fields))
 	for _, k := range keys {
 		v := fields[k]
 		var err error

@@ -12,6 +12,7 @@ package mine
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -362,11 +363,7 @@ func Strings(v any) ([]string, error) {
 		}
 		return out, nil
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(t))
 		out := make([]string, 0, len(t))
 		for _, k := range keys {
 			s, ok := t[k].(string)

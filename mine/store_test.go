@@ -451,3 +451,28 @@ func TestRunnerFunctions(t *testing.T) {
 		t.Errorf("clear=True kept old fields: %+v", clr)
 	}
 }
+
+// stoppedWatcher is a mine whose watch ends at once, with err.
+type stoppedWatcher struct{ err error }
+
+func (w stoppedWatcher) Watch(context.Context, func(Change)) error { return w.err }
+
+func TestFeedReportsOnlyAWatchThatStoppedEarly(t *testing.T) {
+	_, failed := Feed(context.Background(), stoppedWatcher{errors.New("connection closed")})
+	select {
+	case err := <-failed:
+		if err == nil || err.Error() != "connection closed" {
+			t.Errorf("early stop reported as %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a watch that stopped early was not reported")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, failed = Feed(ctx, stoppedWatcher{})
+	select {
+	case err := <-failed:
+		t.Errorf("a watch ended by its context was reported: %v", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+}

@@ -2,6 +2,7 @@ package mine
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 )
@@ -13,20 +14,26 @@ type Watcher interface {
 
 // Feed runs w.Watch on a goroutine of its own and hands its changes over a
 // channel, so that a consumer's own select loop (with its timers and
-// results) can wait for them. The error channel receives Watch's result
-// when it returns: nil once ctx ended, else why the watch stopped.
+// results) can wait for them. The error channel receives why the watch
+// stopped if it stops before ctx ends, and nothing otherwise.
 func Feed(ctx context.Context, w Watcher) (<-chan Change, <-chan error) {
 	changes := make(chan Change, 1024)
-	done := make(chan error, 1)
+	failed := make(chan error, 1)
 	go func() {
-		done <- w.Watch(ctx, func(c Change) {
+		err := w.Watch(ctx, func(c Change) {
 			select {
 			case changes <- c:
 			case <-ctx.Done():
 			}
 		})
+		if ctx.Err() == nil {
+			if err == nil {
+				err = errors.New("the watch of the mine ended")
+			}
+			failed <- err
+		}
 	}()
-	return changes, done
+	return changes, failed
 }
 
 // View is the whole mine as a consumer of Feed sees it.

@@ -3,7 +3,8 @@ package reactor
 import (
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -276,11 +277,7 @@ func parseRefs(v any) ([]Ref, error) {
 		case string:
 			out = append(out, Ref{ID: t})
 		case map[string]any:
-			keys := make([]string, 0, len(t))
-			for k := range t {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := slices.Sorted(maps.Keys(t))
 			for _, k := range keys {
 				id, ok := t[k].(string)
 				if !ok {

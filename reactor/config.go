@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/brinehq/brine/config"
 )
 
 // Defaults for Config.
@@ -76,14 +78,8 @@ type Retry struct {
 	MaxInterval time.Duration
 }
 
-// Decoder reads one top-level key of the master config (config.Master does).
-// Absent keys leave out untouched.
-type Decoder interface {
-	Decode(key string, out any) error
-}
-
 // LoadConfig reads the reactor keys from the master config.
-func LoadConfig(d Decoder) (Config, error) {
+func LoadConfig(d config.Decoder) (Config, error) {
 	c := Config{FileRoots: map[string][]string{"base": {"/srv/salt"}}}
 	var raw any
 	if err := d.Decode("reactor", &raw); err != nil {

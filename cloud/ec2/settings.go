@@ -2,7 +2,8 @@ package ec2
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -91,11 +92,7 @@ func knownKeys() []string {
 // the file, line and key.
 func decodeProfile(vm *cloud.VM) (*profile, error) {
 	s := vm.Settings
-	keys := make([]string, 0, len(unsupported))
-	for k := range unsupported {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(unsupported))
 	for _, k := range keys {
 		if s.Has(k) {
 			return nil, s[k].Errorf("%s", unsupported[k])

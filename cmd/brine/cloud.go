@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -360,11 +362,7 @@ func listResources(ctx context.Context, out io.Writer, c *cloud.Cloud, arg, what
 }
 
 func details(m map[string]any) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(m))
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s=%v", k, m[k]))
@@ -390,10 +388,7 @@ func queryNodes(ctx context.Context, out io.Writer, c *cloud.Cloud, asJSON bool)
 	}
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	if asJSON {
-		if nodes == nil {
-			nodes = []*cloud.Node{}
-		}
-		return json.NewEncoder(out).Encode(nodes)
+		return printJSONList(out, nodes)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	w := &errWriter{w: tw}

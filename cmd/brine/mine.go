@@ -61,6 +61,15 @@ grains.items) or any name sent with mine.send; several, comma-separated, give
 	return cmd
 }
 
+// printJSONList writes list as a JSON array: [] when it is empty, never
+// null, so that scripts can iterate over it.
+func printJSONList[T any](w io.Writer, list []T) error {
+	if list == nil {
+		list = []T{}
+	}
+	return json.NewEncoder(w).Encode(list)
+}
+
 // printValue prints a query result as JSON or as YAML (Salt's outputs).
 func printValue(w io.Writer, v any, asJSON bool) error {
 	if asJSON {
@@ -94,10 +103,7 @@ func newMineListCmd(g *globalFlags) *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				if hosts == nil {
-					hosts = []*mine.Host{}
-				}
-				return json.NewEncoder(out).Encode(hosts)
+				return printJSONList(out, hosts)
 			}
 			if len(hosts) == 0 {
 				_, err := fmt.Fprintln(out, "the mine is empty")

@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -257,11 +258,7 @@ func formatCall(c *reactor.Reaction) string {
 	for _, a := range c.Args {
 		fmt.Fprintf(&b, " %s", jsonText(a))
 	}
-	keys := make([]string, 0, len(c.Kwargs))
-	for k := range c.Kwargs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(c.Kwargs))
 	for _, k := range keys {
 		fmt.Fprintf(&b, " %s=%s", k, jsonText(c.Kwargs[k]))
 	}
@@ -345,11 +342,7 @@ func newReactorListCmd(g *globalFlags) *cobra.Command {
 					}
 				}
 			}
-			keys := make([]string, 0, len(rep.Stats))
-			for k := range rep.Stats {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
+			keys := slices.Sorted(maps.Keys(rep.Stats))
 			var stats []string
 			for _, k := range keys {
 				stats = append(stats, fmt.Sprintf("%s=%d", k, rep.Stats[k]))
@@ -379,10 +372,7 @@ func newReactorDLQCmd(g *globalFlags) *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				if list == nil {
-					list = []*reactor.DeadLetter{}
-				}
-				return json.NewEncoder(out).Encode(list)
+				return printJSONList(out, list)
 			}
 			if len(list) == 0 {
 				_, err := fmt.Fprintln(out, "no dead letters")

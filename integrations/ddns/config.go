@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/brinehq/brine/config"
 )
 
 // Defaults for settings nobody set.
@@ -98,15 +100,9 @@ var knownKeys = map[string]bool{
 	"zones": true, "sync": true,
 }
 
-// Decoder reads one top-level key of the master configuration
-// (config.Master does, with file and line in its errors).
-type Decoder interface {
-	Decode(key string, out any) error
-}
-
 // LoadConfig reads the `ddns:` section. owner is the default owner id (the
 // master id).
-func LoadConfig(d Decoder, owner string) (Config, error) {
+func LoadConfig(d config.Decoder, owner string) (Config, error) {
 	var raw map[string]any
 	if err := d.Decode(ConfigKey, &raw); err != nil {
 		return Config{}, err

@@ -3,6 +3,7 @@ package ddns
 import (
 	"context"
 
+	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/integrations"
 )
@@ -32,7 +33,7 @@ func (i *Integration) Name() string { return ConfigKey }
 func (i *Integration) Funcs() []function.Func { return i.c.Funcs() }
 
 // Start implements integrations.Integration.
-func (i *Integration) Start(_ context.Context, env integrations.Env, cfg integrations.Config) error {
+func (i *Integration) Start(_ context.Context, env integrations.Env, cfg config.Decoder) error {
 	i.owner = env.MasterID
 	conf, err := LoadConfig(cfg, i.owner)
 	if err != nil {
@@ -47,7 +48,7 @@ func (i *Integration) Start(_ context.Context, env integrations.Env, cfg integra
 }
 
 // Reload implements integrations.Integration.
-func (i *Integration) Reload(_ context.Context, cfg integrations.Config) error {
+func (i *Integration) Reload(_ context.Context, cfg config.Decoder) error {
 	conf, err := LoadConfig(cfg, i.owner)
 	if err != nil {
 		return err

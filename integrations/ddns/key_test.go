@@ -145,6 +145,9 @@ func TestParseIPs(t *testing.T) {
 // decoder is a Decoder over one value, as config.Master decodes it.
 type decoder map[string]any
 
+func (d decoder) Has(key string) bool      { _, ok := d[key]; return ok }
+func (d decoder) Source(key string) string { return "test" }
+
 func (d decoder) Decode(key string, out any) error {
 	v, ok := d[key]
 	if !ok {

@@ -113,9 +113,6 @@ func (c *Client) Sync(ctx context.Context, inv mine.Watcher, fire FireFunc) erro
 		case <-ctx.Done():
 			return nil
 		case err := <-watchErr:
-			if ctx.Err() != nil {
-				return nil
-			}
 			return fmt.Errorf("ddns sync: %w", err)
 		case r := <-s.results:
 			s.done(ctx, r)

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/mine"
 )
 
@@ -60,13 +61,6 @@ type Config struct {
 	targets []*bus.Glob // Targets compiled by Validate
 }
 
-// Decoder reads one top-level key of the master configuration and names
-// the file that set it (config.Master does).
-type Decoder interface {
-	Decode(key string, out any) error
-	Source(key string) string
-}
-
 type rawConfig struct {
 	HostsFile     string `yaml:"hostsfile"`
 	AddnHosts     string `yaml:"addn_hosts"`
@@ -86,7 +80,7 @@ var ErrConfig = errors.New("bad dnsmasq configuration")
 
 // LoadConfig reads the `dnsmasq:` block. It returns nil when the block is
 // absent (the integration is off).
-func LoadConfig(d Decoder) (*Config, error) {
+func LoadConfig(d config.Decoder) (*Config, error) {
 	var keys map[string]any
 	if err := d.Decode(ConfigKey, &keys); err != nil {
 		return nil, err

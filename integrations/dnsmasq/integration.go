@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/integrations"
 )
@@ -31,7 +32,7 @@ func (i *Integration) Name() string { return ConfigKey }
 func (i *Integration) Funcs() []function.Func { return funcs(i.s.Load) }
 
 // Start implements integrations.Integration.
-func (i *Integration) Start(_ context.Context, env integrations.Env, cfg integrations.Config) error {
+func (i *Integration) Start(_ context.Context, env integrations.Env, cfg config.Decoder) error {
 	i.log = env.Log
 	c, err := LoadConfig(cfg)
 	if err != nil || c == nil {
@@ -47,7 +48,7 @@ func (i *Integration) Start(_ context.Context, env integrations.Env, cfg integra
 }
 
 // Reload implements integrations.Integration.
-func (i *Integration) Reload(_ context.Context, cfg integrations.Config) error {
+func (i *Integration) Reload(_ context.Context, cfg config.Decoder) error {
 	c, err := LoadConfig(cfg)
 	s := i.s.Load()
 	switch {

@@ -128,9 +128,6 @@ func (s *Syncer) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case err := <-watchErr:
-			if ctx.Err() != nil {
-				return nil
-			}
 			return fmt.Errorf("dnsmasq: %w", err)
 		case c := <-changes:
 			view.Apply(c)

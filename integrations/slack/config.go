@@ -21,6 +21,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/config"
 )
 
 // ConfigKey is the master configuration key of the integration.
@@ -129,16 +130,8 @@ func (s *Strings) UnmarshalYAML(n ast.Node) error {
 	return nil
 }
 
-// Decoder reads one top-level key of the master config with errors naming
-// file and line (config.Master does).
-type Decoder interface {
-	Decode(key string, out any) error
-	Has(key string) bool
-	Source(key string) string
-}
-
 // LoadConfig reads the slack section; ok is false when there is none.
-func LoadConfig(d Decoder) (c *Config, ok bool, err error) {
+func LoadConfig(d config.Decoder) (c *Config, ok bool, err error) {
 	if !d.Has(ConfigKey) {
 		return nil, false, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
+	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/integrations"
 )
@@ -34,7 +35,7 @@ func (i *Integration) Funcs() []function.Func { return funcs(i.a.Load) }
 
 // Start implements integrations.Integration: the audit consumes the bus and
 // remembers its threads in the ThreadBucket.
-func (i *Integration) Start(ctx context.Context, env integrations.Env, cfg integrations.Config) error {
+func (i *Integration) Start(ctx context.Context, env integrations.Env, cfg config.Decoder) error {
 	i.log = env.Log
 	c, ok, err := LoadConfig(cfg)
 	if err != nil || !ok {
@@ -51,7 +52,7 @@ func (i *Integration) Start(ctx context.Context, env integrations.Env, cfg integ
 }
 
 // Reload implements integrations.Integration.
-func (i *Integration) Reload(_ context.Context, cfg integrations.Config) error {
+func (i *Integration) Reload(_ context.Context, cfg config.Decoder) error {
 	c, ok, err := LoadConfig(cfg)
 	a := i.a.Load()
 	switch {

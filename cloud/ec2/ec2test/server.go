@@ -21,10 +21,12 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -641,11 +643,7 @@ func toXML(in *Instance) instanceXML {
 	for _, g := range in.SecurityGroups {
 		x.Groups = append(x.Groups, group{ID: g})
 	}
-	keys := make([]string, 0, len(in.Tags))
-	for k := range in.Tags {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(in.Tags))
 	for _, k := range keys {
 		x.Tags = append(x.Tags, tagXML{k, in.Tags[k]})
 	}
