@@ -44,6 +44,7 @@ lint:
 bench: build
 	mkdir -p bench/results
 	$(GO) run ./bench/bus -out bench/results/bus.json
+	$(GO) run ./bench/reactor -out bench/results/reactor.json
 	$(GO) run ./bench/ddns -out bench/results/ddns.json
 	$(GO) run ./bench/dnsmasq -out bench/results/dnsmasq.json
 	$(GO) run ./bench/cloud -brine $(BIN) -out bench/results/cloud.json
