@@ -87,8 +87,10 @@ type highEntry struct {
 }
 
 // parseHigh parses rendered YAML into its top-level ids, in file order. An
-// empty document (every Jinja branch false) has no reactions.
-func parseHigh(file string, text []byte) ([]highEntry, error) {
+// empty document (every Jinja branch false) has no reactions. outs are the
+// values the template wrote (nil: none): they are marked where they stand
+// as whole values, and written into ids as text.
+func parseHigh(file string, text []byte, outs *outputs) ([]highEntry, error) {
 	f, err := parser.ParseBytes(text, 0)
 	if err != nil {
 		return nil, yamlError(file, err)
@@ -109,6 +111,7 @@ func parseHigh(file string, text []byte) ([]highEntry, error) {
 	if _, ok := body.(*ast.NullNode); ok {
 		return nil, nil
 	}
+	outs.markWhole(body)
 	pairs, ok := config.Pairs(body)
 	if !ok {
 		return nil, &Error{Stage: StageYAML, File: file, Line: nodeLine(body),
@@ -117,7 +120,7 @@ func parseHigh(file string, text []byte) ([]highEntry, error) {
 	seen := map[string]int{}
 	out := make([]highEntry, 0, len(pairs))
 	for _, p := range pairs {
-		id, line := config.Key(p.Key), nodeLine(p.Key)
+		id, line := outs.expand(config.Key(p.Key), false), nodeLine(p.Key)
 		if first, dup := seen[id]; dup {
 			return nil, &Error{Stage: StageYAML, File: file, Line: line, ID: id,
 				Err: fmt.Errorf("duplicate reaction id (first at line %d)", first)}
@@ -142,8 +145,9 @@ func nodeLine(n ast.Node) int {
 
 // compileFile turns a rendered reaction file into reactions. Each bad
 // reaction is one error; good reactions of the same file still compile.
-func compileFile(file string, text []byte, funcs checker) ([]*Reaction, []error) {
-	high, err := parseHigh(file, text)
+// outs are the values the template wrote (nil: none).
+func compileFile(file string, text []byte, outs *outputs, funcs checker) ([]*Reaction, []error) {
+	high, err := parseHigh(file, text, outs)
 	if err != nil {
 		return nil, []error{err}
 	}
@@ -161,9 +165,18 @@ func compileFile(file string, text []byte, funcs checker) ([]*Reaction, []error)
 			if strings.HasPrefix(key, "__") { // __sls__, __env__: Salt's bookkeeping
 				continue
 			}
+			if outs.has(key) {
+				errs = append(errs, &Error{Stage: StageCompile, File: file, Line: line, ID: h.id,
+					Err: fmt.Errorf("the function %q %w (a reaction's function is the file's)", outs.expand(key, true), errFromData)})
+				continue
+			}
 			var items any
 			if err := yaml.NodeToValue(p.Value, &items); err != nil {
 				errs = append(errs, yamlError(file, err))
+				continue
+			}
+			if items, err = outs.value(items); err != nil {
+				errs = append(errs, &Error{Stage: StageCompile, File: file, Line: line, ID: h.id, Err: err})
 				continue
 			}
 			r, err := compileReaction(h.id, key, items, funcs)

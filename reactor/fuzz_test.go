@@ -23,7 +23,7 @@ func FuzzCompile(f *testing.F) {
 	}
 	funcs := testFuncs(f)
 	f.Fuzz(func(t *testing.T, text []byte) {
-		reactions, errs := compileFile("fuzz.sls", text, funcs)
+		reactions, errs := compileFile("fuzz.sls", text, nil, funcs)
 		for _, r := range reactions {
 			if r.ID == "" && r.Fun == "" {
 				t.Fatalf("empty reaction from %q", text)

@@ -1,14 +1,15 @@
 package reactor
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/fileserver"
 )
 
 // mapping is a compiled `reactor:` list: globs compiled once, file entries
@@ -60,17 +61,14 @@ func resolveFile(spec string, roots map[string][]string) []mappedFile {
 				env = v.Get("saltenv")
 			}
 		}
-		found := false
-		for _, root := range roots[env] {
-			candidate := filepath.Join(root, filepath.FromSlash(rest))
-			if _, err := os.Stat(candidate); err == nil {
-				path, found = candidate, true
-				break
-			}
-		}
-		if !found {
+		found, err := fileserver.Roots(roots).Find(env, rest)
+		switch {
+		case errors.Is(err, fileserver.ErrNotFound):
 			return []mappedFile{{Spec: spec, Err: fmt.Errorf("%w: %s is in no file_roots %s directory %v", ErrFileMissing, spec, env, roots[env])}}
+		case err != nil:
+			return []mappedFile{{Spec: spec, Err: err}}
 		}
+		path = found
 	}
 	if !strings.ContainsAny(path, "*?[") {
 		return []mappedFile{{Spec: spec, Path: path}}

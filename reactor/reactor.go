@@ -106,6 +106,7 @@ func (r *Reactor) Reload(cfg Config) error {
 		}
 	}
 	r.lookups.Store(&lookups)
+	r.render.setRoots(cfg.FileRoots)
 	m := compileMapping(cfg.Mapping, cfg.FileRoots)
 	fp := append(mapFP, fingerprint(&Config{}, m)...)
 	r.loaded.Store(&fp)
@@ -182,10 +183,14 @@ func (r *Reactor) Plan(ctx context.Context, tag string, data map[string]any) *Pl
 }
 
 // Render renders one reaction file for an event, as Plan does before
-// parsing: what `brine reactor test` prints, and what benchmarks time.
+// parsing, with the values written in (newlines as \n): what `brine
+// reactor test` prints, and what benchmarks time.
 func (r *Reactor) Render(ctx context.Context, path, tag string, data map[string]any) ([]byte, error) {
-	out, _, err := r.render.render(path, tag, data, func() map[string]any { return r.saltObject(ctx) })
-	return out, err
+	out, outs, _, err := r.render.render(path, tag, data, func() map[string]any { return r.saltObject(ctx) })
+	if err != nil {
+		return nil, err
+	}
+	return []byte(outs.expand(string(out), true)), nil
 }
 
 // Matches returns how many mapping entries match tag. It does not allocate:
@@ -205,14 +210,14 @@ func (r *Reactor) planFile(fp *FilePlan, tag string, data map[string]any, salt f
 			fp.Errors = append(fp.Errors, &Error{Stage: stage, File: fp.Path, Err: fmt.Errorf("internal error: %v", p)})
 		}
 	}()
-	out, sameLines, err := r.render.render(fp.Path, tag, data, salt)
+	out, outs, sameLines, err := r.render.render(fp.Path, tag, data, salt)
 	if err != nil {
 		fp.Errors = append(fp.Errors, asError(fp.Path, StageRender, err))
 		return
 	}
-	fp.Rendered = out
+	fp.Rendered = []byte(outs.expand(string(out), true))
 	stage = StageCompile
-	reactions, errs := compileFile(fp.Path, out, r.funcs)
+	reactions, errs := compileFile(fp.Path, out, outs, r.funcs)
 	fp.Reactions = reactions
 	for _, re := range reactions {
 		re.RenderedLine = !sameLines

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"github.com/nikolalohinski/gonja/v2/builtins"
 	gonjacfg "github.com/nikolalohinski/gonja/v2/config"
 	"github.com/nikolalohinski/gonja/v2/exec"
-	"github.com/nikolalohinski/gonja/v2/loaders"
 	"github.com/nikolalohinski/gonja/v2/parser"
 	"github.com/nikolalohinski/gonja/v2/tokens"
 )
@@ -31,6 +29,7 @@ type renderer struct {
 
 	mu    sync.RWMutex
 	cache map[string]*compiled
+	roots map[string][]string // file_roots, where included templates are found
 }
 
 type compiled struct {
@@ -49,6 +48,7 @@ func newRenderer() *renderer {
 	// Salt's own filters that reaction files use.
 	_ = filters.Register("json", filterJSON)
 	_ = filters.Register("yaml", filterYAML)
+	_ = filters.Register(scalarFilter, filterScalar)
 	return &renderer{
 		env: &exec.Environment{
 			Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables),
@@ -59,7 +59,17 @@ func newRenderer() *renderer {
 		},
 		cfg:   gonjacfg.New(),
 		cache: map[string]*compiled{},
+		roots: map[string][]string{},
 	}
+}
+
+// setRoots sets file_roots (on a reload): templates compile again, since
+// what they may include changed.
+func (r *renderer) setRoots(roots map[string][]string) {
+	r.mu.Lock()
+	r.roots = roots
+	r.cache = map[string]*compiled{}
+	r.mu.Unlock()
 }
 
 // template returns the compiled template for path, compiling it when it is
@@ -95,15 +105,11 @@ func (r *renderer) template(path string) (*compiled, error) {
 }
 
 func (r *renderer) compile(path string, src []byte) (*exec.Template, error) {
-	dir, err := loaders.NewFileSystemLoader(filepath.Dir(path))
-	if err != nil {
-		return nil, &Error{Stage: StageRender, File: path, Err: err}
-	}
-	root, err := loaders.NewShiftedLoader(path, bytes.NewReader(src), dir)
-	if err != nil {
-		return nil, &Error{Stage: StageRender, File: path, Err: err}
-	}
-	tpl, err := exec.NewTemplate(path, r.cfg, root, r.env)
+	r.mu.RLock()
+	roots := r.roots
+	r.mu.RUnlock()
+	loader := newTemplateLoader(path, []byte(rewriteOutputs(string(src), r.cfg)), roots, r.cfg)
+	tpl, err := exec.NewTemplate(path, r.cfg, loader, r.env)
 	if err != nil {
 		return nil, &Error{Stage: StageRender, File: path, Line: r.syntaxLine(err, string(src)), Err: cleanParseError(err)}
 	}
@@ -141,16 +147,18 @@ func cleanParseError(err error) error {
 var renderLine = regexp.MustCompile(`at line (\d+)`)
 
 // render executes the template for path with the Jinja context: tag,
-// data and, if the file uses it, salt(). sameLines reports whether the
-// output has as many lines as the source: then (Jinja tags keep their line)
-// a line of the output is the same line of the file, which is what error
-// messages should point at.
-func (r *renderer) render(path, tag string, data map[string]any, salt func() map[string]any) (out []byte, sameLines bool, err error) {
+// data and, if the file uses it, salt(). The output holds a token where
+// each `{{ … }}` wrote its value (scalar.go); outs has the values.
+// sameLines reports whether the output has as many lines as the source:
+// then (Jinja tags keep their line) a line of the output is the same line
+// of the file, which is what error messages should point at.
+func (r *renderer) render(path, tag string, data map[string]any, salt func() map[string]any) (out []byte, outs *outputs, sameLines bool, err error) {
 	c, err := r.template(path)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	vars := map[string]any{"tag": tag, "data": data}
+	outs = newOutputs()
+	vars := map[string]any{"tag": tag, "data": data, outputsVar: outs}
 	if c.usesSalt {
 		vars["salt"] = salt()
 	}
@@ -161,9 +169,9 @@ func (r *renderer) render(path, tag string, data map[string]any, salt func() map
 		if m := renderLine.FindStringSubmatch(msg); m != nil {
 			line, _ = strconv.Atoi(m[1])
 		}
-		return nil, false, &Error{Stage: StageRender, File: path, Line: line, Err: errors.New(msg)}
+		return nil, nil, false, &Error{Stage: StageRender, File: path, Line: line, Err: errors.New(msg)}
 	}
-	return out, lineCount(out) == c.lines, nil
+	return out, outs, lineCount(out) == c.lines, nil
 }
 
 // lineCount counts lines; a final newline (which Jinja drops) does not
@@ -173,27 +181,32 @@ func lineCount(b []byte) int {
 }
 
 // filterJSON is Salt's `json` filter: compact JSON, usable inside YAML.
-func filterJSON(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+func filterJSON(e *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in
 	}
-	b, err := json.Marshal(goValue(in))
+	v := goValue(in)
+	b, err := json.Marshal(v)
 	if err != nil {
 		return exec.AsValue(fmt.Errorf("json filter: %w", err))
 	}
+	remember(e, string(b), v)
 	return exec.AsSafeValue(string(b))
 }
 
 // filterYAML is Salt's `yaml` filter: flow-style YAML on one line.
-func filterYAML(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+func filterYAML(e *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in
 	}
-	b, err := yaml.MarshalWithOptions(goValue(in), yaml.Flow(true))
+	v := goValue(in)
+	b, err := yaml.MarshalWithOptions(v, yaml.Flow(true))
 	if err != nil {
 		return exec.AsValue(fmt.Errorf("yaml filter: %w", err))
 	}
-	return exec.AsSafeValue(strings.TrimSpace(string(b)))
+	text := strings.TrimSpace(string(b))
+	remember(e, text, v)
+	return exec.AsSafeValue(text)
 }
 
 // goValue converts a template value back to plain Go values.

@@ -129,8 +129,8 @@ func (b *batcher) sendBatch(batch []*pendingUpdate) {
 		m.Ns = append(m.Ns, p.m.Ns...)
 	}
 	_, err := exchange(ctx, batch[0].t, m)
-	if err == nil || errors.Is(err, ErrUnreachable) {
-		// Success, or no server to ask again: the same answer for all.
+	if err == nil || zoneWide(err) {
+		// The same answer for all: asking again alone would only repeat it.
 		for _, p := range batch {
 			p.done <- err
 		}
@@ -146,6 +146,14 @@ func (b *batcher) sendBatch(batch []*pendingUpdate) {
 		}()
 	}
 	wg.Wait()
+}
+
+// zoneWide reports whether err answers every update to the zone alike,
+// whatever names it touches: no server answered, the server does not serve
+// the zone, or it rejected the key. A refusal, a NOTZONE or a failed
+// prerequisite may be one update's own and is not.
+func zoneWide(err error) bool {
+	return errors.Is(err, ErrUnreachable) || errors.Is(err, ErrNoZone) || errors.Is(err, ErrKeyRejected)
 }
 
 // ownerNames are the names an update's prerequisites and changes touch.

@@ -10,12 +10,15 @@
 //     it, so a concurrent writer makes the update fail and be redone, never
 //     clobbered;
 //   - UDP, with TCP when the message is large or the answer truncated;
-//     retries with backoff on timeout and SERVFAIL; NOTAUTH, REFUSED and
-//     NOTZONE are errors that say what to fix;
+//     retries with backoff on timeout and SERVFAIL only; NOTAUTH, REFUSED,
+//     NOTZONE and NXDOMAIN cannot change on a second try, so they end the
+//     call at once with an error naming the zone, the server that answered
+//     and what to fix;
 //   - A for IPv4, AAAA for IPv6, each with its PTR in the most specific
 //     reverse zone the server serves; add_host replaces a host's old
 //     addresses and removes their PTRs; delete_host removes only the host's
-//     A/AAAA and its PTRs, never other records at the name;
+//     A/AAAA and its PTRs, never other records at the name; both are all
+//     or nothing: a call that fails leaves no PTR without its address;
 //   - optionally (ownership), a TXT record heritage=brine,owner=<id> beside
 //     every managed name, and no name owned by someone else is changed;
 //   - optionally (Sync), a zone follows the mine without any reaction file,
@@ -328,7 +331,10 @@ func newUpdate(zone string) *dns.Msg {
 
 // retryConflicts runs fn until it does not fail on a prerequisite, at most
 // conflictAttempts times, with a short random pause between attempts so
-// that competing writers interleave.
+// that competing writers interleave. Any other error ends it at once: only
+// a failed prerequisite means the records changed and a fresh read may
+// succeed (an NXDOMAIN that means "no such zone" is not one, see
+// RcodeError.NoZone).
 func retryConflicts(ctx context.Context, what string, fn func() error) error {
 	var err error
 	for range conflictAttempts {

@@ -123,11 +123,11 @@ func (c *Client) setPTR(ctx context.Context, call Settings, fwd target, a netip.
 }
 
 // removePTR deletes a's PTR if it points at fqdn, leaving PTRs to other
-// names alone.
-func (c *Client) removePTR(ctx context.Context, call Settings, fwd target, a netip.Addr, fqdn string, ch *Change) error {
+// names alone, and reports whether there was one to delete.
+func (c *Client) removePTR(ctx context.Context, call Settings, fwd target, a netip.Addr, fqdn string, ch *Change) (bool, error) {
 	t, ptrName, ok, err := c.ptrTarget(ctx, call, fwd, a)
 	if err != nil || !ok {
-		return err
+		return false, err
 	}
 	ptr := &dns.PTR{Hdr: dns.RR_Header{Name: ptrName, Rrtype: dns.TypePTR, Class: dns.ClassINET}, Ptr: fqdn}
 	found := false
@@ -152,19 +152,23 @@ func (c *Client) removePTR(ctx context.Context, call Settings, fwd target, a net
 		return c.send(ctx, t, m)
 	})
 	if err != nil || !found {
-		return err
+		return false, err
 	}
 	ch.remove(ptr)
 	ch.say("Deleted DNS record(s) of type 'PTR'")
-	return nil
+	return true, nil
 }
 
 // AddHost makes ips the addresses of name in zone (A for IPv4, AAAA for
 // IPv6) with their PTRs, Salt's ddns.add_host. Old addresses of the
 // families given are replaced and their PTRs removed; the other family and
-// other record types are left alone. Each new PTR is written before the
-// forward record and each old one removed after it, so that writers racing
-// on one name leave no PTR to an address the name no longer has.
+// other record types are left alone.
+//
+// A registration is all or nothing: the forward records are written first,
+// because the forward zone is the one a wrong zone name, key or server
+// fails on, and only then the PTRs; when a PTR or the removal of an old one
+// fails, the forward records are put back and the new PTRs removed, so that
+// no PTR points at a name that did not get its address.
 func (c *Client) AddHost(ctx context.Context, zone, name string, ips []netip.Addr, call Settings) (*Change, error) {
 	return c.setHost(ctx, zone, name, ips, call, false)
 }
@@ -172,6 +176,11 @@ func (c *Client) AddHost(ctx context.Context, zone, name string, ips []netip.Add
 // setHost is AddHost; with all, ips are every address the host has, and
 // the records of a family absent from them are removed too (the sync knows
 // a host's whole address set, a Salt call knows one address).
+//
+// Writers racing on one name leave no PTR to an address the name no longer
+// has: whoever replaces an address removes its PTR after the forward
+// update, and whoever writes a PTR checks afterwards that the name still
+// has the address, so one of the two always sees the other's write.
 func (c *Client) setHost(ctx context.Context, zone, name string, ips []netip.Addr, call Settings, all bool) (*Change, error) {
 	if len(ips) == 0 {
 		return nil, fmt.Errorf("%w: ip: no address given", ErrConfig)
@@ -195,17 +204,64 @@ func (c *Client) setHost(ctx context.Context, zone, name string, ips []netip.Add
 		}
 	}
 
+	w, removed, err := c.setForward(ctx, t, fq, want, types, ch)
+	if err != nil {
+		return nil, err
+	}
+
 	ptrs := &Change{}
 	for i, a := range ips {
 		if err := c.setPTR(ctx, call, t, a, fq, ptrs); err != nil {
-			c.undoPTRs(ctx, call, t, fq, ips[:i])
-			return nil, err
+			return nil, c.undoHost(ctx, call, w, ips[:i+1], nil, fmt.Errorf("%s: PTR of %s: %w", fq, a, err))
+		}
+	}
+	if len(ptrs.Added) > 0 {
+		if err := c.dropPTRs(ctx, call, t, fq, ips, ptrs); err != nil {
+			c.log.Warn("ddns: add_host cannot check its PTRs against the name's addresses", "fqdn", fq, "err", err)
 		}
 	}
 
+	ch.remove(removed...)
+	if len(ch.Added) == 0 {
+		for _, typ := range types {
+			if want[typ] != nil {
+				ch.say("Record of type '%s' already exists with ttl of %d", dns.TypeToString[typ], t.ttl)
+			}
+		}
+	}
+	for _, typ := range types {
+		for _, rr := range want[typ] {
+			if slices.Contains(ch.Added, rr.String()) {
+				ch.say("Created record of type '%s': %s -> %s", dns.TypeToString[typ], fq, rrAddr(rr))
+			}
+		}
+	}
+	ch.Added = append(ch.Added, ptrs.Added...)
+	ch.Removed = append(ch.Removed, ptrs.Removed...)
+	ch.Messages = append(ch.Messages, ptrs.Messages...)
+	var unlinked []netip.Addr
+	for _, rr := range removed {
+		did, err := c.removePTR(ctx, call, t, rrAddr(rr), fq, ch)
+		if err != nil {
+			err = fmt.Errorf("%s: PTR of the replaced address %s: %w", fq, rrAddr(rr), err)
+			return nil, c.undoHost(ctx, call, w, ips, unlinked, err)
+		}
+		if did {
+			unlinked = append(unlinked, rrAddr(rr))
+		}
+	}
+	return ch, nil
+}
+
+// setForward makes want the records of fq for each of types, adding to ch
+// the records it adds. It returns what it changed, for undoing it, and the
+// records it replaced.
+func (c *Client) setForward(ctx context.Context, t target, fq string, want map[uint16][]dns.RR, types []uint16, ch *Change) (*hostWrite, []dns.RR, error) {
+	var w *hostWrite
 	var removed []dns.RR
 	optimistic := true
-	err = retryConflicts(ctx, fq, func() error {
+	err := retryConflicts(ctx, fq, func() error {
+		w = newHostWrite(t, fq)
 		removed = nil
 		m := newUpdate(t.zone)
 		if optimistic {
@@ -217,7 +273,9 @@ func (c *Client) setHost(ctx context.Context, zone, name string, ips []netip.Add
 					m.RRsetNotUsed([]dns.RR{&dns.ANY{Hdr: dns.RR_Header{Name: fq, Rrtype: typ}}})
 				}
 				m.Insert(copyRRs(want[typ]))
+				w.changed(typ, nil, want[typ])
 			}
+			w.ownerAdded = claimed
 			err := c.update(ctx, t, m, false, fq)
 			if err == nil {
 				for _, typ := range types {
@@ -245,13 +303,13 @@ func (c *Client) setHost(ctx context.Context, zone, name string, ips []netip.Add
 		if err != nil {
 			return err
 		}
-		changed := false
+		w.ownerAdded = claimed
 		var added []dns.RR
 		for _, typ := range types {
 			if sameSet(cur[typ], want[typ]) {
 				continue
 			}
-			changed = true
+			w.changed(typ, cur[typ], want[typ])
 			if len(cur[typ]) == 0 {
 				m.RRsetNotUsed([]dns.RR{&dns.ANY{Hdr: dns.RR_Header{Name: fq, Rrtype: typ}}})
 			} else {
@@ -266,7 +324,7 @@ func (c *Client) setHost(ctx context.Context, zone, name string, ips []netip.Add
 				}
 			}
 		}
-		if !changed && !claimed {
+		if len(w.types) == 0 && !claimed {
 			return nil
 		}
 		if err := c.update(ctx, t, m, claimed, fq); err != nil {
@@ -276,56 +334,127 @@ func (c *Client) setHost(ctx context.Context, zone, name string, ips []netip.Add
 		return nil
 	})
 	if err != nil {
-		c.undoPTRs(ctx, call, t, fq, ips)
-		return nil, err
+		return nil, nil, err
 	}
-	ch.remove(removed...)
-	if len(ch.Added) == 0 {
-		for _, typ := range types {
-			if want[typ] != nil {
-				ch.say("Record of type '%s' already exists with ttl of %d", dns.TypeToString[typ], t.ttl)
-			}
-		}
-	}
-	for _, typ := range types {
-		for _, rr := range want[typ] {
-			if slices.Contains(ch.Added, rr.String()) {
-				ch.say("Created record of type '%s': %s -> %s", dns.TypeToString[typ], fq, rrAddr(rr))
-			}
-		}
-	}
-	ch.Added = append(ch.Added, ptrs.Added...)
-	ch.Messages = append(ch.Messages, ptrs.Messages...)
-	for _, rr := range removed {
-		if err := c.removePTR(ctx, call, t, rrAddr(rr), fq, ch); err != nil {
-			return ch, fmt.Errorf("%s: replaced %s but its PTR remains: %w", fq, rrAddr(rr), err)
-		}
-	}
-	return ch, nil
+	return w, removed, nil
 }
 
-// undoPTRs removes, after a failed add_host, the PTRs it wrote for
-// addresses the name does not have: no PTR may point at a name that did not
-// get the address. Addresses the name has keep their PTR; when the name
-// cannot be read, nothing is removed (a stale PTR is better than a lost one).
-func (c *Client) undoPTRs(ctx context.Context, call Settings, t target, fq string, ips []netip.Addr) {
-	var have []dns.RR
-	for _, typ := range []uint16{dns.TypeA, dns.TypeAAAA} {
-		rrs, err := query(ctx, t, fq, typ)
-		if err != nil {
-			c.log.Warn("ddns: add_host failed and its PTRs cannot be checked", "fqdn", fq, "err", err)
-			return
-		}
-		have = append(have, rrs...)
+// hostWrite is what the forward step of add_host or delete_host changed at
+// a name, so that a failure of a later step can put it back.
+type hostWrite struct {
+	t  target
+	fq string
+	// types are the changed types; before and after hold, for each, the
+	// records before the change and the ones it left (nil: none).
+	types         []uint16
+	before, after map[uint16][]dns.RR
+	// ownerAdded and ownerRemoved say whether the change added or removed
+	// this brine's owner TXT.
+	ownerAdded, ownerRemoved bool
+}
+
+func newHostWrite(t target, fq string) *hostWrite {
+	return &hostWrite{t: t, fq: fq, before: map[uint16][]dns.RR{}, after: map[uint16][]dns.RR{}}
+}
+
+func (w *hostWrite) changed(typ uint16, before, after []dns.RR) {
+	w.types = append(w.types, typ)
+	w.before[typ], w.after[typ] = before, after
+}
+
+// restore puts the records w changed back as they were, provided they are
+// still what w left: a writer that changed them since has the last word.
+func (c *Client) restore(ctx context.Context, w *hostWrite) error {
+	if len(w.types) == 0 && !w.ownerAdded && !w.ownerRemoved {
+		return nil
 	}
+	m := newUpdate(w.t.zone)
+	for _, typ := range w.types {
+		set := &dns.ANY{Hdr: dns.RR_Header{Name: w.fq, Rrtype: typ}}
+		if len(w.after[typ]) == 0 {
+			m.RRsetNotUsed([]dns.RR{set})
+		} else {
+			used(m, w.after[typ])
+			m.RemoveRRset([]dns.RR{set})
+		}
+		m.Insert(copyRRs(w.before[typ]))
+	}
+	if w.ownerAdded {
+		m.Remove([]dns.RR{c.ownerRR(w.fq, 0)})
+	}
+	if w.ownerRemoved {
+		m.Insert([]dns.RR{c.ownerRR(w.fq, w.t.ttl)})
+	}
+	return c.send(ctx, w.t, m)
+}
+
+// undoHost puts back what a failed add_host or delete_host did before
+// cause ended it: the forward records as w found them, no PTR of added for
+// an address the name does not have after that, and the PTR of each
+// address of removed that the name has again. The error wraps cause, and
+// says what could not be undone, if anything.
+func (c *Client) undoHost(ctx context.Context, call Settings, w *hostWrite, added, removed []netip.Addr, cause error) error {
+	var failed []error
+	if err := c.restore(ctx, w); err != nil {
+		failed = append(failed, fmt.Errorf("restoring the records of %s: %w", w.fq, err))
+	}
+	if err := c.dropPTRs(ctx, call, w.t, w.fq, added, &Change{}); err != nil {
+		failed = append(failed, err)
+	}
+	if len(removed) > 0 {
+		have, err := c.hostAddrs(ctx, w.t, w.fq)
+		if err != nil {
+			failed = append(failed, err)
+		}
+		for _, a := range removed {
+			if err == nil && containsData(have, addrRR(w.fq, 0, a)) {
+				if perr := c.setPTR(ctx, call, w.t, a, w.fq, &Change{}); perr != nil {
+					failed = append(failed, fmt.Errorf("restoring the PTR of %s: %w", a, perr))
+				}
+			}
+		}
+	}
+	if len(failed) > 0 {
+		// The undo's errors are told, not wrapped: the caller's errors.Is
+		// is about why the call failed.
+		return fmt.Errorf("%w; undoing the call failed too: %v", cause, errors.Join(failed...))
+	}
+	return fmt.Errorf("%w (nothing changed: the call was undone)", cause)
+}
+
+// dropPTRs removes the PTRs to fq of those of ips that fq does not have.
+// When fq's addresses cannot be read, nothing is removed.
+func (c *Client) dropPTRs(ctx context.Context, call Settings, t target, fq string, ips []netip.Addr, ch *Change) error {
+	if len(ips) == 0 {
+		return nil
+	}
+	have, err := c.hostAddrs(ctx, t, fq)
+	if err != nil {
+		return err
+	}
+	var failed []error
 	for _, a := range ips {
 		if containsData(have, addrRR(fq, 0, a)) {
 			continue
 		}
-		if err := c.removePTR(ctx, call, t, a, fq, &Change{}); err != nil {
-			c.log.Warn("ddns: removing the PTR of a failed add_host", "fqdn", fq, "ip", a, "err", err)
+		if _, err := c.removePTR(ctx, call, t, a, fq, ch); err != nil {
+			failed = append(failed, fmt.Errorf("removing the PTR of %s: %w", a, err))
 		}
 	}
+	return errors.Join(failed...)
+}
+
+// hostAddrs reads fq's A and AAAA records.
+func (c *Client) hostAddrs(ctx context.Context, t target, fq string) ([]dns.RR, error) {
+	var have []dns.RR
+	for _, typ := range []uint16{dns.TypeA, dns.TypeAAAA} {
+		rrs, err := query(ctx, t, fq, typ)
+		if err != nil {
+			return nil, fmt.Errorf("reading the addresses of %s: %w", fq, err)
+		}
+		have = append(have, rrs...)
+	}
+	return have, nil
 }
 
 // sameSet reports whether two RRsets hold the same data with the same TTL.
@@ -343,7 +472,9 @@ func sameSet(a, b []dns.RR) bool {
 
 // DeleteHost removes name's A and AAAA records and their PTRs, Salt's
 // ddns.delete_host. Unlike Salt's, it deletes nothing else at the name
-// (TXT, MX… stay), and each address only if it is still the one read.
+// (TXT, MX… stay), and each address only if it is still the one read. Like
+// AddHost it is all or nothing: when a PTR cannot be removed, the forward
+// records (and the PTRs already removed) are put back.
 func (c *Client) DeleteHost(ctx context.Context, zone, name string, call Settings) (*Change, error) {
 	k, err := c.prepare(zone, name, "", "", call, false)
 	if err != nil {
@@ -351,6 +482,7 @@ func (c *Client) DeleteHost(ctx context.Context, zone, name string, call Setting
 	}
 	fq, t, ch := k.fq, k.t, k.ch
 	var gone []dns.RR
+	owned := false
 	err = retryConflicts(ctx, fq, func() error {
 		gone = nil
 		for _, typ := range []uint16{dns.TypeA, dns.TypeAAAA} {
@@ -364,8 +496,8 @@ func (c *Client) DeleteHost(ctx context.Context, zone, name string, call Setting
 			return nil
 		}
 		m := newUpdate(t.zone)
-		owned, err := c.mustOwn(ctx, t, m, fq)
-		if err != nil {
+		var err error
+		if owned, err = c.mustOwn(ctx, t, m, fq); err != nil {
 			return err
 		}
 		if owned {
@@ -382,11 +514,30 @@ func (c *Client) DeleteHost(ctx context.Context, zone, name string, call Setting
 		ch.say("No matching DNS record(s) found of type 'A'")
 		return ch, nil
 	}
+	w := newHostWrite(t, fq)
+	w.ownerRemoved = owned
+	for _, typ := range []uint16{dns.TypeA, dns.TypeAAAA} {
+		var before []dns.RR
+		for _, rr := range gone {
+			if rr.Header().Rrtype == typ {
+				before = append(before, rr)
+			}
+		}
+		if before != nil {
+			w.changed(typ, before, nil)
+		}
+	}
 	ch.remove(gone...)
 	ch.say("Deleted DNS record(s) of type 'A'")
+	var unlinked []netip.Addr
 	for _, rr := range gone {
-		if err := c.removePTR(ctx, call, t, rrAddr(rr), fq, ch); err != nil {
-			return ch, fmt.Errorf("%s: deleted, but the PTR of %s remains: %w", fq, rrAddr(rr), err)
+		did, err := c.removePTR(ctx, call, t, rrAddr(rr), fq, ch)
+		if err != nil {
+			err = fmt.Errorf("%s: PTR of %s: %w", fq, rrAddr(rr), err)
+			return nil, c.undoHost(ctx, call, w, nil, unlinked, err)
+		}
+		if did {
+			unlinked = append(unlinked, rrAddr(rr))
 		}
 	}
 	return ch, nil

@@ -160,12 +160,14 @@ func TestSaltReactionFiles(t *testing.T) {
 	eventually(t, "web1 resolves", func() bool {
 		return slices.Equal(lookup(t, s, "web1.example.test", dns.TypeA), []string{"10.20.0.81"})
 	})
-	if got := lookup(t, s, "81.0.20.10.in-addr.arpa", dns.TypePTR); !slices.Equal(got, []string{"web1.example.test."}) {
-		t.Errorf("PTR %v", got)
-	}
 	ev, d := rec.wait(t, "brine/ddns/example.test/updated", nil)
 	if ev.Cause != deployed.ID || d["action"] != "add_host" || d["fqdn"] != "web1.example.test." {
 		t.Errorf("updated event %+v %v", ev, d)
+	}
+	// The PTR is written after the A record, and is there once the call is
+	// done (its updated event).
+	if got := lookup(t, s, "81.0.20.10.in-addr.arpa", dns.TypePTR); !slices.Equal(got, []string{"web1.example.test."}) {
+		t.Errorf("PTR %v", got)
 	}
 	_, ret := rec.wait(t, "salt/run/*/ret", func(d map[string]any) bool { return d["fun"] == "runner.ddns.add_host" })
 	out, _ := json.Marshal(ret["return"])

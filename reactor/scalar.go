@@ -1,0 +1,310 @@
+package reactor
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
+	gonjacfg "github.com/nikolalohinski/gonja/v2/config"
+	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/nikolalohinski/gonja/v2/tokens"
+)
+
+// Event data must never change the structure of a reaction: a value with a
+// newline and `runner.event.send:` in it, written into the YAML by
+// `{{ data['v'] }}`, would otherwise add a reaction that fires any tag
+// (Salt has that hole; brine must not). So every `{{ … }}` of a reaction
+// file writes an opaque token into the text instead of its value, and the
+// values go back in after the YAML is parsed, as values: the structure —
+// reaction ids, functions, argument names — is the template's alone.
+//
+// A token that is a whole unquoted scalar becomes a typed value, as YAML
+// would have read the text: an integer stays an integer, a list a list, a
+// string that reads as a number or a boolean becomes one (Salt's files rely
+// on `ttl: {{ data['ttl'] }}` being a number), but a string never becomes a
+// mapping or a list. A value the template marked safe (the json and yaml
+// filters, `| safe`) may, since the template asked for it. A token inside
+// a longer string, or in quotes, is replaced by its text.
+
+// scalarFilter is the filter every output expression is piped through.
+const scalarFilter = "__brine_scalar"
+
+// outputsVar is the context variable holding the render's outputs.
+const outputsVar = "__brine_outputs"
+
+// tokenPattern finds tokens: brine<nonce>v<index>x, plain YAML in any position.
+var tokenPattern = regexp.MustCompile(`brine([0-9a-f]{12})v([0-9]+)x`)
+
+// rewriteOutputs pipes the value of every `{{ … }}` of src through the
+// scalar filter, without moving a line: `{{ a }}` becomes
+// `{{ (a) | __brine_scalar }}`, and Jinja's inline conditional
+// `{{ a if c else b }}` becomes `{{ (a) | f if c else (b) | f }}`. Raw blocks
+// are left alone; a source the lexer rejects is returned as it is, for the
+// compiler to report with its own message.
+func rewriteOutputs(src string, cfg *gonjacfg.Config) string {
+	var b strings.Builder
+	last := 0
+	put := func(at int, text string) {
+		b.WriteString(src[last:at])
+		b.WriteString(text)
+		last = at
+	}
+	const wrap = ") | " + scalarFilter + " "
+	open, depth, cond := false, 0, false
+	for s := tokens.LexAll(src, cfg); !s.End(); s.Next() {
+		tok := s.Current()
+		switch tok.Type {
+		case tokens.Error:
+			return src
+		case tokens.VariableBegin:
+			put(tok.Pos+len(tok.Val), "(")
+			open, depth, cond = true, 0, false
+		case tokens.LeftParenthesis, tokens.LeftBracket, tokens.LeftBrace:
+			depth++
+		case tokens.RightParenthesis, tokens.RightBracket, tokens.RightBrace:
+			depth--
+		case tokens.Name:
+			switch {
+			case !open || depth != 0:
+			case tok.Val == "if" && !cond:
+				put(tok.Pos, wrap)
+				cond = true
+			case tok.Val == "else" && cond:
+				put(tok.Pos+len(tok.Val), " (")
+				cond = false
+			}
+		case tokens.VariableEnd:
+			if !cond {
+				put(tok.Pos, wrap)
+			}
+			open = false
+		}
+	}
+	if open {
+		return src
+	}
+	b.WriteString(src[last:])
+	return b.String()
+}
+
+// output is one value a template wrote.
+type output struct {
+	text  string // as Jinja prints it
+	value any    // the value itself
+	safe  bool   // marked safe by the template (json, yaml, safe filters)
+	// whole is set when the token is a whole unquoted scalar of the YAML.
+	whole bool
+}
+
+// outputs are the values one render wrote, by token index.
+type outputs struct {
+	nonce string
+	vals  []output
+	// encoded are the values the json and yaml filters encoded, by their
+	// text: where the text stands as a whole value, the value goes back.
+	encoded map[string]any
+}
+
+func newOutputs() *outputs { return &outputs{nonce: fmt.Sprintf("%012x", rand.Uint64()>>16)} }
+
+// remember records that text is v encoded by a filter of the render e runs.
+func remember(e *exec.Evaluator, text string, v any) {
+	o := renderOutputs(e)
+	if o == nil {
+		return
+	}
+	if o.encoded == nil {
+		o.encoded = map[string]any{}
+	}
+	o.encoded[text] = v
+}
+
+// renderOutputs is the outputs of the render e runs (nil outside one).
+func renderOutputs(e *exec.Evaluator) *outputs {
+	v, _ := e.Environment.Context.Get(outputsVar)
+	o, _ := v.(*outputs)
+	return o
+}
+
+func (o *outputs) token(i int) string { return "brine" + o.nonce + "v" + strconv.Itoa(i) + "x" }
+
+// index returns the output a token names, or -1.
+func (o *outputs) index(tok string) int {
+	m := tokenPattern.FindStringSubmatch(tok)
+	if m == nil || m[0] != tok || m[1] != o.nonce {
+		return -1
+	}
+	i, err := strconv.Atoi(m[2])
+	if err != nil || i >= len(o.vals) {
+		return -1
+	}
+	return i
+}
+
+// has reports whether s holds a token of this render.
+func (o *outputs) has(s string) bool {
+	return o != nil && strings.Contains(s, "brine"+o.nonce+"v")
+}
+
+// expand replaces every token in s by its text; display replaces newlines
+// in values by `\n`, so that the text keeps the template's lines.
+func (o *outputs) expand(s string, display bool) string {
+	if !o.has(s) {
+		return s
+	}
+	return tokenPattern.ReplaceAllStringFunc(s, func(tok string) string {
+		i := o.index(tok)
+		if i < 0 {
+			return tok
+		}
+		t := o.expand(o.vals[i].text, display)
+		if display {
+			t = strings.ReplaceAll(t, "\n", `\n`)
+		}
+		return t
+	})
+}
+
+// filterScalar records the value of an output expression and writes its
+// token.
+func filterScalar(e *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	if in.IsError() {
+		return in
+	}
+	o := renderOutputs(e)
+	if o == nil {
+		// A template included without context has no event data.
+		return in
+	}
+	o.vals = append(o.vals, output{text: in.String(), value: goValue(in), safe: in.Safe})
+	return exec.AsSafeValue(o.token(len(o.vals) - 1))
+}
+
+// markWhole walks the parsed YAML and marks the tokens that are whole
+// unquoted scalars.
+func (o *outputs) markWhole(n ast.Node) {
+	if o == nil || n == nil {
+		return
+	}
+	ast.Walk(visitFunc(func(n ast.Node) {
+		s, ok := n.(*ast.StringNode)
+		if !ok || s.Token == nil || s.Token.Type != token.StringType {
+			return
+		}
+		if i := o.index(s.Value); i >= 0 {
+			o.vals[i].whole = true
+		}
+	}), n)
+}
+
+type visitFunc func(ast.Node)
+
+func (f visitFunc) Visit(n ast.Node) ast.Visitor {
+	f(n)
+	return f
+}
+
+// errFromData reports a token where the structure of a reaction is decided.
+var errFromData = errors.New("comes from event data")
+
+// value puts the outputs back into v, a value decoded from the YAML (see
+// the comment at the top). Keys of mappings may not hold tokens: argument
+// names are the template's.
+func (o *outputs) value(v any) (any, error) {
+	if o == nil {
+		return v, nil
+	}
+	switch t := v.(type) {
+	case string:
+		if i := o.index(t); i >= 0 && o.vals[i].whole {
+			return o.typed(o.vals[i]), nil
+		}
+		return o.expand(t, false), nil
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			var err error
+			if out[i], err = o.value(x); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			if o.has(k) {
+				return nil, fmt.Errorf("the name %q %w (argument names are the reaction file's)", o.expand(k, true), errFromData)
+			}
+			var err error
+			if out[k], err = o.value(x); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return v, nil
+}
+
+// typed is the value of a whole unquoted token, with the Go types the
+// YAML decoder gives (as the value had it gone through the text).
+func (o *outputs) typed(out output) any {
+	switch v := out.value.(type) {
+	case string:
+		if enc, ok := o.encoded[v]; ok && out.safe {
+			// `{{ x | json }}` as a whole value: x itself.
+			return yamlTypes(enc)
+		}
+		if out.safe && !o.has(v) {
+			// The template asked for YAML here (`| safe`).
+			var y any
+			if err := yaml.Unmarshal([]byte(v), &y); err == nil {
+				return y
+			}
+			return v
+		}
+		return scalar(v)
+	case map[string]any, []any:
+		return yamlTypes(v)
+	}
+	return scalar(out.text)
+}
+
+// yamlTypes returns v with the Go types the YAML decoder gives.
+func yamlTypes(v any) any {
+	var y any
+	if b, err := yaml.Marshal(v); err == nil && yaml.Unmarshal(b, &y) == nil {
+		return y
+	}
+	return v
+}
+
+// plainScalar matches text YAML reads as one plain scalar: no newline, no
+// indicator at the start, no `: ` or ` #` inside.
+var plainScalar = regexp.MustCompile(`^[^-?:,\[\]{}#&*!|>'"%@` + "`" + `\s][^\n]*$`)
+
+// scalar reads s as YAML reads a plain scalar (42, 1.5, true, null), and
+// keeps it a string otherwise: never a mapping or a list.
+func scalar(s string) any {
+	if s == "" {
+		return nil
+	}
+	if !plainScalar.MatchString(s) || strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":") {
+		return s
+	}
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte("v: "+s), &m); err != nil {
+		return s
+	}
+	switch v := m["v"].(type) {
+	case map[string]any, []any:
+		return s
+	default:
+		return v
+	}
+}
