@@ -15,9 +15,9 @@ func TestTemplatesStayInTheirRoots(t *testing.T) {
 	base := t.TempDir()
 	reactors, roots, secret := filepath.Join(base, "reactor"), filepath.Join(base, "srv"), filepath.Join(base, "secret")
 	for path, text := range map[string]string{
-		filepath.Join(secret, "passwd"):          "root:x:0:0:SECRET",
+		filepath.Join(secret, "passwd"):           "root:x:0:0:SECRET",
 		filepath.Join(roots, "apache", "map.sls"): "{% macro pkg() %}apache2{% endmacro %}",
-		filepath.Join(reactors, "common.jinja"):  "common:\n  runner.test.arg:\n    - arg: [{{ data['id'] }}]",
+		filepath.Join(reactors, "common.jinja"):   "common:\n  runner.test.arg:\n    - arg: [{{ data['id'] }}]",
 	} {
 		writeFile(t, path, text)
 	}
