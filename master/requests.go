@@ -119,10 +119,10 @@ func (m *Master) reactorRedrive(ctx context.Context, body json.RawMessage) (any,
 		err     error
 	)
 	if req.All {
-		results, err = m.reactor.RedriveAll(ctx)
+		results, err = m.reactor.RedriveAll(ctx, req.AsRecorded)
 	} else {
 		var res reactor.Result
-		res, err = m.reactor.Redrive(ctx, req.ID)
+		res, err = m.reactor.Redrive(ctx, req.ID, req.AsRecorded)
 		results = []reactor.Result{res}
 	}
 	if err != nil {

@@ -59,10 +59,26 @@ func DecodeDeadLetter(b []byte) (*DeadLetter, error) {
 // ErrNotRunning: redrive needs the running reactor's bus.
 var ErrNotRunning = errors.New("reactor not running")
 
+// ErrGone: a redrive from the current files found no reaction of the dead
+// letter's id in its file for its event (the file changed, or its
+// conditions no longer hold).
+var ErrGone = errors.New("reaction no longer in its file")
+
+// Redrive modes: what runs again.
+const (
+	// FromFiles renders the reaction again from the current files, with the
+	// original event: the usual fix of a failing reaction is editing it.
+	FromFiles = "current files"
+	// AsRecorded replays the call exactly as it was recorded.
+	AsRecorded = "as recorded"
+)
+
 // Redrive runs the dead letter id again, once, as a new job caused by the
-// original event. On success it is removed from the list; on failure it
-// stays, with the new error and attempt count.
-func (r *Reactor) Redrive(ctx context.Context, id string) (Result, error) {
+// original event: re-rendered from the current files (FromFiles), or the
+// call as recorded (asRecorded); Result.From says which. On success it is
+// removed from the list; on failure it stays, with the new error and
+// attempt count.
+func (r *Reactor) Redrive(ctx context.Context, id string, asRecorded bool) (Result, error) {
 	rt := r.runtime.Load()
 	if rt == nil {
 		return Result{}, ErrNotRunning
@@ -74,7 +90,15 @@ func (r *Reactor) Redrive(ctx context.Context, id string) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("redrive %s: %w", id, err)
 	}
-	res := r.job(ctx, rt.bus, dl.Event, dl.Reaction, 1, Retry{Attempts: 1})
+	re, from := dl.Reaction, AsRecorded
+	if !asRecorded {
+		if re, err = r.current(ctx, dl); err != nil {
+			return Result{Reaction: dl.Reaction, Status: Failed, Err: err, From: FromFiles}, fmt.Errorf("redrive %s: %w", id, err)
+		}
+		from = FromFiles
+	}
+	res := r.job(ctx, rt.bus, dl.Event, re, 1, Retry{Attempts: 1})
+	res.From = from
 	if errors.Is(res.Err, errInterrupted) {
 		return res, fmt.Errorf("redrive %s: %w", id, res.Err)
 	}
@@ -93,8 +117,28 @@ func (r *Reactor) Redrive(ctx context.Context, id string) (Result, error) {
 	return res, nil
 }
 
+// current renders dl's reaction again from the current files with its event.
+func (r *Reactor) current(ctx context.Context, dl *DeadLetter) (*Reaction, error) {
+	data, err := dl.Event.DataMap()
+	if err != nil {
+		return nil, err
+	}
+	plan := r.Plan(ctx, dl.Event.Tag, data)
+	for _, re := range plan.Reactions {
+		if re.File == dl.Reaction.File && re.ID == dl.Reaction.ID {
+			return re, nil
+		}
+	}
+	for _, e := range plan.Errors {
+		if e.File == dl.Reaction.File {
+			return nil, fmt.Errorf("%s no longer compiles: %w (--as-recorded replays the recorded call)", dl.Reaction.File, e)
+		}
+	}
+	return nil, fmt.Errorf("%w: %s is not in %s for event %s (--as-recorded replays the recorded call)", ErrGone, dl.Reaction.ID, dl.Reaction.File, dl.Event.ID)
+}
+
 // RedriveAll redrives every dead letter and returns their results.
-func (r *Reactor) RedriveAll(ctx context.Context) ([]Result, error) {
+func (r *Reactor) RedriveAll(ctx context.Context, asRecorded bool) ([]Result, error) {
 	rt := r.runtime.Load()
 	if rt == nil {
 		return nil, ErrNotRunning
@@ -108,8 +152,8 @@ func (r *Reactor) RedriveAll(ctx context.Context) ([]Result, error) {
 	}
 	var out []Result
 	for _, dl := range list {
-		res, err := r.Redrive(ctx, dl.ID)
-		if err != nil {
+		res, err := r.Redrive(ctx, dl.ID, asRecorded)
+		if err != nil && !errors.Is(err, ErrGone) && res.Err == nil {
 			return out, err
 		}
 		out = append(out, res)

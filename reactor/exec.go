@@ -42,6 +42,8 @@ type Result struct {
 	Reason   string
 	Attempts int
 	Duration time.Duration
+	// From says what a redrive ran: FromFiles or AsRecorded.
+	From string
 }
 
 // errInterrupted means the reactor is stopping: the event is left
@@ -200,13 +202,22 @@ func (x *execution) skip(ctx context.Context, re *Reaction, reason string) Resul
 	return Result{Reaction: re, Status: Skipped, Reason: reason}
 }
 
+// Runnable says why this master cannot run re (ErrNoExecutor), or nil:
+// what the live reactor reports when re's turn comes, and what `brine
+// reactor test` reports without running anything.
+func (r *Reactor) Runnable(re *Reaction) *Error {
+	if re.Kind == Runner {
+		return nil
+	}
+	return &Error{Stage: StageRun, File: re.File, Line: re.Line, Rendered: re.RenderedLine, ID: re.ID,
+		Err: fmt.Errorf("%w for %s reactions: %s needs a minion transport, which this master does not have yet",
+			ErrNoExecutor, re.Kind, re.Call())}
+}
+
 // runOne runs a reaction as a job, with retries, dead-lettering it when
 // every attempt failed.
 func (x *execution) runOne(ctx context.Context, re *Reaction) Result {
-	if re.Kind != Runner {
-		err := &Error{Stage: StageRun, File: re.File, Line: re.Line, Rendered: re.RenderedLine, ID: re.ID,
-			Err: fmt.Errorf("%w for %s reactions: %s needs a minion transport, which this master does not have yet",
-				ErrNoExecutor, re.Kind, re.Call())}
+	if err := x.r.Runnable(re); err != nil {
 		x.r.fireError(ctx, x.pub, x.ev, err)
 		x.r.stats.Failed.Add(1)
 		return Result{Reaction: re, Status: Failed, Err: err}

@@ -410,13 +410,14 @@ func TestRunRetryDeadLetterRedrive(t *testing.T) {
 	}
 	dlq := kvdlq.New(kv)
 	var healthy atomic.Bool
-	var calls atomic.Int64
+	var calls, lastTTL atomic.Int64
 	reg := function.NewWithBuiltins()
 	if err := reg.Register(function.Func{
 		Name:   "ddns.add_host",
 		Params: []function.Param{{Name: "name", Kind: function.String, Required: true}, {Name: "ttl", Kind: function.Int}},
 		Run: func(ctx context.Context, in *function.Input) (any, error) {
 			calls.Add(1)
+			lastTTL.Store(in.Int("ttl"))
 			if !healthy.Load() {
 				return nil, errors.New("connection refused")
 			}
@@ -459,17 +460,30 @@ add_dns:
 	id := list[0].ID
 
 	// Still failing: redrive keeps it, with the attempts added up.
-	if res, err := r.Redrive(context.Background(), id); err != nil || res.Status == reactor.Succeeded {
+	if res, err := r.Redrive(context.Background(), id, false); err != nil || res.Status == reactor.Succeeded || res.From != reactor.FromFiles {
 		t.Fatalf("redrive while failing: %v %v", res.Status, err)
 	}
 	if dl, err := dlq.Get(context.Background(), id); err != nil || dl.Attempts != 4 {
 		t.Fatalf("after failed redrive: %+v %v", dl, err)
 	}
 
+	// The file is fixed (ttl 600): redrive renders it again, unless told
+	// to replay the recorded call.
+	src, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Dir(file), "dns.sls", strings.Replace(string(src), "ttl: 300", "ttl: 600", 1))
+	if res, _ := r.Redrive(context.Background(), id, true); res.From != reactor.AsRecorded || lastTTL.Load() != 300 {
+		t.Errorf("as-recorded redrive ran ttl %d from %q, want the recorded 300", lastTTL.Load(), res.From)
+	}
 	healthy.Store(true)
-	res, err := r.Redrive(context.Background(), id)
-	if err != nil || res.Status != reactor.Succeeded {
-		t.Fatalf("redrive: %v %v", res.Status, err)
+	res, err := r.Redrive(context.Background(), id, false)
+	if err != nil || res.Status != reactor.Succeeded || res.From != reactor.FromFiles {
+		t.Fatalf("redrive: %v %v from %q", res.Status, err, res.From)
+	}
+	if ret, _ := res.Return.(map[string]any); ret["ttl"] != int64(600) {
+		t.Errorf("redrive ran %v, want the fixed file's ttl 600", res.Return)
 	}
 	if list, _ := r.DeadLetters(context.Background()); len(list) != 0 {
 		t.Fatalf("still dead-lettered: %+v", list)
@@ -479,7 +493,7 @@ add_dns:
 	if d := data(t, last); d["success"] != true || last.Cause != ev.ID || d["cause"] != ev.ID {
 		t.Errorf("redriven ret %v cause %s", d, last.Cause)
 	}
-	if _, err := r.Redrive(context.Background(), id); !errors.Is(err, reactor.ErrNotFound) {
+	if _, err := r.Redrive(context.Background(), id, false); !errors.Is(err, reactor.ErrNotFound) {
 		t.Errorf("redrive of a removed letter: %v", err)
 	}
 }

@@ -148,6 +148,16 @@ func reactorTest(ctx context.Context, g *globalFlags, out io.Writer, tag string,
 	for _, e := range plan.Errors {
 		rep.Errors = append(rep.Errors, e.Error())
 	}
+	if !execute {
+		// What the live reactor would refuse to run is a problem now, not
+		// when the event comes (--execute reports it as a result).
+		for _, c := range plan.Reactions {
+			if err := r.Runnable(c); err != nil {
+				rep.Errors = append(rep.Errors, err.Error())
+				failed++
+			}
+		}
+	}
 	if execute {
 		pub := &printPublisher{}
 		for _, res := range r.Execute(ctx, ev, plan.Reactions, pub, nil) {
@@ -394,14 +404,20 @@ func newReactorDLQCmd(g *globalFlags) *cobra.Command {
 
 func newReactorRedriveCmd(g *globalFlags) *cobra.Command {
 	var (
-		cf  clientFlags
-		all bool
+		cf         clientFlags
+		all        bool
+		asRecorded bool
 	)
 	cmd := &cobra.Command{
 		Use:   "redrive [ID | --all]",
 		Short: "Run dead-lettered reactions again; those that succeed leave the list",
+		Long: `Run dead-lettered reactions again, once each, caused by their original event.
+By default the reaction is rendered again from the current reaction files
+(the usual fix of a failing reaction is editing its file); --as-recorded
+replays the call exactly as it was recorded. Each line says which ran.`,
 		Example: `  brine reactor redrive 20261122001500123456
-  brine reactor redrive --all`,
+  brine reactor redrive --all
+  brine reactor redrive --all --as-recorded`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) == 1) || len(args) > 1 {
 				return usageError{errors.New("redrive needs one ID or --all")}
@@ -409,7 +425,7 @@ func newReactorRedriveCmd(g *globalFlags) *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req := rpc.RedriveRequest{All: all}
+			req := rpc.RedriveRequest{All: all, AsRecorded: asRecorded}
 			if !all {
 				req.ID = args[0]
 			}
@@ -421,10 +437,10 @@ func newReactorRedriveCmd(g *globalFlags) *cobra.Command {
 			for _, rep := range replies {
 				if rep.Error != "" {
 					failed++
-					fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\tjid %s\t%s\n", rep.ID, rep.Status, rep.JID, rep.Error)
+					fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\tjid %s\t(%s)\t%s\n", rep.ID, rep.Status, rep.JID, rep.From, rep.Error)
 					continue
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\tjid %s\n", rep.ID, rep.Status, rep.JID)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s\t%s\tjid %s\t(%s)\n", rep.ID, rep.Status, rep.JID, rep.From)
 			}
 			if failed > 0 {
 				return fmt.Errorf("%d of %d redriven reactions failed again (still in the dead-letter list)", failed, len(replies))
@@ -434,5 +450,6 @@ func newReactorRedriveCmd(g *globalFlags) *cobra.Command {
 	}
 	cf.register(cmd)
 	cmd.Flags().BoolVar(&all, "all", false, "redrive every dead letter")
+	cmd.Flags().BoolVar(&asRecorded, "as-recorded", false, "replay the recorded calls instead of rendering them from the current files")
 	return cmd
 }

@@ -1,6 +1,7 @@
 package ddns_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -611,9 +612,9 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestFailedAddHostKeepsGoodPTRs: when the forward update fails after the
-// PTRs were written, the PTR of an address the name does not have is
-// removed, and the PTR of the address it has is kept.
+// TestFailedAddHostKeepsGoodPTRs: when the forward update fails, no PTR is
+// written for the address the name did not get, and the PTR of the address
+// it has is kept.
 func TestFailedAddHostKeepsGoodPTRs(t *testing.T) {
 	s := startNamed(t)
 	ctx := context.Background()
@@ -630,6 +631,181 @@ func TestFailedAddHostKeepsGoodPTRs(t *testing.T) {
 	}
 	if got := lookup(t, s, "72.0.20.10.in-addr.arpa", dns.TypePTR); len(got) != 0 {
 		t.Errorf("PTR of the address the name did not get: %v", got)
+	}
+}
+
+// TestDNSErrorsSayWhatFailed: against BIND, a call that fails on an answer
+// no retry can change fails at once, with an error naming the zone the
+// request was for (the forward zone, where add_host starts), the server
+// that answered and what the answer means.
+func TestDNSErrorsSayWhatFailed(t *testing.T) {
+	s := startNamed(t)
+	ctx := context.Background()
+	unsigned := config(t, s, "ddns-key")
+	unsigned.Keyname, unsigned.Keys = "", nil
+	wrongSecret := config(t, s, "ddns-key")
+	wrongSecret.Keys = map[string]ddns.InlineKey{"ddns-key": {Secret: "c2VjcmV0LXRoYXQtaXMtd3Jvbmc="}}
+	unknownKey := config(t, s, "ddns-key")
+	unknownKey.Keyname, unknownKey.Keys = "nosuchkey", map[string]ddns.InlineKey{"nosuchkey": {Secret: "c2VjcmV0"}}
+	addHost := func(zone string) func(*ddns.Client) error {
+		return func(c *ddns.Client) error {
+			_, err := c.AddHost(ctx, zone, "web", addrs(t, "10.20.0.111", "2001:db8::111"), ddns.Settings{})
+			return err
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		cfg  ddns.Config
+		call func(*ddns.Client) error
+		is   []error
+		want []string // in the message, besides the server's address
+		not  []string
+	}{
+		{"add_host in a zone the server does not serve", config(t, s, "ddns-key"), addHost("notserved.example"),
+			[]error{ddns.ErrNoZone, ddns.ErrNotAuth},
+			[]string{"update notserved.example at", "NOTAUTH", "not authoritative for notserved.example"},
+			[]string{"in-addr.arpa", "reject"}},
+		{"delete_host in a zone the server does not serve", config(t, s, "ddns-key"), func(c *ddns.Client) error {
+			_, err := c.DeleteHost(ctx, "notserved.example", "web", ddns.Settings{})
+			return err
+		}, []error{ddns.ErrRefused}, []string{"query notserved.example at", "does not serve"}, nil},
+		{"create in a zone the server does not serve", config(t, s, "ddns-key"), func(c *ddns.Client) error {
+			_, err := c.Create(ctx, "notserved.example", "web", "A", "10.20.0.111", ddns.Settings{})
+			return err
+		}, []error{ddns.ErrRefused}, []string{"query notserved.example at", "does not serve"}, nil},
+		{"unsigned add_host to a zone that requires TSIG", unsigned, addHost("example.test"),
+			[]error{ddns.ErrRefused},
+			[]string{"update example.test at", "REFUSED", "no key was used"},
+			[]string{"in-addr.arpa", "ip6.arpa"}},
+		{"wrong secret", wrongSecret, addHost("example.test"),
+			[]error{ddns.ErrKeyRejected, ddns.ErrNotAuth},
+			[]string{"update example.test at", "NOTAUTH (BADSIG)", "secret"},
+			[]string{"authoritative", "in-addr.arpa"}},
+		{"unknown key", unknownKey, addHost("example.test"),
+			[]error{ddns.ErrKeyRejected, ddns.ErrNotAuth},
+			[]string{"update example.test at", "NOTAUTH (BADKEY)", "does not know key nosuchkey"},
+			[]string{"authoritative", "in-addr.arpa"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			err := tc.call(ddns.New(tc.cfg))
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("failed after %v: an answer that cannot change was retried", d)
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, sentinel := range tc.is {
+				if !errors.Is(err, sentinel) {
+					t.Errorf("%v is not %v", err, sentinel)
+				}
+			}
+			if errors.Is(err, ddns.ErrConflict) {
+				t.Errorf("%v is taken for concurrent changes", err)
+			}
+			for _, w := range append(tc.want, s.Addr) {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("%q lacks %q", err, w)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(err.Error(), n) {
+					t.Errorf("%q has %q", err, n)
+				}
+			}
+		})
+	}
+}
+
+// TestHostCallsAreAllOrNothing: an add_host or delete_host that fails at
+// any step leaves the forward and reverse records as they were before the
+// call; in particular no PTR answers for a name that did not get the
+// address. The "fwdonly" key may change A and AAAA records but no PTR,
+// which makes the reverse step fail after the forward one succeeded.
+func TestHostCallsAreAllOrNothing(t *testing.T) {
+	s := startNamed(t, named.Key{Name: "ddns-key"}, named.Key{Name: "fwdonly", Grant: "zonesub A AAAA"})
+	ctx := context.Background()
+	admin := ddns.New(config(t, s, "ddns-key"))
+	unsigned := config(t, s, "ddns-key")
+	unsigned.Keyname, unsigned.Keys = "", nil
+	// split writes with fwdonly, except PTRs under 10.20.0/24, which it
+	// writes with ddns-key.
+	split := config(t, s, "fwdonly")
+	k := s.Key("ddns-key")
+	split.Keys[k.Name] = ddns.InlineKey{Algorithm: k.Algorithm, Secret: k.Secret}
+	split.Zones = map[string]ddns.Settings{"0.20.10.in-addr.arpa": {Keyname: k.Name}}
+
+	for _, tc := range []struct {
+		name  string
+		setup []string // addresses admin gives the host first
+		zone  string   // default example.test
+		host  string
+		ips   []string // of the call; add_host when set, else delete_host
+		cfg   ddns.Config
+		want  error
+	}{
+		{name: "add_host in a forward zone the server does not serve", zone: "notserved.example", host: "web",
+			ips: []string{"10.20.0.121", "2001:db8::121"}, cfg: config(t, s, "ddns-key"), want: ddns.ErrNoZone},
+		{name: "unsigned add_host", host: "unsigned",
+			ips: []string{"10.20.0.122"}, cfg: unsigned, want: ddns.ErrRefused},
+		{name: "add_host whose PTR is refused after the A was written", host: "noptr",
+			ips: []string{"10.20.0.123", "2001:db8::123"}, cfg: config(t, s, "fwdonly"), want: ddns.ErrRefused},
+		{name: "add_host whose replaced address keeps its PTR", host: "moved", setup: []string{"10.30.0.124"},
+			ips: []string{"10.20.0.124"}, cfg: split, want: ddns.ErrRefused},
+		{name: "delete_host whose PTR is refused after the A was deleted", host: "stays", setup: []string{"10.20.0.125"},
+			cfg: config(t, s, "fwdonly"), want: ddns.ErrRefused},
+		{name: "delete_host refused on the second PTR", host: "both", setup: []string{"10.20.0.126", "2001:db8::126"},
+			cfg: split, want: ddns.ErrRefused},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			zone := cmp.Or(tc.zone, "example.test")
+			fq := tc.host + "." + zone
+			if tc.setup != nil {
+				if _, err := admin.AddHost(ctx, zone, tc.host, addrs(t, tc.setup...), ddns.Settings{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// state is what the server answers for the name and the PTR
+			// of every address involved.
+			state := func() map[string][]string {
+				st := map[string][]string{
+					fq + " A":    lookup(t, s, fq, dns.TypeA),
+					fq + " AAAA": lookup(t, s, fq, dns.TypeAAAA),
+				}
+				for _, ip := range slices.Concat(tc.setup, tc.ips) {
+					rev, _ := dns.ReverseAddr(ip)
+					st[rev+" PTR"] = lookup(t, s, rev, dns.TypePTR)
+				}
+				return st
+			}
+			before := state()
+			var err error
+			if tc.ips != nil {
+				_, err = ddns.New(tc.cfg).AddHost(ctx, zone, tc.host, addrs(t, tc.ips...), ddns.Settings{})
+			} else {
+				_, err = ddns.New(tc.cfg).DeleteHost(ctx, zone, tc.host, ddns.Settings{})
+			}
+			if !errors.Is(err, tc.want) {
+				t.Errorf("err %v, want %v", err, tc.want)
+			}
+			after := state()
+			for name, was := range before {
+				if !slices.Equal(after[name], was) {
+					t.Errorf("%s is %v after the failed call, was %v", name, after[name], was)
+				}
+			}
+		})
+	}
+
+	// Once the zone is right, the same add_host writes the A and the PTR.
+	if _, err := admin.AddHost(ctx, "example.test", "web", addrs(t, "10.20.0.121"), ddns.Settings{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := lookup(t, s, "web.example.test", dns.TypeA); !slices.Equal(got, []string{"10.20.0.121"}) {
+		t.Errorf("A %v", got)
+	}
+	if got := lookup(t, s, "121.0.20.10.in-addr.arpa", dns.TypePTR); !slices.Equal(got, []string{"web.example.test."}) {
+		t.Errorf("PTR %v", got)
 	}
 }
 

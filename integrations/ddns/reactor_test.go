@@ -204,7 +204,7 @@ func TestSaltReactionFiles(t *testing.T) {
 		t.Fatalf("written with a wrong key: %v", got)
 	}
 	write(t, keyfile, fmt.Sprintf(`{"ddns-key.": "%s"}`, secret))
-	res, err := r.Redrive(ctx, dead[0].ID)
+	res, err := r.Redrive(ctx, dead[0].ID, false)
 	if err != nil || res.Status != reactor.Succeeded {
 		t.Fatalf("redrive: %+v %v", res, err)
 	}

@@ -117,17 +117,21 @@ type ReactorListReply struct {
 	Config  reactor.Config        `json:"config"`
 }
 
-// RedriveRequest names one dead letter, or all of them.
+// RedriveRequest names one dead letter, or all of them; AsRecorded replays
+// the recorded calls instead of rendering them from the current files.
 type RedriveRequest struct {
-	ID  string `json:"id,omitempty"`
-	All bool   `json:"all,omitempty"`
+	ID         string `json:"id,omitempty"`
+	All        bool   `json:"all,omitempty"`
+	AsRecorded bool   `json:"as_recorded,omitempty"`
 }
 
-// RedriveReply is how one redriven reaction ended.
+// RedriveReply is how one redriven reaction ended, and what ran
+// (reactor.FromFiles or reactor.AsRecorded).
 type RedriveReply struct {
 	ID     string `json:"id"`
 	JID    string `json:"jid"`
 	Status string `json:"status"`
+	From   string `json:"from"`
 	Error  string `json:"error,omitempty"`
 }
 
@@ -135,7 +139,7 @@ type RedriveReply struct {
 func RedriveReplies(results []reactor.Result) []RedriveReply {
 	out := make([]RedriveReply, 0, len(results))
 	for _, res := range results {
-		rep := RedriveReply{JID: res.JID, Status: string(res.Status)}
+		rep := RedriveReply{JID: res.JID, Status: string(res.Status), From: res.From}
 		if res.Reaction != nil {
 			rep.ID = res.Reaction.ID
 		}
