@@ -126,6 +126,26 @@ func load(path string, mustExist bool) (*Master, error) {
 	return m, nil
 }
 
+// Fingerprint describes the files Load(path) reads, with their sizes and
+// modification times, so that a caller can tell when one changed, appeared
+// or went away.
+func Fingerprint(path string) []string {
+	files, err := configFiles(path, path != DefaultDir)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	fp := make([]string, 0, len(files))
+	for _, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			fp = append(fp, f+" "+err.Error())
+			continue
+		}
+		fp = append(fp, fmt.Sprintf("%s %d %d", f, fi.Size(), fi.ModTime().UnixNano()))
+	}
+	return fp
+}
+
 func configFiles(path string, mustExist bool) ([]string, error) {
 	st, err := os.Stat(path)
 	switch {

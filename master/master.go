@@ -57,6 +57,9 @@ type Options struct {
 type Master struct {
 	opts   Options
 	cfg    *config.Master // the configuration in force; reload replaces it
+	// configSeen is config.Fingerprint of the configuration files when the
+	// master started: a change after it reloads.
+	configSeen []string
 	log    *slog.Logger
 	level  *slog.LevelVar
 	source string // brine://<id>, the source of the master's own events
@@ -90,7 +93,8 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	}
 	cfg := o.Config
 	s := cfg.Settings
-	m := &Master{opts: o, cfg: cfg, level: new(slog.LevelVar), source: "brine://" + s.ID, funcs: function.NewWithBuiltins()}
+	m := &Master{opts: o, cfg: cfg, level: new(slog.LevelVar), source: "brine://" + s.ID, funcs: function.NewWithBuiltins(),
+		configSeen: config.Fingerprint(o.ConfigPath)}
 	l, err := logging.ParseLevel(s.LogLevel)
 	if err != nil {
 		return nil, err

@@ -47,7 +47,9 @@ func testConfig(t *testing.T, extra string) *config.Master {
 // start runs a master on cfg until the test ends.
 func start(t *testing.T, cfg *config.Master) *Master {
 	t.Helper()
-	m, err := New(context.Background(), Options{Config: cfg, ConfigPath: filepath.Dir(cfg.Files[0]), LogOutput: io.Discard, Version: "test"})
+	dir := filepath.Dir(cfg.Files[0])
+	m, err := New(context.Background(), Options{Config: cfg, ConfigPath: dir, LogOutput: io.Discard, Version: "test",
+		Load: func() (*config.Master, error) { return config.Load(dir) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,4 +168,30 @@ func TestFailedStartLeavesNothingRunning(t *testing.T) {
 		t.Fatalf("event store not released after a failed start: %v", err)
 	}
 	b.Close()
+}
+
+// TestMappingInMasterDReloadsOnChange checks that a reactor mapping written
+// into master.d takes effect without a SIGHUP, as the docs promise.
+func TestMappingInMasterDReloadsOnChange(t *testing.T) {
+	cfg := testConfig(t, "")
+	m := start(t, cfg)
+	dir := filepath.Dir(cfg.Files[0])
+	reaction := filepath.Join(dir, "r.sls")
+	if err := os.WriteFile(reaction, []byte("x:\n  runner.test.arg: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "master.d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	conf := fmt.Sprintf("reactor:\n  - 'myco/*':\n    - %s\n", reaction)
+	if err := os.WriteFile(filepath.Join(dir, "master.d", "reactor.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for m.reactor.Matches("myco/x") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the mapping written to master.d did not take effect within 15 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -4,18 +4,29 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/internal/logging"
 )
 
-// handleSignals reloads the configuration on SIGHUP until ctx ends or a
-// part of the master fails.
+// configWatchInterval is how often the master looks at its configuration
+// files for a change.
+const configWatchInterval = 2 * time.Second
+
+// handleSignals reloads the configuration on SIGHUP, and when a file of it
+// changes on disk (the reactor mapping in master.d is edited more than any
+// other key), until ctx ends or a part of the master fails.
 func (m *Master) handleSignals(ctx context.Context) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	tick := time.NewTicker(configWatchInterval)
+	defer tick.Stop()
+	seen := m.configSeen
 	for {
 		select {
 		case <-ctx.Done():
@@ -23,7 +34,17 @@ func (m *Master) handleSignals(ctx context.Context) {
 		case <-m.ctx.Done():
 			return
 		case <-hup:
+			seen = config.Fingerprint(m.opts.ConfigPath)
 			m.Reload(m.ctx)
+		case <-tick.C:
+			if m.opts.Load == nil || m.opts.ConfigPath == "" {
+				continue
+			}
+			if now := config.Fingerprint(m.opts.ConfigPath); !slices.Equal(now, seen) {
+				seen = now
+				m.log.Info("configuration files changed; reloading")
+				m.Reload(m.ctx)
+			}
 		}
 	}
 }

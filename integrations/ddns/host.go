@@ -210,15 +210,8 @@ func (c *Client) setHost(ctx context.Context, zone, name string, ips []netip.Add
 	}
 
 	ptrs := &Change{}
-	for i, a := range ips {
-		if err := c.setPTR(ctx, call, t, a, fq, ptrs); err != nil {
-			return nil, c.undoHost(ctx, call, w, ips[:i+1], nil, fmt.Errorf("%s: PTR of %s: %w", fq, a, err))
-		}
-	}
-	if len(ptrs.Added) > 0 {
-		if err := c.dropPTRs(ctx, call, t, fq, ips, ptrs); err != nil {
-			c.log.Warn("ddns: add_host cannot check its PTRs against the name's addresses", "fqdn", fq, "err", err)
-		}
+	if tried, err := c.linkPTRs(ctx, call, t, fq, ips, ptrs); err != nil {
+		return nil, c.undoHost(ctx, call, w, tried, nil, err)
 	}
 
 	ch.remove(removed...)
@@ -251,6 +244,24 @@ func (c *Client) setHost(ctx context.Context, zone, name string, ips []netip.Add
 		}
 	}
 	return ch, nil
+}
+
+// linkPTRs points the PTR of each of ips at fq, after fq got the
+// addresses, and then removes those whose address fq no longer has: a
+// writer that replaced the address in between found no PTR to remove. On
+// failure it returns the addresses whose PTR it tried to write.
+func (c *Client) linkPTRs(ctx context.Context, call Settings, t target, fq string, ips []netip.Addr, ch *Change) ([]netip.Addr, error) {
+	for i, a := range ips {
+		if err := c.setPTR(ctx, call, t, a, fq, ch); err != nil {
+			return ips[:i+1], fmt.Errorf("%s: PTR of %s: %w", fq, a, err)
+		}
+	}
+	if len(ch.Added) > 0 {
+		if err := c.dropPTRs(ctx, call, t, fq, ips, ch); err != nil {
+			c.log.Warn("ddns: add_host cannot check its PTRs against the name's addresses", "fqdn", fq, "err", err)
+		}
+	}
+	return nil, nil
 }
 
 // setForward makes want the records of fq for each of types, adding to ch
@@ -394,6 +405,10 @@ func (c *Client) restore(ctx context.Context, w *hostWrite) error {
 // address of removed that the name has again. The error wraps cause, and
 // says what could not be undone, if anything.
 func (c *Client) undoHost(ctx context.Context, call Settings, w *hostWrite, added, removed []netip.Addr, cause error) error {
+	// A caller that gave up (cause may be its ctx ending) must not leave
+	// half a registration behind; every exchange is bounded by the target's
+	// timeout and retries.
+	ctx = context.WithoutCancel(ctx)
 	var failed []error
 	if err := c.restore(ctx, w); err != nil {
 		failed = append(failed, fmt.Errorf("restoring the records of %s: %w", w.fq, err))
@@ -417,7 +432,7 @@ func (c *Client) undoHost(ctx context.Context, call Settings, w *hostWrite, adde
 	if len(failed) > 0 {
 		// The undo's errors are told, not wrapped: the caller's errors.Is
 		// is about why the call failed.
-		return fmt.Errorf("%w; undoing the call failed too: %v", cause, errors.Join(failed...))
+		return fmt.Errorf("%w; undoing the call failed too: %v", cause, joinErrors(failed))
 	}
 	return fmt.Errorf("%w (nothing changed: the call was undone)", cause)
 }
@@ -441,7 +456,33 @@ func (c *Client) dropPTRs(ctx context.Context, call Settings, t target, fq strin
 			failed = append(failed, fmt.Errorf("removing the PTR of %s: %w", a, err))
 		}
 	}
-	return errors.Join(failed...)
+	return joinErrors(failed)
+}
+
+// errList is several errors on one line: errors.Join puts one per line,
+// which breaks the one-line errors of events and logs.
+type errList []error
+
+func (l errList) Error() string {
+	parts := make([]string, len(l))
+	for i, err := range l {
+		parts[i] = err.Error()
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (l errList) Unwrap() []error { return l }
+
+// joinErrors returns nil for no error, the error itself for one, and an
+// errList for more.
+func joinErrors(errs []error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return errList(errs)
 }
 
 // hostAddrs reads fq's A and AAAA records.

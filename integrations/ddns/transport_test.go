@@ -213,11 +213,11 @@ func TestRcodeErrorMeaning(t *testing.T) {
 	}
 }
 
-// answering is a name server that answers every UPDATE with rcode and
-// every query with NXDOMAIN, as a server without the zone may, and counts
-// the UPDATEs. BIND never answers an UPDATE with NXDOMAIN, so that case
-// is checked against this one.
-func answering(t *testing.T, rcode int) (addr string, updates *atomic.Int32) {
+// answering is a name server that answers every UPDATE with rcode after
+// delay and every query with NXDOMAIN, as a server without the zone may,
+// and counts the UPDATEs. BIND never answers an UPDATE with NXDOMAIN, so
+// that case is checked against this one.
+func answering(t *testing.T, rcode int, delay time.Duration) (addr string, updates *atomic.Int32) {
 	t.Helper()
 	updates = new(atomic.Int32)
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
@@ -228,6 +228,7 @@ func answering(t *testing.T, rcode int) (addr string, updates *atomic.Int32) {
 		m := new(dns.Msg)
 		if r.Opcode == dns.OpcodeUpdate {
 			updates.Add(1)
+			time.Sleep(delay)
 			m.SetRcode(r, rcode)
 		} else {
 			m.SetRcode(r, dns.RcodeNameError)
@@ -261,7 +262,7 @@ func TestFinalAnswersAreNotRetried(t *testing.T) {
 		{"SERVFAIL", dns.RcodeServerFailure, nil, ErrServFail, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, updates := answering(t, tc.rcode)
+			addr, updates := answering(t, tc.rcode, 0)
 			tg := target{zone: "example.test.", server: addr, timeout: time.Second, retries: 2}
 			m := newUpdate("example.test.")
 			if tc.prereq != nil {
@@ -301,7 +302,7 @@ func TestNXDomainUpdateFailsFast(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			addr, updates := answering(t, dns.RcodeNameError)
+			addr, updates := answering(t, dns.RcodeNameError, 0)
 			host, port, _ := net.SplitHostPort(addr)
 			p, _ := strconv.Atoi(port)
 			c := New(Config{Settings: Settings{Nameserver: host, Port: p, Timeout: 1}})
