@@ -133,12 +133,19 @@ func (d *Delivery) KeepAlive(every time.Duration) (stop func()) {
 // ErrClosed is returned by a Bus used after Close.
 var ErrClosed = errors.New("bus closed")
 
+// Beginning is the Since of the oldest event kept.
+var Beginning = Since{Time: time.Unix(0, 0).UTC()}
+
 // ParseSince reads a starting point as operators write it: an event id
 // (replay starts after it), an RFC 3339 time (or 2006-01-02[ 15:04:05]),
-// or a duration back from now (10m).
+// a duration back from now (10m), or `all` (or 0) for the oldest event
+// kept.
 func ParseSince(s string) (Since, error) {
-	if s == "" {
+	switch s {
+	case "":
 		return Since{}, nil
+	case "all", "0":
+		return Beginning, nil
 	}
 	if _, err := IDTime(s); err == nil {
 		return Since{AfterID: s}, nil
@@ -149,7 +156,10 @@ func ParseSince(s string) (Since, error) {
 		}
 	}
 	if d, err := time.ParseDuration(s); err == nil {
+		if d <= 0 {
+			return Since{}, fmt.Errorf("%q: a duration back from now must be positive (all, or 0, is the oldest event kept)", s)
+		}
 		return Since{Time: time.Now().Add(-d)}, nil
 	}
-	return Since{}, fmt.Errorf("%q: want an event id, an RFC 3339 time or a duration like 10m", s)
+	return Since{}, fmt.Errorf("%q: want an event id, an RFC 3339 time, a duration like 10m, or all", s)
 }

@@ -22,7 +22,14 @@ func TestParseSince(t *testing.T) {
 	if s, err := ParseSince(""); err != nil || !s.IsZero() {
 		t.Errorf("empty: %+v, %v", s, err)
 	}
-	if _, err := ParseSince("yesterday-ish"); err == nil {
-		t.Error("nonsense accepted")
+	for _, all := range []string{"all", "0"} {
+		if s, err := ParseSince(all); err != nil || s != Beginning || s.IsZero() {
+			t.Errorf("%s: %+v, %v; want the beginning", all, s, err)
+		}
+	}
+	for _, bad := range []string{"yesterday-ish", "0s", "-5m", "00"} {
+		if _, err := ParseSince(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }

@@ -36,6 +36,15 @@ func (c *clientFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&c.keyFile, "key-file", "", "file holding the master's key (default: $BRINE_KEY, $BRINE_KEY_FILE, key_file, <data_dir>/master.key)")
 }
 
+// longTimeout gives a command whose request runs jobs a --timeout of ten
+// minutes instead of the ten seconds of a query.
+func (c *clientFlags) longTimeout(cmd *cobra.Command, usage string) {
+	f := cmd.Flags().Lookup("timeout")
+	f.Usage = usage
+	f.DefValue = "10m0s"
+	_ = f.Value.Set(f.DefValue)
+}
+
 // endpoints resolves the master's request and publish addresses and the key.
 func (c *clientFlags) endpoints(g *globalFlags) (reqAddr, pubAddr string, key []byte, err error) {
 	cfg, err := loadConfig(g)
@@ -77,17 +86,40 @@ func (c *clientFlags) endpoints(g *globalFlags) (reqAddr, pubAddr string, key []
 	return reqAddr, pubAddr, key, nil
 }
 
-// dial connects to the master; a master that does not answer in time is
-// reported as unreachable (exit 3), a refused key as a plain failure.
+// dial connects to the master.
 func (c *clientFlags) dial(ctx context.Context, addr string, key []byte) (*gateway.Client, error) {
 	client, err := gateway.Dial(ctx, addr, key)
-	switch {
-	case err == nil:
-		return client, nil
-	case errors.Is(err, context.DeadlineExceeded):
-		return nil, unreachableError{fmt.Errorf("master %s did not answer within %s", addr, c.timeout)}
+	if err != nil {
+		return nil, c.masterError(addr, fmt.Errorf("master %s: %w", addr, err))
 	}
-	return nil, fmt.Errorf("master %s: %w", addr, err)
+	return client, nil
+}
+
+// masterError is the one rule for what went wrong talking to the master at
+// addr, for every command: a master that does not answer in time is
+// unreachable (exit 3); a key it refuses, or an answer that is an error, is
+// a plain failure (exit 1).
+func (c *clientFlags) masterError(addr string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, gateway.ErrAuth) {
+		return unreachableError{fmt.Errorf("master %s did not answer within %s", addr, c.timeout.Round(time.Millisecond))}
+	}
+	return err
+}
+
+// callMaster runs one request against the master, bounded by --timeout.
+func callMaster(ctx context.Context, g *globalFlags, cf *clientFlags, method string, in, out any) error {
+	reqAddr, _, key, err := cf.endpoints(g)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	client, err := cf.dial(ctx, reqAddr, key)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	return cf.masterError(reqAddr, client.Call(ctx, method, in, out))
 }
 
 func newEventCmd(g *globalFlags) *cobra.Command {
@@ -144,10 +176,7 @@ for the master and refused.`,
 			defer client.Close()
 			id, err := client.Publish(ctx, tag, data)
 			if err != nil {
-				if errors.Is(err, context.DeadlineExceeded) {
-					return unreachableError{fmt.Errorf("master %s did not answer within %s", reqAddr, cf.timeout)}
-				}
-				return err
+				return cf.masterError(reqAddr, err)
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
@@ -227,12 +256,14 @@ func newEventWatchCmd(g *globalFlags) *cobra.Command {
 		Long: `Print events as they happen, one per line as "tag<TAB>json" exactly like
 salt-run state.event. PATTERN matches like Salt's: the exact tag, a glob
 (* also crosses /) or a regular expression matching the whole tag.
---since replays stored events from an event id or a time before following
-live ones, with no gap and no duplicate.`,
+--since replays stored events before following live ones, with no gap and
+no duplicate: after an event id, from an RFC 3339 time, from a duration ago
+(10m), or from the oldest event kept (all, or 0).`,
 		Example: `  brine event watch
   brine event watch 'salt/cloud/*/created' --pretty
   brine event watch 'salt/minion/*/start' --count 3 --quiet   # a barrier in a script
-  brine event watch --since 2026-11-22T10:00:00Z --json`,
+  brine event watch --since 2026-11-22T10:00:00Z --json
+  brine event watch 'myco/*' --since all                     # everything kept (bus.max_age)`,
 		Args: rangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pattern := "*"
@@ -288,7 +319,7 @@ live ones, with no gap and no duplicate.`,
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "print nothing (with --count: wait for events as a barrier)")
 	cmd.Flags().BoolVar(&pretty, "pretty", false, "indent the JSON by 4 and sort its keys, as state.event pretty=True")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print whole event envelopes as JSON lines")
-	cmd.Flags().StringVar(&since, "since", "", "replay from an event id (exclusive) or an RFC 3339 time before following live events")
+	cmd.Flags().StringVar(&since, "since", "", "replay from an event id (exclusive), an RFC 3339 time, a duration back (10m) or all (the oldest kept) before following live events")
 	return cmd
 }
 

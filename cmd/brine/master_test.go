@@ -206,6 +206,20 @@ func TestEventSendAndWatch(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"id":"`+ids[2]+`"`) || !strings.Contains(out, `"tag":"myco/deploy/done"`) {
 		t.Errorf("watch --since id --json: exit %d, %q %s", code, out, errs)
 	}
+
+	// --since all (or 0) replays from the oldest event kept; a duration
+	// that points at now, or nonsense, is a usage error.
+	for _, all := range []string{"all", "0"} {
+		out, errs, code = m.run(nil, "event", "watch", "myco/*", "--since", all, "--count", "1", "--json")
+		if code != 0 || !strings.Contains(out, `"id":"`+ids[0]+`"`) {
+			t.Errorf("watch --since %s: exit %d, %q %s", all, code, out, errs)
+		}
+	}
+	for _, bad := range []string{"0s", "-1h", "yesterday"} {
+		if _, errs, code = m.run(nil, "event", "watch", "--since", bad); code != 2 || !strings.Contains(errs, "--since") {
+			t.Errorf("watch --since %s: exit %d, want 2: %s", bad, code, errs)
+		}
+	}
 }
 
 func TestEventSendRefusals(t *testing.T) {
@@ -221,6 +235,13 @@ func TestEventSendRefusals(t *testing.T) {
 		{"reserved job tag", nil, []string{"event", "send", "salt/job/20261122/new", "fun=cmd.run"}, 1, `only the master publishes under "salt/job/"`},
 		{"reserved brine tag", nil, []string{"event", "send", "brine/reactor/error"}, 1, "only the master publishes"},
 		{"wrong key", []string{"BRINE_KEY=not-the-key"}, []string{"event", "send", "myco/x"}, 1, "wrong key"},
+		// One rule for every command: a refused key is a failure (1), not
+		// an unreachable master (3).
+		{"wrong key, jobs list", []string{"BRINE_KEY=not-the-key"}, []string{"jobs", "list"}, 1, "wrong key"},
+		{"wrong key, mine list", []string{"BRINE_KEY=not-the-key"}, []string{"mine", "list"}, 1, "wrong key"},
+		{"wrong key, reactor list", []string{"BRINE_KEY=not-the-key"}, []string{"reactor", "list"}, 1, "wrong key"},
+		{"wrong key, run", []string{"BRINE_KEY=not-the-key"}, []string{"run", "test.ping"}, 1, "wrong key"},
+		{"unreachable, jobs list", nil, []string{"jobs", "list", "--master", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--timeout", "1s"}, 3, "did not answer within 1s"},
 		{"bad data", nil, []string{"event", "send", "myco/x", "[1,2]"}, 2, "neither a JSON/YAML mapping"},
 		{"bad tag", nil, []string{"event", "send", "bad\x01tag"}, 2, "control character"},
 		{"no tag", nil, []string{"event", "send"}, 2, "needs a TAG"},

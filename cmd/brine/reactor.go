@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brinehq/brine/bus"
-	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/master"
 	"github.com/brinehq/brine/master/rpc"
 	"github.com/brinehq/brine/reactor"
@@ -295,28 +294,6 @@ func (e *errWriter) printf(format string, args ...any) {
 	}
 }
 
-// callMaster runs one reactor.* request against the master.
-func callMaster(ctx context.Context, g *globalFlags, cf *clientFlags, method string, in, out any) error {
-	reqAddr, _, key, err := cf.endpoints(g)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	client, err := gateway.Dial(ctx, reqAddr, key)
-	if err != nil {
-		return unreachableError{fmt.Errorf("master %s: %w", reqAddr, err)}
-	}
-	defer client.Close()
-	if err := client.Call(ctx, method, in, out); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return unreachableError{fmt.Errorf("master %s did not answer", reqAddr)}
-		}
-		return err
-	}
-	return nil
-}
-
 func newReactorListCmd(g *globalFlags) *cobra.Command {
 	var (
 		cf     clientFlags
@@ -449,6 +426,7 @@ replays the call exactly as it was recorded. Each line says which ran.`,
 		},
 	}
 	cf.register(cmd)
+	cf.longTimeout(cmd, "give up when the reactions have not finished within this time (they go on)")
 	cmd.Flags().BoolVar(&all, "all", false, "redrive every dead letter")
 	cmd.Flags().BoolVar(&asRecorded, "as-recorded", false, "replay the recorded calls instead of rendering them from the current files")
 	return cmd

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"os"
 	"os/user"
 	"strings"
-	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
@@ -50,7 +48,7 @@ code is 1 when the function failed.`,
 				return err
 			}
 			var reply json.RawMessage
-			if err := callMasterWithin(cmd.Context(), g, &cf, rpc.Run, req, &reply); err != nil {
+			if err := callMaster(cmd.Context(), g, &cf, rpc.Run, req, &reply); err != nil {
 				return err
 			}
 			var res struct {
@@ -77,10 +75,7 @@ code is 1 when the function failed.`,
 		},
 	}
 	cf.register(cmd)
-	timeout := cmd.Flags().Lookup("timeout")
-	timeout.Usage = "give up when the job has not returned within this time (the job goes on)"
-	timeout.DefValue = "10m0s"
-	_ = timeout.Value.Set(timeout.DefValue)
+	cf.longTimeout(cmd, "give up when the job has not returned within this time (the job goes on)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"jid", "fun", "return", "success", "error"} as JSON`)
 	return cmd
 }
@@ -116,29 +111,6 @@ func osUser() (string, error) {
 		return u, nil
 	}
 	return "", errors.New("cannot tell which OS user runs this command")
-}
-
-// callMasterWithin is callMaster bounded by --timeout instead of a fixed
-// minute: jobs may take longer than a query.
-func callMasterWithin(ctx context.Context, g *globalFlags, cf *clientFlags, method string, in, out any) error {
-	reqAddr, _, key, err := cf.endpoints(g)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
-	defer cancel()
-	client, err := cf.dial(ctx, reqAddr, key)
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	if err := client.Call(ctx, method, in, out); err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return unreachableError{fmt.Errorf("master %s did not answer within %s", reqAddr, cf.timeout.Round(time.Second))}
-		}
-		return err
-	}
-	return nil
 }
 
 // printYAML writes a JSON value as YAML, the way salt-run's default
