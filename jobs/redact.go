@@ -115,5 +115,14 @@ func (r *Redactor) Text(s string) string {
 	return s
 }
 
-// argRedactor masks the arguments recorded in job events.
+// argRedactor masks what jobs record: arguments, returns, error text.
 var argRedactor = NewRedactor(nil, nil, nil)
+
+// Redact masks the secrets in a value a job records or shows (arguments,
+// returns) with the built-in patterns: what job events, the job store and
+// replies carry.
+func Redact(v any) any { return argRedactor.Value("", v) }
+
+// RedactText masks secret-looking substrings of a message (an error, a log
+// line) with the built-in patterns.
+func RedactText(s string) string { return argRedactor.Text(s) }

@@ -74,7 +74,7 @@ func NewRun(name string, args []any, kwargs map[string]any, user string, o bus.O
 	return &Run{
 		JID:     NewJID(),
 		Fun:     "runner." + strings.TrimPrefix(name, "runner."),
-		FunArgs: argRedactor.Value("", FunArgs(args, kwargs)).([]any),
+		FunArgs: Redact(FunArgs(args, kwargs)).([]any),
 		User:    user,
 		Origin:  o,
 		Start:   time.Now(),
@@ -117,9 +117,9 @@ func (r *Run) retData(ret any, err error, extra map[string]any) map[string]any {
 		d[k] = v
 	}
 	d["success"] = err == nil
-	d["return"] = ret
+	d["return"] = Redact(ret)
 	if err != nil {
-		d["return"] = fmt.Sprintf("Exception occurred in runner %s: %v", strings.TrimPrefix(r.Fun, "runner."), err)
+		d["return"] = RedactText(fmt.Sprintf("Exception occurred in runner %s: %v", strings.TrimPrefix(r.Fun, "runner."), err))
 	}
 	d["duration"] = time.Since(r.Start).Seconds()
 	return d
@@ -173,9 +173,9 @@ func Call(ctx context.Context, c Caller, pub bus.Publisher, name string, args []
 	stored := make(chan error, 1)
 	go func() { stored <- r.Begin(ctx, pub) }()
 	ret, err := c.Call(ctx, name, args, kwargs, r.Fire(pub))
-	res := Result{JID: r.JID, Fun: r.Fun, Return: ret, Success: err == nil, Duration: time.Since(r.Start)}
+	res := Result{JID: r.JID, Fun: r.Fun, Return: Redact(ret), Success: err == nil, Duration: time.Since(r.Start)}
 	if err != nil {
-		res.Error = err.Error()
+		res.Error = RedactText(err.Error())
 	}
 	if serr := <-stored; serr != nil {
 		return res, errors.Join(fmt.Errorf("%w: %w", ErrNotAnnounced, serr), err)

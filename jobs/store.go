@@ -301,7 +301,8 @@ func fillCommon(j *Job, data map[string]any) {
 	}
 	for _, k := range []string{"arg", "fun_args"} {
 		if a, ok := data[k].([]any); ok && j.Arg == nil {
-			j.Arg = a
+			// Whoever sent the event, the store keeps no secret.
+			j.Arg = Redact(a).([]any)
 		}
 	}
 }
@@ -313,7 +314,7 @@ func mergeRunRet(j *Job, ev *bus.Event, data map[string]any) {
 	}
 	ok, _ := data["success"].(bool)
 	j.Success = &ok
-	j.Return = data["return"]
+	j.Return = Redact(data["return"])
 	switch d := data["duration"].(type) {
 	case float64:
 		j.Duration = d
@@ -334,7 +335,7 @@ func mergeMinionRet(j *Job, ev *bus.Event, minion string, data map[string]any) {
 	if j.Returns == nil {
 		j.Returns = map[string]MinionReturn{}
 	}
-	r := MinionReturn{Return: data["return"], Time: ev.Time}
+	r := MinionReturn{Return: Redact(data["return"]), Time: ev.Time}
 	r.Retcode, _ = data["retcode"].(int64)
 	if ok, isBool := data["success"].(bool); isBool {
 		r.Success = ok

@@ -94,13 +94,24 @@ func TestCallFiresSaltRunnerEvents(t *testing.T) {
 	if err == nil || err.Error() != "boom" {
 		t.Fatalf("failing function: err %v, want boom", err)
 	}
-	// The function gets the secret; the events do not.
+	// The function gets the secret; the events and the result do not.
+	var got any
+	if err := funcs.Register(function.Func{Name: "secret.take", VarKwargs: true, Run: func(_ context.Context, in *function.Input) (any, error) {
+		got = in.ExtraKwargs["password"]
+		return map[string]any{"password": got}, nil
+	}}); err != nil {
+		t.Fatal(err)
+	}
 	secret, err := Call(ctx, funcs, b, "test.arg", []any{"xoxb-1-2-abcdef"}, map[string]any{"password": "hunter2"}, "alice", bus.Origin{Source: "brine://test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := secret.Return.(map[string]any)["kwargs"].(map[string]any)["password"]; got != "hunter2" {
-		t.Errorf("the function got password %v", got)
+	if ret := secret.Return.(map[string]any)["kwargs"].(map[string]any)["password"]; ret != Masked {
+		t.Errorf("the result shows password %v, want it masked", ret)
+	}
+	taken, err := Call(ctx, funcs, b, "secret.take", nil, map[string]any{"password": "hunter2"}, "alice", bus.Origin{Source: "brine://test"})
+	if err != nil || got != "hunter2" || taken.Return.(map[string]any)["password"] != Masked {
+		t.Errorf("the function got %v (want the secret), returned %v (want it masked), %v", got, taken.Return, err)
 	}
 
 	evs := wait(6)

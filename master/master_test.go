@@ -2,21 +2,28 @@ package master
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/natsbus"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/internal/loopback"
+	"github.com/brinehq/brine/internal/syncbuf"
+	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/master/rpc"
 )
 
@@ -194,4 +201,105 @@ func TestMappingInMasterDReloadsOnChange(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestSecretsStayOutOfEventsStoreLogsAndSlack runs a job whose arguments
+// and return carry distinctive secrets and greps everything the master
+// keeps or sends for them: the events on the bus, the job store, the reply,
+// the log and what was posted to Slack.
+func TestSecretsStayOutOfEventsStoreLogsAndSlack(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		posts []string
+	)
+	slackAPI := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		posts = append(posts, r.URL.Path+" "+string(b))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"ok": true, "channel": "C1", "ts": "1700000000.000100"}`)
+	}))
+	defer slackAPI.Close()
+	cfg := testConfig(t, fmt.Sprintf("slack:\n  token: xoxb-1-test\n  api_url: %s/\n  channel: '#audit'\n  rate: 0\n", slackAPI.URL))
+	log := new(syncbuf.Buffer)
+	dir := filepath.Dir(cfg.Files[0])
+	m, err := New(context.Background(), Options{Config: cfg, ConfigPath: dir, LogOutput: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	secrets := []string{"S3cr3tPassw0rd-91", "xoxb-9999-SECRETTOKEN", "UrlPa55word", "c2VjcmV0VFNJR2tleQ==", "PosPass77"}
+	req := rpc.RunRequest{Fun: "test.arg", User: "alice",
+		Args: []any{"password=PosPass77"},
+		Kwargs: map[string]any{"password": "S3cr3tPassw0rd-91", "token": "xoxb-9999-SECRETTOKEN",
+			"url": "https://deploy:UrlPa55word@example.com/x", "keys": map[string]any{"secret": "c2VjcmV0VFNJR2tleQ=="}}}
+	reply, err := m.run(ctx, mustJSON(t, req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := reply.(jobs.Result)
+	var job any
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if job, err = m.jobs.Get(ctx, res.JID); err == nil && !job.(*jobs.Job).Active() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s not recorded: %v", res.JID, err)
+		}
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		n := len(posts)
+		mu.Unlock()
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Slack got %d posts, want the job and its result", n)
+		}
+	}
+	var events []string
+	sub, err := m.bus.Subscribe(ctx, bus.SubscribeOptions{Since: bus.Beginning}, func(ev *bus.Event) {
+		mu.Lock()
+		events = append(events, ev.Tag+" "+string(ev.Data))
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	sub.Stop()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(events) < 2 {
+		t.Fatalf("read %d events back", len(events))
+	}
+	places := map[string]string{
+		"events": strings.Join(events, "\n"), "job store": string(mustJSON(t, job)), "reply": string(mustJSON(t, res)),
+		"log": log.String(), "slack": strings.Join(posts, "\n"),
+	}
+	for where, text := range places {
+		for _, s := range secrets {
+			if strings.Contains(text, s) {
+				t.Errorf("%s holds the secret %q:\n%s", where, s, text)
+			}
+		}
+	}
+	if !strings.Contains(places["reply"], jobs.Masked) {
+		t.Errorf("the reply shows no masked value: %s", places["reply"])
+	}
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

@@ -105,8 +105,19 @@ func (m *Master) reactorList(context.Context, json.RawMessage) (any, error) {
 	return rpc.ReactorListReply{Entries: r.Status(), Stats: r.Stats().Snapshot(), Config: r.Config()}, nil
 }
 
+// reactorDLQ lists the dead letters with their calls' secrets masked (they
+// are kept whole, for a redrive as recorded).
 func (m *Master) reactorDLQ(ctx context.Context, _ json.RawMessage) (any, error) {
-	return m.reactor.DeadLetters(ctx)
+	list, err := m.reactor.DeadLetters(ctx)
+	for i, dl := range list {
+		re := *dl.Reaction
+		re.Args, _ = jobs.Redact(re.Args).([]any)
+		re.Kwargs, _ = jobs.Redact(re.Kwargs).(map[string]any)
+		shown := *dl
+		shown.Reaction, shown.Error = &re, jobs.RedactText(dl.Error)
+		list[i] = &shown
+	}
+	return list, err
 }
 
 func (m *Master) reactorRedrive(ctx context.Context, body json.RawMessage) (any, error) {

@@ -338,10 +338,12 @@ func (r *Reactor) fire(ctx context.Context, pub bus.Publisher, cause *bus.Event,
 // fireError reports err on the bus as brine/reactor/error and in the log.
 func (r *Reactor) fireError(ctx context.Context, pub bus.Publisher, cause *bus.Event, err *Error) {
 	r.stats.Errors.Add(1)
-	r.log.Error("reactor: "+err.Error(), "tag", cause.Tag, "event", cause.ID)
-	msg := err.Err.Error()
+	// A failing call's message may quote its arguments: neither the log nor
+	// the event carries a secret.
+	full := jobs.RedactText(err.Error())
+	r.log.Error("reactor: "+full, "tag", cause.Tag, "event", cause.ID)
 	r.fire(ctx, pub, cause, TagError, map[string]any{
 		"stage": string(err.Stage), "file": err.File, "line": err.Line, "rendered_line": err.Rendered, "id": err.ID,
-		"tag": cause.Tag, "event": cause.ID, "message": msg, "error": err.Error(),
+		"tag": cause.Tag, "event": cause.ID, "message": jobs.RedactText(err.Err.Error()), "error": full,
 	})
 }
