@@ -55,14 +55,14 @@ type Options struct {
 
 // Master is a running master.
 type Master struct {
-	opts   Options
-	cfg    *config.Master // the configuration in force; reload replaces it
+	opts Options
+	cfg  *config.Master // the configuration in force; reload replaces it
 	// configSeen is config.Fingerprint of the configuration files when the
 	// master started: a change after it reloads.
 	configSeen []string
-	log    *slog.Logger
-	level  *slog.LevelVar
-	source string // brine://<id>, the source of the master's own events
+	log        *slog.Logger
+	level      *slog.LevelVar
+	source     string // brine://<id>, the source of the master's own events
 
 	bus     *natsbus.Bus
 	gateway *gateway.Server
