@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -35,7 +36,8 @@ type Master struct {
 
 type source struct {
 	file string
-	node ast.Node
+	key  ast.Node // the key, for its line
+	node ast.Node // the value
 }
 
 // Settings holds the core keys. Key names follow Salt where Salt has the
@@ -62,6 +64,12 @@ type Settings struct {
 	KeyFile string `yaml:"key_file"`
 	// Bus configures the event store.
 	Bus BusSettings `yaml:"bus"`
+	// AllowPlainGateway accepts an interface beyond loopback although the
+	// gateway's traffic is not encrypted yet (agents bring encryption).
+	AllowPlainGateway bool `yaml:"allow_plain_gateway"`
+	// Strict refuses to start with a configuration key brine does not know
+	// (also --strict); by default such keys are warnings.
+	Strict bool `yaml:"strict"`
 }
 
 // BusSettings select the event store backend.
@@ -120,7 +128,7 @@ func load(path string, mustExist bool) (*Master, error) {
 	if m.Settings.KeyFile == "" {
 		m.Settings.KeyFile = filepath.Join(m.Settings.DataDir, "master.key")
 	}
-	if err := m.Settings.validate(); err != nil {
+	if err := m.validate(); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -193,7 +201,7 @@ func (m *Master) read(file string) error {
 			return fmt.Errorf("%s: %s", file, oneLine(err))
 		}
 		for _, kv := range mapping {
-			m.keys[Key(kv.Key)] = source{file: file, node: kv.Value}
+			m.keys[Key(kv.Key)] = source{file: file, key: kv.Key, node: kv.Value}
 		}
 	}
 	return nil
@@ -209,6 +217,12 @@ type Decoder interface {
 	Decode(key string, out any) error
 	// Source names the file that set the key last ("" when none did).
 	Source(key string) string
+	// Where is "file:line" of the key, for messages about its value.
+	Where(key string) string
+	// CheckKeys reports the first key under path (a top-level key, then
+	// nested keys, "*" for every child) that is not in known, with file,
+	// line and a suggestion.
+	CheckKeys(known []string, path ...string) error
 }
 
 // Has reports whether key is set in any file.
@@ -233,26 +247,52 @@ func (m *Master) Decode(key string, out any) error {
 // Source returns the file that set key, for messages about its value.
 func (m *Master) Source(key string) string { return m.keys[key].file }
 
-func (s Settings) validate() error {
+// validate checks the core settings; errors name the file and line of the
+// key at fault.
+func (m *Master) validate() error {
+	s := m.Settings
+	bad := func(key, format string, args ...any) error {
+		return fmt.Errorf("%s: %s: %s", m.Where(key), key, fmt.Sprintf(format, args...))
+	}
 	switch s.LogLevel {
 	case "debug", "info", "warn", "warning", "error":
 	default:
-		return fmt.Errorf("config: log_level %q: want debug, info, warn or error", s.LogLevel)
+		return bad("log_level", "%q: want debug, info, warn or error", s.LogLevel)
 	}
 	switch s.LogFormat {
 	case "text", "json":
 	default:
-		return fmt.Errorf("config: log_format %q: want text or json", s.LogFormat)
+		return bad("log_format", "%q: want text or json", s.LogFormat)
 	}
-	for name, p := range map[string]int{"publish_port": s.PublishPort, "ret_port": s.RetPort} {
-		if p < 0 || p > 65535 {
-			return fmt.Errorf("config: %s %d is not a port", name, p)
+	for _, p := range []struct {
+		key  string
+		port int
+	}{{"publish_port", s.PublishPort}, {"ret_port", s.RetPort}} {
+		if p.port < 0 || p.port > 65535 {
+			return bad(p.key, "%d is not a port (0 to 65535)", p.port)
 		}
 	}
 	if s.MaxEventSize < 1024 {
-		return fmt.Errorf("config: max_event_size %d is below 1024 bytes", s.MaxEventSize)
+		return bad("max_event_size", "%d is below 1024 bytes", s.MaxEventSize)
+	}
+	if s.Bus.Replicas < 0 || s.Bus.Replicas > 5 {
+		return bad("bus", "replicas %d: want 1 to 5 (JetStream's limit)", s.Bus.Replicas)
+	}
+	if !Loopback(s.Interface) && !s.AllowPlainGateway {
+		return bad("interface", "%q reaches beyond this machine, and the gateway's traffic is not encrypted yet: "+
+			"keep it on loopback (127.0.0.1), or set allow_plain_gateway: true to accept that anyone on the network can read it", s.Interface)
 	}
 	return nil
+}
+
+// Loopback reports whether an interface address (an IP, a host name, or an
+// ipc:// endpoint) stays on this machine.
+func Loopback(addr string) bool {
+	if strings.HasPrefix(addr, "ipc://") || addr == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(strings.Trim(addr, "[]"))
+	return err == nil && ip.IsLoopback()
 }
 
 // oneLine turns goccy's multi-line error (with a source excerpt) into the

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,8 +69,11 @@ func TestLoadErrors(t *testing.T) {
 		{"syntax", "publish_port: 1\nret_port: [1,\n", "master: line"},
 		{"type", "publish_port: many\n", "master: line 1"},
 		{"not a mapping", "- a\n- b\n", "master:1: the configuration must be a mapping"},
-		{"bad level", "log_level: loud\n", `log_level "loud"`},
-		{"bad port", "ret_port: 70000\n", "ret_port 70000"},
+		{"bad level", "id: m\nlog_level: loud\n", `master:2: log_level: "loud": want debug`},
+		{"bad port", "ret_port: 70000\n", "master:1: ret_port: 70000 is not a port"},
+		{"all addresses", "id: m\ninterface: 0.0.0.0\n", `master:2: interface: "0.0.0.0" reaches beyond this machine`},
+		{"lan address", "interface: 10.0.0.5\n", "allow_plain_gateway: true"},
+		{"replicas", "bus:\n  replicas: 7\n", "master:1: bus: replicas 7"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,5 +100,69 @@ func TestDecodeNamesFileAndLine(t *testing.T) {
 	err = m.Decode("reactor", &reactor)
 	if err == nil || !strings.Contains(err.Error(), "master: reactor: line 3") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestInterfaceBeyondLoopbackNeedsTheOptIn(t *testing.T) {
+	dir := t.TempDir()
+	for _, iface := range []string{"127.0.0.1", "::1", "127.0.0.5", "localhost", "ipc:///run/brine.sock"} {
+		write(t, filepath.Join(dir, "master"), "interface: '"+iface+"'\n")
+		if _, err := Load(dir); err != nil {
+			t.Errorf("interface %s: %v", iface, err)
+		}
+	}
+	write(t, filepath.Join(dir, "master"), "interface: 0.0.0.0\nallow_plain_gateway: true\n")
+	if m, err := Load(dir); err != nil || !m.Settings.AllowPlainGateway {
+		t.Errorf("0.0.0.0 with the opt-in: %v", err)
+	}
+}
+
+func TestUnknownKeysAreReportedWithLineAndSuggestion(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "master"), "id: m1\nret_prot: 4506\nreactr:\n  - 'a/*': [x.sls]\nworker_threads: 5\nzzz_totally_new: 1\n")
+	write(t, filepath.Join(dir, "master.d", "dns.conf"), "dnsmasq:\n  hostsfile: /x\n  pidfle: /run/d.pid\nslack:\n  audit:\n    - tag: x/*\n      chanel: '#a'\n")
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := []string{"id", "ret_port", "publish_port", "reactor", "dnsmasq", "slack"}
+	var got []string
+	for _, p := range m.Unknown(known) {
+		got = append(got, strings.TrimPrefix(p.String(), dir+"/"))
+	}
+	want := []string{
+		`master:2: unknown key "ret_prot" (did you mean "ret_port"?)`,
+		`master:3: unknown key "reactr" (did you mean "reactor"?)`,
+		`master:5: "worker_threads" is a Salt option brine does not use (ignored)`,
+		`master:6: unknown key "zzz_totally_new"`,
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("unknown keys:\n got %q\nwant %q", got, want)
+	}
+	err = m.CheckKeys([]string{"hostsfile", "pidfile"}, "dnsmasq")
+	if err == nil || !strings.HasSuffix(err.Error(), `master.d/dns.conf:3: unknown key dnsmasq: "pidfle" (did you mean "pidfile"?)`) {
+		t.Errorf("nested unknown key: %v", err)
+	}
+	err = m.CheckKeys([]string{"tag", "channel", "text"}, "slack", "audit", "*")
+	if err == nil || !strings.HasSuffix(err.Error(), `dns.conf:7: unknown key slack.audit.*: "chanel" (did you mean "channel"?)`) {
+		t.Errorf("unknown key in a list item: %v", err)
+	}
+	if err := m.CheckKeys([]string{"hostsfile", "pidfle"}, "dnsmasq"); err != nil {
+		t.Errorf("known keys: %v", err)
+	}
+	if err := m.CheckKeys([]string{"x"}, "absent"); err != nil {
+		t.Errorf("an absent section: %v", err)
+	}
+}
+
+func TestClosest(t *testing.T) {
+	known := []string{"publish_port", "ret_port", "reactor", "keyfile", "nameserver"}
+	for in, want := range map[string]string{"ret_prot": "ret_port", "reactr": "reactor", "keyfle": "keyfile",
+		"nameservre": "nameserver", "x": "", "completely_different": ""} {
+		if got := Closest(in, known); got != want {
+			t.Errorf("Closest(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

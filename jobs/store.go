@@ -94,6 +94,9 @@ func (j *Job) Missing() []string {
 	return out
 }
 
+// ConfigKeys are the master configuration keys Keep reads.
+var ConfigKeys = []string{"keep_jobs_seconds", "keep_jobs"}
+
 // Keep reads how long jobs are kept: Salt's keep_jobs_seconds (3006+), else
 // its older keep_jobs (hours), else DefaultKeep.
 func Keep(cfg config.Decoder) (time.Duration, error) {

@@ -103,6 +103,13 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	if m.log, err = logging.New(o.LogOutput, s.LogFormat, m.level); err != nil {
 		return nil, err
 	}
+	if err := m.checkKeys(cfg); err != nil {
+		return nil, err
+	}
+	if !config.Loopback(s.Interface) {
+		m.log.Warn("the gateway listens beyond loopback WITHOUT ENCRYPTION (allow_plain_gateway): anyone on the network can read events and requests; "+
+			"clients still need the master key", "interface", s.Interface)
+	}
 	if err := os.MkdirAll(s.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
@@ -192,6 +199,35 @@ func (m *Master) shutdown() error {
 		m.log.Error("closing the event store", "err", cerr)
 	}
 	return err
+}
+
+// KnownKeys are the top-level configuration keys the master reads.
+func KnownKeys() []string {
+	keys := append(config.CoreKeys(), reactor.ConfigKeys...)
+	keys = append(keys, jobs.ConfigKeys...)
+	keys = append(keys, api.ConfigKey)
+	for _, in := range Integrations() {
+		keys = append(keys, in.Name())
+	}
+	return keys
+}
+
+// checkKeys reports the keys of cfg the master does not know, with file,
+// line and the key they probably mean: as warnings, or (strict) as the
+// reason not to start.
+func (m *Master) checkKeys(cfg *config.Master) error {
+	problems := cfg.Unknown(KnownKeys())
+	if len(problems) > 0 && cfg.Settings.Strict {
+		msgs := make([]string, len(problems))
+		for i, p := range problems {
+			msgs[i] = p.String()
+		}
+		return fmt.Errorf("strict: the configuration has keys brine does not use:\n  %s", strings.Join(msgs, "\n  "))
+	}
+	for _, p := range problems {
+		m.log.Warn("configuration: " + p.String())
+	}
+	return nil
 }
 
 // Addrs are the gateway's publish and request addresses (host:port).

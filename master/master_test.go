@@ -303,3 +303,27 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 	}
 	return b
 }
+
+// TestUnknownKeysWarnOrRefuse checks that a misspelt key is reported with
+// its line and the key it probably means, and that strict refuses to start.
+func TestUnknownKeysWarnOrRefuse(t *testing.T) {
+	cfg := testConfig(t, "reactr:\n  - 'a/*': [/x.sls]\n")
+	log := new(syncbuf.Buffer)
+	m, err := New(context.Background(), Options{Config: cfg, LogOutput: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := m.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if want := `master:5: unknown key \"reactr\" (did you mean \"reactor\"?)`; !strings.Contains(log.String(), want) {
+		t.Errorf("log lacks %s:\n%s", want, log)
+	}
+	cfg = testConfig(t, "strict: true\nret_prot: 4506\n")
+	_, err = New(context.Background(), Options{Config: cfg, LogOutput: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), `master:6: unknown key "ret_prot" (did you mean "ret_port"?)`) {
+		t.Errorf("strict start with a typo: %v", err)
+	}
+}

@@ -65,6 +65,11 @@ func (m *Master) Reload(ctx context.Context) {
 		m.fire(ctx, tag, map[string]any{"success": false, "error": err.Error()})
 		return
 	}
+	if err := m.checkKeys(cfg); err != nil {
+		m.log.Error("configuration reload refused; keeping the running one", "err", err)
+		m.fire(ctx, tag, map[string]any{"success": false, "error": err.Error()})
+		return
+	}
 	old, cur := m.cfg.Settings, cfg.Settings
 	if old.DataDir != cur.DataDir || old.Interface != cur.Interface || old.PublishPort != cur.PublishPort ||
 		old.RetPort != cur.RetPort || old.Bus != cur.Bus || old.KeyFile != cur.KeyFile || old.MaxEventSize != cur.MaxEventSize {

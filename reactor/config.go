@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,6 +79,10 @@ type Retry struct {
 	MaxInterval time.Duration
 }
 
+// ConfigKeys are the master configuration keys LoadConfig reads.
+var ConfigKeys = []string{"reactor", "file_roots", "reactor_workers", "reactor_worker_threads",
+	"reactor_max_in_flight", "reactor_max_depth", "reactor_retry"}
+
 // LoadConfig reads the reactor keys from the master config.
 func LoadConfig(d config.Decoder) (Config, error) {
 	c := Config{FileRoots: map[string][]string{"base": {"/srv/salt"}}}
@@ -87,7 +92,7 @@ func LoadConfig(d config.Decoder) (Config, error) {
 	}
 	var err error
 	if c.Mapping, c.MappingFile, err = parseMappingValue(raw); err != nil {
-		return c, err
+		return c, fmt.Errorf("%s: %w", d.Where("reactor"), err)
 	}
 	var roots map[string][]string
 	if err := d.Decode("file_roots", &roots); err != nil {
@@ -97,20 +102,22 @@ func LoadConfig(d config.Decoder) (Config, error) {
 		c.FileRoots = roots
 	}
 	var threads int
-	if err := d.Decode("reactor_worker_threads", &threads); err != nil {
-		return c, err
-	}
-	if err := d.Decode("reactor_workers", &c.Workers); err != nil {
-		return c, err
+	// Counts that are set must make sense: a negative or zero value is an
+	// error naming its line, not a default in disguise.
+	for _, n := range []struct {
+		key string
+		dst *int
+	}{{"reactor_worker_threads", &threads}, {"reactor_workers", &c.Workers},
+		{"reactor_max_in_flight", &c.MaxInFlight}, {"reactor_max_depth", &c.MaxDepth}} {
+		if err := d.Decode(n.key, n.dst); err != nil {
+			return c, err
+		}
+		if d.Has(n.key) && *n.dst < 1 {
+			return c, fmt.Errorf("%s: %s: %d: want at least 1", d.Where(n.key), n.key, *n.dst)
+		}
 	}
 	if c.Workers == 0 {
 		c.Workers = threads
-	}
-	if err := d.Decode("reactor_max_in_flight", &c.MaxInFlight); err != nil {
-		return c, err
-	}
-	if err := d.Decode("reactor_max_depth", &c.MaxDepth); err != nil {
-		return c, err
 	}
 	var retry any
 	if err := d.Decode("reactor_retry", &retry); err != nil {
@@ -119,7 +126,7 @@ func LoadConfig(d config.Decoder) (Config, error) {
 	if retry != nil {
 		r, err := parseRetry(retry, DefaultRetry)
 		if err != nil {
-			return c, fmt.Errorf("reactor_retry: %w", err)
+			return c, fmt.Errorf("%s: reactor_retry: %w", d.Where("reactor_retry"), err)
 		}
 		c.Retry = r.override(nil)
 	}
@@ -166,7 +173,10 @@ func parseMappingValue(v any) ([]MapEntry, string, error) {
 		}
 		return m, "", nil
 	}
-	return nil, "", fmt.Errorf("reactor: want a list of {glob: [files]} or a file path, got %T", v)
+	if _, ok := v.(map[string]any); ok {
+		return nil, "", errors.New("reactor: written as a mapping; write it as a list, one `- 'tag glob': [files]` item per entry, or give the path of a file holding that list")
+	}
+	return nil, "", fmt.Errorf("reactor: want a list of `- 'tag glob': [files]` items or a file path, got %s", typeName(v))
 }
 
 func readMappingFile(path string) ([]MapEntry, error) {

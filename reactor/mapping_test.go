@@ -66,6 +66,11 @@ reactor_retry: {attempts: 2, interval: 1, max_interval: 5s}
 		{name: "bad retry", master: "reactor_retry: {attempts: 0}\n", wantErr: "attempts"},
 		{name: "unknown retry key", master: "reactor_retry: {tries: 3}\n", wantErr: `unknown key "tries"`},
 		{name: "missing mapping file", master: "reactor: /nonexistent/map.yaml\n", wantErr: "no such file"},
+		{name: "mapping written as a map", master: "id: m\nreactor:\n  'a/*': [/x.sls]\n", wantErr: "master:2: reactor: written as a mapping; write it as a list"},
+		{name: "negative workers", master: "reactor_workers: -5\n", wantErr: "master:1: reactor_workers: -5: want at least 1"},
+		{name: "zero depth", master: "id: m\nreactor_max_depth: 0\n", wantErr: "master:2: reactor_max_depth: 0: want at least 1"},
+		{name: "zero in flight", master: "reactor_max_in_flight: 0\n", wantErr: "reactor_max_in_flight: 0: want at least 1"},
+		{name: "retry with its line", master: "id: m\nreactor_retry: {tries: 3}\n", wantErr: `master:2: reactor_retry: unknown key "tries"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -165,7 +165,7 @@ func TestDdnsCheckCommand(t *testing.T) {
 	}
 
 	writeConf(t, m, "ddns.conf", "ddns:\n  nameservre: x\n")
-	if _, errOut, code := m.run(nil, "ddns", "check"); code != 1 || !strings.Contains(errOut, "unknown key nameservre") {
+	if _, errOut, code := m.run(nil, "ddns", "check"); code != 1 || !strings.Contains(errOut, `unknown key ddns: "nameservre" (did you mean "nameserver"?)`) {
 		t.Errorf("typo in config: exit %d: %s", code, errOut)
 	}
 	writeConf(t, m, "ddns.conf", "ddns: {}\n")

@@ -12,7 +12,8 @@ import (
 )
 
 func newMasterCmd(g *globalFlags) *cobra.Command {
-	return &cobra.Command{
+	var strict bool
+	cmd := &cobra.Command{
 		Use:   "master",
 		Short: "Run the master: durable event bus, ZeroMQ gateway, reactor and integrations",
 		Long: `Run the master. With no configuration at all it embeds a NATS JetStream
@@ -21,20 +22,29 @@ event store under ./brine-data (or $BRINE_DATA), listens on 127.0.0.1:4505
 <data_dir>/master.key on first start.
 
 Configuration: <config-dir>/master and <config-dir>/master.d/*.conf (YAML, Salt
-key names). SIGHUP reloads it; SIGINT/SIGTERM shut down without losing an
-acknowledged event.`,
+key names). SIGHUP reloads it, and so does a change to one of its files;
+SIGINT/SIGTERM shut down without losing an acknowledged event. A key brine
+does not know is reported with its file and line (and the key it probably
+means); with --strict (or strict: true) the master refuses to start instead.`,
 		Example: `  brine master
   brine master -c /etc/brine --log-format json
   BRINE_DATA=/var/lib/brine brine master`,
 		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := loadConfig(g)
+			load := func() (*config.Master, error) {
+				cfg, err := loadConfig(g)
+				if cfg != nil && strict {
+					cfg.Settings.Strict = true
+				}
+				return cfg, err
+			}
+			cfg, err := load()
 			if err != nil {
 				return err
 			}
 			m, err := master.New(cmd.Context(), master.Options{
 				Config:     cfg,
-				Load:       func() (*config.Master, error) { return loadConfig(g) },
+				Load:       load,
 				ConfigPath: g.configDir,
 				Version:    buildVersion(),
 			})
@@ -44,6 +54,8 @@ acknowledged event.`,
 			return m.Run(cmd.Context())
 		},
 	}
+	cmd.Flags().BoolVar(&strict, "strict", false, "refuse to start with a configuration key brine does not know (default: warn)")
+	return cmd
 }
 
 // loadConfig reads the configuration -c names, with the command line's

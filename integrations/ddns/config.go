@@ -6,7 +6,6 @@ import (
 	"net"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/miekg/dns"
@@ -92,30 +91,23 @@ type Config struct {
 	Sync *SyncConfig `yaml:"sync"`
 }
 
-// knownKeys are the keys the `ddns:` section may have; anything else is a
-// typo worth an error rather than a silently ignored setting.
-var knownKeys = map[string]bool{
-	"nameserver": true, "port": true, "keyfile": true, "keyname": true, "keyalgorithm": true,
-	"timeout": true, "ttl": true, "retries": true, "ownership": true, "owner": true, "keys": true,
-	"zones": true, "sync": true,
-}
-
 // LoadConfig reads the `ddns:` section. owner is the default owner id (the
 // master id).
 func LoadConfig(d config.Decoder, owner string) (Config, error) {
-	var raw map[string]any
-	if err := d.Decode(ConfigKey, &raw); err != nil {
-		return Config{}, err
-	}
-	var unknown []string
-	for k := range raw {
-		if !knownKeys[k] {
-			unknown = append(unknown, k)
+	// A misspelt key is an error naming its line, not a setting silently
+	// left at its default.
+	for _, check := range []struct {
+		known []string
+		path  []string
+	}{
+		{config.YAMLKeys(Config{}), []string{ConfigKey}},
+		{config.YAMLKeys(Settings{}), []string{ConfigKey, "zones", "*"}},
+		{config.YAMLKeys(InlineKey{}), []string{ConfigKey, "keys", "*"}},
+		{config.YAMLKeys(SyncConfig{}), []string{ConfigKey, "sync"}},
+	} {
+		if err := d.CheckKeys(check.known, check.path...); err != nil {
+			return Config{}, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
-	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return Config{}, fmt.Errorf("%w: ddns: unknown key %s", ErrConfig, strings.Join(unknown, ", "))
 	}
 	var c Config
 	if err := d.Decode(ConfigKey, &c); err != nil {

@@ -10,7 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-yaml"
 	"github.com/miekg/dns"
+
+	"github.com/brinehq/brine/config"
 )
 
 const secret = "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0"
@@ -142,22 +145,26 @@ func TestParseIPs(t *testing.T) {
 	}
 }
 
-// decoder is a Decoder over one value, as config.Master decodes it.
-type decoder map[string]any
-
-func (d decoder) Has(key string) bool      { _, ok := d[key]; return ok }
-func (d decoder) Source(key string) string { return "test" }
-
-func (d decoder) Decode(key string, out any) error {
-	v, ok := d[key]
-	if !ok {
-		return nil
+// masterConfig loads a master configuration holding section as ddns:.
+func masterConfig(t *testing.T, section map[string]any) *config.Master {
+	t.Helper()
+	dir := t.TempDir()
+	text := []byte("id: m1\n")
+	if section != nil {
+		b, err := yaml.Marshal(map[string]any{"ddns": section})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = append(text, b...)
 	}
-	b, err := json.Marshal(v)
+	if err := os.WriteFile(filepath.Join(dir, "master"), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := config.Load(dir)
 	if err != nil {
-		return err
+		t.Fatal(err)
 	}
-	return json.Unmarshal(b, out)
+	return m
 }
 
 func TestLoadConfig(t *testing.T) {
@@ -169,7 +176,9 @@ func TestLoadConfig(t *testing.T) {
 		{"empty", nil, ""},
 		{"full", map[string]any{"nameserver": "10.0.0.1", "port": 5353, "keyname": "k", "retries": 0, "ownership": true,
 			"keys": map[string]any{"k": map[string]any{"secret": secret}}, "zones": map[string]any{"example.com": map[string]any{"ttl": 60}}}, ""},
-		{"typo", map[string]any{"nameservr": "x"}, "unknown key nameservr"},
+		{"typo", map[string]any{"nameservr": "x"}, `master:3: unknown key ddns: "nameservr" (did you mean "nameserver"?)`},
+		{"typo in a zone", map[string]any{"zones": map[string]any{"a.b": map[string]any{"keyfle": "x"}}}, `unknown key ddns.zones.*: "keyfle" (did you mean "keyfile"?)`},
+		{"typo in sync", map[string]any{"sync": map[string]any{"zone": "a.b", "target": "*"}}, `unknown key ddns.sync: "target" (did you mean "targets"?)`},
 		{"bad port", map[string]any{"port": 70000}, "port 70000"},
 		{"bad zone", map[string]any{"zones": map[string]any{"a..b": map[string]any{}}}, "not a domain name"},
 		{"bad algorithm", map[string]any{"zones": map[string]any{"a.b": map[string]any{"keyalgorithm": "rot13"}}}, "zones: a.b: ddns:"},
@@ -180,11 +189,7 @@ func TestLoadConfig(t *testing.T) {
 		{"sync, bad target", map[string]any{"sync": map[string]any{"zone": "example.com", "targets": "(", "tgt_type": "pcre"}}, "sync: targets"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := decoder{}
-			if tc.ddns != nil {
-				d["ddns"] = tc.ddns
-			}
-			c, err := LoadConfig(d, "master1")
+			c, err := LoadConfig(masterConfig(t, tc.ddns), "master1")
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want %q", err, tc.err)

@@ -81,6 +81,9 @@ var ErrConfig = errors.New("bad dnsmasq configuration")
 // LoadConfig reads the `dnsmasq:` block. It returns nil when the block is
 // absent (the integration is off).
 func LoadConfig(d config.Decoder) (*Config, error) {
+	if !d.Has(ConfigKey) {
+		return nil, nil
+	}
 	var keys map[string]any
 	if err := d.Decode(ConfigKey, &keys); err != nil {
 		return nil, err
@@ -88,12 +91,10 @@ func LoadConfig(d config.Decoder) (*Config, error) {
 	if keys == nil {
 		return nil, nil
 	}
-	where := d.Source(ConfigKey) + ": " + ConfigKey
-	for k := range keys {
-		if !slices.Contains(knownKeys, k) {
-			return nil, fmt.Errorf("%w: %s: unknown key %q (known: %s)", ErrConfig, where, k, strings.Join(knownKeys, ", "))
-		}
+	if err := d.CheckKeys(knownKeys, ConfigKey); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
+	where := d.Source(ConfigKey) + ": " + ConfigKey
 	var raw rawConfig
 	if err := d.Decode(ConfigKey, &raw); err != nil {
 		return nil, err

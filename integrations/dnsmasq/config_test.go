@@ -66,7 +66,8 @@ dnsmasq:
 	}
 
 	for _, tc := range []struct{ yaml, want string }{
-		{"dnsmasq:\n  hostfile: DIR/x\n", `unknown key "hostfile"`},
+		{"dnsmasq:\n  hostfile: DIR/x\n", `master:2: unknown key dnsmasq: "hostfile" (did you mean "hostsfile"?)`},
+		{"dnsmasq:\n  hostsfile: DIR/x\n  pidfle: /run/d.pid\n", `master:3: unknown key dnsmasq: "pidfle" (did you mean "pidfile"?)`},
 		{"dnsmasq:\n  domain: x\n", "hostsfile or addn_hosts is required"},
 		{"dnsmasq:\n  hostsfile: relative\n", `hostsfile: "relative" is not an absolute path`},
 		{"dnsmasq:\n  hostsfile: /nonexistent/dir/x\n", "directory /nonexistent/dir does not exist"},

@@ -135,6 +135,13 @@ func LoadConfig(d config.Decoder) (c *Config, ok bool, err error) {
 	if !d.Has(ConfigKey) {
 		return nil, false, nil
 	}
+	// `chanel:` is a typo to report at its line, not a rule without a channel.
+	if err := d.CheckKeys(config.YAMLKeys(Config{}), ConfigKey); err != nil {
+		return nil, true, err
+	}
+	if err := d.CheckKeys(config.YAMLKeys(Rule{}), ConfigKey, "audit", "*"); err != nil {
+		return nil, true, err
+	}
 	c = &Config{Rate: DefaultRate, Burst: DefaultBurst, Excerpt: DefaultExcerpt, Hold: DefaultHold, Consumer: DefaultConsumer}
 	if err := d.Decode(ConfigKey, c); err != nil {
 		return nil, true, err
