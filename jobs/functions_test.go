@@ -2,9 +2,13 @@ package jobs
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
 )
 
@@ -57,5 +61,55 @@ func TestJobsRunnerFunctions(t *testing.T) {
 	}
 	if _, err := reg.Call(ctx, "jobs.list_jobs", nil, map[string]any{"start_time": "last tuesday"}, nil); err == nil {
 		t.Error("list_jobs took a start_time it cannot read")
+	}
+}
+
+// TestCloseOrphansEndsWhatTheMasterOwned: the runner jobs of a master that
+// died stay "running" until its next start closes them as interrupted;
+// jobs of other masters are left alone, and the re-run is found.
+func TestCloseOrphansEndsWhatTheMasterOwned(t *testing.T) {
+	b := openBus(t)
+	s := openStore(t, b, 0)
+	ctx := context.Background()
+	go func() { _ = s.Run(ctx, b) }()
+	cause := event(t, "salt/cloud/web1/created", nil)
+	mine, other := NewRun("ddns.add_host", nil, map[string]any{"name": "web1"}, UserReactor, bus.Origin{Source: "brine://m1/reactor", Cause: cause}),
+		NewRun("test.sleep", nil, nil, "bob", bus.Origin{Source: "brine://m2/run"})
+	for _, r := range []*Run{mine, other} {
+		if err := r.Begin(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitJob := func(jid string, ok func(*Job) bool) *Job {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if j, err := s.Get(ctx, jid); err == nil && ok(j) {
+				return j
+			}
+		}
+		t.Fatalf("job %s never got there", jid)
+		return nil
+	}
+	waitJob(mine.JID, func(j *Job) bool { return j.Active() })
+	waitJob(other.JID, func(j *Job) bool { return j.Active() })
+
+	closed, err := s.CloseOrphans(ctx, b, []string{"brine://m1/run", "brine://m1/reactor"}, bus.Origin{Source: "brine://m1/jobs"})
+	if err != nil || !reflect.DeepEqual(closed, []string{mine.JID}) {
+		t.Fatalf("closed %v, %v; want only %s", closed, err, mine.JID)
+	}
+	j := waitJob(mine.JID, func(j *Job) bool { return !j.Active() })
+	if !j.Interrupted || j.Success == nil || *j.Success || !strings.Contains(fmt.Sprint(j.Return), "interrupted") {
+		t.Errorf("closed job %+v", j)
+	}
+	if o, _ := s.Get(ctx, other.JID); !o.Active() {
+		t.Errorf("another master's job was closed: %+v", o)
+	}
+	rerun := NewRun("ddns.add_host", nil, map[string]any{"name": "web1"}, UserReactor, bus.Origin{Source: "brine://m1/reactor", Cause: cause})
+	if err := rerun.Begin(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	waitJob(rerun.JID, func(*Job) bool { return true })
+	if got, err := s.Rerun(ctx, j); err != nil || got != rerun.JID {
+		t.Errorf("Rerun = %q, %v; want %s", got, err, rerun.JID)
 	}
 }

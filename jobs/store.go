@@ -65,9 +65,15 @@ type Job struct {
 	// Returns are a targeted job's minion returns, by minion id.
 	Returns map[string]MinionReturn `json:"returns,omitempty"`
 	// Event is the id of the new event; Cause that of the event the job
-	// reacted to (reactions).
-	Event string `json:"event,omitempty"`
-	Cause string `json:"cause,omitempty"`
+	// reacted to (reactions); Source the new event's source, which tells
+	// the master (and its part) that ran the job.
+	Event  string `json:"event,omitempty"`
+	Cause  string `json:"cause,omitempty"`
+	Source string `json:"source,omitempty"`
+	// Interrupted marks a job its master stopped before it ended (a crash,
+	// SIGKILL); Rerun is the job that ran the same thing again, when known.
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Rerun       string `json:"rerun,omitempty"`
 	// Revision is the record's key-value revision.
 	Revision uint64 `json:"-"`
 }
@@ -274,6 +280,7 @@ func (e *jobEvent) apply(j *Job) {
 func mergeNew(j *Job, ev *bus.Event, data map[string]any) {
 	j.Event = ev.ID
 	j.Cause = ev.Cause
+	j.Source = ev.Source
 	j.StartTime = jobStart(j.JID, ev)
 	fillCommon(j, data)
 	if t, ok := data["tgt"]; ok {
@@ -317,6 +324,7 @@ func mergeRunRet(j *Job, ev *bus.Event, data map[string]any) {
 	}
 	ok, _ := data["success"].(bool)
 	j.Success = &ok
+	j.Interrupted, _ = data["interrupted"].(bool)
 	j.Return = Redact(data["return"])
 	switch d := data["duration"].(type) {
 	case float64:

@@ -282,6 +282,16 @@ func (m *Master) startStores(ctx context.Context) error {
 		return err
 	}
 	m.mine, m.jobs, m.dlq = mine.New(mkv), jobs.NewStore(jkv, m.component("jobs")), kvdlq.New(dkv)
+	// Jobs this master started and did not finish died with it: close them
+	// as interrupted (a reaction's event comes again and re-runs it).
+	owned := []string{m.source + "/run", m.source + "/jobs", m.source + "/reactor"}
+	closed, err := m.jobs.CloseOrphans(ctx, m.bus, owned, bus.Origin{Source: m.source + "/jobs"})
+	if err != nil {
+		return err
+	}
+	if len(closed) > 0 {
+		m.component("jobs").Warn("closed jobs an earlier run of this master did not finish", "jids", closed)
+	}
 	m.grp.Go(func() error { return m.mine.Follow(m.ctx, m.bus, m.source+"/mine", m.component("mine")) })
 	m.grp.Go(func() error { return m.jobs.Run(m.ctx, m.bus) })
 	return nil

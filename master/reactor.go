@@ -20,7 +20,7 @@ func (m *Master) startReactor(context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.reactor = reactor.New(cfg, m.funcs, reactor.WithLogger(m.component("reactor")))
+	m.reactor = reactor.New(cfg, m.funcs, reactor.WithLogger(m.component("reactor")), reactor.WithSource(m.source+"/reactor"))
 	m.grp.Go(func() error { return m.reactor.Run(m.ctx, m.bus, m.dlq) })
 	m.grp.Go(func() error { return m.reactor.Watch(m.ctx, reactorWatchInterval) })
 	return nil

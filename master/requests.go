@@ -72,7 +72,14 @@ func (m *Master) jobsShow(ctx context.Context, body json.RawMessage) (any, error
 	if err := decode(rpc.JobsShow, body, &req); err != nil {
 		return nil, err
 	}
-	return m.jobs.Get(ctx, req.JID)
+	j, err := m.jobs.Get(ctx, req.JID)
+	if err != nil {
+		return nil, err
+	}
+	if j.Rerun, err = m.jobs.Rerun(ctx, j); err != nil {
+		return nil, err
+	}
+	return j, nil
 }
 
 func (m *Master) mineGet(ctx context.Context, body json.RawMessage) (any, error) {

@@ -16,7 +16,8 @@ const (
 	TagError   = "brine/reactor/error"
 	TagLoop    = "brine/reactor/loop"
 	TagSkipped = "brine/reactor/skipped"
-	// Source is the envelope source of events the reactor fires.
+	// Source is the default envelope source of events the reactor fires
+	// (WithSource sets the master's own).
 	Source = "brine://reactor"
 )
 
@@ -253,7 +254,7 @@ func (x *execution) runOne(ctx context.Context, re *Reaction) Result {
 // runs and ret waits for it, so the two are in order and a fast reaction
 // costs one durable write.
 func (r *Reactor) job(ctx context.Context, pub bus.Publisher, cause *bus.Event, re *Reaction, attempts int, policy Retry) Result {
-	run := jobs.NewRun(re.Fun, re.Args, re.Kwargs, jobs.ReactionUser(cause), bus.Origin{Source: Source, Cause: cause})
+	run := jobs.NewRun(re.Fun, re.Args, re.Kwargs, jobs.ReactionUser(cause), bus.Origin{Source: r.source, Cause: cause})
 	run.Extra = map[string]any{"cause": cause.ID, "reaction": re.ID, "file": re.File}
 	res := Result{Reaction: re, JID: run.JID}
 	r.stats.Reactions.Add(1)
@@ -323,7 +324,7 @@ func retryDelay(p Retry, failures int) time.Duration {
 
 // publish fires an event caused by cause: depth and cause come from it.
 func (r *Reactor) publish(ctx context.Context, pub bus.Publisher, cause *bus.Event, tag string, data map[string]any) error {
-	_, err := bus.Fire(ctx, pub, tag, data, bus.Origin{Source: Source, Cause: cause})
+	_, err := bus.Fire(ctx, pub, tag, data, bus.Origin{Source: r.source, Cause: cause})
 	return err
 }
 

@@ -41,6 +41,7 @@ type Reactor struct {
 	funcs  Functions
 	render *renderer
 	log    *slog.Logger
+	source string
 
 	cfg  atomic.Pointer[Config]
 	mapv atomic.Pointer[mapping]
@@ -68,9 +69,13 @@ type Option func(*Reactor)
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(r *Reactor) { r.log = l } }
 
+// WithSource sets the source of the events and jobs the reactor fires
+// (default Source): brine://<master>/reactor tells which master ran a job.
+func WithSource(s string) Option { return func(r *Reactor) { r.source = s } }
+
 // New builds a reactor for cfg, resolving the mapping's files.
 func New(cfg Config, funcs Functions, opts ...Option) *Reactor {
-	r := &Reactor{funcs: funcs, render: newRenderer(), log: slog.Default(), remapped: make(chan struct{}, 1)}
+	r := &Reactor{funcs: funcs, render: newRenderer(), log: slog.Default(), source: Source, remapped: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(r)
 	}

@@ -64,7 +64,7 @@ func statusHue(s string) hue {
 		return green
 	case "running", "skipped", "warning":
 		return yellow
-	case "failed", "error", "FAIL", "cancelled":
+	case "failed", "error", "FAIL", "cancelled", "interrupted":
 		return red
 	}
 	return plain

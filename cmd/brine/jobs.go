@@ -116,6 +116,10 @@ func jobStatus(j *jobs.Job) string {
 		return fmt.Sprintf("running (%d/%d returned)", len(j.Returns), len(j.Minions))
 	case j.Active():
 		return "running"
+	case j.Interrupted && j.Rerun != "":
+		return "interrupted, re-run as " + j.Rerun
+	case j.Interrupted:
+		return "interrupted"
 	case j.Kind == jobs.KindRun && (j.Success == nil || !*j.Success):
 		return fmt.Sprintf("failed in %.2fs", j.Duration)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,5 +169,46 @@ func TestRunJobsAndSlackOnMaster(t *testing.T) {
 	}
 	if _, errOut, code := m.run(nil, "jobs", "show", "20200101000000000000"); code != 1 || !strings.Contains(errOut, "job not found") {
 		t.Errorf("jobs show of an unknown JID: exit %d %s", code, errOut)
+	}
+}
+
+// TestJobsOrphanedBySIGKILLAreClosedAtStart: a job running when its master
+// is killed is closed as interrupted when the master starts again, instead
+// of staying "running" forever.
+func TestJobsOrphanedBySIGKILLAreClosedAtStart(t *testing.T) {
+	m := newTestMaster(t)
+	m.start()
+	out, _, code := m.run(nil, "run", "test.sleep", "60", "--timeout", "1s", "--json")
+	if code != 3 {
+		t.Fatalf("a 60 s job with a 1 s timeout: exit %d %s", code, out)
+	}
+	var jid string
+	for deadline := time.Now().Add(15 * time.Second); jid == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		out, _, _ = m.run(nil, "jobs", "active", "--json")
+		var list []struct {
+			JID string `json:"jid"`
+			Fun string `json:"fun"`
+		}
+		if json.Unmarshal([]byte(out), &list) == nil && len(list) == 1 && list[0].Fun == "runner.test.sleep" {
+			jid = list[0].JID
+		}
+	}
+	if jid == "" {
+		t.Fatalf("the sleeping job is not active: %s", out)
+	}
+	m.stop(syscall.SIGKILL)
+	m.start()
+	var show string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		show, _, _ = m.run(nil, "jobs", "show", jid)
+		if strings.Contains(show, "status:   interrupted") {
+			break
+		}
+	}
+	if !strings.Contains(show, "status:   interrupted") {
+		t.Errorf("after a restart the killed job shows:\n%s", show)
+	}
+	if out, _, _ := m.run(nil, "jobs", "active", "--json"); strings.Contains(out, jid) {
+		t.Errorf("jobs active still lists %s: %s", jid, out)
 	}
 }
