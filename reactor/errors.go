@@ -36,6 +36,9 @@ type Error struct {
 	// File is the reaction file; Line its 1-based line (0 when unknown).
 	File string
 	Line int
+	// Column is the 1-based column of a Jinja error in the file (0 when
+	// unknown).
+	Column int
 	// Rendered is set when Line counts lines of the rendered text, not of
 	// the file (a Jinja loop or a false `if` changed the line count);
 	// `brine reactor test` prints the rendered text with line numbers.
@@ -51,6 +54,8 @@ func (e *Error) Error() string {
 	switch {
 	case e.Rendered:
 		loc = fmt.Sprintf("%s (rendered line %d)", e.File, e.Line)
+	case e.Line > 0 && e.Column > 0:
+		loc = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Column)
 	case e.Line > 0:
 		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}

@@ -85,7 +85,8 @@ func (l *templateLoader) Read(name string) (io.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return strings.NewReader(rewriteOutputs(string(b), l.cfg)), nil
+	src, _ := rewriteOutputs(string(b), l.cfg)
+	return strings.NewReader(src), nil
 }
 
 // Inherit implements loaders.Loader: names in the template from are

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,6 +33,7 @@ type renderer struct {
 
 type compiled struct {
 	tpl   *exec.Template
+	cols  columnMap // where the output rewrite inserted text, for error columns
 	lines int // lines of the source
 	// usesSalt is false when the source never names `salt`: the look-up
 	// object need not be built for it.
@@ -92,11 +92,11 @@ func (r *renderer) template(path string) (*compiled, error) {
 	if err != nil {
 		return nil, &Error{Stage: StageMapping, File: path, Err: err}
 	}
-	tpl, err := r.compile(path, src)
+	tpl, cols, err := r.compile(path, src)
 	if err != nil {
 		return nil, err
 	}
-	c = &compiled{tpl: tpl, lines: lineCount(src), usesSalt: bytes.Contains(src, []byte("salt")),
+	c = &compiled{tpl: tpl, cols: cols, lines: lineCount(src), usesSalt: bytes.Contains(src, []byte("salt")),
 		mtime: fi.ModTime(), size: fi.Size()}
 	r.mu.Lock()
 	r.cache[path] = c
@@ -104,16 +104,17 @@ func (r *renderer) template(path string) (*compiled, error) {
 	return c, nil
 }
 
-func (r *renderer) compile(path string, src []byte) (*exec.Template, error) {
+func (r *renderer) compile(path string, src []byte) (*exec.Template, columnMap, error) {
 	r.mu.RLock()
 	roots := r.roots
 	r.mu.RUnlock()
-	loader := newTemplateLoader(path, []byte(rewriteOutputs(string(src), r.cfg)), roots, r.cfg)
+	rewritten, cols := rewriteOutputs(string(src), r.cfg)
+	loader := newTemplateLoader(path, []byte(rewritten), roots, r.cfg)
 	tpl, err := exec.NewTemplate(path, r.cfg, loader, r.env)
 	if err != nil {
-		return nil, &Error{Stage: StageRender, File: path, Line: r.syntaxLine(err, string(src)), Err: cleanParseError(err)}
+		return nil, nil, &Error{Stage: StageRender, File: path, Line: r.syntaxLine(err, string(src)), Err: cleanParseError(err)}
 	}
-	return tpl, nil
+	return tpl, cols, nil
 }
 
 // syntaxLine finds the line of a Jinja syntax error. The parser reports it,
@@ -164,12 +165,8 @@ func (r *renderer) render(path, tag string, data map[string]any, salt func() map
 	}
 	out, err = c.tpl.ExecuteToBytes(exec.NewContext(vars))
 	if err != nil {
-		msg := strings.TrimPrefix(err.Error(), "unable to execute template: ")
-		line := 0
-		if m := renderLine.FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-		}
-		return nil, nil, false, &Error{Stage: StageRender, File: path, Line: line, Err: errors.New(msg)}
+		line, col, msg := renderError(err.Error(), c.cols)
+		return nil, nil, false, &Error{Stage: StageRender, File: path, Line: line, Column: col, Err: errors.New(msg)}
 	}
 	return out, outs, lineCount(out) == c.lines, nil
 }

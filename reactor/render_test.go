@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -33,6 +34,33 @@ func TestPythonStringMethods(t *testing.T) {
 		out, err := r.Render(context.Background(), path, "salt/test", map[string]any{"id": "web-asg-01"})
 		if err != nil || string(out) != want {
 			t.Errorf("%s = %q, %v; want %q", tmpl, out, err, want)
+		}
+	}
+}
+
+// TestJinjaErrorsInPlainWords checks that Jinja runtime errors name the
+// line, the column in the file and the name at fault, without gonja's
+// syntax tree or brine's own rewrite in them.
+func TestJinjaErrorsInPlainWords(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		src, want string
+	}{
+		{"a:\n  runner.test.arg:\n    - arg: [{{ data['x'] | nosuchfilter }}]\n", `x.sls:3:28: render: unknown filter "nosuchfilter"`},
+		{"a:\n  runner.test.arg:\n    - arg: [{{ undefined_fn(1) }}]\n", `x.sls:3: render: "undefined_fn" is not a function`},
+		{"{{ data['x'].nosuchmethod() }}\n", `x.sls:1: render: unknown method "nosuchmethod"`},
+		{"a: {{ 1 if data['x'] is nosuchtest else 2 }}\n", `unknown test "nosuchtest"`},
+	} {
+		path := filepath.Join(dir, "x.sls")
+		writeFile(t, path, tc.src)
+		r := New(Config{Mapping: []MapEntry{{Glob: "*", Files: []string{path}}}}, testFuncs(t))
+		p := r.Plan(context.Background(), "t", map[string]any{"x": "v"})
+		if len(p.Errors) != 1 {
+			t.Fatalf("%q: errors %v", tc.src, p.Errors)
+		}
+		msg := p.Errors[0].Error()
+		if !strings.Contains(msg, tc.want) || strings.Contains(msg, "Token[") || strings.Contains(msg, scalarFilter) {
+			t.Errorf("%q: error %q, want %q in plain words", tc.src, msg, tc.want)
 		}
 	}
 }

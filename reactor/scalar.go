@@ -47,13 +47,19 @@ var tokenPattern = regexp.MustCompile(`brine([0-9a-f]{12})v([0-9]+)x`)
 // `{{ a if c else b }}` becomes `{{ (a) | f if c else (b) | f }}`. Raw blocks
 // are left alone; a source the lexer rejects is returned as it is, for the
 // compiler to report with its own message.
-func rewriteOutputs(src string, cfg *gonjacfg.Config) string {
+func rewriteOutputs(src string, cfg *gonjacfg.Config) (string, columnMap) {
 	var b strings.Builder
 	last := 0
+	cols := columnMap{}
+	shift := map[int]int{} // bytes inserted so far on a line
 	put := func(at int, text string) {
 		b.WriteString(src[last:at])
 		b.WriteString(text)
 		last = at
+		line := 1 + strings.Count(src[:at], "\n")
+		col := at - strings.LastIndex(src[:at], "\n") // 1-based
+		cols.add(line, col+shift[line], len(text))
+		shift[line] += len(text)
 	}
 	const wrap = ") | " + scalarFilter + " "
 	open, depth, cond := false, 0, false
@@ -61,7 +67,7 @@ func rewriteOutputs(src string, cfg *gonjacfg.Config) string {
 		tok := s.Current()
 		switch tok.Type {
 		case tokens.Error:
-			return src
+			return src, nil
 		case tokens.VariableBegin:
 			put(tok.Pos+len(tok.Val), "(")
 			open, depth, cond = true, 0, false
@@ -87,10 +93,10 @@ func rewriteOutputs(src string, cfg *gonjacfg.Config) string {
 		}
 	}
 	if open {
-		return src
+		return src, nil
 	}
 	b.WriteString(src[last:])
-	return b.String()
+	return b.String(), cols
 }
 
 // output is one value a template wrote.

@@ -1,0 +1,79 @@
+package reactor
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// gonja's runtime errors print its syntax tree: `unable to evaluate filter
+// &{<Token[Name] Val='x' Pos=93 Line=5 Col=31> x [] map[]}`, and every
+// output expression's rewrite (scalar.go) adds a layer of them. A user
+// needs the file, line, column and the name at fault, in words.
+
+var (
+	// tokenRepr is gonja's print of a token, inside a node's print.
+	tokenRepr = regexp.MustCompile(`&?\{?<Token\[(\w+)\] Val='([^']*)' Pos=\d+ Line=(\d+) Col=(\d+)>[^}]*\}?`)
+	// nodeRepr is gonja's print of an expression node.
+	nodeRepr = regexp.MustCompile(`(?:filtered_expression|call|getattr|getitem)\([^:]*\)`)
+	// Known causes, rephrased.
+	causes = []struct {
+		re  *regexp.Regexp
+		say string
+	}{
+		{regexp.MustCompile(`filter '(\w+)' not found`), "unknown filter %q"},
+		{regexp.MustCompile(`unknown method '(\w+)'`), "unknown method %q"},
+		{regexp.MustCompile(`test '(\w+)' not found`), "unknown test %q"},
+		{regexp.MustCompile(`(\w+) is not callable`), "%q is not a function (an undefined name?)"},
+	}
+)
+
+// renderError turns a gonja runtime error of the rewritten source into what
+// the user wrote: the line and column in the file, and the cause in words.
+func renderError(msg string, cols columnMap) (line, col int, text string) {
+	msg = strings.TrimPrefix(msg, "unable to execute template: ")
+	if m := renderLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+	}
+	// The innermost token that is the user's names where the error is.
+	for _, m := range tokenRepr.FindAllStringSubmatch(msg, -1) {
+		if m[2] == scalarFilter {
+			continue
+		}
+		line, _ = strconv.Atoi(m[3])
+		col, _ = strconv.Atoi(m[4])
+		col = cols.original(line, col)
+	}
+	for _, c := range causes {
+		if m := c.re.FindAllStringSubmatch(msg, -1); m != nil {
+			return line, col, fmt.Sprintf(c.say, m[len(m)-1][1])
+		}
+	}
+	// Unknown cause: the message without gonja's node prints and our filter.
+	text = tokenRepr.ReplaceAllString(msg, "")
+	text = nodeRepr.ReplaceAllString(text, "")
+	text = strings.ReplaceAll(text, "unable to evaluate filter : invalid call to filter '"+scalarFilter+"': ", "")
+	text = renderLine.ReplaceAllString(text, "")
+	text = strings.Join(strings.Fields(strings.Trim(text, " :")), " ")
+	return line, col, strings.TrimPrefix(text, "Unable to render expression : ")
+}
+
+// columnMap maps columns of the rewritten source back to the file's: the
+// rewrite only inserts text, so a column moves left by what was inserted
+// before it on its line.
+type columnMap map[int][]insertion
+
+type insertion struct{ col, n int } // at 1-based column col of the rewritten line, n bytes
+
+func (c columnMap) add(line, col, n int) { c[line] = append(c[line], insertion{col, n}) }
+
+func (c columnMap) original(line, col int) int {
+	out := col
+	for _, ins := range c[line] {
+		if ins.col < col {
+			out -= ins.n
+		}
+	}
+	return out
+}
