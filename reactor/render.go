@@ -34,7 +34,7 @@ type renderer struct {
 type compiled struct {
 	tpl   *exec.Template
 	cols  columnMap // where the output rewrite inserted text, for error columns
-	lines int // lines of the source
+	lines int       // lines of the source
 	// usesSalt is false when the source never names `salt`: the look-up
 	// object need not be built for it.
 	usesSalt bool
