@@ -18,7 +18,9 @@ build:
 # demo needs real peers: BIND 9 (and dig), dnsmasq, OpenSSH's sshd.
 DEMO_PACKAGES := bind9 bind9-dnsutils dnsmasq-base openssh-server
 
-demo: build
+demo:
+	@echo "make demo: building $(BIN) (the first build downloads and compiles the Go modules: about 2 minutes on 2 cores; later builds take seconds)"
+	@$(MAKE) --no-print-directory build
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEMO_PACKAGES)"
 	./scripts/demo.sh $(BIN)
 

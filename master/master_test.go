@@ -327,3 +327,28 @@ func TestUnknownKeysWarnOrRefuse(t *testing.T) {
 		t.Errorf("strict start with a typo: %v", err)
 	}
 }
+
+// TestLogNamesEachComponentOnce: every log line of a part carries its
+// component once (the gateway's used to say component=gateway twice).
+func TestLogNamesEachComponentOnce(t *testing.T) {
+	cfg := testConfig(t, "log_level: debug\n")
+	log := new(syncbuf.Buffer)
+	m, err := New(context.Background(), Options{Config: cfg, LogOutput: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := m.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	text := log.String()
+	if !strings.Contains(text, "component=gateway") {
+		t.Fatalf("no gateway line in the log:\n%s", text)
+	}
+	for _, line := range strings.Split(text, "\n") {
+		if strings.Count(line, "component=") > 1 {
+			t.Errorf("component named twice: %s", line)
+		}
+	}
+}

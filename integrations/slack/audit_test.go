@@ -88,7 +88,7 @@ func TestCloudPresetOneThreadPerLifecycle(t *testing.T) {
 	b := openBus(t, t.TempDir())
 	startAudit(t, b, testConfig(t, f, func(c *Config) { c.Audit = []Rule{{Preset: PresetCloud, Channel: "#cloud"}} }))
 
-	publish(t, b, "salt/cloud/web1/creating", map[string]any{"name": "web1", "profile": "web", "provider": "aws:ec2", "event": "starting create"})
+	publish(t, b, "salt/cloud/web1/creating", map[string]any{"name": "web1", "profile": "web", "provider": "aws:ec2", "driver": "aws:ec2", "event": "starting create"})
 	for _, task := range []string{"requesting", "querying", "waiting_for_ssh", "deploying"} {
 		publish(t, b, "salt/cloud/web1/"+task, map[string]any{"event": task + " instance"})
 	}
@@ -100,7 +100,7 @@ func TestCloudPresetOneThreadPerLifecycle(t *testing.T) {
 
 	msgs := f.waitMessages(t, 10, 90*time.Second)
 	parent := msgs[0]
-	if parent.Method != "chat.postMessage" || parent.ThreadTS != "" || !strings.Contains(parent.Text, "*web1*: creating (profile web, provider aws:ec2)") {
+	if parent.Method != "chat.postMessage" || parent.ThreadTS != "" || !strings.Contains(parent.Text, "*web1*: creating (profile web, provider aws, driver ec2)") {
 		t.Fatalf("parent %+v", parent)
 	}
 	for i := 1; i <= 5; i++ {

@@ -226,6 +226,7 @@ func (s *state) renderCloud(i int, channel string, ev *bus.Event) []message {
 		return nil
 	}
 	data, _ = s.red.Value("", data).(map[string]any)
+	splitProvider(data)
 	key := cloudKey(i, name)
 	vm := "*" + escape(name) + "*"
 	step := func(text, color string) message {
@@ -253,6 +254,24 @@ func (s *state) renderCloud(i int, channel string, ev *bus.Event) []message {
 }
 
 // details lists the present keys as " (k v, …)".
+// splitProvider shows salt-cloud's provider and driver fields, both
+// "<alias>:<driver>" in its events, as what they are: the provider's alias
+// and the driver.
+func splitProvider(data map[string]any) {
+	for _, k := range []string{"provider", "driver"} {
+		s, _ := data[k].(string)
+		alias, driver, ok := strings.Cut(s, ":")
+		if !ok {
+			continue
+		}
+		if k == "provider" {
+			data[k] = alias
+		} else {
+			data[k] = driver
+		}
+	}
+}
+
 func details(data map[string]any, keys ...string) string {
 	var parts []string
 	for _, k := range keys {
