@@ -233,6 +233,15 @@ func TestSecretsStayOutOfEventsStoreLogsAndSlack(t *testing.T) {
 	go func() { done <- m.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 
+	// The audit starts at new events: let its consumer exist first.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := m.bus.Consumer(ctx, "slack"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the Slack audit's consumer was not created")
+		}
+	}
 	secrets := []string{"S3cr3tPassw0rd-91", "xoxb-9999-SECRETTOKEN", "UrlPa55word", "c2VjcmV0VFNJR2tleQ==", "PosPass77"}
 	req := rpc.RunRequest{Fun: "test.arg", User: "alice",
 		Args: []any{"password=PosPass77"},

@@ -83,15 +83,15 @@ reactor:
 		"event=web9 has been deployed at 10.20.0.99"); code != 0 {
 		t.Fatalf("event send: exit %d: %s", code, errOut)
 	}
+	// The forward record is written first, its PTR once it is in place.
 	deadline := time.Now().Add(30 * time.Second)
-	for !slices.Equal(resolve(t, s, "web9.example.test", dns.TypeA), []string{"10.20.0.99"}) {
+	for !slices.Equal(resolve(t, s, "web9.example.test", dns.TypeA), []string{"10.20.0.99"}) ||
+		!slices.Equal(resolve(t, s, "99.0.20.10.in-addr.arpa", dns.TypePTR), []string{"web9.example.test."}) {
 		if time.Now().After(deadline) {
-			t.Fatalf("web9 not registered; master log:\n%s", m.log)
+			t.Fatalf("web9 not registered (A %v, PTR %v); master log:\n%s", resolve(t, s, "web9.example.test", dns.TypeA),
+				resolve(t, s, "99.0.20.10.in-addr.arpa", dns.TypePTR), m.log)
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-	if got := resolve(t, s, "99.0.20.10.in-addr.arpa", dns.TypePTR); !slices.Equal(got, []string{"web9.example.test."}) {
-		t.Errorf("PTR %v", got)
 	}
 
 	// The shell example, through the master.
