@@ -74,7 +74,8 @@ type Config struct {
 	// MaxStreams bounds the GET /events clients served at once
 	// (DefaultMaxStreams): each holds a subscription on the bus.
 	MaxStreams int
-	// WriteTimeout bounds one write to a client (DefaultWriteTimeout).
+	// WriteTimeout bounds one write to a client (DefaultWriteTimeout); an
+	// event-stream client whose write outlasts it is dropped.
 	WriteTimeout time.Duration
 	// StreamWait is how long a stream client whose queue is full may take
 	// to make room before it is dropped (DefaultStreamWait).
@@ -89,8 +90,8 @@ type Config struct {
 	// Jobs and Mine, when set, answer GET /jobs and GET /mine.
 	Jobs Jobs
 	Mine Mine
-	// Now is the clock X-Brine-Signature times are checked against
-	// (default time.Now).
+	// Now is the clock X-Brine-Signature times are checked against, and
+	// the replay memory expires by (default time.Now).
 	Now func() time.Time
 }
 
@@ -167,6 +168,12 @@ type Server struct {
 	nstream atomic.Int64 // GET /events clients now
 	handler http.Handler
 
+	// replays remembers the X-Brine-Signatures accepted in the window;
+	// started (Unix ns, by cfg.Now) is when Run began serving, before
+	// which the memory knows nothing (see notBefore).
+	replays *replayMemory
+	started atomic.Int64
+
 	// streams ends every event stream when the server shuts down, which
 	// http.Server.Shutdown does not do for long-lived responses.
 	streams    context.Context
@@ -182,7 +189,7 @@ func New(cfg Config, b EventBus, log *slog.Logger) (*Server, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{cfg: cfg, bus: b, log: log, reg: prometheus.NewRegistry()}
+	s := &Server{cfg: cfg, bus: b, log: log, reg: prometheus.NewRegistry(), replays: newReplayMemory(maxRememberedSignatures)}
 	s.access.Store(newAccess(cfg))
 	var err error
 	if s.metrics, err = newMetrics(s.reg, cfg.Gauges); err != nil {
@@ -256,6 +263,7 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
 	}
+	s.started.Store(s.cfg.Now().UnixNano())
 	errc := make(chan error, 1)
 	go func() {
 		if s.cfg.TLSCert != "" {
@@ -278,6 +286,20 @@ func (s *Server) Run(ctx context.Context, ln net.Listener) error {
 	}
 	<-errc
 	return nil
+}
+
+// notBefore is the time an X-Brine-Signature must be after. The replay
+// memory lives in the process, so a restart empties it; what the previous
+// run accepted was timed at most SignatureMaxAhead past its last moment,
+// which came before this run started. Signatures timed up to then are
+// refused, so a replay across a restart is refused too, at the price of
+// SignatureMaxAhead of refusals after a start.
+func (s *Server) notBefore() time.Time {
+	ns := s.started.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).Add(SignatureMaxAhead)
 }
 
 // errorBody is the JSON body of every error response.

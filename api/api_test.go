@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,12 +28,21 @@ const (
 
 // fixture is a running API on a real embedded JetStream bus.
 type fixture struct {
-	t    *testing.T
-	bus  *natsbus.Bus
-	srv  *Server
-	url  string
-	stop func()
+	t     *testing.T
+	bus   *natsbus.Bus
+	srv   *Server
+	url   string
+	stop  func()
+	clock *testClock // the server's clock (Config.Now)
 }
+
+// testClock follows the real clock from an offset tests move.
+type testClock struct {
+	offset atomic.Int64 // nanoseconds
+}
+
+func (c *testClock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *testClock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 func testConfig() Config {
 	return Config{
@@ -68,6 +78,19 @@ func start(t *testing.T, cfg Config, b *natsbus.Bus) *fixture {
 // startLogged is start with the server logging to log.
 func startLogged(t *testing.T, cfg Config, b *natsbus.Bus, log *slog.Logger) *fixture {
 	t.Helper()
+	return startClocked(t, cfg, b, log, nil)
+}
+
+// startClocked is startLogged with the server on clock (a new one when
+// nil). The clock is moved SignatureMaxAhead and a second on once the
+// server answers, past the start-up time in which X-Brine-Signatures are
+// refused, so that tests sign with f.clock.Now().
+func startClocked(t *testing.T, cfg Config, b *natsbus.Bus, log *slog.Logger, clock *testClock) *fixture {
+	t.Helper()
+	if clock == nil {
+		clock = new(testClock)
+	}
+	cfg.Now = clock.Now
 	if b == nil {
 		b = openBus(t, t.TempDir())
 		t.Cleanup(func() { b.Close() })
@@ -83,7 +106,7 @@ func startLogged(t *testing.T, cfg Config, b *natsbus.Bus, log *slog.Logger) *fi
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx, ln) }()
-	f := &fixture{t: t, bus: b, srv: srv, url: "http://" + ln.Addr().String()}
+	f := &fixture{t: t, bus: b, srv: srv, url: "http://" + ln.Addr().String(), clock: clock}
 	var once bool
 	f.stop = func() {
 		if once {
@@ -108,6 +131,7 @@ func startLogged(t *testing.T, cfg Config, b *natsbus.Bus, log *slog.Logger) *fi
 		resp, err := http.Get(f.url + "/healthz")
 		if err == nil {
 			resp.Body.Close()
+			clock.advance(SignatureMaxAhead + time.Second)
 			return f
 		}
 		if time.Now().After(deadline) {

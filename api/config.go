@@ -33,7 +33,9 @@ const (
 	DefaultClientQueue = 4096
 	// DefaultMaxStreams bounds the event-stream clients served at once.
 	DefaultMaxStreams = 256
-	// DefaultWriteTimeout bounds one write to a client.
+	// DefaultWriteTimeout bounds one write to a client. An event-stream
+	// client whose write waits this long has stopped reading (its socket
+	// buffers are full) and is dropped.
 	DefaultWriteTimeout = 10 * time.Second
 	// DefaultStreamWait is how long an event waits for room in a stream
 	// client's full queue before the client is dropped.
@@ -51,8 +53,9 @@ const (
 	// AuthToken requires one of the API tokens as a bearer token (or in
 	// X-Auth-Token, as salt-api takes it).
 	AuthToken Auth = "token"
-	// AuthHMAC requires an HMAC-SHA256 of the raw body, keyed with the hook's
-	// secret, in the hook's signature header.
+	// AuthHMAC requires an HMAC-SHA256 keyed with the hook's secret in the
+	// hook's signature header: of the raw body (GitHubSignatureHeader), or
+	// of the hook path, time and body (BrineSignatureHeader).
 	AuthHMAC Auth = "hmac"
 	// AuthNone accepts anyone who can reach the port; it must be chosen
 	// explicitly and is logged loudly at start.
@@ -64,13 +67,21 @@ const (
 	// GitHubSignatureHeader carries "sha256=<hex>" over the body (GitHub,
 	// Gitea, and most services that copied them).
 	GitHubSignatureHeader = "X-Hub-Signature-256"
-	// BrineSignatureHeader carries "t=<unix seconds>,sha256=<hex>" over
-	// "<t>.<body>", which also bounds how long a captured request can be
-	// replayed (SignatureTolerance).
+	// BrineSignatureHeader carries "t=<unix seconds>,v2=<hex>", an
+	// HMAC-SHA256 of "<hook path>\n<t>\n<body>" (see SignHook): it binds the
+	// body to one hook path and one moment, and each signature is accepted
+	// once. Its first form, "t=…,sha256=<hex>" over "<t>.<body>", is refused
+	// with a message saying what to send instead.
 	BrineSignatureHeader = "X-Brine-Signature"
-	// SignatureTolerance is how far the time in an X-Brine-Signature may be
-	// from the server's clock.
+	// SignatureTolerance is how far behind the server's clock the time in
+	// an X-Brine-Signature may be: the time a request may take to arrive,
+	// retries included, and how long its signature is remembered.
 	SignatureTolerance = 5 * time.Minute
+	// SignatureMaxAhead is how far ahead of the server's clock the time in
+	// an X-Brine-Signature may be (a sender's clock running fast). It is
+	// short because the API refuses signatures timed before its start plus
+	// this much, for a replay across a restart could not be told otherwise.
+	SignatureMaxAhead = 5 * time.Second
 )
 
 // Settings is the api: key of the master configuration as written:

@@ -36,29 +36,40 @@ func FuzzParseBody(f *testing.F) {
 	})
 }
 
-// FuzzVerifySignature: only the signature made with the secret over the
-// exact body is accepted.
+// FuzzVerifySignature: only the MAC made with the secret over the exact
+// hook path and body is accepted.
 func FuzzVerifySignature(f *testing.F) {
-	f.Add([]byte(`{"ref": "main"}`), "sha256=00", false)
-	f.Add([]byte(""), "t=1,sha256=zz", true)
-	f.Fuzz(func(t *testing.T, body []byte, sig string, brine bool) {
+	f.Add([]byte(`{"ref": "main"}`), "deploy/web", "sha256=00", false)
+	f.Add([]byte(""), "a", "t=1,sha256=zz", true)
+	f.Add([]byte("1\nx"), "a\n1", "t=1,v2=00", true)
+	f.Fuzz(func(t *testing.T, body []byte, path, sig string, brine bool) {
 		h := &Hook{Secret: []byte(testSecret), SignatureHeader: GitHubSignatureHeader}
 		if brine {
 			h.SignatureHeader = BrineSignatureHeader
 		}
 		now := time.Now()
-		good := Sign(h.SignatureHeader, h.Secret, body, now)
+		good := SignHook(h.SignatureHeader, path, h.Secret, body, now)
 		r := httptest.NewRequest("POST", "/hook/x", nil)
 		r.Header.Set(h.SignatureHeader, good)
-		if err := verifySignature(r, h, body, now); err != nil {
-			t.Fatalf("own signature refused: %v", err)
-		}
-		if strings.TrimSpace(sig) == "" || sig == good {
+		_, err := verifySignature(r, h, path, body, now, time.Time{})
+		if brine && strings.ContainsAny(path, "\r\n") {
+			if err == nil {
+				t.Fatalf("path %q with a line break accepted", path)
+			}
 			return
 		}
+		if err != nil {
+			t.Fatalf("own signature refused: %v", err)
+		}
+		if strings.TrimSpace(sig) == "" {
+			return
+		}
+		// Another spelling of the good MAC (upper case, other order) is
+		// the same signature; any other MAC must be refused.
+		mac := good[strings.LastIndex(good, "=")+1:]
 		r.Header.Set(h.SignatureHeader, sig)
-		if err := verifySignature(r, h, body, now); err == nil {
-			t.Fatalf("signature %q accepted for body %q (good one is %q)", sig, body, good)
+		if _, err := verifySignature(r, h, path, body, now, time.Time{}); err == nil && !strings.Contains(strings.ToLower(sig), mac) {
+			t.Fatalf("signature %q accepted for path %q, body %q (good one is %q)", sig, path, body, good)
 		}
 	})
 }

@@ -63,7 +63,7 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 		}
 	case AuthHMAC:
 		if err := hasSignature(r, &hook.Hook); err != nil {
-			writeError(w, authStatus(err), "hook %s: %v", path, err)
+			s.refuseSignature(w, r, path, err)
 			return
 		}
 	}
@@ -77,9 +77,10 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, "hook %s: %v", path, err)
 		return
 	}
+	var sig *signature
 	if auth == AuthHMAC {
-		if err := verifySignature(r, &hook.Hook, body, s.cfg.Now()); err != nil {
-			writeError(w, authStatus(err), "hook %s: %v", path, err)
+		if sig, err = verifySignature(r, &hook.Hook, path, body, s.cfg.Now(), s.notBefore()); err != nil {
+			s.refuseSignature(w, r, path, err)
 			return
 		}
 	}
@@ -88,8 +89,36 @@ func (s *Server) serveHook(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "hook %s: %v", path, err)
 		return
 	}
+	if sig != nil {
+		// Taken before the event is stored, so that a replay racing the
+		// original is refused too; given back if it is not stored, so
+		// that the sender may retry the very same request.
+		if err := s.replays.add(sig, s.cfg.Now()); err != nil {
+			s.refuseSignature(w, r, path, err)
+			return
+		}
+	}
 	data := map[string]any{"body": string(body), "post": post, "headers": eventHeaders(r, hook)}
-	s.publish(w, r, HookTagPrefix+path, data, "")
+	if !s.publish(w, r, HookTagPrefix+path, data, "") && sig != nil {
+		s.replays.forget(sig)
+	}
+}
+
+// refuseSignature answers a request whose hook signature was refused, and
+// counts it by reason. Replays are also logged: they are the attacks the
+// signature's time and memory exist to stop.
+func (s *Server) refuseSignature(w http.ResponseWriter, r *http.Request, path string, err error) {
+	var se *signatureError
+	if errors.As(err, &se) {
+		s.metrics.sigRefused.WithLabelValues(se.reason).Inc()
+		if se.reason == refusedReplay || se.reason == refusedMemoryFull {
+			s.log.Warn("api: signed hook request refused", "hook", path, "reason", se.reason, "remote", r.RemoteAddr)
+		}
+	}
+	if errors.Is(err, errReplayMemoryFull) {
+		w.Header().Set("Retry-After", "60")
+	}
+	writeError(w, authStatus(err), "hook %s: %v", path, err)
 }
 
 // readBody reads the whole body within the cap.
@@ -110,14 +139,14 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, int, 
 }
 
 // publish stores one event and answers with its id, or with the status
-// that fits the failure.
-func (s *Server) publish(w http.ResponseWriter, r *http.Request, tag string, data map[string]any, id string) {
+// that fits the failure; it reports whether the event was stored.
+func (s *Server) publish(w http.ResponseWriter, r *http.Request, tag string, data map[string]any, id string) bool {
 	ev, err := bus.NewEvent(tag, data, bus.Origin{Source: s.cfg.Source})
 	if err == nil && id != "" {
 		ev.ID = id
 		if _, verr := ev.Validate(0); verr != nil && !errors.Is(verr, bus.ErrTooLarge) {
 			writeError(w, http.StatusBadRequest, "%v", verr)
-			return
+			return false
 		}
 	}
 	if err == nil {
@@ -127,6 +156,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request, tag string, dat
 	case err == nil:
 		s.metrics.accepted.WithLabelValues(route(r), s.metrics.prefix(tag)).Inc()
 		writeJSON(w, http.StatusOK, HookReply{Success: true, ID: ev.ID})
+		return true
 	case errors.Is(err, bus.ErrTooLarge):
 		writeError(w, http.StatusRequestEntityTooLarge, "%v", err)
 	case errors.Is(err, bus.ErrInvalidTag), errors.Is(err, bus.ErrInvalidData):
@@ -135,6 +165,7 @@ func (s *Server) publish(w http.ResponseWriter, r *http.Request, tag string, dat
 		s.log.Error("api: publishing failed", "tag", tag, "err", err)
 		writeError(w, http.StatusServiceUnavailable, "the event was not stored: %v", err)
 	}
+	return false
 }
 
 // Body kinds salt-api parses (its ct_in_map).

@@ -2,12 +2,18 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/brinehq/brine/bus"
 )
 
 func TestHookAuth(t *testing.T) {
@@ -28,8 +34,8 @@ func TestHookAuth(t *testing.T) {
 		{"hmac not sha256=", "/hook/github/push", map[string]string{"Content-Type": json, GitHubSignatureHeader: "sha1=abcdef"}, body, 403},
 		{"hmac not hex", "/hook/github/push", map[string]string{"Content-Type": json, GitHubSignatureHeader: "sha256=zz"}, body, 403},
 		{"hmac token is not enough", "/hook/github/push", map[string]string{"Content-Type": json, "Authorization": "Bearer " + testToken}, body, 401},
-		{"brine signature", "/hook/signed/x", map[string]string{"Content-Type": json, BrineSignatureHeader: Sign(BrineSignatureHeader, []byte(brineSec), body, time.Now())}, body, 200},
-		{"brine signature stale", "/hook/signed/x", map[string]string{"Content-Type": json, BrineSignatureHeader: Sign(BrineSignatureHeader, []byte(brineSec), body, time.Now().Add(-time.Hour))}, body, 403},
+		{"brine signature", "/hook/signed/x", map[string]string{"Content-Type": json, BrineSignatureHeader: SignHook(BrineSignatureHeader, "signed/x", []byte(brineSec), body, f.clock.Now())}, body, 200},
+		{"brine signature stale", "/hook/signed/x", map[string]string{"Content-Type": json, BrineSignatureHeader: SignHook(BrineSignatureHeader, "signed/x", []byte(brineSec), body, f.clock.Now().Add(-time.Hour))}, body, 403},
 		{"brine signature malformed", "/hook/signed/x", map[string]string{"Content-Type": json, BrineSignatureHeader: "sha256=00"}, body, 403},
 		{"token bearer", "/hook/ci/build/ok", map[string]string{"Content-Type": json, "Authorization": "Bearer " + testToken}, body, 200},
 		{"token X-Auth-Token", "/hook/ci/build/ok", map[string]string{"Content-Type": json, "X-Auth-Token": testToken}, body, 200},
@@ -251,5 +257,192 @@ func TestPostEvents(t *testing.T) {
 				t.Error("re-posting an event id stored it twice")
 			}
 		})
+	}
+}
+
+// TestHookSignatureReplay drives X-Brine-Signature hooks over HTTP: a
+// signed request is accepted once, its signature is worth nothing on
+// another path, fresh signatures are accepted on any path, and the
+// refusals are counted.
+func TestHookSignatureReplay(t *testing.T) {
+	f := start(t, testConfig(), nil)
+	body := []byte(`{"app":"web"}`)
+	signA := SignHook(BrineSignatureHeader, "signed/a", []byte(brineSec), body, f.clock.Now())
+	steps := []struct {
+		name   string
+		path   string
+		sig    func() string
+		body   []byte
+		want   int
+		errHas string
+	}{
+		{"fresh on a", "/hook/signed/a", func() string { return signA }, body, 200, ""},
+		{"replay on a", "/hook/signed/a", func() string { return signA }, body, 409, "accepted before"},
+		{"replay with a trailing slash", "/hook/signed/a/", func() string { return signA }, body, 409, "accepted before"},
+		{"a's signature on b", "/hook/signed/b", func() string { return signA }, body, 403, "does not match the hook path"},
+		{"fresh on b", "/hook/signed/b", func() string {
+			return SignHook(BrineSignatureHeader, "signed/b", []byte(brineSec), body, f.clock.Now())
+		}, body, 200, ""},
+		{"fresh on a, another body", "/hook/signed/a", func() string {
+			return SignHook(BrineSignatureHeader, "signed/a", []byte(brineSec), []byte(`{"app":"db"}`), f.clock.Now())
+		}, []byte(`{"app":"db"}`), 200, ""},
+		{"outside the window", "/hook/signed/a", func() string {
+			return SignHook(BrineSignatureHeader, "signed/a", []byte(brineSec), body, f.clock.Now().Add(-SignatureTolerance-time.Minute))
+		}, body, 403, "behind the server's clock"},
+		{"the retired form", "/hook/signed/a", func() string {
+			old := SignHook(BrineSignatureHeader, "signed/a", []byte(brineSec), body, f.clock.Now())
+			return strings.Replace(old, "v2=", "sha256=", 1)
+		}, body, 403, "v2=<hex of HMAC-SHA256(secret, \"signed/a\\n<t>\\n<body>\")>"},
+	}
+	for _, st := range steps {
+		before := f.lastSeq()
+		status, out := f.do(http.MethodPost, st.path, st.body, map[string]string{"Content-Type": "application/json", BrineSignatureHeader: st.sig()})
+		if status != st.want {
+			t.Fatalf("%s: status %d, want %d: %v", st.name, status, st.want, out)
+		}
+		stored := f.lastSeq() != before
+		if st.want != 200 {
+			if msg, _ := out["error"].(string); !strings.Contains(msg, st.errHas) {
+				t.Errorf("%s: error %q does not say %q", st.name, msg, st.errHas)
+			}
+			if stored {
+				t.Errorf("%s: a refused request stored an event", st.name)
+			}
+		} else if !stored {
+			t.Errorf("%s: accepted, but no event stored", st.name)
+		}
+	}
+	body2 := f.waitMetric(`brine_api_hook_signatures_refused_total{reason="replay"} 2`)
+	for _, want := range []string{`{reason="mismatch"} 1`, `{reason="time"} 1`, `{reason="v1"} 1`, `{reason="before_start"} 0`} {
+		if !strings.Contains(body2, "brine_api_hook_signatures_refused_total"+want+"\n") {
+			t.Errorf("metrics lack %s:\n%s", want, grepBrine(body2))
+		}
+	}
+}
+
+// failingBus fails the next fail publishes, as a bus that is down would.
+type failingBus struct {
+	EventBus
+	fail atomic.Int32
+}
+
+func (b *failingBus) Publish(ctx context.Context, ev *bus.Event) error {
+	if b.fail.Add(-1) >= 0 {
+		return errors.New("nats: no responders available")
+	}
+	return b.EventBus.Publish(ctx, ev)
+}
+
+// TestHookSignatureRetryAfterFailedStore: a signed request whose event was
+// not stored may be sent again as it was; once stored, it may not.
+func TestHookSignatureRetryAfterFailedStore(t *testing.T) {
+	nb := openBus(t, t.TempDir())
+	defer nb.Close()
+	fb := &failingBus{EventBus: nb}
+	fb.fail.Store(1)
+	srv, err := New(testConfig(), fb, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := []byte(`{}`)
+	sig := SignHook(BrineSignatureHeader, "signed/retry", []byte(brineSec), body, time.Now())
+	for i, want := range []int{503, 200, 409} {
+		r := httptest.NewRequest(http.MethodPost, "/hook/signed/retry", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set(BrineSignatureHeader, sig)
+		w := httptest.NewRecorder()
+		srv.handler.ServeHTTP(w, r)
+		if w.Code != want {
+			t.Fatalf("send %d: status %d, want %d: %s", i+1, w.Code, want, w.Body)
+		}
+	}
+}
+
+// TestHookSignatureAcrossRestart: the replay memory is not kept across a
+// restart, so a restarted API refuses every signature the previous run
+// could have accepted (timed up to SignatureMaxAhead past its last
+// moment), and accepts fresh ones once SignatureMaxAhead has passed.
+func TestHookSignatureAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	clock := new(testClock)
+	b1 := openBus(t, dir)
+	f1 := startClocked(t, testConfig(), b1, quiet(), clock)
+	body := []byte(`{"n":1}`)
+	header := func(sig string) map[string]string {
+		return map[string]string{"Content-Type": "application/json", BrineSignatureHeader: sig}
+	}
+	now := SignHook(BrineSignatureHeader, "signed/r", []byte(brineSec), body, clock.Now())
+	ahead := SignHook(BrineSignatureHeader, "signed/r", []byte(brineSec), body, clock.Now().Add(SignatureMaxAhead))
+	for _, sig := range []string{now, ahead} {
+		if status, out := f1.do(http.MethodPost, "/hook/signed/r", body, header(sig)); status != 200 {
+			t.Fatalf("before the restart: status %d: %v", status, out)
+		}
+	}
+	f1.stop()
+	if err := b1.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	b2 := openBus(t, dir)
+	defer b2.Close()
+	// Restart at once, the same clock going on: both signatures are
+	// well within SignatureTolerance.
+	f2 := startClocked(t, testConfig(), b2, quiet(), clock)
+	clock.advance(-SignatureMaxAhead - time.Second) // undo startClocked's step
+	tests := []struct {
+		name    string
+		advance time.Duration
+		sig     func() string
+		want    int
+	}{
+		{"replay of one timed before the restart", 0, func() string { return now }, 403},
+		{"replay of one timed ahead, into this run", 0, func() string { return ahead }, 403},
+		{"fresh, during the start-up allowance", 0, func() string {
+			return SignHook(BrineSignatureHeader, "signed/r", []byte(brineSec), body, clock.Now())
+		}, 403},
+		{"fresh, after it", SignatureMaxAhead + time.Second, func() string {
+			return SignHook(BrineSignatureHeader, "signed/r", []byte(brineSec), body, clock.Now())
+		}, 200},
+		{"the replay, later still", 0, func() string { return ahead }, 403},
+	}
+	for _, tc := range tests {
+		clock.advance(tc.advance)
+		status, out := f2.do(http.MethodPost, "/hook/signed/r", body, header(tc.sig()))
+		if status != tc.want {
+			t.Fatalf("%s: status %d, want %d: %v", tc.name, status, tc.want, out)
+		}
+		if msg, _ := out["error"].(string); tc.want == 403 && !strings.Contains(msg, "sign the request again") {
+			t.Errorf("%s: error %q does not tell the sender to sign again", tc.name, msg)
+		}
+	}
+	f2.waitMetric(`brine_api_hook_signatures_refused_total{reason="before_start"} 4`)
+}
+
+// TestHookReplayMemoryExpires: a signature is remembered while its time is
+// in the window and forgotten after; the time check refuses it from then
+// on, so forgetting it opens no replay.
+func TestHookReplayMemoryExpires(t *testing.T) {
+	f := start(t, testConfig(), nil)
+	body := []byte(`{}`)
+	sig := SignHook(BrineSignatureHeader, "signed/e", []byte(brineSec), body, f.clock.Now())
+	h := map[string]string{"Content-Type": "application/json", BrineSignatureHeader: sig}
+	steps := []struct {
+		name       string
+		advance    time.Duration
+		want       int
+		remembered int
+	}{
+		{"accepted", 0, 200, 1},
+		{"replay within the window", SignatureTolerance - 2*time.Second, 409, 1},
+		{"replay after it", 3 * time.Second, 403, 0},
+	}
+	for _, st := range steps {
+		f.clock.advance(st.advance)
+		if status, out := f.do(http.MethodPost, "/hook/signed/e", body, h); status != st.want {
+			t.Fatalf("%s: status %d, want %d: %v", st.name, status, st.want, out)
+		}
+		if n := f.srv.replays.len(f.clock.Now()); n != st.remembered {
+			t.Errorf("%s: %d signatures remembered, want %d", st.name, n, st.remembered)
+		}
 	}
 }

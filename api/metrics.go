@@ -25,12 +25,13 @@ const maxPrefixes = 200
 // results, reactor errors, dropped watchers), so counting them here needs no
 // part to know about Prometheus.
 type metrics struct {
-	requests *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	accepted *prometheus.CounterVec
-	streams  prometheus.Gauge
-	streamed *prometheus.CounterVec
-	dropped  prometheus.Counter
+	requests   *prometheus.CounterVec
+	duration   *prometheus.HistogramVec
+	accepted   *prometheus.CounterVec
+	streams    prometheus.Gauge
+	streamed   *prometheus.CounterVec
+	dropped    prometheus.Counter
+	sigRefused *prometheus.CounterVec
 
 	reactions    *prometheus.CounterVec
 	latency      prometheus.Histogram
@@ -59,7 +60,9 @@ func newMetrics(reg *prometheus.Registry, gauges []Gauge) (*metrics, error) {
 		streamed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brine_api_events_out_total",
 			Help: "Events written to GET /events clients, by tag prefix (first two segments)."}, []string{"prefix"}),
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "brine_api_stream_clients_dropped_total",
-			Help: "GET /events clients disconnected for not keeping up."}),
+			Help: "GET /events clients disconnected for not keeping up: too slow, or no longer reading."}),
+		sigRefused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brine_api_hook_signatures_refused_total",
+			Help: "Signed hook requests refused, by reason: missing, malformed, v1 (retired X-Brine-Signature form), mismatch, time, before_start, replay, memory_full."}, []string{"reason"}),
 		reactions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "brine_reactor_reactions_total",
 			Help: "Reactions by result: succeeded, failed (after the last attempt), skipped (require/onfail)."}, []string{"result"}),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "brine_reactor_reaction_duration_seconds",
@@ -80,7 +83,10 @@ func newMetrics(reg *prometheus.Registry, gauges []Gauge) (*metrics, error) {
 			Help: "brine/slack/error events: audit messages Slack did not take."}),
 		prefixes: make(map[string]struct{}),
 	}
-	cs := []prometheus.Collector{m.requests, m.duration, m.accepted, m.streams, m.streamed, m.dropped,
+	for _, r := range refusalReasons {
+		m.sigRefused.WithLabelValues(r) // shown at 0 from the start, for alerts
+	}
+	cs := []prometheus.Collector{m.requests, m.duration, m.accepted, m.streams, m.streamed, m.dropped, m.sigRefused,
 		m.reactions, m.latency, m.retries, m.reactorErrs, m.loopsCut, m.watcherDrops, m.ddns, m.dnsmasq, m.slackErrs,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})}
 	for _, g := range gauges {

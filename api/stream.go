@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -15,8 +16,9 @@ import (
 )
 
 // DroppedComment is the last line a stream client that fell behind gets
-// before its connection is closed; the events it did receive carry ids, so
-// it resumes with Last-Event-ID and misses nothing.
+// before its connection is closed (one that stopped reading altogether
+// gets nothing more); the events it did receive carry ids, so it resumes
+// with Last-Event-ID and misses nothing.
 const DroppedComment = ": dropped: this client did not keep up; reconnect with Last-Event-ID to resume\n\n"
 
 // streamClient is one GET /events connection: the bus subscription offers
@@ -29,8 +31,10 @@ type streamClient struct {
 }
 
 // offer queues ev, waiting up to c.wait for room: a burst or a replay is
-// absorbed, a client that stopped reading is dropped. Only this client's
-// own subscription waits; publishers and other clients never do.
+// absorbed, a client that reads too slowly is dropped. Only this client's
+// own subscription waits; publishers and other clients never do. A client
+// that stopped reading is caught by the write deadline (streamWriter), as
+// its handler is then blocked in a write and never sees the drop.
 func (c *streamClient) offer(ev *bus.Event) {
 	select {
 	case <-c.dropped:
@@ -111,15 +115,9 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	rc := http.NewResponseController(w)
-	write := func(b []byte, flush bool) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
-		if _, err := w.Write(b); err != nil {
-			return false
-		}
-		return !flush || rc.Flush() == nil
-	}
-	if !write([]byte("retry: 400\n"), true) {
+	sw := &streamWriter{w: w, rc: http.NewResponseController(w), timeout: s.cfg.WriteTimeout}
+	if err := sw.write([]byte("retry: 400\n"), true); err != nil {
+		s.streamFailed(r, err)
 		return
 	}
 	beat := time.NewTicker(s.cfg.Heartbeat)
@@ -128,7 +126,7 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	for {
 		select {
 		case <-c.dropped:
-			s.dropStream(r, write)
+			s.dropStream(r, sw)
 			return
 		default:
 		}
@@ -136,10 +134,11 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		case <-c.dropped:
-			s.dropStream(r, write)
+			s.dropStream(r, sw)
 			return
 		case <-beat.C:
-			if !write([]byte(": ping\n\n"), true) {
+			if err := sw.write([]byte(": ping\n\n"), true); err != nil {
+				s.streamFailed(r, err)
 				return
 			}
 		case ev := <-c.queue:
@@ -148,7 +147,8 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 				s.log.Error("api: event not streamed", "id", ev.ID, "tag", ev.Tag, "err", err)
 				continue
 			}
-			if !write(buf.Bytes(), len(c.queue) == 0) {
+			if err := sw.write(buf.Bytes(), len(c.queue) == 0); err != nil {
+				s.streamFailed(r, err)
 				return
 			}
 			s.metrics.streamed.WithLabelValues(s.metrics.prefix(ev.Tag)).Inc()
@@ -156,10 +156,62 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *Server) dropStream(r *http.Request, write func([]byte, bool) bool) {
+// errStalled marks a write to a stream client that did not complete within
+// the write timeout: the client stopped reading.
+var errStalled = errors.New("the client stopped reading")
+
+// streamWriter writes to one event-stream client. A client that stops
+// reading fills the socket buffers, after which a write blocks in the kernel
+// where neither the client's queue nor the request's context can reach it:
+// only a write deadline ends that write, so every write has one.
+type streamWriter struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+// write writes b, and sends it to the client at once when flush is set,
+// within the write timeout. A write failing at or past its deadline returns
+// an error wrapping errStalled: HTTP/1 reports os.ErrDeadlineExceeded, but
+// HTTP/2 only a closed stream, so the clock decides too.
+func (sw *streamWriter) write(b []byte, flush bool) error {
+	deadline := time.Now().Add(sw.timeout)
+	// http.ErrNotSupported comes only from writers that are no connection
+	// (httptest's recorder), which do not block; Run's server supports
+	// deadlines over HTTP/1 and HTTP/2, reached through recorder.Unwrap.
+	if err := sw.rc.SetWriteDeadline(deadline); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return fmt.Errorf("setting the write deadline: %w", err)
+	}
+	_, err := sw.w.Write(b)
+	if err == nil && flush {
+		err = sw.rc.Flush()
+	}
+	if err != nil && (errors.Is(err, os.ErrDeadlineExceeded) || !time.Now().Before(deadline)) {
+		return fmt.Errorf("%w: a write waited %s (%w)", errStalled, sw.timeout, err)
+	}
+	return err
+}
+
+// streamFailed ends a stream whose write failed. A stalled client is a
+// dropped one, counted and logged like a client whose queue overflowed
+// (net/http closes its connection); any other failure is the client
+// leaving.
+func (s *Server) streamFailed(r *http.Request, err error) {
+	if !errors.Is(err, errStalled) {
+		s.log.Debug("api: event stream client left", "remote", r.RemoteAddr, "err", err)
+		return
+	}
 	s.metrics.dropped.Inc()
-	s.log.Warn("api: event stream client dropped: too slow", "remote", r.RemoteAddr)
-	write([]byte(DroppedComment), true)
+	s.log.Warn("api: event stream client dropped", "remote", r.RemoteAddr, "reason", err)
+}
+
+// dropStream ends the stream of a client whose queue stayed full for
+// StreamWait: it is counted, and told so in a last comment line, which it
+// gets if it still reads.
+func (s *Server) dropStream(r *http.Request, sw *streamWriter) {
+	s.metrics.dropped.Inc()
+	s.log.Warn("api: event stream client dropped", "remote", r.RemoteAddr, "reason", "too slow: its queue stayed full")
+	_ = sw.write([]byte(DroppedComment), true)
 }
 
 // frame writes one event in salt-api's framing plus its id.

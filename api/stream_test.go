@@ -3,6 +3,7 @@ package api
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -363,5 +364,136 @@ func TestStreamLimit(t *testing.T) {
 			t.Fatalf("a stream slot was not freed when a client left: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestStalledStreamClientDropped: a client that reads the start of GET
+// /events over loopback and then never reads again (its socket buffers
+// fill, the server's writes block in the kernel) is dropped within a
+// bounded time and counted, its handler ends, and another client keeps
+// receiving events.
+func TestStalledStreamClientDropped(t *testing.T) {
+	cfg := testConfig()
+	cfg.ClientQueue = 256
+	cfg.StreamWait = time.Second
+	cfg.WriteTimeout = 2 * time.Second // the bound of a stall; the healthy client may lag as long
+	var logbuf syncbuf.Buffer
+	f := startLogged(t, cfg, nil, slog.New(slog.NewTextHandler(&logbuf, nil)))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	auth := map[string]string{"Authorization": "Bearer " + testToken}
+
+	// The healthy client reads all the time and reports the markers it sees.
+	fast := f.openStream(ctx, "/events?tag=myco/stall/*", auth)
+	markers := make(chan string, 16)
+	go func() {
+		defer close(markers)
+		for {
+			ev, err := fast.next()
+			if err != nil {
+				return
+			}
+			if ev.Tag == "myco/stall/marker" {
+				markers <- ev.ID
+			}
+		}
+	}()
+
+	// The stalled client: a raw connection that reads the response head
+	// and the first line, then nothing more.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.url, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /events?tag=myco/stall/* HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n", testToken)
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	br := bufio.NewReader(conn)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stalled client, before it stalls: %v", err)
+		}
+		if line == "retry: 400\n" {
+			break
+		}
+	}
+	f.waitMetric("brine_api_stream_clients 2")
+
+	// Flood until the stalled client is dropped: 32 KiB events, paced so
+	// that the healthy client keeps up on a loaded machine.
+	stop := make(chan struct{})
+	flooded := make(chan int, 1)
+	go func() {
+		pad := strings.Repeat("x", 32<<10)
+		n := 0
+		defer func() { flooded <- n }()
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			ev, err := bus.NewEvent("myco/stall/flood", map[string]any{"i": n, "pad": pad}, bus.Origin{Source: "test"})
+			if err == nil {
+				err = f.bus.Publish(ctx, ev)
+			}
+			if err != nil {
+				t.Errorf("publish: %v", err)
+				return
+			}
+			n++
+		}
+	}()
+	began := time.Now()
+	const bound = 20 * time.Second
+	for {
+		_, body := f.scrape(auth)
+		if strings.Contains(body, "brine_api_stream_clients_dropped_total 1\n") {
+			break
+		}
+		if time.Since(began) > bound {
+			close(stop)
+			t.Fatalf("the stalled client was not dropped within %s of the flood (%d events):\n%s", bound, <-flooded, grepBrine(body))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	close(stop)
+	t.Logf("stalled client dropped %s after the flood began, after %d events", time.Since(began).Round(time.Millisecond), <-flooded)
+
+	// Its handler ended: one stream is left, the healthy one.
+	f.waitMetric("brine_api_stream_clients 1")
+	if n := f.srv.nstream.Load(); n != 1 {
+		t.Errorf("%d streams counted, want 1", n)
+	}
+	// The server closed the stalled connection: reading drains what the
+	// buffers held, then ends.
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if _, err := io.Copy(io.Discard, br); err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Errorf("the stalled connection is still open: %v", err)
+		}
+	}
+	// The healthy client still gets events.
+	marker := publish(t, f.bus, "myco/stall/marker", nil)
+	select {
+	case id, ok := <-markers:
+		if !ok || id != marker.ID {
+			t.Fatalf("healthy client: marker %q (open %v), want %s", id, ok, marker.ID)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the healthy client did not receive the marker after the drop")
+	}
+	_, body := f.scrape(auth)
+	if !strings.Contains(body, "brine_api_stream_clients_dropped_total 1\n") {
+		t.Errorf("want exactly one client dropped:\n%s", grepBrine(body))
+	}
+	if log := logbuf.String(); !strings.Contains(log, "event stream client dropped") || !strings.Contains(log, "stopped reading") {
+		t.Errorf("the drop is not logged with its reason:\n%s", log)
 	}
 }
