@@ -137,6 +137,13 @@ func LoadConfig(d config.Decoder) (cfg Config, on bool, err error) {
 		return Config{}, false, nil
 	}
 	src := d.Source(ConfigKey)
+	// A misspelt key is reported at its line, with the key it probably means.
+	if err := d.CheckKeys(settingsKeys, ConfigKey); err != nil {
+		return Config{}, true, err
+	}
+	if err := d.CheckKeys(hookKeys, ConfigKey, "hooks", "*"); err != nil {
+		return Config{}, true, err
+	}
 	var raw map[string]any
 	if err := d.Decode(ConfigKey, &raw); err != nil {
 		return Config{}, true, err

@@ -178,3 +178,25 @@ func TestReloadRotatesCredentials(t *testing.T) {
 		t.Errorf("changing listen: %v, want a next-start notice", err)
 	}
 }
+
+// TestLoadConfigNamesTheLineOfATypo: LoadConfig, as the master calls it,
+// reports an unknown key of the section with its file, line and the key it
+// probably means.
+func TestLoadConfigNamesTheLineOfATypo(t *testing.T) {
+	for _, tc := range []struct{ conf, want string }{
+		{"id: m\napi:\n  tokenfile: x\n", `master:3: unknown key api: "tokenfile" (did you mean "token_file"?)`},
+		{"api:\n  hooks:\n    'a/*': {auth: none, secrte: x}\n", `master:3: unknown key api.hooks.*: "secrte" (did you mean "secret"?)`},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "master"), []byte(tc.conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := config.Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := LoadConfig(m); err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want %s", tc.conf, err, tc.want)
+		}
+	}
+}

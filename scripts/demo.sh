@@ -13,6 +13,7 @@
 set -euo pipefail
 BRINE=${1:-bin/brine}
 BRINE=$(cd "$(dirname "$BRINE")" && pwd)/$(basename "$BRINE")
+examples=$(cd "$(dirname "$0")/../examples" && pwd)
 work=$(mktemp -d -t brine-demo.XXXXXX)
 chmod 755 "$work"
 pids=()
@@ -169,23 +170,7 @@ if [ -n "${SLACK_TOKEN:-}" ] && [ -n "${SLACK_CHANNEL:-}" ]; then
 	slack_conf="slack:\n  token_file: $work/etc/slack.token\n  channel: '$SLACK_CHANNEL'\n"
 	printf '%s\n' "$SLACK_TOKEN" > "$work/etc/slack.token"; chmod 600 "$work/etc/slack.token"
 else
-	cat > "$work/slack.py" <<'PY'
-import http.server, json, sys, urllib.parse, itertools
-out, n = open(sys.argv[2], "a"), itertools.count(1)
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
-        form = {k: v[0] for k, v in urllib.parse.parse_qs(body).items()}
-        form.pop("token", None)
-        method = self.path.rsplit("/", 1)[-1]
-        ts = form.get("ts") or "1700000000.%06d" % next(n)
-        out.write(json.dumps({"method": method, "channel": form.get("channel"), "thread_ts": form.get("thread_ts"), "ts": ts, "text": form.get("text")}) + "\n"); out.flush()
-        reply = json.dumps({"ok": True, "channel": "C0DEMO", "ts": ts}).encode()
-        self.send_response(200); self.send_header("Content-Type", "application/json"); self.send_header("Content-Length", str(len(reply))); self.end_headers(); self.wfile.write(reply)
-    def log_message(self, *a): pass
-http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
-PY
-	python3 "$work/slack.py" "$SL" "$work/slack.jsonl" &
+	python3 "$examples/slack-capture.py" "$SL" "$work/slack.jsonl" &
 	pids+=($!)
 	slack_conf="slack:\n  token: xoxb-demo-not-a-real-token\n  channel: '#infra'\n  api_url: http://127.0.0.1:$SL/api/\n"
 fi

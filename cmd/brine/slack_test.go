@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCloudRunThreadsInSlack: `brine cloud -p small web1` against the vCenter
@@ -67,5 +69,41 @@ func TestCloudRunThreadsInSlack(t *testing.T) {
 	}
 	if n, _ := strconv.Atoi(posted[1]); n < len(msgs)-1 {
 		t.Errorf("brine_slack_posted_total %d, want at least the %d messages posted", n, len(msgs)-1)
+	}
+}
+
+// TestSlackCaptureExample runs docs/configuration.md's api_url example: the
+// local stand-in from examples/ receives what the audit posts.
+func TestSlackCaptureExample(t *testing.T) {
+	port := freePort(t)
+	out := filepath.Join(t.TempDir(), "slack.jsonl")
+	capture := exec.Command("python3", "../../examples/slack-capture.py", strconv.Itoa(port), out)
+	if err := capture.Start(); err != nil {
+		t.Fatalf("python3: %v (make test installs it)", err)
+	}
+	t.Cleanup(func() { _ = capture.Process.Kill(); _ = capture.Wait() })
+	m := newTestMaster(t)
+	writeConf(t, m, "slack.conf", fmt.Sprintf("slack:\n  token: xoxb-local-capture\n  channel: '#infra'\n  rate: 0\n  api_url: http://127.0.0.1:%d/api/\n", port))
+	m.start()
+	// The audit starts at new events, once its consumer exists: run the job
+	// until one run of it is posted.
+	next := time.Now()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(next) {
+			if _, errOut, code := m.run(nil, "run", "test.arg", "hello"); code != 0 {
+				t.Fatalf("run: exit %d %s", code, errOut)
+			}
+			next = time.Now().Add(3 * time.Second)
+		}
+		b, _ := os.ReadFile(out)
+		if strings.Contains(string(b), `"method": "chat.postMessage"`) && strings.Contains(string(b), "test.arg hello") {
+			if strings.Contains(string(b), "xoxb-local-capture") {
+				t.Errorf("the capture wrote the token:\n%s", b)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the capture got no post of the job:\n%s\nmaster log:\n%s", b, m.log)
+		}
 	}
 }
