@@ -15,7 +15,10 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"time"
+
+	"github.com/brinehq/brine/config"
 )
 
 // Errors drivers return and the lifecycle reports; test them with errors.Is.
@@ -108,15 +111,17 @@ var CommonKeys = []string{
 // UnknownKeys lists, as warnings naming file and line, the keys of vm that
 // are neither in CommonKeys nor in known.
 func UnknownKeys(vm *VM, driver string, known []string) []string {
-	ok := map[string]bool{}
-	for _, k := range append(CommonKeys, known...) {
-		ok[k] = true
-	}
+	all := append(append([]string{}, CommonKeys...), known...)
 	var out []string
 	for _, k := range sortedKeys(vm.Settings) {
-		if !ok[k] {
-			out = append(out, fmt.Sprintf("%s: %s is not a %s setting brine knows; ignored", vm.Settings[k].Where(), k, driver))
+		if slices.Contains(all, k) {
+			continue
 		}
+		msg := fmt.Sprintf("%s: %s is not a %s setting brine knows; ignored", vm.Settings[k].Where(), k, driver)
+		if s := config.Closest(k, all); s != "" {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
+		out = append(out, msg)
 	}
 	return out
 }

@@ -689,7 +689,7 @@ func TestUnknownKeysAreWarnedWithFileAndLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{f + ":4: num_cpu is not a vmware setting brine knows; ignored",
+	want := []string{f + ":4: num_cpu is not a vmware setting brine knows; ignored (did you mean \"num_cpus\"?)",
 		f + ":7: devices.disk is not applied by brine's vmware driver yet; the source's devices are kept"}
 	if got := plan.Create[0].Warnings; !slices.Equal(got, want) {
 		t.Fatalf("warnings %q, want %q", got, want)
