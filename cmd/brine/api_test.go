@@ -303,9 +303,9 @@ func TestAPIConfigErrors(t *testing.T) {
 	tests := []struct {
 		name, conf, want string
 	}{
-		{"unknown key", "api:\n  listen: 127.0.0.1:0\n  tokenfile: x\n", `unknown key "tokenfile"`},
+		{"unknown key", "api:\n  listen: 127.0.0.1:0\n  tokenfile: x\n", `api.conf:3: unknown key api: "tokenfile" (did you mean "token_file"?)`},
 		{"hmac without secret", "api:\n  hooks:\n    'gh/*': {auth: hmac}\n", `api.hooks["gh/*"]: auth hmac needs secret or secret_file`},
-		{"typo in hook", "api:\n  hooks:\n    'gh/*': {auth: hmac, secret_fil: x}\n", `unknown key "secret_fil"`},
+		{"typo in hook", "api:\n  hooks:\n    'gh/*': {auth: hmac, secret_fil: x}\n", `api.conf:3: unknown key api.hooks.*: "secret_fil" (did you mean "secret_file"?)`},
 		{"plain http", "api:\n  listen: 0.0.0.0:8000\n", "reachable from other hosts"},
 		{"short token", "api:\n  tokens: [short]\n", "api.tokens[0]: too short"},
 		{"bad type", "api:\n  max_request_body_size: lots\n", "api"},
