@@ -313,10 +313,10 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 	return b
 }
 
-// TestUnknownKeysWarnOrRefuse checks that a misspelt key is reported with
-// its line and the key it probably means, and that strict refuses to start.
-func TestUnknownKeysWarnOrRefuse(t *testing.T) {
-	cfg := testConfig(t, "reactr:\n  - 'a/*': [/x.sls]\n")
+// startAndStop starts a master on cfg and stops it at once, returning its
+// log.
+func startAndStop(t *testing.T, cfg *config.Master) *syncbuf.Buffer {
+	t.Helper()
 	log := new(syncbuf.Buffer)
 	m, err := New(context.Background(), Options{Config: cfg, LogOutput: log})
 	if err != nil {
@@ -327,11 +327,17 @@ func TestUnknownKeysWarnOrRefuse(t *testing.T) {
 	if err := m.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return log
+}
+
+// TestUnknownKeysWarnOrRefuse checks that a misspelt key is reported with
+// its line and the key it probably means, and that strict refuses to start.
+func TestUnknownKeysWarnOrRefuse(t *testing.T) {
+	log := startAndStop(t, testConfig(t, "reactr:\n  - 'a/*': [/x.sls]\n"))
 	if want := `master:5: unknown key \"reactr\" (did you mean \"reactor\"?)`; !strings.Contains(log.String(), want) {
 		t.Errorf("log lacks %s:\n%s", want, log)
 	}
-	cfg = testConfig(t, "strict: true\nret_prot: 4506\n")
-	_, err = New(context.Background(), Options{Config: cfg, LogOutput: io.Discard})
+	_, err := New(context.Background(), Options{Config: testConfig(t, "strict: true\nret_prot: 4506\n"), LogOutput: io.Discard})
 	if err == nil || !strings.Contains(err.Error(), `master:6: unknown key "ret_prot" (did you mean "ret_port"?)`) {
 		t.Errorf("strict start with a typo: %v", err)
 	}
@@ -340,18 +346,7 @@ func TestUnknownKeysWarnOrRefuse(t *testing.T) {
 // TestLogNamesEachComponentOnce: every log line of a part carries its
 // component once (the gateway's used to say component=gateway twice).
 func TestLogNamesEachComponentOnce(t *testing.T) {
-	cfg := testConfig(t, "log_level: debug\n")
-	log := new(syncbuf.Buffer)
-	m, err := New(context.Background(), Options{Config: cfg, LogOutput: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := m.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	text := log.String()
+	text := startAndStop(t, testConfig(t, "log_level: debug\n")).String()
 	if !strings.Contains(text, "component=gateway") {
 		t.Fatalf("no gateway line in the log:\n%s", text)
 	}
