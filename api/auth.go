@@ -249,10 +249,3 @@ func SignHook(header, path string, secret, body []byte, now time.Time) string {
 	}
 	return "sha256=" + hex.EncodeToString(bodyMAC(secret, body))
 }
-
-// Sign is SignHook for GitHub's body-only X-Hub-Signature-256, which does
-// not depend on the path. An X-Brine-Signature covers the path, which Sign
-// does not know: it signs the empty path, which no hook has; use SignHook.
-func Sign(header string, secret, body []byte, now time.Time) string {
-	return SignHook(header, "", secret, body, now)
-}

@@ -19,7 +19,7 @@ func TestSignHookVector(t *testing.T) {
 	if got != want {
 		t.Errorf("SignHook = %q, want %q", got, want)
 	}
-	if got := Sign(GitHubSignatureHeader, []byte(testSecret), []byte("{}"), time.Time{}); got != SignHook(GitHubSignatureHeader, "any/path", []byte(testSecret), []byte("{}"), time.Now()) {
+	if got := SignHook(GitHubSignatureHeader, "", []byte(testSecret), []byte("{}"), time.Time{}); got != SignHook(GitHubSignatureHeader, "any/path", []byte(testSecret), []byte("{}"), time.Now()) {
 		t.Errorf("GitHub's signature depends on the path or time: %q", got)
 	}
 }

@@ -138,7 +138,7 @@ func TestSignedWebhookRunsReaction(t *testing.T) {
 	status, out := f.do(http.MethodPost, "/hook/github/push", body, map[string]string{
 		"Content-Type":        "application/json",
 		"X-Github-Event":      "push",
-		GitHubSignatureHeader: Sign(GitHubSignatureHeader, []byte(testSecret), body, time.Now()),
+		GitHubSignatureHeader: SignHook(GitHubSignatureHeader, "", []byte(testSecret), body, time.Now()),
 	})
 	if status != 200 {
 		t.Fatalf("hook: %d %v", status, out)

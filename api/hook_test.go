@@ -27,10 +27,10 @@ func TestHookAuth(t *testing.T) {
 		body   []byte
 		want   int
 	}{
-		{"hmac github", "/hook/github/push", map[string]string{"Content-Type": json, GitHubSignatureHeader: Sign(GitHubSignatureHeader, []byte(testSecret), body, time.Now())}, body, 200},
+		{"hmac github", "/hook/github/push", map[string]string{"Content-Type": json, GitHubSignatureHeader: SignHook(GitHubSignatureHeader, "", []byte(testSecret), body, time.Now())}, body, 200},
 		{"hmac missing", "/hook/github/push", map[string]string{"Content-Type": json}, body, 401},
-		{"hmac wrong secret", "/hook/github/push", map[string]string{"Content-Type": json, GitHubSignatureHeader: Sign(GitHubSignatureHeader, []byte("another-secret-0123456"), body, time.Now())}, body, 403},
-		{"hmac of another body", "/hook/github/push", map[string]string{"Content-Type": json, GitHubSignatureHeader: Sign(GitHubSignatureHeader, []byte(testSecret), []byte(`{}`), time.Now())}, body, 403},
+		{"hmac wrong secret", "/hook/github/push", map[string]string{"Content-Type": json, GitHubSignatureHeader: SignHook(GitHubSignatureHeader, "", []byte("another-secret-0123456"), body, time.Now())}, body, 403},
+		{"hmac of another body", "/hook/github/push", map[string]string{"Content-Type": json, GitHubSignatureHeader: SignHook(GitHubSignatureHeader, "", []byte(testSecret), []byte(`{}`), time.Now())}, body, 403},
 		{"hmac not sha256=", "/hook/github/push", map[string]string{"Content-Type": json, GitHubSignatureHeader: "sha1=abcdef"}, body, 403},
 		{"hmac not hex", "/hook/github/push", map[string]string{"Content-Type": json, GitHubSignatureHeader: "sha256=zz"}, body, 403},
 		{"hmac token is not enough", "/hook/github/push", map[string]string{"Content-Type": json, "Authorization": "Bearer " + testToken}, body, 401},
@@ -138,7 +138,7 @@ func TestHookData(t *testing.T) {
 func TestHookSignatureNotInEvent(t *testing.T) {
 	f := start(t, testConfig(), nil)
 	body := []byte(`{}`)
-	sig := Sign(GitHubSignatureHeader, []byte(testSecret), body, time.Now())
+	sig := SignHook(GitHubSignatureHeader, "", []byte(testSecret), body, time.Now())
 	status, out := f.do(http.MethodPost, "/hook/github/ping", body, map[string]string{"Content-Type": "application/json", GitHubSignatureHeader: sig, "X-Github-Event": "ping"})
 	if status != 200 {
 		t.Fatalf("status %d: %v", status, out)
@@ -170,7 +170,7 @@ func TestHookRefusals(t *testing.T) {
 		errHas string
 	}{
 		{"oversize body", f, "POST", "/hook/ci/x", auth, big, 413, "limit is 1024"},
-		{"oversize signed body", f, "POST", "/hook/github/x", map[string]string{"Content-Type": "application/json", GitHubSignatureHeader: Sign(GitHubSignatureHeader, []byte(testSecret), big, time.Now())}, big, 413, "1024"},
+		{"oversize signed body", f, "POST", "/hook/github/x", map[string]string{"Content-Type": "application/json", GitHubSignatureHeader: SignHook(GitHubSignatureHeader, "", []byte(testSecret), big, time.Now())}, big, 413, "1024"},
 		{"unsupported type", f, "POST", "/hook/ci/x", map[string]string{"Authorization": "Bearer " + testToken, "Content-Type": "multipart/form-data; boundary=x"}, []byte("--x--"), 415, "not supported"},
 		{"bad content type", f, "POST", "/hook/ci/x", map[string]string{"Authorization": "Bearer " + testToken, "Content-Type": ";;"}, []byte("x"), 415, "Content-Type"},
 		{"body without type", f, "POST", "/hook/ci/x", map[string]string{"Authorization": "Bearer " + testToken}, []byte("x"), 400, "needs a Content-Type"},

@@ -371,7 +371,7 @@ func selfCPU() time.Duration {
 // second open loop, each timed from its scheduled start.
 func hookLoad(hc *http.Client, url string, n, conc, rate, bodySize int) loadReport {
 	body := []byte(`{"ref": "refs/heads/main", "pad": "` + strings.Repeat("x", max(0, bodySize-40)) + `"}`)
-	sig := api.Sign(api.GitHubSignatureHeader, []byte(secret), body, time.Now())
+	sig := api.SignHook(api.GitHubSignatureHeader, "", []byte(secret), body, time.Now())
 	var (
 		mu       sync.Mutex
 		lat      = make([]float64, 0, n)

@@ -168,7 +168,7 @@ func TestAPIEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sig := api.Sign(api.GitHubSignatureHeader, []byte(apiSecret), body, time.Now())
+	sig := api.SignHook(api.GitHubSignatureHeader, "", []byte(apiSecret), body, time.Now())
 	out := runCurl(t, "-X", "POST", "-H", "Content-Type: application/json", "-H", "X-GitHub-Event: push",
 		"-H", api.GitHubSignatureHeader+": "+sig, "--data-binary", "@../../testdata/api/github_push.json", url+"/hook/github/push")
 	var reply api.HookReply
