@@ -123,7 +123,7 @@ func (r *Reactor) current(ctx context.Context, dl *DeadLetter) (*Reaction, error
 	if err != nil {
 		return nil, err
 	}
-	plan := r.Plan(ctx, dl.Event.Tag, data)
+	plan := r.plan(ctx, dl.Event.Tag, data, false)
 	for _, re := range plan.Reactions {
 		if re.File == dl.Reaction.File && re.ID == dl.Reaction.ID {
 			return re, nil

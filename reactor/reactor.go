@@ -156,6 +156,12 @@ type FilePlan struct {
 // Plan matches tag against the mapping and renders and compiles every file
 // it maps to. A bad file yields errors and does not stop the others.
 func (r *Reactor) Plan(ctx context.Context, tag string, data map[string]any) *Plan {
+	return r.plan(ctx, tag, data, true)
+}
+
+// plan is Plan; display fills FilePlan.Rendered, which only a person reads
+// (the live reactor does without it).
+func (r *Reactor) plan(ctx context.Context, tag string, data map[string]any, display bool) *Plan {
 	p := &Plan{Tag: tag}
 	entries := r.mapv.Load().match(tag)
 	if len(entries) == 0 {
@@ -177,7 +183,7 @@ func (r *Reactor) Plan(ctx context.Context, tag string, data map[string]any) *Pl
 			if f.Err != nil {
 				fp.Errors = append(fp.Errors, &Error{Stage: StageMapping, File: f.Spec, Err: f.Err})
 			} else {
-				r.planFile(&fp, tag, data, saltFn)
+				r.planFile(&fp, tag, data, saltFn, display)
 			}
 			p.Files = append(p.Files, fp)
 			p.Reactions = append(p.Reactions, fp.Reactions...)
@@ -205,7 +211,7 @@ func (r *Reactor) Matches(tag string) int {
 	return len(r.mapv.Load().set.Match(tag, buf[:0]))
 }
 
-func (r *Reactor) planFile(fp *FilePlan, tag string, data map[string]any, salt func() map[string]any) {
+func (r *Reactor) planFile(fp *FilePlan, tag string, data map[string]any, salt func() map[string]any, display bool) {
 	// A panic in the template or YAML engine on some odd input is one
 	// broken file, not a dead master.
 	stage := StageRender
@@ -220,7 +226,9 @@ func (r *Reactor) planFile(fp *FilePlan, tag string, data map[string]any, salt f
 		fp.Errors = append(fp.Errors, asError(fp.Path, StageRender, err))
 		return
 	}
-	fp.Rendered = []byte(outs.expand(string(out), true))
+	if display {
+		fp.Rendered = []byte(outs.expand(string(out), true))
+	}
 	stage = StageCompile
 	reactions, errs := compileFile(fp.Path, out, outs, r.funcs)
 	fp.Reactions = reactions

@@ -216,7 +216,7 @@ func (r *Reactor) handle(ctx context.Context, pub bus.Publisher, dlq DeadLetters
 		r.ack(d)
 		return
 	}
-	plan := r.Plan(ctx, ev.Tag, data)
+	plan := r.plan(ctx, ev.Tag, data, false)
 	for _, e := range plan.Errors {
 		r.fireError(ctx, pub, ev, e)
 	}

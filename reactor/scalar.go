@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -38,8 +39,6 @@ const scalarFilter = "__brine_scalar"
 // outputsVar is the context variable holding the render's outputs.
 const outputsVar = "__brine_outputs"
 
-// tokenPattern finds tokens: brine<nonce>v<index>x, plain YAML in any position.
-var tokenPattern = regexp.MustCompile(`brine([0-9a-f]{12})v([0-9]+)x`)
 
 // rewriteOutputs pipes the value of every `{{ … }}` of src through the
 // scalar filter, without moving a line: `{{ a }}` becomes
@@ -138,24 +137,48 @@ func renderOutputs(e *exec.Evaluator) *outputs {
 	return o
 }
 
-func (o *outputs) token(i int) string { return "brine" + o.nonce + "v" + strconv.Itoa(i) + "x" }
+func (o *outputs) token(i int) string { return o.prefix() + strconv.Itoa(i) + "x" }
 
-// index returns the output a token names, or -1.
-func (o *outputs) index(tok string) int {
-	m := tokenPattern.FindStringSubmatch(tok)
-	if m == nil || m[0] != tok || m[1] != o.nonce {
-		return -1
+// prefix starts every token of this render: brine<nonce>v<index>x, plain
+// YAML in any position.
+func (o *outputs) prefix() string { return "brine" + o.nonce + "v" }
+
+// scan reads a token at the start of s: its index and length, or -1.
+func (o *outputs) scan(s string) (index, n int) {
+	p := o.prefix()
+	if !strings.HasPrefix(s, p) {
+		return -1, 0
 	}
-	i, err := strconv.Atoi(m[2])
+	digits := 0
+	for digits < len(s)-len(p) && s[len(p)+digits] >= '0' && s[len(p)+digits] <= '9' {
+		digits++
+	}
+	end := len(p) + digits
+	if digits == 0 || end >= len(s) || s[end] != 'x' {
+		return -1, 0
+	}
+	i, err := strconv.Atoi(s[len(p):end])
 	if err != nil || i >= len(o.vals) {
+		return -1, 0
+	}
+	return i, end + 1
+}
+
+// index returns the output a token names, or -1 when tok is not exactly
+// one token of this render.
+func (o *outputs) index(tok string) int {
+	if o == nil {
 		return -1
 	}
-	return i
+	if i, n := o.scan(tok); n == len(tok) {
+		return i
+	}
+	return -1
 }
 
 // has reports whether s holds a token of this render.
 func (o *outputs) has(s string) bool {
-	return o != nil && strings.Contains(s, "brine"+o.nonce+"v")
+	return o != nil && strings.Contains(s, o.prefix())
 }
 
 // expand replaces every token in s by its text; display replaces newlines
@@ -164,17 +187,28 @@ func (o *outputs) expand(s string, display bool) string {
 	if !o.has(s) {
 		return s
 	}
-	return tokenPattern.ReplaceAllStringFunc(s, func(tok string) string {
-		i := o.index(tok)
+	var b strings.Builder
+	p := o.prefix()
+	for {
+		at := strings.Index(s, p)
+		if at < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:at])
+		i, n := o.scan(s[at:])
 		if i < 0 {
-			return tok
+			b.WriteString(p)
+			s = s[at+len(p):]
+			continue
 		}
 		t := o.expand(o.vals[i].text, display)
 		if display {
 			t = strings.ReplaceAll(t, "\n", `\n`)
 		}
-		return t
-	})
+		b.WriteString(t)
+		s = s[at+n:]
+	}
 }
 
 // filterScalar records the value of an output expression and writes its
@@ -281,11 +315,46 @@ func (o *outputs) typed(out output) any {
 	return scalar(out.text)
 }
 
-// yamlTypes returns v with the Go types the YAML decoder gives.
+// yamlTypes returns v with the Go types the YAML decoder gives: uint64 for
+// an integer that is not negative, int64 for one that is, float64,
+// map[string]any and []any.
 func yamlTypes(v any) any {
-	var y any
-	if b, err := yaml.Marshal(v); err == nil && yaml.Unmarshal(b, &y) == nil {
-		return y
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = yamlTypes(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = yamlTypes(x)
+		}
+		return out
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return yamlTypes(i)
+		}
+		if f, err := t.Float64(); err == nil {
+			return f
+		}
+		return t.String()
+	case int:
+		return yamlTypes(int64(t))
+	case int32:
+		return yamlTypes(int64(t))
+	case int64:
+		if t >= 0 {
+			return uint64(t)
+		}
+		return t
+	case uint:
+		return uint64(t)
+	case uint32:
+		return uint64(t)
+	case float32:
+		return float64(t)
 	}
 	return v
 }
@@ -297,8 +366,18 @@ var plainScalar = regexp.MustCompile(`^[^-?:,\[\]{}#&*!|>'"%@` + "`" + `\s][^\n]
 // scalar reads s as YAML reads a plain scalar (42, 1.5, true, null), and
 // keeps it a string otherwise: never a mapping or a list.
 func scalar(s string) any {
-	if s == "" {
+	switch s {
+	case "":
 		return nil
+	case "true", "True", "TRUE":
+		return true
+	case "false", "False", "FALSE":
+		return false
+	case "~", "null", "Null", "NULL":
+		return nil
+	}
+	if !strings.ContainsAny(s[:1], "-+.0123456789") {
+		return s // no number starts otherwise: most values (names, words) end here
 	}
 	if !plainScalar.MatchString(s) || strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":") {
 		return s
