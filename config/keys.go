@@ -108,9 +108,6 @@ func descend(nodes []ast.Node, path []string) []ast.Node {
 	return nodes
 }
 
-// Line returns the line where key was set last (0 when it is not set).
-func (m *Master) Line(key string) int { return nodeLine(m.keys[key].key) }
-
 // Where is "file:line" of key, for messages about its value.
 func (m *Master) Where(key string) string {
 	src, ok := m.keys[key]

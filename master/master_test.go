@@ -313,14 +313,19 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 	return b
 }
 
-// startAndStop starts a master on cfg and stops it at once, returning its
-// log.
-func startAndStop(t *testing.T, cfg *config.Master) *syncbuf.Buffer {
+// startAndStop starts a master on cfg and stops it once its log holds
+// until (at once when empty), returning its log.
+func startAndStop(t *testing.T, cfg *config.Master, until string) *syncbuf.Buffer {
 	t.Helper()
 	log := new(syncbuf.Buffer)
 	m, err := New(context.Background(), Options{Config: cfg, LogOutput: log})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(log.String(), until); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the log never said %q:\n%s", until, log)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -333,7 +338,7 @@ func startAndStop(t *testing.T, cfg *config.Master) *syncbuf.Buffer {
 // TestUnknownKeysWarnOrRefuse checks that a misspelt key is reported with
 // its line and the key it probably means, and that strict refuses to start.
 func TestUnknownKeysWarnOrRefuse(t *testing.T) {
-	log := startAndStop(t, testConfig(t, "reactr:\n  - 'a/*': [/x.sls]\n"))
+	log := startAndStop(t, testConfig(t, "reactr:\n  - 'a/*': [/x.sls]\n"), "")
 	if want := `master:5: unknown key \"reactr\" (did you mean \"reactor\"?)`; !strings.Contains(log.String(), want) {
 		t.Errorf("log lacks %s:\n%s", want, log)
 	}
@@ -346,7 +351,7 @@ func TestUnknownKeysWarnOrRefuse(t *testing.T) {
 // TestLogNamesEachComponentOnce: every log line of a part carries its
 // component once (the gateway's used to say component=gateway twice).
 func TestLogNamesEachComponentOnce(t *testing.T) {
-	text := startAndStop(t, testConfig(t, "log_level: debug\n")).String()
+	text := startAndStop(t, testConfig(t, "log_level: debug\n"), "gateway listening").String()
 	if !strings.Contains(text, "component=gateway") {
 		t.Fatalf("no gateway line in the log:\n%s", text)
 	}
