@@ -39,7 +39,6 @@ const scalarFilter = "__brine_scalar"
 // outputsVar is the context variable holding the render's outputs.
 const outputsVar = "__brine_outputs"
 
-
 // rewriteOutputs pipes the value of every `{{ … }}` of src through the
 // scalar filter, without moving a line: `{{ a }}` becomes
 // `{{ (a) | __brine_scalar }}`, and Jinja's inline conditional
