@@ -1,6 +1,10 @@
 package bus
 
-import "context"
+import (
+	"context"
+	"slices"
+	"sync"
+)
 
 // Fire builds an event from tag, data and origin and publishes it: the one
 // way brine's parts fire events of their own. It returns the event stored.
@@ -29,8 +33,25 @@ func (e Emitter) Fire(ctx context.Context, tag string, data map[string]any) erro
 	return err
 }
 
-// Caused fires an event of the part caused by cause (its depth follows).
-func (e Emitter) Caused(ctx context.Context, cause *Event, tag string, data map[string]any) error {
-	_, err := Fire(ctx, e.Publisher, tag, data, Origin{Source: e.Source, Cause: cause})
-	return err
+// Recorder keeps the events published to it instead of storing them:
+// `brine reactor test --execute` prints what a reaction would fire, and
+// tests look at it. It is safe for concurrent use.
+type Recorder struct {
+	mu     sync.Mutex
+	events []*Event
+}
+
+// Publish implements Publisher.
+func (r *Recorder) Publish(_ context.Context, ev *Event) error {
+	r.mu.Lock()
+	r.events = append(r.events, ev)
+	r.mu.Unlock()
+	return nil
+}
+
+// Events returns the events published so far, in order.
+func (r *Recorder) Events() []*Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.events)
 }

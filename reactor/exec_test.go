@@ -5,7 +5,6 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -80,19 +79,6 @@ func TestRetryOverride(t *testing.T) {
 	}
 }
 
-// collect is a Publisher that keeps events.
-type collect struct {
-	mu     sync.Mutex
-	events []*bus.Event
-}
-
-func (c *collect) Publish(_ context.Context, ev *bus.Event) error {
-	c.mu.Lock()
-	c.events = append(c.events, ev)
-	c.mu.Unlock()
-	return nil
-}
-
 func TestExecuteRequisiteErrors(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "req.sls")
 	writeFile(t, path, `a:
@@ -121,7 +107,7 @@ e:
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub := &collect{}
+	pub := &bus.Recorder{}
 	done := make(chan []Result)
 	go func() { done <- r.Execute(context.Background(), ev, p.Reactions, pub, nil) }()
 	var results []Result
@@ -147,7 +133,7 @@ e:
 		}
 	}
 	errorsFired := 0
-	for _, ev := range pub.events {
+	for _, ev := range pub.Events() {
 		if ev.Tag == TagError {
 			errorsFired++
 		}
@@ -182,7 +168,7 @@ func TestPlanSurvivesPanic(t *testing.T) {
 		t.Fatal(err)
 	}
 	re := &Reaction{ID: "boom", Kind: Runner, Fun: "test.boom", Retry: &Retry{Attempts: 2, Interval: time.Millisecond}}
-	res := r.Execute(context.Background(), ev, []*Reaction{re}, &collect{}, nil)
+	res := r.Execute(context.Background(), ev, []*Reaction{re}, &bus.Recorder{}, nil)
 	if len(res) != 1 || res[0].Status != Failed || res[0].Attempts != 2 || !strings.Contains(res[0].Err.Error(), "runner.test.boom panicked: engine bug") {
 		t.Fatalf("results %+v", res)
 	}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/brinehq/brine/bus"
@@ -207,19 +206,6 @@ func TestEventDataCannotChangeAReaction(t *testing.T) {
 	}
 }
 
-// firedEvents keeps the events a reaction fires instead of publishing them.
-type firedEvents struct {
-	mu  sync.Mutex
-	evs []*bus.Event
-}
-
-func (p *firedEvents) Publish(_ context.Context, ev *bus.Event) error {
-	p.mu.Lock()
-	p.evs = append(p.evs, ev)
-	p.mu.Unlock()
-	return nil
-}
-
 // TestInjectionCannotForgeReservedTags runs the attacks the issue reports
 // end to end: a reaction echoing data['v'], and the shipped webhook
 // example, fed bodies that try to fire salt/job, brine/reactor/error and
@@ -264,9 +250,9 @@ func TestInjectionCannotForgeReservedTags(t *testing.T) {
 		if re.ID != c.wantID || re.Call() != c.wantCall || re.Kwargs[c.wantArg] != c.wantVal {
 			t.Errorf("%s: reaction %q %s %s=%#v, want %q %s %#v", filepath.Base(c.file), re.ID, re.Call(), c.wantArg, re.Kwargs[c.wantArg], c.wantID, c.wantCall, c.wantVal)
 		}
-		rec := &firedEvents{}
+		rec := &bus.Recorder{}
 		r.Execute(ctx, ev, plan.Reactions, rec, nil)
-		for _, fired := range rec.evs {
+		for _, fired := range rec.Events() {
 			d, _ := fired.DataMap()
 			legit := strings.HasPrefix(fired.Tag, "salt/run/") || fired.Tag == reactor.TagError && d["stage"] == "run"
 			if !legit || d["forged"] != nil || d["act"] != nil {

@@ -10,7 +10,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -64,19 +63,6 @@ master). The exit code is 1 if anything failed.`,
 	cmd.Flags().BoolVar(&execute, "execute", false, "run the runner calls too (events they fire are printed, not published)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
-}
-
-// printPublisher prints events instead of publishing them (reactor test --execute).
-type printPublisher struct {
-	mu     sync.Mutex
-	events []*bus.Event
-}
-
-func (p *printPublisher) Publish(_ context.Context, ev *bus.Event) error {
-	p.mu.Lock()
-	p.events = append(p.events, ev)
-	p.mu.Unlock()
-	return nil
 }
 
 // testReport is `reactor test --json`.
@@ -158,7 +144,7 @@ func reactorTest(ctx context.Context, g *globalFlags, out io.Writer, tag string,
 		}
 	}
 	if execute {
-		pub := &printPublisher{}
+		pub := &bus.Recorder{}
 		for _, res := range r.Execute(ctx, ev, plan.Reactions, pub, nil) {
 			tr := testResult{ID: res.Reaction.ID, Call: res.Reaction.Call(), Status: string(res.Status), JID: res.JID,
 				Return: res.Return, Reason: res.Reason, Attempts: res.Attempts}
@@ -170,7 +156,7 @@ func reactorTest(ctx context.Context, g *globalFlags, out io.Writer, tag string,
 			}
 			rep.Results = append(rep.Results, tr)
 		}
-		rep.Events = pub.events
+		rep.Events = pub.Events()
 	}
 	if asJSON {
 		enc := json.NewEncoder(out)
