@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -44,7 +45,7 @@ func (p Problem) Error() string { return p.String() }
 // Salt's master that brine does not implement are reported as such.
 func (m *Master) Unknown(known []string) []Problem {
 	var out []Problem
-	for _, key := range slices.Sorted(mapKeys(m.keys)) {
+	for _, key := range slices.Sorted(maps.Keys(m.keys)) {
 		if slices.Contains(known, key) {
 			continue
 		}
@@ -122,16 +123,6 @@ func nodeLine(n ast.Node) int {
 		return 0
 	}
 	return n.GetToken().Position.Line
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // Closest returns the candidate nearest to s by edit distance, if it is

@@ -108,14 +108,17 @@ type output struct {
 
 // outputs are the values one render wrote, by token index.
 type outputs struct {
-	nonce string
-	vals  []output
+	// pre starts every token of this render: brine<nonce>v<index>x is plain
+	// YAML in any position, and the random nonce keeps text the template
+	// writes itself from passing for a token.
+	pre  string
+	vals []output
 	// encoded are the values the json and yaml filters encoded, by their
 	// text: where the text stands as a whole value, the value goes back.
 	encoded map[string]any
 }
 
-func newOutputs() *outputs { return &outputs{nonce: fmt.Sprintf("%012x", rand.Uint64()>>16)} }
+func newOutputs() *outputs { return &outputs{pre: fmt.Sprintf("brine%012xv", rand.Uint64()>>16)} }
 
 // remember records that text is v encoded by a filter of the render e runs.
 func remember(e *exec.Evaluator, text string, v any) {
@@ -136,15 +139,11 @@ func renderOutputs(e *exec.Evaluator) *outputs {
 	return o
 }
 
-func (o *outputs) token(i int) string { return o.prefix() + strconv.Itoa(i) + "x" }
-
-// prefix starts every token of this render: brine<nonce>v<index>x, plain
-// YAML in any position.
-func (o *outputs) prefix() string { return "brine" + o.nonce + "v" }
+func (o *outputs) token(i int) string { return o.pre + strconv.Itoa(i) + "x" }
 
 // scan reads a token at the start of s: its index and length, or -1.
 func (o *outputs) scan(s string) (index, n int) {
-	p := o.prefix()
+	p := o.pre
 	if !strings.HasPrefix(s, p) {
 		return -1, 0
 	}
@@ -177,7 +176,7 @@ func (o *outputs) index(tok string) int {
 
 // has reports whether s holds a token of this render.
 func (o *outputs) has(s string) bool {
-	return o != nil && strings.Contains(s, o.prefix())
+	return o != nil && strings.Contains(s, o.pre)
 }
 
 // expand replaces every token in s by its text; display replaces newlines
@@ -187,7 +186,7 @@ func (o *outputs) expand(s string, display bool) string {
 		return s
 	}
 	var b strings.Builder
-	p := o.prefix()
+	p := o.pre
 	for {
 		at := strings.Index(s, p)
 		if at < 0 {
