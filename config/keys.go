@@ -64,10 +64,14 @@ func (m *Master) Unknown(known []string) []Problem {
 // top-level key, then keys of nested mappings; "*" stands for every value of
 // a mapping or every item of a list. Nothing under path is not an error.
 func (m *Master) CheckKeys(known []string, path ...string) error {
+	return checkKeys(m.keys, known, path)
+}
+
+func checkKeys(keys map[string]source, known []string, path []string) error {
 	if len(path) == 0 {
 		return nil
 	}
-	src, ok := m.keys[path[0]]
+	src, ok := keys[path[0]]
 	if !ok {
 		return nil
 	}
