@@ -72,7 +72,10 @@ type Func struct {
 	// ReadOnly marks a function without side effects, which reaction files
 	// may call while they render (salt['mine.get'](...)).
 	ReadOnly bool
-	Run      Handler
+	// Wheel marks one of Salt's wheel functions (master management: keys),
+	// which `wheel.<fun>` reactions may call as well as `runner.<fun>`.
+	Wheel bool
+	Run   Handler
 }
 
 // Param is one declared parameter.
@@ -165,6 +168,12 @@ func (r *Registry) Names() []string {
 func (r *Registry) ReadOnly(name string) bool {
 	f, ok := r.Lookup(name)
 	return ok && f.ReadOnly
+}
+
+// Wheel reports whether name is registered as a wheel function.
+func (r *Registry) Wheel(name string) bool {
+	f, ok := r.Lookup(name)
+	return ok && f.Wheel
 }
 
 // Accepts reports whether name declares the parameter param (by name or
