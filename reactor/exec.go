@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/brinehq/brine/bus"
@@ -203,16 +204,33 @@ func (x *execution) skip(ctx context.Context, re *Reaction, reason string) Resul
 	return Result{Reaction: re, Status: Skipped, Reason: reason}
 }
 
-// Runnable says why this master cannot run re (ErrNoExecutor), or nil:
-// what the live reactor reports when re's turn comes, and what `brine
-// reactor test` reports without running anything.
+// Runnable says why this master cannot run re (ErrNoExecutor, or a wheel
+// reaction naming no wheel function or with wrong arguments), or nil: what
+// the live reactor reports when re's turn comes, and what `brine reactor
+// test` reports without running anything.
 func (r *Reactor) Runnable(re *Reaction) *Error {
-	if re.Kind == Runner {
+	fail := func(err error) *Error {
+		return &Error{Stage: StageRun, File: re.File, Line: re.Line, Rendered: re.RenderedLine, ID: re.ID, Err: err}
+	}
+	switch re.Kind {
+	case Runner:
+		return nil
+	case Wheel:
+		// Runner reactions are checked when their file is compiled; a
+		// wheel function's arguments are checked here, before it runs.
+		if !r.funcs.Wheel(re.Fun) {
+			if slices.Contains(r.funcs.Names(), re.Fun) {
+				return fail(fmt.Errorf("%s: %s is not a wheel function (call it as runner.%s)", re.Call(), re.Fun, re.Fun))
+			}
+			return fail(fmt.Errorf("%s: no wheel function %s on this master (wheel functions: key.*)", re.Call(), re.Fun))
+		}
+		if err := r.funcs.Check(re.Fun, re.Args, re.Kwargs); err != nil {
+			return fail(fmt.Errorf("%s: %w", re.Call(), err))
+		}
 		return nil
 	}
-	return &Error{Stage: StageRun, File: re.File, Line: re.Line, Rendered: re.RenderedLine, ID: re.ID,
-		Err: fmt.Errorf("%w for %s reactions: %s needs a minion transport, which this master does not have yet",
-			ErrNoExecutor, re.Kind, re.Call())}
+	return fail(fmt.Errorf("%w for %s reactions: %s needs a minion transport, which this master does not have yet",
+		ErrNoExecutor, re.Kind, re.Call()))
 }
 
 // runOne runs a reaction as a job, with retries, dead-lettering it when
@@ -250,12 +268,16 @@ func (x *execution) runOne(ctx context.Context, re *Reaction) Result {
 }
 
 // job runs re as one job: salt/run/<jid>/new, up to attempts calls with
-// backoff, salt/run/<jid>/ret. The new event is stored while the function
-// runs and ret waits for it, so the two are in order and a fast reaction
-// costs one durable write.
+// backoff, salt/run/<jid>/ret (salt/wheel/<jid>/… for a wheel reaction).
+// The new event is stored while the function runs and ret waits for it, so
+// the two are in order and a fast reaction costs one durable write.
 func (r *Reactor) job(ctx context.Context, pub bus.Publisher, cause *bus.Event, re *Reaction, attempts int, policy Retry) Result {
 	run := jobs.NewRun(re.Fun, re.Args, re.Kwargs, jobs.ReactionUser(cause), bus.Origin{Source: r.source, Cause: cause})
 	run.Extra = map[string]any{"cause": cause.ID, "reaction": re.ID, "file": re.File}
+	if re.Kind == Wheel {
+		run.Fun = re.Call()
+		pub = wheelTags{Publisher: pub, jid: run.JID}
+	}
 	res := Result{Reaction: re, JID: run.JID}
 	r.stats.Reactions.Add(1)
 	newStored := make(chan error, 1)
@@ -303,6 +325,28 @@ func (r *Reactor) job(ctx context.Context, pub bus.Publisher, cause *bus.Event, 
 		r.stats.Failed.Add(1)
 	}
 	return res
+}
+
+// WheelTag is the tag of a wheel job event, salt/wheel/<jid>/<what>: Salt's
+// reactor runs wheel.* reactions through its wheel client, whose jobs are
+// announced there rather than under salt/run/.
+func WheelTag(jid, what string) string { return "salt/wheel/" + jid + "/" + what }
+
+// wheelTags publishes a wheel reaction's job events (built as a runner
+// job's) under WheelTag; every other event passes as it is.
+type wheelTags struct {
+	bus.Publisher
+	jid string
+}
+
+// Publish implements bus.Publisher.
+func (w wheelTags) Publish(ctx context.Context, ev *bus.Event) error {
+	for _, what := range []string{"new", "ret"} {
+		if ev.Tag == jobs.RunTag(w.jid, what) {
+			ev.Tag = WheelTag(w.jid, what)
+		}
+	}
+	return w.Publisher.Publish(ctx, ev)
 }
 
 // call runs the reaction's function; a panic in it is a failed attempt,

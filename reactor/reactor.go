@@ -6,7 +6,8 @@
 // formats, and compiled into calls. Where Salt's reactor is weak, this one
 // is not: every event is read from a durable consumer and acknowledged only
 // when its reactions finished or were dead-lettered; each reaction run is a
-// job with salt/run/<jid>/new and ret events; failures retry with backoff;
+// job with salt/run/<jid>/new and ret events (salt/wheel/<jid>/… for wheel
+// reactions, as Salt's wheel client); failures retry with backoff;
 // `require` and `onfail` are honoured; errors are fired as
 // brine/reactor/error events with file and line; and causal depth cuts loops.
 //
@@ -32,6 +33,8 @@ type Functions interface {
 	Check(name string, args []any, kwargs map[string]any) error
 	Accepts(name, param string) bool
 	ReadOnly(name string) bool
+	// Wheel reports whether name may run as a wheel.<name> reaction.
+	Wheel(name string) bool
 	Names() []string
 }
 
