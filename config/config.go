@@ -70,6 +70,28 @@ type Settings struct {
 	// Strict refuses to start with a configuration key brine does not know
 	// (also --strict); by default such keys are warnings.
 	Strict bool `yaml:"strict"`
+
+	// AutoAccept accepts every new agent key without an operator (Salt's
+	// auto_accept; for labs only).
+	AutoAccept bool `yaml:"auto_accept"`
+	// AutosignFile lists agent ids (ids, globs or regular expressions, one
+	// a line, # comments) whose new keys are accepted; relative paths are
+	// relative to the configuration directory.
+	AutosignFile string `yaml:"autosign_file"`
+	// AutorejectFile lists agent ids whose new keys are rejected, in the
+	// same format; it wins over every way of accepting.
+	AutorejectFile string `yaml:"autoreject_file"`
+	// AutosignGrainsDir holds one file per grain name listing values that
+	// accept an agent sending them in its autosign_grains.
+	AutosignGrainsDir string `yaml:"autosign_grains_dir"`
+	// AuthEvents fires salt/auth for every agent hello (default true).
+	AuthEvents bool `yaml:"auth_events"`
+	// PresenceEvents fires salt/presence/present and salt/presence/change
+	// every LoopInterval (Salt's presence_events).
+	PresenceEvents bool `yaml:"presence_events"`
+	// LoopInterval is the period of the master's maintenance loop in
+	// seconds (Salt's loop_interval, default 60).
+	LoopInterval int `yaml:"loop_interval"`
 }
 
 // BusSettings select the event store backend.
@@ -104,6 +126,8 @@ func Defaults() Settings {
 		PublishPort:  4505,
 		RetPort:      4506,
 		Bus:          BusSettings{MaxAge: 7 * 24 * time.Hour},
+		AuthEvents:   true,
+		LoopInterval: 60,
 	}
 }
 
@@ -277,6 +301,9 @@ func (m *Master) validate() error {
 	}
 	if s.Bus.Replicas < 0 || s.Bus.Replicas > 5 {
 		return bad("bus", "replicas %d: want 1 to 5 (JetStream's limit)", s.Bus.Replicas)
+	}
+	if s.LoopInterval < 1 {
+		return bad("loop_interval", "%d: want a number of seconds, at least 1", s.LoopInterval)
 	}
 	if !Loopback(s.Interface) && !s.AllowPlainGateway {
 		return bad("interface", "%q reaches beyond this machine, and the gateway's traffic is not encrypted yet: "+

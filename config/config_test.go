@@ -74,6 +74,8 @@ func TestLoadErrors(t *testing.T) {
 		{"all addresses", "id: m\ninterface: 0.0.0.0\n", `master:2: interface: "0.0.0.0" reaches beyond this machine`},
 		{"lan address", "interface: 10.0.0.5\n", "allow_plain_gateway: true"},
 		{"replicas", "bus:\n  replicas: 7\n", "master:1: bus: replicas 7"},
+		{"loop interval", "id: m\nloop_interval: 0\n", "master:2: loop_interval: 0: want a number of seconds, at least 1"},
+		{"auto_accept type", "auto_accept: [yes]\n", "master: line 1"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,5 +166,32 @@ func TestClosest(t *testing.T) {
 		if got := Closest(in, known); got != want {
 			t.Errorf("Closest(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestKeySettings: Salt's key and presence options, with Salt's defaults.
+func TestKeySettings(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "master"), "id: m\n")
+	m, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.Settings
+	if s.AutoAccept || !s.AuthEvents || s.PresenceEvents || s.LoopInterval != 60 || s.AutosignFile != "" {
+		t.Errorf("defaults: %+v", s)
+	}
+	write(t, filepath.Join(dir, "master.d", "keys.conf"), "auto_accept: True\nautosign_file: autosign.conf\nautoreject_file: /etc/brine/reject\n"+
+		"autosign_grains_dir: grains\nauth_events: False\npresence_events: True\nloop_interval: 5\n")
+	if m, err = Load(dir); err != nil {
+		t.Fatal(err)
+	}
+	s = m.Settings
+	if !s.AutoAccept || s.AutosignFile != "autosign.conf" || s.AutorejectFile != "/etc/brine/reject" || s.AutosignGrainsDir != "grains" ||
+		s.AuthEvents || !s.PresenceEvents || s.LoopInterval != 5 {
+		t.Errorf("settings: %+v", s)
+	}
+	if p := m.Unknown(CoreKeys()); len(p) != 0 {
+		t.Errorf("key options reported: %v", p)
 	}
 }

@@ -176,12 +176,12 @@ func distance(a, b string) int {
 // Salt master configuration brought unchanged loads, and they are reported
 // as ignored rather than as typos.
 var saltMasterKeys = []string{
-	"auto_accept", "autosign_file", "autoreject_file", "autosign_grains_dir", "autosign_timeout", "cachedir", "conf_file",
+	"autosign_timeout", "cachedir", "conf_file",
 	"enable_gpu_grains", "event_return", "ext_pillar", "external_auth", "fileserver_backend", "gather_job_timeout",
 	"gitfs_remotes", "hash_type", "ipv6", "job_cache", "keep_acl_in_token", "key_logfile", "log_datefmt", "log_file",
 	"log_level_logfile", "master_id", "master_job_cache", "master_sign_pubkey", "master_tops", "max_open_files",
 	"minion_data_cache", "nodegroups", "open_mode", "order_masters", "peer", "peer_run", "pidfile", "pillar_opts",
-	"pillar_roots", "pillar_source_merging_strategy", "pki_dir", "presence_events", "publisher_acl", "reactor_niceness",
+	"pillar_roots", "pillar_source_merging_strategy", "pki_dir", "publisher_acl", "reactor_niceness",
 	"reactor_refresh_interval", "reactor_worker_hwm", "rotate_aes_key", "runner_dirs", "sock_dir", "state_aggregate",
 	"state_output", "state_top", "state_verbose", "syndic_master", "tcp_keepalive", "timeout", "token_expire",
 	"transport", "top_file_merging_strategy", "user", "worker_threads", "zmq_backlog", "zmq_filtering", "default_top",
