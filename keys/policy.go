@@ -117,13 +117,23 @@ func (s *Store) rules() *rules {
 	return nr
 }
 
+// PolicyError is a policy file that cannot be used; Key names the option
+// (autosign_file…) so that the master can say where it was set.
+type PolicyError struct {
+	Key string
+	Err error
+}
+
+func (e *PolicyError) Error() string { return e.Err.Error() }
+func (e *PolicyError) Unwrap() error { return e.Err }
+
 // loadRules reads p's files. strict makes a problem an error; otherwise
 // the file is logged and matches nothing.
 func loadRules(p Policy, strict bool, log *slog.Logger) (*rules, error) {
 	r := &rules{Policy: p, seen: describeFiles(p)}
-	problem := func(err error) error {
+	problem := func(key string, err error) error {
 		if strict {
-			return err
+			return &PolicyError{Key: key, Err: err}
 		}
 		log.Warn("keys: ignoring a key policy file", "err", err)
 		return nil
@@ -138,7 +148,7 @@ func loadRules(p Policy, strict bool, log *slog.Logger) (*rules, error) {
 		}
 		lines, err := readPolicyFile(f.key, f.path)
 		if err != nil {
-			if err := problem(err); err != nil {
+			if err := problem(f.key, err); err != nil {
 				return nil, err
 			}
 			continue
@@ -152,7 +162,7 @@ func loadRules(p Policy, strict bool, log *slog.Logger) (*rules, error) {
 	if p.AutosignGrainsDir != "" {
 		grains, err := readGrainsDir(p.AutosignGrainsDir)
 		if err != nil {
-			if err := problem(err); err != nil {
+			if err := problem("autosign_grains_dir", err); err != nil {
 				return nil, err
 			}
 		}

@@ -349,8 +349,12 @@ func TestSetPolicyErrors(t *testing.T) {
 		{Policy{AutosignFile: dir}, "is a directory"},
 		{Policy{AutosignFile: open}, "writable by its group or by everyone (mode 0666)"},
 	} {
-		if err := e.s.SetPolicy(tc.p); err == nil || !strings.Contains(err.Error(), tc.want) {
+		err := e.s.SetPolicy(tc.p)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("SetPolicy(%+v) = %v, want %q", tc.p, err, tc.want)
+		}
+		if pe, ok := errors.AsType[*PolicyError](err); !ok || !strings.HasPrefix(err.Error(), pe.Key) {
+			t.Errorf("SetPolicy(%+v) = %v, want a PolicyError naming the option", tc.p, err)
 		}
 	}
 	// The policy in force stays: the default, pending.

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/cloud"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/keys"
 	"github.com/brinehq/brine/mine"
 )
 
@@ -19,7 +21,7 @@ type provider interface {
 // providers lists every part that provides runner functions besides the
 // built-in ones: the one list both the master and DryRunFunctions use.
 func (m *Master) providers() []provider {
-	ps := []provider{m.mine, m.jobs, m.cloud}
+	ps := []provider{m.mine, m.jobs, m.keys, m.cloud}
 	for _, in := range m.integrations {
 		ps = append(ps, in)
 	}
@@ -36,8 +38,8 @@ func (m *Master) registerFunctions(context.Context) error {
 	return nil
 }
 
-// ErrNeedsMaster is what a function of an integration, the mine, jobs or
-// the cloud answers in a dry run: it is known and its arguments were
+// ErrNeedsMaster is what a function of an integration, the mine, jobs, keys
+// or the cloud answers in a dry run: it is known and its arguments were
 // checked, but it acts on the world through the master's connections.
 var ErrNeedsMaster = errors.New("runs only on the master (brine reactor test has no DNS, mine or Slack connection)")
 
@@ -47,7 +49,8 @@ var ErrNeedsMaster = errors.New("runs only on the master (brine reactor test has
 // started, and answers ErrNeedsMaster. A reaction file is therefore checked
 // exactly as the master would check it.
 func DryRunFunctions() (*function.Registry, error) {
-	parts := &Master{mine: mine.New(nil), jobs: jobs.NewStore(nil, nil), cloud: &cloud.Functions{}, integrations: Integrations()}
+	parts := &Master{mine: mine.New(nil), jobs: jobs.NewStore(nil, nil), keys: keys.New(nil, bus.Emitter{}), cloud: &cloud.Functions{},
+		integrations: Integrations()}
 	reg := function.NewWithBuiltins()
 	for _, p := range parts.providers() {
 		for _, f := range p.Funcs() {

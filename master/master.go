@@ -32,6 +32,7 @@ import (
 	"github.com/brinehq/brine/integrations"
 	"github.com/brinehq/brine/internal/logging"
 	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/keys"
 	"github.com/brinehq/brine/mine"
 	"github.com/brinehq/brine/reactor"
 	"github.com/brinehq/brine/reactor/kvdlq"
@@ -68,6 +69,7 @@ type Master struct {
 	gateway *gateway.Server
 	funcs   *function.Registry
 	mine    *mine.Store
+	keys    *keys.Store
 	jobs    *jobs.Store
 	dlq     *kvdlq.Store
 	cloud   *cloud.Functions
@@ -155,6 +157,7 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	// before it reacts to the first event.
 	for _, start := range []func(context.Context) error{
 		m.startStores,
+		m.startKeys,
 		m.startIntegrations,
 		m.startCloud,
 		m.registerFunctions,

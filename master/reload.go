@@ -89,6 +89,7 @@ func (m *Master) Reload(ctx context.Context) {
 		report(in.Reload(ctx, cfg))
 	}
 	report(m.reloadAPI(cfg))
+	report(m.reloadKeys(cfg))
 	report(m.reloadReactor(cfg))
 	m.cfg = cfg
 	m.log.Info("configuration reloaded", "files", strings.Join(cfg.Files, ","))
