@@ -93,6 +93,7 @@ Exit codes: 0 success, 1 failure, 2 bad command line, 3 master unreachable.`,
 	root.AddCommand(newDdnsCmd(g))
 	root.AddCommand(newCloudCmd(g))
 	root.AddCommand(newMineCmd(g))
+	root.AddCommand(newKeyCmd(g))
 	return root
 }
 

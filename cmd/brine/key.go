@@ -1,0 +1,425 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/keys"
+	"github.com/brinehq/brine/master/rpc"
+)
+
+// keyFlags are salt-key's options.
+type keyFlags struct {
+	listAll                     bool
+	list                        string
+	accept, reject, del         string
+	acceptAll, rejectAll        bool
+	deleteAll                   bool
+	finger, print               string
+	fingerAll, printAll         bool
+	yes                         bool
+	includeRejected, includeAcc bool
+	includeDenied, includeAll   bool
+	asJSON                      bool
+	out                         string
+}
+
+// listNames are the values salt-key's -l takes.
+var listNames = []string{"pre", "un", "unaccepted", "acc", "accepted", "rej", "rejected", "den", "denied", "all"}
+
+func newKeyCmd(g *globalFlags) *cobra.Command {
+	var (
+		cf clientFlags
+		f  keyFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "key [-L | -l STATE | -a GLOB | -A | -r GLOB | -R | -d GLOB | -D | -f GLOB | -F | -p GLOB | -P]",
+		Short: "List, accept, reject and delete agent keys (like salt-key)",
+		Long: `Manage the keys agents present to the master, as salt-key does: with no
+option (or -L) list every key by state; -a, -r and -d accept, reject and
+delete the keys a glob selects (several globs separated by commas), -A, -R
+and -D every one. An accepted key lets its agent in; a pending one waits for
+an operator (or autosign_file, auto_accept); a rejected one is refused; a
+denied key is another key presented for an id that has one (possibly an
+impostor), listed beside the id's own key.
+
+Accept, reject and delete show the keys they will change and ask
+"Proceed?" on a terminal; -y proceeds without asking, and is required when
+standard input is not a terminal. Each change fires salt/key. -f and -p
+print the keys' SHA-256 fingerprints and public keys (Z85).`,
+		Example: `  brine key -L
+  brine key -l un
+  brine key -a 'web-asg-*' -y
+  brine key -d web1 -y
+  brine key -f web1
+  brine key -L --out json`,
+		Args: rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := f.check(); err != nil {
+				return usageError{err}
+			}
+			k := &keyRun{cmd: cmd, g: g, cf: &cf, f: &f, out: cmd.OutOrStdout()}
+			return k.run(cmd.Context())
+		},
+	}
+	cf.register(cmd)
+	fl := cmd.Flags()
+	fl.BoolVarP(&f.listAll, "list-all", "L", false, "list every key by state (the default)")
+	fl.StringVarP(&f.list, "list", "l", "", "list the keys in one state: "+strings.Join(listNames, ", "))
+	fl.StringVarP(&f.accept, "accept", "a", "", "accept the pending keys GLOB selects")
+	fl.BoolVarP(&f.acceptAll, "accept-all", "A", false, "accept every pending key")
+	fl.StringVarP(&f.reject, "reject", "r", "", "reject the pending keys GLOB selects")
+	fl.BoolVarP(&f.rejectAll, "reject-all", "R", false, "reject every pending key")
+	fl.StringVarP(&f.del, "delete", "d", "", "delete the keys GLOB selects, in every state")
+	fl.BoolVarP(&f.deleteAll, "delete-all", "D", false, "delete every key")
+	fl.StringVarP(&f.finger, "finger", "f", "", "print the fingerprints of the keys GLOB selects")
+	fl.BoolVarP(&f.fingerAll, "finger-all", "F", false, "print the fingerprints of every key")
+	fl.StringVarP(&f.print, "print", "p", "", "print the public keys GLOB selects")
+	fl.BoolVarP(&f.printAll, "print-all", "P", false, "print every public key")
+	fl.BoolVarP(&f.yes, "yes", "y", false, "accept, reject or delete without asking")
+	fl.BoolVar(&f.includeRejected, "include-rejected", false, "accept: rejected keys too")
+	fl.BoolVar(&f.includeAcc, "include-accepted", false, "reject: accepted keys too")
+	fl.BoolVar(&f.includeDenied, "include-denied", false, "accept or reject: denied keys too (the id's first denied key replaces its key)")
+	fl.BoolVar(&f.includeAll, "include-all", false, "accept: rejected keys too; reject: accepted keys too")
+	fl.BoolVar(&f.asJSON, "json", false, "print the answer as JSON on one line")
+	fl.StringVar(&f.out, "out", "", "output format: key (salt-key's) or json (indented, as salt-key --out json)")
+	return cmd
+}
+
+// action is the one thing a command line asks: list, accept, reject,
+// delete, finger or print, and its glob.
+func (f *keyFlags) action() (name, match string, n int) {
+	for _, a := range []struct {
+		set   bool
+		name  string
+		match string
+	}{
+		{f.listAll, "list_all", ""}, {f.list != "", "list", f.list},
+		{f.accept != "", "accept", f.accept}, {f.acceptAll, "accept", "*"},
+		{f.reject != "", "reject", f.reject}, {f.rejectAll, "reject", "*"},
+		{f.del != "", "delete", f.del}, {f.deleteAll, "delete", "*"},
+		{f.finger != "", "finger", f.finger}, {f.fingerAll, "finger", "*"},
+		{f.print != "", "print", f.print}, {f.printAll, "print", "*"},
+	} {
+		if a.set {
+			if n == 0 {
+				name, match = a.name, a.match
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		name = "list_all"
+	}
+	return name, match, n
+}
+
+func (f *keyFlags) check() error {
+	if _, _, n := f.action(); n > 1 {
+		return errors.New("key: give one of -L, -l, -a, -A, -r, -R, -d, -D, -f, -F, -p, -P")
+	}
+	if f.list != "" && !slices.Contains(listNames, f.list) {
+		return fmt.Errorf("key: -l %q: want one of %s", f.list, strings.Join(listNames, ", "))
+	}
+	switch f.out {
+	case "", "key", "json":
+	default:
+		return fmt.Errorf("key: --out %q: want key or json", f.out)
+	}
+	if f.asJSON && f.out == "key" {
+		return errors.New("key: --json and --out key disagree")
+	}
+	return nil
+}
+
+// json reports whether the answer is printed as JSON, and how.
+func (f *keyFlags) json() (on bool, indent string) {
+	if f.out == "json" {
+		return true, "    "
+	}
+	return f.asJSON, ""
+}
+
+// keyRun is one `brine key` invocation.
+type keyRun struct {
+	cmd *cobra.Command
+	g   *globalFlags
+	cf  *clientFlags
+	f   *keyFlags
+	out io.Writer
+}
+
+func (k *keyRun) run(ctx context.Context) error {
+	name, match, _ := k.f.action()
+	switch name {
+	case "list_all":
+		var l keys.Listing
+		if err := k.call(ctx, "key.list_all", nil, &l); err != nil {
+			return err
+		}
+		return k.show(l)
+	case "list":
+		var l keys.Listing
+		if err := k.call(ctx, "key.list", map[string]any{"match": match}, &l); err != nil {
+			return err
+		}
+		return k.show(l)
+	case "finger", "print":
+		var m map[string]map[string]any
+		if err := k.call(ctx, "key."+name, map[string]any{"match": match}, &m); err != nil {
+			return err
+		}
+		return k.show(m)
+	}
+	return k.change(ctx, name, match)
+}
+
+// change accepts, rejects or deletes as salt-key does: list what the glob
+// selects in the states the command acts on, confirm, then change exactly
+// the keys listed (by name, not by the glob again: a key that arrived in
+// between is not changed unseen).
+func (k *keyRun) change(ctx context.Context, name, match string) error {
+	var found keys.Listing
+	if err := k.call(ctx, "key.name_match", map[string]any{"match": match}, &found); err != nil {
+		return err
+	}
+	f := k.f
+	incRej := name == "accept" && (f.includeRejected || f.includeAll)
+	incAcc := name == "reject" && (f.includeAcc || f.includeAll)
+	incDen := name != "delete" && f.includeDenied
+	lists := []string{keys.ListPending}
+	statuses := []string{"unaccepted"}
+	for _, inc := range []struct {
+		on           bool
+		list, status string
+	}{{incAcc, keys.ListAccepted, "accepted"}, {incRej, keys.ListRejected, "rejected"}, {incDen, keys.ListDenied, "denied"}} {
+		if inc.on {
+			lists = append(lists, inc.list)
+			statuses = append(statuses, inc.status)
+		}
+	}
+	chosen := keys.Listing{}
+	for list, ids := range found {
+		if name == "delete" || slices.Contains(lists, list) {
+			chosen[list] = ids
+		}
+	}
+	asJSON, _ := f.json()
+	if len(chosen) == 0 {
+		if name == "delete" {
+			statuses = []string{"accepted", "unaccepted", "rejected", "denied"}
+		}
+		if asJSON {
+			return k.show(keys.Listing{})
+		}
+		_, err := fmt.Fprintf(k.out, "The key glob '%s' does not match any %s keys.\n", match, orList(statuses))
+		return err
+	}
+	verb := map[string]string{"accept": "accepted", "reject": "rejected", "delete": "deleted"}[name]
+	// As salt-key, the keys about to change are shown, -y or not (on
+	// standard error with --json, whose output is the answer alone).
+	w := k.out
+	if asJSON {
+		w = k.cmd.ErrOrStderr()
+	}
+	if _, err := fmt.Fprintf(w, "The following keys are going to be %s:\n", verb); err != nil {
+		return err
+	}
+	if err := printKeys(w, paletteFor(w, false), chosen); err != nil {
+		return err
+	}
+	if !f.yes {
+		ok, err := k.confirm(w, name, verb, chosen)
+		if err != nil || !ok {
+			return err
+		}
+	}
+	kwargs := map[string]any{"match": chosen}
+	switch name {
+	case "accept":
+		kwargs["include_rejected"], kwargs["include_denied"] = incRej, incDen
+	case "reject":
+		kwargs["include_accepted"], kwargs["include_denied"] = incAcc, incDen
+	}
+	var after keys.Listing
+	if err := k.call(ctx, "key."+name+"_dict", kwargs, &after); err != nil {
+		return err
+	}
+	if name == "delete" {
+		after = chosen // salt-key reports what it was asked to delete
+	}
+	if asJSON {
+		return k.show(after)
+	}
+	for _, list := range slices.Sorted(maps.Keys(after)) {
+		for _, id := range after[list] {
+			if _, err := fmt.Fprintf(k.out, "Key for minion %s %s.\n", id, verb); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// confirm asks on a terminal whether to go on, as salt-key does (accept
+// and reject default to yes, delete to no). Without a terminal to ask on,
+// it refuses: a script must say -y.
+func (k *keyRun) confirm(w io.Writer, name, verb string, chosen keys.Listing) (bool, error) {
+	in := k.cmd.InOrStdin()
+	if !isTerminal(in) {
+		n := 0
+		for _, ids := range chosen {
+			n += len(ids)
+		}
+		return false, usageError{fmt.Errorf("key: %d key(s) not %s: standard input is not a terminal to ask \"Proceed?\" on (pass -y to proceed)", n, verb)}
+	}
+	return ask(in, w, name != "delete")
+}
+
+// ask prints salt-key's "Proceed?" and reads the answer; an empty answer
+// is def.
+func ask(in io.Reader, w io.Writer, def bool) (bool, error) {
+	prompt := "Proceed? [N/y] "
+	if def {
+		prompt = "Proceed? [n/Y] "
+	}
+	if _, err := io.WriteString(w, prompt); err != nil {
+		return false, err
+	}
+	line, err := bufio.NewReader(in).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	line = strings.ToLower(strings.TrimSpace(line))
+	if line == "" {
+		return def, nil
+	}
+	return strings.HasPrefix(line, "y"), nil
+}
+
+// orList is "a", "a or b", "a, b or c".
+func orList(words []string) string {
+	if len(words) == 1 {
+		return words[0]
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
+}
+
+// call runs a key function on the master through `brine run`'s request
+// and decodes its return into out.
+func (k *keyRun) call(ctx context.Context, fun string, kwargs map[string]any, out any) error {
+	user, err := osUser()
+	if err != nil {
+		return err
+	}
+	var reply json.RawMessage
+	if err := callMaster(ctx, k.g, k.cf, rpc.Run, rpc.RunRequest{Fun: fun, Kwargs: kwargs, User: user}, &reply); err != nil {
+		return err
+	}
+	var res struct {
+		jobs.Result
+		Return json.RawMessage `json:"return"`
+	}
+	if err := json.Unmarshal(reply, &res); err != nil {
+		return fmt.Errorf("key: reply: %w", err)
+	}
+	if !res.Success {
+		return fmt.Errorf("%s failed (job %s): %s", fun, res.JID, res.Error)
+	}
+	if err := json.Unmarshal(res.Return, out); err != nil {
+		return fmt.Errorf("key: %s returned %s: %w", fun, res.Return, err)
+	}
+	return nil
+}
+
+// show prints a listing, or fingerprints or keys by list and id, as
+// salt-key's key outputter or as JSON.
+func (k *keyRun) show(v any) error {
+	if asJSON, indent := k.f.json(); asJSON {
+		b, err := json.MarshalIndent(v, "", indent)
+		if indent == "" {
+			b, err = json.Marshal(v)
+		}
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(k.out, "%s\n", b)
+		return err
+	}
+	return printKeys(k.out, paletteFor(k.out, false), v)
+}
+
+// keyColours are salt-key's: a bright heading and its keys in the state's
+// colour (accepted green, denied magenta, unaccepted red, rejected blue).
+var keyColours = map[string]struct{ head, item string }{
+	keys.ListAccepted: {"\x1b[1;32m", "\x1b[0;32m"},
+	keys.ListDenied:   {"\x1b[1;35m", "\x1b[0;35m"},
+	keys.ListPending:  {"\x1b[1;31m", "\x1b[0;31m"},
+	keys.ListRejected: {"\x1b[1;34m", "\x1b[0;34m"},
+}
+
+// keyHeadings are salt-key's headings of the lists.
+var keyHeadings = map[string]string{
+	keys.ListAccepted: "Accepted Keys:",
+	keys.ListDenied:   "Denied Keys:",
+	keys.ListPending:  "Unaccepted Keys:",
+	keys.ListRejected: "Rejected Keys:",
+}
+
+// printKeys writes v as salt-key's key outputter does: each list present,
+// in the order of its name (accepted, denied, unaccepted, rejected), under
+// its heading; ids one a line, or "id:  value" for fingerprints and keys
+// (one line per denied key).
+func printKeys(w io.Writer, pal palette, v any) error {
+	var b strings.Builder
+	paint := func(code, s string) string {
+		if !pal.on {
+			return s
+		}
+		return code + s + reset
+	}
+	section := func(list string, lines []string) {
+		c := keyColours[list]
+		b.WriteString(paint(c.head, keyHeadings[list]) + "\n")
+		for _, l := range lines {
+			b.WriteString(paint(c.item, l) + "\n")
+		}
+	}
+	switch t := v.(type) {
+	case keys.Listing:
+		for _, list := range slices.Sorted(maps.Keys(t)) {
+			section(list, t[list])
+		}
+	case map[string]map[string]any:
+		for _, list := range slices.Sorted(maps.Keys(t)) {
+			var lines []string
+			ids := slices.Collect(maps.Keys(t[list]))
+			slices.SortFunc(ids, func(a, b string) int { return strings.Compare(strings.ToLower(a), strings.ToLower(b)) })
+			for _, id := range ids {
+				switch val := t[list][id].(type) {
+				case []any:
+					for _, x := range val {
+						lines = append(lines, fmt.Sprintf("%s:  %v", id, x))
+					}
+				default:
+					lines = append(lines, fmt.Sprintf("%s:  %v", id, val))
+				}
+			}
+			section(list, lines)
+		}
+	default:
+		return fmt.Errorf("key: cannot print %T", v)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
