@@ -106,7 +106,9 @@ func decide(pol *rules, id, pub string, grains map[string]any, cur *Key) (Result
 		if next == nil {
 			next = &Key{}
 		}
+		// A key denied before the id's key was deleted is now just new.
 		next.Pub = pub
+		next.Denied = slices.DeleteFunc(next.Denied, func(d string) bool { return d == pub })
 		if pol.autoreject(id) {
 			next.State = Rejected
 			return res(Rejected, ActReject, "new key rejected by autoreject_file"), next

@@ -423,6 +423,17 @@ func TestListingsAndMatches(t *testing.T) {
 	if k := e.get(t, "web1"); k.State != Accepted || len(k.Denied) != 0 {
 		t.Errorf("after deleting the denied keys: %+v", k)
 	}
+	// A denied key whose id's own key is deleted is a new key, not also a denied one.
+	e.hello(t, "cache1", other, nil)
+	if _, err := e.s.DeleteDict(ctx, Listing{ListPending: {"cache1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.hello(t, "cache1", other, nil); r.Act != ActPend {
+		t.Errorf("after deleting cache1's key: %+v", r)
+	}
+	if k := e.get(t, "cache1"); k.Pub != other || len(k.Denied) != 0 {
+		t.Errorf("cache1: %+v, want its old denied key as its pending key", k)
+	}
 	got, err = e.s.AcceptDict(ctx, Listing{ListPending: {"db*"}, ListRejected: {"db2"}}, false, false)
 	// Salt's dict_match: each name given, under every list it matches now.
 	if err != nil || !reflect.DeepEqual(got, Listing{ListAccepted: {"db*"}, ListRejected: {"db*", "db2"}}) {
