@@ -3,7 +3,7 @@ GO            ?= go
 BIN           := bin/brine
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Debian packages the tests start as real peers (installed when missing).
-DEB_PACKAGES  ?= bind9 bind9-dnsutils dnsmasq-base busybox udhcpc iproute2 curl openssh-server python3
+DEB_PACKAGES  ?= bind9 bind9-dnsutils dnsmasq-base busybox udhcpc iproute2 curl openssh-server python3 python3-zmq
 # Packages where concurrency lives run under the race detector.
 RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./api/... ./master/...
 FUZZTIME      ?= 30s
