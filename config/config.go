@@ -64,9 +64,6 @@ type Settings struct {
 	KeyFile string `yaml:"key_file"`
 	// Bus configures the event store.
 	Bus BusSettings `yaml:"bus"`
-	// AllowPlainGateway accepts an interface beyond loopback although the
-	// gateway's traffic is not encrypted yet (agents bring encryption).
-	AllowPlainGateway bool `yaml:"allow_plain_gateway"`
 	// Strict refuses to start with a configuration key brine does not know
 	// (also --strict); by default such keys are warnings.
 	Strict bool `yaml:"strict"`
@@ -304,10 +301,6 @@ func (m *Master) validate() error {
 	}
 	if s.LoopInterval < 1 {
 		return bad("loop_interval", "%d: want a number of seconds, at least 1", s.LoopInterval)
-	}
-	if !Loopback(s.Interface) && !s.AllowPlainGateway {
-		return bad("interface", "%q reaches beyond this machine, and the gateway's traffic is not encrypted yet: "+
-			"keep it on loopback (127.0.0.1), or set allow_plain_gateway: true to accept that anyone on the network can read it", s.Interface)
 	}
 	return nil
 }

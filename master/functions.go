@@ -21,7 +21,7 @@ type provider interface {
 // providers lists every part that provides runner functions besides the
 // built-in ones: the one list both the master and DryRunFunctions use.
 func (m *Master) providers() []provider {
-	ps := []provider{m.mine, m.jobs, m.keys, m.cloud}
+	ps := []provider{m.mine, m.jobs, m.keys, m.agents, m.cloud}
 	for _, in := range m.integrations {
 		ps = append(ps, in)
 	}
@@ -49,7 +49,7 @@ var ErrNeedsMaster = errors.New("runs only on the master (brine reactor test has
 // started, and answers ErrNeedsMaster. A reaction file is therefore checked
 // exactly as the master would check it.
 func DryRunFunctions() (*function.Registry, error) {
-	parts := &Master{mine: mine.New(nil), jobs: jobs.NewStore(nil, nil), keys: keys.New(nil, bus.Emitter{}), cloud: &cloud.Functions{},
+	parts := &Master{mine: mine.New(nil), jobs: jobs.NewStore(nil, nil), keys: keys.New(nil, bus.Emitter{}), agents: &agents{}, cloud: &cloud.Functions{},
 		integrations: Integrations()}
 	reg := function.NewWithBuiltins()
 	for _, p := range parts.providers() {

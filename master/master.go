@@ -70,6 +70,7 @@ type Master struct {
 	funcs   *function.Registry
 	mine    *mine.Store
 	keys    *keys.Store
+	agents  *agents
 	jobs    *jobs.Store
 	dlq     *kvdlq.Store
 	cloud   *cloud.Functions
@@ -107,10 +108,6 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	}
 	if err := m.checkKeys(cfg); err != nil {
 		return nil, err
-	}
-	if !config.Loopback(s.Interface) {
-		m.log.Warn("the gateway listens beyond loopback WITHOUT ENCRYPTION (allow_plain_gateway): anyone on the network can read events and requests; "+
-			"clients still need the master key", "interface", s.Interface)
 	}
 	if err := os.MkdirAll(s.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
@@ -155,6 +152,7 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	// the integrations, the API (which exports their counters), and the
 	// reactor last, so that every function it may call is registered
 	// before it reacts to the first event.
+	m.agents = newAgents(m)
 	for _, start := range []func(context.Context) error{
 		m.startStores,
 		m.startKeys,
@@ -169,6 +167,7 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 		}
 	}
 	m.handleRequests()
+	m.agents.serve(m.ctx)
 	m.served = true
 	m.grp.Go(func() error { return m.gateway.Run(m.ctx) })
 

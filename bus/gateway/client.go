@@ -19,6 +19,7 @@ import (
 	"github.com/go-zeromq/zmq4/security/null"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway/curve"
 )
 
 // ErrClosed is returned by a Client used after Close.
@@ -71,8 +72,11 @@ func WithSource(source string) Option { return func(c *Client) { c.source = sour
 // frame). It is safe for concurrent use: requests are pipelined and replies
 // matched by correlation id, so many goroutines can publish at once.
 type Client struct {
-	key    []byte
-	signer *signer
+	key    []byte  // the shared key (operators; nil for agents)
+	signer *signer // signs requests (nil: they carry no mac)
+	newSec func() zmq4.Security
+	redial bool // reconnect when the connection drops (operators)
+	onPush func(method string, body []byte)
 	ep     string
 	source string
 	prefix string // makes correlation ids unique across clients
@@ -123,36 +127,96 @@ func endpoint(addr string, port int) string {
 	return "tcp://" + addr
 }
 
-// authCause returns the innermost error of err's chain that still matches
-// ErrAuth: the security mechanism's own message without zmq4's wrapping,
-// which adds nothing for a user.
-func authCause(err error) error {
-	for next := errors.Unwrap(err); next != nil && next != ErrAuth && errors.Is(next, ErrAuth); next = errors.Unwrap(next) {
-		err = next
-	}
-	return err
-}
-
 // Dial connects to a master's request endpoint ("host:port", "host" for
-// port 4506, "tcp://…" or "ipc://…") and checks the key with a ping, so that a wrong key is reported
-// here rather than on the first publish. It waits for the master until ctx
-// ends; once connected, the client reconnects by itself and re-sends what
-// can safely be re-sent.
+// port 4506, "tcp://…" or "ipc://…") as an operator holding the shared key:
+// CURVE with the key pairs derived from it (so the master must hold the
+// same key to be talked to at all), and a ping, so that a wrong key is
+// reported here rather than on the first publish. It waits for the master
+// until ctx ends; once connected, the client reconnects by itself and
+// re-sends what can safely be re-sent.
 func Dial(ctx context.Context, addr string, key []byte, opts ...Option) (*Client, error) {
 	if len(key) == 0 {
 		return nil, errors.New("gateway: a key is required")
 	}
-	c := &Client{
-		key:        key,
-		signer:     newSigner(key),
-		ep:         endpoint(addr, DefaultRequestPort),
-		pending:    make(map[string]*call),
-		done:       make(chan struct{}),
-		readerDone: make(chan struct{}),
-	}
+	op, master := OperatorKeys(key), MasterKeys(key).Public
+	c := newClient(endpoint(addr, DefaultRequestPort), func() zmq4.Security { return curve.NewClient(op, master) })
+	c.key, c.signer, c.redial = key, newSigner(key), true
 	for _, o := range opts {
 		o(c)
 	}
+	if err := c.start(ctx); err != nil {
+		return nil, operatorAuth(err)
+	}
+	if err := c.Call(ctx, "ping", struct{}{}, nil); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("gateway: %s: %w", c.ep, err)
+	}
+	return c, nil
+}
+
+// operatorAuth reports a master that does not hold the operator's key (it
+// could not open our CURVE hello, or refused us) as ErrAuth.
+func operatorAuth(err error) error {
+	if errors.Is(err, curve.ErrServerKey) || errors.Is(err, curve.ErrRefused) {
+		return fmt.Errorf("%w: wrong key: the master does not hold the key this client was given (%v)", ErrAuth, err)
+	}
+	return err
+}
+
+// AgentDial is how an agent connects: its own key pair, and the master's
+// public key it trusts.
+type AgentDial struct {
+	Keys      curve.KeyPair
+	MasterKey curve.Key
+	// OnPush receives what the master sends unasked (on the client's
+	// reading goroutine: it must not block).
+	OnPush func(method string, body []byte)
+	// Source names the agent in the events it publishes.
+	Source string
+}
+
+// DialAgent connects to a master's request endpoint as an agent: CURVE
+// with the agent's key pair, to a master that must hold the secret of
+// MasterKey (else the error matches curve.ErrServerKey). Its requests carry
+// no mac: the master knows the agent by its key. The client does not
+// reconnect: Done is closed when the connection drops, and the agent
+// connects again (and says hello again) itself.
+func DialAgent(ctx context.Context, addr string, d AgentDial) (*Client, error) {
+	c := newClient(endpoint(addr, DefaultRequestPort), func() zmq4.Security { return curve.NewClient(d.Keys, d.MasterKey) })
+	c.onPush, c.source = d.OnPush, d.Source
+	if err := c.start(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// MasterKey asks the master at addr for its public key over a connection
+// without encryption (the one thing such a connection may ask). The answer
+// is only as trustworthy as the network: an agent checks it against
+// master_finger, or records it and trusts it from then on.
+func MasterKey(ctx context.Context, addr string) (curve.Key, error) {
+	c := newClient(endpoint(addr, DefaultRequestPort), null.Security)
+	if err := c.start(ctx); err != nil {
+		return curve.Key{}, err
+	}
+	defer c.Close()
+	var rep MasterKeyReply
+	if err := c.Call(ctx, MethodMasterKey, struct{}{}, &rep); err != nil {
+		return curve.Key{}, fmt.Errorf("gateway: %s: master key: %w", c.ep, err)
+	}
+	k, err := curve.ParseKey(rep.Key)
+	if err != nil {
+		return curve.Key{}, fmt.Errorf("gateway: %s: master key: %w", c.ep, err)
+	}
+	return k, nil
+}
+
+func newClient(ep string, sec func() zmq4.Security) *Client {
+	return &Client{ep: ep, newSec: sec, pending: make(map[string]*call), done: make(chan struct{}), readerDone: make(chan struct{})}
+}
+
+// start connects and starts reading replies.
+func (c *Client) start(ctx context.Context) error {
 	if c.source == "" {
 		host, err := os.Hostname()
 		if err != nil {
@@ -162,23 +226,23 @@ func Dial(ctx context.Context, addr string, key []byte, opts ...Option) (*Client
 	}
 	var nonce [6]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
-		return nil, err
+		return err
 	}
 	c.prefix = hex.EncodeToString(nonce[:]) + "-"
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	pc, err := connect(ctx, c.ep, null.Security(), zmq4.Dealer)
+	pc, err := connect(ctx, c.ep, c.newSec, zmq4.Dealer)
 	if err != nil {
 		c.cancel()
-		return nil, err
+		return err
 	}
 	c.pc = pc
 	go c.readLoop()
-	if err := c.Call(ctx, "ping", struct{}{}, nil); err != nil {
-		c.Close()
-		return nil, fmt.Errorf("gateway: %s: %w", c.ep, err)
-	}
-	return c, nil
+	return nil
 }
+
+// Done is closed when the client is closed, or when the connection of a
+// client that does not reconnect (an agent's) dropped.
+func (c *Client) Done() <-chan struct{} { return c.readerDone }
 
 // Close releases the connection; calls waiting for a reply return
 // ErrClosed.
@@ -208,11 +272,11 @@ const (
 	clientHandshake  = 10 * time.Second
 )
 
-// connect dials endpoint ep and runs the handshake as a typ socket with
-// sec, again every redialEvery until the master answers or ctx ends; a key
-// the master refuses ends it at once. The connection's writer runs until it
-// is closed.
-func connect(ctx context.Context, ep string, sec zmq4.Security, typ zmq4.SocketType) (*peerConn, error) {
+// connect dials endpoint ep and runs the handshake as a typ socket with a
+// mechanism from sec, again every redialEvery until the master answers or
+// ctx ends; a key the master refuses, or a master without the expected
+// key, ends it at once. The connection's writer runs until it is closed.
+func connect(ctx context.Context, ep string, sec func() zmq4.Security, typ zmq4.SocketType) (*peerConn, error) {
 	network, addr, ok := splitEndpoint(ep)
 	if !ok {
 		return nil, fmt.Errorf("gateway: dial %s: not a tcp:// or ipc:// endpoint", ep)
@@ -221,14 +285,14 @@ func connect(ctx context.Context, ep string, sec zmq4.Security, typ zmq4.SocketT
 	for {
 		raw, err := d.DialContext(ctx, network, addr)
 		if err == nil {
-			pc, err := handshake(ctx, raw, sec, typ, false, clientHandshake, clientQueue, clientQueueBytes)
+			pc, err := handshake(ctx, raw, nil, 0, sec(), typ, false, clientHandshake)
 			if err == nil {
-				go pc.writeLoop()
+				pc.start(clientQueue, clientQueueBytes)
 				return pc, nil
 			}
 			raw.Close()
-			if errors.Is(err, ErrAuth) {
-				return nil, fmt.Errorf("gateway: %s: %w", ep, authCause(err))
+			if errors.Is(err, ErrAuth) || errors.Is(err, curve.ErrServerKey) || errors.Is(err, curve.ErrRefused) {
+				return nil, fmt.Errorf("gateway: %s: %w", ep, err)
 			}
 		}
 		select {
@@ -257,19 +321,26 @@ func (c *Client) readLoop() {
 	defer close(c.readerDone)
 	for {
 		pc := c.conn()
-		frames, cmd, err := readMsg(pc.br, maxReply)
+		frames, cmd, err := pc.readMsg(maxReply)
 		if c.ctx.Err() != nil {
 			return
 		}
 		if err != nil {
 			pc.close()
-			if !c.redial() {
+			if !c.redial || !c.reconnect() {
+				c.failAll()
 				return
 			}
 			c.connLost()
 			continue
 		}
 		if cmd || len(frames) != 3 {
+			continue
+		}
+		if len(frames[0]) == 0 {
+			if c.onPush != nil {
+				c.onPush(string(frames[1]), frames[2])
+			}
 			continue
 		}
 		c.mu.Lock()
@@ -283,10 +354,20 @@ func (c *Client) readLoop() {
 	}
 }
 
-// redial replaces the connection with a new one, waiting for the master
+// failAll fails every call waiting for a reply: the connection is gone.
+func (c *Client) failAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for corr, cl := range c.pending {
+		delete(c.pending, corr)
+		cl.reply <- result{err: fmt.Errorf("%s: %w", cl.method, ErrConnLost)}
+	}
+}
+
+// reconnect replaces the connection with a new one, waiting for the master
 // until the client is closed (then it reports false).
-func (c *Client) redial() bool {
-	pc, err := connect(c.ctx, c.ep, null.Security(), zmq4.Dealer)
+func (c *Client) reconnect() bool {
+	pc, err := connect(c.ctx, c.ep, c.newSec, zmq4.Dealer)
 	if err != nil {
 		return false
 	}
@@ -350,7 +431,7 @@ func (c *Client) call(ctx context.Context, method string, body []byte) (json.Raw
 	corr := c.prefix + strconv.FormatUint(c.seq.Add(1), 36)
 	cl := &call{
 		method: method,
-		msg:    encodeMsg([]byte(corr), []byte(method), body, c.signer.sign(method, body)),
+		msg:    encodeMsg([]byte(corr), []byte(method), body, c.mac(method, body)),
 		reply:  make(chan result, 1),
 	}
 	c.mu.Lock()
@@ -375,7 +456,17 @@ func (c *Client) call(ctx context.Context, method string, body []byte) (json.Raw
 		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
 	case <-c.done:
 		return nil, fmt.Errorf("%s: %w", method, ErrClosed)
+	case <-c.readerDone:
+		return nil, fmt.Errorf("%s: %w", method, ErrConnLost)
 	}
+}
+
+// mac signs a request (agents' requests carry none).
+func (c *Client) mac(method string, body []byte) []byte {
+	if c.signer == nil {
+		return nil
+	}
+	return c.signer.sign(method, body)
 }
 
 func (c *Client) forget(corr string) {

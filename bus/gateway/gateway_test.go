@@ -12,6 +12,7 @@ import (
 	"github.com/go-zeromq/zmq4"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway/curve"
 	"github.com/brinehq/brine/bus/natsbus"
 )
 
@@ -221,33 +222,35 @@ func startWatch(t testing.TB, c *Client, pubAddr, pattern string, since bus.Sinc
 	return stop
 }
 
-// rawSub connects a bare zmq4 SUB, as a Salt-style tool would.
-func rawSub(t testing.TB, addr string, key []byte, prefix string) (zmq4.Socket, error) {
-	t.Helper()
-	sub := zmq4.NewSub(context.Background(), zmq4.WithSecurity(keySecurity{key: key}))
-	if err := sub.SetOption(zmq4.OptionSubscribe, prefix); err != nil {
-		return nil, err
-	}
-	if err := sub.Dial(endpoint(addr, DefaultPublishPort)); err != nil {
-		sub.Close()
-		return nil, err
-	}
-	t.Cleanup(func() { sub.Close() })
-	return sub, nil
+// rawConn is a connection driven frame by frame, as a foreign ZeroMQ
+// peer's would be.
+type rawConn struct{ pc *peerConn }
+
+// Recv reads the next message.
+func (r *rawConn) Recv() (zmq4.Msg, error) {
+	frames, _, err := r.pc.readMsg(maxReply)
+	return zmq4.Msg{Frames: frames}, err
 }
 
-// drainClosed empties a closed zmq4 socket's receive queue. zmq4's per-peer
-// reader blocks on that queue when it is full and never looks at the socket's
-// context while it waits, so without this a socket closed with unread
-// messages leaks a goroutine and its connection. Recv on a closed socket
-// chooses at random between the closed context and a queued message, so the
-// queue is known empty only after many refusals in a row.
-func drainClosed(sck zmq4.Socket) {
-	for misses := 0; misses < 64; {
-		if _, err := sck.Recv(); err != nil {
-			misses++
-		} else {
-			misses = 0
-		}
+// Close drops the connection.
+func (r *rawConn) Close() error { r.pc.close(); return nil }
+
+// operatorSec is the CURVE client of an operator holding key.
+func operatorSec(key []byte) func() zmq4.Security {
+	return func() zmq4.Security { return curve.NewClient(OperatorKeys(key), MasterKeys(key).Public) }
+}
+
+// rawSub subscribes to prefix as a bare SUB holding key would, and never
+// reads unless asked.
+func rawSub(t testing.TB, addr string, key []byte, prefix string) (*rawConn, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	pc, err := connect(ctx, endpoint(addr, DefaultPublishPort), operatorSec(key), zmq4.Sub)
+	if err != nil {
+		return nil, operatorAuth(err)
 	}
+	pc.send(encodeMsg(append([]byte{1}, prefix...)))
+	t.Cleanup(pc.close)
+	return &rawConn{pc}, nil
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-zeromq/zmq4"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway/curve"
 )
 
 // registerDelay holds back registering a subscription; tests use it to
@@ -50,20 +52,32 @@ func (w *watcher) subscriptions() []string {
 	return subs
 }
 
+// operatorOnly admits to the event stream only clients holding the shared
+// key: agents do not read the master's bus.
+func (s *Server) operatorOnly(client curve.Key, _ map[string]string) error {
+	if client != s.operator {
+		return errors.New(reasonWrongKey)
+	}
+	return nil
+}
+
+// reasonWrongKey is what a watcher without the shared key is told.
+const reasonWrongKey = "wrong key"
+
 // serveWatcher authenticates a watcher and then reads its subscriptions
 // (ZMTP 3.0 style: a message whose first byte is 1 to subscribe, 0 to cancel)
 // until it leaves; events reach it through fanout.
 func (s *Server) serveWatcher(ctx context.Context, raw net.Conn) {
-	pc := s.open(ctx, raw, keySecurity{key: s.cfg.Key}, zmq4.Pub, s.cfg.WatcherQueue)
+	pc := s.open(ctx, raw, nil, 0, curve.NewServer(s.cfg.Keys, s.operatorOnly), zmq4.Pub)
 	if pc == nil {
 		return
 	}
+	pc.start(s.cfg.WatcherQueue, s.cfg.QueueBytes)
 	w := &watcher{peerConn: pc, prefixes: make(map[string]struct{})}
 	s.wmu.Lock()
 	s.watchers[w] = struct{}{}
 	s.wmu.Unlock()
 	s.log.Debug("watcher connected", "remote", pc.remote)
-	go pc.writeLoop()
 	defer func() {
 		s.wmu.Lock()
 		delete(s.watchers, w)
@@ -74,7 +88,7 @@ func (s *Server) serveWatcher(ctx context.Context, raw net.Conn) {
 		s.log.Debug("watcher left", "remote", pc.remote)
 	}()
 	for {
-		frames, cmd, err := readMsg(pc.br, maxSubscriptionMsg)
+		frames, cmd, err := pc.readMsg(maxSubscriptionMsg)
 		if err != nil {
 			return
 		}

@@ -76,7 +76,7 @@ func (s *Server) logHead(ctx context.Context) (uint64, error) {
 func (s *Server) handleReplay(ctx context.Context, body json.RawMessage) (any, error) {
 	var req ReplayRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("%w: replay body: %v", errInvalidRequest, err)
+		return nil, fmt.Errorf("%w: replay body: %v", ErrInvalidRequest, err)
 	}
 	limit := req.Limit
 	if limit <= 0 {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 	"github.com/go-zeromq/zmq4/security/null"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway/curve"
 )
 
 // Reply statuses.
@@ -53,29 +55,84 @@ type errorBody struct {
 	Code  string `json:"code"`
 }
 
-// serveRequests reads a requester's messages and hands each to the worker
-// pool; replies go back on the same connection, in completion order, matched
-// by correlation id.
+// serveRequests runs a requester's handshake — CURVE, or NULL for a
+// client that only asks for the master's key — and serves it as an
+// operator, an agent or a key bootstrap, by the key it proved it holds.
 func (s *Server) serveRequests(ctx context.Context, raw net.Conn) {
-	pc := s.open(ctx, raw, null.Security(), zmq4.Router, s.cfg.ReplyQueue)
+	br := bufio.NewReaderSize(raw, readBuffer)
+	mech, err := peekMechanism(raw, br, s.cfg.HandshakeTimeout)
+	if err != nil {
+		s.log.Info("connection refused", "remote", raw.RemoteAddr().String(), "err", err)
+		raw.Close()
+		return
+	}
+	var sec zmq4.Security
+	switch mech {
+	case string(zmq4.CurveSecurity):
+		sec = curve.NewServer(s.cfg.Keys, nil)
+	case string(zmq4.NullSecurity):
+		sec = null.Security()
+	default:
+		s.log.Warn("connection refused", "remote", raw.RemoteAddr().String(),
+			"err", fmt.Sprintf("security mechanism %q: this master speaks CURVE (and NULL only to hand out its public key)", mech))
+		raw.Close()
+		return
+	}
+	pc := s.open(ctx, raw, br, len(greetingPrefix), sec, zmq4.Router)
 	if pc == nil {
 		return
 	}
-	go pc.writeLoop()
+	switch {
+	case pc.sess == nil:
+		pc.start(1, 64<<10)
+		s.serveLoop(ctx, pc, maxBootstrapMsg, s.serveBootstrap)
+	case pc.sess.Peer() == s.operator:
+		pc.start(s.cfg.ReplyQueue, s.cfg.QueueBytes)
+		// Messages up to twice the event limit are read, so that an
+		// oversized event gets a readable refusal; anything larger
+		// cannot be a request and costs the sender its connection.
+		s.serveLoop(ctx, pc, 2*s.cfg.MaxEventSize+64<<10, s.serveRequest)
+	default:
+		s.serveAgent(ctx, pc)
+	}
+}
+
+// peekMechanism sends the start of the greeting and reads the peer's
+// whole greeting (without consuming it) for its security mechanism.
+func peekMechanism(raw net.Conn, br *bufio.Reader, timeout time.Duration) (string, error) {
+	if err := raw.SetDeadline(time.Now().Add(timeout)); err != nil {
+		return "", err
+	}
+	if _, err := raw.Write(greetingPrefix); err != nil {
+		return "", fmt.Errorf("greeting: %w", err)
+	}
+	g, err := br.Peek(greetingSize)
+	if err != nil {
+		return "", fmt.Errorf("greeting: %w", err)
+	}
+	if g[0] != 0xFF || g[9] != 0x7F {
+		return "", errors.New("greeting: not ZMTP")
+	}
+	return mechanismOf(g), nil
+}
+
+// maxBootstrapMsg bounds a request on an unencrypted connection.
+const maxBootstrapMsg = 4 << 10
+
+// serveLoop reads a connection's requests and hands each to the worker
+// pool; serve turns one request's frames into its encoded reply, sent back
+// on the same connection, in completion order, matched by correlation id.
+func (s *Server) serveLoop(ctx context.Context, pc *peerConn, limit int, serve func(remote string, frames [][]byte) []byte) {
 	var inflight sync.WaitGroup
 	defer func() {
 		inflight.Wait()
 		pc.finish()
 		s.forget(pc)
 	}()
-	// Messages up to twice the event limit are read, so that an oversized
-	// event gets a readable refusal; anything larger cannot be a request
-	// and costs the sender its connection.
-	limit := 2*s.cfg.MaxEventSize + 64<<10
 	for {
-		frames, cmd, err := readMsg(pc.br, limit)
+		frames, cmd, err := pc.readMsg(limit)
 		if err != nil {
-			if errors.Is(err, errFrameTooLarge) {
+			if errors.Is(err, errFrameTooLarge) || errors.Is(err, curve.ErrProtocol) {
 				s.log.Warn("requester dropped", "remote", pc.remote, "err", err)
 			}
 			return
@@ -92,13 +149,40 @@ func (s *Server) serveRequests(ctx context.Context, raw net.Conn) {
 		s.pool.Go(func() {
 			defer inflight.Done()
 			defer func() { <-s.workers }()
-			reply := s.serveRequest(pc.remote, frames)
+			reply := serve(pc.remote, frames)
 			if !pc.send(reply) {
 				s.log.Warn("requester dropped", "remote", pc.remote, "reason", "not reading its replies")
 				pc.close()
 			}
 		})
 	}
+}
+
+// MethodMasterKey is the one request an unencrypted connection may make:
+// the master's public key, which an agent then pins.
+const MethodMasterKey = "master.pubkey"
+
+// MasterKeyReply is the answer to MethodMasterKey.
+type MasterKeyReply struct {
+	// Key is the Z85 text of the master's long-term public key.
+	Key string `json:"key"`
+	// Fingerprint is its SHA-256 (what master_finger pins).
+	Fingerprint string `json:"fingerprint"`
+}
+
+// serveBootstrap answers an unencrypted connection: the master's public
+// key, and a refusal for anything else.
+func (s *Server) serveBootstrap(_ string, frames [][]byte) []byte {
+	var corr []byte
+	if len(frames) > 0 {
+		corr = frames[0]
+	}
+	if len(frames) < 2 || string(frames[1]) != MethodMasterKey {
+		return errorReply(corr, CodeAuth, "authentication failed: this master requires encryption (CURVE); "+
+			"connect with a brine of the same version")
+	}
+	b, _ := json.Marshal(MasterKeyReply{Key: s.cfg.Keys.Public.String(), Fingerprint: curve.Fingerprint(s.cfg.Keys.Public)})
+	return encodeMsg(corr, []byte(statusOK), b)
 }
 
 // serveRequest checks and runs one request and returns the encoded reply.
@@ -156,14 +240,18 @@ func errorCode(err error) string {
 		return CodeReserved
 	case errors.Is(err, bus.ErrTooLarge):
 		return CodeTooLarge
-	case errors.Is(err, bus.ErrInvalidTag), errors.Is(err, bus.ErrInvalidData), errors.Is(err, errInvalidRequest):
+	case errors.Is(err, ErrAuth):
+		return CodeAuth
+	case errors.Is(err, bus.ErrInvalidTag), errors.Is(err, bus.ErrInvalidData), errors.Is(err, ErrInvalidRequest):
 		return CodeInvalid
 	default:
 		return CodeFailed
 	}
 }
 
-var errInvalidRequest = errors.New("invalid request")
+// ErrInvalidRequest marks a malformed request (its reply's code is
+// CodeInvalid); handlers wrap it.
+var ErrInvalidRequest = errors.New("invalid request")
 
 // PublishReply is the body of a successful "publish".
 type PublishReply struct {
@@ -180,7 +268,7 @@ func (s *Server) handlePublish(ctx context.Context, body json.RawMessage) (any, 
 	}
 	ev, err := bus.ParseEnvelope(body)
 	if err != nil {
-		return nil, fmt.Errorf("%w: publish body: %v", errInvalidRequest, err)
+		return nil, fmt.Errorf("%w: publish body: %v", ErrInvalidRequest, err)
 	}
 	if ev.ID == "" {
 		var data map[string]any

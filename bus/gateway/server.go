@@ -4,18 +4,28 @@
 // call other registered methods) and are answered only once the event is
 // durable. It also holds the client side used by the CLI.
 //
-// Both endpoints authenticate with one shared key. Requests carry an
-// HMAC-SHA256 of their method and body, so the key never crosses the wire and
-// a refused request gets a readable error. Watchers prove the key in a ZMTP
-// challenge-response handshake (see keySecurity). Senders may not publish
-// under the prefixes only the master fires (bus.ReservedPrefixes), which is
-// how Salt's CVE-2025-22236 is closed here.
+// Every connection is encrypted and mutually authenticated with ZeroMQ's
+// CURVE mechanism (package curve): the master's long-term key pair and the
+// operators' (the CLI's) are both derived from the one shared key, so a
+// client holding the key knows the master's public key and proves it holds
+// the key itself; requests also carry an HMAC-SHA256 of their method and
+// body. Agents connect to the request endpoint with their own key pairs:
+// the gateway tells them apart by their key and hands their requests to the
+// agent handlers (HandleAgent), never to the master's methods. A connection
+// without encryption (NULL) may ask for the master's public key and nothing
+// else, which is how an agent learns the key it then pins. Senders may not
+// publish under the prefixes only the master fires (bus.ReservedPrefixes),
+// which is how Salt's CVE-2025-22236 is closed here.
 //
 // Wire format, after the ZMTP 3.0 handshake:
 //
 //	request  (DEALER → ROUTER): correlation id, method, body JSON, hex mac
 //	reply    (ROUTER → DEALER): correlation id, "ok" | "error", body JSON
+//	push     (ROUTER → DEALER): "" (no correlation id), method, body JSON
 //	event    (PUB → SUB):       tag, log position (decimal), envelope JSON
+//
+// Agents' requests carry an empty mac (their key authenticates them);
+// pushes go to agents only.
 //
 // A watcher subscribes by tag prefix, as with Salt's publisher. On both
 // ends zmq4 runs only the ZMTP handshake; the frames that follow are read
@@ -24,6 +34,7 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,6 +50,7 @@ import (
 	"github.com/go-zeromq/zmq4"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway/curve"
 	"github.com/brinehq/brine/internal/workers"
 )
 
@@ -68,6 +80,10 @@ type Config struct {
 
 	// Key is the shared secret clients must hold (see EnsureKey).
 	Key []byte
+	// Keys is the master's long-term CURVE key pair, which agents pin
+	// (default: derived from Key, see MasterKeys). Every master sharing
+	// Key has the same pair, so agents trust each of them.
+	Keys curve.KeyPair
 	// MaxEventSize bounds an encoded event (default bus.DefaultMaxEventSize).
 	MaxEventSize int
 	// WatcherQueue bounds the events waiting to be written to one watcher
@@ -103,6 +119,9 @@ type Config struct {
 func (c *Config) setDefaults() error {
 	if len(c.Key) == 0 {
 		return errors.New("gateway: a key is required")
+	}
+	if c.Keys == (curve.KeyPair{}) {
+		c.Keys = MasterKeys(c.Key)
 	}
 	if c.Interface == "" {
 		c.Interface = "127.0.0.1"
@@ -164,6 +183,13 @@ type Server struct {
 
 	hmu      sync.RWMutex
 	handlers map[string]Handler
+	agentH   map[string]AgentHandler
+	gone     func(*Peer)
+
+	// operator is the CURVE public key of clients holding Key (the CLI):
+	// the only key the publish endpoint admits, and the key whose requests
+	// may call the master's methods.
+	operator curve.Key
 
 	lmu          sync.Mutex
 	pubLn, reqLn net.Listener
@@ -205,6 +231,8 @@ func New(cfg Config, b bus.Bus, log *slog.Logger) (*Server, error) {
 		bus:      b,
 		log:      log.With("component", "gateway"),
 		handlers: make(map[string]Handler),
+		agentH:   make(map[string]AgentHandler),
+		operator: OperatorKeys(cfg.Key).Public,
 		conns:    make(map[*peerConn]struct{}),
 		watchers: make(map[*watcher]struct{}),
 		workers:  make(chan struct{}, cfg.Workers),
@@ -401,13 +429,14 @@ func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, serve func(con
 }
 
 // open runs the handshake and registers the connection; it returns nil when
-// the peer failed the handshake or the server is shutting down.
-func (s *Server) open(ctx context.Context, raw net.Conn, sec zmq4.Security, typ zmq4.SocketType, queue int) *peerConn {
-	pc, err := handshake(ctx, raw, sec, typ, true, s.cfg.HandshakeTimeout, queue, s.cfg.QueueBytes)
+// the peer failed the handshake or the server is shutting down. br and sent
+// are handshake's: what was peeked of the peer and written of the greeting.
+func (s *Server) open(ctx context.Context, raw net.Conn, br *bufio.Reader, sent int, sec zmq4.Security, typ zmq4.SocketType) *peerConn {
+	pc, err := handshake(ctx, raw, br, sent, sec, typ, true, s.cfg.HandshakeTimeout)
 	if err != nil {
 		raw.Close()
 		level := slog.LevelInfo
-		if errors.Is(err, ErrAuth) {
+		if errors.Is(err, ErrAuth) || errors.Is(err, curve.ErrProtocol) || errors.Is(err, curve.ErrServerKey) {
 			level = slog.LevelWarn
 		}
 		s.log.Log(ctx, level, "connection refused", "remote", raw.RemoteAddr().String(), "socket", typ, "err", err)

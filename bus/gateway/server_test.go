@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/go-zeromq/zmq4"
-	"github.com/go-zeromq/zmq4/security/null"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway/curve"
 	"github.com/brinehq/brine/bus/natsbus"
 )
 
@@ -311,11 +311,11 @@ func TestClientRecoversFromTruncatedReply(t *testing.T) {
 	dying := make(chan error, 1)
 	go func() {
 		dying <- fakeMaster(ctx, ln, func(raw net.Conn, pc *peerConn) error {
-			frames, _, err := readMsg(pc.br, 1<<20)
+			frames, _, err := pc.readMsg(1 << 20)
 			if err != nil {
 				return err
 			}
-			reply := encodeMsg(frames[0], []byte(statusOK), []byte(`{"time":"x"}`))
+			reply := sealMsg(pc.sess, nil, encodeMsg(frames[0], []byte(statusOK), []byte(`{"time":"x"}`)))
 			_, err = raw.Write(reply[:len(reply)-3])
 			return err
 		})
@@ -379,14 +379,14 @@ func TestConnectionLostDuringCall(t *testing.T) {
 	took := make(chan error, 1)
 	go func() {
 		took <- fakeMaster(ctx, ln, func(raw net.Conn, pc *peerConn) error {
-			ping, _, err := readMsg(pc.br, 1<<20)
+			ping, _, err := pc.readMsg(1 << 20)
 			if err != nil {
 				return err
 			}
-			if _, err := raw.Write(encodeMsg(ping[0], []byte(statusOK), []byte(`{}`))); err != nil {
+			if _, err := raw.Write(sealMsg(pc.sess, nil, encodeMsg(ping[0], []byte(statusOK), []byte(`{}`)))); err != nil {
 				return err
 			}
-			_, _, err = readMsg(pc.br, 1<<20)
+			_, _, err = pc.readMsg(1 << 20)
 			return err
 		})
 	}()
@@ -454,10 +454,12 @@ func fakeMaster(ctx context.Context, ln net.Listener, serve func(net.Conn, *peer
 		return err
 	}
 	defer raw.Close()
-	pc, err := handshake(ctx, raw, null.Security(), zmq4.Router, true, time.Second, 1, 1<<20)
+	pc, err := handshake(ctx, raw, nil, 0, curve.NewServer(MasterKeys(testKey), nil), zmq4.Router, true, time.Second)
 	if err != nil {
 		return err
 	}
+	pc.start(1, 1<<20)
+	defer pc.close()
 	return serve(raw, pc)
 }
 
@@ -502,15 +504,16 @@ func TestShutdownNotHeldByARequesterThatStoppedReading(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	if _, err := zmq4.Open(raw, null.Security(), zmq4.Dealer, zmq4.SocketIdentity("stuck"), false, nil); err != nil {
+	pc, err := handshake(context.Background(), raw, nil, 0, operatorSec(testKey)(), zmq4.Dealer, false, 10*time.Second)
+	if err != nil {
 		t.Fatal(err)
 	}
 	// Requests whose error replies (naming the method) add up to far more
 	// than the socket buffers hold; this peer never reads them.
 	method := strings.Repeat("m", 60<<10)
 	body := []byte("{}")
-	req := encodeMsg([]byte("c"), []byte(method), body, []byte(Sign(testKey, method, body)))
 	for range 300 {
+		req := sealMsg(pc.sess, nil, encodeMsg([]byte("c"), []byte(method), body, []byte(Sign(testKey, method, body))))
 		if _, err := raw.Write(req); err != nil {
 			t.Fatal(err)
 		}

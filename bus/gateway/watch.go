@@ -9,6 +9,7 @@ import (
 	"github.com/go-zeromq/zmq4"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway/curve"
 )
 
 // liveBuffer bounds the live events a watch holds while it replays or while
@@ -152,9 +153,10 @@ func (w *watch) deliver(ev *bus.Event) error {
 // the glob's literal prefix; it waits for the master until ctx ends, and the
 // connection is closed when ctx ends.
 func (w *watch) subscribe(ctx context.Context) (*peerConn, error) {
-	pc, err := connect(ctx, w.ep, keySecurity{key: w.c.key}, zmq4.Sub)
+	op, master := OperatorKeys(w.c.key), MasterKeys(w.c.key).Public
+	pc, err := connect(ctx, w.ep, func() zmq4.Security { return curve.NewClient(op, master) }, zmq4.Sub)
 	if err != nil {
-		return nil, err
+		return nil, operatorAuth(err)
 	}
 	context.AfterFunc(ctx, pc.close)
 	prefix := ""
@@ -171,7 +173,7 @@ func (w *watch) subscribe(ctx context.Context) (*peerConn, error) {
 func (w *watch) receive(ctx context.Context, pc *peerConn, live chan<- liveItem, done chan<- struct{}) {
 	defer close(done)
 	for {
-		frames, cmd, err := readMsg(pc.br, maxReply)
+		frames, cmd, err := pc.readMsg(maxReply)
 		if ctx.Err() != nil {
 			return
 		}

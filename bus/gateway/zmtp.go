@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/go-zeromq/zmq4"
+
+	"github.com/brinehq/brine/bus/gateway/curve"
 )
 
 // The server speaks ZMTP 3.0 itself once zmq4 has done a connection's
@@ -48,6 +50,20 @@ type handshakeConn struct {
 	net.Conn
 	br    *bufio.Reader
 	guard frameGuard
+	// sent is how many bytes of zmq4's greeting were already written
+	// (greetingPrefix, by a server that had to learn the peer's mechanism
+	// first); they are dropped from zmq4's first write.
+	sent int
+}
+
+func (c *handshakeConn) Write(p []byte) (int, error) {
+	if c.sent == 0 {
+		return c.Conn.Write(p)
+	}
+	k := min(c.sent, len(p))
+	c.sent -= k
+	n, err := c.Conn.Write(p[k:])
+	return n + k, err
 }
 
 func (c *handshakeConn) Read(p []byte) (int, error) {
@@ -107,7 +123,10 @@ type peerConn struct {
 	raw    net.Conn
 	br     *bufio.Reader
 	remote string
-	out    chan []byte
+	// sess seals and opens the frames of a CURVE connection (nil: frames
+	// travel in clear, as with NULL).
+	sess *curve.Session
+	out  chan []byte
 	// queued counts the bytes in out, bounded by maxQueued: a count alone
 	// would let a stalled peer pin gigabytes of large events.
 	queued    atomic.Int64
@@ -123,10 +142,14 @@ type peerConn struct {
 // handshake runs zmq4's server (or client) side of the ZMTP handshake on
 // raw within timeout, with sec as the security mechanism and typ as this
 // end's socket type; zmq4 refuses a peer whose socket type does not fit.
-// The handshake is abandoned when ctx ends.
-func handshake(ctx context.Context, raw net.Conn, sec zmq4.Security, typ zmq4.SocketType, server bool, timeout time.Duration, queue int, maxQueued int64) (*peerConn, error) {
-	br := bufio.NewReaderSize(raw, 64<<10)
-	hc := &handshakeConn{Conn: raw, br: br, guard: newFrameGuard(maxHandshakeFrame)}
+// br, when not nil, is raw's reader holding what was already peeked, and
+// sent the bytes of the greeting already written. The handshake is
+// abandoned when ctx ends. The connection's queue is set up by start.
+func handshake(ctx context.Context, raw net.Conn, br *bufio.Reader, sent int, sec zmq4.Security, typ zmq4.SocketType, server bool, timeout time.Duration) (*peerConn, error) {
+	if br == nil {
+		br = bufio.NewReaderSize(raw, readBuffer)
+	}
+	hc := &handshakeConn{Conn: raw, br: br, guard: newFrameGuard(maxHandshakeFrame), sent: sent}
 	if err := raw.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return nil, err
 	}
@@ -143,16 +166,30 @@ func handshake(ctx context.Context, raw net.Conn, sec zmq4.Security, typ zmq4.So
 	if err := raw.SetDeadline(time.Time{}); err != nil {
 		return nil, err
 	}
-	return &peerConn{
-		raw:       raw,
-		br:        br,
-		remote:    raw.RemoteAddr().String(),
-		out:       make(chan []byte, queue),
-		maxQueued: maxQueued,
-		dead:      make(chan struct{}),
-		quit:      make(chan struct{}),
-		wrote:     make(chan struct{}),
-	}, nil
+	pc := &peerConn{
+		raw:    raw,
+		br:     br,
+		remote: raw.RemoteAddr().String(),
+		dead:   make(chan struct{}),
+		quit:   make(chan struct{}),
+		wrote:  make(chan struct{}),
+	}
+	if m, ok := sec.(*curve.Mechanism); ok {
+		pc.sess = m.Session()
+	}
+	return pc, nil
+}
+
+// readBuffer is the size of a connection's read buffer: large enough that
+// a burst of requests costs one system call, small enough that thousands of
+// idle agents do not pin megabytes.
+const readBuffer = 16 << 10
+
+// start sets up the connection's bounded queue and starts its writer.
+func (pc *peerConn) start(queue int, maxQueued int64) {
+	pc.out = make(chan []byte, queue)
+	pc.maxQueued = maxQueued
+	go pc.writeLoop()
 }
 
 // close drops the connection at once; queued messages are discarded.
@@ -199,36 +236,62 @@ func (pc *peerConn) send(m []byte) bool {
 
 // writeLoop drains the queue through a buffer flushed whenever the queue is
 // empty: one write system call carries as many messages as have piled up.
+// On a CURVE connection each frame is sealed here, in wire order, which is
+// the order the peer checks nonces in. The buffer is allocated when there
+// is something to write: an idle connection holds none.
 func (pc *peerConn) writeLoop() {
 	defer close(pc.wrote)
-	bw := bufio.NewWriterSize(pc.raw, 64<<10)
+	var (
+		bw     *bufio.Writer
+		sealed []byte
+	)
+	write := func(m []byte) bool {
+		pc.queued.Add(-int64(len(m)))
+		if bw == nil {
+			bw = bufio.NewWriterSize(pc.raw, writeBuffer)
+		}
+		if pc.sess != nil {
+			sealed = sealMsg(pc.sess, sealed[:0], m)
+			m = sealed
+		}
+		if _, err := bw.Write(m); err != nil {
+			pc.close()
+			return false
+		}
+		if cap(sealed) > writeBuffer {
+			sealed = nil
+		}
+		return true
+	}
+	flush := func() bool {
+		if bw == nil {
+			return true
+		}
+		if err := bw.Flush(); err != nil {
+			pc.close()
+			return false
+		}
+		bw = nil // idle: give the buffer back
+		return true
+	}
 	for {
 		select {
 		case m := <-pc.out:
-			pc.queued.Add(-int64(len(m)))
-			if _, err := bw.Write(m); err != nil {
-				pc.close()
+			if !write(m) {
 				return
 			}
-			if len(pc.out) == 0 {
-				if err := bw.Flush(); err != nil {
-					pc.close()
-					return
-				}
+			if len(pc.out) == 0 && !flush() {
+				return
 			}
 		case <-pc.quit:
 			for {
 				select {
 				case m := <-pc.out:
-					pc.queued.Add(-int64(len(m)))
-					if _, err := bw.Write(m); err != nil {
-						pc.close()
+					if !write(m) {
 						return
 					}
 				default:
-					if err := bw.Flush(); err != nil {
-						pc.close()
-					}
+					flush()
 					return
 				}
 			}
@@ -238,11 +301,39 @@ func (pc *peerConn) writeLoop() {
 	}
 }
 
-// readMsg reads one message (all its frames). Commands (PING and the like)
-// are reported with cmd set. A message over max bytes is an error: the
-// connection cannot be resynchronised, so it is dropped.
-func readMsg(r *bufio.Reader, max int) (frames [][]byte, cmd bool, err error) {
+// writeBuffer is the size of a connection's write buffer while it writes.
+const writeBuffer = 64 << 10
+
+// sealMsg appends the CURVE MESSAGE frames carrying the frames of m, a
+// message encoded by encodeMsg.
+func sealMsg(sess *curve.Session, dst, m []byte) []byte {
+	for len(m) > 0 {
+		flags := m[0]
+		var size uint64
+		if flags&flagLong != 0 {
+			size = binary.BigEndian.Uint64(m[1:9])
+			m = m[9:]
+		} else {
+			size = uint64(m[1])
+			m = m[2:]
+		}
+		dst = sess.AppendFrame(dst, flags&flagMore != 0, m[:size])
+		m = m[size:]
+	}
+	return dst
+}
+
+// readMsg reads one message (all its frames), opening the frames of a
+// CURVE connection. Commands (PING and the like) are reported with cmd set.
+// A message over max bytes is an error: the connection cannot be
+// resynchronised, so it is dropped.
+func (pc *peerConn) readMsg(max int) (frames [][]byte, cmd bool, err error) {
+	r := pc.br
 	total := 0
+	limit := max
+	if pc.sess != nil {
+		limit += curve.Overhead // each frame's seal, checked per frame
+	}
 	for {
 		flags, err := r.ReadByte()
 		if err != nil {
@@ -262,14 +353,19 @@ func readMsg(r *bufio.Reader, max int) (frames [][]byte, cmd bool, err error) {
 			}
 			size = uint64(b)
 		}
-		if size > uint64(max-total) {
+		if size > uint64(limit-total) {
 			return nil, false, fmt.Errorf("%w: message over %d bytes", errFrameTooLarge, max)
 		}
-		total += int(size)
 		body := make([]byte, size)
 		if _, err := io.ReadFull(r, body); err != nil {
 			return nil, false, err
 		}
+		if pc.sess != nil {
+			if flags, body, err = pc.sess.OpenFrame(flags, body); err != nil {
+				return nil, false, err
+			}
+		}
+		total += len(body)
 		frames = append(frames, body)
 		cmd = cmd || flags&flagCommand != 0
 		if flags&flagMore == 0 {

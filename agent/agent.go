@@ -1,0 +1,291 @@
+// Package agent is brine's agent, Salt's minion: it runs on every managed
+// machine, holds its own key pair, connects to its master over the
+// gateway's CURVE-encrypted transport, waits until the operator (or a
+// policy, or a reaction) accepts its key, then fires Salt's start events,
+// reports its grains and mine data, and delivers the events applications
+// send with `brine call event.send`.
+//
+// Nothing the agent sends is lost while the master is away: events and
+// returns go through an on-disk outbox, each with an id fixed when queued,
+// and are removed only once the master acknowledged storing them; the
+// master's bus stores a re-sent id once.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/brinehq/brine/agent/grains"
+	"github.com/brinehq/brine/agent/proto"
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/backoff"
+	"github.com/brinehq/brine/modules"
+)
+
+// Options are what New needs besides the configuration.
+type Options struct {
+	Version string
+	Log     *slog.Logger
+	// Grains gathers core grains (default: the real machine).
+	Grains grains.Collector
+}
+
+// Agent is one running agent.
+type Agent struct {
+	opts Options
+	log  *slog.Logger
+	keys curve.KeyPair
+
+	mu     sync.RWMutex
+	cfg    *Loaded
+	id     string
+	grains map[string]any
+
+	outbox   *Outbox
+	funcs    *function.Registry
+	reload   chan *Loaded
+	accepted chan struct{}
+
+	// State for tests and status: connected to an accepted master.
+	ready atomic.Bool
+}
+
+// New prepares an agent: it resolves the id, makes or loads its key pair
+// and opens the outbox; it connects to nothing until Run.
+func New(cfg *Loaded, opts Options) (*Agent, error) {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	id, err := ResolveID(cfg.ID, cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	kp, err := Identity(cfg.PKIDir)
+	if err != nil {
+		return nil, err
+	}
+	out, err := OpenOutbox(filepath.Join(cfg.CacheDir, "outbox"), cfg.QueueMax)
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{
+		opts: opts, log: opts.Log.With("id", id), keys: kp, cfg: cfg, id: id,
+		outbox: out, reload: make(chan *Loaded, 1), accepted: make(chan struct{}, 1),
+	}
+	a.grains = opts.Grains.Collect(id, cfg.Grains)
+	a.funcs, err = modules.Registry(a.env(), Modules...)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// ID is the agent's id.
+func (a *Agent) ID() string { return a.id }
+
+// PublicKey is the agent's public key.
+func (a *Agent) PublicKey() curve.Key { return a.keys.Public }
+
+// Functions are the agent's execution functions.
+func (a *Agent) Functions() *function.Registry { return a.funcs }
+
+// Grains returns a copy of the agent's current grains.
+func (a *Agent) Grains() map[string]any {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return maps.Clone(a.grains)
+}
+
+func (a *Agent) config() *Loaded {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.cfg
+}
+
+// Reload replaces the configuration (SIGHUP): grains and mine functions
+// take effect at once, a changed master on the next connection, which is
+// made at once.
+func (a *Agent) Reload(cfg *Loaded) {
+	select {
+	case <-a.reload:
+	default:
+	}
+	a.reload <- cfg
+}
+
+func (a *Agent) env() *modules.Env {
+	return &modules.Env{ID: a.id, Grains: a.Grains, FireMaster: a.FireMaster, Version: a.opts.Version, Log: a.log}
+}
+
+// FireMaster queues an event for the master (Salt's fire_master): it is on
+// disk when this returns and is delivered once the master is reachable.
+func (a *Agent) FireMaster(_ context.Context, tag string, data map[string]any) error {
+	it, err := EventItem(a.id, tag, data)
+	if err != nil {
+		return err
+	}
+	return a.outbox.Put(it)
+}
+
+// EventItem builds the outbox item of a minion event: Salt's
+// `_minion_event` load, whose id the master overwrites with the one it
+// authenticated.
+func EventItem(id, tag string, data map[string]any) (Item, error) {
+	if err := bus.ValidateTag(tag); err != nil {
+		return Item{}, err
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	msgID, err := newID()
+	if err != nil {
+		return Item{}, err
+	}
+	ev := proto.Event{ID: msgID, Tag: tag, Time: time.Now().UTC(),
+		Load: map[string]any{"cmd": "_minion_event", "id": id, "tag": tag, "data": data}}
+	return encodeItem(ev.ID, "event", tag, ev)
+}
+
+// newID is a fresh message id: a UUIDv7, as the bus's event ids, so that
+// the master can store it as the event's id.
+func newID() (string, error) {
+	u, err := uuid.NewV7()
+	if err != nil {
+		return "", fmt.Errorf("message id: %w", err)
+	}
+	return u.String(), nil
+}
+
+// Run connects to the master and serves until ctx ends, reconnecting
+// whenever the connection drops.
+func (a *Agent) Run(ctx context.Context) error {
+	first := true
+	for ctx.Err() == nil {
+		if !first {
+			// Salt's random_reauth_delay: agents that lost a master
+			// together do not all return at the same instant.
+			d := time.Duration(a.config().RandomReauthDelay) * time.Second
+			if d > 0 {
+				d = rand.N(d)
+			}
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		first = false
+		cli, err := a.connect(ctx)
+		if err != nil {
+			if errors.Is(err, ErrMasterKey) {
+				return err
+			}
+			continue
+		}
+		err = a.session(ctx, cli)
+		cli.Close()
+		a.ready.Store(false)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, errReload) {
+			first = true
+			continue
+		}
+		a.log.Warn("connection to the master lost; reconnecting", "err", err)
+	}
+	return nil
+}
+
+// Ready reports whether the agent is connected and accepted.
+func (a *Agent) Ready() bool { return a.ready.Load() }
+
+var errReload = errors.New("configuration reloaded")
+
+// connect tries each master in turn until one answers, with a growing
+// wait between rounds. A master key that does not match the pinned one
+// ends it: retrying would not make the master trustworthy.
+func (a *Agent) connect(ctx context.Context) (*gateway.Client, error) {
+	for round := 1; ; round++ {
+		cfg := a.config()
+		for _, addr := range cfg.Addrs() {
+			cli, err := a.dial(ctx, cfg, addr)
+			if err == nil {
+				return cli, nil
+			}
+			if errors.Is(err, ErrMasterKey) || errors.Is(err, curve.ErrServerKey) {
+				a.log.Error("refusing the master", "master", addr, "err", err)
+				return nil, fmt.Errorf("%w: %v", ErrMasterKey, err)
+			}
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			a.log.Warn("master not reachable", "master", addr, "err", err)
+		}
+		select {
+		case <-time.After(backoff.Delay(time.Second, 30*time.Second, round)):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case cfg := <-a.reload:
+			a.apply(cfg)
+		}
+	}
+}
+
+func (a *Agent) dial(ctx context.Context, cfg *Loaded, addr string) (*gateway.Client, error) {
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	mk, err := masterKey(dctx, cfg.PKIDir, addr, cfg.MasterFinger)
+	if err != nil {
+		return nil, err
+	}
+	return gateway.DialAgent(dctx, addr, gateway.AgentDial{Keys: a.keys, MasterKey: mk, OnPush: a.push})
+}
+
+// push handles what the master sends unasked.
+func (a *Agent) push(method string, _ []byte) {
+	if method == proto.PushAccepted {
+		select {
+		case a.accepted <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// apply installs a reloaded configuration.
+func (a *Agent) apply(cfg *Loaded) {
+	g := a.opts.Grains.Collect(a.id, cfg.Grains)
+	a.mu.Lock()
+	a.cfg, a.grains = cfg, g
+	a.mu.Unlock()
+	for _, w := range cfg.Warnings {
+		a.log.Warn(w.String())
+	}
+	a.log.Info("configuration reloaded", "files", cfg.Tree.Files)
+}
+
+// grainsChanged recollects grains and reports whether they changed.
+func (a *Agent) grainsChanged() bool {
+	g := a.opts.Grains.Collect(a.id, a.config().Grains)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if reflect.DeepEqual(g, a.grains) {
+		return false
+	}
+	a.grains = g
+	return true
+}

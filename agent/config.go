@@ -1,0 +1,402 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/brinehq/brine/agent/grains"
+	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/mine"
+)
+
+// DefaultConfigDir is where the agent looks for `minion` and `minion.d/`,
+// as Salt's /etc/salt.
+const DefaultConfigDir = "/etc/brine"
+
+// Config is an agent's configuration: Salt's minion keys, with brine's
+// defaults where Salt's are poor (each says so).
+type Config struct {
+	// Master is the master's host (or a list of hosts: the first that
+	// answers is used), default "salt" as Salt's.
+	Master Masters `yaml:"master"`
+	// MasterPort is the master's request port (Salt's ret_port), 4506.
+	MasterPort int `yaml:"master_port"`
+	// PublishPort is the master's publish port, 4505. brine's agents take
+	// jobs over their one request connection, so it is only checked.
+	PublishPort int `yaml:"publish_port"`
+	// ID is the agent's id; default the machine's fully qualified name,
+	// as Salt, remembered in <config dir>/minion_id once chosen.
+	ID string `yaml:"id"`
+	// Grains are static grains, overriding gathered ones.
+	Grains map[string]any `yaml:"grains"`
+	// MineFunctions are the functions whose results the agent writes to
+	// the mine: {name: [args]} or {alias: {mine_function: fun, …kwargs}}.
+	// Default: network.ip_addrs and network.ip_addrs6; the master also
+	// takes the fqdn and MAC addresses from the grains the agent sends,
+	// which is all dnsmasq reservations and ddns.sync need.
+	MineFunctions map[string]any `yaml:"mine_functions"`
+	// MineInterval is minutes between mine updates (default 60, as Salt;
+	// the functions also run at start and after every reconnect).
+	MineInterval int `yaml:"mine_interval"`
+	// AcceptanceWaitTime is seconds between authentication attempts while
+	// the key is pending (default 10, as Salt). brine's master also tells
+	// a connected pending agent the moment its key is accepted.
+	AcceptanceWaitTime int `yaml:"acceptance_wait_time"`
+	// AcceptanceWaitTimeMax caps the wait as it grows (default 300; Salt's
+	// 0 keeps 1,000 pending agents knocking every 10 s forever).
+	AcceptanceWaitTimeMax int `yaml:"acceptance_wait_time_max"`
+	// RandomReauthDelay is the most seconds a reconnect is delayed by at
+	// random (default 10, as Salt), so that agents do not all return at
+	// the same moment after a master restart.
+	RandomReauthDelay int `yaml:"random_reauth_delay"`
+	// MasterFinger pins the master's public key (its fingerprint, as
+	// `brine key -F master` shows). Unset, the first key seen is recorded
+	// in pki_dir and required afterwards (trust on first use).
+	MasterFinger string `yaml:"master_finger"`
+	// AutosignGrains are grains sent with the key for the master's
+	// autosign_grains_dir.
+	AutosignGrains []string `yaml:"autosign_grains"`
+	// StartEventGrains are grains included in the start event.
+	StartEventGrains []string `yaml:"start_event_grains"`
+	// LogLevel is debug, info, warning or error (default info; Salt's
+	// warning hides the connection story an operator needs).
+	LogLevel string `yaml:"log_level"`
+	// LogFormat is text or json (brine's).
+	LogFormat string `yaml:"log_format"`
+	// PKIDir holds the agent's key pair and the master's key (default
+	// <config dir>/pki/minion, as Salt's /etc/salt/pki/minion).
+	PKIDir string `yaml:"pki_dir"`
+	// CacheDir holds the queue of events waiting for the master (default
+	// /var/cache/brine/minion, as Salt's).
+	CacheDir string `yaml:"cachedir"`
+	// QueueMax bounds the events kept while the master is away (brine's;
+	// default 100,000). Salt drops every event sent while it is away.
+	QueueMax int `yaml:"event_queue_max"`
+}
+
+// Masters is one master host or a list of them.
+type Masters []string
+
+// UnmarshalYAML accepts a string or a list of strings.
+func (m *Masters) UnmarshalYAML(unmarshal func(any) error) error {
+	var one string
+	if err := unmarshal(&one); err == nil {
+		*m = Masters{one}
+		return nil
+	}
+	var list []string
+	if err := unmarshal(&list); err != nil {
+		return errors.New("master: want a host name or a list of host names")
+	}
+	*m = list
+	return nil
+}
+
+// Defaults returns the configuration of an agent with no configuration
+// file, for config directory dir.
+func Defaults(dir string) Config {
+	return Config{
+		Master:                Masters{"salt"},
+		MasterPort:            4506,
+		PublishPort:           4505,
+		MineInterval:          60,
+		AcceptanceWaitTime:    10,
+		AcceptanceWaitTimeMax: 300,
+		RandomReauthDelay:     10,
+		LogLevel:              "info",
+		LogFormat:             "text",
+		PKIDir:                filepath.Join(dir, "pki", "minion"),
+		CacheDir:              "/var/cache/brine/minion",
+		QueueMax:              100_000,
+	}
+}
+
+// DefaultMineFunctions are the mine functions of an agent that sets none.
+func DefaultMineFunctions() map[string]any {
+	return map[string]any{
+		"network.ip_addrs":  []any{},
+		"network.ip_addrs6": []any{},
+	}
+}
+
+// Loaded is a configuration with where it came from.
+type Loaded struct {
+	Config
+	// Dir is the configuration directory (or file) it was read from.
+	Dir string
+	// Tree is the raw configuration, for messages naming file and line.
+	Tree *config.Tree
+	// Warnings are keys brine does not know or does not use, with file
+	// and line; the agent logs them (strict mode refuses them).
+	Warnings []config.Problem
+}
+
+// LoadConfig reads dir/minion and dir/minion.d/*.conf (or dir as one
+// file). A missing DefaultConfigDir is no error: an agent runs with
+// defaults (and the master "salt").
+func LoadConfig(dir string) (*Loaded, error) {
+	tree, err := config.LoadTree(dir, "minion", dir != DefaultConfigDir)
+	if err != nil {
+		return nil, err
+	}
+	base := dir
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		base = filepath.Dir(dir)
+	}
+	l := &Loaded{Config: Defaults(base), Dir: base, Tree: tree}
+	if err := tree.DecodeAll(&l.Config); err != nil {
+		return nil, err
+	}
+	l.Warnings = tree.Unknown(config.YAMLKeys(Config{}), saltMinionKeys)
+	if err := l.validate(); err != nil {
+		return nil, err
+	}
+	if l.MineFunctions == nil {
+		l.MineFunctions = DefaultMineFunctions()
+	}
+	return l, nil
+}
+
+// validate checks every value, naming the file and line of the key at fault.
+func (l *Loaded) validate() error {
+	c := &l.Config
+	bad := func(key, format string, args ...any) error {
+		return fmt.Errorf("%s: %s: %s", l.Tree.Where(key), key, fmt.Sprintf(format, args...))
+	}
+	if len(c.Master) == 0 {
+		return bad("master", "no master given")
+	}
+	for _, h := range c.Master {
+		if h == "" || strings.ContainsAny(h, " /") {
+			return bad("master", "%q is not a host name or address", h)
+		}
+	}
+	for _, p := range []struct {
+		key  string
+		port int
+	}{{"master_port", c.MasterPort}, {"publish_port", c.PublishPort}} {
+		if p.port < 1 || p.port > 65535 {
+			return bad(p.key, "%d is not a port (1 to 65535)", p.port)
+		}
+	}
+	if c.ID != "" {
+		if err := mine.ValidateID(c.ID); err != nil {
+			return bad("id", "%v", err)
+		}
+	}
+	for _, n := range []struct {
+		key string
+		v   int
+		min int
+	}{
+		{"mine_interval", c.MineInterval, 0}, {"acceptance_wait_time", c.AcceptanceWaitTime, 1},
+		{"acceptance_wait_time_max", c.AcceptanceWaitTimeMax, 0}, {"random_reauth_delay", c.RandomReauthDelay, 0},
+		{"event_queue_max", c.QueueMax, 1},
+	} {
+		if n.v < n.min {
+			return bad(n.key, "%d is below %d", n.v, n.min)
+		}
+	}
+	if c.AcceptanceWaitTimeMax != 0 && c.AcceptanceWaitTimeMax < c.AcceptanceWaitTime {
+		return bad("acceptance_wait_time_max", "%d is below acceptance_wait_time (%d)", c.AcceptanceWaitTimeMax, c.AcceptanceWaitTime)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "warning", "error", "critical", "quiet", "garbage", "trace", "all", "profile":
+	default:
+		return bad("log_level", "%q: want debug, info, warning or error", c.LogLevel)
+	}
+	switch c.LogFormat {
+	case "text", "json":
+	default:
+		return bad("log_format", "%q: want text or json", c.LogFormat)
+	}
+	if c.MasterFinger != "" && !validFinger(c.MasterFinger) {
+		return bad("master_finger", "%q is not a fingerprint (64 hex digits, colons allowed)", c.MasterFinger)
+	}
+	for name, spec := range c.MineFunctions {
+		if _, _, err := MineSpec(name, spec); err != nil {
+			return bad("mine_functions", "%v", err)
+		}
+	}
+	for _, d := range []*string{&c.PKIDir, &c.CacheDir} {
+		if !filepath.IsAbs(*d) {
+			*d = filepath.Join(l.Dir, *d)
+		}
+	}
+	return nil
+}
+
+// validFinger accepts a SHA-256 fingerprint with or without colons.
+func validFinger(s string) bool {
+	h := strings.ReplaceAll(s, ":", "")
+	if len(h) != 64 {
+		return false
+	}
+	for _, r := range strings.ToLower(h) {
+		if !strings.ContainsRune("0123456789abcdef", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// NormalizeFinger is a fingerprint as brine prints it: lower-case hex
+// pairs separated by colons.
+func NormalizeFinger(s string) string {
+	h := strings.ToLower(strings.ReplaceAll(s, ":", ""))
+	var b strings.Builder
+	for i := 0; i+1 < len(h); i += 2 {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		b.WriteString(h[i : i+2])
+	}
+	return b.String()
+}
+
+// MineSpec reads one mine_functions entry: the function to run and its
+// arguments. `name: [args]` runs name; `alias: {mine_function: fun, k: v}`
+// (or a list of one-key mappings, Salt's other spelling) runs fun with the
+// keywords.
+func MineSpec(name string, spec any) (fun string, args []any, err error) {
+	kwargs := map[string]any{}
+	switch t := spec.(type) {
+	case nil:
+		return name, nil, nil
+	case []any:
+		for _, item := range t {
+			if m, ok := item.(map[string]any); ok {
+				for k, v := range m {
+					kwargs[k] = v
+				}
+				continue
+			}
+			args = append(args, item)
+		}
+	case map[string]any:
+		kwargs = t
+	default:
+		return "", nil, fmt.Errorf("%s: want a list of arguments or a mapping, got %T", name, spec)
+	}
+	fun = name
+	if f, ok := kwargs["mine_function"]; ok {
+		s, ok := f.(string)
+		if !ok || s == "" {
+			return "", nil, fmt.Errorf("%s: mine_function must name a function", name)
+		}
+		fun = s
+		delete(kwargs, "mine_function")
+	}
+	if !strings.Contains(fun, ".") {
+		return "", nil, fmt.Errorf("%s: %q is not a module.function name", name, fun)
+	}
+	if len(kwargs) > 0 {
+		args = append(args, kwargsMarker(kwargs))
+	}
+	return fun, args, nil
+}
+
+// kwargsMarker carries keywords among positional arguments, Salt's
+// `__kwarg__` form, which the agent's caller splits back out.
+func kwargsMarker(kw map[string]any) map[string]any {
+	out := map[string]any{"__kwarg__": true}
+	for k, v := range kw {
+		out[k] = v
+	}
+	return out
+}
+
+// SplitKwargs separates `__kwarg__` mappings from positional arguments, as
+// Salt's load_args_and_kwargs does.
+func SplitKwargs(args []any) ([]any, map[string]any) {
+	var pos []any
+	kw := map[string]any{}
+	for _, a := range args {
+		if m, ok := a.(map[string]any); ok && m["__kwarg__"] == true {
+			for k, v := range m {
+				if k != "__kwarg__" {
+					kw[k] = v
+				}
+			}
+			continue
+		}
+		pos = append(pos, a)
+	}
+	return pos, kw
+}
+
+// ResolveID returns the agent's id: id from the configuration; else the
+// one remembered in dir/minion_id; else the machine's fully qualified name,
+// remembered there when dir is writable (Salt's minion_id_caching), so that
+// a later change of host name does not make the agent a stranger.
+func ResolveID(id, dir string) (string, error) {
+	if id != "" {
+		return id, nil
+	}
+	cache := filepath.Join(dir, "minion_id")
+	if b, err := os.ReadFile(cache); err == nil {
+		if s := strings.TrimSpace(string(b)); s != "" {
+			if err := mine.ValidateID(s); err != nil {
+				return "", fmt.Errorf("%s: %w", cache, err)
+			}
+			return s, nil
+		}
+	}
+	h, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("agent id: no id configured and no host name: %w", err)
+	}
+	fqdn := grains.FQDN(h)
+	if err := mine.ValidateID(fqdn); err != nil {
+		return "", fmt.Errorf("agent id: the host name %q is not a valid id (set id: in the minion config): %w", fqdn, err)
+	}
+	_ = os.WriteFile(cache, []byte(fqdn+"\n"), 0o644)
+	return fqdn, nil
+}
+
+// Addrs returns the master endpoints to try, in order.
+func (c *Config) Addrs() []string {
+	out := make([]string, len(c.Master))
+	for i, h := range c.Master {
+		out[i] = "tcp://" + net.JoinHostPort(h, strconv.Itoa(c.MasterPort))
+	}
+	return out
+}
+
+// Durations the configuration's counts stand for.
+func (c *Config) mineEvery() time.Duration { return time.Duration(c.MineInterval) * time.Minute }
+
+func (c *Config) acceptWait() (first, max time.Duration) {
+	first = time.Duration(c.AcceptanceWaitTime) * time.Second
+	max = time.Duration(c.AcceptanceWaitTimeMax) * time.Second
+	if max == 0 {
+		max = first
+	}
+	return first, max
+}
+
+// saltMinionKeys are options of Salt's minion brine does not use; setting
+// one is reported as such rather than as a typo.
+var saltMinionKeys = []string{
+	"user", "sudo_user", "ipv6", "master_type", "master_alive_interval", "master_failback", "master_failback_interval",
+	"master_shuffle", "random_master", "retry_dns", "retry_dns_count", "master_tries", "auth_tries", "auth_timeout",
+	"auth_safemode", "ping_interval", "sock_dir", "backup_mode", "extension_modules", "module_dirs", "state_verbose",
+	"state_output", "hash_type", "file_client", "use_master_when_local", "file_roots", "pillar_roots", "fileserver_backend",
+	"startup_states", "sls_list", "top_file", "environment", "saltenv", "pillarenv", "renderer", "failhard",
+	"multiprocessing", "process_count_max", "log_file", "log_level_logfile", "log_fmt_console", "log_fmt_logfile",
+	"transport", "ipc_mode", "tcp_pub_port", "tcp_pull_port", "recon_default", "recon_max", "recon_randomize",
+	"return_retry_timer", "return_retry_timer_max", "loop_interval", "grains_refresh_every", "grains_cache",
+	"minion_id_caching", "append_domain", "minion_id_lowercase", "verify_env", "open_mode", "keysize",
+	"permissive_pki_access", "cache_jobs", "minion_pillar_cache", "beacons", "schedule", "mine_enabled",
+	"mine_return_job", "pub_ret", "return", "returner_dirs", "disable_modules", "whitelist_modules",
+	"providers", "enable_legacy_startup_events", "zmq_filtering", "tcp_keepalive",
+	"tcp_keepalive_idle", "tcp_keepalive_cnt", "tcp_keepalive_intvl", "minion_sign_messages", "verify_master_pubkey_sign",
+	"master_sign_key_name", "always_verify_signature", "autoload_dynamic_modules", "clean_dynamic_modules",
+	"pillar_cache", "pidfile", "conf_file", "root_dir",
+}

@@ -1,0 +1,291 @@
+// Package grains gathers an agent's core grains — Salt's static facts about
+// the machine (os, kernel, CPUs, memory, names, addresses, machine id,
+// virtualisation) — with Salt's names and value shapes, so that targeting
+// (-G os:Debian), reaction files and the mine read them as with Salt.
+package grains
+
+import (
+	"bufio"
+	"bytes"
+	"maps"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/brinehq/brine/modules/network"
+)
+
+// Collector gathers core grains; its zero value reads the real machine.
+type Collector struct {
+	// Root is prefixed to the files read (/etc/os-release, /proc/meminfo…);
+	// "" is the real root.
+	Root string
+	// Interfaces lists the network interfaces (default network.Interfaces).
+	Interfaces func() ([]network.Iface, error)
+	// Hostname returns the host name (default os.Hostname).
+	Hostname func() (string, error)
+}
+
+// Collect returns the core grains for an agent called id, with static
+// overriding what was gathered (Salt's `grains:` in the minion config wins
+// over core grains). A fact that cannot be read is left out, never guessed.
+func (c Collector) Collect(id string, static map[string]any) map[string]any {
+	g := map[string]any{
+		"id":       id,
+		"kernel":   kernelName(),
+		"cpuarch":  cpuArch(),
+		"num_cpus": runtime.NumCPU(),
+	}
+	c.osRelease(g)
+	var uts unix.Utsname
+	if unix.Uname(&uts) == nil {
+		g["kernelrelease"] = unix.ByteSliceToString(uts.Release[:])
+		g["kernelversion"] = unix.ByteSliceToString(uts.Version[:])
+		g["cpuarch"] = unix.ByteSliceToString(uts.Machine[:])
+	}
+	if mem, ok := c.memTotal(); ok {
+		g["mem_total"] = mem
+	}
+	c.names(g)
+	c.addresses(g)
+	if b, err := os.ReadFile(c.Root + "/etc/machine-id"); err == nil {
+		if id := strings.TrimSpace(string(b)); id != "" {
+			g["machine_id"] = id
+		}
+	}
+	g["virtual"] = c.virtual()
+	maps.Copy(g, static)
+	return g
+}
+
+func kernelName() string {
+	if runtime.GOOS == "linux" {
+		return "Linux"
+	}
+	return strings.ToUpper(runtime.GOOS[:1]) + runtime.GOOS[1:]
+}
+
+func cpuArch() string {
+	switch runtime.GOARCH {
+	case "amd64":
+		return "x86_64"
+	case "arm64":
+		return "aarch64"
+	}
+	return runtime.GOARCH
+}
+
+// osFamilies maps os-release ids to Salt's os and os_family grains.
+var osFamilies = map[string][2]string{
+	"debian": {"Debian", "Debian"}, "ubuntu": {"Ubuntu", "Debian"}, "raspbian": {"Raspbian", "Debian"},
+	"linuxmint": {"Mint", "Debian"}, "rhel": {"RedHat", "RedHat"}, "centos": {"CentOS", "RedHat"},
+	"fedora": {"Fedora", "RedHat"}, "rocky": {"Rocky", "RedHat"}, "almalinux": {"AlmaLinux", "RedHat"},
+	"amzn": {"Amazon", "RedHat"}, "ol": {"OEL", "RedHat"}, "opensuse-leap": {"Leap", "Suse"},
+	"sles": {"SUSE", "Suse"}, "arch": {"Arch", "Arch"}, "alpine": {"Alpine", "Alpine"}, "gentoo": {"Gentoo", "Gentoo"},
+}
+
+// osRelease sets os, os_family, osrelease, oscodename, osfullname and
+// osmajorrelease from os-release(5).
+func (c Collector) osRelease(g map[string]any) {
+	b, err := os.ReadFile(c.Root + "/etc/os-release")
+	if err != nil {
+		b, err = os.ReadFile(c.Root + "/usr/lib/os-release")
+		if err != nil {
+			return
+		}
+	}
+	kv := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
+		if !ok || strings.HasPrefix(k, "#") {
+			continue
+		}
+		if uq, err := strconv.Unquote(v); err == nil {
+			v = uq
+		} else {
+			v = strings.Trim(v, `'"`)
+		}
+		kv[k] = v
+	}
+	name, family := kv["NAME"], ""
+	if f, ok := osFamilies[kv["ID"]]; ok {
+		name, family = f[0], f[1]
+	} else {
+		for _, like := range strings.Fields(kv["ID_LIKE"]) {
+			if f, ok := osFamilies[like]; ok {
+				family = f[1]
+				break
+			}
+		}
+	}
+	if name != "" {
+		g["os"] = name
+	}
+	if family == "" {
+		family = name
+	}
+	if family != "" {
+		g["os_family"] = family
+	}
+	if v := kv["NAME"]; v != "" {
+		g["osfullname"] = v
+	}
+	if v := kv["VERSION_ID"]; v != "" {
+		g["osrelease"] = v
+		major, _, _ := strings.Cut(v, ".")
+		if n, err := strconv.Atoi(major); err == nil {
+			g["osmajorrelease"] = n
+		}
+	}
+	if v := kv["VERSION_CODENAME"]; v != "" {
+		g["oscodename"] = v
+	}
+}
+
+// memTotal is MemTotal from /proc/meminfo in MiB, as Salt's mem_total.
+func (c Collector) memTotal() (int, bool) {
+	b, err := os.ReadFile(c.Root + "/proc/meminfo")
+	if err != nil {
+		return 0, false
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				if kb, err := strconv.Atoi(f[0]); err == nil {
+					return kb / 1024, true
+				}
+			}
+		}
+	}
+	return 0, false
+}
+
+// names sets host, fqdn, domain and nodename. The fully qualified name is
+// the host name when it has a dot, else the canonical name the resolver
+// (with /etc/hosts) gives it, as Python's socket.getfqdn does.
+func (c Collector) names(g map[string]any) {
+	hostname := c.Hostname
+	if hostname == nil {
+		hostname = os.Hostname
+	}
+	h, err := hostname()
+	if err != nil || h == "" {
+		return
+	}
+	g["nodename"] = h
+	fqdn := FQDN(h)
+	host, domain, _ := strings.Cut(fqdn, ".")
+	g["fqdn"], g["host"], g["domain"] = fqdn, host, domain
+	g["localhost"] = h
+}
+
+// FQDN returns the fully qualified form of host name h (h itself when the
+// resolver knows no longer one).
+func FQDN(h string) string {
+	if strings.Contains(h, ".") {
+		return h
+	}
+	if cname, err := net.LookupCNAME(h); err == nil {
+		if c := strings.TrimSuffix(cname, "."); strings.Contains(c, ".") {
+			return c
+		}
+	}
+	return h
+}
+
+// addresses sets ipv4, ipv6, ip4_interfaces, ip6_interfaces,
+// ip_interfaces and hwaddr_interfaces.
+func (c Collector) addresses(g map[string]any) {
+	list := c.Interfaces
+	if list == nil {
+		list = network.Interfaces
+	}
+	ifs, err := list()
+	if err != nil {
+		return
+	}
+	v4, v6 := []string{}, []string{}
+	ip4, ip6, ipAll, hw := map[string]any{}, map[string]any{}, map[string]any{}, map[string]any{}
+	for _, it := range ifs {
+		a4, a6 := []any{}, []any{}
+		for _, p := range it.V4 {
+			s := p.Addr().String()
+			a4 = append(a4, s)
+			if !slices.Contains(v4, s) {
+				v4 = append(v4, s)
+			}
+		}
+		for _, p := range it.V6 {
+			s := p.Addr().String()
+			a6 = append(a6, s)
+			if !slices.Contains(v6, s) {
+				v6 = append(v6, s)
+			}
+		}
+		ip4[it.Name], ip6[it.Name] = a4, a6
+		ipAll[it.Name] = append(slices.Clone(a4), a6...)
+		if it.MAC != "" {
+			hw[it.Name] = it.MAC
+		} else {
+			hw[it.Name] = "00:00:00:00:00:00"
+		}
+	}
+	slices.Sort(v4)
+	slices.Sort(v6)
+	g["ipv4"], g["ipv6"] = toAny(v4), toAny(v6)
+	g["ip4_interfaces"], g["ip6_interfaces"], g["ip_interfaces"] = ip4, ip6, ipAll
+	g["hwaddr_interfaces"] = hw
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// virtual names the virtualisation the machine runs under, with Salt's
+// values ("physical" when none is detected): containers first, then the
+// DMI vendor strings hypervisors set.
+func (c Collector) virtual() string {
+	if _, err := os.Stat(c.Root + "/.dockerenv"); err == nil {
+		return "container"
+	}
+	if b, err := os.ReadFile(c.Root + "/run/systemd/container"); err == nil {
+		switch v := strings.TrimSpace(string(b)); v {
+		case "lxc", "lxc-libvirt":
+			return "LXC"
+		case "":
+		default:
+			return "container"
+		}
+	}
+	var dmi strings.Builder
+	for _, f := range []string{"sys_vendor", "product_name", "bios_vendor"} {
+		b, _ := os.ReadFile(c.Root + "/sys/class/dmi/id/" + f)
+		dmi.Write(b)
+		dmi.WriteByte(' ')
+	}
+	s := dmi.String()
+	for _, m := range []struct{ sub, v string }{
+		{"VMware", "VMware"}, {"VirtualBox", "VirtualBox"}, {"innotek", "VirtualBox"}, {"QEMU", "kvm"},
+		{"KVM", "kvm"}, {"Amazon EC2", "kvm"}, {"Xen", "xen"}, {"Microsoft Corporation", "VirtualPC"},
+		{"Google", "kvm"}, {"OpenStack", "kvm"}, {"Parallels", "Parallels"},
+	} {
+		if strings.Contains(s, m.sub) {
+			return m.v
+		}
+	}
+	if b, err := os.ReadFile(c.Root + "/proc/cpuinfo"); err == nil && bytes.Contains(b, []byte(" hypervisor")) {
+		return "kvm"
+	}
+	return "physical"
+}

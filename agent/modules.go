@@ -1,0 +1,15 @@
+package agent
+
+import (
+	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/modules/event"
+	"github.com/brinehq/brine/modules/grains"
+	"github.com/brinehq/brine/modules/network"
+)
+
+// Modules are the agent's execution modules, one line each.
+var Modules = []modules.Module{
+	event.Module,
+	grains.Module,
+	network.Module,
+}

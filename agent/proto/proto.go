@@ -1,0 +1,86 @@
+// Package proto is the conversation between an agent and its master over
+// the gateway's encrypted request connection: method names and bodies. It
+// is a leaf both sides import, so that neither imports the other.
+//
+// An agent first learns the master's public key (the gateway serves it to
+// connections without encryption, and nothing else), then connects with the
+// CURVE mechanism under its own key and says who it is (MethodHello). The
+// master answers with the key's state; only an accepted agent may send
+// events, returns and mine data, and everything it sends is stamped by the
+// master with the id it authenticated, never with an id the agent claims.
+package proto
+
+import "time"
+
+// Methods an agent calls.
+const (
+	MethodHello  = "agent.hello"
+	MethodEvent  = "agent.event"
+	MethodReturn = "agent.return"
+	MethodMine   = "agent.mine"
+)
+
+// Messages the master pushes to a connected agent.
+const (
+	// PushAccepted tells a pending agent its key was accepted: it says
+	// hello again at once instead of waiting out acceptance_wait_time.
+	PushAccepted = "agent.accepted"
+)
+
+// Key states, as the master keeps them (Salt's salt-key lists).
+const (
+	StateAccepted = "accepted"
+	StatePending  = "pending"
+	StateRejected = "rejected"
+	StateDenied   = "denied"
+)
+
+// Hello is an agent's introduction; its key is the one it connected with.
+type Hello struct {
+	ID      string `json:"id"`
+	Version string `json:"version,omitempty"`
+	// AutosignGrains are the grains named by autosign_grains, for the
+	// master's autosign_grains_dir.
+	AutosignGrains map[string]any `json:"autosign_grains,omitempty"`
+}
+
+// HelloReply is the master's verdict on a Hello.
+type HelloReply struct {
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+	Master string `json:"master,omitempty"`
+}
+
+// Event is an event the agent fires on the master's bus. The master turns
+// Load into the event's data after setting its id to the authenticated one
+// (Salt's `_minion_event`).
+type Event struct {
+	// ID is the event's id, fixed when the agent queued it: a re-sent copy
+	// is stored once.
+	ID   string         `json:"id"`
+	Tag  string         `json:"tag"`
+	Load map[string]any `json:"load"`
+	Time time.Time      `json:"time"`
+}
+
+// Return is the result of a job run on the agent (Salt's `_return`).
+type Return struct {
+	// ID is the return event's id, fixed when queued.
+	ID      string    `json:"id"`
+	JID     string    `json:"jid"`
+	Fun     string    `json:"fun"`
+	FunArgs []any     `json:"fun_args"`
+	Return  any       `json:"return"`
+	Retcode int       `json:"retcode"`
+	Success bool      `json:"success"`
+	Out     string    `json:"out,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+// Mine is the agent's grains and mine function results.
+type Mine struct {
+	Grains map[string]any `json:"grains,omitempty"`
+	Data   map[string]any `json:"data,omitempty"`
+	// Errors are mine functions that failed, by name (kept out of Data).
+	Errors map[string]string `json:"errors,omitempty"`
+}

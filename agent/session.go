@@ -1,0 +1,245 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/brinehq/brine/agent/proto"
+	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/internal/backoff"
+)
+
+// How the agent paces its work on one connection.
+const (
+	// drainBatch is how many queued items are read from disk at once.
+	drainBatch = 256
+	// pollOutbox is how often the outbox is checked for items other
+	// processes (`brine call`) queued.
+	pollOutbox = time.Second
+	// grainsEvery is how often grains are gathered again and sent when
+	// they changed (an address added by DHCP, a renamed host).
+	grainsEvery = 5 * time.Minute
+)
+
+// session serves one connection: authenticate, announce the start, report
+// grains and the mine, and deliver the outbox until the connection drops
+// or the configuration is reloaded.
+func (a *Agent) session(ctx context.Context, cli *gateway.Client) error {
+	if err := a.authenticate(ctx, cli); err != nil {
+		return err
+	}
+	a.ready.Store(true)
+	a.log.Info("accepted by the master; agent started")
+	if err := a.announce(); err != nil {
+		return err
+	}
+	mineEvery := a.config().mineEvery()
+	if err := a.sendMine(ctx, cli); err != nil {
+		return err
+	}
+	mine := time.NewTicker(max(mineEvery, time.Minute))
+	if mineEvery == 0 {
+		mine.Stop()
+	}
+	defer mine.Stop()
+	grains := time.NewTicker(grainsEvery)
+	defer grains.Stop()
+	poll := time.NewTicker(pollOutbox)
+	defer poll.Stop()
+	for {
+		if err := a.drain(ctx, cli); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-cli.Done():
+			return errors.New("connection closed by the master")
+		case cfg := <-a.reload:
+			old := a.config()
+			a.apply(cfg)
+			if !slices.Equal(old.Addrs(), cfg.Addrs()) || old.MasterFinger != cfg.MasterFinger {
+				return errReload
+			}
+			if err := a.sendMine(ctx, cli); err != nil {
+				return err
+			}
+		case <-a.outbox.Kicked():
+		case <-poll.C:
+		case <-mine.C:
+			if err := a.sendMine(ctx, cli); err != nil {
+				return err
+			}
+		case <-grains.C:
+			if a.grainsChanged() {
+				if err := a.sendMine(ctx, cli); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// authenticate says hello until the master accepts the key: while it is
+// pending the agent waits acceptance_wait_time, growing with jitter up to
+// acceptance_wait_time_max, or until the master says it was accepted.
+func (a *Agent) authenticate(ctx context.Context, cli *gateway.Client) error {
+	for attempt := 1; ; attempt++ {
+		cfg := a.config()
+		hello := proto.Hello{ID: a.id, Version: a.opts.Version, AutosignGrains: a.autosignGrains(cfg)}
+		var rep proto.HelloReply
+		if err := cli.Call(ctx, proto.MethodHello, hello, &rep); err != nil {
+			return fmt.Errorf("authentication: %w", err)
+		}
+		first, limit := cfg.acceptWait()
+		switch rep.State {
+		case proto.StateAccepted:
+			return nil
+		case proto.StatePending:
+			if attempt == 1 {
+				a.log.Warn("the master has not accepted this agent's key yet; waiting (brine key -a " + a.id + ")")
+			}
+		case proto.StateRejected, proto.StateDenied:
+			a.log.Error("the master refuses this agent's key", "state", rep.State, "reason", rep.Reason)
+			first = limit
+		default:
+			return fmt.Errorf("authentication: unexpected answer %q", rep.State)
+		}
+		select {
+		case <-time.After(backoff.Delay(first, limit, attempt)):
+		case <-a.accepted:
+		case <-cli.Done():
+			return errors.New("connection closed by the master")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (a *Agent) autosignGrains(cfg *Loaded) map[string]any {
+	if len(cfg.AutosignGrains) == 0 {
+		return nil
+	}
+	g := a.Grains()
+	out := map[string]any{}
+	for _, k := range cfg.AutosignGrains {
+		if v, ok := g[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// announce queues Salt's start events: salt/minion/<id>/start and the
+// legacy minion_start, which Salt fires on every (re)connection.
+func (a *Agent) announce() error {
+	msg := fmt.Sprintf("Minion %s started at %s", a.id, time.Now().Format("Mon Jan _2 15:04:05 2006"))
+	cfg := a.config()
+	for _, tag := range []string{"salt/minion/" + a.id + "/start", "minion_start"} {
+		it, err := EventItem(a.id, tag, nil)
+		if err != nil {
+			return err
+		}
+		var ev proto.Event
+		if err := json.Unmarshal(it.Body, &ev); err != nil {
+			return err
+		}
+		ev.Load["data"] = msg
+		ev.Load["pretag"] = nil
+		if len(cfg.StartEventGrains) > 0 {
+			g := a.Grains()
+			sub := map[string]any{}
+			for _, k := range cfg.StartEventGrains {
+				if v, ok := g[k]; ok {
+					sub[k] = v
+				}
+			}
+			ev.Load["grains"] = sub
+		}
+		if it, err = encodeItem(ev.ID, "event", tag, ev); err != nil {
+			return err
+		}
+		if err := a.outbox.Put(it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func encodeItem(id, kind, tag string, body any) (Item, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return Item{}, fmt.Errorf("queue %s %q: %w", kind, tag, err)
+	}
+	return Item{ID: id, Kind: kind, Tag: tag, Body: b, Time: time.Now().UTC()}, nil
+}
+
+// sendMine runs the mine functions and sends their results with the
+// grains. A function that fails is reported by name, not fatal.
+func (a *Agent) sendMine(ctx context.Context, cli *gateway.Client) error {
+	cfg := a.config()
+	m := proto.Mine{Grains: a.Grains(), Data: map[string]any{}, Errors: map[string]string{}}
+	for _, name := range slices.Sorted(maps.Keys(cfg.MineFunctions)) {
+		fun, args, err := MineSpec(name, cfg.MineFunctions[name])
+		if err != nil {
+			m.Errors[name] = err.Error()
+			continue
+		}
+		pos, kw := SplitKwargs(args)
+		v, err := a.funcs.Call(ctx, fun, pos, kw, nil)
+		if err != nil {
+			m.Errors[name] = err.Error()
+			a.log.Warn("mine function failed", "function", name, "err", err)
+			continue
+		}
+		m.Data[name] = v
+	}
+	if err := cli.Call(ctx, proto.MethodMine, m, nil); err != nil {
+		return fmt.Errorf("mine update: %w", err)
+	}
+	return nil
+}
+
+// drain delivers the outbox, oldest first and one at a time, so that the
+// master stores an agent's events in the order they happened; each item is
+// removed only once the master acknowledged it. An item the master
+// refuses for good (a reserved tag, an oversized event) is dropped with an
+// error in the log: re-sending it would never succeed.
+func (a *Agent) drain(ctx context.Context, cli *gateway.Client) error {
+	for {
+		items, names, errs := a.outbox.Pending(drainBatch)
+		for _, err := range errs {
+			a.log.Error("outbox", "err", err)
+		}
+		if len(items) == 0 {
+			return nil
+		}
+		for i, it := range items {
+			err := a.deliver(ctx, cli, it)
+			var re *gateway.RemoteError
+			switch {
+			case err == nil:
+			case errors.As(err, &re) && re.Code != gateway.CodeFailed && re.Code != gateway.CodeAuth:
+				a.log.Error("the master refused a queued message; dropping it", "tag", it.Tag, "id", it.ID, "err", err)
+			default:
+				return fmt.Errorf("delivering %q: %w", it.Tag, err)
+			}
+			if err := a.outbox.Ack(names[i]); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (a *Agent) deliver(ctx context.Context, cli *gateway.Client, it Item) error {
+	method := proto.MethodEvent
+	if it.Kind == "return" {
+		method = proto.MethodReturn
+	}
+	return cli.Call(ctx, method, it.Body, nil)
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/internal/logging"
+)
+
+func newAgentCmd(g *globalFlags) *cobra.Command {
+	var strict bool
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run the agent on a managed machine (like salt-minion)",
+		Long: `Run the agent: Salt's minion. It reads <config-dir>/minion and
+<config-dir>/minion.d/*.conf (Salt's keys: master, master_port, id, grains,
+mine_functions, mine_interval, acceptance_wait_time, master_finger, pki_dir,
+cachedir…), makes its key pair in pki_dir on first start, connects to the
+master over CURVE-encrypted ZeroMQ and waits until its key is accepted
+(brine key -a ID, auto_accept, or a reaction). Then it fires
+salt/minion/<id>/start, reports its grains and mine data, and delivers the
+events applications send with brine call event.send — queued on disk while
+the master is away, never lost.
+
+SIGHUP reloads the configuration; SIGINT/SIGTERM stop the agent cleanly.`,
+		Example: `  brine agent -c /etc/brine
+  brine agent -c ./agent-conf --log-level debug`,
+		Args: rangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, log, err := loadAgent(g, cmd.ErrOrStderr(), strict)
+			if err != nil {
+				return err
+			}
+			a, err := agent.New(cfg, agent.Options{Version: buildVersion(), Log: log})
+			if err != nil {
+				return err
+			}
+			log.Info("agent starting", "id", a.ID(), "master", strings.Join(cfg.Master, ","), "key", a.PublicKey().String(),
+				"config", strings.Join(cfg.Tree.Files, ","), "version", buildVersion())
+			ctx := cmd.Context()
+			hup := make(chan os.Signal, 1)
+			signal.Notify(hup, syscall.SIGHUP)
+			defer signal.Stop(hup)
+			go func() {
+				for {
+					select {
+					case <-ctx.Done():
+						return
+					case <-hup:
+						cfg, _, err := loadAgent(g, io.Discard, strict)
+						if err != nil {
+							log.Error("reload refused; the configuration in force stays", "err", err)
+							continue
+						}
+						a.Reload(cfg)
+					}
+				}
+			}()
+			err = a.Run(ctx)
+			log.Info("agent stopped", "queued", a.Queued())
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&strict, "strict", false, "refuse to start with a configuration key brine does not know (default: warn)")
+	return cmd
+}
+
+// loadAgent reads the agent's configuration and sets up its log; unknown
+// keys are logged with file and line (or, strict, refused).
+func loadAgent(g *globalFlags, logOut io.Writer, strict bool) (*agent.Loaded, *slog.Logger, error) {
+	cfg, err := agent.LoadConfig(g.configDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if g.logLevel != "" {
+		cfg.LogLevel = g.logLevel
+	}
+	if g.logFormat != "" {
+		cfg.LogFormat = g.logFormat
+	}
+	level, err := logging.ParseLevel(cfg.LogLevel)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	log, err := logging.New(logOut, cfg.LogFormat, level)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	if strict && len(cfg.Warnings) > 0 {
+		msgs := make([]string, len(cfg.Warnings))
+		for i, p := range cfg.Warnings {
+			msgs[i] = p.String()
+		}
+		return nil, nil, fmt.Errorf("strict: the configuration has keys brine does not use:\n  %s", strings.Join(msgs, "\n  "))
+	}
+	for _, p := range cfg.Warnings {
+		log.Warn("configuration: " + p.String())
+	}
+	return cfg, log, nil
+}
+
+func newCallCmd(g *globalFlags) *cobra.Command {
+	var (
+		asJSON  bool
+		timeout time.Duration
+		local   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "call FUN [ARG…] [KEY=VALUE…]",
+		Short: "Run an execution function on this agent (like salt-call)",
+		Long: `Run one of the agent's execution functions here, as salt-call does, with
+the agent's configuration and key (so run it as the agent's user):
+event.send, grains.items, grains.get, network.ip_addrs, … Arguments are
+parsed as Salt parses them (YAML scalars; KEY=VALUE keywords; a JSON
+mapping as one argument). The return is printed as Salt's nested output
+and sent to the master as salt/job/<jid>/ret/<id>; events and the return
+are queued on disk first, so a master that is away gets them later from
+the agent daemon.`,
+		Example: `  brine call event.send myapp/deploy/complete '{"version": "1.4.2"}'
+  brine call event.send instar/custom/event '{"what": "something happened", "is it serious": true}' with_grains='[os, fqdn]'
+  brine call grains.items --json
+  brine call network.ip_addrs --local`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 1 {
+				return usageError{errors.New("call needs a FUN")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req, err := parseRunArgs(args)
+			if err != nil {
+				return usageError{err}
+			}
+			cfg, log, err := loadAgent(g, cmd.ErrOrStderr(), false)
+			if err != nil {
+				return err
+			}
+			if g.logLevel == "" {
+				log = slog.New(slog.DiscardHandler)
+			}
+			a, err := agent.New(cfg, agent.Options{Version: buildVersion(), Log: log})
+			if err != nil {
+				return err
+			}
+			res, err := a.Call(cmd.Context(), req.Fun, req.Args, req.Kwargs)
+			if err != nil {
+				return err
+			}
+			if err := printCall(cmd.OutOrStdout(), res.Return, asJSON); err != nil {
+				return err
+			}
+			if !local {
+				ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+				derr := a.Deliver(ctx)
+				cancel()
+				if derr != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "brine: not delivered yet (%v): %d message(s) queued in %s; the agent will deliver them\n",
+						derr, a.Queued(), cfg.CacheDir)
+				}
+			}
+			if res.Err != nil {
+				return fmt.Errorf("%s failed: %w", req.Fun, res.Err)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"local": RETURN} as JSON`)
+	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 10*time.Second, "how long to try to reach the master before leaving the messages queued")
+	cmd.Flags().BoolVar(&local, "local", false, "do not contact the master (messages stay queued for the agent)")
+	return cmd
+}
+
+// printCall prints a return as salt-call's nested output ("local:" and the
+// value indented, Python's True and False) or as JSON.
+func printCall(w io.Writer, ret any, asJSON bool) error {
+	if asJSON {
+		b, err := json.Marshal(map[string]any{"local": ret})
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	var body string
+	switch v := ret.(type) {
+	case bool:
+		body = "True\n"
+		if !v {
+			body = "False\n"
+		}
+	default:
+		raw, err := json.Marshal(ret)
+		if err != nil {
+			return err
+		}
+		var sb strings.Builder
+		if err := printYAML(&sb, raw); err != nil {
+			return err
+		}
+		body = sb.String()
+	}
+	out := "local:\n"
+	for line := range strings.Lines(body) {
+		out += "    " + line
+	}
+	_, err := io.WriteString(w, out)
+	return err
+}

@@ -1,0 +1,402 @@
+package master
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/brinehq/brine/agent/proto"
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/keys"
+	"github.com/brinehq/brine/mine"
+)
+
+// maxPendingPeers bounds the connections of pending agents the master
+// remembers to tell of their acceptance; beyond it they are answered but
+// not remembered, and learn of it at their next hello.
+const maxPendingPeers = 10_000
+
+// agents serves the connections of agents (Salt's minions): their hello,
+// their events, returns and mine data, and knows which are connected. The
+// id an agent's messages carry is always the one its key was accepted
+// under, never one it claims.
+type agents struct {
+	m *Master
+
+	mu      sync.Mutex
+	bound   map[*gateway.Peer]string              // accepted connections -> id
+	byID    map[string]map[*gateway.Peer]struct{} // id -> accepted connections
+	pending map[string]map[*gateway.Peer]struct{} // id -> connections awaiting acceptance
+	npend   int
+}
+
+func newAgents(m *Master) *agents {
+	return &agents{m: m, bound: map[*gateway.Peer]string{}, byID: map[string]map[*gateway.Peer]struct{}{},
+		pending: map[string]map[*gateway.Peer]struct{}{}}
+}
+
+// serve registers the agent methods with the gateway and follows key
+// changes, cutting off agents whose key was rejected, denied or deleted
+// and telling pending ones they were accepted.
+func (a *agents) serve(ctx context.Context) {
+	gw := a.m.gateway
+	gw.HandleAgent(proto.MethodHello, a.hello)
+	gw.HandleAgent(proto.MethodEvent, a.bind(a.event))
+	gw.HandleAgent(proto.MethodReturn, a.bind(a.ret))
+	gw.HandleAgent(proto.MethodMine, a.bind(a.mineUpdate))
+	gw.OnAgentGone(a.gone)
+	a.m.grp.Go(func() error {
+		err := a.m.keys.Watch(ctx, a.keyChanged)
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	})
+	a.m.grp.Go(func() error { a.presenceLoop(ctx); return nil })
+}
+
+// hello authenticates an agent by the key it connected with.
+func (a *agents) hello(ctx context.Context, p *gateway.Peer, body json.RawMessage) (any, error) {
+	var h proto.Hello
+	if err := json.Unmarshal(body, &h); err != nil {
+		return nil, fmt.Errorf("%w: hello: %v", gateway.ErrInvalidRequest, err)
+	}
+	res, err := a.m.keys.Authenticate(ctx, h.ID, p.Key().String(), h.AutosignGrains)
+	if err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if old, ok := a.bound[p]; ok && old != h.ID {
+		return nil, fmt.Errorf("%w: this connection is already %q", gateway.ErrInvalidRequest, old)
+	}
+	switch res.State {
+	case keys.Accepted:
+		a.unpend(h.ID, p)
+		a.bound[p] = h.ID
+		if a.byID[h.ID] == nil {
+			a.byID[h.ID] = map[*gateway.Peer]struct{}{}
+		}
+		a.byID[h.ID][p] = struct{}{}
+		a.m.log.Info("agent connected", "id", h.ID, "remote", p.Remote(), "version", h.Version)
+	case keys.Pending:
+		if a.npend < maxPendingPeers {
+			if a.pending[h.ID] == nil {
+				a.pending[h.ID] = map[*gateway.Peer]struct{}{}
+			}
+			if _, ok := a.pending[h.ID][p]; !ok {
+				a.pending[h.ID][p] = struct{}{}
+				a.npend++
+			}
+		}
+	}
+	return proto.HelloReply{State: string(res.State), Reason: res.Reason, Master: a.m.cfg.Settings.ID}, nil
+}
+
+func (a *agents) unpend(id string, p *gateway.Peer) {
+	if set, ok := a.pending[id]; ok {
+		if _, ok := set[p]; ok {
+			delete(set, p)
+			a.npend--
+		}
+		if len(set) == 0 {
+			delete(a.pending, id)
+		}
+	}
+}
+
+// bind admits a method only on an accepted connection and gives the
+// handler the connection's authenticated id.
+func (a *agents) bind(h func(ctx context.Context, id string, body json.RawMessage) (any, error)) gateway.AgentHandler {
+	return func(ctx context.Context, p *gateway.Peer, body json.RawMessage) (any, error) {
+		a.mu.Lock()
+		id, ok := a.bound[p]
+		a.mu.Unlock()
+		if !ok {
+			return nil, fmt.Errorf("%w: this agent's key is not accepted (say hello first)", gateway.ErrAuth)
+		}
+		return h(ctx, id, body)
+	}
+}
+
+// gone forgets a closed connection.
+func (a *agents) gone(p *gateway.Peer) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if id, ok := a.bound[p]; ok {
+		delete(a.bound, p)
+		delete(a.byID[id], p)
+		if len(a.byID[id]) == 0 {
+			delete(a.byID, id)
+			a.m.log.Info("agent disconnected", "id", id)
+		}
+	}
+	for id, set := range a.pending {
+		if _, ok := set[p]; ok {
+			a.unpend(id, p)
+		}
+	}
+}
+
+// keyChanged applies a key change made on any master: an accepted key's
+// pending connections are told at once; connections whose key is no
+// longer accepted are closed at once.
+func (a *agents) keyChanged(c keys.Change) {
+	a.mu.Lock()
+	var cut []*gateway.Peer
+	for p := range a.byID[c.ID] {
+		if c.Key == nil || !c.Key.Allows(p.Key().String()) {
+			cut = append(cut, p)
+		}
+	}
+	var tell []*gateway.Peer
+	if c.Key != nil && c.Key.State == keys.Accepted {
+		for p := range a.pending[c.ID] {
+			if c.Key.Allows(p.Key().String()) {
+				tell = append(tell, p)
+			}
+		}
+	}
+	a.mu.Unlock()
+	for _, p := range cut {
+		a.m.log.Warn("agent cut off: its key is no longer accepted", "id", c.ID, "remote", p.Remote())
+		p.Close()
+	}
+	for _, p := range tell {
+		p.Push(proto.PushAccepted, nil)
+	}
+}
+
+// reservedFor reports whether tag speaks for another agent: salt/minion/<x>/
+// and salt/beacon/<x>/ tags belong to agent x alone.
+func reservedFor(tag, id string) bool {
+	for _, prefix := range []string{"salt/minion/", "salt/beacon/"} {
+		if rest, ok := strings.CutPrefix(tag, prefix); ok {
+			owner, _, _ := strings.Cut(rest, "/")
+			return owner != id
+		}
+	}
+	return false
+}
+
+// event publishes an agent's event with the id its key was accepted
+// under (Salt's _minion_event: the load is the event's data).
+func (a *agents) event(ctx context.Context, id string, body json.RawMessage) (any, error) {
+	var ev proto.Event
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return nil, fmt.Errorf("%w: event: %v", gateway.ErrInvalidRequest, err)
+	}
+	if bus.HasReservedPrefix(ev.Tag) {
+		return nil, fmt.Errorf("%w: %q: only the master publishes there", gateway.ErrReservedTag, ev.Tag)
+	}
+	if reservedFor(ev.Tag, id) {
+		return nil, fmt.Errorf("%w: %q: agent %s cannot speak for another agent", gateway.ErrReservedTag, ev.Tag, id)
+	}
+	load := ev.Load
+	if load == nil {
+		load = map[string]any{}
+	}
+	load["id"], load["tag"], load["cmd"] = id, ev.Tag, "_minion_event"
+	return a.publish(ctx, id, ev.ID, ev.Tag, load)
+}
+
+// publish stores one event from agent id under the id it was queued with.
+func (a *agents) publish(ctx context.Context, id, evID, tag string, data map[string]any) (any, error) {
+	if _, err := uuid.Parse(evID); err != nil {
+		return nil, fmt.Errorf("%w: event id %q: %v", gateway.ErrInvalidRequest, evID, err)
+	}
+	e, err := bus.NewEvent(tag, data, bus.Origin{Source: "agent://" + id})
+	if err != nil {
+		return nil, err
+	}
+	e.ID = evID
+	if _, err := e.Validate(a.m.cfg.Settings.MaxEventSize); err != nil {
+		return nil, err
+	}
+	if err := a.m.bus.Publish(ctx, e); err != nil {
+		return nil, fmt.Errorf("publish %q: %w", tag, err)
+	}
+	return gateway.PublishReply{ID: e.ID}, nil
+}
+
+// ret fires the return of a job the agent ran, salt/job/<jid>/ret/<id>,
+// in Salt's shape.
+func (a *agents) ret(ctx context.Context, id string, body json.RawMessage) (any, error) {
+	var r proto.Return
+	if err := json.Unmarshal(body, &r); err != nil {
+		return nil, fmt.Errorf("%w: return: %v", gateway.ErrInvalidRequest, err)
+	}
+	if r.JID == "" || strings.ContainsAny(r.JID, "/*> ") {
+		return nil, fmt.Errorf("%w: return: jid %q", gateway.ErrInvalidRequest, r.JID)
+	}
+	args := r.FunArgs
+	if args == nil {
+		args = []any{}
+	}
+	data := map[string]any{"cmd": "_return", "id": id, "jid": r.JID, "fun": r.Fun, "fun_args": args,
+		"return": r.Return, "retcode": r.Retcode, "success": r.Success}
+	if r.Out != "" {
+		data["out"] = r.Out
+	}
+	return a.publish(ctx, id, r.ID, "salt/job/"+r.JID+"/ret/"+id, data)
+}
+
+// mineUpdate writes an agent's grains and mine function results to its
+// mine record (source "agent"), beside what cloud events put there: the
+// fqdn and MAC addresses come from the grains.
+func (a *agents) mineUpdate(ctx context.Context, id string, body json.RawMessage) (any, error) {
+	var u proto.Mine
+	if err := json.Unmarshal(body, &u); err != nil {
+		return nil, fmt.Errorf("%w: mine: %v", gateway.ErrInvalidRequest, err)
+	}
+	for name := range u.Errors {
+		a.m.log.Warn("agent mine function failed", "id", id, "function", name, "err", u.Errors[name])
+	}
+	_, err := a.m.mine.Update(ctx, mine.Write{ID: id, Source: "agent", Mutate: func(h *mine.Host) error {
+		if len(u.Grains) > 0 {
+			cloud := h.Grains["salt-cloud"]
+			h.Grains = maps.Clone(u.Grains)
+			if cloud != nil {
+				h.Grains["salt-cloud"] = cloud
+			}
+			if f, ok := u.Grains["fqdn"].(string); ok && strings.Contains(f, ".") {
+				h.FQDN = f
+			}
+			if hw, ok := u.Grains["hwaddr_interfaces"].(map[string]any); ok {
+				var macs []string
+				for _, name := range slices.Sorted(maps.Keys(hw)) {
+					if s, ok := hw[name].(string); ok && s != "" && s != "00:00:00:00:00:00" {
+						macs = append(macs, s)
+					}
+				}
+				if len(macs) > 0 {
+					h.SetMACs(macs...)
+				}
+			}
+		}
+		for _, fun := range slices.Sorted(maps.Keys(u.Data)) {
+			if err := h.Set(fun, u.Data[fun]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{}, nil
+}
+
+// Connected lists the ids of the agents connected to this master, sorted.
+func (a *agents) Connected() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Sorted(maps.Keys(a.byID))
+}
+
+// presenceLoop fires Salt's presence events every loop_interval when
+// presence_events is set: salt/presence/present with every connected id,
+// and salt/presence/change with those that came and went.
+func (a *agents) presenceLoop(ctx context.Context) {
+	s := a.m.cfg.Settings
+	if !s.PresenceEvents {
+		return
+	}
+	every := time.Duration(s.LoopInterval) * time.Second
+	if every <= 0 {
+		every = time.Minute
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var last []string
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := a.Connected()
+		a.m.fire(ctx, "salt/presence/present", map[string]any{"present": now})
+		var added, lost []string
+		for _, id := range now {
+			if !slices.Contains(last, id) {
+				added = append(added, id)
+			}
+		}
+		for _, id := range last {
+			if !slices.Contains(now, id) {
+				lost = append(lost, id)
+			}
+		}
+		if len(added) > 0 || len(lost) > 0 {
+			a.m.fire(ctx, "salt/presence/change", map[string]any{"new": nonNil(added), "lost": nonNil(lost)})
+		}
+		last = now
+	}
+}
+
+// Funcs are Salt's manage runner functions, answered from the agents'
+// connections (Salt pings them with test.ping; a brine master knows).
+func (a *agents) Funcs() []function.Func {
+	status := func(ctx context.Context) (up, down []string, err error) {
+		l, err := a.m.keys.List(ctx, keys.Accepted)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn := a.Connected()
+		for _, id := range l[keys.ListName(keys.Accepted)] {
+			if slices.Contains(conn, id) {
+				up = append(up, id)
+			} else {
+				down = append(down, id)
+			}
+		}
+		return nonNil(up), nonNil(down), nil
+	}
+	return []function.Func{
+		{Name: "manage.up", Doc: "Agents with an accepted key that are connected.", ReadOnly: true,
+			Run: func(ctx context.Context, _ *function.Input) (any, error) { up, _, err := status(ctx); return up, err }},
+		{
+			Name: "manage.down", Doc: "Agents with an accepted key that are not connected; removekeys=True deletes their keys.",
+			Params: []function.Param{{Name: "removekeys", Kind: function.Bool, Default: false}},
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				_, down, err := status(ctx)
+				if err != nil || !in.Bool("removekeys") {
+					return down, err
+				}
+				for _, id := range down {
+					if _, err := a.m.keys.Delete(ctx, id); err != nil {
+						return down, err
+					}
+				}
+				return down, nil
+			},
+		},
+		{Name: "manage.status", Doc: "{up: [...], down: [...]} of the agents with an accepted key.", ReadOnly: true,
+			Run: func(ctx context.Context, _ *function.Input) (any, error) {
+				up, down, err := status(ctx)
+				return map[string]any{"up": up, "down": down}, err
+			}},
+		{Name: "manage.present", Doc: "Connected agents (Salt's presence).", ReadOnly: true,
+			Run: func(context.Context, *function.Input) (any, error) { return nonNil(a.Connected()), nil }},
+		{Name: "manage.not_present", Doc: "Agents with an accepted key that are not connected.", ReadOnly: true,
+			Run: func(ctx context.Context, _ *function.Input) (any, error) { _, down, err := status(ctx); return down, err }},
+	}
+}
+
+// nonNil makes an empty list encode as [] rather than null.
+func nonNil(ids []string) []string {
+	if ids == nil {
+		return []string{}
+	}
+	return ids
+}
