@@ -268,7 +268,6 @@ func MineSpec(name string, spec any) (fun string, args []any, err error) {
 	kwargs := map[string]any{}
 	switch t := spec.(type) {
 	case nil:
-		return name, nil, nil
 	case []any:
 		for _, item := range t {
 			if m, ok := item.(map[string]any); ok {
