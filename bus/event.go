@@ -380,4 +380,4 @@ func HasReservedPrefix(tag string) bool {
 }
 
 // ReservedPrefixes are the tag prefixes only the master may publish under.
-var ReservedPrefixes = []string{"salt/job/", "salt/run/", "salt/auth", "salt/key", "brine/"}
+var ReservedPrefixes = []string{"salt/job/", "salt/run/", "salt/wheel/", "salt/auth", "salt/key", "brine/"}

@@ -8,11 +8,14 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/bus/gateway/curve"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/keys"
 	"github.com/brinehq/brine/master/rpc"
@@ -179,10 +182,39 @@ func (k *keyRun) run(ctx context.Context) error {
 		if err := k.call(ctx, "key."+name, map[string]any{"match": match}, &m); err != nil {
 			return err
 		}
+		if err := k.local(m, name, match); err != nil {
+			return err
+		}
 		return k.show(m)
 	}
 	return k.change(ctx, name, match)
 }
+
+// local adds salt-key's "Local Keys": the master's public key (what
+// agents pin with master_finger), derived from the shared key this client
+// holds, when match selects "master.pub".
+func (k *keyRun) local(m map[string]map[string]any, name, match string) error {
+	if ok, _ := path.Match(match, "master.pub"); !ok && match != "master" {
+		return nil
+	}
+	_, _, key, err := k.cf.endpoints(k.g)
+	if err != nil {
+		return err
+	}
+	pub := gateway.MasterKeys(key).Public
+	val := curve.Fingerprint(pub)
+	if name == "print" {
+		val = pub.String()
+	}
+	if m == nil {
+		return nil
+	}
+	m[listLocal] = map[string]any{"master.pub": val}
+	return nil
+}
+
+// listLocal is the list of the master's own key in finger and print output.
+const listLocal = "local"
 
 // change accepts, rejects or deletes as salt-key does: list what the glob
 // selects in the states the command acts on, confirm, then change exactly
@@ -362,6 +394,7 @@ func (k *keyRun) show(v any) error {
 // keyColours are salt-key's: a bright heading and its keys in the state's
 // colour (accepted green, denied magenta, unaccepted red, rejected blue).
 var keyColours = map[string]struct{ head, item string }{
+	listLocal:         {"\x1b[1;35m", "\x1b[0;35m"},
 	keys.ListAccepted: {"\x1b[1;32m", "\x1b[0;32m"},
 	keys.ListDenied:   {"\x1b[1;35m", "\x1b[0;35m"},
 	keys.ListPending:  {"\x1b[1;31m", "\x1b[0;31m"},
@@ -370,6 +403,7 @@ var keyColours = map[string]struct{ head, item string }{
 
 // keyHeadings are salt-key's headings of the lists.
 var keyHeadings = map[string]string{
+	listLocal:         "Local Keys:",
 	keys.ListAccepted: "Accepted Keys:",
 	keys.ListDenied:   "Denied Keys:",
 	keys.ListPending:  "Unaccepted Keys:",
