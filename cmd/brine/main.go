@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -39,6 +40,9 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd()
+	if sub, ok := saltNames[filepath.Base(os.Args[0])]; ok {
+		root.SetArgs(append([]string{sub}, os.Args[1:]...))
+	}
 	err := root.ExecuteContext(ctx)
 	stop()
 	if err == nil {
@@ -55,6 +59,18 @@ func main() {
 	default:
 		os.Exit(exitFailure)
 	}
+}
+
+// saltNames are the names of Salt's commands this binary answers to when
+// it is installed (or linked) under them, as one binary with busybox-style
+// names: `ln -s brine /usr/local/bin/salt-key`.
+var saltNames = map[string]string{
+	"salt-master": "master",
+	"salt-minion": "agent",
+	"salt-key":    "key",
+	"salt-call":   "call",
+	"salt-run":    "run",
+	"salt-cloud":  "cloud",
 }
 
 // globalFlags are shared by every subcommand.
