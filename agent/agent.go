@@ -18,8 +18,10 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -134,6 +136,9 @@ func (a *Agent) env() *modules.Env {
 // FireMaster queues an event for the master (Salt's fire_master): it is on
 // disk when this returns and is delivered once the master is reachable.
 func (a *Agent) FireMaster(_ context.Context, tag string, data map[string]any) error {
+	if err := proto.CheckTag(tag, a.id); err != nil {
+		return err
+	}
 	it, err := EventItem(a.id, tag, data)
 	if err != nil {
 		return err
@@ -227,9 +232,14 @@ func (a *Agent) connect(ctx context.Context) (*gateway.Client, error) {
 			if err == nil {
 				return cli, nil
 			}
-			if errors.Is(err, ErrMasterKey) || errors.Is(err, curve.ErrServerKey) {
+			if errors.Is(err, curve.ErrServerKey) {
+				err = fmt.Errorf("%w: the master at %s does not hold the key recorded in %s (fingerprint %s); "+
+					"if the master's key was replaced on purpose, delete that file", ErrMasterKey, addr,
+					filepath.Join(cfg.PKIDir, masterKeyFile), a.pinnedFinger(cfg))
+			}
+			if errors.Is(err, ErrMasterKey) {
 				a.log.Error("refusing the master", "master", addr, "err", err)
-				return nil, fmt.Errorf("%w: %v", ErrMasterKey, err)
+				return nil, err
 			}
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -254,6 +264,19 @@ func (a *Agent) dial(ctx context.Context, cfg *Loaded, addr string) (*gateway.Cl
 		return nil, err
 	}
 	return gateway.DialAgent(dctx, addr, gateway.AgentDial{Keys: a.keys, MasterKey: mk, OnPush: a.push})
+}
+
+// pinnedFinger is the fingerprint of the master key recorded in pki_dir.
+func (a *Agent) pinnedFinger(cfg *Loaded) string {
+	b, err := os.ReadFile(filepath.Join(cfg.PKIDir, masterKeyFile))
+	if err != nil {
+		return "unknown"
+	}
+	k, err := curve.ParseKey(strings.TrimSpace(string(b)))
+	if err != nil {
+		return "unreadable"
+	}
+	return curve.Fingerprint(k)
 }
 
 // push handles what the master sends unasked.

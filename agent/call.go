@@ -89,7 +89,8 @@ func (a *Agent) Deliver(ctx context.Context) error {
 		}
 		switch rep.State {
 		case proto.StateAccepted:
-			return a.drain(ctx, cli)
+			dropped, err := a.drain(ctx, cli)
+			return errors.Join(append(dropped, err)...)
 		case proto.StatePending:
 			return ErrPending
 		default:

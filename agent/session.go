@@ -52,7 +52,7 @@ func (a *Agent) session(ctx context.Context, cli *gateway.Client) error {
 	poll := time.NewTicker(pollOutbox)
 	defer poll.Stop()
 	for {
-		if err := a.drain(ctx, cli); err != nil {
+		if _, err := a.drain(ctx, cli); err != nil {
 			return err
 		}
 		select {
@@ -208,16 +208,16 @@ func (a *Agent) sendMine(ctx context.Context, cli *gateway.Client) error {
 // drain delivers the outbox, oldest first and one at a time, so that the
 // master stores an agent's events in the order they happened; each item is
 // removed only once the master acknowledged it. An item the master
-// refuses for good (a reserved tag, an oversized event) is dropped with an
-// error in the log: re-sending it would never succeed.
-func (a *Agent) drain(ctx context.Context, cli *gateway.Client) error {
+// refuses for good (a reserved tag, an oversized event) is dropped, logged
+// and reported in dropped: re-sending it would never succeed.
+func (a *Agent) drain(ctx context.Context, cli *gateway.Client) (dropped []error, err error) {
 	for {
 		items, names, errs := a.outbox.Pending(drainBatch)
 		for _, err := range errs {
 			a.log.Error("outbox", "err", err)
 		}
 		if len(items) == 0 {
-			return nil
+			return dropped, nil
 		}
 		for i, it := range items {
 			err := a.deliver(ctx, cli, it)
@@ -226,11 +226,12 @@ func (a *Agent) drain(ctx context.Context, cli *gateway.Client) error {
 			case err == nil:
 			case errors.As(err, &re) && re.Code != gateway.CodeFailed && re.Code != gateway.CodeAuth:
 				a.log.Error("the master refused a queued message; dropping it", "tag", it.Tag, "id", it.ID, "err", err)
+				dropped = append(dropped, fmt.Errorf("the master refused %q: %w", it.Tag, err))
 			default:
-				return fmt.Errorf("delivering %q: %w", it.Tag, err)
+				return dropped, fmt.Errorf("delivering %q: %w", it.Tag, err)
 			}
 			if err := a.outbox.Ack(names[i]); err != nil {
-				return err
+				return dropped, err
 			}
 		}
 	}

@@ -176,18 +176,6 @@ func (a *agents) keyChanged(c keys.Change) {
 	}
 }
 
-// reservedFor reports whether tag speaks for another agent: salt/minion/<x>/
-// and salt/beacon/<x>/ tags belong to agent x alone.
-func reservedFor(tag, id string) bool {
-	for _, prefix := range []string{"salt/minion/", "salt/beacon/"} {
-		if rest, ok := strings.CutPrefix(tag, prefix); ok {
-			owner, _, _ := strings.Cut(rest, "/")
-			return owner != id
-		}
-	}
-	return false
-}
-
 // event publishes an agent's event with the id its key was accepted
 // under (Salt's _minion_event: the load is the event's data).
 func (a *agents) event(ctx context.Context, id string, body json.RawMessage) (any, error) {
@@ -195,11 +183,8 @@ func (a *agents) event(ctx context.Context, id string, body json.RawMessage) (an
 	if err := json.Unmarshal(body, &ev); err != nil {
 		return nil, fmt.Errorf("%w: event: %v", gateway.ErrInvalidRequest, err)
 	}
-	if bus.HasReservedPrefix(ev.Tag) {
-		return nil, fmt.Errorf("%w: %q: only the master publishes there", gateway.ErrReservedTag, ev.Tag)
-	}
-	if reservedFor(ev.Tag, id) {
-		return nil, fmt.Errorf("%w: %q: agent %s cannot speak for another agent", gateway.ErrReservedTag, ev.Tag, id)
+	if err := proto.CheckTag(ev.Tag, id); err != nil {
+		return nil, fmt.Errorf("%w: %w", gateway.ErrReservedTag, err)
 	}
 	load := ev.Load
 	if load == nil {

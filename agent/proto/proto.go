@@ -10,7 +10,35 @@
 // master with the id it authenticated, never with an id the agent claims.
 package proto
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+)
+
+// ErrReservedTag is the refusal of a tag an agent may not fire under.
+var ErrReservedTag = errors.New("reserved tag prefix")
+
+// CheckTag refuses the tags agent id may not fire: the master's reserved
+// prefixes, and salt/minion/<x>/ or salt/beacon/<x>/ of another agent. The
+// master enforces it; the agent checks first so that its caller hears of
+// the refusal instead of the event being dropped later.
+func CheckTag(tag, id string) error {
+	if bus.HasReservedPrefix(tag) {
+		return fmt.Errorf("%w: %q: only the master publishes there", ErrReservedTag, tag)
+	}
+	for _, prefix := range []string{"salt/minion/", "salt/beacon/"} {
+		if rest, ok := strings.CutPrefix(tag, prefix); ok {
+			if owner, _, _ := strings.Cut(rest, "/"); owner != id {
+				return fmt.Errorf("%w: %q: agent %s cannot speak for agent %s", ErrReservedTag, tag, id, owner)
+			}
+		}
+	}
+	return nil
+}
 
 // Methods an agent calls.
 const (
