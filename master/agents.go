@@ -374,7 +374,10 @@ func (a *agents) Funcs() []function.Func {
 		{Name: "manage.present", Doc: "Connected agents (Salt's presence).", ReadOnly: true,
 			Run: func(context.Context, *function.Input) (any, error) { return nonNil(a.Connected()), nil }},
 		{Name: "manage.not_present", Doc: "Agents with an accepted key that are not connected.", ReadOnly: true,
-			Run: func(ctx context.Context, _ *function.Input) (any, error) { _, down, err := status(ctx); return down, err }},
+			Run: func(ctx context.Context, _ *function.Input) (any, error) {
+				_, down, err := status(ctx)
+				return down, err
+			}},
 	}
 }
 
