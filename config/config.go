@@ -5,33 +5,28 @@
 package config
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
-	"github.com/goccy/go-yaml/parser"
 )
 
 // DefaultDir is where the master looks for its configuration, as Salt's
 // /etc/salt.
 const DefaultDir = "/etc/brine"
 
-// Master is the merged configuration of one master.
+// Master is the merged configuration of one master: the files read (a
+// Tree, which answers Has, Decode, Where… for every section) and the core
+// settings decoded from them.
 type Master struct {
-	// Files are the files read, in merge order.
-	Files []string
+	*Tree
 	// Settings are the core settings every part of the master uses.
 	Settings Settings
-
-	keys map[string]source // top-level key -> where its value was last set
 }
 
 type source struct {
@@ -136,15 +131,13 @@ func Load(path string) (*Master, error) {
 }
 
 func load(path string, mustExist bool) (*Master, error) {
-	m := &Master{Settings: Defaults(), keys: make(map[string]source)}
-	files, err := configFiles(path, mustExist)
+	t, err := LoadTree(path, "master", mustExist)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range files {
-		if err := m.read(f); err != nil {
-			return nil, err
-		}
+	m := &Master{Tree: t, Settings: Defaults()}
+	if err := t.DecodeAll(&m.Settings); err != nil {
+		return nil, err
 	}
 	if m.Settings.KeyFile == "" {
 		m.Settings.KeyFile = filepath.Join(m.Settings.DataDir, "master.key")
@@ -159,7 +152,7 @@ func load(path string, mustExist bool) (*Master, error) {
 // modification times, so that a caller can tell when one changed, appeared
 // or went away.
 func Fingerprint(path string) []string {
-	files, err := configFiles(path, path != DefaultDir)
+	files, err := treeFiles(path, "master", path != DefaultDir)
 	if err != nil {
 		return []string{err.Error()}
 	}
@@ -173,59 +166,6 @@ func Fingerprint(path string) []string {
 		fp = append(fp, fmt.Sprintf("%s %d %d", f, fi.Size(), fi.ModTime().UnixNano()))
 	}
 	return fp
-}
-
-func configFiles(path string, mustExist bool) ([]string, error) {
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist) && !mustExist:
-		return nil, nil
-	case err != nil:
-		return nil, fmt.Errorf("config: %w", err)
-	case !st.IsDir():
-		return []string{path}, nil
-	}
-	var files []string
-	if _, err := os.Stat(filepath.Join(path, "master")); err == nil {
-		files = append(files, filepath.Join(path, "master"))
-	}
-	extra, err := filepath.Glob(filepath.Join(path, "master.d", "*.conf"))
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	sort.Strings(extra)
-	return append(files, extra...), nil
-}
-
-func (m *Master) read(file string) error {
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	f, err := parser.ParseBytes(src, 0)
-	if err != nil {
-		return fmt.Errorf("%s: %s", file, oneLine(err))
-	}
-	m.Files = append(m.Files, file)
-	for _, doc := range f.Docs {
-		if doc.Body == nil {
-			continue
-		}
-		if _, isNull := doc.Body.(*ast.NullNode); isNull {
-			continue
-		}
-		mapping, ok := Pairs(doc.Body)
-		if !ok {
-			return fmt.Errorf("%s:%d: the configuration must be a mapping of keys to values", file, doc.Body.GetToken().Position.Line)
-		}
-		if err := yaml.NodeToValue(doc.Body, &m.Settings); err != nil {
-			return fmt.Errorf("%s: %s", file, oneLine(err))
-		}
-		for _, kv := range mapping {
-			m.keys[Key(kv.Key)] = source{file: file, key: kv.Key, node: kv.Value}
-		}
-	}
-	return nil
 }
 
 // Decoder reads one top-level key of a configuration, with errors naming
@@ -245,28 +185,6 @@ type Decoder interface {
 	// line and a suggestion.
 	CheckKeys(known []string, path ...string) error
 }
-
-// Has reports whether key is set in any file.
-func (m *Master) Has(key string) bool {
-	_, ok := m.keys[key]
-	return ok
-}
-
-// Decode decodes the value of the top-level key into out. It does nothing
-// when the key is absent; errors name the file and line.
-func (m *Master) Decode(key string, out any) error {
-	src, ok := m.keys[key]
-	if !ok {
-		return nil
-	}
-	if err := yaml.NodeToValue(src.node, out); err != nil {
-		return fmt.Errorf("%s: %s: %s", src.file, key, oneLine(err))
-	}
-	return nil
-}
-
-// Source returns the file that set key, for messages about its value.
-func (m *Master) Source(key string) string { return m.keys[key].file }
 
 // validate checks the core settings; errors name the file and line of the
 // key at fault.

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -44,27 +43,7 @@ func (p Problem) Error() string { return p.String() }
 // known: with file, line and the known key it probably means. Keys of
 // Salt's master that brine does not implement are reported as such.
 func (m *Master) Unknown(known []string) []Problem {
-	var out []Problem
-	for _, key := range slices.Sorted(maps.Keys(m.keys)) {
-		if slices.Contains(known, key) {
-			continue
-		}
-		src := m.keys[key]
-		p := Problem{File: src.file, Line: nodeLine(src.key), Key: strconv.Quote(key), Salt: slices.Contains(saltMasterKeys, key)}
-		if !p.Salt {
-			p.Suggestion = Closest(key, known)
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-// CheckKeys reports the first key under path that is not in known, as a
-// Problem naming file, line and the known key it probably means. path is a
-// top-level key, then keys of nested mappings; "*" stands for every value of
-// a mapping or every item of a list. Nothing under path is not an error.
-func (m *Master) CheckKeys(known []string, path ...string) error {
-	return checkKeys(m.keys, known, path)
+	return m.Tree.Unknown(known, saltMasterKeys)
 }
 
 func checkKeys(keys map[string]source, known []string, path []string) error {
@@ -111,15 +90,6 @@ func descend(nodes []ast.Node, path []string) []ast.Node {
 		nodes = next
 	}
 	return nodes
-}
-
-// Where is "file:line" of key, for messages about its value.
-func (m *Master) Where(key string) string {
-	src, ok := m.keys[key]
-	if !ok {
-		return "(default)"
-	}
-	return src.file + ":" + strconv.Itoa(nodeLine(src.key))
 }
 
 func nodeLine(n ast.Node) int {
