@@ -174,6 +174,16 @@ func (a *agents) keyChanged(c keys.Change) {
 	for _, p := range tell {
 		p.Push(proto.PushAccepted, nil)
 	}
+	if c.Key == nil && c.ID != "" {
+		// Salt flushes a minion's cached data (its mine) when its key is
+		// deleted, so a removed machine leaves no stale addresses behind
+		// (check_minion_cache).
+		if ok, err := a.m.mine.Delete(a.m.ctx, c.ID); err != nil {
+			a.m.log.Error("deleting the mine record of a deleted key", "id", c.ID, "err", err)
+		} else if ok {
+			a.m.log.Info("mine record removed with its key", "id", c.ID)
+		}
+	}
 }
 
 // event publishes an agent's event with the id its key was accepted

@@ -2,6 +2,7 @@ package master
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -144,5 +145,16 @@ func TestAgentPresenceAndMine(t *testing.T) {
 	}
 	if _, err := m.keys.Get(ctx, "web01"); err == nil {
 		t.Error("manage.down removekeys=True kept the key")
+	}
+	// With its key, the agent's mine record goes (Salt's check_minion_cache).
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		if _, err := m.mine.Get(ctx, "web01"); errors.Is(err, mine.ErrNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the mine record outlived its key")
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
