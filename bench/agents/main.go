@@ -1,0 +1,949 @@
+// Command agents measures a master with many agents: a real `brine master`
+// runs as its own process (so that its memory and CPU can be read from
+// /proc), and N real agents (agent.Agent, each with its own configuration
+// directory, CURVE key pair, on-disk outbox, connection and session) run in
+// this process. It measures (1) onboarding with auto_accept: from starting
+// every agent until each one's salt/minion/<id>/start is stored on the
+// master's bus; (2) what an idle connected agent costs the master in memory
+// (VmRSS) and CPU; (3) a reconnect storm: the master is stopped, every agent
+// queues K events while it is down, the master is started again on the
+// same data directory and ports, and the time until every agent is back
+// and every queued event is stored — none lost, none stored twice, by
+// event id and by payload — is measured. Results go to -out as JSON, with
+// the issue's targets checked.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/bench/report"
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/internal/loopback"
+)
+
+// Targets from the issue.
+const (
+	targetOnboardSeconds = 10
+	targetRSSPerAgentKiB = 64
+	targetStormSeconds   = 15
+)
+
+type options struct {
+	out, bin     string
+	agents       int
+	events       int
+	reauthDelay  int
+	acceptWait   int
+	idle         time.Duration
+	longIdle     time.Duration
+	keep         bool
+	cpuprofile   string
+	memprofile   string
+	phaseTimeout time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.out, "out", "bench/results/agents.json", "where to write the JSON results")
+	flag.StringVar(&o.bin, "brine", "bin/brine", "the brine binary whose master is measured")
+	flag.IntVar(&o.agents, "agents", 1000, "agents simulated in this process")
+	flag.IntVar(&o.events, "events", 3, "events each agent queues while the master is down (K)")
+	flag.IntVar(&o.reauthDelay, "reauth-delay", 10, "agents' random_reauth_delay in seconds (Salt's and the agent's default: 10)")
+	flag.IntVar(&o.acceptWait, "acceptance-wait", 10, "agents' acceptance_wait_time in seconds (Salt's and the agent's default: 10)")
+	flag.DurationVar(&o.idle, "idle", 10*time.Second, "the idle window over which the master's CPU is measured")
+	flag.DurationVar(&o.longIdle, "long-idle", 150*time.Second, "also sample the master's RSS this long after the agents settled, past the Go runtime's periodic GC (0: skip)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (master logs, data, agents) for inspection")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write this process's (the agents') CPU profile here")
+	flag.StringVar(&o.memprofile, "memprofile", "", "write this process's (the agents') heap profile here, taken while they are idle")
+	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 2*time.Minute, "give up on a phase that takes longer")
+	flag.Parse()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stop, err := report.StartCPUProfile(o.cpuprofile)
+	if err == nil {
+		err = run(ctx, o)
+		stop()
+	}
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench/agents:", err)
+		os.Exit(1)
+	}
+}
+
+// Results are the three measurements.
+type Results struct {
+	Onboarding Onboarding `json:"onboarding"`
+	Idle       Idle       `json:"idle"`
+	Storm      Storm      `json:"reconnect_storm"`
+}
+
+// Onboarding is N new agents started at once against an auto_accept master.
+type Onboarding struct {
+	Agents int `json:"agents"`
+	// Seconds runs from starting every agent (each dials, fetches the
+	// master's key, connects over CURVE and says hello) until the last
+	// salt/minion/<id>/start is stored and seen by a watch.
+	Seconds float64 `json:"seconds"`
+	// AllReadySeconds is when the last agent was accepted (Ready).
+	AllReadySeconds float64 `json:"all_ready_seconds"`
+	ReadyMs         dist    `json:"ready_ms"`
+	StartStoredMs   dist    `json:"start_stored_ms"`
+	// SettledSeconds is when every agent's outbox was empty (minion_start
+	// delivered too) and its mine sent.
+	SettledSeconds     float64  `json:"settled_seconds"`
+	AuthEvents         int      `json:"salt_auth_events"`
+	MasterCPUSeconds   float64  `json:"master_cpu_seconds"`
+	MasterCPUMsPerAgnt float64  `json:"master_cpu_ms_per_agent"`
+	AgentsCPUSeconds   float64  `json:"agents_cpu_seconds"`
+	AgentLog           logTally `json:"agent_log"`
+}
+
+// Idle is what connected, idle agents cost the master.
+type Idle struct {
+	Agents int `json:"agents"`
+	// Before is the master's memory before any agent connected (a watch
+	// is connected), After once all are connected and idle: medians of
+	// RSS samples.
+	Before        memStat   `json:"master_before"`
+	After         memStat   `json:"master_after"`
+	BeforeSamples []memStat `json:"master_before_samples"`
+	AfterSamples  []memStat `json:"master_after_samples"`
+	// AfterWindow is the median after the CPU window too, to show whether
+	// the figure was still falling.
+	AfterWindow       memStat `json:"master_after_cpu_window"`
+	RSSPerAgentKiB    float64 `json:"master_rss_kib_per_agent"`
+	AnonPerAgentKiB   float64 `json:"master_rss_anon_kib_per_agent"`
+	RSSPerAgentKiBEnd float64 `json:"master_rss_kib_per_agent_after_cpu_window"`
+	// LongIdle is the median of the samples taken LongIdleSeconds after
+	// the agents settled, once the Go runtime's periodic GC (forced after
+	// 2 minutes without one) has run and its scavenger returned the heap
+	// the onboarding burst left over; Series is the RSS on the way there.
+	LongIdleSeconds         float64    `json:"long_idle_seconds,omitempty"`
+	LongIdle                memStat    `json:"master_after_long_idle,omitzero"`
+	RSSPerAgentKiBLongIdle  float64    `json:"master_rss_kib_per_agent_after_long_idle,omitempty"`
+	AnonPerAgentKiBLongIdle float64    `json:"master_rss_anon_kib_per_agent_after_long_idle,omitempty"`
+	Series                  []rssPoint `json:"master_rss_series,omitempty"`
+	// LongIdleCPUusPerAgent is the master's CPU per agent per second from
+	// the start of the CPU window to the end of the long idle.
+	LongIdleCPUusPerAgent float64 `json:"master_cpu_us_per_agent_per_second_long_idle,omitempty"`
+	WindowSeconds         float64 `json:"window_seconds"`
+	MasterCPUMs           float64 `json:"master_cpu_ms"`
+	// MasterCPUusPerAgent is master CPU per idle agent per second of the
+	// window (µs/s).
+	MasterCPUusPerAgent float64 `json:"master_cpu_us_per_agent_per_second"`
+	MasterCPUPercent    float64 `json:"master_cpu_percent_of_one_core"`
+	// BaselineCPUMs is the master's CPU over a window as long before any
+	// agent connected; MasterNetCPUusPerAgent subtracts it.
+	BaselineCPUMs          float64 `json:"master_baseline_cpu_ms"`
+	MasterNetCPUusPerAgent float64 `json:"master_net_cpu_us_per_agent_per_second"`
+	// The agents' side (this process), for comparison: a real agent is a
+	// process of its own, so this is indicative only.
+	AgentsCPUusPerAgent float64 `json:"agents_cpu_us_per_agent_per_second"`
+	AgentsRSSPerAgentKB float64 `json:"agents_process_rss_kib_per_agent"`
+	StillReady          int     `json:"agents_still_ready"`
+}
+
+// rssPoint is one sample of the master's memory during the idle phase.
+type rssPoint struct {
+	Seconds float64 `json:"t"` // since the agents settled
+	RSSKiB  int64   `json:"rss_kib"`
+	AnonKiB int64   `json:"anon_kib"`
+}
+
+// Storm is the reconnect storm after a master restart.
+type Storm struct {
+	Agents            int `json:"agents"`
+	EventsPerAgent    int `json:"events_per_agent"`
+	RandomReauthDelay int `json:"random_reauth_delay_seconds"`
+	// MasterStopSeconds is SIGTERM to exit.
+	MasterStopSeconds float64 `json:"master_stop_seconds"`
+	// DroppedSeconds is SIGTERM until every agent saw its connection go.
+	DroppedSeconds float64 `json:"agents_dropped_seconds"`
+	// QueueSeconds is the time the agents took to queue (fsync) their
+	// events with FireMaster while the master was down.
+	QueueSeconds float64 `json:"queue_seconds"`
+	QueueErrors  int     `json:"queue_errors"`
+	// DownSeconds is master exit to its restart.
+	DownSeconds float64 `json:"master_down_seconds"`
+	// The rest run from the restart (the master's exec).
+	MasterAnsweringSeconds float64 `json:"master_answering_seconds"`
+	AllReadySeconds        float64 `json:"all_ready_seconds"`
+	AllStoredSeconds       float64 `json:"all_stored_seconds"`
+	Seconds                float64 `json:"seconds"`
+	// OutageSeconds runs from SIGTERM to the same end.
+	OutageSeconds    float64 `json:"outage_seconds"`
+	ReadyMs          dist    `json:"ready_ms"`
+	StoredMs         dist    `json:"events_stored_ms"`
+	MasterCPUSeconds float64 `json:"master_cpu_seconds"`
+	AgentsCPUSeconds float64 `json:"agents_cpu_seconds"`
+	// Live is what the watch (started before the agents, and reconnecting
+	// across the restart) saw; Stored is a replay of the whole log after
+	// the storm: the verdict.
+	Live       check    `json:"live_watch"`
+	Stored     check    `json:"stored"`
+	OutboxLeft int      `json:"outbox_items_left"`
+	AgentLog   logTally `json:"agent_log"`
+}
+
+// dist summarises latencies.
+type dist struct {
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+func distOf(ds []time.Duration) dist {
+	ms := report.Millis(ds)
+	if len(ms) == 0 {
+		return dist{}
+	}
+	return dist{P50: report.Percentile(ms, 0.5), P90: report.Percentile(ms, 0.9), P99: report.Percentile(ms, 0.99), Max: ms[len(ms)-1]}
+}
+
+// fleet is the simulated agents.
+type fleet struct {
+	agents []*agent.Agent
+	logs   *logCounter
+	wg     sync.WaitGroup
+	errs   []error
+}
+
+func (f *fleet) ready() int {
+	n := 0
+	for _, a := range f.agents {
+		if a.Ready() {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fleet) queued() int {
+	n := 0
+	for _, a := range f.agents {
+		n += a.Queued()
+	}
+	return n
+}
+
+func run(ctx context.Context, o options) (err error) {
+	if o.agents < 1 || o.events < 0 {
+		return errors.New("-agents must be at least 1 and -events not negative")
+	}
+	bin, err := filepath.Abs(o.bin)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("the brine binary: %w (go build -o %s ./cmd/brine)", err, o.bin)
+	}
+	// Per agent: its connection here and its end on the master, a file
+	// or two of its outbox; plus the master's store and the runtime.
+	lim, err := raiseNoFile(uint64(3*o.agents + 1024))
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "brine-bench-agents-")
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		fmt.Fprintln(os.Stderr, "bench/agents: keeping", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	pubPort, err := loopback.Port()
+	if err != nil {
+		return err
+	}
+	reqPort, err := loopback.Port()
+	if err != nil {
+		return err
+	}
+	mdir := filepath.Join(dir, "master")
+	dataDir := filepath.Join(mdir, "data")
+	if err := os.MkdirAll(mdir, 0o700); err != nil {
+		return err
+	}
+	mconf := fmt.Sprintf("id: bench\ndata_dir: %s\ninterface: 127.0.0.1\npublish_port: %d\nret_port: %d\nauto_accept: true\n", dataDir, pubPort, reqPort)
+	if err := os.WriteFile(filepath.Join(mdir, "master"), []byte(mconf), 0o600); err != nil {
+		return err
+	}
+
+	rep := report.New("agents")
+	rep.Setup["command"] = fmt.Sprintf("go run ./bench/agents -brine %s -agents %d -events %d -reauth-delay %d -out %s", o.bin, o.agents, o.events, o.reauthDelay, o.out)
+	rep.Setup["master"] = "`brine master` as its own process (" + o.bin + "), embedded fsync'ed JetStream store, auto_accept: true, auth_events on (default), log_level info (default), on 127.0.0.1"
+	rep.Setup["agents"] = fmt.Sprintf("%d real agent.Agent in this process, each with its own config dir, CURVE key pair, on-disk outbox, TCP connection and CURVE session; grains from the real machine; default mine_functions", o.agents)
+	rep.Setup["agent_config"] = fmt.Sprintf("acceptance_wait_time: %d, random_reauth_delay: %d (other keys at their defaults)", o.acceptWait, o.reauthDelay)
+	rep.Setup["acceptance_wait_time"] = strconv.Itoa(o.acceptWait)
+	rep.Setup["random_reauth_delay"] = strconv.Itoa(o.reauthDelay)
+	rep.Setup["agents_n"] = strconv.Itoa(o.agents)
+	rep.Setup["events_per_agent_k"] = strconv.Itoa(o.events)
+	rep.Setup["rlimit_nofile"] = fmt.Sprintf("%d (raised with setrlimit, inherited by the master)", lim.Cur)
+	if fs, err := report.ProbeFsync(dir, 200); err == nil {
+		rep.Setup["disk_fsync"] = fs
+	}
+	if v, err := execOutput(bin, "version"); err == nil {
+		rep.Setup["brine_version"] = v
+	}
+
+	logs := newLogCounter()
+	fl, err := prepareAgents(dir, o, reqPort, pubPort, logs)
+	if err != nil {
+		return err
+	}
+	var res Results
+	agentsRSS0, _ := readMem(os.Getpid())
+
+	// The master, killed on every way out of here.
+	mlog1 := filepath.Join(dir, "master-1.log")
+	cur, err := startMaster(bin, mdir, mlog1)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cur != nil {
+			cur.kill()
+		}
+	}()
+	fail := func(err error) error {
+		return fmt.Errorf("%w\nmaster log (last lines):\n%s", err, tail(filepath.Join(dir, fmt.Sprintf("master-%d.log", masterRun)), 20))
+	}
+	masterRun = 1
+	key, err := waitKey(ctx, filepath.Join(dataDir, "master.key"))
+	if err != nil {
+		return fail(err)
+	}
+	reqAddr, pubAddr := fmt.Sprintf("127.0.0.1:%d", reqPort), fmt.Sprintf("127.0.0.1:%d", pubPort)
+	dctx, dcancel := context.WithTimeout(ctx, time.Minute)
+	op, err := gateway.Dial(dctx, reqAddr, key)
+	dcancel()
+	if err != nil {
+		return fail(fmt.Errorf("the master does not answer: %w", err))
+	}
+	defer op.Close()
+
+	// The watch: started before any agent, from the beginning of the log,
+	// reconnecting (and catching up) across the master's restart.
+	live := newTally()
+	wctx, wcancel := context.WithCancel(ctx)
+	watchDone := make(chan error, 1)
+	go func() { watchDone <- op.Watch(wctx, pubAddr, "", bus.Beginning, live.add) }()
+	stopWatch := sync.OnceFunc(func() {
+		wcancel()
+		<-watchDone
+	})
+	defer stopWatch()
+	if err := waitFor(ctx, 30*time.Second, func() bool { return live.events > 0 }, &live.mu); err != nil {
+		return fail(fmt.Errorf("the watch saw nothing (not even the master's start event): %w", err))
+	}
+
+	// (2, before) The master with a watcher and no agent.
+	if !sleep(ctx, 3*time.Second) {
+		return ctx.Err()
+	}
+	pid := cur.pid()
+	res.Idle.BeforeSamples, res.Idle.Before, err = sampleMem(pid, 5, 500*time.Millisecond)
+	if err != nil {
+		return fail(err)
+	}
+	b0, bw0 := procCPU(pid), time.Now()
+	if !sleep(ctx, o.idle) {
+		return ctx.Err()
+	}
+	baseCPU, baseWin := procCPU(pid)-b0, time.Since(bw0)
+
+	// (1) Onboarding.
+	actx, acancel := context.WithCancel(ctx)
+	defer func() {
+		acancel()
+		waitGroup(&fl.wg, 30*time.Second)
+	}()
+	ob, t0, err := onboard(actx, o, fl, live, pid)
+	res.Onboarding = ob
+	if err != nil {
+		return fail(err)
+	}
+
+	// (2) Idle: settle, sample the master's memory, then its CPU over the
+	// window.
+	if !sleep(ctx, 5*time.Second) {
+		return ctx.Err()
+	}
+	idle := &res.Idle
+	idle.Agents = o.agents
+	idle.AfterSamples, idle.After, err = sampleMem(pid, 5, time.Second)
+	if err != nil {
+		return fail(err)
+	}
+	m0, s0, w0 := procCPU(pid), procCPU(0), time.Now()
+	if !sleep(ctx, o.idle) {
+		return ctx.Err()
+	}
+	m1, s1, w1 := procCPU(pid), procCPU(0), time.Now()
+	_, idle.AfterWindow, _ = sampleMem(pid, 3, time.Second)
+	if o.longIdle > 0 {
+		// Keep idle until the runtime's periodic GC has surely run,
+		// recording the RSS every 5 s, then sample as before.
+		settled := t0.Add(time.Duration(ob.SettledSeconds * float64(time.Second)))
+		for time.Until(settled.Add(o.longIdle)) > 5*time.Second {
+			if !sleep(ctx, 5*time.Second) {
+				return ctx.Err()
+			}
+			if m, err := readMem(pid); err == nil {
+				idle.Series = append(idle.Series, rssPoint{Seconds: round(time.Since(settled).Seconds(), 1), RSSKiB: m.RSSKiB, AnonKiB: m.AnonKiB})
+			}
+		}
+		if !sleep(ctx, time.Until(settled.Add(o.longIdle))) {
+			return ctx.Err()
+		}
+		_, idle.LongIdle, _ = sampleMem(pid, 5, time.Second)
+		idle.LongIdleSeconds = round(time.Since(settled).Seconds(), 1)
+		idle.RSSPerAgentKiBLongIdle = float64(idle.LongIdle.RSSKiB-idle.Before.RSSKiB) / float64(o.agents)
+		idle.AnonPerAgentKiBLongIdle = float64(idle.LongIdle.AnonKiB-idle.Before.AnonKiB) / float64(o.agents)
+		m2, w2 := procCPU(pid), time.Now()
+		idle.LongIdleCPUusPerAgent = float64(m2-m0) / float64(time.Microsecond) / float64(o.agents) / w2.Sub(w0).Seconds()
+	}
+	agentsRSS1, _ := readMem(os.Getpid())
+	if o.memprofile != "" {
+		if err := writeHeapProfile(o.memprofile); err != nil {
+			return err
+		}
+	}
+	n := float64(o.agents)
+	win := w1.Sub(w0).Seconds()
+	idle.WindowSeconds = win
+	idle.RSSPerAgentKiB = float64(idle.After.RSSKiB-idle.Before.RSSKiB) / n
+	idle.AnonPerAgentKiB = float64(idle.After.AnonKiB-idle.Before.AnonKiB) / n
+	idle.RSSPerAgentKiBEnd = float64(idle.AfterWindow.RSSKiB-idle.Before.RSSKiB) / n
+	idle.MasterCPUMs = float64(m1-m0) / float64(time.Millisecond)
+	idle.MasterCPUusPerAgent = float64(m1-m0) / float64(time.Microsecond) / n / win
+	idle.MasterCPUPercent = 100 * (m1 - m0).Seconds() / win
+	idle.BaselineCPUMs = float64(baseCPU) / float64(time.Millisecond)
+	idle.MasterNetCPUusPerAgent = (float64(m1-m0)/win - float64(baseCPU)/baseWin.Seconds()) / float64(time.Microsecond) / n
+	idle.AgentsCPUusPerAgent = float64(s1-s0) / float64(time.Microsecond) / n / win
+	idle.AgentsRSSPerAgentKB = float64(agentsRSS1.RSSKiB-agentsRSS0.RSSKiB) / n
+	idle.StillReady = fl.ready()
+
+	// (3) The reconnect storm.
+	st, next, err := storm(ctx, o, fl, live, cur, bin, mdir, dir, key, reqAddr)
+	if next != nil {
+		cur = next
+	}
+	res.Storm = st
+	if err != nil {
+		return fail(err)
+	}
+
+	// Stop the agents, then the master.
+	acancel()
+	if !waitGroup(&fl.wg, 30*time.Second) {
+		rep.Fail("the agents did not stop within 30 s of their context ending")
+	}
+	for i, e := range fl.errs {
+		if e != nil {
+			rep.Fail(fmt.Sprintf("agent %d: Run returned %v", i, e))
+			break
+		}
+	}
+	stopWatch()
+	if _, err := cur.stop(30 * time.Second); err != nil {
+		rep.Notes = append(rep.Notes, "stopping the master at the end: "+err.Error())
+	}
+	cur = nil
+	for i := 1; i <= masterRun; i++ {
+		w, e, msgs := logSummary(filepath.Join(dir, fmt.Sprintf("master-%d.log", i)))
+		if w+e > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("master run %d logged %d warnings and %d errors: %v", i, w, e, msgs))
+		}
+	}
+
+	rep.Results = res
+	rep.Setup["load_avg_after"] = report.LoadAvg()
+	s := res.Storm
+	rep.Check("onboarding", "seconds", "<=", targetOnboardSeconds, round(ob.Seconds, 3))
+	rep.Check("idle", "master_rss_kib_per_agent", "<=", targetRSSPerAgentKiB, round(idle.RSSPerAgentKiB, 2))
+	rep.Check("reconnect_storm", "seconds", "<=", targetStormSeconds, round(s.Seconds, 3))
+	rep.Check("reconnect_storm", "stored.lost", "<=", 0, float64(s.Stored.Lost))
+	rep.Check("reconnect_storm", "stored.duplicated_by_id", "<=", 0, float64(s.Stored.DuplicatedByID))
+	rep.Check("reconnect_storm", "stored.duplicated_by_payload", "<=", 0, float64(s.Stored.DuplicatedByPayload))
+	rep.Check("reconnect_storm", "stored.agents_restarted", ">=", n, float64(s.Stored.AgentsRestarted))
+	if s.Stored.WrongID+s.Stored.Unexpected > 0 {
+		rep.Fail(fmt.Sprintf("%d storm events stored under another agent's id, %d not queued by anyone", s.Stored.WrongID, s.Stored.Unexpected))
+	}
+	if s.OutboxLeft > 0 {
+		rep.Fail(fmt.Sprintf("%d items left in the agents' outboxes after the storm", s.OutboxLeft))
+	}
+	if s.QueueErrors > 0 {
+		rep.Fail(fmt.Sprintf("%d FireMaster calls failed while the master was down", s.QueueErrors))
+	}
+	rep.Notes = append(rep.Notes,
+		"onboarding.seconds runs from starting all agents' Run at once (each fetches the master's public key over NULL, connects over CURVE, says hello and is accepted by auto_accept) until a watch started before them has seen every agent's salt/minion/<id>/start; ready_ms and start_stored_ms are per agent from that start",
+		"idle.master_rss_kib_per_agent (the target) is (median of 5 VmRSS samples of the master 5 s after every agent was connected, its outbox empty and its mine sent) minus (median of 5 samples before any agent connected, one watch connected), divided by N",
+		"idle.master_rss_kib_per_agent_after_long_idle is the same difference long_idle_seconds after the agents settled: the Go runtime forces a GC after 2 minutes without one, after which its scavenger returns the heap the onboarding burst left (master_rss_series shows the drop); it is not the target's measurement, it tells connection state from burst leftovers",
+		"master CPU is utime+stime from /proc/<pid>/stat (10 ms ticks): over the idle window with every agent connected, and over a window as long before any agent (master_baseline_cpu_ms); master_net_cpu_us_per_agent_per_second is their difference per agent, within one tick of zero when idle agents cost nothing",
+		"reconnect_storm: the master gets SIGTERM; once every agent saw its connection drop, each queues K events with FireMaster (tag "+stormTag+", data {agent, seq, k} with seq unique across the fleet); the master is started again on the same data directory and ports. seconds runs from the restart (exec) until every agent is Ready and a new salt/minion/<id>/start and all N*K events are stored; each agent waits rand(0, random_reauth_delay) from its drop before reconnecting, as Salt's minions do. master_answering_seconds is when an operator client's ping first succeeded (it redials every 250 ms)",
+		"reconnect_storm.stored replays the whole log after the storm (and a 3 s grace for late copies): lost = queued payloads absent, duplicated_by_payload = extra copies of one (agent, seq), duplicated_by_id = extra log entries with one event id; live_watch is what the watch saw live",
+		"the agents run in this process, sharing the machine's 2 cores with the master: agents_cpu_* is this process's CPU, for a reader to see what the master competed with; agents_process_rss_kib_per_agent is indicative only (one runtime for all)",
+	)
+	if o.reauthDelay == 10 {
+		rep.Notes = append(rep.Notes, "random_reauth_delay is 10 s, Salt's default and the agent's, which an operator of 1,000 agents would keep: it spreads their return over 10 s (about 100 hellos/s on average) for a master restart that takes about a second; the storm's seconds are therefore mostly that delay (-reauth-delay 0 measures the master against all of them at once)")
+	} else {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("random_reauth_delay is %d s here (-reauth-delay), not the default 10 s", o.reauthDelay))
+	}
+	if err := rep.Write(o.out); err != nil {
+		return err
+	}
+	if err := rep.Print(os.Stdout); err != nil {
+		return err
+	}
+	if !rep.Pass {
+		return errors.New("a target was missed")
+	}
+	return nil
+}
+
+// writeHeapProfile writes this process's live heap to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	runtime.GC()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// masterRun numbers the master's runs (its log files).
+var masterRun int
+
+func round(v float64, digits int) float64 {
+	p := 1.0
+	for range digits {
+		p *= 10
+	}
+	return float64(int64(v*p+0.5)) / p
+}
+
+// prepareAgents writes each agent's configuration and makes it (its key
+// pair, outbox and grains) before anything is timed.
+func prepareAgents(dir string, o options, reqPort, pubPort int, logs *logCounter) (*fleet, error) {
+	fl := &fleet{agents: make([]*agent.Agent, o.agents), logs: logs, errs: make([]error, o.agents)}
+	log := slog.New(logs)
+	var (
+		wg    sync.WaitGroup
+		next  atomic.Int64
+		first error
+		mu    sync.Mutex
+	)
+	for range runtime.NumCPU() * 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= o.agents {
+					return
+				}
+				a, err := newAgent(dir, i, o, reqPort, pubPort, log)
+				if err != nil {
+					mu.Lock()
+					first = firstErr(first, err)
+					mu.Unlock()
+					return
+				}
+				fl.agents[i] = a
+			}
+		}()
+	}
+	wg.Wait()
+	return fl, first
+}
+
+func firstErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func agentID(i int) string { return fmt.Sprintf("bench-agent-%04d", i) }
+
+func newAgent(dir string, i int, o options, reqPort, pubPort int, log *slog.Logger) (*agent.Agent, error) {
+	adir := filepath.Join(dir, "agents", agentID(i))
+	if err := os.MkdirAll(adir, 0o700); err != nil {
+		return nil, err
+	}
+	conf := fmt.Sprintf("master: 127.0.0.1\nmaster_port: %d\npublish_port: %d\nid: %s\ncachedir: cache\n"+
+		"acceptance_wait_time: %d\nrandom_reauth_delay: %d\n", reqPort, pubPort, agentID(i), o.acceptWait, o.reauthDelay)
+	if err := os.WriteFile(filepath.Join(adir, "minion"), []byte(conf), 0o600); err != nil {
+		return nil, err
+	}
+	cfg, err := agent.LoadConfig(adir)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Warnings) > 0 {
+		return nil, fmt.Errorf("agent configuration: %v", cfg.Warnings)
+	}
+	return agent.New(cfg, agent.Options{Version: "bench", Log: log})
+}
+
+// onboard starts every agent at once and waits until each one's start
+// event is stored.
+func onboard(ctx context.Context, o options, fl *fleet, live *tally, pid int) (Onboarding, time.Time, error) {
+	ob := Onboarding{Agents: o.agents}
+	readyAt := make([]time.Duration, o.agents)
+	m0, s0 := procCPU(pid), procCPU(0)
+	fl.logs.reset()
+	t0 := time.Now()
+	for i, a := range fl.agents {
+		fl.wg.Add(1)
+		go func() {
+			defer fl.wg.Done()
+			fl.errs[i] = a.Run(ctx)
+		}()
+	}
+	allReady := time.Duration(0)
+	err := poll(ctx, o.phaseTimeout, func() bool {
+		now := time.Since(t0)
+		n := 0
+		for i, a := range fl.agents {
+			if readyAt[i] == 0 && a.Ready() {
+				readyAt[i] = now
+			}
+			if readyAt[i] != 0 {
+				n++
+			}
+		}
+		if n == o.agents && allReady == 0 {
+			allReady = now
+		}
+		return allReady != 0 && live.started() == o.agents
+	})
+	done := time.Since(t0)
+	m1, s1 := procCPU(pid), procCPU(0)
+	ob.Seconds, ob.AllReadySeconds = done.Seconds(), allReady.Seconds()
+	ob.MasterCPUSeconds, ob.AgentsCPUSeconds = (m1 - m0).Seconds(), (s1 - s0).Seconds()
+	ob.MasterCPUMsPerAgnt = float64(m1-m0) / float64(time.Millisecond) / float64(o.agents)
+	var ready, stored []time.Duration
+	for _, d := range readyAt {
+		if d != 0 {
+			ready = append(ready, d)
+		}
+	}
+	live.mu.Lock()
+	for _, set := range live.starts {
+		first := time.Time{}
+		for _, at := range set {
+			if first.IsZero() || at.Before(first) {
+				first = at
+			}
+		}
+		stored = append(stored, first.Sub(t0))
+	}
+	ob.AuthEvents = live.auth
+	live.mu.Unlock()
+	ob.ReadyMs, ob.StartStoredMs = distOf(ready), distOf(stored)
+	if err != nil {
+		ob.AgentLog = fl.logs.snapshot()
+		starts, _, _, _ := live.counts()
+		return ob, t0, fmt.Errorf("onboarding: %d of %d agents ready, %d start events stored after %s: %w", len(ready), o.agents, starts, done.Round(time.Millisecond), err)
+	}
+	// Settled: every outbox delivered (minion_start too) and mine sent
+	// (sent before the outbox is drained).
+	err = poll(ctx, o.phaseTimeout, func() bool {
+		_, ms, _, _ := live.counts()
+		return ms >= o.agents && fl.queued() == 0
+	})
+	ob.SettledSeconds = time.Since(t0).Seconds()
+	ob.AgentLog = fl.logs.snapshot()
+	if err != nil {
+		return ob, t0, fmt.Errorf("onboarding: outboxes not delivered: %d items left: %w", fl.queued(), err)
+	}
+	return ob, t0, nil
+}
+
+// storm stops the master, has every agent queue events while it is down,
+// starts it again and waits until everything is back. It returns the
+// master it started.
+func storm(ctx context.Context, o options, fl *fleet, live *tally, old *master, bin, mdir, dir string, key []byte, reqAddr string) (Storm, *master, error) {
+	st := Storm{Agents: o.agents, EventsPerAgent: o.events, RandomReauthDelay: o.reauthDelay}
+	expected := map[string]bool{}
+	for i := range fl.agents {
+		for k := range o.events {
+			expected[payloadKey(agentID(i), i*o.events+k)] = true
+		}
+	}
+	live.beginStorm(expected)
+	fl.logs.reset()
+
+	tTerm := time.Now()
+	stopDur, err := old.stop(60 * time.Second)
+	st.MasterStopSeconds = stopDur.Seconds()
+	if err != nil {
+		return st, nil, fmt.Errorf("storm: stopping the master: %w", err)
+	}
+	tExit := time.Now()
+	if err := poll(ctx, 30*time.Second, func() bool { return fl.ready() == 0 }); err != nil {
+		return st, nil, fmt.Errorf("storm: %d agents still ready after the master stopped: %w", fl.ready(), err)
+	}
+	st.DroppedSeconds = time.Since(tTerm).Seconds()
+
+	// Every agent queues K events, all at once, as applications on a
+	// thousand machines would.
+	tq := time.Now()
+	var (
+		wg   sync.WaitGroup
+		qerr atomic.Int64
+	)
+	for i, a := range fl.agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range o.events {
+				data := map[string]any{"agent": a.ID(), "seq": i*o.events + k, "k": k}
+				if err := a.FireMaster(ctx, stormTag, data); err != nil {
+					qerr.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	st.QueueSeconds, st.QueueErrors = time.Since(tq).Seconds(), int(qerr.Load())
+
+	// Restart on the same data directory and ports.
+	masterRun++
+	tRestart := time.Now()
+	st.DownSeconds = tRestart.Sub(tExit).Seconds()
+	s0 := procCPU(0)
+	next, err := startMaster(bin, mdir, filepath.Join(dir, fmt.Sprintf("master-%d.log", masterRun)))
+	if err != nil {
+		return st, nil, err
+	}
+	answering := make(chan time.Duration, 1)
+	go func() {
+		dctx, cancel := context.WithTimeout(ctx, o.phaseTimeout)
+		defer cancel()
+		c, err := gateway.Dial(dctx, reqAddr, key)
+		if err != nil {
+			answering <- -1
+			return
+		}
+		answering <- time.Since(tRestart)
+		c.Close()
+	}()
+	readyAt := make([]time.Duration, o.agents)
+	var allReady, allStored time.Duration
+	err = poll(ctx, o.phaseTimeout, func() bool {
+		now := time.Since(tRestart)
+		n := 0
+		for i, a := range fl.agents {
+			if readyAt[i] == 0 && a.Ready() {
+				readyAt[i] = now
+			}
+			if readyAt[i] != 0 {
+				n++
+			}
+		}
+		if n == o.agents && allReady == 0 {
+			allReady = now
+		}
+		_, _, restarted, payloads := live.counts()
+		if restarted == o.agents && payloads >= len(expected) && allStored == 0 {
+			allStored = now
+		}
+		return allReady != 0 && allStored != 0
+	})
+	done := time.Since(tRestart)
+	st.MasterCPUSeconds = procCPU(next.pid()).Seconds()
+	st.AgentsCPUSeconds = (procCPU(0) - s0).Seconds()
+	st.AllReadySeconds, st.AllStoredSeconds, st.Seconds = allReady.Seconds(), allStored.Seconds(), done.Seconds()
+	st.OutageSeconds = time.Since(tTerm).Seconds()
+	select {
+	case d := <-answering:
+		st.MasterAnsweringSeconds = d.Seconds()
+	default:
+	}
+	var ready []time.Duration
+	for _, d := range readyAt {
+		if d != 0 {
+			ready = append(ready, d)
+		}
+	}
+	st.ReadyMs = distOf(ready)
+	live.mu.Lock()
+	var stored []time.Duration
+	for _, at := range live.payloadAt {
+		stored = append(stored, at.Sub(tRestart))
+	}
+	live.mu.Unlock()
+	st.StoredMs = distOf(stored)
+	if err != nil {
+		st.Live = live.verdict(expected)
+		st.AgentLog = fl.logs.snapshot()
+		return st, next, fmt.Errorf("storm: after %s: %d of %d agents ready, %d agents restarted, %d of %d events stored: %w",
+			done.Round(time.Millisecond), len(ready), o.agents, st.Live.AgentsRestarted, st.Live.Stored, len(expected), err)
+	}
+
+	// A grace for late copies, then the verdicts: what the watch saw, and
+	// the whole stored log.
+	if !sleep(ctx, 3*time.Second) {
+		return st, next, ctx.Err()
+	}
+	st.Live = live.verdict(expected)
+	st.OutboxLeft = fl.queued()
+	st.AgentLog = fl.logs.snapshot()
+	dctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	c, err := gateway.Dial(dctx, reqAddr, key)
+	if err != nil {
+		return st, next, fmt.Errorf("storm: dialling the master for the replay: %w", err)
+	}
+	defer c.Close()
+	all := newTally()
+	all.startsBefore(live.baseline(), expected)
+	if _, err := replayAll(dctx, c, all); err != nil {
+		return st, next, fmt.Errorf("storm: replaying the log: %w", err)
+	}
+	st.Stored = all.verdict(expected)
+	return st, next, nil
+}
+
+// poll calls done every 10 ms until it is true, ctx ends or timeout passes.
+func poll(ctx context.Context, timeout time.Duration, done func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !done() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not done within %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return nil
+}
+
+// waitFor is poll for a condition read under mu.
+func waitFor(ctx context.Context, timeout time.Duration, cond func() bool, mu *sync.Mutex) error {
+	return poll(ctx, timeout, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return cond()
+	})
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-time.After(d):
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// waitGroup waits for wg at most timeout.
+func waitGroup(wg *sync.WaitGroup, timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
+// waitKey waits for the master to create its key file.
+func waitKey(ctx context.Context, path string) ([]byte, error) {
+	var key []byte
+	err := poll(ctx, time.Minute, func() bool {
+		k, err := gateway.LoadKey(path)
+		key = k
+		return err == nil
+	})
+	return key, err
+}
+
+func execOutput(bin string, args ...string) (string, error) {
+	out, err := exec.Command(bin, args...).Output()
+	return strings.TrimSpace(string(out)), err
+}
+
+// logTally counts the agents' log records by level and message.
+type logTally map[string]int
+
+type logCounter struct {
+	mu     sync.Mutex
+	counts logTally
+}
+
+func newLogCounter() *logCounter { return &logCounter{counts: logTally{}} }
+
+func (c *logCounter) reset() {
+	c.mu.Lock()
+	c.counts = logTally{}
+	c.mu.Unlock()
+}
+
+func (c *logCounter) snapshot() logTally {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := logTally{}
+	for k, v := range c.counts {
+		out[k] = v
+	}
+	return out
+}
+
+func (c *logCounter) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+
+func (c *logCounter) Handle(_ context.Context, r slog.Record) error {
+	key := r.Level.String() + " " + r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "err" {
+			msg := a.Value.String()
+			// Keep the kind of error, not every agent's address in it.
+			if i := strings.LastIndex(msg, ": "); i >= 0 {
+				msg = msg[i+2:]
+			}
+			key += ": " + msg
+			return false
+		}
+		return true
+	})
+	c.mu.Lock()
+	c.counts[key]++
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *logCounter) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *logCounter) WithGroup(string) slog.Handler      { return c }
