@@ -16,6 +16,9 @@ const (
 	agentQueueBytes = 4 << 20
 	// maxAgentMsgExtra is what an agent's request may carry beyond an event.
 	maxAgentMsgExtra = 64 << 10
+	// agentReadBuffer is an agent connection's read buffer: its requests
+	// are small and rare, and an idle agent should cost the master little.
+	agentReadBuffer = 2 << 10
 )
 
 // Peer is an agent's connection: authenticated by CURVE with the public key
@@ -73,6 +76,7 @@ func (s *Server) OnAgentGone(fn func(*Peer)) {
 
 // serveAgent serves an agent's connection until it ends.
 func (s *Server) serveAgent(ctx context.Context, pc *peerConn) {
+	pc.shrinkReader(agentReadBuffer)
 	pc.start(agentQueue, agentQueueBytes)
 	p := &Peer{pc: pc, key: pc.sess.Peer()}
 	s.log.Debug("agent connection", "remote", pc.remote, "key", p.key.String())

@@ -76,6 +76,7 @@ type Client struct {
 	signer *signer // signs requests (nil: they carry no mac)
 	newSec func() zmq4.Security
 	redial bool // reconnect when the connection drops (operators)
+	queue  int  // requests waiting to be written, at most
 	onPush func(method string, body []byte)
 	ep     string
 	source string
@@ -183,7 +184,8 @@ type AgentDial struct {
 // connects again (and says hello again) itself.
 func DialAgent(ctx context.Context, addr string, d AgentDial) (*Client, error) {
 	c := newClient(endpoint(addr, DefaultRequestPort), func() zmq4.Security { return curve.NewClient(d.Keys, d.MasterKey) })
-	c.onPush, c.source = d.OnPush, d.Source
+	// An agent has a request or two in flight, not thousands.
+	c.onPush, c.source, c.queue = d.OnPush, d.Source, agentQueue
 	if err := c.start(ctx); err != nil {
 		return nil, err
 	}
@@ -212,7 +214,7 @@ func MasterKey(ctx context.Context, addr string) (curve.Key, error) {
 }
 
 func newClient(ep string, sec func() zmq4.Security) *Client {
-	return &Client{ep: ep, newSec: sec, pending: make(map[string]*call), done: make(chan struct{}), readerDone: make(chan struct{})}
+	return &Client{ep: ep, newSec: sec, queue: clientQueue, pending: make(map[string]*call), done: make(chan struct{}), readerDone: make(chan struct{})}
 }
 
 // start connects and starts reading replies.
@@ -230,7 +232,7 @@ func (c *Client) start(ctx context.Context) error {
 	}
 	c.prefix = hex.EncodeToString(nonce[:]) + "-"
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	pc, err := connect(ctx, c.ep, c.newSec, zmq4.Dealer)
+	pc, err := connect(ctx, c.ep, c.newSec, zmq4.Dealer, c.queue)
 	if err != nil {
 		c.cancel()
 		return err
@@ -273,10 +275,10 @@ const (
 )
 
 // connect dials endpoint ep and runs the handshake as a typ socket with a
-// mechanism from sec, again every redialEvery until the master answers or
+// mechanism from sec (queue: the requests that may wait to be written), again every redialEvery until the master answers or
 // ctx ends; a key the master refuses, or a master without the expected
 // key, ends it at once. The connection's writer runs until it is closed.
-func connect(ctx context.Context, ep string, sec func() zmq4.Security, typ zmq4.SocketType) (*peerConn, error) {
+func connect(ctx context.Context, ep string, sec func() zmq4.Security, typ zmq4.SocketType, queue int) (*peerConn, error) {
 	network, addr, ok := splitEndpoint(ep)
 	if !ok {
 		return nil, fmt.Errorf("gateway: dial %s: not a tcp:// or ipc:// endpoint", ep)
@@ -287,7 +289,7 @@ func connect(ctx context.Context, ep string, sec func() zmq4.Security, typ zmq4.
 		if err == nil {
 			pc, err := handshake(ctx, raw, nil, 0, sec(), typ, false, clientHandshake)
 			if err == nil {
-				pc.start(clientQueue, clientQueueBytes)
+				pc.start(queue, clientQueueBytes)
 				return pc, nil
 			}
 			raw.Close()
@@ -367,7 +369,7 @@ func (c *Client) failAll() {
 // reconnect replaces the connection with a new one, waiting for the master
 // until the client is closed (then it reports false).
 func (c *Client) reconnect() bool {
-	pc, err := connect(c.ctx, c.ep, c.newSec, zmq4.Dealer)
+	pc, err := connect(c.ctx, c.ep, c.newSec, zmq4.Dealer, c.queue)
 	if err != nil {
 		return false
 	}

@@ -246,7 +246,7 @@ func rawSub(t testing.TB, addr string, key []byte, prefix string) (*rawConn, err
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	pc, err := connect(ctx, endpoint(addr, DefaultPublishPort), operatorSec(key), zmq4.Sub)
+	pc, err := connect(ctx, endpoint(addr, DefaultPublishPort), operatorSec(key), zmq4.Sub, clientQueue)
 	if err != nil {
 		return nil, operatorAuth(err)
 	}

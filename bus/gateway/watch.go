@@ -154,7 +154,7 @@ func (w *watch) deliver(ev *bus.Event) error {
 // connection is closed when ctx ends.
 func (w *watch) subscribe(ctx context.Context) (*peerConn, error) {
 	op, master := OperatorKeys(w.c.key), MasterKeys(w.c.key).Public
-	pc, err := connect(ctx, w.ep, func() zmq4.Security { return curve.NewClient(op, master) }, zmq4.Sub)
+	pc, err := connect(ctx, w.ep, func() zmq4.Security { return curve.NewClient(op, master) }, zmq4.Sub, clientQueue)
 	if err != nil {
 		return nil, operatorAuth(err)
 	}

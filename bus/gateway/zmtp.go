@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -248,7 +249,8 @@ func (pc *peerConn) writeLoop() {
 	write := func(m []byte) bool {
 		pc.queued.Add(-int64(len(m)))
 		if bw == nil {
-			bw = bufio.NewWriterSize(pc.raw, writeBuffer)
+			bw = writers.Get().(*bufio.Writer)
+			bw.Reset(pc.raw)
 		}
 		if pc.sess != nil {
 			sealed = sealMsg(pc.sess, sealed[:0], m)
@@ -267,11 +269,16 @@ func (pc *peerConn) writeLoop() {
 		if bw == nil {
 			return true
 		}
-		if err := bw.Flush(); err != nil {
+		err := bw.Flush()
+		// Idle: give the buffers back, so that a connection that is not
+		// writing holds none (thousands of idle agents).
+		bw.Reset(nil)
+		writers.Put(bw)
+		bw, sealed = nil, nil
+		if err != nil {
 			pc.close()
 			return false
 		}
-		bw = nil // idle: give the buffer back
 		return true
 	}
 	for {
@@ -303,6 +310,23 @@ func (pc *peerConn) writeLoop() {
 
 // writeBuffer is the size of a connection's write buffer while it writes.
 const writeBuffer = 64 << 10
+
+// writers are the write buffers of connections that are writing, shared:
+// a burst of replies to many agents reuses a few buffers instead of making
+// garbage of one per reply.
+var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, writeBuffer) }}
+
+// shrinkReader replaces the connection's read buffer with one of size,
+// keeping what was already read ahead: for connections that mostly wait
+// (agents), whose buffer would otherwise be most of what they cost.
+func (pc *peerConn) shrinkReader(size int) {
+	var src io.Reader = pc.raw
+	if n := pc.br.Buffered(); n > 0 {
+		ahead, _ := pc.br.Peek(n)
+		src = io.MultiReader(bytes.NewReader(bytes.Clone(ahead)), pc.raw)
+	}
+	pc.br = bufio.NewReaderSize(src, size)
+}
 
 // sealMsg appends the CURVE MESSAGE frames carrying the frames of m, a
 // message encoded by encodeMsg.

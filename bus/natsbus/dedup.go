@@ -107,7 +107,10 @@ func (b *Bus) rememberStored(ctx context.Context) error {
 	}
 	cutoff := time.Now().Add(-b.cfg.Duplicates)
 	for seq := start - 1; seq < last; {
-		batch, err := cons.Fetch(1024, jetstream.FetchMaxWait(time.Second))
+		// Asking for no more than remain keeps the last batch from waiting
+		// out FetchMaxWait for messages that do not exist (a second on
+		// every restart).
+		batch, err := cons.Fetch(int(min(1024, last-seq)), jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			return fmt.Errorf("read recent events: %w", err)
 		}
