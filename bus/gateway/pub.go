@@ -83,7 +83,7 @@ func (s *Server) serveWatcher(ctx context.Context, raw net.Conn) {
 		delete(s.watchers, w)
 		s.wmu.Unlock()
 		pc.close()
-		<-pc.wrote
+		pc.stopWriting()
 		s.forget(pc)
 		s.log.Debug("watcher left", "remote", pc.remote)
 	}()

@@ -137,7 +137,13 @@ type peerConn struct {
 	closeOnce sync.Once
 	quit      chan struct{} // closed to flush the queue and stop writing
 	quitOnce  sync.Once
-	wrote     chan struct{} // closed when the writer has returned
+
+	// The writer goroutine runs only while there is something to write
+	// (and a little after): an idle connection has none.
+	wmu     sync.Mutex
+	writing bool           // a writer is running
+	stopped bool           // no writer may start any more
+	writers sync.WaitGroup // the running writer
 }
 
 // handshake runs zmq4's server (or client) side of the ZMTP handshake on
@@ -173,7 +179,6 @@ func handshake(ctx context.Context, raw net.Conn, br *bufio.Reader, sent int, se
 		remote: raw.RemoteAddr().String(),
 		dead:   make(chan struct{}),
 		quit:   make(chan struct{}),
-		wrote:  make(chan struct{}),
 	}
 	if m, ok := sec.(*curve.Mechanism); ok {
 		pc.sess = m.Session()
@@ -186,11 +191,43 @@ func handshake(ctx context.Context, raw net.Conn, br *bufio.Reader, sent int, se
 // idle agents do not pin megabytes.
 const readBuffer = 16 << 10
 
-// start sets up the connection's bounded queue and starts its writer.
+// start sets up the connection's bounded queue; its writer starts with
+// the first message.
 func (pc *peerConn) start(queue int, maxQueued int64) {
 	pc.out = make(chan []byte, queue)
 	pc.maxQueued = maxQueued
+}
+
+// kick starts the writer unless one runs or the connection is stopping.
+func (pc *peerConn) kick() {
+	pc.wmu.Lock()
+	defer pc.wmu.Unlock()
+	if pc.writing || pc.stopped {
+		return
+	}
+	pc.writing = true
+	pc.writers.Add(1)
 	go pc.writeLoop()
+}
+
+// idleWriter reports whether the writer may end: nothing is queued. It
+// then no longer counts as running, so the next send starts another.
+func (pc *peerConn) idleWriter() bool {
+	pc.wmu.Lock()
+	defer pc.wmu.Unlock()
+	if len(pc.out) > 0 {
+		return false
+	}
+	pc.writing = false
+	return true
+}
+
+// stopWriting waits for the writer to end; none starts afterwards.
+func (pc *peerConn) stopWriting() {
+	pc.wmu.Lock()
+	pc.stopped = true
+	pc.wmu.Unlock()
+	pc.writers.Wait()
 }
 
 // close drops the connection at once; queued messages are discarded.
@@ -207,7 +244,7 @@ func (pc *peerConn) close() {
 func (pc *peerConn) finish() {
 	pc.raw.SetWriteDeadline(time.Now().Add(flushTimeout))
 	pc.quitOnce.Do(func() { close(pc.quit) })
-	<-pc.wrote
+	pc.stopWriting()
 	pc.close()
 }
 
@@ -228,6 +265,7 @@ func (pc *peerConn) send(m []byte) bool {
 	}
 	select {
 	case pc.out <- m:
+		pc.kick()
 		return true
 	default:
 		pc.queued.Add(-n)
@@ -235,13 +273,20 @@ func (pc *peerConn) send(m []byte) bool {
 	}
 }
 
+// writerLinger is how long a writer with nothing to write waits for more
+// before it ends: a busy watcher keeps its writer, an idle agent has none.
+const writerLinger = time.Second
+
 // writeLoop drains the queue through a buffer flushed whenever the queue is
 // empty: one write system call carries as many messages as have piled up.
 // On a CURVE connection each frame is sealed here, in wire order, which is
-// the order the peer checks nonces in. The buffer is allocated when there
-// is something to write: an idle connection holds none.
+// the order the peer checks nonces in (one writer runs at a time). The
+// buffer is taken when there is something to write, and the writer ends
+// after writerLinger without any: an idle connection holds neither.
 func (pc *peerConn) writeLoop() {
-	defer close(pc.wrote)
+	defer pc.writers.Done()
+	linger := time.NewTimer(writerLinger)
+	defer linger.Stop()
 	var (
 		bw     *bufio.Writer
 		sealed []byte
@@ -287,9 +332,17 @@ func (pc *peerConn) writeLoop() {
 			if !write(m) {
 				return
 			}
-			if len(pc.out) == 0 && !flush() {
+			if len(pc.out) == 0 {
+				if !flush() {
+					return
+				}
+				linger.Reset(writerLinger)
+			}
+		case <-linger.C:
+			if pc.idleWriter() {
 				return
 			}
+			linger.Reset(writerLinger)
 		case <-pc.quit:
 			for {
 				select {
