@@ -15,6 +15,7 @@ import (
 	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/keys"
 	"github.com/brinehq/brine/mine"
@@ -31,6 +32,9 @@ const maxPendingPeers = 10_000
 // under, never one it claims.
 type agents struct {
 	m *Master
+	// settings in force at start: the master's id and event size limit do
+	// not change on reload, and presence follows the start's choice.
+	settings config.Settings
 
 	mu      sync.Mutex
 	bound   map[*gateway.Peer]string              // accepted connections -> id
@@ -40,7 +44,7 @@ type agents struct {
 }
 
 func newAgents(m *Master) *agents {
-	return &agents{m: m, bound: map[*gateway.Peer]string{}, byID: map[string]map[*gateway.Peer]struct{}{},
+	return &agents{m: m, settings: m.cfg.Settings, bound: map[*gateway.Peer]string{}, byID: map[string]map[*gateway.Peer]struct{}{},
 		pending: map[string]map[*gateway.Peer]struct{}{}}
 }
 
@@ -99,7 +103,7 @@ func (a *agents) hello(ctx context.Context, p *gateway.Peer, body json.RawMessag
 			}
 		}
 	}
-	return proto.HelloReply{State: string(res.State), Reason: res.Reason, Master: a.m.cfg.Settings.ID}, nil
+	return proto.HelloReply{State: string(res.State), Reason: res.Reason, Master: a.settings.ID}, nil
 }
 
 func (a *agents) unpend(id string, p *gateway.Peer) {
@@ -214,7 +218,7 @@ func (a *agents) publish(ctx context.Context, id, evID, tag string, data map[str
 		return nil, err
 	}
 	e.ID = evID
-	if _, err := e.Validate(a.m.cfg.Settings.MaxEventSize); err != nil {
+	if _, err := e.Validate(a.settings.MaxEventSize); err != nil {
 		return nil, err
 	}
 	if err := a.m.bus.Publish(ctx, e); err != nil {
@@ -302,7 +306,7 @@ func (a *agents) Connected() []string {
 // presence_events is set: salt/presence/present with every connected id,
 // and salt/presence/change with those that came and went.
 func (a *agents) presenceLoop(ctx context.Context) {
-	s := a.m.cfg.Settings
+	s := a.settings
 	if !s.PresenceEvents {
 		return
 	}
