@@ -19,11 +19,12 @@ import (
 	"maps"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -42,6 +43,9 @@ import (
 type Options struct {
 	Version string
 	Log     *slog.Logger
+	// Load reads the configuration again on SIGHUP (command-line
+	// overrides included); nil: Run does not reload.
+	Load func() (*Loaded, error)
 	// Grains gathers core grains (default: the real machine).
 	Grains grains.Collector
 }
@@ -89,6 +93,9 @@ func New(cfg *Loaded, opts Options) (*Agent, error) {
 		outbox: out, reload: make(chan *Loaded, 1), accepted: make(chan struct{}, 1),
 	}
 	a.grains = opts.Grains.Collect(id, cfg.Grains)
+	for _, w := range cfg.Warnings {
+		a.log.Warn("configuration: " + w.String())
+	}
 	a.funcs, err = modules.Registry(a.env(), Modules...)
 	if err != nil {
 		return nil, err
@@ -116,6 +123,27 @@ func (a *Agent) config() *Loaded {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
 	return a.cfg
+}
+
+// reloadOnHUP reloads the configuration on every SIGHUP until ctx ends; a
+// configuration that does not load leaves the one in force.
+func (a *Agent) reloadOnHUP(ctx context.Context) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			cfg, err := a.opts.Load()
+			if err != nil {
+				a.log.Error("reload refused; the configuration in force stays", "err", err)
+				continue
+			}
+			a.Reload(cfg)
+		}
+	}
 }
 
 // Reload replaces the configuration (SIGHUP): grains and mine functions
@@ -176,8 +204,12 @@ func newID() (string, error) {
 }
 
 // Run connects to the master and serves until ctx ends, reconnecting
-// whenever the connection drops.
+// whenever the connection drops and reloading the configuration on SIGHUP
+// (with Options.Load).
 func (a *Agent) Run(ctx context.Context) error {
+	if a.opts.Load != nil {
+		go a.reloadOnHUP(ctx)
+	}
 	first := true
 	for ctx.Err() == nil {
 		if !first {
@@ -232,11 +264,6 @@ func (a *Agent) connect(ctx context.Context) (*gateway.Client, error) {
 			if err == nil {
 				return cli, nil
 			}
-			if errors.Is(err, curve.ErrServerKey) {
-				err = fmt.Errorf("%w: the master at %s does not hold the key recorded in %s (fingerprint %s); "+
-					"if the master's key was replaced on purpose, delete that file", ErrMasterKey, addr,
-					filepath.Join(cfg.PKIDir, masterKeyFile), a.pinnedFinger(cfg))
-			}
 			if errors.Is(err, ErrMasterKey) {
 				a.log.Error("refusing the master", "master", addr, "err", err)
 				return nil, err
@@ -263,20 +290,13 @@ func (a *Agent) dial(ctx context.Context, cfg *Loaded, addr string) (*gateway.Cl
 	if err != nil {
 		return nil, err
 	}
-	return gateway.DialAgent(dctx, addr, gateway.AgentDial{Keys: a.keys, MasterKey: mk, OnPush: a.push})
-}
-
-// pinnedFinger is the fingerprint of the master key recorded in pki_dir.
-func (a *Agent) pinnedFinger(cfg *Loaded) string {
-	b, err := os.ReadFile(filepath.Join(cfg.PKIDir, masterKeyFile))
-	if err != nil {
-		return "unknown"
+	cli, err := gateway.DialAgent(dctx, addr, gateway.AgentDial{Keys: a.keys, MasterKey: mk, OnPush: a.push})
+	if errors.Is(err, curve.ErrServerKey) {
+		return nil, fmt.Errorf("%w: the master at %s does not hold the key recorded in %s (fingerprint %s); "+
+			"if the master's key was replaced on purpose, delete that file", ErrMasterKey, addr,
+			filepath.Join(cfg.PKIDir, masterKeyFile), curve.Fingerprint(mk))
 	}
-	k, err := curve.ParseKey(strings.TrimSpace(string(b)))
-	if err != nil {
-		return "unreadable"
-	}
-	return curve.Fingerprint(k)
+	return cli, err
 }
 
 // push handles what the master sends unasked.
@@ -296,7 +316,7 @@ func (a *Agent) apply(cfg *Loaded) {
 	a.cfg, a.grains = cfg, g
 	a.mu.Unlock()
 	for _, w := range cfg.Warnings {
-		a.log.Warn(w.String())
+		a.log.Warn("configuration: " + w.String())
 	}
 	a.log.Info("configuration reloaded", "files", cfg.Tree.Files)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/agent/grains"
+	"github.com/brinehq/brine/bus/gateway/curve"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/mine"
 )
@@ -216,8 +217,12 @@ func (l *Loaded) validate() error {
 	default:
 		return bad("log_format", "%q: want text or json", c.LogFormat)
 	}
-	if c.MasterFinger != "" && !validFinger(c.MasterFinger) {
-		return bad("master_finger", "%q is not a fingerprint (64 hex digits, colons allowed)", c.MasterFinger)
+	if c.MasterFinger != "" {
+		f, err := curve.ParseFingerprint(c.MasterFinger)
+		if err != nil {
+			return bad("master_finger", "%v", err)
+		}
+		c.MasterFinger = f // compared as curve.Fingerprint prints it
 	}
 	for name, spec := range c.MineFunctions {
 		if _, _, err := MineSpec(name, spec); err != nil {
@@ -230,34 +235,6 @@ func (l *Loaded) validate() error {
 		}
 	}
 	return nil
-}
-
-// validFinger accepts a SHA-256 fingerprint with or without colons.
-func validFinger(s string) bool {
-	h := strings.ReplaceAll(s, ":", "")
-	if len(h) != 64 {
-		return false
-	}
-	for _, r := range strings.ToLower(h) {
-		if !strings.ContainsRune("0123456789abcdef", r) {
-			return false
-		}
-	}
-	return true
-}
-
-// NormalizeFinger is a fingerprint as brine prints it: lower-case hex
-// pairs separated by colons.
-func NormalizeFinger(s string) string {
-	h := strings.ToLower(strings.ReplaceAll(s, ":", ""))
-	var b strings.Builder
-	for i := 0; i+1 < len(h); i += 2 {
-		if i > 0 {
-			b.WriteByte(':')
-		}
-		b.WriteString(h[i : i+2])
-	}
-	return b.String()
 }
 
 // MineSpec reads one mine_functions entry: the function to run and its

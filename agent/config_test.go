@@ -53,7 +53,7 @@ func TestLoadConfigErrorsNameFileAndLine(t *testing.T) {
 		{"type", "id: web01\nmaster_port: many\n", "minion: line 2"},
 		{"port", "master_port: 70000\n", "minion:1: master_port: 70000 is not a port"},
 		{"id", "\nid: 'bad id!'\n", "minion:2: id:"},
-		{"finger", "master_finger: abc\n", `minion:1: master_finger: "abc" is not a fingerprint`},
+		{"finger", "master_finger: abc\n", `minion:1: master_finger: "abc": not a SHA-256 fingerprint`},
 		{"wait", "acceptance_wait_time: 20\nacceptance_wait_time_max: 5\n", "minion:2: acceptance_wait_time_max: 5 is below acceptance_wait_time (20)"},
 		{"mine", "mine_functions:\n  alias: {mine_function: 42}\n", "minion:1: mine_functions: alias: mine_function must name a function"},
 		{"level", "log_level: loud\n", `minion:1: log_level: "loud"`},

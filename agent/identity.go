@@ -38,26 +38,31 @@ var ErrMasterKey = errors.New("master key mismatch")
 // pinned fingerprint is refused: the agent does not talk to an impostor.
 func masterKey(ctx context.Context, pkiDir, addr, finger string) (curve.Key, error) {
 	path := filepath.Join(pkiDir, masterKeyFile)
-	if b, err := os.ReadFile(path); err == nil {
-		k, err := curve.ParseKey(strings.TrimSpace(string(b)))
-		if err != nil {
-			return curve.Key{}, fmt.Errorf("%s: %w", path, err)
+	b, err := os.ReadFile(path)
+	recorded := err == nil
+	var k curve.Key
+	switch {
+	case recorded:
+		if k, err = curve.ParseKey(strings.TrimSpace(string(b))); err != nil {
+			return k, fmt.Errorf("%s: %w", path, err)
 		}
-		if finger != "" && curve.Fingerprint(k) != NormalizeFinger(finger) {
-			return curve.Key{}, fmt.Errorf("%w: %s holds a key with fingerprint %s, but master_finger is %s; "+
-				"remove the file if the master's key was replaced on purpose", ErrMasterKey, path, curve.Fingerprint(k), NormalizeFinger(finger))
+	case errors.Is(err, fs.ErrNotExist):
+		if k, err = gateway.MasterKey(ctx, addr); err != nil {
+			return k, err
 		}
+	default:
+		return k, fmt.Errorf("master key: %w", err)
+	}
+	if got := curve.Fingerprint(k); finger != "" && got != finger {
+		holder := "the master at " + addr + " presents"
+		if recorded {
+			holder = path + " holds"
+		}
+		return curve.Key{}, fmt.Errorf("%w: %s a key with fingerprint %s, not master_finger %s; refusing to connect "+
+			"(if the master's key was replaced on purpose, remove %s)", ErrMasterKey, holder, got, finger, path)
+	}
+	if recorded {
 		return k, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return curve.Key{}, fmt.Errorf("master key: %w", err)
-	}
-	k, err := gateway.MasterKey(ctx, addr)
-	if err != nil {
-		return curve.Key{}, err
-	}
-	if finger != "" && curve.Fingerprint(k) != NormalizeFinger(finger) {
-		return curve.Key{}, fmt.Errorf("%w: the master at %s presents a key with fingerprint %s, not master_finger %s: refusing to connect",
-			ErrMasterKey, addr, curve.Fingerprint(k), NormalizeFinger(finger))
 	}
 	tmp := path + ".new"
 	if err := os.WriteFile(tmp, []byte(k.String()+"\n"), 0o644); err != nil {

@@ -39,6 +39,19 @@ func (p Problem) String() string {
 // Error is the problem as an error.
 func (p Problem) Error() string { return p.String() }
 
+// Strict is the refusal of a configuration with problems (strict mode):
+// nil when there are none, else one error listing them all.
+func Strict(problems []Problem) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(problems))
+	for i, p := range problems {
+		msgs[i] = p.String()
+	}
+	return fmt.Errorf("strict: the configuration has keys brine does not use:\n  %s", strings.Join(msgs, "\n  "))
+}
+
 // Unknown reports every top-level key set in any file that is not in
 // known: with file, line and the known key it probably means. Keys of
 // Salt's master that brine does not implement are reported as such.

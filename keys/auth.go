@@ -17,12 +17,14 @@ const (
 	TagKey  = "salt/key"
 )
 
-// Salt's salt/auth acts.
+// Salt's salt/auth acts (accept and reject, and delete, are also
+// salt/key's).
 const (
 	ActAccept = "accept"
 	ActPend   = "pend"
 	ActReject = "reject"
 	ActDenied = "denied"
+	ActDelete = "delete"
 )
 
 // Result is the outcome of an agent's hello.

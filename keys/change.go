@@ -81,26 +81,54 @@ func (s *Store) AcceptKey(ctx context.Context, id, pub string) error {
 	return err
 }
 
-func (s *Store) accept(ctx context.Context, fire fireFunc, sel selection, includeRejected, includeDenied bool) (Listing, error) {
+// From lists the states act (accept, reject or delete) moves keys from,
+// as salt-key does: pending keys; with includeOther the rejected keys an
+// accept takes or the accepted keys a reject takes; with includeDenied the
+// denied ones. A delete takes every state.
+func From(act string, includeOther, includeDenied bool) []State {
+	if act == ActDelete {
+		return []State{Accepted, Pending, Rejected, Denied}
+	}
 	from := []State{Pending}
-	if includeRejected {
+	switch {
+	case includeOther && act == ActAccept:
 		from = append(from, Rejected)
-	}
-	if includeDenied {
-		from = append(from, Denied)
-	}
-	return s.changeState(ctx, fire, sel, Accepted, ActAccept, from)
-}
-
-func (s *Store) reject(ctx context.Context, fire fireFunc, sel selection, includeAccepted, includeDenied bool) (Listing, error) {
-	from := []State{Pending}
-	if includeAccepted {
+	case includeOther && act == ActReject:
 		from = append(from, Accepted)
 	}
 	if includeDenied {
 		from = append(from, Denied)
 	}
-	return s.changeState(ctx, fire, sel, Rejected, ActReject, from)
+	return from
+}
+
+func (s *Store) accept(ctx context.Context, fire fireFunc, sel selection, includeRejected, includeDenied bool) (Listing, error) {
+	return s.change(ctx, fire, sel, ActAccept, From(ActAccept, includeRejected, includeDenied), moveTo(Accepted))
+}
+
+func (s *Store) reject(ctx context.Context, fire fireFunc, sel selection, includeAccepted, includeDenied bool) (Listing, error) {
+	return s.change(ctx, fire, sel, ActReject, From(ActReject, includeAccepted, includeDenied), moveTo(Rejected))
+}
+
+func (s *Store) delete(ctx context.Context, fire fireFunc, sel selection) (Listing, error) {
+	return s.change(ctx, fire, sel, ActDelete, From(ActDelete, false, false), func(cur *Key, st State) {
+		if st == Denied {
+			cur.Denied = nil
+		} else {
+			cur.State, cur.Pub = "", ""
+		}
+	})
+}
+
+// moveTo changes a key's state to to; a denied key (the first recorded,
+// as in Salt) becomes the id's key and the other denied keys are dropped.
+func moveTo(to State) func(cur *Key, st State) {
+	return func(cur *Key, st State) {
+		if st == Denied {
+			cur.Pub, cur.Denied = cur.Denied[0], nil
+		}
+		cur.State = to
+	}
 }
 
 // resolve returns the ids of sel by list. A match_dict's entries may be
@@ -142,10 +170,10 @@ func (s *Store) after(ctx context.Context, sel selection) (Listing, error) {
 	return s.dictMatch(ctx, sel.dict)
 }
 
-// changeState moves the selected keys in the from states to state to,
-// firing salt/key with act for each key moved. A key whose record changed
-// in between (another master moved it) is left as it is now.
-func (s *Store) changeState(ctx context.Context, fire fireFunc, sel selection, to State, act string, from []State) (Listing, error) {
+// change applies edit to the keys sel selects in the from states, firing
+// salt/key with act for each key changed. A key whose record is no longer
+// in that state (another master changed it in between) is left as it is.
+func (s *Store) change(ctx context.Context, fire fireFunc, sel selection, act string, from []State, edit func(cur *Key, st State)) (Listing, error) {
 	matches, err := s.resolve(ctx, sel)
 	if err != nil {
 		return nil, err
@@ -153,30 +181,21 @@ func (s *Store) changeState(ctx context.Context, fire fireFunc, sel selection, t
 	var errs []error
 	for _, st := range from {
 		for _, id := range matches[ListName(st)] {
-			moved := false
+			changed := false
 			_, err := s.update(ctx, id, func(cur *Key) (*Key, error) {
-				moved = false
-				switch {
-				case cur == nil:
-					return nil, nil
-				case st == Denied:
-					if len(cur.Denied) == 0 {
-						return nil, nil
-					}
-					cur.Pub, cur.Denied = cur.Denied[0], nil
-				case cur.State != st:
+				changed = cur != nil && (st == Denied && len(cur.Denied) > 0 || st != Denied && cur.State == st)
+				if !changed {
 					return nil, nil
 				}
-				cur.State = to
-				moved = true
+				edit(cur, st)
 				return cur, nil
 			})
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
-			if moved {
-				s.log.Info("keys: key "+act+"ed", "id", id, "was", st)
+			if changed {
+				s.log.Info("keys: key "+pastTense[act], "id", id, "was", st)
 				errs = append(errs, s.fireKey(ctx, fire, act, id))
 			}
 		}
@@ -187,48 +206,8 @@ func (s *Store) changeState(ctx context.Context, fire fireFunc, sel selection, t
 	return s.after(ctx, sel)
 }
 
-func (s *Store) delete(ctx context.Context, fire fireFunc, sel selection) (Listing, error) {
-	matches, err := s.resolve(ctx, sel)
-	if err != nil {
-		return nil, err
-	}
-	var errs []error
-	for _, st := range []State{Pending, Rejected, Accepted, Denied} {
-		for _, id := range matches[ListName(st)] {
-			removed := false
-			_, err := s.update(ctx, id, func(cur *Key) (*Key, error) {
-				removed = false
-				switch {
-				case cur == nil:
-					return nil, nil
-				case st == Denied:
-					if len(cur.Denied) == 0 {
-						return nil, nil
-					}
-					cur.Denied = nil
-				case cur.State != st:
-					return nil, nil
-				default:
-					cur.State, cur.Pub = "", ""
-				}
-				removed = true
-				return cur, nil
-			})
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			if removed {
-				s.log.Info("keys: key deleted", "id", id, "was", st)
-				errs = append(errs, s.fireKey(ctx, fire, "delete", id))
-			}
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return s.after(ctx, sel)
-}
+// pastTense names what a change did, for the log.
+var pastTense = map[string]string{ActAccept: "accepted", ActReject: "rejected", ActDelete: "deleted"}
 
 // fireKey fires salt/key for a change already stored: an error says the
 // change was made but reactions will not hear of it.

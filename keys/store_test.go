@@ -207,7 +207,7 @@ func TestAuthenticateRefusesBadInput(t *testing.T) {
 		{"web/1", pub, ErrInvalidID, `'/'`},
 		{"web1", "", ErrInvalidKey, "0 characters"},
 		{"web1", "HelloWorld", ErrInvalidKey, "10 characters"},
-		{"web1", strings.Repeat("~", 40), ErrInvalidKey, "not a Z85 digit"},
+		{"web1", strings.Repeat("~", 40), ErrInvalidKey, "is not Z85"},
 	} {
 		_, err := e.s.Authenticate(testCtx(t), tc.id, tc.pub, nil)
 		if !errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.msg) {
@@ -702,7 +702,7 @@ func TestFuncs(t *testing.T) {
 	if got := call("key.delete", []any{"web*"}, nil); !reflect.DeepEqual(got, Listing{}) {
 		t.Errorf("key.delete = %v", got)
 	}
-	want := []string{"salt/key accept web1", "salt/key reject web2", "salt/key delete web2", "salt/key delete web1"}
+	want := []string{"salt/key accept web1", "salt/key reject web2", "salt/key delete web1", "salt/key delete web2"} // accepted keys first, as salt-key lists them
 	if !reflect.DeepEqual(fired, want) {
 		t.Errorf("fired %q, want %q", fired, want)
 	}

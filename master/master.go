@@ -219,12 +219,10 @@ func KnownKeys() []string {
 // reason not to start.
 func (m *Master) checkKeys(cfg *config.Master) error {
 	problems := cfg.Unknown(KnownKeys())
-	if len(problems) > 0 && cfg.Settings.Strict {
-		msgs := make([]string, len(problems))
-		for i, p := range problems {
-			msgs[i] = p.String()
+	if cfg.Settings.Strict {
+		if err := config.Strict(problems); err != nil {
+			return err
 		}
-		return fmt.Errorf("strict: the configuration has keys brine does not use:\n  %s", strings.Join(msgs, "\n  "))
 	}
 	for _, p := range problems {
 		m.log.Warn("configuration: " + p.String())

@@ -7,15 +7,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/internal/logging"
 )
 
@@ -39,36 +37,22 @@ SIGHUP reloads the configuration; SIGINT/SIGTERM stop the agent cleanly.`,
   brine agent -c ./agent-conf --log-level debug`,
 		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, log, err := loadAgent(g, cmd.ErrOrStderr(), strict)
+			load := func() (*agent.Loaded, error) { return loadAgent(g, strict) }
+			cfg, err := load()
 			if err != nil {
 				return err
 			}
-			a, err := agent.New(cfg, agent.Options{Version: buildVersion(), Log: log})
+			log, err := agentLog(cmd.ErrOrStderr(), cfg)
+			if err != nil {
+				return err
+			}
+			a, err := agent.New(cfg, agent.Options{Version: buildVersion(), Log: log, Load: load})
 			if err != nil {
 				return err
 			}
 			log.Info("agent starting", "id", a.ID(), "master", strings.Join(cfg.Master, ","), "key", a.PublicKey().String(),
 				"config", strings.Join(cfg.Tree.Files, ","), "version", buildVersion())
-			ctx := cmd.Context()
-			hup := make(chan os.Signal, 1)
-			signal.Notify(hup, syscall.SIGHUP)
-			defer signal.Stop(hup)
-			go func() {
-				for {
-					select {
-					case <-ctx.Done():
-						return
-					case <-hup:
-						cfg, _, err := loadAgent(g, io.Discard, strict)
-						if err != nil {
-							log.Error("reload refused; the configuration in force stays", "err", err)
-							continue
-						}
-						a.Reload(cfg)
-					}
-				}
-			}()
-			err = a.Run(ctx)
+			err = a.Run(cmd.Context())
 			log.Info("agent stopped", "queued", a.Queued())
 			return err
 		},
@@ -77,12 +61,12 @@ SIGHUP reloads the configuration; SIGINT/SIGTERM stop the agent cleanly.`,
 	return cmd
 }
 
-// loadAgent reads the agent's configuration and sets up its log; unknown
-// keys are logged with file and line (or, strict, refused).
-func loadAgent(g *globalFlags, logOut io.Writer, strict bool) (*agent.Loaded, *slog.Logger, error) {
+// loadAgent reads the agent's configuration with the command line's
+// overrides; strict refuses keys brine does not know.
+func loadAgent(g *globalFlags, strict bool) (*agent.Loaded, error) {
 	cfg, err := agent.LoadConfig(g.configDir)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if g.logLevel != "" {
 		cfg.LogLevel = g.logLevel
@@ -90,25 +74,25 @@ func loadAgent(g *globalFlags, logOut io.Writer, strict bool) (*agent.Loaded, *s
 	if g.logFormat != "" {
 		cfg.LogFormat = g.logFormat
 	}
+	if strict {
+		if err := config.Strict(cfg.Warnings); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// agentLog is the agent's logger, writing to w at the configured level.
+func agentLog(w io.Writer, cfg *agent.Loaded) (*slog.Logger, error) {
 	level, err := logging.ParseLevel(cfg.LogLevel)
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, usageError{err}
 	}
-	log, err := logging.New(logOut, cfg.LogFormat, level)
+	log, err := logging.New(w, cfg.LogFormat, level)
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, usageError{err}
 	}
-	if strict && len(cfg.Warnings) > 0 {
-		msgs := make([]string, len(cfg.Warnings))
-		for i, p := range cfg.Warnings {
-			msgs[i] = p.String()
-		}
-		return nil, nil, fmt.Errorf("strict: the configuration has keys brine does not use:\n  %s", strings.Join(msgs, "\n  "))
-	}
-	for _, p := range cfg.Warnings {
-		log.Warn("configuration: " + p.String())
-	}
-	return cfg, log, nil
+	return log, nil
 }
 
 func newCallCmd(g *globalFlags) *cobra.Command {
@@ -143,12 +127,17 @@ the agent daemon.`,
 			if err != nil {
 				return usageError{err}
 			}
-			cfg, log, err := loadAgent(g, cmd.ErrOrStderr(), false)
+			cfg, err := loadAgent(g, false)
 			if err != nil {
 				return err
 			}
-			if g.logLevel == "" {
-				log = slog.New(slog.DiscardHandler)
+			// salt-call prints the return, not the agent's log, unless
+			// asked with --log-level.
+			log := slog.New(slog.DiscardHandler)
+			if g.logLevel != "" {
+				if log, err = agentLog(cmd.ErrOrStderr(), cfg); err != nil {
+					return err
+				}
 			}
 			a, err := agent.New(cfg, agent.Options{Version: buildVersion(), Log: log})
 			if err != nil {

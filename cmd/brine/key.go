@@ -226,31 +226,20 @@ func (k *keyRun) change(ctx context.Context, name, match string) error {
 		return err
 	}
 	f := k.f
-	incRej := name == "accept" && (f.includeRejected || f.includeAll)
-	incAcc := name == "reject" && (f.includeAcc || f.includeAll)
-	incDen := name != "delete" && f.includeDenied
-	lists := []string{keys.ListPending}
-	statuses := []string{"unaccepted"}
-	for _, inc := range []struct {
-		on           bool
-		list, status string
-	}{{incAcc, keys.ListAccepted, "accepted"}, {incRej, keys.ListRejected, "rejected"}, {incDen, keys.ListDenied, "denied"}} {
-		if inc.on {
-			lists = append(lists, inc.list)
-			statuses = append(statuses, inc.status)
-		}
-	}
+	incOther := name == keys.ActAccept && (f.includeRejected || f.includeAll) ||
+		name == keys.ActReject && (f.includeAcc || f.includeAll)
+	incDen := name != keys.ActDelete && f.includeDenied
+	from := keys.From(name, incOther, incDen)
 	chosen := keys.Listing{}
-	for list, ids := range found {
-		if name == "delete" || slices.Contains(lists, list) {
-			chosen[list] = ids
+	var statuses []string
+	for _, st := range from {
+		statuses = append(statuses, stateWords[st])
+		if ids := found[keys.ListName(st)]; len(ids) > 0 {
+			chosen[keys.ListName(st)] = ids
 		}
 	}
 	asJSON, _ := f.json()
 	if len(chosen) == 0 {
-		if name == "delete" {
-			statuses = []string{"accepted", "unaccepted", "rejected", "denied"}
-		}
 		if asJSON {
 			return k.show(keys.Listing{})
 		}
@@ -278,10 +267,10 @@ func (k *keyRun) change(ctx context.Context, name, match string) error {
 	}
 	kwargs := map[string]any{"match": chosen}
 	switch name {
-	case "accept":
-		kwargs["include_rejected"], kwargs["include_denied"] = incRej, incDen
-	case "reject":
-		kwargs["include_accepted"], kwargs["include_denied"] = incAcc, incDen
+	case keys.ActAccept:
+		kwargs["include_rejected"], kwargs["include_denied"] = incOther, incDen
+	case keys.ActReject:
+		kwargs["include_accepted"], kwargs["include_denied"] = incOther, incDen
 	}
 	var after keys.Listing
 	if err := k.call(ctx, "key."+name+"_dict", kwargs, &after); err != nil {
@@ -302,6 +291,9 @@ func (k *keyRun) change(ctx context.Context, name, match string) error {
 	}
 	return nil
 }
+
+// stateWords are salt-key's words for the states, in its messages.
+var stateWords = map[keys.State]string{keys.Pending: "unaccepted", keys.Accepted: "accepted", keys.Rejected: "rejected", keys.Denied: "denied"}
 
 // confirm asks on a terminal whether to go on, as salt-key does (accept
 // and reject default to yes, delete to no). Without a terminal to ask on,

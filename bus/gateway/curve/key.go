@@ -105,16 +105,35 @@ func Derive(secret []byte, label string) KeyPair {
 // pairs separated by colons, the form of Salt's master_finger.
 func Fingerprint(k Key) string {
 	sum := sha256.Sum256(k[:])
-	h := hex.EncodeToString(sum[:])
-	var b strings.Builder
-	b.Grow(len(h) + len(sum) - 1)
+	return colonHex(sum[:])
+}
+
+// ErrFingerprint reports text that is not a SHA-256 fingerprint.
+var ErrFingerprint = errors.New("not a SHA-256 fingerprint (64 hex digits, colons allowed)")
+
+// ParseFingerprint reads a fingerprint written with or without colons, in
+// either case (as operators paste it), and returns it as Fingerprint
+// prints it, so that the two compare as strings.
+func ParseFingerprint(s string) (string, error) {
+	b, err := hex.DecodeString(strings.ReplaceAll(s, ":", ""))
+	if err != nil || len(b) != sha256.Size {
+		return "", fmt.Errorf("%q: %w", s, ErrFingerprint)
+	}
+	return colonHex(b), nil
+}
+
+// colonHex is b as lower-case hex pairs separated by colons.
+func colonHex(b []byte) string {
+	h := hex.EncodeToString(b)
+	var out strings.Builder
+	out.Grow(len(h) + len(b) - 1)
 	for i := 0; i < len(h); i += 2 {
 		if i > 0 {
-			b.WriteByte(':')
+			out.WriteByte(':')
 		}
-		b.WriteString(h[i : i+2])
+		out.WriteString(h[i : i+2])
 	}
-	return b.String()
+	return out.String()
 }
 
 const z85Alphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
