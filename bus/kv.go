@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"context"
 	"errors"
 	"time"
 )
@@ -38,3 +39,46 @@ var (
 	// at another revision than the one it named.
 	ErrKeyChanged = errors.New("key changed concurrently")
 )
+
+// Record is one change of a bucket's decoded records, as WatchRecords
+// reports it.
+type Record[T any] struct {
+	Key string
+	// Value is the new record; nil when it was removed, or could not be
+	// decoded (a record no reader can decode counts as removed rather
+	// than stopping every watcher).
+	Value *T
+	// Synced marks the end of the records that existed when the watch
+	// started; Key and Value are empty. Later changes are live.
+	Synced bool
+}
+
+// EntryWatcher is a bucket as WatchRecords needs it.
+type EntryWatcher interface {
+	// Watch calls fn with every entry stored now, then nil, then every
+	// change, until ctx ends.
+	Watch(ctx context.Context, fn func(*Entry)) error
+}
+
+// WatchRecords watches kv, decoding each entry with decode: the stored
+// records, a Synced record, then every change, on one goroutine, in
+// revision order, until ctx ends (then it returns nil). An entry decode
+// refuses is reported to bad and passed on as removed.
+func WatchRecords[T any](ctx context.Context, kv EntryWatcher, decode func(Entry) (*T, error), bad func(key string, err error), fn func(Record[T])) error {
+	return kv.Watch(ctx, func(e *Entry) {
+		switch {
+		case e == nil:
+			fn(Record[T]{Synced: true})
+		case e.Deleted:
+			fn(Record[T]{Key: e.Key})
+		default:
+			v, err := decode(*e)
+			if err != nil {
+				bad(e.Key, err)
+				fn(Record[T]{Key: e.Key})
+				return
+			}
+			fn(Record[T]{Key: e.Key, Value: v})
+		}
+	})
+}

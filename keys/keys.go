@@ -471,23 +471,10 @@ type Change struct {
 // The gateway cuts off an agent whose key is no longer accepted
 // (!Key.Allows) and admits one whose key was accepted, without a restart.
 func (s *Store) Watch(ctx context.Context, fn func(Change)) error {
-	err := s.kv.Watch(ctx, func(e *bus.Entry) {
-		switch {
-		case e == nil:
-			fn(Change{Synced: true})
-		case e.Deleted:
-			fn(Change{ID: e.Key})
-		default:
-			k, err := decode(*e)
-			if err != nil {
-				// A record no reader can decode admits nobody: report it
-				// as removed rather than stop every watcher.
-				s.log.Error("keys: undecodable record", "id", e.Key, "err", err)
-				fn(Change{ID: e.Key})
-				return
-			}
-			fn(Change{ID: k.ID, Key: k})
-		}
+	bad := func(id string, err error) { s.log.Error("keys: undecodable record", "id", id, "err", err) }
+	err := bus.WatchRecords(ctx, s.kv, decode, bad, func(r bus.Record[Key]) {
+		// A record no reader can decode admits nobody: it counts as removed.
+		fn(Change{ID: r.Key, Key: r.Value, Synced: r.Synced})
 	})
 	if err != nil {
 		return fmt.Errorf("keys: watch: %w", err)

@@ -229,22 +229,8 @@ type Change struct {
 // every change as it is made, until ctx ends (it returns nil then). fn
 // runs on one goroutine, in revision order.
 func (s *Store) Watch(ctx context.Context, fn func(Change)) error {
-	err := s.kv.Watch(ctx, func(e *bus.Entry) {
-		switch {
-		case e == nil:
-			fn(Change{Synced: true})
-		case e.Deleted:
-			fn(Change{ID: e.Key})
-		default:
-			h, err := decode(*e)
-			if err != nil {
-				// A record no reader can decode is dropped from the view
-				// rather than stopping every watcher.
-				fn(Change{ID: e.Key})
-				return
-			}
-			fn(Change{ID: h.ID, Host: h})
-		}
+	err := bus.WatchRecords(ctx, s.kv, decode, func(string, error) {}, func(r bus.Record[Host]) {
+		fn(Change{ID: r.Key, Host: r.Value, Synced: r.Synced})
 	})
 	if err != nil {
 		return fmt.Errorf("mine: watch: %w", err)
