@@ -110,16 +110,7 @@ func (s *Server) serveAgentRequest(p *Peer, frames [][]byte) []byte {
 	if h == nil {
 		return errorReply(corr, CodeUnknown, fmt.Sprintf("unknown method %q for agents", method))
 	}
-	ctx := context.WithValue(s.hctx, ctxKey{}, p.pc.remote)
-	out, err := s.call(ctx, method, func(ctx context.Context, body json.RawMessage) (any, error) {
+	return s.answer(corr, p.pc.remote, method, func(ctx context.Context, body json.RawMessage) (any, error) {
 		return h(ctx, p, body)
 	}, body)
-	if err != nil {
-		return errorReply(corr, errorCode(err), err.Error())
-	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return errorReply(corr, CodeFailed, fmt.Sprintf("%s: encoding the result: %v", method, err))
-	}
-	return encodeMsg(corr, []byte(statusOK), b)
 }

@@ -205,6 +205,12 @@ func (s *Server) serveRequest(remote string, frames [][]byte) []byte {
 	if h == nil {
 		return errorReply(corr, CodeUnknown, fmt.Sprintf("unknown method %q", method))
 	}
+	return s.answer(corr, remote, method, h, body)
+}
+
+// answer runs h on a request's body and returns the encoded reply, an
+// error reply carrying the handler's error.
+func (s *Server) answer(corr []byte, remote, method string, h Handler, body json.RawMessage) []byte {
 	ctx := context.WithValue(s.hctx, ctxKey{}, remote)
 	out, err := s.call(ctx, method, h, body)
 	if err != nil {
