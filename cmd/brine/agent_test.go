@@ -23,6 +23,7 @@ import (
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/integrations/dnsmasq/dnsmasqtest"
 	"github.com/brinehq/brine/internal/syncbuf"
 )
 
@@ -142,19 +143,7 @@ func (a *testAgent) waitLog(s string, n int) {
 // exit code.
 func (a *testAgent) call(args ...string) (string, string, int) {
 	a.t.Helper()
-	cmd := a.command(append([]string{"call", "-c", a.dir}, args...)...)
-	var out, errb syncbuf.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return out.String(), errb.String(), 0
-	case errors.As(err, &ee):
-		return out.String(), errb.String(), ee.ExitCode()
-	}
-	a.t.Fatal(err)
-	return "", "", -1
+	return runCmd(a.t, a.command(append([]string{"call", "-c", a.dir}, args...)...))
 }
 
 // queued counts the messages in the agent's outbox.
@@ -313,22 +302,6 @@ func manageUp(t *testing.T, m *testMaster) []string {
 		t.Fatalf("brine run manage.up --json: exit %d: %s%s", code, out, errs)
 	}
 	return res.Return
-}
-
-// waitUntil polls cond for up to 30s; state describes what was seen.
-func waitUntil(t *testing.T, what string, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ok, state := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 30s; last seen: %s", what, state)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 var jidPattern = regexp.MustCompile(`^\d{20}$`)
@@ -521,7 +494,7 @@ func TestAgentKeysAndEvents(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "Key for minion db-1 deleted.") {
 			t.Fatalf("brine key -d db-1 -y: exit %d\n%s%s", code, out, errs)
 		}
-		waitUntil(t, "db-1 pending again after -d", func() (bool, string) {
+		dnsmasqtest.WaitFor(t, "db-1 pending again after -d", func() (bool, string) {
 			l := keyList(t, m)
 			return slices.Equal(l["minions_pre"], []string{"db-1"}) && !slices.Contains(l["minions_rejected"], "db-1"), fmt.Sprint(l)
 		})
@@ -624,7 +597,7 @@ func TestAgentKeysAndEvents(t *testing.T) {
 		for _, a := range []*testAgent{web1, web2} {
 			a.waitLog(logAccepted, 2)
 		}
-		waitUntil(t, "outboxes delivered", func() (bool, string) {
+		dnsmasqtest.WaitFor(t, "outboxes delivered", func() (bool, string) {
 			q1, q2 := web1.queued(), web2.queued()
 			return q1 == 0 && q2 == 0, fmt.Sprintf("web-asg-1 %d, web-asg-2 %d queued", q1, q2)
 		})
@@ -775,7 +748,7 @@ func TestAgentNetworkNamespaces(t *testing.T) {
 		want[a.id] = []string{n.addrs[i]}
 	}
 	var got map[string][]string
-	waitUntil(t, "the mine holds both agents' addresses", func() (bool, string) {
+	dnsmasqtest.WaitFor(t, "the mine holds both agents' addresses", func() (bool, string) {
 		out, errs, code := m.run(nil, "mine", "get", "*", "network.ip_addrs", "--json")
 		got = nil
 		if code != 0 || json.Unmarshal([]byte(out), &got) != nil {

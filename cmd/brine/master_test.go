@@ -130,6 +130,13 @@ func (m *testMaster) run(env []string, args ...string) (string, string, int) {
 	m.t.Helper()
 	cmd := exec.Command(brineBin, append([]string{"-c", m.confDir}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
+	return runCmd(m.t, cmd)
+}
+
+// runCmd runs cmd and returns its stdout, stderr and exit code; a command
+// that cannot be started fails the test.
+func runCmd(t testing.TB, cmd *exec.Cmd) (string, string, int) {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -140,7 +147,7 @@ func (m *testMaster) run(env []string, args ...string) (string, string, int) {
 	case errors.As(err, &ee):
 		return out.String(), errb.String(), ee.ExitCode()
 	}
-	m.t.Fatal(err)
+	t.Fatal(err)
 	return "", "", -1
 }
 
