@@ -227,6 +227,21 @@ type fleet struct {
 	errs   []error
 }
 
+// markReady records when each agent was first seen Ready (at now) and
+// returns how many have been.
+func (fl *fleet) markReady(readyAt []time.Duration, now time.Duration) int {
+	n := 0
+	for i, a := range fl.agents {
+		if readyAt[i] == 0 && a.Ready() {
+			readyAt[i] = now
+		}
+		if readyAt[i] != 0 {
+			n++
+		}
+	}
+	return n
+}
+
 func (f *fleet) ready() int {
 	n := 0
 	for _, a := range f.agents {
@@ -366,11 +381,11 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return fail(err)
 	}
-	b0, bw0 := procCPU(pid), time.Now()
+	b0, bw0 := report.ProcCPU(pid), time.Now()
 	if !sleep(ctx, o.idle) {
 		return ctx.Err()
 	}
-	baseCPU, baseWin := procCPU(pid)-b0, time.Since(bw0)
+	baseCPU, baseWin := report.ProcCPU(pid)-b0, time.Since(bw0)
 
 	// (1) Onboarding.
 	actx, acancel := context.WithCancel(ctx)
@@ -395,11 +410,11 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return fail(err)
 	}
-	m0, s0, w0 := procCPU(pid), procCPU(0), time.Now()
+	m0, s0, w0 := report.ProcCPU(pid), report.ProcCPU(0), time.Now()
 	if !sleep(ctx, o.idle) {
 		return ctx.Err()
 	}
-	m1, s1, w1 := procCPU(pid), procCPU(0), time.Now()
+	m1, s1, w1 := report.ProcCPU(pid), report.ProcCPU(0), time.Now()
 	_, idle.AfterWindow, _ = sampleMem(pid, 3, time.Second)
 	if o.longIdle > 0 {
 		// Keep idle until the runtime's periodic GC has surely run,
@@ -420,7 +435,7 @@ func run(ctx context.Context, o options) (err error) {
 		idle.LongIdleSeconds = round(time.Since(settled).Seconds(), 1)
 		idle.RSSPerAgentKiBLongIdle = float64(idle.LongIdle.RSSKiB-idle.Before.RSSKiB) / float64(o.agents)
 		idle.AnonPerAgentKiBLongIdle = float64(idle.LongIdle.AnonKiB-idle.Before.AnonKiB) / float64(o.agents)
-		m2, w2 := procCPU(pid), time.Now()
+		m2, w2 := report.ProcCPU(pid), time.Now()
 		idle.LongIdleCPUusPerAgent = float64(m2-m0) / float64(time.Microsecond) / float64(o.agents) / w2.Sub(w0).Seconds()
 	}
 	agentsRSS1, _ := readMem(os.Getpid())
@@ -616,7 +631,7 @@ func newAgent(dir string, i int, o options, reqPort, pubPort int, log *slog.Logg
 func onboard(ctx context.Context, o options, fl *fleet, live *tally, pid int) (Onboarding, time.Time, error) {
 	ob := Onboarding{Agents: o.agents}
 	readyAt := make([]time.Duration, o.agents)
-	m0, s0 := procCPU(pid), procCPU(0)
+	m0, s0 := report.ProcCPU(pid), report.ProcCPU(0)
 	fl.logs.reset()
 	t0 := time.Now()
 	for i, a := range fl.agents {
@@ -629,22 +644,13 @@ func onboard(ctx context.Context, o options, fl *fleet, live *tally, pid int) (O
 	allReady := time.Duration(0)
 	err := poll(ctx, o.phaseTimeout, func() bool {
 		now := time.Since(t0)
-		n := 0
-		for i, a := range fl.agents {
-			if readyAt[i] == 0 && a.Ready() {
-				readyAt[i] = now
-			}
-			if readyAt[i] != 0 {
-				n++
-			}
-		}
-		if n == o.agents && allReady == 0 {
+		if fl.markReady(readyAt, now) == o.agents && allReady == 0 {
 			allReady = now
 		}
 		return allReady != 0 && live.started() == o.agents
 	})
 	done := time.Since(t0)
-	m1, s1 := procCPU(pid), procCPU(0)
+	m1, s1 := report.ProcCPU(pid), report.ProcCPU(0)
 	ob.Seconds, ob.AllReadySeconds = done.Seconds(), allReady.Seconds()
 	ob.MasterCPUSeconds, ob.AgentsCPUSeconds = (m1 - m0).Seconds(), (s1 - s0).Seconds()
 	ob.MasterCPUMsPerAgnt = float64(m1-m0) / float64(time.Millisecond) / float64(o.agents)
@@ -738,7 +744,7 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *master, 
 	masterRun++
 	tRestart := time.Now()
 	st.DownSeconds = tRestart.Sub(tExit).Seconds()
-	s0 := procCPU(0)
+	s0 := report.ProcCPU(0)
 	next, err := startMaster(bin, mdir, filepath.Join(dir, fmt.Sprintf("master-%d.log", masterRun)))
 	if err != nil {
 		return st, nil, err
@@ -759,16 +765,7 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *master, 
 	var allReady, allStored time.Duration
 	err = poll(ctx, o.phaseTimeout, func() bool {
 		now := time.Since(tRestart)
-		n := 0
-		for i, a := range fl.agents {
-			if readyAt[i] == 0 && a.Ready() {
-				readyAt[i] = now
-			}
-			if readyAt[i] != 0 {
-				n++
-			}
-		}
-		if n == o.agents && allReady == 0 {
+		if fl.markReady(readyAt, now) == o.agents && allReady == 0 {
 			allReady = now
 		}
 		_, _, restarted, payloads := live.counts()
@@ -778,8 +775,8 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *master, 
 		return allReady != 0 && allStored != 0
 	})
 	done := time.Since(tRestart)
-	st.MasterCPUSeconds = procCPU(next.pid()).Seconds()
-	st.AgentsCPUSeconds = (procCPU(0) - s0).Seconds()
+	st.MasterCPUSeconds = report.ProcCPU(next.pid()).Seconds()
+	st.AgentsCPUSeconds = (report.ProcCPU(0) - s0).Seconds()
 	st.AllReadySeconds, st.AllStoredSeconds, st.Seconds = allReady.Seconds(), allStored.Seconds(), done.Seconds()
 	st.OutageSeconds = time.Since(tTerm).Seconds()
 	select {

@@ -194,31 +194,6 @@ func sampleMem(pid, n int, every time.Duration) ([]memStat, memStat, error) {
 	return out, sorted[len(sorted)/2], nil
 }
 
-// clockTick is USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on
-// every Linux architecture Go runs on.
-const clockTick = 10 * time.Millisecond
-
-// procCPU is a process's user+system CPU time from /proc/<pid>/stat
-// (pid 0: this process).
-func procCPU(pid int) time.Duration {
-	path := "/proc/self/stat"
-	if pid != 0 {
-		path = fmt.Sprintf("/proc/%d/stat", pid)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(fields) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(fields[11], 10, 64)
-	st, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(ut+st) * clockTick
-}
-
 // raiseNoFile raises this process's open-file limit to at least need (up
 // to the hard limit), explicitly, so that the master started after it
 // inherits it too (Go gives children the limit it found unless it was set

@@ -161,11 +161,11 @@ func measure(bin, dir string, masterPid int, name string, args []string, n, para
 	cmd := exec.Command(bin, append([]string{"-c", dir}, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	m0 := procCPU(masterPid)
+	m0 := report.ProcCPU(masterPid)
 	start := time.Now()
 	err := cmd.Run()
 	wall := time.Since(start)
-	m1 := procCPU(masterPid)
+	m1 := report.ProcCPU(masterPid)
 	var res struct {
 		Results []struct {
 			Status string `json:"status"`
@@ -188,22 +188,6 @@ func measure(bin, dir string, masterPid int, name string, args []string, n, para
 		}
 	}
 	return r, nil
-}
-
-// procCPU is a process's user+system CPU time from /proc (0 if unknown).
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
-	if len(fields) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(fields[11], 10, 64)
-	st, _ := strconv.ParseInt(fields[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ is 100 on Linux
 }
 
 // countEvents counts the salt/cloud events the master stored since since.

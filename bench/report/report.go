@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -178,4 +179,29 @@ func ProbeFsync(dir string, n int) (string, error) {
 	ms := Millis(ds)
 	return fmt.Sprintf("%d × (append 4 KiB + fsync) in %s: p50 %.3f ms, p99 %.3f ms, max %.3f ms",
 		n, dir, Percentile(ms, 0.50), Percentile(ms, 0.99), ms[len(ms)-1]), nil
+}
+
+// clockTick is USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on
+// every Linux architecture Go runs on.
+const clockTick = 10 * time.Millisecond
+
+// ProcCPU is a process's user+system CPU time from /proc/<pid>/stat
+// (pid 0: this process).
+func ProcCPU(pid int) time.Duration {
+	path := "/proc/self/stat"
+	if pid != 0 {
+		path = fmt.Sprintf("/proc/%d/stat", pid)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	if len(fields) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(fields[11], 10, 64)
+	st, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(ut+st) * clockTick
 }
