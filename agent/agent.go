@@ -178,19 +178,23 @@ func (a *Agent) FireMaster(_ context.Context, tag string, data map[string]any) e
 // `_minion_event` load, whose id the master overwrites with the one it
 // authenticated.
 func EventItem(id, tag string, data map[string]any) (Item, error) {
-	if err := bus.ValidateTag(tag); err != nil {
-		return Item{}, err
-	}
 	if data == nil {
 		data = map[string]any{}
+	}
+	return loadItem(tag, map[string]any{"cmd": "_minion_event", "id": id, "tag": tag, "data": data})
+}
+
+// loadItem is the outbox item of an event whose load (its data on the
+// master's bus) is load.
+func loadItem(tag string, load map[string]any) (Item, error) {
+	if err := bus.ValidateTag(tag); err != nil {
+		return Item{}, err
 	}
 	msgID, err := newID()
 	if err != nil {
 		return Item{}, err
 	}
-	ev := proto.Event{ID: msgID, Tag: tag, Time: time.Now().UTC(),
-		Load: map[string]any{"cmd": "_minion_event", "id": id, "tag": tag, "data": data}}
-	return encodeItem(ev.ID, "event", tag, ev)
+	return encodeItem(msgID, "event", tag, proto.Event{ID: msgID, Tag: tag, Time: time.Now().UTC(), Load: load})
 }
 
 // newID is a fresh message id: a UUIDv7, as the bus's event ids, so that

@@ -83,7 +83,7 @@ func (a *Agent) Deliver(ctx context.Context) error {
 		}
 		defer cli.Close()
 		var rep proto.HelloReply
-		hello := proto.Hello{ID: a.id, Version: a.opts.Version, AutosignGrains: a.autosignGrains(cfg)}
+		hello := proto.Hello{ID: a.id, Version: a.opts.Version, AutosignGrains: a.grainsNamed(cfg.AutosignGrains)}
 		if err := cli.Call(ctx, proto.MethodHello, hello, &rep); err != nil {
 			return fmt.Errorf("authentication: %w", err)
 		}

@@ -91,7 +91,7 @@ func (a *Agent) session(ctx context.Context, cli *gateway.Client) error {
 func (a *Agent) authenticate(ctx context.Context, cli *gateway.Client) error {
 	for attempt := 1; ; attempt++ {
 		cfg := a.config()
-		hello := proto.Hello{ID: a.id, Version: a.opts.Version, AutosignGrains: a.autosignGrains(cfg)}
+		hello := proto.Hello{ID: a.id, Version: a.opts.Version, AutosignGrains: a.grainsNamed(cfg.AutosignGrains)}
 		var rep proto.HelloReply
 		if err := cli.Call(ctx, proto.MethodHello, hello, &rep); err != nil {
 			return fmt.Errorf("authentication: %w", err)
@@ -121,13 +121,15 @@ func (a *Agent) authenticate(ctx context.Context, cli *gateway.Client) error {
 	}
 }
 
-func (a *Agent) autosignGrains(cfg *Loaded) map[string]any {
-	if len(cfg.AutosignGrains) == 0 {
+// grainsNamed returns the agent's grains of those names (nil for none):
+// what autosign_grains and start_event_grains send.
+func (a *Agent) grainsNamed(names []string) map[string]any {
+	if len(names) == 0 {
 		return nil
 	}
 	g := a.Grains()
 	out := map[string]any{}
-	for _, k := range cfg.AutosignGrains {
+	for _, k := range names {
 		if v, ok := g[k]; ok {
 			out[k] = v
 		}
@@ -139,29 +141,14 @@ func (a *Agent) autosignGrains(cfg *Loaded) map[string]any {
 // legacy minion_start, which Salt fires on every (re)connection.
 func (a *Agent) announce() error {
 	msg := fmt.Sprintf("Minion %s started at %s", a.id, time.Now().Format("Mon Jan _2 15:04:05 2006"))
-	cfg := a.config()
+	grains := a.grainsNamed(a.config().StartEventGrains)
 	for _, tag := range []string{"salt/minion/" + a.id + "/start", "minion_start"} {
-		it, err := EventItem(a.id, tag, nil)
+		load := map[string]any{"cmd": "_minion_event", "id": a.id, "tag": tag, "data": msg, "pretag": nil}
+		if grains != nil {
+			load["grains"] = grains
+		}
+		it, err := loadItem(tag, load)
 		if err != nil {
-			return err
-		}
-		var ev proto.Event
-		if err := json.Unmarshal(it.Body, &ev); err != nil {
-			return err
-		}
-		ev.Load["data"] = msg
-		ev.Load["pretag"] = nil
-		if len(cfg.StartEventGrains) > 0 {
-			g := a.Grains()
-			sub := map[string]any{}
-			for _, k := range cfg.StartEventGrains {
-				if v, ok := g[k]; ok {
-					sub[k] = v
-				}
-			}
-			ev.Load["grains"] = sub
-		}
-		if it, err = encodeItem(ev.ID, "event", tag, ev); err != nil {
 			return err
 		}
 		if err := a.outbox.Put(it); err != nil {

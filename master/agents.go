@@ -262,25 +262,7 @@ func (a *agents) mineUpdate(ctx context.Context, id string, body json.RawMessage
 	}
 	_, err := a.m.mine.Update(ctx, mine.Write{ID: id, Source: "agent", Mutate: func(h *mine.Host) error {
 		if len(u.Grains) > 0 {
-			cloud := h.Grains["salt-cloud"]
-			h.Grains = maps.Clone(u.Grains)
-			if cloud != nil {
-				h.Grains["salt-cloud"] = cloud
-			}
-			if f, ok := u.Grains["fqdn"].(string); ok && strings.Contains(f, ".") {
-				h.FQDN = f
-			}
-			if hw, ok := u.Grains["hwaddr_interfaces"].(map[string]any); ok {
-				var macs []string
-				for _, name := range slices.Sorted(maps.Keys(hw)) {
-					if s, ok := hw[name].(string); ok && s != "" && s != "00:00:00:00:00:00" {
-						macs = append(macs, s)
-					}
-				}
-				if len(macs) > 0 {
-					h.SetMACs(macs...)
-				}
-			}
+			h.SetAgentGrains(u.Grains)
 		}
 		for _, fun := range slices.Sorted(maps.Keys(u.Data)) {
 			if err := h.Set(fun, u.Data[fun]); err != nil {
@@ -393,12 +375,4 @@ func (a *agents) Funcs() []function.Func {
 				return down, err
 			}},
 	}
-}
-
-// nonNil makes an empty list encode as [] rather than null.
-func nonNil(ids []string) []string {
-	if ids == nil {
-		return []string{}
-	}
-	return ids
 }

@@ -42,14 +42,18 @@ func (m *Master) handleRequests() {
 	}
 }
 
-// orEmpty makes a nil list an empty one, so that a JSON reply says []
-// rather than null.
-func orEmpty[T any](list []T, err error) (any, error) {
+// nonNil makes a nil list an empty one, so that JSON says [] rather than
+// null.
+func nonNil[T any](list []T) []T {
 	if list == nil {
-		list = []T{}
+		return []T{}
 	}
-	return list, err
+	return list
 }
+
+// orEmpty is nonNil for a function's list and error, as replies return
+// them.
+func orEmpty[T any](list []T, err error) (any, error) { return nonNil(list), err }
 
 // decode reads a request body into v, naming the method in errors.
 func decode(method string, body json.RawMessage, v any) error {

@@ -159,6 +159,31 @@ func (h *Host) MergeGrains(g map[string]any) {
 	}
 }
 
+// SetAgentGrains takes the grains an agent reported as the host's: they
+// replace the grains but for salt-cloud's, and give the record the agent's
+// fully qualified name and its interfaces' MAC addresses (what dnsmasq
+// reservations and DNS need), as the agent knows them best.
+func (h *Host) SetAgentGrains(g map[string]any) {
+	cloud := h.Grains["salt-cloud"]
+	h.Grains = maps.Clone(g)
+	if cloud != nil {
+		h.Grains["salt-cloud"] = cloud
+	}
+	if f, ok := g["fqdn"].(string); ok && strings.Contains(f, ".") {
+		h.FQDN = f
+	}
+	hw, _ := g["hwaddr_interfaces"].(map[string]any)
+	var macs []string
+	for _, name := range slices.Sorted(maps.Keys(hw)) {
+		if s, ok := hw[name].(string); ok && s != "" && s != "00:00:00:00:00:00" {
+			macs = append(macs, s)
+		}
+	}
+	if len(macs) > 0 {
+		h.SetMACs(macs...)
+	}
+}
+
 // Functions the record answers directly; mine.get and mine.send map Salt's
 // mine function names onto fields, any other name is kept in Data.
 const (

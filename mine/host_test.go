@@ -3,6 +3,7 @@ package mine
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -125,5 +126,25 @@ func TestStrings(t *testing.T) {
 		if (err != nil) != tc.wantErr || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("Strings(%#v) = %#v, %v; want %#v, error %v", tc.in, got, err, tc.want, tc.wantErr)
 		}
+	}
+}
+
+func TestSetAgentGrains(t *testing.T) {
+	h := &Host{ID: "web01", FQDN: "old.example.com", MACs: []string{"00:50:56:00:00:09"},
+		Grains: map[string]any{"salt-cloud": map[string]any{"driver": "vmware"}, "stale": true}}
+	h.SetAgentGrains(map[string]any{
+		"fqdn": "web01.example.com", "os": "Debian",
+		"hwaddr_interfaces": map[string]any{"lo": "00:00:00:00:00:00", "eth1": "00:50:56:AA:BB:02", "eth0": "00:50:56:aa:bb:01"},
+	})
+	if h.FQDN != "web01.example.com" || h.Grains["os"] != "Debian" || h.Grains["stale"] != nil || h.Grains["salt-cloud"] == nil {
+		t.Errorf("host = %+v", h)
+	}
+	if want := []string{"00:50:56:aa:bb:01", "00:50:56:aa:bb:02"}; !slices.Equal(h.MACs, want) {
+		t.Errorf("macs = %v, want %v (loopback left out, eth0 first)", h.MACs, want)
+	}
+	// A host name without a domain does not replace a known fqdn.
+	h.SetAgentGrains(map[string]any{"fqdn": "web01"})
+	if h.FQDN != "web01.example.com" || len(h.MACs) != 2 {
+		t.Errorf("after a bare name: %+v", h)
 	}
 }
