@@ -150,38 +150,18 @@ func Module(*modules.Env) []function.Func {
 		{Name: "network.ipaddrs6", Doc: "Alias of network.ip_addrs6.", Params: []function.Param{iface, loop, cidr}, ReadOnly: true, Run: addrs(6)},
 		{
 			Name: "network.hw_addr", Doc: "The hardware (MAC) address of an interface.",
-			Params:   []function.Param{{Name: "iface", Kind: function.String, Required: true, Aliases: []string{"interface"}}},
-			ReadOnly: true,
-			Run: func(_ context.Context, in *function.Input) (any, error) {
-				ifs, err := Interfaces()
-				if err != nil {
-					return nil, err
-				}
-				name := in.String("iface")
-				for _, it := range ifs {
-					if it.Name == name {
-						return it.MAC, nil
-					}
-				}
-				return fmt.Sprintf("Interface %q not in available interfaces: %s", name, strings.Join(names(ifs), ", ")), nil
-			},
+			Params: []function.Param{ifaceArg}, ReadOnly: true,
+			Run: byName(func(it Iface) any { return it.MAC }),
 		},
 		{
 			Name: "network.interface_ip", Doc: "The first IPv4 address of an interface.",
-			Params:   []function.Param{{Name: "iface", Kind: function.String, Required: true, Aliases: []string{"interface"}}},
-			ReadOnly: true,
-			Run: func(_ context.Context, in *function.Input) (any, error) {
-				ifs, err := Interfaces()
-				if err != nil {
-					return nil, err
+			Params: []function.Param{ifaceArg}, ReadOnly: true,
+			Run: byName(func(it Iface) any {
+				if len(it.V4) == 0 {
+					return ""
 				}
-				for _, it := range ifs {
-					if it.Name == in.String("iface") && len(it.V4) > 0 {
-						return it.V4[0].Addr().String(), nil
-					}
-				}
-				return "", nil
-			},
+				return it.V4[0].Addr().String()
+			}),
 		},
 		{
 			Name: "network.interfaces", Doc: "Every interface with its hardware address, state and addresses, in Salt's shape.",
@@ -198,6 +178,27 @@ func Module(*modules.Env) []function.Func {
 			Name: "network.get_hostname", Doc: "This machine's host name.", ReadOnly: true,
 			Run: func(context.Context, *function.Input) (any, error) { return os.Hostname() },
 		},
+	}
+}
+
+// ifaceArg names one interface.
+var ifaceArg = function.Param{Name: "iface", Kind: function.String, Required: true, Aliases: []string{"interface"}}
+
+// byName answers with what of the interface named by the iface argument,
+// or Salt's message naming the interfaces there are.
+func byName(what func(Iface) any) function.Handler {
+	return func(_ context.Context, in *function.Input) (any, error) {
+		ifs, err := Interfaces()
+		if err != nil {
+			return nil, err
+		}
+		name := in.String("iface")
+		for _, it := range ifs {
+			if it.Name == name {
+				return what(it), nil
+			}
+		}
+		return fmt.Sprintf("Interface %q not in available interfaces: %s", name, strings.Join(names(ifs), ", ")), nil
 	}
 }
 
