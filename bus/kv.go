@@ -53,6 +53,19 @@ type Record[T any] struct {
 	Synced bool
 }
 
+// Bucket is a durable key-value bucket as the stores that keep records in
+// one (the mine, agent keys) use it; natsbus.Bus.Bucket opens one.
+type Bucket interface {
+	Get(ctx context.Context, key string) (Entry, error)
+	// Create writes a new key (ErrKeyChanged when it exists) and Update
+	// one at the revision read (ErrKeyChanged when it moved on).
+	Create(ctx context.Context, key string, value []byte) (uint64, error)
+	Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error)
+	Delete(ctx context.Context, key string) error
+	List(ctx context.Context) ([]Entry, error)
+	EntryWatcher
+}
+
 // EntryWatcher is a bucket as WatchRecords needs it.
 type EntryWatcher interface {
 	// Watch calls fn with every entry stored now, then nil, then every

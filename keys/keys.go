@@ -41,14 +41,7 @@ const BucketName = "brine_keys"
 var BucketConfig = bus.BucketConfig{Name: BucketName, Description: "brine agent keys and their states"}
 
 // Bucket is the key-value storage the keys live in (*natsbus.Bucket is one).
-type Bucket interface {
-	Get(ctx context.Context, key string) (bus.Entry, error)
-	Create(ctx context.Context, key string, value []byte) (uint64, error)
-	Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error)
-	Delete(ctx context.Context, key string) error
-	List(ctx context.Context) ([]bus.Entry, error)
-	Watch(ctx context.Context, fn func(*bus.Entry)) error
-}
+type Bucket = bus.Bucket
 
 // State is the state of an agent's key.
 type State string

@@ -21,14 +21,7 @@ const BucketName = "mine"
 var BucketConfig = bus.BucketConfig{Name: BucketName, Description: "brine mine: host inventory"}
 
 // Bucket is the key-value storage the mine lives in (*natsbus.Bucket is one).
-type Bucket interface {
-	Get(ctx context.Context, key string) (bus.Entry, error)
-	Create(ctx context.Context, key string, value []byte) (uint64, error)
-	Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error)
-	Delete(ctx context.Context, key string) error
-	List(ctx context.Context) ([]bus.Entry, error)
-	Watch(ctx context.Context, fn func(*bus.Entry)) error
-}
+type Bucket = bus.Bucket
 
 // maxAttempts bounds the read-modify-write retries of one Update; each retry
 // means another writer changed the record in between.
