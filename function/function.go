@@ -75,7 +75,11 @@ type Func struct {
 	// Wheel marks one of Salt's wheel functions (master management: keys),
 	// which `wheel.<fun>` reactions may call as well as `runner.<fun>`.
 	Wheel bool
-	Run   Handler
+	// Out names the outputter Salt prints this function's returns with
+	// (a job return's `out`: "highstate" for state functions, "txt" for
+	// cmd.run_all's siblings that set it); empty means nested.
+	Out string
+	Run Handler
 }
 
 // Param is one declared parameter.

@@ -11,6 +11,7 @@ package modules
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/brinehq/brine/function"
 )
@@ -33,9 +34,58 @@ type Env struct {
 	Version string
 	// Log is the agent's logger.
 	Log *slog.Logger
+	// Opts returns the agent's configuration as Salt's __opts__ (what
+	// config.get reads): every key of its configuration files, with the
+	// defaults of those it did not set.
+	Opts func() map[string]any
+	// CacheDir is the agent's cache directory (Salt's cachedir): files
+	// fetched from the master and scripts run by cmd.script live under it.
+	CacheDir string
+	// Files is the master's file server (salt:// URLs); nil when the agent
+	// runs without a master (brine call --local).
+	Files Files
+	// Master answers what only the master knows (mine.get); nil without a
+	// master.
+	Master Master
+	// Jobs are the jobs running on this agent (saltutil.running, kill_job).
+	Jobs Jobs
+	// Functions is the agent's registry, every module included (sys.*,
+	// state functions calling others). Set once all are registered.
+	Functions *function.Registry
 }
 
-// Registry returns a function registry holding every function of mods.
+// Files is the master's file server as an agent sees it.
+type Files interface {
+	// Cache fetches salt://path of saltenv into the agent's cache, unless
+	// the cached copy's hash matches the master's, and returns its local
+	// path. A path that does not exist is an error naming it.
+	Cache(ctx context.Context, path, saltenv string) (string, error)
+	// List lists the files of saltenv under prefix ("" for all), as
+	// cp.list_master does: paths relative to the environment's root.
+	List(ctx context.Context, saltenv, prefix string) ([]string, error)
+	// Hash returns the master's sha256 of salt://path ("" when absent).
+	Hash(ctx context.Context, path, saltenv string) (string, error)
+}
+
+// Master is the agent's way of asking its master.
+type Master interface {
+	// Call sends one request to the master and decodes its answer into
+	// out (nil: discard).
+	Call(ctx context.Context, method string, in, out any) error
+}
+
+// Jobs are the jobs an agent is running, as saltutil sees them.
+type Jobs interface {
+	// Running describes the running jobs, Salt's proc data: jid, fun,
+	// arg, pid, tgt, tgt_type, user.
+	Running() []map[string]any
+	// Signal ends the job jid: kill (SIGKILL to its processes) or term
+	// (SIGTERM), cancelling the function. false: no such job runs.
+	Signal(jid string, kill bool) bool
+}
+
+// Registry returns a function registry holding every function of mods,
+// and sets env.Functions to it.
 func Registry(env *Env, mods ...Module) (*function.Registry, error) {
 	reg := function.New()
 	for _, m := range mods {
@@ -43,5 +93,24 @@ func Registry(env *Env, mods ...Module) (*function.Registry, error) {
 			return nil, err
 		}
 	}
+	env.Functions = reg
 	return reg, nil
+}
+
+type retcodeKey struct{}
+
+// WithRetcode returns a context in which functions may set the job's
+// retcode (Salt's __context__['retcode']), and the place it is kept.
+func WithRetcode(ctx context.Context) (context.Context, *atomic.Int64) {
+	rc := new(atomic.Int64)
+	return context.WithValue(ctx, retcodeKey{}, rc), rc
+}
+
+// SetRetcode sets the retcode of the job ctx belongs to, as cmd.run does
+// with its command's exit status: the return stays the output, the job's
+// retcode says the command failed. Without WithRetcode it does nothing.
+func SetRetcode(ctx context.Context, code int) {
+	if rc, ok := ctx.Value(retcodeKey{}).(*atomic.Int64); ok {
+		rc.Store(int64(code))
+	}
 }
