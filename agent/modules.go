@@ -5,6 +5,7 @@ import (
 	"github.com/brinehq/brine/modules/event"
 	"github.com/brinehq/brine/modules/grains"
 	"github.com/brinehq/brine/modules/network"
+	"github.com/brinehq/brine/modules/test"
 )
 
 // Modules are the agent's execution modules, one line each.
@@ -12,4 +13,5 @@ var Modules = []modules.Module{
 	event.Module,
 	grains.Module,
 	network.Module,
+	test.Module,
 }
