@@ -9,8 +9,10 @@ import (
 // traverse filter ("ip4_interfaces:eth0").
 const DefaultDelimiter = ":"
 
-// Traverse follows key through nested mappings and lists (an integer part
-// indexes a list), as Salt's traverse_dict_and_list: grains.get('a:b:0').
+// Traverse follows key through nested mappings and lists, as Salt's
+// traverse_dict_and_list: grains.get('a:b:0'). In a list, an integer part
+// is an index (negative ones count from the end, as Python's) and any
+// other part is looked up in the list's mappings, the first that has it.
 // It reports false when a part is missing.
 func Traverse(data any, key, delimiter string) (any, bool) {
 	if delimiter == "" {
@@ -26,14 +28,37 @@ func Traverse(data any, key, delimiter string) (any, bool) {
 			}
 			cur = next
 		case []any:
-			i, err := strconv.Atoi(part)
-			if err != nil || i < 0 || i >= len(v) {
+			next, ok := listItem(v, part)
+			if !ok {
 				return nil, false
 			}
-			cur = v[i]
+			cur = next
 		default:
 			return nil, false
 		}
 	}
 	return cur, true
+}
+
+// listItem is one step of Traverse into a list.
+func listItem(l []any, part string) (any, bool) {
+	if i, err := strconv.Atoi(part); err == nil {
+		if i < 0 {
+			i += len(l)
+		}
+		if i < 0 || i >= len(l) {
+			return nil, false
+		}
+		return l[i], true
+	}
+	// Salt looks a non-numeric part up in the list's mappings, so that
+	// "disks:sda" finds {"sda": …} in a list of one-key mappings.
+	for _, x := range l {
+		if m, ok := x.(map[string]any); ok {
+			if next, ok := m[part]; ok {
+				return next, true
+			}
+		}
+	}
+	return nil, false
 }

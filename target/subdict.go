@@ -1,0 +1,337 @@
+package target
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"reflect"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/brinehq/brine/bus"
+)
+
+// valueMode is how a grain or pillar value is compared with a target's.
+type valueMode int
+
+const (
+	valueGlob  valueMode = iota // fnmatch (grain, pillar, G@, I@)
+	valueRegex                  // re.match (grain_pcre, pillar_pcre, P@, J@)
+	valueExact                  // equality (pillar_exact)
+)
+
+// maxParts bounds the parts of a grain or pillar expression: matching
+// "*:*:…" takes time in the cube of their number.
+const maxParts = 64
+
+// subdict is a compiled grain or pillar expression, matched as Salt's
+// salt.utils.data.subdict_match: "foo:bar:baz" matches data["foo"]["bar"]
+// against "baz", and also data["foo"] against "bar:baz" (the deeper key is
+// tried first), so values may contain the delimiter.
+type subdict struct {
+	expr, delim string
+	mode        valueMode
+	// values are the compiled value patterns: every part of expr that
+	// follows a delimiter or a ':' (nested mappings always split on ':',
+	// as Salt's). Compiled once so that matching many minions compiles
+	// nothing; read only after compileSubdict.
+	values map[string]func(string) bool
+}
+
+// compileSubdict compiles expr. In regex mode, a pattern that Go cannot
+// compile never matches, and it is an error when none of the candidate
+// patterns compiles, since the target could then select nothing.
+func compileSubdict(expr, delim string, mode valueMode) (*subdict, error) {
+	n := strings.Count(expr, delim) + 1
+	if delim != DefaultDelimiter {
+		// Nested mappings split at ':' whatever the delimiter.
+		n += strings.Count(expr, DefaultDelimiter)
+	}
+	if n > maxParts {
+		return nil, fmt.Errorf("more than %d parts separated by %q", maxParts, delim)
+	}
+	s := &subdict{expr: expr, delim: delim, mode: mode, values: map[string]func(string) bool{}}
+	var firstErr error
+	compiled := 0
+	for i := range len(expr) {
+		var p string
+		switch {
+		case strings.HasPrefix(expr[i:], delim):
+			p = expr[i+len(delim):]
+		case expr[i] == ':':
+			p = expr[i+1:]
+		default:
+			continue
+		}
+		if _, done := s.values[p]; done {
+			continue
+		}
+		f, err := compileValue(p, mode)
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			s.values[p] = func(string) bool { return false }
+			continue
+		}
+		s.values[p] = f
+		compiled++
+	}
+	if compiled == 0 && firstErr != nil {
+		return nil, firstErr
+	}
+	return s, nil
+}
+
+// compileValue compiles one value pattern into a test on a lowercased
+// value: Salt lowercases both the value and the pattern.
+func compileValue(pattern string, mode valueMode) (func(string) bool, error) {
+	switch mode {
+	case valueRegex:
+		// (?i) rather than lowercasing the pattern, which would turn \D
+		// into \d: case-insensitive all the same.
+		re, err := regexp.Compile(`(?i)^(?:` + pattern + `)`)
+		if err != nil {
+			return nil, fmt.Errorf("regular expression %q: %w", pattern, err)
+		}
+		return re.MatchString, nil
+	case valueExact:
+		want := strings.ToLower(pattern)
+		return func(v string) bool { return v == want }, nil
+	}
+	return bus.CompileGlob(strings.ToLower(pattern)).Match, nil
+}
+
+func (s *subdict) match(data map[string]any) bool {
+	return s.matchIn(&memo{}, data, s.expr, s.delim)
+}
+
+// memo remembers dictMatch's answers during one match. subdict_match
+// tries every split of "*:*:…" at every level of nested mappings, which
+// takes exponential time in the number of wildcards; an answer depends
+// only on the mapping and the pattern, so each is computed once.
+type memo map[memoKey]bool
+
+type memoKey struct {
+	m       uintptr // the mapping, by identity (alive during the match)
+	pattern string
+}
+
+// matchIn is subdict_match of expr on data.
+func (s *subdict) matchIn(mm *memo, data any, expr, delim string) bool {
+	splits := strings.Split(expr, delim)
+	if len(splits) == 1 {
+		return false
+	}
+	for idx := len(splits) - 1; idx >= 1; idx-- {
+		key := strings.Join(splits[:idx], delim)
+		var pattern string
+		var v any
+		if key == "*" {
+			pattern, v = expr, data
+		} else {
+			var ok bool
+			pattern = strings.Join(splits[idx:], delim)
+			if v, ok = Traverse(data, key, delim); !ok {
+				continue
+			}
+		}
+		switch t := v.(type) {
+		case map[string]any:
+			// Salt's traversal default is {}, so an empty mapping is
+			// taken for a missing key.
+			if len(t) > 0 && s.dictMatch(mm, t, pattern) {
+				return true
+			}
+			continue
+		case []any:
+			for _, member := range t {
+				if m, ok := member.(map[string]any); ok && s.dictMatch(mm, m, pattern) {
+					return true
+				}
+				if s.value(member, pattern) {
+					return true
+				}
+			}
+			continue
+		}
+		if s.value(v, pattern) {
+			return true
+		}
+	}
+	return false
+}
+
+// dictMatch is subdict_match's _dict_match: pattern "*" or a key of m
+// matches; so does a nested expression; "*:pattern" matches any value.
+func (s *subdict) dictMatch(mm *memo, m map[string]any, pattern string) bool {
+	if *mm == nil {
+		*mm = memo{}
+	}
+	k := memoKey{reflect.ValueOf(m).Pointer(), pattern}
+	if v, ok := (*mm)[k]; ok {
+		return v
+	}
+	v := s.dictMatchOnce(mm, m, pattern)
+	(*mm)[k] = v
+	return v
+}
+
+func (s *subdict) dictMatchOnce(mm *memo, m map[string]any, pattern string) bool {
+	wildcard := strings.HasPrefix(pattern, "*:")
+	if wildcard {
+		pattern = pattern[2:]
+	}
+	if pattern == "*" {
+		return true
+	}
+	if _, ok := m[pattern]; ok {
+		return true
+	}
+	if s.matchIn(mm, m, pattern, DefaultDelimiter) {
+		return true
+	}
+	if !wildcard {
+		return false
+	}
+	for _, v := range m {
+		switch t := v.(type) {
+		case map[string]any:
+			if s.dictMatch(mm, t, pattern) {
+				return true
+			}
+		case []any:
+			for _, item := range t {
+				if s.value(item, pattern) {
+					return true
+				}
+			}
+		default:
+			if s.value(v, pattern) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// value compares one value, as Python's str(value), with pattern.
+func (s *subdict) value(v any, pattern string) bool {
+	f, ok := s.values[pattern]
+	if !ok {
+		// Not a part of expr after a delimiter; compileSubdict collects
+		// every pattern matchIn can reach, so this is only a safety net.
+		var err error
+		if f, err = compileValue(pattern, s.mode); err != nil {
+			return false
+		}
+	}
+	return f(strings.ToLower(pyStr(v)))
+}
+
+// pyStr is Python's str() of a decoded JSON or YAML value, which is what
+// Salt compares grain and pillar patterns with: True, None, 2 (not 2.0).
+func pyStr(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return pyRepr(v)
+}
+
+// pyRepr is Python's repr() of a decoded value: strings quoted, lists and
+// mappings as Python prints them (mapping keys sorted: the original order
+// is not known here).
+func pyRepr(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "None"
+	case bool:
+		if t {
+			return "True"
+		}
+		return "False"
+	case string:
+		return pyQuote(t)
+	case float64:
+		return pyFloat(t)
+	case float32:
+		return pyFloat(float64(t))
+	case int:
+		return strconv.Itoa(t)
+	case int64:
+		return strconv.FormatInt(t, 10)
+	case uint64:
+		return strconv.FormatUint(t, 10)
+	case json.Number:
+		return t.String()
+	case []any:
+		parts := make([]string, len(t))
+		for i, x := range t {
+			parts[i] = pyRepr(x)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = pyQuote(k) + ": " + pyRepr(t[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprint(v)
+}
+
+// pyFloat prints a float as Python does: integral values of JSON numbers
+// are ints in Python, so they print without ".0".
+func pyFloat(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case f == math.Trunc(f) && math.Abs(f) < 1e16:
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	if exp := math.Floor(math.Log10(math.Abs(f))); exp < -4 || exp >= 16 {
+		return strconv.FormatFloat(f, 'e', -1, 64)
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// pyQuote quotes s as Python's repr: single quotes unless s has one and
+// no double quote.
+func pyQuote(s string) string {
+	q := byte('\'')
+	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for _, r := range s {
+		switch {
+		case r == rune(q) || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte(q)
+	return b.String()
+}
