@@ -2,6 +2,7 @@ package agent
 
 import (
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/modules/cmd"
 	"github.com/brinehq/brine/modules/event"
 	"github.com/brinehq/brine/modules/grains"
 	"github.com/brinehq/brine/modules/network"
@@ -10,6 +11,7 @@ import (
 
 // Modules are the agent's execution modules, one line each.
 var Modules = []modules.Module{
+	cmd.Module,
 	event.Module,
 	grains.Module,
 	network.Module,
