@@ -33,6 +33,7 @@ import (
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/modules/internal/py"
 )
 
 // DefaultShell is the shell commands run with unless shell= says another
@@ -198,7 +199,7 @@ func Module(env *modules.Env) []function.Func {
 			Params: []function.Param{{Name: "cmds", Kind: function.List, Required: true}}, ReadOnly: true,
 			Run: func(_ context.Context, in *function.Input) (any, error) {
 				for _, c := range in.List("cmds") {
-					if p := Which(pyStr(c)); p != "" {
+					if p := Which(py.Str(c)); p != "" {
 						return p, nil
 					}
 				}
@@ -242,10 +243,10 @@ func Run(ctx context.Context, argv ...string) (string, int, error) {
 	if len(argv) == 0 {
 		return "", 0, errors.New("empty command")
 	}
-	c := &command{argv: argv, display: pyList(argv), env: os.Environ(), umask: -1, merge: true}
+	c := &command{argv: argv, display: py.ReprList(argv), env: os.Environ(), umask: -1, merge: true}
 	res, err := c.run(ctx)
 	if err != nil {
-		return "", 0, fmt.Errorf("run %s: %w", pyList(argv), err)
+		return "", 0, fmt.Errorf("run %s: %w", py.ReprList(argv), err)
 	}
 	return res.stdout.text(true), res.code, nil
 }
@@ -282,7 +283,7 @@ func (r runner) handler(m mode) function.Handler {
 		switch o.cmd.(type) {
 		case string, []any:
 		default:
-			o.cmd = pyStr(o.cmd)
+			o.cmd = py.Str(o.cmd)
 		}
 		out, err := r.execute(ctx, o)
 		if err != nil {
@@ -341,7 +342,7 @@ func (r runner) options(in *function.Input, shell bool) (*options, error) {
 		rstrip: in.Bool("rstrip"), umask: -1, ignoreRetcode: in.Bool("ignore_retcode"),
 		hideOutput: in.Bool("hide_output"), bg: in.Bool("bg"), timeout: in.Value("timeout")}
 	if t := in.Value("template"); t != nil {
-		return nil, fmt.Errorf("%s: template %v is not supported: brine renders no templates", o.fun, pyStr(t))
+		return nil, fmt.Errorf("%s: template %v is not supported: brine renders no templates", o.fun, py.Str(t))
 	}
 	if in.Has("stdin") {
 		s := in.String("stdin")
@@ -376,7 +377,7 @@ func (r runner) options(in *function.Input, shell bool) (*options, error) {
 		r.log().Error("output_loglevel: falling back to info", "function", o.fun, "err", err)
 	}
 	if in.Has("timeout") && in.Float("timeout") < 0 {
-		return nil, fmt.Errorf("%s: timeout must not be negative, got %v", o.fun, pyStr(in.Value("timeout")))
+		return nil, fmt.Errorf("%s: timeout must not be negative, got %v", o.fun, py.Str(in.Value("timeout")))
 	}
 	for _, s := range splitInput(in.Value("success_retcodes")) {
 		n, err := strconv.Atoi(s)
@@ -444,7 +445,7 @@ func (r runner) runCommand(ctx context.Context, o *options, c *command) (outcome
 		return out, nil
 	case res.timedOut:
 		// Salt's TimedProcTimeoutError, returned as the output.
-		out.retcode, out.stdout = 1, fmt.Sprintf("%s : Timed out after %s seconds", c.display, pyStr(o.timeout))
+		out.retcode, out.stdout = 1, fmt.Sprintf("%s : Timed out after %s seconds", c.display, py.Str(o.timeout))
 	default:
 		code := res.code
 		out.stdout, out.stderr = res.stdout.text(o.rstrip), res.stderr.text(o.rstrip)
@@ -528,13 +529,13 @@ func (c *command) setArgv(o *options) error {
 		if c.argv, err = Split(cmd); err != nil {
 			return fmt.Errorf("%s: %w", o.fun, err)
 		}
-		c.display = pyList(c.argv)
+		c.display = py.ReprList(c.argv)
 	case []any:
 		words := make([]string, len(cmd))
 		for i, w := range cmd {
-			words[i] = pyStr(w)
+			words[i] = py.Str(w)
 		}
-		c.display = pyList(words)
+		c.display = py.ReprList(words)
 		if o.pythonShell && len(words) > 0 {
 			// Python's Popen(list, shell=True): the first item is the
 			// shell's script, the others its $0, $1…
@@ -702,7 +703,7 @@ func envMap(v any) (map[string]string, error) {
 			if v == nil {
 				out[k] = ""
 			} else {
-				out[k] = pyStr(v)
+				out[k] = py.Str(v)
 			}
 		}
 	}
@@ -714,12 +715,12 @@ func envMap(v any) (map[string]string, error) {
 		for _, item := range t {
 			m, ok := item.(map[string]any)
 			if !ok {
-				return nil, fmt.Errorf("env: a list must hold mappings, got %s", pyStr(item))
+				return nil, fmt.Errorf("env: a list must hold mappings, got %s", py.Str(item))
 			}
 			add(m)
 		}
 	default:
-		return nil, fmt.Errorf("env must be a mapping of variables, got %s", pyStr(v))
+		return nil, fmt.Errorf("env must be a mapping of variables, got %s", py.Str(v))
 	}
 	return out, nil
 }
@@ -765,11 +766,11 @@ func splitInput(v any) []string {
 	case []any:
 		out := make([]string, len(t))
 		for i, x := range t {
-			out[i] = pyStr(x)
+			out[i] = py.Str(x)
 		}
 		return out
 	}
-	parts := strings.Split(pyStr(v), ",")
+	parts := strings.Split(py.Str(v), ",")
 	for i := range parts {
 		parts[i] = strings.TrimSpace(parts[i])
 	}
@@ -782,11 +783,11 @@ func logName(cmd any) string {
 	switch t := cmd.(type) {
 	case []any:
 		if len(t) > 0 {
-			return strings.TrimSpace(pyStr(t[0]))
+			return strings.TrimSpace(py.Str(t[0]))
 		}
 		return ""
 	}
-	fields := strings.Fields(pyStr(cmd))
+	fields := strings.Fields(py.Str(cmd))
 	if len(fields) == 0 {
 		return ""
 	}
@@ -798,11 +799,11 @@ func commandLine(cmd any) string {
 	if l, ok := cmd.([]any); ok {
 		words := make([]string, len(l))
 		for i, w := range l {
-			words[i] = pyStr(w)
+			words[i] = py.Str(w)
 		}
 		return strings.Join(words, " ")
 	}
-	return pyStr(cmd)
+	return py.Str(cmd)
 }
 
 func toFloat(v any) float64 {

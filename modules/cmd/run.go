@@ -15,6 +15,8 @@ import (
 	"unicode"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/brinehq/brine/modules/internal/py"
 )
 
 // Limits of a command's run; variables so that tests can shorten them.
@@ -370,7 +372,7 @@ func lookPath(name, path, dir string) (string, error) {
 	if found := search(name, filepath.SplitList(path), dir); found != "" {
 		return found, nil
 	}
-	return "", fmt.Errorf("[Errno 2] No such file or directory: %s", pyRepr(name))
+	return "", fmt.Errorf("[Errno 2] No such file or directory: %s", py.Repr(name))
 }
 
 // search returns the first executable file called name in dirs ("" when

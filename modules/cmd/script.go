@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/modules/internal/py"
 )
 
 // script returns cmd.script's handler, or script_retcode's.
@@ -72,11 +73,11 @@ func scriptArgs(v any) ([]any, error) {
 	case []any:
 		out := make([]any, len(t))
 		for i, a := range t {
-			out[i] = pyStr(a)
+			out[i] = py.Str(a)
 		}
 		return out, nil
 	}
-	words, err := Split(pyStr(v))
+	words, err := Split(py.Str(v))
 	if err != nil {
 		return nil, err
 	}

@@ -2,9 +2,6 @@ package cmd
 
 import (
 	"errors"
-	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -83,86 +80,4 @@ func Split(s string) ([]string, error) {
 		words = append(words, cur.String())
 	}
 	return words, nil
-}
-
-// pyRepr writes s as Python's repr does, which is how Salt's messages
-// show a command it split ("['sleep', '5'] : Timed out after 1 seconds").
-func pyRepr(s string) string {
-	q := '\''
-	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteRune(q)
-	for _, r := range s {
-		switch {
-		case r == '\\' || r == q:
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteRune(q)
-	return b.String()
-}
-
-// pyList is Python's repr of a list of strings.
-func pyList(ss []string) string {
-	parts := make([]string, len(ss))
-	for i, s := range ss {
-		parts[i] = pyRepr(s)
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
-}
-
-// pyStr is Python's str() of a decoded argument, which is what Salt makes
-// of a number or boolean given where a string is used (an env value, a
-// script argument).
-func pyStr(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return "None"
-	case string:
-		return t
-	case bool:
-		if t {
-			return "True"
-		}
-		return "False"
-	case int64:
-		return strconv.FormatInt(t, 10)
-	case float64:
-		return pyFloat(t)
-	}
-	return fmt.Sprint(v)
-}
-
-// pyFloat is Python's repr of a float: shortest digits, an exponent only
-// below 1e-4 or from 1e16, and ".0" on integral values.
-func pyFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	if a := math.Abs(f); a != 0 && (a < 1e-4 || a >= 1e16) {
-		return strconv.FormatFloat(f, 'e', -1, 64)
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
 }

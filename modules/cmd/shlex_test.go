@@ -39,31 +39,3 @@ func TestSplitIsPythonsShlex(t *testing.T) {
 		}
 	}
 }
-
-func TestPythonReprs(t *testing.T) {
-	for in, want := range map[string]string{
-		"sleep":     "'sleep'",
-		"it's":      `"it's"`,
-		`a'b"c`:     `'a\'b"c'`,
-		"tab\there": `'tab\there'`,
-		`back\`:     `'back\\'`,
-		"\x01":      `'\x01'`,
-	} {
-		if got := pyRepr(in); got != want {
-			t.Errorf("pyRepr(%q) = %s, want %s", in, got, want)
-		}
-	}
-	if got := pyList([]string{"sleep", "5"}); got != "['sleep', '5']" {
-		t.Errorf("pyList = %s", got)
-	}
-	for in, want := range map[float64]string{5: "5.0", 0.5: "0.5", 1e16: "1e+16", 1e-5: "1e-05", 123456.25: "123456.25", 0: "0.0"} {
-		if got := pyFloat(in); got != want {
-			t.Errorf("pyFloat(%v) = %s, want %s", in, got, want)
-		}
-	}
-	for in, want := range map[any]string{true: "True", false: "False", nil: "None", int64(3): "3", "x": "x"} {
-		if got := pyStr(in); got != want {
-			t.Errorf("pyStr(%v) = %s, want %s", in, got, want)
-		}
-	}
-}

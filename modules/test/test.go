@@ -19,6 +19,7 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/modules/internal/py"
 )
 
 // Module declares the test functions.
@@ -140,7 +141,7 @@ func Module(env *modules.Env) []function.Func {
 			Name: "test.assertion", Doc: "Fail unless assertion is true (Python truthiness), as Salt's test.assertion.",
 			Params: []function.Param{{Name: "assertion", Kind: function.Any, Required: true}},
 			Run: func(_ context.Context, in *function.Input) (any, error) {
-				if !truthy(in.Value("assertion")) {
+				if !py.Truth(in.Value("assertion")) {
 					return nil, errors.New("test.assertion: AssertionError")
 				}
 				return nil, nil
@@ -286,25 +287,4 @@ func pyType(v any) string {
 		name = "dict"
 	}
 	return "<class '" + name + "'>"
-}
-
-// truthy is Python's truth value of a decoded argument.
-func truthy(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return t
-	case int64:
-		return t != 0
-	case float64:
-		return t != 0
-	case string:
-		return t != ""
-	case []any:
-		return len(t) > 0
-	case map[string]any:
-		return len(t) > 0
-	}
-	return true
 }

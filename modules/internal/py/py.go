@@ -1,0 +1,115 @@
+// Package py formats decoded arguments as Python does, for the execution
+// modules that must print or convert them as Salt would: str() of a number
+// or boolean given where a string is used, repr() of a command in a
+// message, and the truth value of an argument.
+package py
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Str is Python's str() of a decoded argument (a number, boolean, string
+// or None).
+func Str(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "None"
+	case string:
+		return t
+	case bool:
+		if t {
+			return "True"
+		}
+		return "False"
+	case int64:
+		return strconv.FormatInt(t, 10)
+	case int:
+		return strconv.Itoa(t)
+	case float64:
+		return Float(t)
+	}
+	return fmt.Sprint(v)
+}
+
+// Float is Python's repr of a float: shortest digits, an exponent only
+// below 1e-4 or from 1e16, and ".0" on integral values.
+func Float(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		return "nan"
+	}
+	if a := math.Abs(f); a != 0 && (a < 1e-4 || a >= 1e16) {
+		return strconv.FormatFloat(f, 'e', -1, 64)
+	}
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
+// Repr is Python's repr of a string.
+func Repr(s string) string {
+	q := '\''
+	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteRune(q)
+	for _, r := range s {
+		switch {
+		case r == '\\' || r == q:
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteRune(q)
+	return b.String()
+}
+
+// ReprList is Python's repr of a list of strings.
+func ReprList(ss []string) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = Repr(s)
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// Truth is Python's truth value of a decoded argument.
+func Truth(v any) bool {
+	switch t := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return t
+	case int64:
+		return t != 0
+	case float64:
+		return t != 0
+	case string:
+		return t != ""
+	case []any:
+		return len(t) > 0
+	case map[string]any:
+		return len(t) > 0
+	}
+	return true
+}

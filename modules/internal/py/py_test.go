@@ -1,0 +1,44 @@
+package py
+
+import "testing"
+
+func TestReprs(t *testing.T) {
+	for in, want := range map[string]string{
+		"sleep":     "'sleep'",
+		"it's":      `"it's"`,
+		`a'b"c`:     `'a\'b"c'`,
+		"tab\there": `'tab\there'`,
+		`back\`:     `'back\\'`,
+		"\x01":      `'\x01'`,
+		"héllo":     "'héllo'",
+	} {
+		if got := Repr(in); got != want {
+			t.Errorf("Repr(%q) = %s, want %s", in, got, want)
+		}
+	}
+	if got := ReprList([]string{"sleep", "5"}); got != "['sleep', '5']" {
+		t.Errorf("ReprList = %s", got)
+	}
+	for in, want := range map[float64]string{5: "5.0", 0.5: "0.5", 1e16: "1e+16", 1e-5: "1e-05", 123456.25: "123456.25", 0: "0.0"} {
+		if got := Float(in); got != want {
+			t.Errorf("Float(%v) = %s, want %s", in, got, want)
+		}
+	}
+	for in, want := range map[any]string{true: "True", false: "False", nil: "None", int64(3): "3", 7: "7", "x": "x", 2.5: "2.5"} {
+		if got := Str(in); got != want {
+			t.Errorf("Str(%v) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestTruth(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want bool
+	}{{nil, false}, {false, false}, {true, true}, {int64(0), false}, {int64(2), true}, {0.0, false}, {"", false},
+		{"0", true}, {[]any{}, false}, {[]any{1}, true}, {map[string]any{}, false}, {map[string]any{"a": 1}, true}} {
+		if got := Truth(tc.v); got != tc.want {
+			t.Errorf("Truth(%#v) = %v", tc.v, got)
+		}
+	}
+}
