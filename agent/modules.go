@@ -4,6 +4,7 @@ import (
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/cmd"
 	"github.com/brinehq/brine/modules/event"
+	"github.com/brinehq/brine/modules/file"
 	"github.com/brinehq/brine/modules/grains"
 	"github.com/brinehq/brine/modules/network"
 	"github.com/brinehq/brine/modules/test"
@@ -13,6 +14,7 @@ import (
 var Modules = []modules.Module{
 	cmd.Module,
 	event.Module,
+	file.Module,
 	grains.Module,
 	network.Module,
 	test.Module,
