@@ -8,6 +8,7 @@ import (
 	"github.com/brinehq/brine/modules/file"
 	"github.com/brinehq/brine/modules/grains"
 	"github.com/brinehq/brine/modules/network"
+	"github.com/brinehq/brine/modules/status"
 	"github.com/brinehq/brine/modules/test"
 )
 
@@ -19,5 +20,6 @@ var Modules = []modules.Module{
 	file.Module,
 	grains.Module,
 	network.Module,
+	status.Module,
 	test.Module,
 }
