@@ -7,9 +7,11 @@ import (
 	"github.com/brinehq/brine/modules/event"
 	"github.com/brinehq/brine/modules/file"
 	"github.com/brinehq/brine/modules/grains"
+	"github.com/brinehq/brine/modules/group"
 	"github.com/brinehq/brine/modules/network"
 	"github.com/brinehq/brine/modules/status"
 	"github.com/brinehq/brine/modules/test"
+	"github.com/brinehq/brine/modules/user"
 )
 
 // Modules are the agent's execution modules, one line each.
@@ -19,7 +21,9 @@ var Modules = []modules.Module{
 	event.Module,
 	file.Module,
 	grains.Module,
+	group.Module,
 	network.Module,
 	status.Module,
 	test.Module,
+	user.Module,
 }
