@@ -13,6 +13,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/goccy/go-yaml"
 	"github.com/google/uuid"
 
 	"github.com/brinehq/brine/agent/grains"
@@ -63,8 +65,14 @@ type Agent struct {
 
 	outbox   *Outbox
 	funcs    *function.Registry
+	jobs     *jobRunner
 	reload   chan *Loaded
 	accepted chan struct{}
+
+	// runCtx is Run's context, which jobs run under; cli the connection
+	// to the accepted master, nil while there is none.
+	runCtx context.Context
+	cli    atomic.Pointer[gateway.Client]
 
 	// State for tests and status: connected to an accepted master.
 	ready atomic.Bool
@@ -95,6 +103,9 @@ func New(cfg *Loaded, opts Options) (*Agent, error) {
 	a.grains = opts.Grains.Collect(id, cfg.Grains)
 	for _, w := range cfg.Warnings {
 		a.log.Warn("configuration: " + w.String())
+	}
+	if a.jobs, err = newJobRunner(a, cfg.CacheDir); err != nil {
+		return nil, err
 	}
 	a.funcs, err = modules.Registry(a.env(), Modules...)
 	if err != nil {
@@ -158,7 +169,40 @@ func (a *Agent) Reload(cfg *Loaded) {
 }
 
 func (a *Agent) env() *modules.Env {
-	return &modules.Env{ID: a.id, Grains: a.Grains, FireMaster: a.FireMaster, Version: a.opts.Version, Log: a.log}
+	cfg := a.config()
+	return &modules.Env{ID: a.id, Grains: a.Grains, FireMaster: a.FireMaster, Version: a.opts.Version, Log: a.log,
+		Opts: a.Opts, CacheDir: cfg.CacheDir, Files: &fileClient{a: a, dir: filepath.Join(cfg.CacheDir, "files")},
+		Master: masterCaller{a}, Jobs: a.jobs}
+}
+
+// Opts is the agent's configuration as Salt's __opts__: every key set in
+// its files, over the defaults, with the resolved id.
+func (a *Agent) Opts() map[string]any {
+	cfg := a.config()
+	out := map[string]any{}
+	if b, err := yaml.Marshal(cfg.Config); err == nil {
+		_ = yaml.Unmarshal(b, &out)
+	}
+	if cfg.Tree != nil {
+		_ = cfg.Tree.DecodeAll(&out)
+	}
+	out["id"] = a.id
+	return out
+}
+
+// ErrNoMaster is what asking the master fails with while the agent is not
+// connected to one.
+var ErrNoMaster = errors.New("not connected to the master")
+
+// masterCaller asks the connected master (modules.Master).
+type masterCaller struct{ a *Agent }
+
+func (m masterCaller) Call(ctx context.Context, method string, in, out any) error {
+	cli := m.a.cli.Load()
+	if cli == nil {
+		return ErrNoMaster
+	}
+	return cli.Call(ctx, method, in, out)
 }
 
 // FireMaster queues an event for the master (Salt's fire_master): it is on
@@ -214,6 +258,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.opts.Load != nil {
 		go a.reloadOnHUP(ctx)
 	}
+	a.runCtx = ctx
+	if err := a.jobs.recover(); err != nil {
+		return err
+	}
+	defer a.jobs.wait(jobGrace)
 	first := true
 	for ctx.Err() == nil {
 		if !first {
@@ -303,13 +352,36 @@ func (a *Agent) dial(ctx context.Context, cfg *Loaded, addr string) (*gateway.Cl
 	return cli, err
 }
 
-// push handles what the master sends unasked.
-func (a *Agent) push(method string, _ []byte) {
-	if method == proto.PushAccepted {
+// push handles what the master sends unasked. It runs on the
+// connection's reader, so anything slow goes to a goroutine.
+func (a *Agent) push(method string, body []byte) {
+	switch method {
+	case proto.PushAccepted:
 		select {
 		case a.accepted <- struct{}{}:
 		default:
 		}
+	case proto.PushJob:
+		job, err := proto.DecodeJob(body)
+		if err != nil || a.runCtx == nil {
+			a.log.Error("job refused", "err", err)
+			return
+		}
+		a.jobs.start(a.runCtx, job)
+	case proto.PushFindJob:
+		var q proto.FindJob
+		if err := json.Unmarshal(body, &q); err != nil {
+			return
+		}
+		st := a.jobs.state(q.JID)
+		st.Req = q.Req
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := (masterCaller{a}).Call(ctx, proto.MethodJobState, st, nil); err != nil {
+				a.log.Debug("find_job answer not sent", "jid", q.JID, "err", err)
+			}
+		}()
 	}
 }
 

@@ -4,56 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"time"
 
 	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/jobs"
 )
 
-// CallResult is what a local call (`brine call`, Salt's salt-call)
-// returned.
-type CallResult struct {
-	JID     string
-	Return  any
-	Retcode int
-	Success bool
-	Err     error
-}
-
 // Call runs an execution function on this agent, as salt-call does: the
-// function gets Salt's __pub_* keywords (when it takes **kwargs), and its
-// return is queued for the master as salt/job/<jid>/ret/<id>.
-func (a *Agent) Call(ctx context.Context, fun string, args []any, kwargs map[string]any) (CallResult, error) {
-	jid := jobs.NewJID()
-	kw := map[string]any{}
-	for k, v := range kwargs {
-		kw[k] = v
-	}
-	if f, ok := a.funcs.Lookup(fun); ok && f.VarKwargs {
-		kw["__pub_fun"], kw["__pub_jid"], kw["__pub_pid"], kw["__pub_tgt"] = fun, jid, os.Getpid(), "salt-call"
-	}
-	res := CallResult{JID: jid, Success: true}
-	ret, err := a.funcs.Call(ctx, fun, args, kw, nil)
-	if err != nil {
-		res.Err, res.Success, res.Retcode = err, false, 1
-		ret = err.Error()
-	}
-	res.Return = ret
-	funArgs := append([]any{}, args...)
-	if len(kwargs) > 0 {
-		funArgs = append(funArgs, kwargsMarker(kwargs))
-	}
-	r := proto.Return{JID: jid, Fun: fun, FunArgs: funArgs, Return: ret, Retcode: res.Retcode, Success: res.Success,
-		Time: time.Now().UTC()}
-	it, err := returnItem(r)
-	if err != nil {
-		return res, err
-	}
-	if err := a.outbox.Put(it); err != nil {
-		return res, err
-	}
-	return res, nil
+// same execution as a published job (Salt's __pub_* keywords, retcodes,
+// error returns), and its return is queued for the master as
+// salt/job/<jid>/ret/<id>.
+func (a *Agent) Call(ctx context.Context, fun string, args []any, kwargs map[string]any) (proto.Return, error) {
+	job := proto.Job{JID: jobs.NewJID(), Fun: fun, Arg: jobs.PackArgs(args, kwargs), Tgt: a.id, TgtType: "glob",
+		User: "salt-call"}
+	ret := a.execute(ctx, job)
+	return ret, a.queueReturn(ret)
 }
 
 func returnItem(r proto.Return) (Item, error) {

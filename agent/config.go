@@ -13,6 +13,7 @@ import (
 	"github.com/brinehq/brine/agent/grains"
 	"github.com/brinehq/brine/bus/gateway/curve"
 	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/mine"
 )
 
@@ -79,6 +80,11 @@ type Config struct {
 	// QueueMax bounds the events kept while the master is away (brine's;
 	// default 100,000). Salt drops every event sent while it is away.
 	QueueMax int `yaml:"event_queue_max"`
+	// MaxReturnSize bounds a job's return, in bytes of JSON (brine's;
+	// default 900,000, under the master's default max_event_size of 1 MiB):
+	// a larger return is cut, with a note saying how much was kept, rather
+	// than refused by the master and lost.
+	MaxReturnSize int `yaml:"max_return_size"`
 }
 
 // Masters is one master host or a list of them.
@@ -115,6 +121,7 @@ func Defaults(dir string) Config {
 		PKIDir:                filepath.Join(dir, "pki", "minion"),
 		CacheDir:              "/var/cache/brine/minion",
 		QueueMax:              100_000,
+		MaxReturnSize:         900_000,
 	}
 }
 
@@ -198,7 +205,7 @@ func (l *Loaded) validate() error {
 	}{
 		{"mine_interval", c.MineInterval, 0}, {"acceptance_wait_time", c.AcceptanceWaitTime, 1},
 		{"acceptance_wait_time_max", c.AcceptanceWaitTimeMax, 0}, {"random_reauth_delay", c.RandomReauthDelay, 0},
-		{"event_queue_max", c.QueueMax, 1},
+		{"event_queue_max", c.QueueMax, 1}, {"max_return_size", c.MaxReturnSize, 1024},
 	} {
 		if n.v < n.min {
 			return bad(n.key, "%d is below %d", n.v, n.min)
@@ -273,38 +280,9 @@ func MineSpec(name string, spec any) (fun string, args []any, err error) {
 		return "", nil, fmt.Errorf("%s: %q is not a module.function name", name, fun)
 	}
 	if len(kwargs) > 0 {
-		args = append(args, kwargsMarker(kwargs))
+		args = jobs.PackArgs(args, kwargs)
 	}
 	return fun, args, nil
-}
-
-// kwargsMarker carries keywords among positional arguments, Salt's
-// `__kwarg__` form, which the agent's caller splits back out.
-func kwargsMarker(kw map[string]any) map[string]any {
-	out := map[string]any{"__kwarg__": true}
-	for k, v := range kw {
-		out[k] = v
-	}
-	return out
-}
-
-// SplitKwargs separates `__kwarg__` mappings from positional arguments, as
-// Salt's load_args_and_kwargs does.
-func SplitKwargs(args []any) ([]any, map[string]any) {
-	var pos []any
-	kw := map[string]any{}
-	for _, a := range args {
-		if m, ok := a.(map[string]any); ok && m["__kwarg__"] == true {
-			for k, v := range m {
-				if k != "__kwarg__" {
-					kw[k] = v
-				}
-			}
-			continue
-		}
-		pos = append(pos, a)
-	}
-	return pos, kw
 }
 
 // ResolveID returns the agent's id: id from the configuration; else the

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/brinehq/brine/jobs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -120,7 +121,7 @@ func TestMineSpec(t *testing.T) {
 			t.Errorf("%s: %q %v %v, want %q %v", tc.name, fun, args, err, tc.fun, tc.args)
 		}
 	}
-	pos, kw := SplitKwargs([]any{"eth0", map[string]any{"__kwarg__": true, "cidr": "10.0.0.0/8"}, map[string]any{"plain": 1}})
+	pos, kw := jobs.SplitArgs([]any{"eth0", map[string]any{"__kwarg__": true, "cidr": "10.0.0.0/8"}, map[string]any{"plain": 1}})
 	if !reflect.DeepEqual(pos, []any{"eth0", map[string]any{"plain": 1}}) || !reflect.DeepEqual(kw, map[string]any{"cidr": "10.0.0.0/8"}) {
 		t.Fatalf("SplitKwargs = %v %v", pos, kw)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/internal/backoff"
+	"github.com/brinehq/brine/jobs"
 )
 
 // How the agent paces its work on one connection.
@@ -34,6 +35,8 @@ func (a *Agent) session(ctx context.Context, cli *gateway.Client) error {
 		return err
 	}
 	a.ready.Store(true)
+	a.cli.Store(cli)
+	defer a.cli.CompareAndSwap(cli, nil)
 	a.log.Info("accepted by the master; agent started")
 	if err := a.announce(); err != nil {
 		return err
@@ -177,7 +180,7 @@ func (a *Agent) sendMine(ctx context.Context, cli *gateway.Client) error {
 			m.Errors[name] = err.Error()
 			continue
 		}
-		pos, kw := SplitKwargs(args)
+		pos, kw := jobs.SplitArgs(args)
 		v, err := a.funcs.Call(ctx, fun, pos, kw, nil)
 		if err != nil {
 			m.Errors[name] = err.Error()

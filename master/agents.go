@@ -92,6 +92,7 @@ func (a *agents) hello(ctx context.Context, p *gateway.Peer, body json.RawMessag
 		}
 		a.byID[h.ID][p] = struct{}{}
 		a.m.log.Info("agent connected", "id", h.ID, "remote", p.Remote(), "version", h.Version)
+		defer a.m.publisher.reconnected(h.ID, p)
 	case keys.Pending:
 		if a.npend < maxPendingPeers {
 			if a.pending[h.ID] == nil {
@@ -205,15 +206,23 @@ func (a *agents) event(ctx context.Context, id string, body json.RawMessage) (an
 		load = map[string]any{}
 	}
 	load["id"], load["tag"], load["cmd"] = id, ev.Tag, "_minion_event"
-	return a.publish(ctx, id, ev.ID, ev.Tag, load)
+	return a.publish(ctx, id, ev.ID, ev.Tag, load, nil)
 }
 
-// publish stores one event from agent id under the id it was queued with.
-func (a *agents) publish(ctx context.Context, id, evID, tag string, data map[string]any) (any, error) {
+// peers are the accepted connections of agent id.
+func (a *agents) peers(id string) []*gateway.Peer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Collect(maps.Keys(a.byID[id]))
+}
+
+// publish stores one event from agent id under the id it was queued with;
+// cause, when known, is the event it follows from (a job's new event).
+func (a *agents) publish(ctx context.Context, id, evID, tag string, data map[string]any, cause *bus.Event) (any, error) {
 	if _, err := uuid.Parse(evID); err != nil {
 		return nil, fmt.Errorf("%w: event id %q: %v", gateway.ErrInvalidRequest, evID, err)
 	}
-	e, err := bus.NewEvent(tag, data, bus.Origin{Source: "agent://" + id})
+	e, err := bus.NewEvent(tag, data, bus.Origin{Source: "agent://" + id, Cause: cause})
 	if err != nil {
 		return nil, err
 	}
@@ -246,7 +255,11 @@ func (a *agents) ret(ctx context.Context, id string, body json.RawMessage) (any,
 	if r.Out != "" {
 		data["out"] = r.Out
 	}
-	return a.publish(ctx, id, r.ID, "salt/job/"+r.JID+"/ret/"+id, data)
+	rep, err := a.publish(ctx, id, r.ID, "salt/job/"+r.JID+"/ret/"+id, data, a.m.publisher.cause(r.JID))
+	if err == nil {
+		a.m.publisher.returned(id, r)
+	}
+	return rep, err
 }
 
 // mineUpdate writes an agent's grains and mine function results to its

@@ -71,11 +71,13 @@ type Master struct {
 	mine    *mine.Store
 	keys    *keys.Store
 	agents  *agents
-	jobs    *jobs.Store
-	dlq     *kvdlq.Store
-	cloud   *cloud.Functions
-	reactor *reactor.Reactor
-	api     *api.Server // nil when the configuration has no api: section
+	// publisher sends jobs to agents and routes their returns.
+	publisher *publisher
+	jobs      *jobs.Store
+	dlq       *kvdlq.Store
+	cloud     *cloud.Functions
+	reactor   *reactor.Reactor
+	api       *api.Server // nil when the configuration has no api: section
 
 	integrations []integrations.Integration
 
@@ -153,9 +155,11 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	// reactor last, so that every function it may call is registered
 	// before it reacts to the first event.
 	m.agents = newAgents(m)
+	m.publisher = newPublisher(m)
 	for _, start := range []func(context.Context) error{
 		m.startStores,
 		m.startKeys,
+		m.startPublisher,
 		m.startIntegrations,
 		m.startCloud,
 		m.registerFunctions,
@@ -207,6 +211,7 @@ func (m *Master) shutdown() error {
 func KnownKeys() []string {
 	keys := append(config.CoreKeys(), reactor.ConfigKeys...)
 	keys = append(keys, jobs.ConfigKeys...)
+	keys = append(keys, PublishKeys...)
 	keys = append(keys, api.ConfigKey)
 	for _, in := range Integrations() {
 		keys = append(keys, in.Name())

@@ -20,7 +20,8 @@ func (m *Master) startReactor(context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.reactor = reactor.New(cfg, m.funcs, reactor.WithLogger(m.component("reactor")), reactor.WithSource(m.source+"/reactor"))
+	m.reactor = reactor.New(m.callerDefault(cfg), m.funcs, reactor.WithLogger(m.component("reactor")),
+		reactor.WithSource(m.source+"/reactor"), reactor.WithMinions(minions{m}))
 	m.grp.Go(func() error { return m.reactor.Run(m.ctx, m.bus, m.dlq) })
 	m.grp.Go(func() error { return m.reactor.Watch(m.ctx, reactorWatchInterval) })
 	return nil
@@ -32,5 +33,14 @@ func (m *Master) reloadReactor(c *config.Master) error {
 	if err != nil {
 		return err
 	}
-	return m.reactor.Reload(rc)
+	return m.reactor.Reload(m.callerDefault(rc))
+}
+
+// callerDefault makes the master's own id the agent caller.* reactions
+// run on when reactor_caller_id is not set.
+func (m *Master) callerDefault(c reactor.Config) reactor.Config {
+	if c.CallerID == "" {
+		c.CallerID = m.cfg.Settings.ID
+	}
+	return c
 }

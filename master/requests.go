@@ -26,6 +26,9 @@ func (m *Master) handleRequests() {
 		rpc.ReactorList:    m.reactorList,
 		rpc.ReactorDLQ:     m.reactorDLQ,
 		rpc.ReactorRedrive: m.reactorRedrive,
+		rpc.ExecPublish:    m.execPublish,
+		rpc.ExecFindJob:    m.execFindJob,
+		rpc.ExecTargets:    m.execTargets,
 	} {
 		m.gateway.Handle(method, h)
 	}

@@ -59,6 +59,9 @@ type Config struct {
 	Retry       Retry
 	// Consumer is the durable consumer name (DefaultConsumer).
 	Consumer string
+	// CallerID is the agent caller.* reactions run on (reactor_caller_id;
+	// default the master's id: the agent installed beside the master).
+	CallerID string
 	// AckWait bounds how long an event may be worked on without a sign of
 	// life before the bus redelivers it (default 30 s; workers signal
 	// progress while they wait between retries).
@@ -81,7 +84,7 @@ type Retry struct {
 
 // ConfigKeys are the master configuration keys LoadConfig reads.
 var ConfigKeys = []string{"reactor", "file_roots", "reactor_workers", "reactor_worker_threads",
-	"reactor_max_in_flight", "reactor_max_depth", "reactor_retry"}
+	"reactor_max_in_flight", "reactor_max_depth", "reactor_retry", "reactor_caller_id"}
 
 // LoadConfig reads the reactor keys from the master config.
 func LoadConfig(d config.Decoder) (Config, error) {
@@ -100,6 +103,9 @@ func LoadConfig(d config.Decoder) (Config, error) {
 	}
 	if roots != nil {
 		c.FileRoots = roots
+	}
+	if err := d.Decode("reactor_caller_id", &c.CallerID); err != nil {
+		return c, err
 	}
 	var threads int
 	// Counts that are set must make sense: a negative or zero value is an

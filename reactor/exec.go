@@ -215,6 +215,11 @@ func (r *Reactor) Runnable(re *Reaction) *Error {
 	switch re.Kind {
 	case Runner:
 		return nil
+	case Local, Caller:
+		if err := r.localCheck(re); err != nil {
+			return fail(err)
+		}
+		return nil
 	case Wheel:
 		// Runner reactions are checked when their file is compiled; a
 		// wheel function's arguments are checked here, before it runs.
@@ -272,6 +277,9 @@ func (x *execution) runOne(ctx context.Context, re *Reaction) Result {
 // The new event is stored while the function runs and ret waits for it, so
 // the two are in order and a fast reaction costs one durable write.
 func (r *Reactor) job(ctx context.Context, pub bus.Publisher, cause *bus.Event, re *Reaction, attempts int, policy Retry) Result {
+	if re.Kind == Local || re.Kind == Caller {
+		return r.localJob(ctx, cause, re, attempts, policy)
+	}
 	run := jobs.NewRun(re.Fun, re.Args, re.Kwargs, jobs.ReactionUser(cause), bus.Origin{Source: r.source, Cause: cause})
 	run.Extra = map[string]any{"cause": cause.ID, "reaction": re.ID, "file": re.File}
 	if re.Kind == Wheel {

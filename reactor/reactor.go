@@ -41,10 +41,12 @@ type Functions interface {
 // Reactor maps events to reaction files and runs them. Plan and Execute work
 // without a bus (`brine reactor test`); Run attaches to one.
 type Reactor struct {
-	funcs  Functions
-	render *renderer
-	log    *slog.Logger
-	source string
+	funcs Functions
+	// minions runs local and caller reactions (nil: they fail clearly).
+	minions Minions
+	render  *renderer
+	log     *slog.Logger
+	source  string
 
 	cfg  atomic.Pointer[Config]
 	mapv atomic.Pointer[mapping]

@@ -11,6 +11,8 @@
 package proto
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -46,6 +48,16 @@ const (
 	MethodEvent  = "agent.event"
 	MethodReturn = "agent.return"
 	MethodMine   = "agent.mine"
+	// MethodJobState answers a PushFindJob (JobState → nothing).
+	MethodJobState = "agent.job_state"
+	// MethodMineGet is the agent's mine.get (MineGet → {id: value}).
+	MethodMineGet = "agent.mine_get"
+	// MethodFileList lists the master's files (FileList → []string);
+	// MethodFileStat describes one (FileRequest → FileStat); MethodFileRead
+	// reads a chunk of one (FileRequest with Offset → FileChunk).
+	MethodFileList = "agent.file_list"
+	MethodFileStat = "agent.file_stat"
+	MethodFileRead = "agent.file_read"
 )
 
 // Messages the master pushes to a connected agent.
@@ -53,6 +65,13 @@ const (
 	// PushAccepted tells a pending agent its key was accepted: it says
 	// hello again at once instead of waiting out acceptance_wait_time.
 	PushAccepted = "agent.accepted"
+	// PushJob is a job for the agent to run (Job); a jid it has seen is
+	// not run again.
+	PushJob = "agent.job"
+	// PushFindJob asks whether a job still runs (FindJob); the agent
+	// answers with MethodJobState (Salt's saltutil.find_job, without a
+	// job of its own).
+	PushFindJob = "agent.find_job"
 )
 
 // Key states, as the master keeps them (Salt's salt-key lists).
@@ -111,4 +130,95 @@ type Mine struct {
 	Data   map[string]any `json:"data,omitempty"`
 	// Errors are mine functions that failed, by name (kept out of Data).
 	Errors map[string]string `json:"errors,omitempty"`
+}
+
+// Job is what the master publishes to the agents a job targets: Salt's
+// publish load.
+type Job struct {
+	JID string `json:"jid"`
+	Fun string `json:"fun"`
+	// Arg is Salt's arg: positional arguments, keyword arguments in a
+	// trailing {"__kwarg__": true, …} mapping (jobs.PackArgs).
+	Arg     []any  `json:"arg"`
+	Tgt     any    `json:"tgt"`
+	TgtType string `json:"tgt_type"`
+	User    string `json:"user"`
+	Ret     string `json:"ret,omitempty"`
+	// Timeout, in seconds, ends the function when it runs longer (0: no
+	// limit): a hung function is killed and the job reports it.
+	Timeout  float64        `json:"timeout,omitempty"`
+	Metadata map[string]any `json:"metadata,omitempty"`
+}
+
+// FindJob asks about the job JID; Req is echoed in the answer.
+type FindJob struct {
+	JID string `json:"jid"`
+	Req string `json:"req"`
+}
+
+// JobState says whether the agent still runs a job (Running) or has
+// already finished it (Done).
+type JobState struct {
+	JID     string `json:"jid"`
+	Req     string `json:"req"`
+	Running bool   `json:"running"`
+	Done    bool   `json:"done,omitempty"`
+}
+
+// MineGet is the agent's mine.get: the mine data of fun on the minions
+// tgt selects.
+type MineGet struct {
+	Tgt     string `json:"tgt"`
+	Fun     string `json:"fun"`
+	TgtType string `json:"tgt_type,omitempty"`
+}
+
+// FileList lists the files of a saltenv under Prefix.
+type FileList struct {
+	Saltenv string `json:"saltenv"`
+	Prefix  string `json:"prefix,omitempty"`
+}
+
+// FileRequest names a file of the master's file server (a salt:// path
+// without its scheme) and, for MethodFileRead, where to read from.
+type FileRequest struct {
+	Path    string `json:"path"`
+	Saltenv string `json:"saltenv"`
+	Offset  int64  `json:"offset,omitempty"`
+}
+
+// FileStat describes a served file.
+type FileStat struct {
+	Size int64  `json:"size"`
+	Hash string `json:"hash"` // sha256, hex
+	Mode uint32 `json:"mode"`
+}
+
+// FileChunk is a part of a served file: Data from Offset; EOF when it
+// reaches the end.
+type FileChunk struct {
+	Data []byte `json:"data"`
+	EOF  bool   `json:"eof"`
+}
+
+// DecodeJob reads a pushed Job, keeping integers integers (encoding/json
+// alone would make every number of the arguments a float64).
+func DecodeJob(body []byte) (Job, error) {
+	var j Job
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&j); err != nil {
+		return j, fmt.Errorf("job: %w", err)
+	}
+	for i := range j.Arg {
+		j.Arg[i] = bus.Numbers(j.Arg[i])
+	}
+	j.Tgt = bus.Numbers(j.Tgt)
+	if j.Metadata != nil {
+		j.Metadata = bus.Numbers(j.Metadata).(map[string]any)
+	}
+	if j.JID == "" || j.Fun == "" {
+		return j, errors.New("job: no jid or no fun")
+	}
+	return j, nil
 }

@@ -159,8 +159,8 @@ the agent daemon.`,
 						derr, a.Queued(), cfg.CacheDir)
 				}
 			}
-			if res.Err != nil {
-				return fmt.Errorf("%s failed: %w", req.Fun, res.Err)
+			if !res.Success {
+				return retcodeError{code: max(res.Retcode, 1), err: fmt.Errorf("%s failed (retcode %d)", req.Fun, res.Retcode)}
 			}
 			return nil
 		},

@@ -30,6 +30,16 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// retcodeError ends the command with a job's retcode as exit status
+// (salt-call, salt --retcode-passthrough).
+type retcodeError struct {
+	code int
+	err  error
+}
+
+func (e retcodeError) Error() string { return e.err.Error() }
+func (e retcodeError) Unwrap() error { return e.err }
+
 // unreachableError marks a master that could not be reached (exit 3).
 type unreachableError struct{ err error }
 
@@ -51,7 +61,10 @@ func main() {
 	fmt.Fprintf(os.Stderr, "brine: %v\n", err)
 	var ue usageError
 	var ne unreachableError
+	var re retcodeError
 	switch {
+	case errors.As(err, &re):
+		os.Exit(re.code)
 	case errors.As(err, &ue):
 		os.Exit(exitUsage)
 	case errors.As(err, &ne):
@@ -71,6 +84,7 @@ var saltNames = map[string]string{
 	"salt-call":   "call",
 	"salt-run":    "run",
 	"salt-cloud":  "cloud",
+	"salt":        "exec",
 }
 
 // globalFlags are shared by every subcommand.
@@ -111,6 +125,7 @@ Exit codes: 0 success, 1 failure, 2 bad command line, 3 master unreachable.`,
 	root.AddCommand(newMineCmd(g))
 	root.AddCommand(newKeyCmd(g))
 	root.AddCommand(newAgentCmd(g), newCallCmd(g))
+	root.AddCommand(newExecCmd(g))
 	return root
 }
 

@@ -153,3 +153,36 @@ func RedriveReplies(results []reactor.Result) []RedriveReply {
 	}
 	return out
 }
+
+// Methods of remote execution (brine exec, Salt's salt).
+const (
+	// ExecPublish publishes a job to the agents its target selects
+	// (jobs.Targeted → jobs.Published; no agent selected: empty Minions).
+	ExecPublish = "exec.publish"
+	// ExecFindJob asks agents whether they still run a job (FindJobRequest
+	// → {id: running}).
+	ExecFindJob = "exec.find_job"
+	// ExecTargets lists the agents a target selects (TargetRequest →
+	// TargetReply), for --batch and --preview-target.
+	ExecTargets = "exec.targets"
+)
+
+// FindJobRequest names a job and the agents to ask about it.
+type FindJobRequest struct {
+	JID     string   `json:"jid"`
+	Minions []string `json:"minions"`
+}
+
+// TargetRequest is a target, as `brine exec` takes one.
+type TargetRequest struct {
+	Tgt     any    `json:"tgt"`
+	TgtType string `json:"tgt_type"`
+}
+
+// TargetReply lists the agents a target selects, those of them connected,
+// and the names of a list target without an accepted key.
+type TargetReply struct {
+	Minions   []string `json:"minions"`
+	Connected []string `json:"connected"`
+	Missing   []string `json:"missing"`
+}

@@ -1,0 +1,102 @@
+package jobs
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Targeted is a job for agents, what `salt TGT FUN ARG…`, a local.*
+// reaction and `brine exec` publish: Salt's publish load.
+type Targeted struct {
+	// JID is the job's id; empty, the master assigns one. A client that
+	// chooses it can watch for the returns before publishing.
+	JID string `json:"jid,omitempty"`
+	Fun string `json:"fun"`
+	// Arg is Salt's arg: positional arguments with the keyword arguments
+	// in a trailing `__kwarg__` mapping (PackArgs).
+	Arg     []any  `json:"arg"`
+	Tgt     any    `json:"tgt"`
+	TgtType string `json:"tgt_type"`
+	User    string `json:"user"`
+	Ret     string `json:"ret,omitempty"`
+	// KillAfter, in seconds, ends the function on the agents when it runs
+	// longer (0: no limit).
+	KillAfter float64        `json:"kill_after,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+}
+
+// Check refuses a job that cannot be published.
+func (t *Targeted) Check() error {
+	switch {
+	case t.Fun == "" || !strings.Contains(t.Fun, "."):
+		return fmt.Errorf("a job needs a function named module.function, got %q", t.Fun)
+	case t.User == "":
+		return fmt.Errorf("job %s: no user", t.Fun)
+	case t.JID != "" && !IsJID(t.JID):
+		return fmt.Errorf("job %s: %q is not a jid", t.Fun, t.JID)
+	case t.KillAfter < 0:
+		return fmt.Errorf("job %s: kill_after %g is negative", t.Fun, t.KillAfter)
+	}
+	return nil
+}
+
+// Published is what the master did with a Targeted job.
+type Published struct {
+	JID string `json:"jid"`
+	// Minions are the agents the target selected (accepted keys); the job
+	// was sent to those connected.
+	Minions []string `json:"minions"`
+	// Missing are names a list target gave that have no accepted key.
+	Missing []string `json:"missing"`
+	// NotConnected are selected agents the master could not send the job
+	// to: they will not return.
+	NotConnected []string `json:"not_connected"`
+}
+
+// Return is one agent's return to a targeted job.
+type Return struct {
+	ID      string    `json:"id"`
+	Return  any       `json:"return"`
+	Retcode int       `json:"retcode"`
+	Success bool      `json:"success"`
+	Out     string    `json:"out,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+// Outcome is how a targeted job ended for a caller that waited for it
+// (a local reaction).
+type Outcome struct {
+	Published
+	// Returns are the agents' returns, by id.
+	Returns map[string]Return `json:"returns"`
+	// NoResponse are connected agents that did not return in time.
+	NoResponse []string `json:"no_response,omitempty"`
+}
+
+// Failures are the agents whose job failed or that did not answer, by
+// id, each with why.
+func (o *Outcome) Failures() map[string]string {
+	out := map[string]string{}
+	for _, id := range o.Minions {
+		r, ok := o.Returns[id]
+		switch {
+		case ok && r.Success && r.Retcode == 0:
+		case ok:
+			out[id] = fmt.Sprintf("retcode %d: %s", r.Retcode, clip(fmt.Sprint(r.Return), 200))
+		case slices.Contains(o.NotConnected, id):
+			out[id] = "not connected"
+		default:
+			out[id] = "no response"
+		}
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,416 @@
+package master
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/brinehq/brine/agent/proto"
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/keys"
+	"github.com/brinehq/brine/mine"
+	"github.com/brinehq/brine/target"
+)
+
+// PublishKeys are the master configuration keys the publisher reads.
+var PublishKeys = []string{"nodegroups"}
+
+// How long the master keeps a job it published in memory: while it may
+// publish it again to an agent that reconnects without having returned
+// it, and routes its returns to who waits for them.
+const (
+	liveFor       = 10 * time.Minute
+	findJobWait   = 2 * time.Second
+	maxLiveJobs   = 100_000
+	pruneLiveEach = time.Minute
+)
+
+// ErrNoMinions is the refusal of a job whose target selects no agent:
+// Salt's "No minions matched the target."
+var ErrNoMinions = errors.New("No minions matched the target. No command was sent, no jid was assigned.")
+
+// publisher sends jobs to the agents they target and routes their returns:
+// Salt's LocalClient and the master's publish channel. It targets from
+// what it knows of every agent, accepted keys and the grains in the mine,
+// and sends a job only to the agents it selects.
+type publisher struct {
+	m *Master
+
+	nodegroups atomic.Pointer[map[string]any]
+
+	mu   sync.Mutex
+	view mine.View // every agent's record, grains included
+	live map[string]*liveJob
+	// finds are the find_job questions waiting for agents' answers.
+	finds map[string]chan proto.JobState
+	seq   atomic.Uint64
+}
+
+// liveJob is a job this master published, while it may still return.
+type liveJob struct {
+	job     proto.Job
+	newEv   *bus.Event // its salt/job/<jid>/new event: the cause of its returns
+	sent    map[string]bool
+	waiting map[string]bool // minions that have not returned
+	expires time.Time
+	// notify receives each return, for a caller waiting for the outcome.
+	notify chan jobs.Return
+}
+
+func newPublisher(m *Master) *publisher {
+	return &publisher{m: m, live: map[string]*liveJob{}, finds: map[string]chan proto.JobState{}}
+}
+
+// configure reads the publisher's keys (at start and on reload).
+func (p *publisher) configure(c *config.Master) error {
+	var ng map[string]any
+	if err := c.Decode("nodegroups", &ng); err != nil {
+		return err
+	}
+	for name, v := range ng {
+		switch v.(type) {
+		case string, []any:
+		default:
+			return fmt.Errorf("%s: nodegroups: %s: want a compound target or a list of ids, got %T", c.Where("nodegroups"), name, v)
+		}
+		if _, err := target.ParseWith(name, "nodegroup", target.Options{Nodegroups: ng}); err != nil {
+			return fmt.Errorf("%s: nodegroups: %w", c.Where("nodegroups"), err)
+		}
+	}
+	p.nodegroups.Store(&ng)
+	return nil
+}
+
+// serve follows the mine, where agents' grains are, and forgets old jobs.
+func (p *publisher) serve(ctx context.Context) {
+	p.m.gateway.HandleAgent(proto.MethodJobState, p.m.agents.bind(p.jobState))
+	changes, failed := mine.Feed(ctx, p.m.mine)
+	t := time.NewTicker(pruneLiveEach)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case err := <-failed:
+			p.m.log.Error("publisher: the mine watch stopped; grain targeting uses what it knew", "err", err)
+			failed = nil
+		case c := <-changes:
+			p.mu.Lock()
+			p.view.Apply(c)
+			p.mu.Unlock()
+		case <-t.C:
+			p.prune()
+		}
+	}
+}
+
+func (p *publisher) prune() {
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for jid, lj := range p.live {
+		if now.After(lj.expires) {
+			delete(p.live, jid)
+		}
+	}
+}
+
+// Targets returns the agents a target selects (accepted keys, matched on
+// their id, grains and addresses), and for a list target the names it
+// gives that have no accepted key.
+func (p *publisher) Targets(ctx context.Context, tgt any, tgtType string) (minions, missing []string, err error) {
+	ng := p.nodegroups.Load()
+	var groups map[string]any
+	if ng != nil {
+		groups = *ng
+	}
+	t, err := target.ParseWith(tgt, tgtType, target.Options{Nodegroups: groups})
+	if err != nil {
+		return nil, nil, err
+	}
+	l, err := p.m.keys.List(ctx, keys.Accepted)
+	if err != nil {
+		return nil, nil, err
+	}
+	accepted := l[keys.ListName(keys.Accepted)]
+	p.mu.Lock()
+	for _, id := range accepted {
+		f := target.Facts{ID: id}
+		if h := p.view.Hosts[id]; h != nil {
+			f.Grains = h.Grains
+		}
+		if t.Match(f) {
+			minions = append(minions, id)
+		}
+	}
+	p.mu.Unlock()
+	if names, ok := t.Names(); ok {
+		for _, n := range names {
+			if !slices.Contains(accepted, n) {
+				missing = append(missing, n)
+			}
+		}
+	}
+	return nonNil(minions), nonNil(missing), nil
+}
+
+// Publish sends a job to the agents its target selects: it fires Salt's
+// <jid> and salt/job/<jid>/new events (stored before any agent can
+// return), then pushes the job to each selected agent that is connected.
+// With follow, the returns are also sent, as they arrive, on the channel
+// it returns (buffered for every agent: a return never waits).
+func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, follow bool) (jobs.Published, <-chan jobs.Return, error) {
+	if err := t.Check(); err != nil {
+		return jobs.Published{}, nil, err
+	}
+	if t.TgtType == "" {
+		t.TgtType = "glob"
+	}
+	minions, missing, err := p.Targets(ctx, t.Tgt, t.TgtType)
+	if err != nil {
+		return jobs.Published{}, nil, err
+	}
+	if len(minions) == 0 {
+		return jobs.Published{Minions: minions, Missing: missing, NotConnected: []string{}}, nil, ErrNoMinions
+	}
+	if t.JID == "" {
+		t.JID = jobs.NewJID()
+	}
+	job := proto.Job{JID: t.JID, Fun: t.Fun, Arg: nonNil(t.Arg), Tgt: t.Tgt, TgtType: t.TgtType, User: t.User, Ret: t.Ret,
+		Timeout: t.KillAfter, Metadata: t.Metadata}
+	pub := jobs.Published{JID: t.JID, Minions: minions, Missing: missing, NotConnected: []string{}}
+	if _, err := bus.Fire(ctx, p.m.bus, t.JID, map[string]any{"minions": minions}, o); err != nil {
+		return pub, nil, fmt.Errorf("job %s: %w", t.JID, err)
+	}
+	newData := map[string]any{"jid": t.JID, "tgt": t.Tgt, "tgt_type": t.TgtType, "fun": t.Fun, "arg": jobs.Redact(job.Arg),
+		"minions": minions, "missing": missing, "user": t.User}
+	if len(t.Metadata) > 0 {
+		newData["metadata"] = t.Metadata
+	}
+	newEv, err := bus.Fire(ctx, p.m.bus, "salt/job/"+t.JID+"/new", newData, o)
+	if err != nil {
+		return pub, nil, fmt.Errorf("job %s: %w", t.JID, err)
+	}
+	body, err := json.Marshal(job)
+	if err != nil {
+		return pub, nil, err
+	}
+	var notify chan jobs.Return
+	if follow {
+		notify = make(chan jobs.Return, len(minions))
+	}
+	lj := &liveJob{job: job, newEv: newEv, sent: map[string]bool{}, waiting: map[string]bool{},
+		expires: time.Now().Add(liveFor), notify: notify}
+	for _, id := range minions {
+		lj.waiting[id] = true
+	}
+	p.mu.Lock()
+	if len(p.live) >= maxLiveJobs {
+		p.mu.Unlock()
+		p.prune()
+		p.mu.Lock()
+	}
+	p.live[t.JID] = lj
+	p.mu.Unlock()
+	for _, id := range minions {
+		peers := p.m.agents.peers(id)
+		if len(peers) == 0 {
+			pub.NotConnected = append(pub.NotConnected, id)
+			continue
+		}
+		p.mu.Lock()
+		lj.sent[id] = true
+		p.mu.Unlock()
+		for _, peer := range peers {
+			peer.Push(proto.PushJob, json.RawMessage(body))
+		}
+	}
+	p.m.log.Debug("job published", "jid", t.JID, "fun", t.Fun, "minions", len(minions), "not_connected", len(pub.NotConnected))
+	return pub, notify, nil
+}
+
+// cause returns the new event of a live job, the cause of its returns:
+// a reaction to a return is one step deeper than the job, which is what
+// keeps a reaction on salt/job/*/ret/* from feeding itself.
+func (p *publisher) cause(jid string) *bus.Event {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if lj := p.live[jid]; lj != nil {
+		return lj.newEv
+	}
+	return nil
+}
+
+// returned notes agent id's return to jid, once it is stored.
+func (p *publisher) returned(id string, r proto.Return) {
+	p.mu.Lock()
+	lj := p.live[r.JID]
+	if lj == nil || !lj.waiting[id] {
+		p.mu.Unlock()
+		return
+	}
+	delete(lj.waiting, id)
+	if len(lj.waiting) == 0 && lj.notify == nil {
+		delete(p.live, r.JID)
+	}
+	notify := lj.notify
+	p.mu.Unlock()
+	if notify != nil {
+		notify <- jobs.Return{ID: id, Return: r.Return, Retcode: r.Retcode, Success: r.Success, Out: r.Out, Time: r.Time}
+	}
+}
+
+// reconnected publishes again, to an agent that comes back, the live jobs
+// it was sent and has not returned: it may not have received them. The
+// agent recognises a jid it has seen and does not run it twice.
+func (p *publisher) reconnected(id string, peer *gateway.Peer) {
+	p.mu.Lock()
+	var again [][]byte
+	for _, lj := range p.live {
+		if lj.sent[id] && lj.waiting[id] {
+			if b, err := json.Marshal(lj.job); err == nil {
+				again = append(again, b)
+			}
+		}
+	}
+	p.mu.Unlock()
+	for _, b := range again {
+		peer.Push(proto.PushJob, json.RawMessage(b))
+	}
+}
+
+// forget drops a job whose caller stopped waiting.
+func (p *publisher) forget(jid string) {
+	p.mu.Lock()
+	if lj := p.live[jid]; lj != nil {
+		lj.notify = nil
+		if len(lj.waiting) == 0 {
+			delete(p.live, jid)
+		}
+	}
+	p.mu.Unlock()
+}
+
+// FindJob asks the connected agents among ids whether they still run jid
+// (Salt's saltutil.find_job, without a job of its own) and returns, by id,
+// what those that answered within findJobWait said.
+func (p *publisher) FindJob(ctx context.Context, jid string, ids []string) map[string]proto.JobState {
+	req := strconv.FormatUint(p.seq.Add(1), 10)
+	answers := make(chan proto.JobState, len(ids))
+	body, _ := json.Marshal(proto.FindJob{JID: jid, Req: req})
+	asked := 0
+	keyed := map[string]string{} // req+id -> id
+	for _, id := range ids {
+		peers := p.m.agents.peers(id)
+		if len(peers) == 0 {
+			continue
+		}
+		k := req + "/" + id
+		keyed[k] = id
+		p.mu.Lock()
+		p.finds[k] = answers
+		p.mu.Unlock()
+		for _, peer := range peers {
+			peer.Push(proto.PushFindJob, json.RawMessage(body))
+		}
+		asked++
+	}
+	defer func() {
+		p.mu.Lock()
+		for k := range keyed {
+			delete(p.finds, k)
+		}
+		p.mu.Unlock()
+	}()
+	out := map[string]proto.JobState{}
+	timer := time.NewTimer(findJobWait)
+	defer timer.Stop()
+	for len(out) < asked {
+		select {
+		case st := <-answers:
+			if id, ok := keyed[st.Req]; ok {
+				out[id] = st
+			}
+		case <-timer.C:
+			return out
+		case <-ctx.Done():
+			return out
+		}
+	}
+	return out
+}
+
+// jobState takes an agent's answer to a find_job question.
+func (p *publisher) jobState(_ context.Context, id string, body json.RawMessage) (any, error) {
+	var st proto.JobState
+	if err := json.Unmarshal(body, &st); err != nil {
+		return nil, fmt.Errorf("%w: job state: %v", gateway.ErrInvalidRequest, err)
+	}
+	k := st.Req + "/" + id
+	p.mu.Lock()
+	ch := p.finds[k]
+	p.mu.Unlock()
+	if ch != nil {
+		st.Req = k
+		select {
+		case ch <- st:
+		default:
+		}
+	}
+	return map[string]any{}, nil
+}
+
+// Run publishes a job and waits until every agent it was sent to returned
+// or wait ran out, asking those still silent whether they still run it
+// (and waiting on while they do, up to wait again each time): what a
+// local reaction's result is.
+func (p *publisher) Run(ctx context.Context, t jobs.Targeted, o bus.Origin, wait time.Duration) (jobs.Outcome, error) {
+	pub, notify, err := p.Publish(ctx, t, o, true)
+	out := jobs.Outcome{Published: pub, Returns: map[string]jobs.Return{}}
+	if err != nil {
+		return out, err
+	}
+	defer p.forget(pub.JID)
+	pending := map[string]bool{}
+	for _, id := range pub.Minions {
+		if !slices.Contains(pub.NotConnected, id) {
+			pending[id] = true
+		}
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for len(pending) > 0 {
+		select {
+		case r := <-notify:
+			if pending[r.ID] {
+				delete(pending, r.ID)
+				out.Returns[r.ID] = r
+			}
+		case <-timer.C:
+			running := false
+			for id, st := range p.FindJob(ctx, pub.JID, slices.Sorted(maps.Keys(pending))) {
+				if st.Running && pending[id] {
+					running = true
+				}
+			}
+			if !running {
+				out.NoResponse = slices.Sorted(maps.Keys(pending))
+				return out, nil
+			}
+			timer.Reset(wait)
+		case <-ctx.Done():
+			return out, ctx.Err()
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,337 @@
+// Package output prints job returns the way Salt's outputters do, so that
+// `brine exec` (salt), `brine call` (salt-call) and the scripts written
+// against Salt's text see the same thing: nested (the default), json, yaml,
+// txt, raw and highstate. Values are what JSON decoding gives (maps, lists,
+// strings, json.Number or float64, bools, nil); maps print with sorted keys,
+// as Salt's do for plain dicts.
+package output
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/brinehq/brine/pyjson"
+)
+
+// Formats are the outputters, as --out names them.
+var Formats = []string{"nested", "json", "yaml", "txt", "raw", "highstate", "quiet"}
+
+// Options tune an outputter.
+type Options struct {
+	// Color paints as Salt does on a terminal.
+	Color bool
+}
+
+// Salt's colours (salt.utils.color).
+const (
+	cyan        = "\x1b[0;36m"
+	green       = "\x1b[0;32m"
+	lightYellow = "\x1b[1;33m"
+	lightRed    = "\x1b[1;31m"
+	endColor    = "\x1b[0;0m"
+)
+
+// Check refuses an unknown outputter name, listing the known ones.
+func Check(format string) error {
+	if !slices.Contains(Formats, format) {
+		return fmt.Errorf("unknown outputter %q (want one of %s)", format, strings.Join(Formats, ", "))
+	}
+	return nil
+}
+
+// Returns is a set of returns by id, printed in the order added.
+type Returns struct {
+	IDs    []string
+	Values map[string]any
+}
+
+// Add appends one id's return.
+func (r *Returns) Add(id string, v any) {
+	if r.Values == nil {
+		r.Values = map[string]any{}
+	}
+	if _, ok := r.Values[id]; !ok {
+		r.IDs = append(r.IDs, id)
+	}
+	r.Values[id] = v
+}
+
+// Write prints rets with the outputter format: the {id: return} mapping
+// Salt's CLI hands its outputter, once per return as it arrives or once
+// for all (--static).
+func Write(w io.Writer, format string, rets Returns, o Options) error {
+	var s string
+	switch format {
+	case "", "nested", "highstate":
+		var b strings.Builder
+		for _, id := range rets.IDs {
+			nested(&b, rets.Values[id], 0, id, o.Color, true)
+		}
+		s = b.String()
+	case "json":
+		raw, err := orderedJSON(rets)
+		if err != nil {
+			return err
+		}
+		out, err := pyjson.Format(raw, true)
+		if err != nil {
+			return err
+		}
+		s = string(out) + "\n"
+	case "yaml":
+		var b strings.Builder
+		for _, id := range rets.IDs {
+			out, err := yaml.MarshalWithOptions(map[string]any{id: plain(rets.Values[id])}, yaml.IndentSequence(true))
+			if err != nil {
+				return err
+			}
+			b.Write(out)
+		}
+		s = b.String()
+	case "txt":
+		var b strings.Builder
+		for _, id := range rets.IDs {
+			v := rets.Values[id]
+			if str, ok := v.(string); ok {
+				for _, line := range splitLines(str) {
+					fmt.Fprintf(&b, "%s: %s\n", id, line)
+				}
+				continue
+			}
+			fmt.Fprintf(&b, "%s: %s\n", id, Repr(v))
+		}
+		s = b.String()
+	case "raw":
+		var b strings.Builder
+		b.WriteString("{")
+		for i, id := range rets.IDs {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(Repr(id) + ": " + Repr(rets.Values[id]))
+		}
+		b.WriteString("}\n")
+		s = b.String()
+	case "quiet":
+		return nil
+	default:
+		return Check(format)
+	}
+	_, err := io.WriteString(w, s)
+	return err
+}
+
+// Nested is Salt's nested outputter of one value at indent 0.
+func Nested(v any, color bool) string {
+	var b strings.Builder
+	nested(&b, v, 0, "", color, false)
+	return b.String()
+}
+
+// splitLines is Python's str.splitlines for \n and \r\n text.
+func splitLines(s string) []string {
+	if s == "" {
+		return nil
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+func paint(on bool, color, s string) string {
+	if !on {
+		return s
+	}
+	return color + s + endColor
+}
+
+// nested writes v as salt/output/nested.py does: scalars on their own line
+// at indent, strings line by line, lists as "- item" (nested containers
+// under "|_"), mappings as "key:" lines with values 4 deeper, a mapping
+// below the top preceded by "----------". With key set, v is the value of
+// that top-level key (the minion id).
+func nested(b *strings.Builder, v any, indent int, key string, color, top bool) {
+	if top {
+		b.WriteString(paint(color, cyan, key) + ":\n")
+		nestedValue(b, v, 4, "", color)
+		return
+	}
+	nestedValue(b, v, indent, "", color)
+}
+
+func nestedValue(b *strings.Builder, v any, indent int, prefix string, color bool) {
+	pad := strings.Repeat(" ", indent)
+	line := func(c, s string) { b.WriteString(pad + paint(color, c, prefix+s) + "\n") }
+	switch t := v.(type) {
+	case nil, bool, json.Number, float64, int64, int:
+		line(lightYellow, Repr(t))
+	case string:
+		for i, l := range splitLines(t) {
+			p := prefix
+			if i > 0 {
+				p = strings.Repeat(" ", len(prefix))
+			}
+			b.WriteString(pad + paint(color, green, p+l) + "\n")
+		}
+	case []any:
+		for _, x := range t {
+			switch x.(type) {
+			case []any, map[string]any:
+				b.WriteString(pad + paint(color, green, "|_") + "\n")
+				p := "- "
+				if _, ok := x.(map[string]any); ok {
+					p = ""
+				}
+				nestedValue(b, x, indent+2, p, color)
+			default:
+				nestedValue(b, x, indent, "- ", color)
+			}
+		}
+	case map[string]any:
+		if indent > 0 {
+			b.WriteString(pad + paint(color, cyan, "----------") + "\n")
+		}
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			b.WriteString(pad + paint(color, cyan, prefix+k) + ":\n")
+			nestedValue(b, t[k], indent+4, "", color)
+		}
+	default:
+		line(lightYellow, fmt.Sprint(t))
+	}
+}
+
+// Repr is Python's repr of a decoded JSON value: what Salt's raw and txt
+// outputters print.
+func Repr(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "None"
+	case bool:
+		if t {
+			return "True"
+		}
+		return "False"
+	case json.Number:
+		return t.String()
+	case float64:
+		if t == float64(int64(t)) && !strings.ContainsAny(strconv.FormatFloat(t, 'g', -1, 64), "e") {
+			return strconv.FormatFloat(t, 'f', 1, 64)
+		}
+		return strconv.FormatFloat(t, 'g', -1, 64)
+	case int64:
+		return strconv.FormatInt(t, 10)
+	case int:
+		return strconv.Itoa(t)
+	case string:
+		return pyString(t)
+	case []any:
+		parts := make([]string, len(t))
+		for i, x := range t {
+			parts[i] = Repr(x)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		parts := make([]string, 0, len(t))
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			parts = append(parts, pyString(k)+": "+Repr(t[k]))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprint(v)
+}
+
+// pyString quotes s as Python's repr does: single quotes unless s holds
+// one and no double quote.
+func pyString(s string) string {
+	q := byte('\'')
+	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
+		q = '"'
+	}
+	var b strings.Builder
+	b.WriteByte(q)
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == rune(q):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte(q)
+	return b.String()
+}
+
+// orderedJSON encodes rets as one JSON object in the order added.
+func orderedJSON(rets Returns) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, id := range rets.IDs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(id)
+		v, err := json.Marshal(rets.Values[id])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// plain turns json.Numbers into int64 or float64 for the YAML encoder.
+func plain(v any) any {
+	switch t := v.(type) {
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		f, _ := t.Float64()
+		return f
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = plain(x)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = plain(x)
+		}
+		return out
+	}
+	return v
+}
+
+// Decode reads a JSON value keeping numbers as written (json.Number).
+func Decode(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
