@@ -10,6 +10,7 @@ import (
 	"github.com/brinehq/brine/modules/group"
 	"github.com/brinehq/brine/modules/network"
 	"github.com/brinehq/brine/modules/status"
+	"github.com/brinehq/brine/modules/system"
 	"github.com/brinehq/brine/modules/test"
 	"github.com/brinehq/brine/modules/user"
 )
@@ -24,6 +25,7 @@ var Modules = []modules.Module{
 	group.Module,
 	network.Module,
 	status.Module,
+	system.Module,
 	test.Module,
 	user.Module,
 }
