@@ -3,6 +3,7 @@ package agent
 import (
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/cmd"
+	"github.com/brinehq/brine/modules/config"
 	"github.com/brinehq/brine/modules/disk"
 	"github.com/brinehq/brine/modules/event"
 	"github.com/brinehq/brine/modules/file"
@@ -18,6 +19,7 @@ import (
 // Modules are the agent's execution modules, one line each.
 var Modules = []modules.Module{
 	cmd.Module,
+	config.Module,
 	disk.Module,
 	event.Module,
 	file.Module,
