@@ -11,6 +11,7 @@ import (
 	"github.com/brinehq/brine/modules/group"
 	"github.com/brinehq/brine/modules/network"
 	"github.com/brinehq/brine/modules/status"
+	"github.com/brinehq/brine/modules/sys"
 	"github.com/brinehq/brine/modules/system"
 	"github.com/brinehq/brine/modules/test"
 	"github.com/brinehq/brine/modules/user"
@@ -27,6 +28,7 @@ var Modules = []modules.Module{
 	group.Module,
 	network.Module,
 	status.Module,
+	sys.Module,
 	system.Module,
 	test.Module,
 	user.Module,
