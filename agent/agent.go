@@ -172,7 +172,7 @@ func (a *Agent) env() *modules.Env {
 	cfg := a.config()
 	return &modules.Env{ID: a.id, Grains: a.Grains, FireMaster: a.FireMaster, Version: a.opts.Version, Log: a.log,
 		Opts: a.Opts, CacheDir: cfg.CacheDir, Files: &fileClient{a: a, dir: filepath.Join(cfg.CacheDir, "files")},
-		Master: masterCaller{a}, Jobs: a.jobs}
+		Master: masterCaller{a}, Jobs: a.jobs, Mine: a}
 }
 
 // Opts is the agent's configuration as Salt's __opts__: every key set in

@@ -4,12 +4,17 @@ import (
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/cmd"
 	"github.com/brinehq/brine/modules/config"
+	"github.com/brinehq/brine/modules/cp"
 	"github.com/brinehq/brine/modules/disk"
 	"github.com/brinehq/brine/modules/event"
 	"github.com/brinehq/brine/modules/file"
 	"github.com/brinehq/brine/modules/grains"
 	"github.com/brinehq/brine/modules/group"
+	"github.com/brinehq/brine/modules/mine"
 	"github.com/brinehq/brine/modules/network"
+	"github.com/brinehq/brine/modules/pkg"
+	"github.com/brinehq/brine/modules/saltutil"
+	"github.com/brinehq/brine/modules/service"
 	"github.com/brinehq/brine/modules/status"
 	"github.com/brinehq/brine/modules/sys"
 	"github.com/brinehq/brine/modules/system"
@@ -21,12 +26,17 @@ import (
 var Modules = []modules.Module{
 	cmd.Module,
 	config.Module,
+	cp.Module,
 	disk.Module,
 	event.Module,
 	file.Module,
 	grains.Module,
 	group.Module,
+	mine.Module,
 	network.Module,
+	pkg.Module,
+	saltutil.Module,
+	service.Module,
 	status.Module,
 	sys.Module,
 	system.Module,

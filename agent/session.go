@@ -234,3 +234,22 @@ func (a *Agent) deliver(ctx context.Context, cli *gateway.Client, it Item) error
 	}
 	return cli.Call(ctx, method, it.Body, nil)
 }
+
+// UpdateMine runs the mine functions and sends them now (mine.update).
+func (a *Agent) UpdateMine(ctx context.Context) error {
+	cli := a.cli.Load()
+	if cli == nil {
+		return ErrNoMaster
+	}
+	return a.sendMine(ctx, cli)
+}
+
+// SendMine stores one value in this agent's mine record (mine.send); a nil
+// value removes the function's data (mine.delete).
+func (a *Agent) SendMine(ctx context.Context, name string, value any) error {
+	m := proto.Mine{Data: map[string]any{name: value}}
+	if value == nil {
+		m = proto.Mine{Delete: []string{name}}
+	}
+	return masterCaller{a}.Call(ctx, proto.MethodMine, m, nil)
+}

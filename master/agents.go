@@ -282,6 +282,11 @@ func (a *agents) mineUpdate(ctx context.Context, id string, body json.RawMessage
 				return err
 			}
 		}
+		for _, fun := range u.Delete {
+			if err := h.Unset(fun); err != nil {
+				return err
+			}
+		}
 		return nil
 	}})
 	if err != nil {

@@ -49,6 +49,8 @@ type Env struct {
 	Master Master
 	// Jobs are the jobs running on this agent (saltutil.running, kill_job).
 	Jobs Jobs
+	// Mine sends this agent's mine data (mine.update, send, delete).
+	Mine Mine
 	// Functions is the agent's registry, every module included (sys.*,
 	// state functions calling others). Set once all are registered.
 	Functions *function.Registry
@@ -72,6 +74,15 @@ type Master interface {
 	// Call sends one request to the master and decodes its answer into
 	// out (nil: discard).
 	Call(ctx context.Context, method string, in, out any) error
+}
+
+// Mine is the agent's mine record as mine.update, send and delete change
+// it.
+type Mine interface {
+	// UpdateMine runs the configured mine functions and sends them.
+	UpdateMine(ctx context.Context) error
+	// SendMine stores name's value in this agent's record (nil deletes).
+	SendMine(ctx context.Context, name string, value any) error
 }
 
 // Jobs are the jobs an agent is running, as saltutil sees them.

@@ -130,6 +130,8 @@ type Mine struct {
 	Data   map[string]any `json:"data,omitempty"`
 	// Errors are mine functions that failed, by name (kept out of Data).
 	Errors map[string]string `json:"errors,omitempty"`
+	// Delete names functions whose data is removed (mine.delete).
+	Delete []string `json:"delete,omitempty"`
 }
 
 // Job is what the master publishes to the agents a job targets: Salt's

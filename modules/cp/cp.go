@@ -1,0 +1,214 @@
+// Package cp is Salt's cp execution module: files from the master's file
+// server (salt://, confined there to file_roots) copied to the agent,
+// fetched in checksummed chunks and cached by hash, so a file that did not
+// change is not sent again.
+package cp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/modules"
+)
+
+// Module declares the cp functions.
+func Module(env *modules.Env) []function.Func {
+	saltenv := function.Param{Name: "saltenv", Kind: function.String, Default: "base", Aliases: []string{"env"}}
+	files := func() (modules.Files, error) {
+		if env.Files == nil {
+			return nil, errors.New("salt:// needs a master, and this call runs without one")
+		}
+		return env.Files, nil
+	}
+	return []function.Func{
+		{
+			Name: "cp.get_file", Doc: "Copy salt://path to dest on this agent (makedirs=True creates its directory); returns dest, or '' when the source does not exist.",
+			Params: []function.Param{
+				{Name: "path", Kind: function.String, Required: true},
+				{Name: "dest", Kind: function.String, Required: true},
+				saltenv,
+				{Name: "makedirs", Kind: function.Bool, Default: false},
+				{Name: "template", Kind: function.Any},
+				{Name: "gzip", Kind: function.Any},
+			},
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				fs, err := files()
+				if err != nil {
+					return nil, err
+				}
+				if in.Value("template") != nil {
+					return nil, errors.New("template: rendering files on copy is not supported by brine's cp.get_file")
+				}
+				src, err := salt(in.String("path"))
+				if err != nil {
+					return nil, err
+				}
+				cached, err := fs.Cache(ctx, src, in.String("saltenv"))
+				if err != nil {
+					return "", nil // Salt returns '' for a source that is not there
+				}
+				return copyTo(cached, in.String("dest"), filepath.Base(src), in.Bool("makedirs"))
+			},
+		},
+		{
+			Name: "cp.cache_file", Doc: "Fetch salt://path into the agent's cache and return the local path ('' when it does not exist).",
+			Params: []function.Param{{Name: "path", Kind: function.String, Required: true}, saltenv},
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				fs, err := files()
+				if err != nil {
+					return nil, err
+				}
+				p := in.String("path")
+				if !strings.HasPrefix(p, "salt://") {
+					if _, err := os.Stat(p); err == nil {
+						return p, nil // Salt returns a local path as it is
+					}
+					return "", nil
+				}
+				local, err := fs.Cache(ctx, p, in.String("saltenv"))
+				if err != nil {
+					return "", nil
+				}
+				return local, nil
+			},
+		},
+		{
+			Name: "cp.get_dir", Doc: "Copy the directory salt://path, recursively, into dest; returns the files written.",
+			Params: []function.Param{
+				{Name: "path", Kind: function.String, Required: true},
+				{Name: "dest", Kind: function.String, Required: true},
+				saltenv,
+				{Name: "template", Kind: function.Any},
+				{Name: "gzip", Kind: function.Any},
+			},
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				fs, err := files()
+				if err != nil {
+					return nil, err
+				}
+				src, err := salt(in.String("path"))
+				if err != nil {
+					return nil, err
+				}
+				prefix := strings.TrimSuffix(src, "/") + "/"
+				list, err := fs.List(ctx, in.String("saltenv"), prefix)
+				if err != nil {
+					return nil, err
+				}
+				// Salt copies the directory itself into dest.
+				base := filepath.Join(in.String("dest"), filepath.Base(strings.TrimSuffix(src, "/")))
+				out := []any{}
+				for _, rel := range list {
+					cached, err := fs.Cache(ctx, rel, in.String("saltenv"))
+					if err != nil {
+						return out, err
+					}
+					dest := filepath.Join(base, filepath.FromSlash(strings.TrimPrefix(rel, prefix)))
+					if _, err := copyTo(cached, dest, "", true); err != nil {
+						return out, err
+					}
+					out = append(out, dest)
+				}
+				return out, nil
+			},
+		},
+		{
+			Name: "cp.list_master", Doc: "The files of the master's file server in saltenv, under prefix.", ReadOnly: true,
+			Params: []function.Param{saltenv, {Name: "prefix", Kind: function.String, Default: ""}},
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				fs, err := files()
+				if err != nil {
+					return nil, err
+				}
+				l, err := fs.List(ctx, in.String("saltenv"), in.String("prefix"))
+				if err != nil {
+					return nil, err
+				}
+				out := make([]any, len(l))
+				for i, s := range l {
+					out[i] = s
+				}
+				return out, nil
+			},
+		},
+		{
+			Name: "cp.hash_file", Doc: "The master's hash of salt://path: {hash_type: sha256, hsum: …}, or {} when absent.", ReadOnly: true,
+			Params: []function.Param{{Name: "path", Kind: function.String, Required: true}, saltenv},
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				fs, err := files()
+				if err != nil {
+					return nil, err
+				}
+				src, err := salt(in.String("path"))
+				if err != nil {
+					return nil, err
+				}
+				h, err := fs.Hash(ctx, src, in.String("saltenv"))
+				if err != nil || h == "" {
+					return map[string]any{}, nil
+				}
+				return map[string]any{"hash_type": "sha256", "hsum": h}, nil
+			},
+		},
+	}
+}
+
+// salt checks that p is a salt:// URL and returns it.
+func salt(p string) (string, error) {
+	if !strings.HasPrefix(p, "salt://") {
+		return "", fmt.Errorf("%q: want a salt:// path", p)
+	}
+	return p, nil
+}
+
+// copyTo copies the cached file src to dest (into it, named name, when dest
+// is a directory), writing aside and renaming so that a reader never sees
+// half a file.
+func copyTo(src, dest, name string, makedirs bool) (string, error) {
+	if st, err := os.Stat(dest); err == nil && st.IsDir() && name != "" {
+		dest = filepath.Join(dest, name)
+	}
+	dir := filepath.Dir(dest)
+	if makedirs {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", err
+		}
+	} else if _, err := os.Stat(dir); err != nil {
+		return "", fmt.Errorf("%s: the directory does not exist (makedirs=True creates it)", dir)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, ".brine-cp-*")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := io.Copy(tmp, in); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Chmod(st.Mode().Perm() | 0o644); err != nil {
+		tmp.Close()
+		return "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp.Name(), dest); err != nil {
+		return "", err
+	}
+	return dest, nil
+}

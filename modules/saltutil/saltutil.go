@@ -1,0 +1,86 @@
+// Package saltutil is Salt's saltutil execution module, the part of it that
+// looks after the agent's own jobs: what runs (running, find_job,
+// is_running) and ending a job (kill_job, term_job, signal_job). The
+// master's `brine exec` asks agents whether a job still runs without a
+// job of its own; these functions are the same answers for people.
+package saltutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/modules"
+)
+
+// Module declares the saltutil functions.
+func Module(env *modules.Env) []function.Func {
+	jid := []function.Param{{Name: "jid", Kind: function.String, Required: true}}
+	find := func(id string) map[string]any {
+		for _, j := range env.Jobs.Running() {
+			if j["jid"] == id {
+				return j
+			}
+		}
+		return map[string]any{}
+	}
+	signal := func(kill bool) function.Handler {
+		return func(_ context.Context, in *function.Input) (any, error) {
+			id := in.String("jid")
+			if !env.Jobs.Signal(id, kill) {
+				return nil, fmt.Errorf("no job %s runs on %s", id, env.ID)
+			}
+			if kill {
+				return fmt.Sprintf("Signal 9 sent to job %s", id), nil
+			}
+			return fmt.Sprintf("Signal 15 sent to job %s", id), nil
+		}
+	}
+	return []function.Func{
+		{Name: "saltutil.running", Doc: "The jobs running on this agent: their jid, fun, arg, pid, tgt, tgt_type and user.", ReadOnly: true,
+			Run: func(context.Context, *function.Input) (any, error) { return toAny(env.Jobs.Running()), nil }},
+		{Name: "saltutil.find_job", Doc: "The data of job jid if it runs here, else {}.", Params: jid, ReadOnly: true,
+			Run: func(_ context.Context, in *function.Input) (any, error) { return find(in.String("jid")), nil }},
+		{Name: "saltutil.is_running", Doc: "The running jobs whose function matches fun (a glob).", ReadOnly: true,
+			Params: []function.Param{{Name: "fun", Kind: function.String, Required: true}},
+			Run: func(_ context.Context, in *function.Input) (any, error) {
+				var out []any
+				for _, j := range env.Jobs.Running() {
+					if f, _ := j["fun"].(string); f != "" {
+						if ok, err := path.Match(in.String("fun"), f); err == nil && ok {
+							out = append(out, j)
+						}
+					}
+				}
+				if out == nil {
+					out = []any{}
+				}
+				return out, nil
+			}},
+		{Name: "saltutil.kill_job", Doc: "Kill job jid (SIGKILL to its processes); its return says it was killed.", Params: jid, Run: signal(true)},
+		{Name: "saltutil.term_job", Doc: "Terminate job jid (SIGTERM to its processes); its return says so.", Params: jid, Run: signal(false)},
+		{
+			Name: "saltutil.signal_job", Doc: "Send signal (9 or 15) to job jid.",
+			Params: []function.Param{{Name: "jid", Kind: function.String, Required: true}, {Name: "sig", Kind: function.Int, Required: true}},
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				switch in.Int("sig") {
+				case 9:
+					return signal(true)(ctx, in)
+				case 15:
+					return signal(false)(ctx, in)
+				}
+				return nil, errors.New("sig: brine ends jobs with 9 (kill) or 15 (term)")
+			},
+		},
+	}
+}
+
+func toAny(jobs []map[string]any) []any {
+	out := make([]any, len(jobs))
+	for i, j := range jobs {
+		out[i] = j
+	}
+	return out
+}
