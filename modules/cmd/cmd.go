@@ -342,7 +342,7 @@ func (r runner) options(in *function.Input, shell bool) (*options, error) {
 		rstrip: in.Bool("rstrip"), umask: -1, ignoreRetcode: in.Bool("ignore_retcode"),
 		hideOutput: in.Bool("hide_output"), bg: in.Bool("bg"), timeout: in.Value("timeout")}
 	if t := in.Value("template"); t != nil {
-		return nil, fmt.Errorf("%s: template %v is not supported: brine renders no templates", o.fun, py.Str(t))
+		return nil, fmt.Errorf("%s: template %s is not supported: brine renders no templates", o.fun, py.Str(t))
 	}
 	if in.Has("stdin") {
 		s := in.String("stdin")
