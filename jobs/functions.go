@@ -92,6 +92,46 @@ func (s *Store) Funcs() []function.Func {
 			},
 		},
 		{
+			Name:     "jobs.print_job",
+			Doc:      "Return a job as Salt's jobs.print_job: {jid: {Function, Arguments, Target, Target-type, User, StartTime, Minions, Result}}.",
+			Params:   []function.Param{jid},
+			ReadOnly: true,
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				j, err := s.Get(ctx, in.String("jid"))
+				if err != nil {
+					return nil, err
+				}
+				result := map[string]any{}
+				for id, r := range j.Returns {
+					result[id] = map[string]any{"return": r.Return, "retcode": r.Retcode, "success": r.Success}
+				}
+				if j.Kind != KindJob {
+					result["master"] = map[string]any{"return": j.Return}
+				}
+				return map[string]any{j.JID: map[string]any{"Function": j.Fun, "Arguments": nonNilArgs(j.Arg), "Target": j.Tgt,
+					"Target-type": j.TgtType, "User": j.User, "StartTime": j.StartTime.UTC().Format(startTimeLayout), "Minions": nonNilIDs(j.Minions),
+					"Result": result}}, nil
+			},
+		},
+		{
+			Name:     "jobs.exit_success",
+			Doc:      "For each minion of a job, whether it returned success (retcode 0); one that did not return is false.",
+			Params:   []function.Param{jid},
+			ReadOnly: true,
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				j, err := s.Get(ctx, in.String("jid"))
+				if err != nil {
+					return nil, err
+				}
+				out := map[string]any{}
+				for _, id := range j.Minions {
+					r, ok := j.Returns[id]
+					out[id] = ok && r.Success && r.Retcode == 0
+				}
+				return out, nil
+			},
+		},
+		{
 			Name:     "jobs.active",
 			Doc:      "List the jobs that have not finished, with the minions that returned and those still running.",
 			ReadOnly: true,
@@ -151,4 +191,18 @@ func timeArg(in *function.Input, name string) (time.Time, error) {
 			Err: fmt.Errorf("%w: %q: want an RFC 3339 time or a duration like 2h", function.ErrArgumentType, v)}
 	}
 	return s.Time, nil
+}
+
+func nonNilArgs(a []any) []any {
+	if a == nil {
+		return []any{}
+	}
+	return a
+}
+
+func nonNilIDs(a []string) []string {
+	if a == nil {
+		return []string{}
+	}
+	return a
 }
