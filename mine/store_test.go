@@ -422,8 +422,8 @@ func TestRunnerFunctions(t *testing.T) {
 			t.Errorf("mine.get(%v) = %#v\nwant %#v", tc.kwargs, got, tc.want)
 		}
 	}
-	if _, err := reg.Call(ctx, "mine.get", nil, map[string]any{"tgt": "x", "tgt_type": "compound"}, nil); !errors.Is(err, target.ErrTarget) {
-		t.Errorf("compound target: %v, want ErrTarget", err)
+	if _, err := reg.Call(ctx, "mine.get", nil, map[string]any{"tgt": "x", "tgt_type": "range"}, nil); !errors.Is(err, target.ErrTarget) {
+		t.Errorf("range target: %v, want ErrTarget", err)
 	}
 	if _, err := reg.Call(ctx, "mine.update", nil, map[string]any{"id": "web1", "ips": 5}, nil); err == nil || !strings.Contains(err.Error(), `field "ips"`) {
 		t.Errorf("mine.update with ips=5: %v, want an error naming ips", err)
