@@ -29,7 +29,7 @@ func cleanPath(p string) (string, error) {
 	rel := strings.TrimPrefix(p, "salt://")
 	clean := path.Clean("/" + rel)[1:]
 	if clean == "" || strings.ContainsRune(rel, 0) || clean != strings.TrimPrefix(rel, "/") && strings.Contains(rel, "..") {
-		return "", fmt.Errorf("salt://%s: not a file path inside file_roots", rel)
+		return "", fmt.Errorf("salt://%s: outside the allowed directories (file_roots)", rel)
 	}
 	return clean, nil
 }

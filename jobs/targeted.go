@@ -25,6 +25,9 @@ type Targeted struct {
 	// longer (0: no limit).
 	KillAfter float64        `json:"kill_after,omitempty"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
+	// Extra is added to the job's new event by the part of the master
+	// that publishes it (a reaction names itself there).
+	Extra map[string]any `json:"-"`
 }
 
 // Check refuses a job that cannot be published.

@@ -71,9 +71,9 @@ func (m *Master) execFindJob(ctx context.Context, body json.RawMessage) (any, er
 	if err := decode(rpc.ExecFindJob, body, &req); err != nil {
 		return nil, err
 	}
-	out := map[string]bool{}
+	out := map[string]rpc.JobState{}
 	for id, st := range m.publisher.FindJob(ctx, req.JID, req.Minions) {
-		out[id] = st.Running
+		out[id] = rpc.JobState{Running: st.Running, Done: st.Done}
 	}
 	return out, nil
 }

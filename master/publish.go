@@ -192,8 +192,10 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 	if _, err := bus.Fire(ctx, p.m.bus, t.JID, map[string]any{"minions": minions}, o); err != nil {
 		return pub, nil, fmt.Errorf("job %s: %w", t.JID, err)
 	}
-	newData := map[string]any{"jid": t.JID, "tgt": t.Tgt, "tgt_type": t.TgtType, "fun": t.Fun, "arg": jobs.Redact(job.Arg),
-		"minions": minions, "missing": missing, "user": t.User}
+	newData := map[string]any{}
+	maps.Copy(newData, t.Extra)
+	maps.Copy(newData, map[string]any{"jid": t.JID, "tgt": t.Tgt, "tgt_type": t.TgtType, "fun": t.Fun, "arg": jobs.Redact(job.Arg),
+		"minions": minions, "missing": missing, "user": t.User})
 	if len(t.Metadata) > 0 {
 		newData["metadata"] = t.Metadata
 	}
@@ -387,6 +389,9 @@ func (p *publisher) Run(ctx context.Context, t jobs.Targeted, o bus.Origin, wait
 			pending[id] = true
 		}
 	}
+	// finished are agents that said they finished the job before its
+	// return arrived: it is on its way, and waited for once more.
+	finished := map[string]bool{}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for len(pending) > 0 {
@@ -399,9 +404,10 @@ func (p *publisher) Run(ctx context.Context, t jobs.Targeted, o bus.Origin, wait
 		case <-timer.C:
 			running := false
 			for id, st := range p.FindJob(ctx, pub.JID, slices.Sorted(maps.Keys(pending))) {
-				if st.Running && pending[id] {
+				if (st.Running || st.Done && !finished[id]) && pending[id] {
 					running = true
 				}
+				finished[id] = finished[id] || st.Done
 			}
 			if !running {
 				out.NoResponse = slices.Sorted(maps.Keys(pending))

@@ -38,7 +38,7 @@ var localOptions = []string{"timeout", "async", "asynchronous", "metadata", "kil
 // targeted builds a local or caller reaction's job.
 func (r *Reactor) targeted(re *Reaction, cause *bus.Event) (t jobs.Targeted, wait time.Duration, async bool, err error) {
 	t = jobs.Targeted{Fun: re.Fun, Arg: jobs.PackArgs(re.Args, re.Kwargs), Tgt: re.Tgt, TgtType: re.TgtType, Ret: re.Ret,
-		User: jobs.ReactionUser(cause)}
+		User: jobs.ReactionUser(cause), Extra: map[string]any{"reaction": re.ID, "file": re.File, "cause": cause.ID}}
 	if re.Kind == Caller {
 		id := r.callerID()
 		if id == "" {
@@ -89,6 +89,8 @@ func number(v any) (float64, bool) {
 	switch n := v.(type) {
 	case int64:
 		return float64(n), true
+	case uint64:
+		return float64(n), true
 	case float64:
 		return n, true
 	case int:
@@ -122,7 +124,8 @@ func (r *Reactor) localJob(ctx context.Context, cause *bus.Event, re *Reaction, 
 	}
 	o := bus.Origin{Source: r.source, Cause: cause}
 	returns := map[string]any{}
-	for res.Attempts < attempts {
+	final := false // a failure that retrying would not change
+	for res.Attempts < attempts && !final {
 		if res.Attempts > 0 {
 			r.stats.Retries.Add(1)
 			if !backoff.Sleep(ctx, retryDelay(policy, res.Attempts)) {
@@ -148,13 +151,20 @@ func (r *Reactor) localJob(ctx context.Context, cause *bus.Event, re *Reaction, 
 			res.Return = returns
 			if fails := out.Failures(); res.Err == nil && len(fails) > 0 {
 				ids := slices.Sorted(maps.Keys(fails))
-				var why []string
+				var why, silent []string
 				for _, id := range ids {
 					why = append(why, id+": "+fails[id])
+					if _, answered := out.Returns[id]; !answered {
+						silent = append(silent, id)
+					}
 				}
 				res.Err = fmt.Errorf("%d of %d agents did not succeed (job %s): %s", len(ids), len(out.Minions), out.JID,
 					strings.Join(why, "; "))
-				t.Tgt, t.TgtType = ids, "list"
+				// A returned failure is the function's answer: running
+				// it again is not the reactor's call. Agents that did
+				// not answer are asked again.
+				final = len(silent) == 0
+				t.Tgt, t.TgtType = silent, "list"
 			}
 		}
 		if ctx.Err() != nil {
@@ -194,4 +204,26 @@ func (r *Reactor) localCheck(re *Reaction) error {
 	}
 	_, _, _, err := r.targeted(re, &bus.Event{})
 	return err
+}
+
+// dropOwn removes from reactions those that started the job ev announces:
+// a reaction to salt/job/*/new that publishes a job (an audit script run
+// with cmd.run) would otherwise react to its own job's new event, and to
+// that job's, until reactor_max_depth cut the chain.
+func (r *Reactor) dropOwn(ev *bus.Event, data map[string]any, reactions []*Reaction) []*Reaction {
+	if ev.Source != r.source {
+		return reactions
+	}
+	id, _ := data["reaction"].(string)
+	file, _ := data["file"].(string)
+	if id == "" {
+		return reactions
+	}
+	return slices.DeleteFunc(reactions, func(re *Reaction) bool {
+		own := re.ID == id && re.File == file
+		if own {
+			r.log.Debug("reactor: not reacting to the job a reaction started", "tag", ev.Tag, "id", id, "file", file)
+		}
+		return own
+	})
 }

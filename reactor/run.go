@@ -217,6 +217,7 @@ func (r *Reactor) handle(ctx context.Context, pub bus.Publisher, dlq DeadLetters
 		return
 	}
 	plan := r.plan(ctx, ev.Tag, data, false)
+	plan.Reactions = r.dropOwn(ev, data, plan.Reactions)
 	for _, e := range plan.Errors {
 		r.fireError(ctx, pub, ev, e)
 	}

@@ -52,6 +52,7 @@ type testAgent struct {
 	id     string
 	dir    string
 	netns  string
+	env    []string // added to the agent process's environment
 	cmd    *exec.Cmd
 	log    *syncbuf.Buffer
 	exited chan struct{}
@@ -88,6 +89,9 @@ func (a *testAgent) start() *testAgent {
 	a.t.Helper()
 	a.log = new(syncbuf.Buffer)
 	a.cmd = a.command("agent", "-c", a.dir)
+	if a.env != nil {
+		a.cmd.Env = append(os.Environ(), a.env...)
+	}
 	a.cmd.Stdout, a.cmd.Stderr = a.log, a.log
 	if err := a.cmd.Start(); err != nil {
 		a.t.Fatal(err)

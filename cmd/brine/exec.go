@@ -322,6 +322,9 @@ func (r *execRun) noMatch(pub jobs.Published) error {
 func (r *execRun) collect(ctx context.Context, pending map[string]string, ch <-chan returnEvent, errc <-chan error,
 	next func(id string) (map[string]string, error)) error {
 	wait := time.Duration(r.f.wait * float64(time.Second))
+	// finished are agents that said they finished the job without its
+	// return having arrived: it is on its way, and waited for once more.
+	finished := map[string]bool{}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for len(pending) > 0 {
@@ -349,13 +352,16 @@ func (r *execRun) collect(ctx context.Context, pending map[string]string, ch <-c
 			}
 			running := false
 			for jid, ids := range byJID {
-				var st map[string]bool
+				var st map[string]rpc.JobState
 				if err := r.call(ctx, rpc.ExecFindJob, rpc.FindJobRequest{JID: jid, Minions: ids}, &st); err != nil {
 					return err
 				}
-				for id, on := range st {
-					running = running || on
-					if on && r.f.verbose {
+				for id, s := range st {
+					if s.Running || s.Done && !finished[id] {
+						running = true
+					}
+					finished[id] = finished[id] || s.Done
+					if s.Running && r.f.verbose {
 						fmt.Fprintf(r.errw, "%s is still running job %s\n", id, jid)
 					}
 				}
