@@ -13,8 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/internal/logging"
+	"github.com/brinehq/brine/output"
 )
 
 func newAgentCmd(g *globalFlags) *cobra.Command {
@@ -100,6 +102,7 @@ func newCallCmd(g *globalFlags) *cobra.Command {
 		asJSON  bool
 		timeout time.Duration
 		local   bool
+		out     string
 	)
 	cmd := &cobra.Command{
 		Use:   "call FUN [ARG…] [KEY=VALUE…]",
@@ -127,6 +130,11 @@ the agent daemon.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if out != "" {
+				if err := output.Check(out); err != nil {
+					return usageError{err}
+				}
+			}
 			cfg, err := loadAgent(g, false)
 			if err != nil {
 				return err
@@ -147,7 +155,7 @@ the agent daemon.`,
 			if err != nil {
 				return err
 			}
-			if err := printCall(cmd.OutOrStdout(), res.Return, asJSON); err != nil {
+			if err := printCall(cmd.OutOrStdout(), res, out, asJSON); err != nil {
 				return err
 			}
 			if !local {
@@ -166,44 +174,35 @@ the agent daemon.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"local": RETURN} as JSON`)
+	cmd.Flags().StringVar(&out, "out", "", "outputter: "+strings.Join(output.Formats, ", ")+" (default: what the function names, else nested)")
 	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 10*time.Second, "how long to try to reach the master before leaving the messages queued")
 	cmd.Flags().BoolVar(&local, "local", false, "do not contact the master (messages stay queued for the agent)")
 	return cmd
 }
 
-// printCall prints a return as salt-call's nested output ("local:" and the
-// value indented, Python's True and False) or as JSON.
-func printCall(w io.Writer, ret any, asJSON bool) error {
-	if asJSON {
-		b, err := json.Marshal(map[string]any{"local": ret})
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
+// printCall prints a return as salt-call does: {"local": return} through
+// an outputter (nested by default, the function's own when it names one),
+// or as one line of JSON.
+func printCall(w io.Writer, ret proto.Return, format string, asJSON bool) error {
+	raw, err := json.Marshal(map[string]any{"local": ret.Return})
+	if err != nil {
 		return err
 	}
-	var body string
-	switch v := ret.(type) {
-	case bool:
-		body = "True\n"
-		if !v {
-			body = "False\n"
-		}
-	default:
-		raw, err := json.Marshal(ret)
-		if err != nil {
-			return err
-		}
-		var sb strings.Builder
-		if err := printYAML(&sb, raw); err != nil {
-			return err
-		}
-		body = sb.String()
+	if asJSON {
+		_, err = fmt.Fprintf(w, "%s\n", raw)
+		return err
 	}
-	out := "local:\n"
-	for line := range strings.Lines(body) {
-		out += "    " + line
+	v, err := output.Decode(raw)
+	if err != nil {
+		return err
 	}
-	_, err := io.WriteString(w, out)
-	return err
+	if format == "" {
+		format = ret.Out
+	}
+	if output.Check(format) != nil {
+		format = "nested"
+	}
+	var rets output.Returns
+	rets.Add("local", v.(map[string]any)["local"])
+	return output.Write(w, format, rets, output.Options{Color: paletteFor(w, false).on})
 }

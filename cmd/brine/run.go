@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/user"
+	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -43,6 +44,9 @@ code is 1 when the function failed.`,
 			req, err := parseRunArgs(args)
 			if err != nil {
 				return usageError{err}
+			}
+			if req.Fun == "state.event" {
+				return stateEvent(cmd, g, &cf, req)
 			}
 			if req.User, err = osUser(); err != nil {
 				return err
@@ -125,4 +129,56 @@ func printYAML(w io.Writer, raw json.RawMessage) error {
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+// stateEvent is `salt-run state.event [tagmatch] [count=N] [quiet=True]
+// [pretty=True]`: Salt's runner that prints the event bus, which brine
+// serves with `brine event watch`.
+func stateEvent(cmd *cobra.Command, g *globalFlags, cf *clientFlags, req rpc.RunRequest) error {
+	var args []string
+	switch len(req.Args) {
+	case 0:
+	case 1:
+		args = append(args, fmt.Sprint(req.Args[0]))
+	default:
+		return usageError{errors.New("state.event takes one positional argument, the tag to match")}
+	}
+	for k, v := range req.Kwargs {
+		switch k {
+		case "tagmatch":
+			if len(args) > 0 {
+				return usageError{errors.New("state.event: tagmatch given twice")}
+			}
+			args = append(args, fmt.Sprint(v))
+		case "count":
+			args = append(args, "--count", fmt.Sprint(v))
+		case "quiet", "pretty":
+			if b, ok := v.(bool); !ok {
+				return usageError{fmt.Errorf("state.event: %s=%v: want True or False", k, v)}
+			} else if b {
+				args = append(args, "--"+k)
+			}
+		case "node":
+			if v != "master" {
+				return usageError{fmt.Errorf("state.event: node=%v: brine's agents send their events to the master; watch node=master", v)}
+			}
+		default:
+			return usageError{fmt.Errorf("state.event: unknown argument %q (tagmatch, count, quiet, pretty, node)", k)}
+		}
+	}
+	if cf.master != "" {
+		args = append(args, "--master", cf.master)
+	}
+	if cf.keyFile != "" {
+		args = append(args, "--key-file", cf.keyFile)
+	}
+	if cf.publishPort != 0 {
+		args = append(args, "--publish-port", strconv.Itoa(cf.publishPort))
+	}
+	w := newEventWatchCmd(g)
+	w.SetArgs(args)
+	w.SetOut(cmd.OutOrStdout())
+	w.SetErr(cmd.ErrOrStderr())
+	w.SilenceErrors, w.SilenceUsage = true, true
+	return w.ExecuteContext(cmd.Context())
 }
