@@ -231,6 +231,11 @@ func yamlScalar(v string) any {
 	if i, err := strconv.ParseInt(v, 10, 64); err == nil {
 		return i
 	}
+	if _, err := strconv.ParseInt(v, 10, 64); errors.Is(err, strconv.ErrRange) {
+		// An integer no int64 holds (a 20-digit jid) stays the text it
+		// was: as a float it would lose digits.
+		return v
+	}
 	if f, err := strconv.ParseFloat(v, 64); err == nil && !strings.ContainsAny(v, "xXnN") {
 		return f
 	}

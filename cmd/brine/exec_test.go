@@ -419,15 +419,35 @@ func TestRemoteExecution(t *testing.T) {
 
 	t.Run("Salt's command names", func(t *testing.T) {
 		dir := t.TempDir()
-		for _, name := range []string{"salt", "salt-run", "salt-key", "salt-call"} {
-			if err := os.Symlink(brineBin, filepath.Join(dir, name)); err != nil {
-				t.Fatal(err)
-			}
+		out, errs, code := m.run(nil, "install-aliases", dir, "--json")
+		var made struct{ Created []string }
+		if code != 0 || json.Unmarshal([]byte(out), &made) != nil || len(made.Created) != 7 {
+			t.Fatalf("brine install-aliases: exit %d\n%s%s", code, out, errs)
 		}
-		out, errs, code := runCmd(t, exec.Command(filepath.Join(dir, "salt"), "-c", m.confDir, "web01", "event.send",
+		if out, _, code = m.run(nil, "install-aliases", dir); code != 0 || strings.Count(out, "kept") != 7 {
+			t.Errorf("install-aliases again keeps the links: exit %d\n%s", code, out)
+		}
+		// salt-run state.event waits for the next job; salt starts one.
+		watch := exec.Command(filepath.Join(dir, "salt-run"), "-c", m.confDir, "state.event", "salt/job/*/new", "count=1", "quiet=True")
+		if err := watch.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond) // the watch subscribes
+		out, errs, code = runCmd(t, exec.Command(filepath.Join(dir, "salt"), "-c", m.confDir, "web01", "event.send",
 			"myapp/deploy/complete", `{"version": "1.4.2", "status": "ok"}`))
 		if code != 0 || out != "web01:\n    True\n" {
 			t.Errorf("salt web01 event.send: exit %d\n%s%s", code, out, errs)
+		}
+		werr := make(chan error, 1)
+		go func() { werr <- watch.Wait() }()
+		select {
+		case err := <-werr:
+			if err != nil {
+				t.Errorf("salt-run state.event salt/job/*/new count=1 quiet=True: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			_ = watch.Process.Kill()
+			t.Errorf("salt-run state.event count=1 did not end after a job started")
 		}
 		evs2 := watchEvents(t, m, t0)
 		_, d := evs2.wait(t, "myapp/deploy/complete", tagIs("myapp/deploy/complete", nil))
@@ -441,6 +461,24 @@ func TestRemoteExecution(t *testing.T) {
 		out, errs, code = runCmd(t, exec.Command(filepath.Join(dir, "salt-key"), "-c", m.confDir, "-L"))
 		if code != 0 || !strings.Contains(out, "web01") {
 			t.Errorf("salt-key -L: exit %d\n%s%s", code, out, errs)
+		}
+		// The job that sent the event, looked up as salt-run does.
+		_, nd := evs2.wait(t, "the event.send job", func(ev *bus.Event, d map[string]any) bool {
+			return strings.HasSuffix(ev.Tag, "/ret/web01") && d["fun"] == "event.send"
+		})
+		jid := fmt.Sprint(nd["jid"])
+		out, errs, code = runCmd(t, exec.Command(filepath.Join(dir, "salt-run"), "-c", m.confDir, "jobs.lookup_jid", jid))
+		if code != 0 || out != "web01: true\n" {
+			t.Errorf("salt-run jobs.lookup_jid %s: exit %d\n%s%s", jid, code, out, errs)
+		}
+		out, errs, code = runCmd(t, exec.Command(filepath.Join(dir, "salt-call"), "-c", web01.dir, "event.send",
+			"instar/custom/event", "with_grains=true"))
+		if code != 0 || out != "local:\n    True\n" {
+			t.Errorf("salt-call event.send: exit %d\n%s%s", code, out, errs)
+		}
+		_, d = evs2.wait(t, "instar/custom/event", tagIs("instar/custom/event", nil))
+		if dd, _ := d["data"].(map[string]any); dd["grains"] == nil || d["id"] != "web01" {
+			t.Errorf("salt-call event.send with_grains=true: %v", d)
 		}
 	})
 }
