@@ -44,7 +44,7 @@ audit_job:
 
 // execMaster starts a master with auto_accept, nodegroups, file_roots
 // holding lab/audit.sh, and the seed reactions.
-func execMaster(t *testing.T) (*testMaster, string) {
+func execMaster(t *testing.T, slackURL string) (*testMaster, string) {
 	t.Helper()
 	m := newTestMaster(t)
 	roots := filepath.Join(t.TempDir(), "srv")
@@ -73,6 +73,11 @@ file_roots:
 nodegroups:
   webs: 'L@web01,web02'
   dbs: [db01]
+slack:
+  token: xoxb-test-token
+  api_url: %s
+  channel: '#audit'
+  rate: 0
 reactor:
   - 'salt/minion/*/start':
     - salt://reactor/start.sls
@@ -80,7 +85,7 @@ reactor:
     - salt://reactor/audit.sls
   - 'salt/job/*/new':
     - salt://reactor/every_job.sls
-`, roots)
+`, roots, slackURL)
 	if err := os.MkdirAll(filepath.Join(m.confDir, "master.d"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +129,8 @@ func sortedStrings(s []string) []string {
 }
 
 func TestRemoteExecution(t *testing.T) {
-	m, _ := execMaster(t)
+	rec, apiURL := newSlackRecorder(t)
+	m, _ := execMaster(t, apiURL)
 	t0 := time.Now().Add(-time.Second)
 	m.start()
 	evs := watchEvents(t, m, t0)
@@ -284,6 +290,41 @@ func TestRemoteExecution(t *testing.T) {
 		out, _, code := m.run(nil, "exec", "web01", "test.arg", "1", "x=y")
 		if code != 0 || !strings.HasPrefix(out, "web01:\n    ----------\n    args:\n        - 1\n    kwargs:\n        ----------\n") {
 			t.Errorf("nested output:\n%s", out)
+		}
+	})
+
+	t.Run("the Slack audit threads a remote job with each agent's result", func(t *testing.T) {
+		out, errs, code := m.run(nil, "exec", "-G", "roles:nginx", "cmd.run", "echo nginx restart; exit $((${BRINE_TEST_DELAY:-0} > 0))")
+		if code != 1 {
+			t.Fatalf("exit %d\n%s%s", code, out, errs)
+		}
+		var parent map[string]string
+		var replies []map[string]string
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			rec.mu.Lock()
+			msgs := append([]map[string]string(nil), rec.msgs...)
+			rec.mu.Unlock()
+			parent, replies = nil, nil
+			for _, msg := range msgs {
+				if msg["method"] == "chat.postMessage" && strings.Contains(msg["text"], "salt -G roles:nginx cmd.run 'echo nginx restart;") {
+					parent = msg
+				}
+			}
+			for _, msg := range msgs {
+				if parent != nil && msg["thread_ts"] == parent["ts"] {
+					replies = append(replies, msg)
+				}
+			}
+			if len(replies) == 2 {
+				break
+			}
+		}
+		if parent == nil || len(replies) != 2 {
+			t.Fatalf("Slack: parent %v, replies %v", parent, replies)
+		}
+		all := replies[0]["text"] + "\n" + replies[1]["text"]
+		if !strings.Contains(all, ":white_check_mark: *web01* succeeded") || !strings.Contains(all, ":x: *web02* failed") {
+			t.Errorf("thread replies: %s", all)
 		}
 	})
 
