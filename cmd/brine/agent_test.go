@@ -791,6 +791,12 @@ func TestAgentNetworkNamespaces(t *testing.T) {
 	if up := manageUp(t, m); !slices.Equal(up, []string{"ns-agent-1", "ns-agent-2"}) {
 		t.Errorf("manage.up = %v", up)
 	}
+	// A job targeted by address reaches the agent on that network only,
+	// and runs in its namespace.
+	out, errs, code := m.run(nil, "exec", "-S", n.addrs[1]+"/32", "network.ip_addrs", "--json")
+	if code != 0 || strings.TrimSpace(out) != fmt.Sprintf("{\n    %q: [\n        %q\n    ]\n}", "ns-agent-2", n.addrs[1]) {
+		t.Errorf("brine exec -S %s/32 network.ip_addrs: exit %d\n%s%s", n.addrs[1], code, out, errs)
+	}
 }
 
 func (a *testAgent) where() string {
