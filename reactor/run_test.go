@@ -304,11 +304,13 @@ func TestRunLoopProtection(t *testing.T) {
 		glob    string
 		file    string
 		trigger string
+		loops   int // chains cut
 	}{
 		{name: "reaction fires its own trigger", glob: "loop/*",
-			file: "again:\n  runner.event.send:\n    - tag: loop/again\n", trigger: "loop/start"},
-		{name: "reaction on salt/run/*/new runs jobs", glob: "salt/run/*/new",
-			file: "audit:\n  runner.test.arg:\n    - arg: [{{ data['jid'] }}]\n", trigger: ""},
+			file: "again:\n  runner.event.send:\n    - tag: loop/again\n", trigger: "loop/start", loops: 1},
+		{name: "two reactions on salt/run/*/new run each other's jobs", glob: "salt/run/*/new",
+			// kick's job starts two chains (each reaction reacts to it).
+			file: "audit:\n  runner.test.arg:\n    - arg: [{{ data['jid'] }}]\n", trigger: "", loops: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -318,20 +320,25 @@ func TestRunLoopProtection(t *testing.T) {
 			rec := record(t, b)
 			file := writeFile(t, t.TempDir(), "loop.sls", tt.file)
 			kick := writeFile(t, t.TempDir(), "kick.sls", "kick:\n  runner.test.ping: []\n")
-			r := reactor.New(reactor.Config{MaxDepth: maxDepth, Mapping: []reactor.MapEntry{
-				{Glob: tt.glob, Files: []string{file}},
-				{Glob: "kick", Files: []string{kick}},
-			}}, function.NewWithBuiltins())
+			mapping := []reactor.MapEntry{{Glob: tt.glob, Files: []string{file}}, {Glob: "kick", Files: []string{kick}}}
+			if tt.trigger == "" {
+				// A reaction never reacts to its own job (TestRunOwnJob):
+				// the chain needs a second one, which reacts to the
+				// first's job and whose job the first reacts to.
+				mapping = append(mapping, reactor.MapEntry{Glob: "salt/run/*/new",
+					Files: []string{writeFile(t, t.TempDir(), "second.sls", "second:\n  runner.test.ping: []\n")}})
+			}
+			r := reactor.New(reactor.Config{MaxDepth: maxDepth, Mapping: mapping}, function.NewWithBuiltins())
 			start(t, r, b, nil)
 			trigger := tt.trigger
 			if trigger == "" {
 				trigger = "kick" // its job's salt/run/<jid>/new starts the chain
 			}
 			publish(t, b, trigger, nil)
-			loop := rec.waitFor(t, reactor.TagLoop, 1)
+			loop := rec.waitFor(t, reactor.TagLoop, tt.loops)
 			time.Sleep(300 * time.Millisecond) // a runaway chain would go on
-			if loops := rec.matching(reactor.TagLoop); len(loops) != 1 {
-				t.Fatalf("%d loop events, want 1", len(loops))
+			if loops := rec.matching(reactor.TagLoop); len(loops) != tt.loops {
+				t.Fatalf("%d loop events, want %d", len(loops), tt.loops)
 			}
 			d := data(t, loop[0])
 			if d["depth"] != int64(maxDepth+1) || d["max_depth"] != int64(maxDepth) {
@@ -343,10 +350,33 @@ func TestRunLoopProtection(t *testing.T) {
 					t.Errorf("job at depth %d past max_depth %d", ret.Depth, maxDepth)
 				}
 			}
-			if got := r.Stats().LoopsCut.Load(); got != 1 {
+			if got := r.Stats().LoopsCut.Load(); got != uint64(tt.loops) {
 				t.Errorf("loops cut %d", got)
 			}
 		})
+	}
+}
+
+// TestRunOwnJob checks that a reaction to job events does not react to
+// the job it started itself: an audit of every job runs once per job.
+func TestRunOwnJob(t *testing.T) {
+	b := openBus(t, t.TempDir())
+	defer b.Close()
+	rec := record(t, b)
+	audit := writeFile(t, t.TempDir(), "audit.sls", "audit:\n  runner.test.arg:\n    - arg: [{{ data['jid'] }}]\n")
+	kick := writeFile(t, t.TempDir(), "kick.sls", "kick:\n  runner.test.ping: []\n")
+	r := reactor.New(reactor.Config{Mapping: []reactor.MapEntry{
+		{Glob: "salt/run/*/new", Files: []string{audit}}, {Glob: "kick", Files: []string{kick}},
+	}}, function.NewWithBuiltins())
+	start(t, r, b, nil)
+	publish(t, b, "kick", nil)
+	rec.waitFor(t, "salt/run/*/ret", 2)
+	time.Sleep(500 * time.Millisecond) // a runaway chain would go on
+	if n := len(rec.matching("salt/run/*/new")); n != 2 {
+		t.Errorf("%d jobs, want 2: kick's and one audit of it", n)
+	}
+	if n := len(rec.matching(reactor.TagLoop)); n != 0 {
+		t.Errorf("%d loop notices, want none", n)
 	}
 }
 

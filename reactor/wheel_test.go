@@ -108,7 +108,7 @@ func TestRunnableWheel(t *testing.T) {
 		{re: reactor.Reaction{Kind: reactor.Wheel, Fun: "key.accept", Kwargs: map[string]any{"name": "x", "match": "y"}},
 			want: `wheel.key.accept: key.accept: argument "name": unexpected argument`},
 		{re: reactor.Reaction{Kind: reactor.Wheel, Fun: "key.accept"}, want: `argument "match": missing argument`, is: function.ErrMissingArgument},
-		{re: reactor.Reaction{Kind: reactor.Local, Fun: "cmd.run", Tgt: "*"}, want: "needs a minion transport", is: reactor.ErrNoExecutor},
+		{re: reactor.Reaction{Kind: reactor.Local, Fun: "cmd.run", Tgt: "*"}, want: "needs agents", is: reactor.ErrNoExecutor},
 		{re: reactor.Reaction{Kind: reactor.Caller, Fun: "file.touch"}, is: reactor.ErrNoExecutor},
 	} {
 		err := r.Runnable(&tc.re)
