@@ -14,8 +14,10 @@ import (
 // error returns), and its return is queued for the master as
 // salt/job/<jid>/ret/<id>.
 func (a *Agent) Call(ctx context.Context, fun string, args []any, kwargs map[string]any) (proto.Return, error) {
-	job := proto.Job{JID: jobs.NewJID(), Fun: fun, Arg: jobs.PackArgs(args, kwargs), Tgt: a.id, TgtType: "glob",
-		User: "salt-call"}
+	// salt-call's __pub_* keywords are fun, jid, pid and tgt "salt-call"
+	// (seed 003 shows them in event.send's data); a published job's add
+	// the rest of its load.
+	job := proto.Job{JID: jobs.NewJID(), Fun: fun, Arg: jobs.PackArgs(args, kwargs), Tgt: "salt-call"}
 	ret := a.execute(ctx, job)
 	return ret, a.queueReturn(ret)
 }

@@ -308,10 +308,11 @@ func (a *Agent) execute(ctx context.Context, job proto.Job) proto.Return {
 	ret.Out = f.Out
 	args, kwargs := jobs.SplitArgs(job.Arg)
 	if f.VarKwargs {
-		kwargs["__pub_fun"], kwargs["__pub_jid"], kwargs["__pub_pid"] = job.Fun, job.JID, int64(os.Getpid())
-		kwargs["__pub_tgt"], kwargs["__pub_tgt_type"], kwargs["__pub_user"] = job.Tgt, job.TgtType, job.User
-		if job.Ret != "" {
-			kwargs["__pub_ret"] = job.Ret
+		// Salt hands a function taking **kwargs its job's load as
+		// __pub_* keywords (load_args_and_kwargs).
+		kwargs["__pub_fun"], kwargs["__pub_jid"], kwargs["__pub_pid"], kwargs["__pub_tgt"] = job.Fun, job.JID, int64(os.Getpid()), job.Tgt
+		if job.TgtType != "" {
+			kwargs["__pub_tgt_type"], kwargs["__pub_user"], kwargs["__pub_arg"], kwargs["__pub_ret"] = job.TgtType, job.User, nonNilArgs(job.Arg), job.Ret
 		}
 	}
 	rctx, rc := modules.WithRetcode(ctx)

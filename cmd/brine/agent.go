@@ -168,7 +168,11 @@ the agent daemon.`,
 				}
 			}
 			if !res.Success {
-				return retcodeError{code: max(res.Retcode, 1), err: fmt.Errorf("%s failed (retcode %d)", req.Fun, res.Retcode)}
+				err := fmt.Errorf("%s failed (retcode %d)", req.Fun, res.Retcode)
+				if s, ok := res.Return.(string); ok && s != "" {
+					err = fmt.Errorf("%s failed (retcode %d): %s", req.Fun, res.Retcode, strings.SplitN(s, "\n", 2)[0])
+				}
+				return retcodeError{code: max(res.Retcode, 1), err: err}
 			}
 			return nil
 		},

@@ -135,8 +135,8 @@ reactor:
 	if out, _, _ := m.run(nil, "mine", "delete", "web1"); out != "web1 was not in the mine\n" {
 		t.Errorf("second delete printed %q", out)
 	}
-	if _, errs, code := m.run(nil, "mine", "get", "x", "--tgt-type", "compound"); code != 1 || !strings.Contains(errs, `tgt_type "compound" is not supported`) {
-		t.Errorf("compound target: exit %d: %s", code, errs)
+	if _, errs, code := m.run(nil, "mine", "get", "x", "--tgt-type", "range"); code != 1 || !strings.Contains(errs, `tgt_type "range" is not supported`) {
+		t.Errorf("range target: exit %d: %s", code, errs)
 	}
 }
 
