@@ -84,22 +84,6 @@ func validJID(jid string) error {
 	return nil
 }
 
-// seen reports whether jid runs or ran here.
-func (r *jobRunner) seen(jid string) bool {
-	r.mu.Lock()
-	_, ok := r.running[jid]
-	r.mu.Unlock()
-	if ok {
-		return true
-	}
-	for _, d := range []string{r.proc, r.done} {
-		if _, err := os.Stat(filepath.Join(d, jid)); err == nil {
-			return true
-		}
-	}
-	return false
-}
-
 // start runs job in the background unless its jid was seen; ctx is the
 // agent's, ending the job when the agent stops.
 func (r *jobRunner) start(ctx context.Context, job proto.Job) {

@@ -37,6 +37,8 @@ const (
 
 // ErrNoMinions is the refusal of a job whose target selects no agent:
 // Salt's "No minions matched the target."
+//
+//lint:ignore ST1005 Salt's words, which scripts match.
 var ErrNoMinions = errors.New("No minions matched the target. No command was sent, no jid was assigned.")
 
 // publisher sends jobs to the agents they target and routes their returns:

@@ -219,7 +219,7 @@ func (r *execRun) previewTarget(ctx context.Context, tgt any, tgtType string) er
 		fmt.Fprintf(r.w, "- %s\n", id)
 	}
 	if len(rep.Minions) == 0 {
-		return retcodeError{code: exitUsage, err: errors.New("No minions matched the target.")}
+		return r.noMatch(jobs.Published{Missing: rep.Missing})
 	}
 	return nil
 }
