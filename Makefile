@@ -3,7 +3,7 @@ GO            ?= go
 BIN           := bin/brine
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Debian packages the tests start as real peers (installed when missing).
-DEB_PACKAGES  ?= bind9 bind9-dnsutils dnsmasq-base busybox udhcpc iproute2 curl openssh-server python3 python3-zmq
+DEB_PACKAGES  ?= bind9 bind9-dnsutils dnsmasq-base busybox udhcpc iproute2 curl openssh-server python3 python3-zmq iputils-ping
 # Packages where concurrency lives run under the race detector.
 RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./api/... ./master/... ./agent/... ./keys/...
 FUZZTIME      ?= 30s

@@ -100,7 +100,7 @@ func New(cfg *Loaded, opts Options) (*Agent, error) {
 		opts: opts, log: opts.Log.With("id", id), keys: kp, cfg: cfg, id: id,
 		outbox: out, reload: make(chan *Loaded, 1), accepted: make(chan struct{}, 1),
 	}
-	a.grains = opts.Grains.Collect(id, cfg.Grains)
+	a.grains = opts.Grains.Collect(id, a.staticGrains(cfg))
 	for _, w := range cfg.Warnings {
 		a.log.Warn("configuration: " + w.String())
 	}
@@ -172,7 +172,7 @@ func (a *Agent) env() *modules.Env {
 	cfg := a.config()
 	return &modules.Env{ID: a.id, Grains: a.Grains, FireMaster: a.FireMaster, Version: a.opts.Version, Log: a.log,
 		Opts: a.Opts, CacheDir: cfg.CacheDir, Files: &fileClient{a: a, dir: filepath.Join(cfg.CacheDir, "files")},
-		Master: masterCaller{a}, Jobs: a.jobs, Mine: a}
+		Master: masterCaller{a}, Jobs: a.jobs, Mine: a, SetGrains: a.SetGrains}
 }
 
 // Opts is the agent's configuration as Salt's __opts__: every key set in
@@ -387,7 +387,7 @@ func (a *Agent) push(method string, body []byte) {
 
 // apply installs a reloaded configuration.
 func (a *Agent) apply(cfg *Loaded) {
-	g := a.opts.Grains.Collect(a.id, cfg.Grains)
+	g := a.opts.Grains.Collect(a.id, a.staticGrains(cfg))
 	a.mu.Lock()
 	a.cfg, a.grains = cfg, g
 	a.mu.Unlock()
@@ -399,7 +399,7 @@ func (a *Agent) apply(cfg *Loaded) {
 
 // grainsChanged recollects grains and reports whether they changed.
 func (a *Agent) grainsChanged() bool {
-	g := a.opts.Grains.Collect(a.id, a.config().Grains)
+	g := a.opts.Grains.Collect(a.id, a.staticGrains(a.config()))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if reflect.DeepEqual(g, a.grains) {

@@ -51,6 +51,9 @@ type Env struct {
 	Jobs Jobs
 	// Mine sends this agent's mine data (mine.update, send, delete).
 	Mine Mine
+	// SetGrains keeps grains across restarts (Salt's grains file) and
+	// makes them the agent's at once (grains.setval, grains.append).
+	SetGrains func(ctx context.Context, set map[string]any) (map[string]any, error)
 	// Functions is the agent's registry, every module included (sys.*,
 	// state functions calling others). Set once all are registered.
 	Functions *function.Registry

@@ -54,6 +54,7 @@ func execMaster(t *testing.T, slackURL string) (*testMaster, string) {
 		"reactor/start.sls":     highstateOnStart,
 		"reactor/audit.sls":     auditCmd,
 		"reactor/every_job.sls": auditEveryJob,
+		"reactor/caller.sls":    "on_master:\n  caller.cmd.run:\n    - args:\n      - cmd: echo from the agent beside the master\n",
 	} {
 		p := filepath.Join(roots, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -68,6 +69,7 @@ func execMaster(t *testing.T, slackURL string) (*testMaster, string) {
 		t.Fatal(err)
 	}
 	conf := fmt.Sprintf(`auto_accept: true
+reactor_caller_id: db01
 file_roots:
   base: [%s]
 nodegroups:
@@ -83,6 +85,8 @@ reactor:
     - salt://reactor/start.sls
   - 'myco/audit':
     - salt://reactor/audit.sls
+  - 'myco/caller':
+    - salt://reactor/caller.sls
   - 'salt/job/*/new':
     - salt://reactor/every_job.sls
 `, roots, slackURL)
@@ -401,6 +405,32 @@ func TestRemoteExecution(t *testing.T) {
 		if len(loops) > 0 {
 			t.Errorf("the audit reaction looped: %d loop notices", len(loops))
 		}
+	})
+
+	t.Run("grains set on an agent target it at once; caller reactions; network.ping", func(t *testing.T) {
+		rets, errs, code := execJSON(t, m, "web01", "grains.setval", "deploy_group", "blue")
+		if code != 0 || fmt.Sprint(rets["web01"]) != "map[deploy_group:blue]" {
+			t.Fatalf("grains.setval: exit %d %v\n%s", code, rets, errs)
+		}
+		rets, _, code = execJSON(t, m, "-G", "deploy_group:blue", "grains.append", "tags", "a")
+		if code != 0 || fmt.Sprint(rets) != "map[web01:map[tags:[a]]]" {
+			t.Errorf("a grain set a moment ago targets its agent: exit %d %v", code, rets)
+		}
+		if b, err := os.ReadFile(filepath.Join(web01.dir, "grains")); err != nil || !strings.Contains(string(b), "deploy_group: blue") {
+			t.Errorf("the grains file: %q %v", b, err)
+		}
+		rets, _, code = execJSON(t, m, "web01", "network.ping", "127.0.0.1", "return_boolean=True", "timeout=2")
+		if code != 0 || rets["web01"] != true {
+			t.Errorf("network.ping 127.0.0.1: exit %d %v", code, rets)
+		}
+		c := m.client()
+		defer c.Close()
+		if _, err := c.Publish(t.Context(), "myco/caller", nil); err != nil {
+			t.Fatal(err)
+		}
+		evs.wait(t, "the caller reaction's return on db01", func(ev *bus.Event, d map[string]any) bool {
+			return strings.HasSuffix(ev.Tag, "/ret/db01") && d["return"] == "from the agent beside the master"
+		})
 	})
 
 	t.Run("an agent killed mid-job returns it after its restart, once", func(t *testing.T) {

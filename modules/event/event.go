@@ -44,6 +44,27 @@ func Module(env *modules.Env) []function.Func {
 			},
 		},
 		{
+			// Salt's event.fire goes to the minion's own bus; a brine
+			// agent has none, and its reactions are the master's, so it
+			// goes where they can see it.
+			Name: "event.fire",
+			Doc:  "Fire data (a mapping) under tag; brine's agents have no bus of their own, so it goes to the master's.",
+			Params: []function.Param{
+				{Name: "data", Kind: function.Map, Required: true},
+				{Name: "tag", Kind: function.String, Required: true},
+			},
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				data := in.Map("data")
+				if data == nil {
+					data = map[string]any{}
+				}
+				if err := env.FireMaster(ctx, in.String("tag"), data); err != nil {
+					return nil, err
+				}
+				return true, nil
+			},
+		},
+		{
 			Name: "event.fire_master",
 			Doc:  "Send data (a mapping) to the master under tag.",
 			Params: []function.Param{

@@ -1,10 +1,14 @@
 // Package grains is Salt's grains execution module: items, item, get, ls
-// and has_value over the agent's grains.
+// and has_value over the agent's grains; setval, setvals and append keep
+// grains in the agent's grains file, as Salt's do.
 package grains
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 
 	"github.com/brinehq/brine/function"
@@ -14,7 +18,52 @@ import (
 
 // Module declares the grains functions.
 func Module(env *modules.Env) []function.Func {
+	set := func(ctx context.Context, g map[string]any) (any, error) {
+		if env.SetGrains == nil {
+			return nil, errors.New("this agent cannot keep grains")
+		}
+		return env.SetGrains(ctx, g)
+	}
 	return []function.Func{
+		{
+			Name: "grains.setval", Doc: "Set grain key to val in the agent's grains file; returns {key: val}.",
+			Params: []function.Param{{Name: "key", Kind: function.String, Required: true}, {Name: "val", Kind: function.Any, Required: true},
+				{Name: "destructive", Kind: function.Bool, Default: false}},
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				return set(ctx, map[string]any{in.String("key"): in.Value("val")})
+			},
+		},
+		{
+			Name: "grains.setvals", Doc: "Set several grains ({key: val, …}) in the agent's grains file.",
+			Params: []function.Param{{Name: "grains", Kind: function.Map, Required: true}, {Name: "destructive", Kind: function.Bool, Default: false}},
+			Run:    func(ctx context.Context, in *function.Input) (any, error) { return set(ctx, in.Map("grains")) },
+		},
+		{
+			Name: "grains.append", Doc: "Append val to the list grain key (created when absent); returns {key: [...]}.",
+			Params: []function.Param{{Name: "key", Kind: function.String, Required: true}, {Name: "val", Kind: function.Any, Required: true},
+				{Name: "convert", Kind: function.Bool, Default: false}, {Name: "delimiter", Kind: function.String, Default: ":"}},
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				key := in.String("key")
+				cur, ok := env.Grains()[key]
+				var list []any
+				switch v := cur.(type) {
+				case nil:
+				case []any:
+					list = append(list, v...)
+				default:
+					if !ok || !in.Bool("convert") {
+						return nil, fmt.Errorf("the key %s is not a valid list (convert=True makes it one)", key)
+					}
+					list = []any{v}
+				}
+				for _, x := range list {
+					if reflect.DeepEqual(x, in.Value("val")) {
+						return nil, fmt.Errorf("the val %v was already in the list %s", in.Value("val"), key)
+					}
+				}
+				return set(ctx, map[string]any{key: append(list, in.Value("val"))})
+			},
+		},
 		{
 			Name: "grains.items", Doc: "Every grain of this agent.", ReadOnly: true,
 			Run: func(context.Context, *function.Input) (any, error) { return env.Grains(), nil },

@@ -10,7 +10,9 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/brinehq/brine/function"
@@ -172,6 +174,30 @@ func Module(*modules.Env) []function.Func {
 					return nil, err
 				}
 				return Describe(ifs), nil
+			},
+		},
+		{
+			Name: "network.ping", Doc: "Ping host (4 packets, each waiting timeout seconds): ping's output, or with return_boolean=True whether it answered.",
+			Params: []function.Param{{Name: "host", Kind: function.String, Required: true},
+				{Name: "timeout", Kind: function.Int, Default: int64(0)}, {Name: "return_boolean", Kind: function.Bool, Default: false}},
+			ReadOnly: true,
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				host := in.String("host")
+				if host == "" || strings.HasPrefix(host, "-") {
+					return nil, fmt.Errorf("network.ping: %q is not a host name or address", host)
+				}
+				args := []string{"-c", "4"}
+				if t := in.Int("timeout"); t > 0 {
+					args = append(args, "-W", strconv.FormatInt(t, 10))
+				}
+				out, err := exec.CommandContext(ctx, "ping", append(args, host)...).CombinedOutput()
+				if in.Bool("return_boolean") {
+					return err == nil, nil
+				}
+				if _, notRun := err.(*exec.ExitError); err != nil && !notRun {
+					return nil, fmt.Errorf("network.ping: %w", err)
+				}
+				return strings.TrimRight(string(out), "\n"), nil
 			},
 		},
 		{
