@@ -161,7 +161,7 @@ func LoadConfig(dir string) (*Loaded, error) {
 	if err := tree.DecodeAll(&l.Config); err != nil {
 		return nil, err
 	}
-	l.Warnings = tree.Unknown(config.YAMLKeys(Config{}), saltMinionKeys)
+	l.Warnings = tree.Unknown(append(config.YAMLKeys(Config{}), ModuleOptions...), saltMinionKeys)
 	if err := l.validate(); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,9 @@ import (
 	"strings"
 
 	"github.com/brinehq/brine/agent/proto"
+	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/fileserver"
+	"github.com/brinehq/brine/modules"
 )
 
 // fileClient fetches files from the master's file server (salt://) into
@@ -49,6 +53,10 @@ func (f *fileClient) stat(ctx context.Context, p, saltenv string) (proto.FileSta
 		return st, err
 	}
 	err = masterCaller{f.a}.Call(ctx, proto.MethodFileStat, proto.FileRequest{Path: rel, Saltenv: saltenv}, &st)
+	var re *gateway.RemoteError
+	if errors.As(err, &re) && strings.Contains(re.Message, fileserver.ErrNotFound.Error()) {
+		err = fmt.Errorf("%w: %s", modules.ErrNoFile, re.Message)
+	}
 	return st, err
 }
 

@@ -339,7 +339,8 @@ func truncateReturn(v any, limit int) any {
 		text = string(b)
 	}
 	keep := min(len(text), limit-200)
-	return fmt.Sprintf("%s\n[return truncated: %d bytes of %d kept (max_return_size)]", text[:max(keep, 0)], max(keep, 0), len(b))
+	kept := strings.ToValidUTF8(text[:max(keep, 0)], "")
+	return fmt.Sprintf("%s\n[return truncated: %d bytes of %d kept (max_return_size)]", kept, len(kept), len(b))
 }
 
 // queueReturn puts a job's return in the outbox.

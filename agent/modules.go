@@ -43,3 +43,13 @@ var Modules = []modules.Module{
 	test.Module,
 	user.Module,
 }
+
+// ModuleOptions are the agent configuration keys execution modules read
+// from their options (Salt's __opts__), known keys of the minion file.
+var ModuleOptions = []string{
+	"allow_reboot",       // system.reboot, shutdown, poweroff, halt
+	"cmd_safe",           // cmd.*: False runs every command through the shell
+	"cmd_blacklist_glob", // cmd.*: commands refused
+	"cmd_whitelist_glob", // cmd.*: the only commands allowed
+	"systemd.scope",      // service.*: False keeps systemd-run out
+}

@@ -10,6 +10,7 @@ package modules
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync/atomic"
 
@@ -59,6 +60,10 @@ type Env struct {
 	Functions *function.Registry
 }
 
+// ErrNoFile is how Files reports a salt:// path that is in no root (cp
+// returns ” for it, as Salt; every other failure is an error).
+var ErrNoFile = errors.New("no such file on the master")
+
 // Files is the master's file server as an agent sees it.
 type Files interface {
 	// Cache fetches salt://path of saltenv into the agent's cache, unless
@@ -93,8 +98,9 @@ type Jobs interface {
 	// Running describes the running jobs, Salt's proc data: jid, fun,
 	// arg, pid, tgt, tgt_type, user.
 	Running() []map[string]any
-	// Signal ends the job jid: kill (SIGKILL to its processes) or term
-	// (SIGTERM), cancelling the function. false: no such job runs.
+	// Signal ends the job jid, kill or term (which its return tells):
+	// the function is cancelled, and commands it runs get SIGTERM, then
+	// SIGKILL. false: no such job runs.
 	Signal(jid string, kill bool) bool
 }
 

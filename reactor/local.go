@@ -124,6 +124,9 @@ func (r *Reactor) localJob(ctx context.Context, cause *bus.Event, re *Reaction, 
 	}
 	o := bus.Origin{Source: r.source, Cause: cause}
 	returns := map[string]any{}
+	// failedReturns are agents that returned a failure; silent those that
+	// have not answered yet.
+	failedReturns, silent := map[string]string{}, map[string]string{}
 	final := false // a failure that retrying would not change
 	for res.Attempts < attempts && !final {
 		if res.Attempts > 0 {
@@ -149,22 +152,32 @@ func (r *Reactor) localJob(ctx context.Context, cause *bus.Event, re *Reaction, 
 				returns[id] = rt.Return
 			}
 			res.Return = returns
-			if fails := out.Failures(); res.Err == nil && len(fails) > 0 {
-				ids := slices.Sorted(maps.Keys(fails))
-				var why, silent []string
-				for _, id := range ids {
-					why = append(why, id+": "+fails[id])
-					if _, answered := out.Returns[id]; !answered {
-						silent = append(silent, id)
-					}
+			// Failures that returned stay failures whatever a retry of
+			// the silent agents gives.
+			for id, why := range out.Failures() {
+				if _, answered := out.Returns[id]; answered {
+					failedReturns[id] = why
+				} else {
+					silent[id] = why
 				}
-				res.Err = fmt.Errorf("%d of %d agents did not succeed (job %s): %s", len(ids), len(out.Minions), out.JID,
-					strings.Join(why, "; "))
+			}
+			for id := range out.Returns {
+				delete(silent, id)
+			}
+			if res.Err == nil && len(failedReturns)+len(silent) > 0 {
+				all := maps.Clone(failedReturns)
+				maps.Copy(all, silent)
+				ids := slices.Sorted(maps.Keys(all))
+				var why []string
+				for _, id := range ids {
+					why = append(why, id+": "+all[id])
+				}
+				res.Err = fmt.Errorf("%d agents did not succeed (job %s): %s", len(ids), out.JID, strings.Join(why, "; "))
 				// A returned failure is the function's answer: running
 				// it again is not the reactor's call. Agents that did
 				// not answer are asked again.
+				t.Tgt, t.TgtType = slices.Sorted(maps.Keys(silent)), "list"
 				final = len(silent) == 0
-				t.Tgt, t.TgtType = silent, "list"
 			}
 		}
 		if ctx.Err() != nil {

@@ -243,6 +243,14 @@ func yamlScalar(v string) any {
 	if strings.ContainsAny(v[:1], "[{") && yaml.Unmarshal([]byte(v), &x) == nil {
 		return x
 	}
+	// A quoted scalar is a string, as YAML reads it: '"1.10"' is the text
+	// 1.10, not the number 1.1.
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		var str string
+		if yaml.Unmarshal([]byte(v), &str) == nil {
+			return str
+		}
+	}
 	return v
 }
 

@@ -50,8 +50,11 @@ func Module(env *modules.Env) []function.Func {
 					return nil, err
 				}
 				cached, err := fs.Cache(ctx, src, in.String("saltenv"))
-				if err != nil {
+				if errors.Is(err, modules.ErrNoFile) {
 					return "", nil // Salt returns '' for a source that is not there
+				}
+				if err != nil {
+					return nil, err
 				}
 				return copyTo(cached, in.String("dest"), filepath.Base(src), in.Bool("makedirs"))
 			},
@@ -72,8 +75,11 @@ func Module(env *modules.Env) []function.Func {
 					return "", nil
 				}
 				local, err := fs.Cache(ctx, p, in.String("saltenv"))
-				if err != nil {
+				if errors.Is(err, modules.ErrNoFile) {
 					return "", nil
+				}
+				if err != nil {
+					return nil, err
 				}
 				return local, nil
 			},
@@ -150,8 +156,11 @@ func Module(env *modules.Env) []function.Func {
 					return nil, err
 				}
 				h, err := fs.Hash(ctx, src, in.String("saltenv"))
-				if err != nil || h == "" {
+				if errors.Is(err, modules.ErrNoFile) {
 					return map[string]any{}, nil
+				}
+				if err != nil {
+					return nil, err
 				}
 				return map[string]any{"hash_type": "sha256", "hsum": h}, nil
 			},

@@ -59,8 +59,8 @@ func Module(env *modules.Env) []function.Func {
 				}
 				return out, nil
 			}},
-		{Name: "saltutil.kill_job", Doc: "Kill job jid (SIGKILL to its processes); its return says it was killed.", Params: jid, Run: signal(true)},
-		{Name: "saltutil.term_job", Doc: "Terminate job jid (SIGTERM to its processes); its return says so.", Params: jid, Run: signal(false)},
+		{Name: "saltutil.kill_job", Doc: "Kill job jid: the function is cancelled, its commands get SIGTERM then SIGKILL 3 s later; its return says it was killed.", Params: jid, Run: signal(true)},
+		{Name: "saltutil.term_job", Doc: "Terminate job jid: the function is cancelled, its commands get SIGTERM (SIGKILL 3 s later); its return says so.", Params: jid, Run: signal(false)},
 		{
 			Name: "saltutil.signal_job", Doc: "Send signal (9 or 15) to job jid.",
 			Params: []function.Param{{Name: "jid", Kind: function.String, Required: true}, {Name: "sig", Kind: function.Int, Required: true}},
