@@ -35,10 +35,10 @@ func returnItem(r proto.Return) (Item, error) {
 // agent's key: what was queued stays queued.
 var ErrPending = errors.New("the master has not accepted this agent's key yet")
 
-// Deliver connects to the master, authenticates once and delivers the
-// outbox: what `brine call` does after running its function. What cannot
-// be delivered stays queued for the agent daemon.
-func (a *Agent) Deliver(ctx context.Context) error {
+// Connect connects to the master and authenticates once, for brine call:
+// its function may fetch salt:// files or ask the master, and Deliver
+// then uses the same connection. The returned func closes it.
+func (a *Agent) Connect(ctx context.Context) (func(), error) {
 	cfg := a.config()
 	var errs []error
 	for _, addr := range cfg.Addrs() {
@@ -47,23 +47,42 @@ func (a *Agent) Deliver(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
-		defer cli.Close()
 		var rep proto.HelloReply
 		hello := proto.Hello{ID: a.id, Version: a.opts.Version, AutosignGrains: a.grainsNamed(cfg.AutosignGrains)}
 		if err := cli.Call(ctx, proto.MethodHello, hello, &rep); err != nil {
-			return fmt.Errorf("authentication: %w", err)
+			cli.Close()
+			return nil, fmt.Errorf("authentication: %w", err)
 		}
 		switch rep.State {
 		case proto.StateAccepted:
-			dropped, err := a.drain(ctx, cli)
-			return errors.Join(append(dropped, err)...)
+			a.cli.Store(cli)
+			return func() { a.cli.CompareAndSwap(cli, nil); cli.Close() }, nil
 		case proto.StatePending:
-			return ErrPending
+			cli.Close()
+			return nil, ErrPending
 		default:
-			return fmt.Errorf("the master refuses this agent's key (%s): %s", rep.State, rep.Reason)
+			cli.Close()
+			return nil, fmt.Errorf("the master refuses this agent's key (%s): %s", rep.State, rep.Reason)
 		}
 	}
-	return errors.Join(errs...)
+	return nil, errors.Join(errs...)
+}
+
+// Deliver delivers the outbox to the master, over the connection Connect
+// made or a new one: what `brine call` does after running its function.
+// What cannot be delivered stays queued for the agent daemon.
+func (a *Agent) Deliver(ctx context.Context) error {
+	cli := a.cli.Load()
+	if cli == nil {
+		done, err := a.Connect(ctx)
+		if err != nil {
+			return err
+		}
+		defer done()
+		cli = a.cli.Load()
+	}
+	dropped, err := a.drain(ctx, cli)
+	return errors.Join(append(dropped, err)...)
 }
 
 // Queued is the number of messages waiting for the master.

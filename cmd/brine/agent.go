@@ -151,6 +151,18 @@ the agent daemon.`,
 			if err != nil {
 				return err
 			}
+			if !local {
+				// Connected first, as salt-call: the function may need
+				// the master (salt:// files, mine.get).
+				ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+				done, cerr := a.Connect(ctx)
+				cancel()
+				if cerr == nil {
+					defer done()
+				} else {
+					fmt.Fprintf(cmd.ErrOrStderr(), "brine: the master is not reachable (%v); running %s without it\n", cerr, req.Fun)
+				}
+			}
 			res, err := a.Call(cmd.Context(), req.Fun, req.Args, req.Kwargs)
 			if err != nil {
 				return err

@@ -547,6 +547,10 @@ func TestRemoteExecution(t *testing.T) {
 		if code != 0 || out != "local:\n    True\n" {
 			t.Errorf("salt-call event.send: exit %d\n%s%s", code, out, errs)
 		}
+		out, errs, code = runCmd(t, exec.Command(filepath.Join(dir, "salt-call"), "-c", web01.dir, "cp.list_master", "prefix=lab/", "--out", "json"))
+		if code != 0 || !strings.Contains(out, `"lab/audit.sh"`) {
+			t.Errorf("salt-call cp.list_master (the master's file server): exit %d\n%s%s", code, out, errs)
+		}
 		_, d = evs2.wait(t, "instar/custom/event", tagIs("instar/custom/event", nil))
 		if dd, _ := d["data"].(map[string]any); dd["grains"] == nil || d["id"] != "web01" {
 			t.Errorf("salt-call event.send with_grains=true: %v", d)
