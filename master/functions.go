@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/cloud"
@@ -41,7 +42,7 @@ func (m *Master) registerFunctions(context.Context) error {
 // ErrNeedsMaster is what a function of an integration, the mine, jobs, keys
 // or the cloud answers in a dry run: it is known and its arguments were
 // checked, but it acts on the world through the master's connections.
-var ErrNeedsMaster = errors.New("runs only on the master (brine reactor test has no DNS, mine or Slack connection)")
+var ErrNeedsMaster = errors.New("runs only on the master (brine reactor test has no DNS, mine, Slack or agent connection)")
 
 // DryRunFunctions is the registry `brine reactor test` checks reactions
 // against: the built-in functions run; every other function of the master
@@ -64,4 +65,20 @@ func DryRunFunctions() (*function.Registry, error) {
 		}
 	}
 	return reg, nil
+}
+
+// DryRunMinions is what `brine reactor test` runs local and caller
+// reactions with: they are checked (target options, arguments) like the
+// live reactor checks them, and with --execute they fail with
+// ErrNeedsMaster, since the agents are reached only through a master.
+type DryRunMinions struct{}
+
+// RunJob implements reactor.Minions.
+func (DryRunMinions) RunJob(_ context.Context, t jobs.Targeted, _ bus.Origin, _ time.Duration) (jobs.Outcome, error) {
+	return jobs.Outcome{}, fmt.Errorf("%s on %s: %w", t.Fun, jobs.TargetText(t.Tgt), ErrNeedsMaster)
+}
+
+// PublishJob implements reactor.Minions.
+func (DryRunMinions) PublishJob(_ context.Context, t jobs.Targeted, _ bus.Origin) (jobs.Published, error) {
+	return jobs.Published{}, fmt.Errorf("%s on %s: %w", t.Fun, jobs.TargetText(t.Tgt), ErrNeedsMaster)
 }

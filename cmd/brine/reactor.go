@@ -112,7 +112,7 @@ func reactorTest(ctx context.Context, g *globalFlags, out io.Writer, tag string,
 		return err
 	}
 	// Every problem is in the report; log lines would only repeat them.
-	r := reactor.New(rcfg, funcs, reactor.WithLogger(slog.New(slog.DiscardHandler)))
+	r := reactor.New(rcfg, funcs, reactor.WithLogger(slog.New(slog.DiscardHandler)), reactor.WithMinions(master.DryRunMinions{}))
 	ev, err := bus.NewEvent(tag, data, bus.Origin{Source: "brine://reactor-test"})
 	if err != nil {
 		return usageError{err}

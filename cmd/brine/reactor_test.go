@@ -92,15 +92,19 @@ func TestReactorTestCommand(t *testing.T) {
 		t.Errorf("ddns reaction executed without a master: exit %d\n%s", code, out)
 	}
 
-	// A reaction the master cannot run fails the dry run, as it would fail
-	// on the master.
+	// A local reaction is checked without agents; executed, it needs the
+	// master, and says so.
 	if err := os.WriteFile(filepath.Join(m.confDir, "master.d", "reactor.conf"),
 		[]byte(fmt.Sprintf("reactor:\n  - 'salt/minion/*/start':\n    - %s\n", fixturePath(t, "cmd_alias.sls"))), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, _, code = m.run(nil, "reactor", "test", "salt/minion/web1/start", "id=web1")
-	if code != 1 || !strings.Contains(out, "no executor for local reactions") {
-		t.Errorf("local reaction: exit %d, want 1 with the reason\n%s", code, out)
+	out, errs, code := m.run(nil, "reactor", "test", "salt/minion/web1/start", "id=web1")
+	if code != 0 {
+		t.Errorf("local reaction checked: exit %d\n%s%s", code, out, errs)
+	}
+	out, _, code = m.run(nil, "reactor", "test", "salt/minion/web1/start", "id=web1", "--execute")
+	if code != 1 || !strings.Contains(out, "agent connection") {
+		t.Errorf("local reaction executed without a master: exit %d, want 1 with the reason\n%s", code, out)
 	}
 
 	if _, _, code := m.run(nil, "reactor", "test"); code != 2 {
