@@ -13,11 +13,11 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/pyjson"
 )
 
@@ -116,7 +116,7 @@ func Write(w io.Writer, format string, rets Returns, o Options) error {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(Repr(id) + ": " + Repr(rets.Values[id]))
+			b.WriteString(py.Repr(id) + ": " + py.ReprValue(rets.Values[id]))
 		}
 		b.WriteString("}\n")
 		s = b.String()
@@ -171,7 +171,7 @@ func nestedValue(b *strings.Builder, v any, indent int, prefix string, color boo
 	line := func(c, s string) { b.WriteString(pad + paint(color, c, prefix+s) + "\n") }
 	switch t := v.(type) {
 	case nil, bool, json.Number, float64, int64, int:
-		line(lightYellow, Repr(t))
+		line(lightYellow, py.ReprValue(t))
 	case string:
 		for i, l := range splitLines(t) {
 			p := prefix
@@ -209,75 +209,7 @@ func nestedValue(b *strings.Builder, v any, indent int, prefix string, color boo
 
 // Repr is Python's repr of a decoded JSON value: what Salt's raw and txt
 // outputters print.
-func Repr(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		if t {
-			return "True"
-		}
-		return "False"
-	case json.Number:
-		return t.String()
-	case float64:
-		if t == float64(int64(t)) && !strings.ContainsAny(strconv.FormatFloat(t, 'g', -1, 64), "e") {
-			return strconv.FormatFloat(t, 'f', 1, 64)
-		}
-		return strconv.FormatFloat(t, 'g', -1, 64)
-	case int64:
-		return strconv.FormatInt(t, 10)
-	case int:
-		return strconv.Itoa(t)
-	case string:
-		return pyString(t)
-	case []any:
-		parts := make([]string, len(t))
-		for i, x := range t {
-			parts[i] = Repr(x)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		parts := make([]string, 0, len(t))
-		for _, k := range slices.Sorted(maps.Keys(t)) {
-			parts = append(parts, pyString(k)+": "+Repr(t[k]))
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	return fmt.Sprint(v)
-}
-
-// pyString quotes s as Python's repr does: single quotes unless s holds
-// one and no double quote.
-func pyString(s string) string {
-	q := byte('\'')
-	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == rune(q):
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
-}
+func Repr(v any) string { return py.ReprValue(v) }
 
 // orderedJSON encodes rets as one JSON object in the order added.
 func orderedJSON(rets Returns) ([]byte, error) {

@@ -1,16 +1,14 @@
 package target
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
 	"regexp"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/py"
 )
 
 // valueMode is how a grain or pillar value is compared with a target's.
@@ -240,98 +238,32 @@ func pyStr(v any) string {
 	return pyRepr(v)
 }
 
-// pyRepr is Python's repr() of a decoded value: strings quoted, lists and
-// mappings as Python prints them (mapping keys sorted: the original order
-// is not known here).
-func pyRepr(v any) string {
+// pyRepr is Python's repr() of a decoded value. Integral numbers that
+// JSON decoding made floats print as the ints Python would have.
+func pyRepr(v any) string { return py.ReprValue(pyInts(v)) }
+
+// pyInts turns integral floats (below 1e16) into int64, in lists and
+// mappings too.
+func pyInts(v any) any {
 	switch t := v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		if t {
-			return "True"
-		}
-		return "False"
-	case string:
-		return pyQuote(t)
 	case float64:
-		return pyFloat(t)
+		if t == math.Trunc(t) && math.Abs(t) < 1e16 {
+			return int64(t)
+		}
 	case float32:
-		return pyFloat(float64(t))
-	case int:
-		return strconv.Itoa(t)
-	case int64:
-		return strconv.FormatInt(t, 10)
-	case uint64:
-		return strconv.FormatUint(t, 10)
-	case json.Number:
-		return t.String()
+		return pyInts(float64(t))
 	case []any:
-		parts := make([]string, len(t))
+		out := make([]any, len(t))
 		for i, x := range t {
-			parts[i] = pyRepr(x)
+			out[i] = pyInts(x)
 		}
-		return "[" + strings.Join(parts, ", ") + "]"
+		return out
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[k] = pyInts(x)
 		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = pyQuote(k) + ": " + pyRepr(t[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
+		return out
 	}
-	return fmt.Sprint(v)
-}
-
-// pyFloat prints a float as Python does: integral values of JSON numbers
-// are ints in Python, so they print without ".0".
-func pyFloat(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case f == math.Trunc(f) && math.Abs(f) < 1e16:
-		return strconv.FormatFloat(f, 'f', 0, 64)
-	}
-	if exp := math.Floor(math.Log10(math.Abs(f))); exp < -4 || exp >= 16 {
-		return strconv.FormatFloat(f, 'e', -1, 64)
-	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
-}
-
-// pyQuote quotes s as Python's repr: single quotes unless s has one and
-// no double quote.
-func pyQuote(s string) string {
-	q := byte('\'')
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == rune(q) || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
+	return v
 }

@@ -393,10 +393,7 @@ func (r *execRun) take(ev returnEvent) {
 	ok, _ := ev.data["success"].(bool)
 	if !ok || rc != 0 {
 		r.failed = true
-		r.highest = max(r.highest, rc, 1)
-		if rc != 0 {
-			r.highest = max(r.highest, rc)
-		}
+		r.highest = max(r.highest, rc, 1) // a failure with retcode 0 still fails
 	}
 	out, _ := ev.data["out"].(string)
 	r.print(ev.id, ev.data["return"], out)

@@ -5,8 +5,10 @@
 package py
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -112,4 +114,51 @@ func Truth(v any) bool {
 		return len(t) > 0
 	}
 	return true
+}
+
+// ReprValue is Python's repr() of a decoded value: strings quoted, floats
+// as Python prints them, lists and mappings as Python prints them (mapping
+// keys sorted: the original order is not known here).
+func ReprValue(v any) string {
+	switch t := v.(type) {
+	case nil:
+		return "None"
+	case bool:
+		if t {
+			return "True"
+		}
+		return "False"
+	case string:
+		return Repr(t)
+	case float64:
+		return Float(t)
+	case float32:
+		return Float(float64(t))
+	case int:
+		return strconv.Itoa(t)
+	case int64:
+		return strconv.FormatInt(t, 10)
+	case uint64:
+		return strconv.FormatUint(t, 10)
+	case json.Number:
+		return t.String()
+	case []any:
+		parts := make([]string, len(t))
+		for i, x := range t {
+			parts[i] = ReprValue(x)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = Repr(k) + ": " + ReprValue(t[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprint(v)
 }

@@ -33,7 +33,7 @@ import (
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
-	"github.com/brinehq/brine/modules/internal/py"
+	"github.com/brinehq/brine/internal/py"
 )
 
 // DefaultShell is the shell commands run with unless shell= says another

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/brinehq/brine/function"
-	"github.com/brinehq/brine/modules/internal/py"
+	"github.com/brinehq/brine/internal/py"
 )
 
 // script returns cmd.script's handler, or script_retcode's.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
-	"github.com/brinehq/brine/modules/internal/py"
+	"github.com/brinehq/brine/internal/py"
 )
 
 // Mount is one line of /proc/mounts.

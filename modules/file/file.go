@@ -36,7 +36,7 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
-	"github.com/brinehq/brine/modules/internal/py"
+	"github.com/brinehq/brine/internal/py"
 )
 
 // Module declares the file functions.

@@ -18,7 +18,7 @@ import (
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/cmd"
-	"github.com/brinehq/brine/modules/internal/py"
+	"github.com/brinehq/brine/internal/py"
 )
 
 // Guard is the agent option that allows the power functions.
