@@ -433,6 +433,38 @@ func TestRemoteExecution(t *testing.T) {
 		})
 	})
 
+	t.Run("saltutil.running and kill_job; mine.get from an agent", func(t *testing.T) {
+		out, errs, code := m.run(nil, "exec", "web02", "cmd.run", "sleep 60", "--async")
+		jid := strings.TrimPrefix(strings.TrimSpace(out), "Executed command with job ID: ")
+		if code != 0 || len(jid) != 20 {
+			t.Fatalf("--async: exit %d: %q %s", code, out, errs)
+		}
+		var running []any
+		for deadline := time.Now().Add(10 * time.Second); len(running) == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			rets, _, _ := execJSON(t, m, "web02", "saltutil.running")
+			running, _ = rets["web02"].([]any)
+		}
+		if len(running) != 1 || running[0].(map[string]any)["jid"] != jid || running[0].(map[string]any)["fun"] != "cmd.run" {
+			t.Fatalf("saltutil.running: %v", running)
+		}
+		rets, _, code := execJSON(t, m, "web02", "saltutil.find_job", jid)
+		if code != 0 || rets["web02"].(map[string]any)["jid"] != jid {
+			t.Errorf("saltutil.find_job: exit %d %v", code, rets)
+		}
+		start := time.Now()
+		if rets, _, code = execJSON(t, m, "web02", "saltutil.kill_job", jid); code != 0 {
+			t.Errorf("saltutil.kill_job: exit %d %v", code, rets)
+		}
+		_, ret := evs.wait(t, "the killed job's return", tagIs("salt/job/"+jid+"/ret/web02", nil))
+		if ret["success"] != false || !strings.Contains(fmt.Sprint(ret["return"]), "killed") || time.Since(start) > 10*time.Second {
+			t.Errorf("killed job's return after %s: %v", time.Since(start), ret)
+		}
+		rets, _, code = execJSON(t, m, "db01", "mine.get", "web*", "network.ip_addrs")
+		if code != 0 || keysOf(rets["db01"].(map[string]any)) != "[web01 web02]" {
+			t.Errorf("mine.get from an agent: exit %d %v", code, rets)
+		}
+	})
+
 	t.Run("an agent killed mid-job returns it after its restart, once", func(t *testing.T) {
 		out, errs, code := m.run(nil, "exec", "db01", "test.sleep", "30", "--async")
 		jid := strings.TrimPrefix(strings.TrimSpace(out), "Executed command with job ID: ")

@@ -39,8 +39,19 @@ func Module(env *modules.Env) []function.Func {
 		}
 	}
 	return []function.Func{
-		{Name: "saltutil.running", Doc: "The jobs running on this agent: their jid, fun, arg, pid, tgt, tgt_type and user.", ReadOnly: true,
-			Run: func(context.Context, *function.Input) (any, error) { return toAny(env.Jobs.Running()), nil }},
+		{Name: "saltutil.running", Doc: "The other jobs running on this agent: their jid, fun, arg, pid, tgt, tgt_type and user.", ReadOnly: true,
+			// Salt leaves out the job asking (its own process).
+			VarKwargs: true,
+			Run: func(_ context.Context, in *function.Input) (any, error) {
+				self, _ := in.ExtraKwargs["__pub_jid"].(string)
+				out := []any{}
+				for _, j := range env.Jobs.Running() {
+					if j["jid"] != self {
+						out = append(out, j)
+					}
+				}
+				return out, nil
+			}},
 		{Name: "saltutil.find_job", Doc: "The data of job jid if it runs here, else {}.", Params: jid, ReadOnly: true,
 			Run: func(_ context.Context, in *function.Input) (any, error) { return find(in.String("jid")), nil }},
 		{Name: "saltutil.is_running", Doc: "The running jobs whose function matches fun (a glob).", ReadOnly: true,
@@ -75,12 +86,4 @@ func Module(env *modules.Env) []function.Func {
 			},
 		},
 	}
-}
-
-func toAny(jobs []map[string]any) []any {
-	out := make([]any, len(jobs))
-	for i, j := range jobs {
-		out[i] = j
-	}
-	return out
 }
