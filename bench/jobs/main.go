@@ -1,0 +1,701 @@
+// Command jobs measures remote execution (`brine exec`, Salt's salt
+// command) against many agents: a real `brine master` runs as its own
+// process, and N real agents (agent.Agent, each with its own configuration
+// directory, CURVE key pair, on-disk outbox, connection and session) run
+// in this process, as bench/agents runs them. It measures
+//
+//  1. test.ping to every agent through the real CLI, `brine exec '*'
+//     test.ping`: the command's wall time, from exec until it exited having
+//     printed every agent's return (each stored on the master's bus
+//     first), and each return's latency on the master (its ret event's
+//     time minus the job's new event's time) — what an operator waits for;
+//  2. the returns stored per second under a stream of jobs published back
+//     to back (test.ping to every agent, J times): every return is an event
+//     fsync'ed on the master's JetStream store before the agent is told, so
+//     this is the master's durable write rate under its heaviest ordinary
+//     load, with its CPU and disk writes per return. The stream runs twice:
+//     against the agents, and against as many wire agents (wire.go), which
+//     speak the protocol and return at once, without the agents' own
+//     fsyncs and files — which, with all agents in this process, cost the
+//     shared two cores more than the master does;
+//  3. a master SIGKILLed while a job runs (test.sleep on every agent) and
+//     started again on the same data directory and ports: every agent's
+//     return must be stored once the agents are back — none lost, and
+//     copies (the same agent twice, the same event id twice) counted.
+//
+// Results go to -out as JSON, with the issue's targets checked.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/bench/report"
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/internal/loopback"
+	"github.com/brinehq/brine/master/rpc"
+)
+
+// Targets from the issue.
+const (
+	targetPingSeconds      = 1
+	targetReturnsPerSecond = 20_000
+	targetKillLost         = 0
+)
+
+type options struct {
+	out, bin     string
+	agents       int
+	pings        int
+	streamJobs   int
+	publishers   int
+	sleep        float64
+	killAfter    time.Duration
+	reauthDelay  int
+	keep         bool
+	cpuprofile   string
+	perf         string
+	phaseTimeout time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.out, "out", "bench/results/jobs.json", "where to write the JSON results")
+	flag.StringVar(&o.bin, "brine", "bin/brine", "the brine binary: its master is measured and its exec is the CLI timed")
+	flag.IntVar(&o.agents, "agents", 1000, "agents simulated in this process")
+	flag.IntVar(&o.pings, "pings", 5, "runs of `brine exec '*' test.ping` (the target is checked on their median)")
+	flag.IntVar(&o.streamJobs, "stream-jobs", 20, "jobs (test.ping to every agent) published back to back in the stream")
+	flag.IntVar(&o.publishers, "publishers", 4, "concurrent exec.publish callers in the stream")
+	flag.Float64Var(&o.sleep, "sleep", 3, "seconds of the test.sleep job the master is killed under")
+	flag.DurationVar(&o.killAfter, "kill-after", time.Second, "SIGKILL the master this long after publishing the test.sleep job")
+	flag.IntVar(&o.reauthDelay, "reauth-delay", 2, "agents' random_reauth_delay in seconds (the default 10 spreads their return after the kill over 10 s)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (master logs, data, agents) for inspection")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write this process's (the agents') CPU profile here")
+	flag.StringVar(&o.perf, "perf", "", "record the master's stacks with perf during the streams into PREFIX-stream-{agents,wire}.data")
+	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 2*time.Minute, "give up on a phase that takes longer")
+	flag.Parse()
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stop, err := report.StartCPUProfile(o.cpuprofile)
+	if err == nil {
+		err = run(ctx, o)
+		stop()
+	}
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench/jobs:", err)
+		os.Exit(1)
+	}
+}
+
+// Results are the three measurements, after the agents' onboarding.
+type Results struct {
+	Onboarding Onboarding `json:"onboarding"`
+	Ping       Ping       `json:"ping"`
+	Stream     Stream     `json:"stream"`
+	StreamWire Stream     `json:"stream_wire_agents"`
+	Kill       Kill       `json:"master_kill"`
+}
+
+// Onboarding is how the fleet was brought up before anything was timed;
+// not a target here (bench/agents measures it).
+type Onboarding struct {
+	Agents int `json:"agents"`
+	// Seconds runs from starting every agent until each was accepted,
+	// its outbox (start events) delivered and the master listed it as
+	// connected.
+	Seconds float64 `json:"seconds"`
+}
+
+// dist summarises latencies in milliseconds.
+type dist struct {
+	N   int     `json:"n"`
+	P50 float64 `json:"p50"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+func distOf(ds []time.Duration) dist {
+	ms := report.Millis(ds)
+	if len(ms) == 0 {
+		return dist{}
+	}
+	return dist{N: len(ms), P50: round(report.Percentile(ms, 0.5), 3), P90: round(report.Percentile(ms, 0.9), 3),
+		P99: round(report.Percentile(ms, 0.99), 3), Max: round(ms[len(ms)-1], 3)}
+}
+
+func round(v float64, digits int) float64 {
+	p := 1.0
+	for range digits {
+		p *= 10
+	}
+	if v < 0 {
+		return -float64(int64(-v*p+0.5)) / p
+	}
+	return float64(int64(v*p+0.5)) / p
+}
+
+// fleet is the simulated agents.
+type fleet struct {
+	agents []*agent.Agent
+	ids    []string
+	logs   *logCounter
+	wg     sync.WaitGroup
+	errs   []error
+}
+
+func (f *fleet) ready() int {
+	n := 0
+	for _, a := range f.agents {
+		if a.Ready() {
+			n++
+		}
+	}
+	return n
+}
+
+// queued is the items in every agent's outbox: zero once every return
+// was acknowledged by the master (stored).
+func (f *fleet) queued() int {
+	n := 0
+	for _, a := range f.agents {
+		n += a.Queued()
+	}
+	return n
+}
+
+// running counts the agents running job jid now (saltutil.find_job
+// answers {} for a job that does not run).
+func (f *fleet) running(ctx context.Context, jid string) int {
+	n := 0
+	for _, a := range f.agents {
+		v, err := a.Functions().Call(ctx, "saltutil.find_job", []any{jid}, nil, nil)
+		if m, ok := v.(map[string]any); err == nil && ok && len(m) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// bench is one run's shared state.
+type bench struct {
+	o        options
+	bin      string
+	dir      string
+	mdir     string
+	reqAddr  string
+	pubAddr  string
+	key      []byte
+	fl       *fleet
+	live     *jobTally
+	op       *gateway.Client
+	cur      *master
+	runs     int // the master's runs, numbering its log files
+	rep      *report.Report
+	failures []string
+}
+
+func (b *bench) masterLog(run int) string {
+	return filepath.Join(b.dir, fmt.Sprintf("master-%d.log", run))
+}
+
+// fail adds the current master log's end to err.
+func (b *bench) fail(err error) error {
+	return fmt.Errorf("%w\nmaster log (last lines):\n%s", err, tail(b.masterLog(b.runs), 20))
+}
+
+// startMaster starts the next run of the master on the same directory.
+func (b *bench) startMaster() error {
+	b.runs++
+	m, err := startMaster(b.bin, b.mdir, b.masterLog(b.runs))
+	if err != nil {
+		return err
+	}
+	b.cur = m
+	return nil
+}
+
+func run(ctx context.Context, o options) error {
+	if o.agents < 1 || o.pings < 1 || o.streamJobs < 1 || o.publishers < 1 || o.sleep <= 0 {
+		return errors.New("-agents, -pings, -stream-jobs and -publishers must be at least 1, -sleep positive")
+	}
+	if o.killAfter.Seconds() >= o.sleep {
+		return fmt.Errorf("-kill-after %s must be shorter than -sleep %gs: the master is to die while the job runs", o.killAfter, o.sleep)
+	}
+	if o.perf != "" {
+		if err := havePerf(); err != nil {
+			return err
+		}
+	}
+	bin, err := filepath.Abs(o.bin)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("the brine binary: %w (go build -o %s ./cmd/brine)", err, o.bin)
+	}
+	// Per agent: its connection here and its end on the master, a file
+	// or two of its outbox and job directories; per wire agent its two
+	// ends; plus the master's store, the CLI's connections and the
+	// runtime.
+	lim, err := raiseNoFile(uint64(5*o.agents + 1024))
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "brine-bench-jobs-")
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		fmt.Fprintln(os.Stderr, "bench/jobs: keeping", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	pubPort, err := loopback.Port()
+	if err != nil {
+		return err
+	}
+	reqPort, err := loopback.Port()
+	if err != nil {
+		return err
+	}
+	b := &bench{o: o, bin: bin, dir: dir, mdir: filepath.Join(dir, "master"), live: newJobTally(),
+		reqAddr: fmt.Sprintf("127.0.0.1:%d", reqPort), pubAddr: fmt.Sprintf("127.0.0.1:%d", pubPort)}
+	dataDir := filepath.Join(b.mdir, "data")
+	if err := os.MkdirAll(b.mdir, 0o700); err != nil {
+		return err
+	}
+	mconf := fmt.Sprintf("id: bench\ndata_dir: %s\ninterface: 127.0.0.1\npublish_port: %d\nret_port: %d\nauto_accept: true\n", dataDir, pubPort, reqPort)
+	if err := os.WriteFile(filepath.Join(b.mdir, "master"), []byte(mconf), 0o600); err != nil {
+		return err
+	}
+
+	rep := report.New("jobs")
+	b.rep = rep
+	rep.Setup["command"] = fmt.Sprintf("go run ./bench/jobs -brine %s -agents %d -pings %d -stream-jobs %d -publishers %d -sleep %g -kill-after %s -reauth-delay %d -out %s",
+		o.bin, o.agents, o.pings, o.streamJobs, o.publishers, o.sleep, o.killAfter, o.reauthDelay, o.out)
+	rep.Setup["master"] = "`brine master` as its own process (" + o.bin + "), embedded fsync'ed JetStream store, auto_accept: true, log_level info (default), on 127.0.0.1"
+	rep.Setup["agents"] = fmt.Sprintf("%d real agent.Agent in this process, each with its own config dir, CURVE key pair, on-disk outbox (each return fsync'ed before the job is done), TCP connection and CURVE session", o.agents)
+	rep.Setup["wire_agents"] = fmt.Sprintf("%d protocol-only agents in this process for stream_wire_agents (wire.go): key pair, CURVE connection and session, a return of True per pushed job, no files", o.agents)
+	rep.Setup["agent_config"] = fmt.Sprintf("random_reauth_delay: %d (other keys at their defaults)", o.reauthDelay)
+	rep.Setup["agents_n"] = strconv.Itoa(o.agents)
+	rep.Setup["rlimit_nofile"] = fmt.Sprintf("%d (raised with setrlimit, inherited by the master)", lim.Cur)
+	if fs, err := report.ProbeFsync(dir, 200); err == nil {
+		rep.Setup["disk_fsync"] = fs
+	}
+	if v, err := exec.Command(bin, "version").Output(); err == nil {
+		rep.Setup["brine_version"] = strings.TrimSpace(string(v))
+	}
+
+	b.fl, err = prepareAgents(dir, o, reqPort, pubPort)
+	if err != nil {
+		return err
+	}
+	if err := b.startMaster(); err != nil {
+		return err
+	}
+	defer func() {
+		if b.cur != nil {
+			b.cur.kill()
+		}
+	}()
+	b.key, err = waitKey(ctx, filepath.Join(dataDir, "master.key"))
+	if err != nil {
+		return b.fail(err)
+	}
+	dctx, dcancel := context.WithTimeout(ctx, time.Minute)
+	b.op, err = gateway.Dial(dctx, b.reqAddr, b.key)
+	dcancel()
+	if err != nil {
+		return b.fail(fmt.Errorf("the master does not answer: %w", err))
+	}
+	defer b.op.Close()
+
+	// The watch of every job's events: started before any job, from the
+	// beginning of the log, reconnecting (and catching up) across the
+	// master's restart.
+	wctx, wcancel := context.WithCancel(ctx)
+	watchDone := make(chan error, 1)
+	go func() { watchDone <- b.op.Watch(wctx, b.pubAddr, "salt/job/*", bus.Beginning, b.live.add) }()
+	stopWatch := sync.OnceFunc(func() {
+		wcancel()
+		<-watchDone
+	})
+	defer stopWatch()
+
+	var res Results
+	actx, acancel := context.WithCancel(ctx)
+	defer func() {
+		acancel()
+		waitGroup(&b.fl.wg, 30*time.Second)
+	}()
+	res.Onboarding, err = b.onboard(actx)
+	if err != nil {
+		return b.fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "bench/jobs: %d agents connected in %.1f s\n", o.agents, res.Onboarding.Seconds)
+
+	// (1) test.ping through the CLI.
+	res.Ping, err = b.ping(ctx)
+	if err != nil {
+		return b.fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "bench/jobs: ping: median %.3f s\n", res.Ping.Seconds)
+	// (2) The stream.
+	res.Stream, err = b.stream(ctx, fleetUnderTest{name: "agents", tgt: agentGlob, ids: b.fl.ids, quiet: b.quiet})
+	if err != nil {
+		return b.fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "bench/jobs: stream: %.0f returns/s\n", res.Stream.ReturnsPerSecond)
+	// (2') The same stream against wire agents: the master's own pace.
+	wf, err := startWire(ctx, b.reqAddr, o.agents)
+	if err != nil {
+		return b.fail(err)
+	}
+	res.StreamWire, err = b.stream(ctx, fleetUnderTest{name: "wire", tgt: "bench-wire-*", ids: wf.ids,
+		quiet: func(ctx context.Context) error { return wf.quiet(ctx, o.phaseTimeout) }})
+	res.StreamWire.WireDropped, res.StreamWire.WireFailed = wf.dropped.Load(), wf.failed.Load()
+	wf.close()
+	if err != nil {
+		return b.fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "bench/jobs: stream (wire agents): %.0f returns/s\n", res.StreamWire.ReturnsPerSecond)
+	// (3) The master killed under a running job.
+	res.Kill, err = b.kill(ctx)
+	if err != nil {
+		return b.fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "bench/jobs: kill: %d of %d returns stored\n", res.Kill.Stored.Stored, res.Kill.Stored.Expected)
+
+	// Stop the agents, then the master.
+	acancel()
+	if !waitGroup(&b.fl.wg, 30*time.Second) {
+		rep.Fail("the agents did not stop within 30 s of their context ending")
+	}
+	for i, e := range b.fl.errs {
+		if e != nil {
+			rep.Fail(fmt.Sprintf("agent %d: Run returned %v", i, e))
+			break
+		}
+	}
+	stopWatch()
+	if err := b.cur.stop(30 * time.Second); err != nil {
+		rep.Notes = append(rep.Notes, "stopping the master at the end: "+err.Error())
+	}
+	b.cur = nil
+	for i := 1; i <= b.runs; i++ {
+		w, e, msgs := logSummary(b.masterLog(i))
+		if w+e > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("master run %d logged %d warnings and %d errors: %v", i, w, e, msgs))
+		}
+	}
+
+	rep.Results = res
+	rep.Setup["load_avg_after"] = report.LoadAvg()
+	n := float64(o.agents)
+	p, s, k, sw := res.Ping, res.Stream, res.Kill, res.StreamWire
+	rep.Check("ping", "seconds", "<=", targetPingSeconds, round(p.Seconds, 3))
+	rep.Check("ping", "returned_min", ">=", n, float64(p.ReturnedMin))
+	rep.Check("stream", "returns_per_second", ">=", targetReturnsPerSecond, round(s.ReturnsPerSecond, 0))
+	rep.Check("stream", "stored.lost", "<=", 0, float64(s.Stored.Lost))
+	rep.Check("stream_wire_agents", "returns_per_second", ">=", targetReturnsPerSecond, round(sw.ReturnsPerSecond, 0))
+	rep.Check("stream_wire_agents", "stored.lost", "<=", 0, float64(sw.Stored.Lost))
+	rep.Check("master_kill", "stored.lost", "<=", targetKillLost, float64(k.Stored.Lost))
+	for name, c := range map[string]check{"stream": s.Stored, "stream_wire_agents": sw.Stored, "master_kill": k.Stored} {
+		if c.DuplicatedByAgent+c.DuplicatedByEventID > 0 {
+			rep.Fail(fmt.Sprintf("%s: returns stored twice: %d for one agent, %d under one event id", name, c.DuplicatedByAgent, c.DuplicatedByEventID))
+		}
+		if c.NotTrue+c.Strangers > 0 {
+			rep.Fail(fmt.Sprintf("%s: %d returns other than success True, %d from agents not targeted", name, c.NotTrue, c.Strangers))
+		}
+	}
+	if sw.WireDropped+sw.WireFailed > 0 {
+		rep.Fail(fmt.Sprintf("stream_wire_agents: %d jobs dropped by a full wire agent queue, %d returns not acknowledged", sw.WireDropped, sw.WireFailed))
+	}
+	for _, f := range b.failures {
+		rep.Fail(f)
+	}
+	rep.Notes = append(rep.Notes,
+		"ping.seconds is the median of the runs' wall times, each from exec of `brine exec -c <master dir> '*' test.ping --static --out json --show-jid` until it exited, having printed every agent's return (the CLI prints a return once the master stored it and published it to its watch); the CLI starts, loads the configuration, dials the master over CURVE, watches salt/job/<jid>/ret/*, publishes and collects. to_new_ms is exec until the job's new event (the master's clock), new_to_last_return_ms the fan-out, last_return_to_exit_ms the CLI's end",
+		"latency_ms of a return is the time the master stamped on its salt/job/<jid>/ret/<id> event (when it took the return, before storing it) minus the time on the job's salt/job/<jid>/new event (before the job was pushed to any agent): push over CURVE, the agent's proc file and function, its outbox (write + fsync + rename + directory fsync), delivery and decoding",
+		"stream: "+strconv.Itoa(o.streamJobs)+" test.ping jobs to every agent published back to back by "+strconv.Itoa(o.publishers)+" concurrent exec.publish callers over one operator connection; seconds runs from the first publish until the watch (started before, on salt/job/*) saw the last return: returns_per_second = expected returns / seconds. sustained_returns_per_second is the rate between the 10th and 90th percentile of the returns' stored times (the master's clock), without the ramp up and the tail. Each return is acknowledged to the agent only after the master's group-commit fsync, so every one counted was durable",
+		"stream_wire_agents is the same stream against "+strconv.Itoa(o.agents)+" wire agents (bench-wire-*, started after the stream, closed before the kill): each a key pair, a CURVE connection and a session accepted by auto_accept, answering every pushed job with a return of True delivered one at a time as an agent's outbox does, but with no function, no files and no fsync. The agents' side of a job costs this process more than the master's side costs the master; against wire agents the master alone sets the pace: the master's ceiling on this machine, and the figure that tells whether a missed stream target is the master's",
+		"job records: the master keeps each job's record (jobs.show, `brine jobs`) in a key-value bucket, written by a consumer of the stored job events, behind them; record_complete_ms (ping) and job_records_complete_seconds (streams) run until every job's record held every return, and master_cpu_us_per_return_with_records and master_disk_write_kib_per_return_with_records count the master's CPU and writes to then: a return's whole cost to the master",
+		"stream CPU: master_cpu_us_per_return is the master's utime+stime (from /proc, 10 ms ticks) over the phase per return stored; bench_cpu_us_per_return is this process's: the agents' side (decoding the push, the job's files, the outbox's fsyncs, CURVE) and the watch. Both share the machine's 2 cores",
+		"master_kill: a job test.sleep "+strconv.FormatFloat(o.sleep, 'g', -1, 64)+" is published to every agent, the master gets SIGKILL "+o.killAfter.String()+" later (running_at_kill: the agents then running it, asked with saltutil.find_job), and once every agent saw its connection drop it is started again on the same data directory and ports; the agents finish the job meanwhile, queue their returns in their outboxes and deliver them after reconnecting (random_reauth_delay). stored is a replay of salt/job/<jid>/* from the log after all returns were seen and a 3 s grace for late copies: lost = agents with no return, duplicated_by_agent = returns beyond the first for one agent, duplicated_by_event_id = returns stored twice under the id the agent queued them with",
+		"the agents run in this process, sharing the machine's 2 cores with the master and the CLI: a real deployment's agents are on machines of their own, so the figures are for a master that competes for CPU with 1,000 agents' work",
+	)
+	if s.Perf != "" {
+		rep.Notes = append(rep.Notes, "the master's stacks during the streams were recorded with perf in "+s.Perf+" and "+sw.Perf+": perf report -i <file> --children --sort symbol")
+	}
+	if err := rep.Write(o.out); err != nil {
+		return err
+	}
+	if err := rep.Print(os.Stdout); err != nil {
+		return err
+	}
+	if !rep.Pass {
+		return errors.New("a target was missed")
+	}
+	return nil
+}
+
+// onboard starts every agent and waits until all are connected, their
+// start events delivered and the master lists them.
+func (b *bench) onboard(ctx context.Context) (Onboarding, error) {
+	ob := Onboarding{Agents: b.o.agents}
+	t0 := time.Now()
+	for i, a := range b.fl.agents {
+		b.fl.wg.Add(1)
+		go func() {
+			defer b.fl.wg.Done()
+			b.fl.errs[i] = a.Run(ctx)
+		}()
+	}
+	if err := poll(ctx, b.o.phaseTimeout, 50*time.Millisecond, func() bool { return b.fl.ready() == b.o.agents }); err != nil {
+		return ob, fmt.Errorf("onboarding: %d of %d agents ready: %w", b.fl.ready(), b.o.agents, err)
+	}
+	if err := b.quiet(ctx); err != nil {
+		return ob, fmt.Errorf("onboarding: %w", err)
+	}
+	var rep rpc.TargetReply
+	err := poll(ctx, b.o.phaseTimeout, 100*time.Millisecond, func() bool {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		return b.op.Call(cctx, rpc.ExecTargets, rpc.TargetRequest{Tgt: "*", TgtType: "glob"}, &rep) == nil &&
+			len(rep.Connected) == b.o.agents
+	})
+	if err != nil {
+		return ob, fmt.Errorf("onboarding: the master lists %d of %d agents connected: %w", len(rep.Connected), b.o.agents, err)
+	}
+	ob.Seconds = round(time.Since(t0).Seconds(), 3)
+	return ob, nil
+}
+
+// quiet waits until every agent's outbox is empty: what a phase left
+// (start events, returns) is stored, and the next starts from rest.
+func (b *bench) quiet(ctx context.Context) error {
+	if err := poll(ctx, b.o.phaseTimeout, 200*time.Millisecond, func() bool { return b.fl.queued() == 0 }); err != nil {
+		return fmt.Errorf("outboxes not delivered: %d items left: %w", b.fl.queued(), err)
+	}
+	return nil
+}
+
+// prepareAgents writes each agent's configuration and makes it (its key
+// pair, outbox and grains) before anything is timed.
+func prepareAgents(dir string, o options, reqPort, pubPort int) (*fleet, error) {
+	fl := &fleet{agents: make([]*agent.Agent, o.agents), ids: make([]string, o.agents), logs: newLogCounter(), errs: make([]error, o.agents)}
+	log := slog.New(fl.logs)
+	var (
+		wg    sync.WaitGroup
+		next  atomic.Int64
+		first error
+		mu    sync.Mutex
+	)
+	for range runtime.NumCPU() * 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= o.agents {
+					return
+				}
+				a, err := newAgent(dir, i, o, reqPort, pubPort, log)
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+					return
+				}
+				fl.agents[i], fl.ids[i] = a, agentID(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return fl, first
+}
+
+func agentID(i int) string { return fmt.Sprintf("bench-agent-%04d", i) }
+
+// agentGlob selects the agents (agent.Agent), not the wire agents.
+const agentGlob = "bench-agent-*"
+
+func newAgent(dir string, i int, o options, reqPort, pubPort int, log *slog.Logger) (*agent.Agent, error) {
+	adir := filepath.Join(dir, "agents", agentID(i))
+	if err := os.MkdirAll(adir, 0o700); err != nil {
+		return nil, err
+	}
+	conf := fmt.Sprintf("master: 127.0.0.1\nmaster_port: %d\npublish_port: %d\nid: %s\ncachedir: cache\nrandom_reauth_delay: %d\n",
+		reqPort, pubPort, agentID(i), o.reauthDelay)
+	if err := os.WriteFile(filepath.Join(adir, "minion"), []byte(conf), 0o600); err != nil {
+		return nil, err
+	}
+	cfg, err := agent.LoadConfig(adir)
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", agentID(i), err)
+	}
+	if len(cfg.Warnings) > 0 {
+		return nil, fmt.Errorf("agent configuration: %v", cfg.Warnings)
+	}
+	a, err := agent.New(cfg, agent.Options{Version: "bench", Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("agent %s: %w", agentID(i), err)
+	}
+	return a, nil
+}
+
+// poll calls done every interval until it is true, ctx ends or timeout
+// passes.
+func poll(ctx context.Context, timeout, every time.Duration, done func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !done() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not done within %s", timeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(every):
+		}
+	}
+	return nil
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-time.After(d):
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// waitGroup waits for wg at most timeout.
+func waitGroup(wg *sync.WaitGroup, timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
+// waitKey waits for the master to create its key file.
+func waitKey(ctx context.Context, path string) ([]byte, error) {
+	var key []byte
+	err := poll(ctx, time.Minute, 10*time.Millisecond, func() bool {
+		k, err := gateway.LoadKey(path)
+		key = k
+		return err == nil
+	})
+	return key, err
+}
+
+// cliReturns reads `brine exec --static --out json --show-jid`'s output:
+// the jid line, then one JSON document {id: return}.
+func cliReturns(out []byte) (jid string, rets map[string]any, err error) {
+	line, rest, ok := bytes.Cut(out, []byte("\n"))
+	j, found := strings.CutPrefix(string(line), "jid: ")
+	if !ok || !found {
+		return "", nil, fmt.Errorf("no jid line in the CLI's output: %q", clip(out, 200))
+	}
+	if err := json.Unmarshal(rest, &rets); err != nil {
+		return j, nil, fmt.Errorf("the CLI's JSON output: %w: %q", err, clip(rest, 200))
+	}
+	return j, rets, nil
+}
+
+func clip(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}
+
+// logTally counts the agents' log records by level and message.
+type logTally map[string]int
+
+type logCounter struct {
+	mu     sync.Mutex
+	counts logTally
+}
+
+func newLogCounter() *logCounter { return &logCounter{counts: logTally{}} }
+
+func (c *logCounter) reset() {
+	c.mu.Lock()
+	c.counts = logTally{}
+	c.mu.Unlock()
+}
+
+func (c *logCounter) snapshot() logTally {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := logTally{}
+	for k, v := range c.counts {
+		out[k] = v
+	}
+	return out
+}
+
+func (c *logCounter) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+
+func (c *logCounter) Handle(_ context.Context, r slog.Record) error {
+	key := r.Level.String() + " " + r.Message
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "err" {
+			msg := a.Value.String()
+			// Keep the kind of error, not every agent's address in it.
+			if i := strings.LastIndex(msg, ": "); i >= 0 {
+				msg = msg[i+2:]
+			}
+			key += ": " + msg
+			return false
+		}
+		return true
+	})
+	c.mu.Lock()
+	c.counts[key]++
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *logCounter) WithAttrs([]slog.Attr) slog.Handler { return c }
+func (c *logCounter) WithGroup(string) slog.Handler      { return c }
+
+// median of float64s (the lower middle for an even count).
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
+}
