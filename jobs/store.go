@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/brinehq/brine/bus"
@@ -170,28 +171,107 @@ const Pattern = "salt/[jr][ou][bn]/*"
 // Run records job events from the durable consumer ConsumerName until ctx
 // ends. An event that is not a usable job event is logged and skipped; a
 // failed write is retried, so no job is lost.
+//
+// Events are taken as they come and written in batches: every event of a
+// job waiting when its record is written goes into that one write. A job
+// of 1,000 agents would otherwise rewrite its growing record 1,000 times.
 func (s *Store) Run(ctx context.Context, c Consumer) error {
-	sub, err := c.Consume(ctx, bus.ConsumerConfig{Name: ConsumerName, Pattern: Pattern}, func(ctx context.Context, d *bus.Delivery) {
-		err := s.Record(ctx, d.Event)
-		switch {
-		case err == nil, errors.Is(err, ErrNotJobEvent):
-			if err != nil && !isOtherTag(d.Event.Tag) {
-				s.log.Warn("jobs: skipping event", "tag", d.Event.Tag, "event", d.Event.ID, "err", err)
+	b := &batch{kick: make(chan struct{}, 1), byJID: map[string][]pending{}}
+	done := make(chan struct{})
+	go func() { defer close(done); s.writeBatches(ctx, b) }()
+	sub, err := c.Consume(ctx, bus.ConsumerConfig{Name: ConsumerName, Pattern: Pattern, MaxInFlight: maxInFlight},
+		func(ctx context.Context, d *bus.Delivery) {
+			je, err := parseEvent(d.Event)
+			if err != nil {
+				if !isOtherTag(d.Event.Tag) {
+					s.log.Warn("jobs: skipping event", "tag", d.Event.Tag, "event", d.Event.ID, "err", err)
+				}
+				_ = d.Ack()
+				return
 			}
-			_ = d.Ack()
-		case ctx.Err() != nil:
-			_ = d.Nak(0)
-		default:
-			s.log.Error("jobs: recording failed; will retry", "tag", d.Event.Tag, "event", d.Event.ID, "err", err)
-			_ = d.Nak(time.Second)
-		}
-	})
+			b.add(je, d)
+		})
 	if err != nil {
 		return fmt.Errorf("jobs: %w", err)
 	}
 	<-ctx.Done()
 	sub.Stop()
+	<-done
 	return ctx.Err()
+}
+
+// maxInFlight bounds the job events taken but not yet written.
+const maxInFlight = 8192
+
+// pending is a job event waiting for its record to be written.
+type pending struct {
+	je *jobEvent
+	d  *bus.Delivery
+}
+
+// batch holds the events waiting, by job.
+type batch struct {
+	mu    sync.Mutex
+	byJID map[string][]pending
+	order []string // jobs in the order their first waiting event came
+	kick  chan struct{}
+}
+
+func (b *batch) add(je *jobEvent, d *bus.Delivery) {
+	b.mu.Lock()
+	if _, ok := b.byJID[je.jid]; !ok {
+		b.order = append(b.order, je.jid)
+	}
+	b.byJID[je.jid] = append(b.byJID[je.jid], pending{je, d})
+	b.mu.Unlock()
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// take removes and returns everything waiting.
+func (b *batch) take() ([]string, map[string][]pending) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	order, by := b.order, b.byJID
+	b.order, b.byJID = nil, map[string][]pending{}
+	return order, by
+}
+
+// writeBatches writes each job's waiting events in one update of its
+// record, then settles them: acknowledged once written, redelivered later
+// when the write failed.
+func (s *Store) writeBatches(ctx context.Context, b *batch) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-b.kick:
+		}
+		order, by := b.take()
+		for _, jid := range order {
+			evs := by[jid]
+			err := s.update(ctx, jid, func(j *Job) {
+				for _, p := range evs {
+					p.je.apply(j)
+				}
+			})
+			for _, p := range evs {
+				switch {
+				case err == nil:
+					_ = p.d.Ack()
+				case ctx.Err() != nil:
+					_ = p.d.Nak(0)
+				default:
+					_ = p.d.Nak(time.Second)
+				}
+			}
+			if err != nil && ctx.Err() == nil {
+				s.log.Error("jobs: recording failed; will retry", "jid", jid, "events", len(evs), "err", err)
+			}
+		}
+	}
 }
 
 // isOtherTag reports tags the consumer pattern matches that are not job

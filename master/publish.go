@@ -227,17 +227,19 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 	p.live[t.JID] = lj
 	p.mu.Unlock()
 	for _, id := range minions {
-		peers := p.m.agents.peers(id)
-		if len(peers) == 0 {
+		sent := false
+		for _, peer := range p.m.agents.peers(id) {
+			// A connection whose send queue is full is as good as gone
+			// for this job: it is reported, not silently counted as sent.
+			sent = peer.Push(proto.PushJob, json.RawMessage(body)) || sent
+		}
+		if !sent {
 			pub.NotConnected = append(pub.NotConnected, id)
 			continue
 		}
 		p.mu.Lock()
 		lj.sent[id] = true
 		p.mu.Unlock()
-		for _, peer := range peers {
-			peer.Push(proto.PushJob, json.RawMessage(body))
-		}
 	}
 	p.m.log.Debug("job published", "jid", t.JID, "fun", t.Fun, "minions", len(minions), "not_connected", len(pub.NotConnected))
 	return pub, notify, nil

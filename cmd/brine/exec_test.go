@@ -255,6 +255,26 @@ func TestRemoteExecution(t *testing.T) {
 		}
 	})
 
+	t.Run("batches", func(t *testing.T) {
+		// Two at a time out of three: web02's 2 s sleep holds its slot,
+		// the third starts when web01 or db01 returns.
+		cmd := exec.Command(brineBin, "-c", m.confDir, "exec", "-L", "web01,web02,db01", "cmd.run", "sleep ${BRINE_TEST_DELAY:-0}; echo ok", "-b", "2", "--json")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		start := time.Now()
+		err := cmd.Run()
+		var rets map[string]any
+		if err != nil || json.Unmarshal([]byte(stdout.String()), &rets) != nil || keysOf(rets) != "[db01 web01 web02]" {
+			t.Fatalf("--batch-size 2: %v\n%s%s", err, stdout.String(), stderr.String())
+		}
+		if runs := strings.Count(stderr.String(), "Executing run on "); runs != 2 || time.Since(start) > 8*time.Second {
+			t.Errorf("--batch-size 2 of 3: %d runs started in %s, want 2 (two, then one)\n%s", runs, time.Since(start), stderr.String())
+		}
+		if _, errs, code := m.run(nil, "exec", "*", "test.ping", "-b", "0"); code != 2 || !strings.Contains(errs, "--batch-size") {
+			t.Errorf("-b 0: exit %d %s", code, errs)
+		}
+	})
+
 	t.Run("a slow agent is waited for past --timeout while it runs the job", func(t *testing.T) {
 		start := time.Now()
 		rets, errs, code := execJSON(t, m, "db01", "test.sleep", "4", "-t", "1")
