@@ -54,6 +54,9 @@ type Job struct {
 	TgtType string   `json:"tgt_type,omitempty"`
 	User    string   `json:"user,omitempty"`
 	Minions []string `json:"minions,omitempty"`
+	// NotConnected are targeted minions that were not connected when the
+	// job was published: it was not sent to them, and they will not return.
+	NotConnected []string `json:"not_connected,omitempty"`
 	// StartTime is when the job started (its JID's time, or the new event's).
 	StartTime time.Time `json:"start_time"`
 	// EndTime is set when a runner job returned or every minion of a
@@ -90,11 +93,12 @@ type MinionReturn struct {
 // Active reports whether the job has not finished.
 func (j *Job) Active() bool { return j.EndTime == nil }
 
-// Missing lists the targeted minions that have not returned.
+// Missing lists the targeted minions that have not returned and may
+// still (those the job was sent to).
 func (j *Job) Missing() []string {
 	var out []string
 	for _, m := range j.Minions {
-		if _, ok := j.Returns[m]; !ok {
+		if _, ok := j.Returns[m]; !ok && !slices.Contains(j.NotConnected, m) {
 			out = append(out, m)
 		}
 	}
@@ -369,6 +373,14 @@ func mergeNew(j *Job, ev *bus.Event, data map[string]any) {
 	if tt, ok := data["tgt_type"].(string); ok {
 		j.TgtType = tt
 	}
+	if nc, ok := data["not_connected"].([]any); ok {
+		j.NotConnected = j.NotConnected[:0]
+		for _, m := range nc {
+			if s, ok := m.(string); ok {
+				j.NotConnected = append(j.NotConnected, s)
+			}
+		}
+	}
 	if ms, ok := data["minions"].([]any); ok {
 		j.Minions = j.Minions[:0]
 		for _, m := range ms {
@@ -444,7 +456,7 @@ func mergeMinionRet(j *Job, ev *bus.Event, minion string, data map[string]any) {
 
 // finishIfComplete ends a targeted job once every targeted minion returned.
 func (j *Job) finishIfComplete(t time.Time) {
-	if j.EndTime != nil || j.Event == "" || len(j.Missing()) > 0 || len(j.Returns) == 0 && len(j.Minions) > 0 {
+	if j.EndTime != nil || j.Event == "" || len(j.Missing()) > 0 || len(j.Returns) == 0 && len(j.Minions) > len(j.NotConnected) {
 		return
 	}
 	end := t

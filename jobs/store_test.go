@@ -450,3 +450,33 @@ func TestRecordIsFlushedBeforeItReturns(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestNotConnectedMinionsDoNotKeepAJobOpen: a job ends when every agent it
+// was sent to returned; those not connected at publish never will.
+func TestNotConnectedMinionsDoNotKeepAJobOpen(t *testing.T) {
+	jid := NewJID()
+	newEv, err := bus.NewEvent("salt/job/"+jid+"/new", map[string]any{"jid": jid, "fun": "test.ping", "tgt": "*", "tgt_type": "glob",
+		"minions": []any{"a", "b"}, "missing": []any{}, "not_connected": []any{"b"}, "user": "root", "arg": []any{}}, bus.Origin{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ret, err := bus.NewEvent("salt/job/"+jid+"/ret/a", map[string]any{"jid": jid, "fun": "test.ping", "return": true,
+		"retcode": 0, "success": true, "id": "a"}, bus.Origin{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := &Job{JID: jid}
+	for i, ev := range []*bus.Event{newEv, ret} {
+		je, err := parseEvent(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		je.apply(j)
+		if i == 0 && !j.Active() {
+			t.Fatal("the job ended before a return")
+		}
+	}
+	if j.Active() || len(j.Missing()) != 0 || !reflect.DeepEqual(j.NotConnected, []string{"b"}) {
+		t.Errorf("job after a's return: active %v, missing %v, not connected %v", j.Active(), j.Missing(), j.NotConnected)
+	}
+}

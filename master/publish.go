@@ -191,6 +191,16 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 	job := proto.Job{JID: t.JID, Fun: t.Fun, Arg: nonNil(t.Arg), Tgt: t.Tgt, TgtType: t.TgtType, User: t.User, Ret: t.Ret,
 		Timeout: t.KillAfter, Metadata: t.Metadata}
 	pub := jobs.Published{JID: t.JID, Minions: minions, Missing: missing, NotConnected: []string{}}
+	// Who is connected is known before the job is announced, so that its
+	// record does not wait for agents it was never sent to.
+	peers := make(map[string][]*gateway.Peer, len(minions))
+	for _, id := range minions {
+		if ps := p.m.agents.peers(id); len(ps) > 0 {
+			peers[id] = ps
+		} else {
+			pub.NotConnected = append(pub.NotConnected, id)
+		}
+	}
 	if _, err := bus.Fire(ctx, p.m.bus, t.JID, map[string]any{"minions": minions}, o); err != nil {
 		return pub, nil, fmt.Errorf("job %s: %w", t.JID, err)
 	}
@@ -198,6 +208,10 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 	maps.Copy(newData, t.Extra)
 	maps.Copy(newData, map[string]any{"jid": t.JID, "tgt": t.Tgt, "tgt_type": t.TgtType, "fun": t.Fun, "arg": jobs.Redact(job.Arg),
 		"minions": minions, "missing": missing, "user": t.User})
+	if len(pub.NotConnected) > 0 {
+		// brine's: Salt's new event does not say who will not answer.
+		newData["not_connected"] = pub.NotConnected
+	}
 	if len(t.Metadata) > 0 {
 		newData["metadata"] = t.Metadata
 	}
@@ -228,13 +242,15 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 	p.mu.Unlock()
 	for _, id := range minions {
 		sent := false
-		for _, peer := range p.m.agents.peers(id) {
+		for _, peer := range peers[id] {
 			// A connection whose send queue is full is as good as gone
 			// for this job: it is reported, not silently counted as sent.
 			sent = peer.Push(proto.PushJob, json.RawMessage(body)) || sent
 		}
 		if !sent {
-			pub.NotConnected = append(pub.NotConnected, id)
+			if len(peers[id]) > 0 {
+				pub.NotConnected = append(pub.NotConnected, id)
+			}
 			continue
 		}
 		p.mu.Lock()

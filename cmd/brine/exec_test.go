@@ -219,6 +219,21 @@ func TestRemoteExecution(t *testing.T) {
 			strings.Index(out, "ghost01:") > strings.Index(out, "web01:") {
 			t.Errorf("an absent agent is reported first, at once, and the exit status is 1: exit %d\n%s%s", code, out, errs)
 		}
+		// The job is over once the connected agents returned.
+		_, nev := evs.wait(t, "the job that missed ghost01", func(ev *bus.Event, d map[string]any) bool {
+			return strings.HasSuffix(ev.Tag, "/new") && d["fun"] == "test.sleep" && fmt.Sprint(d["not_connected"]) == "[ghost01]"
+		})
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			out, _, _ := m.run(nil, "jobs", "show", fmt.Sprint(nev["jid"]))
+			if strings.Contains(out, "not sent: ghost01 (not connected)") && !strings.Contains(out, "missing:") &&
+				!strings.Contains(out, "running") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("brine jobs show of a job with an absent agent:\n%s", out)
+				break
+			}
+		}
 		// web02 sleeps BRINE_TEST_DELAY seconds: web01's return is
 		// printed while web02 still runs.
 		cmd := exec.Command(brineBin, "-c", m.confDir, "exec", "-L", "web01,web02", "cmd.run", "sleep ${BRINE_TEST_DELAY:-0}; echo done", "-t", "10")

@@ -188,6 +188,9 @@ func printJob(out io.Writer, reply json.RawMessage) error {
 	if missing := j.Missing(); len(missing) > 0 {
 		w.printf("missing:  %s\n", strings.Join(missing, ", "))
 	}
+	if len(j.NotConnected) > 0 {
+		w.printf("not sent: %s (not connected)\n", strings.Join(j.NotConnected, ", "))
+	}
 	if w.err != nil {
 		return w.err
 	}
