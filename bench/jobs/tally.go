@@ -119,19 +119,6 @@ func (t *jobTally) allReturned(jids []string, n int) bool {
 	return true
 }
 
-// returnedOf counts the returns to jids stored so far.
-func (t *jobTally) returnedOf(jids []string) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	n := 0
-	for _, jid := range jids {
-		if j := t.jobs[jid]; j != nil {
-			n += len(j.count)
-		}
-	}
-	return n
-}
-
 // timing is what the watch saw of some jobs' returns: each return's
 // latency (the master's time on its ret event minus that on the job's new
 // event), the master's times on the returns, and when the watch saw the

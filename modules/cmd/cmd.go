@@ -32,8 +32,8 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
-	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/modules"
 )
 
 // DefaultShell is the shell commands run with unless shell= says another

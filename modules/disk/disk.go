@@ -16,8 +16,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/brinehq/brine/function"
-	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/modules"
 )
 
 // Mount is one line of /proc/mounts.

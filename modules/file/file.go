@@ -35,8 +35,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/brinehq/brine/function"
-	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/modules"
 )
 
 // Module declares the file functions.

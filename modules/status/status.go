@@ -21,9 +21,9 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/disk"
-	"github.com/brinehq/brine/internal/py"
 )
 
 // Reader reads the machine's state; its zero value reads the real machine.

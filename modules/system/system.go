@@ -16,9 +16,9 @@ import (
 	"strconv"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/cmd"
-	"github.com/brinehq/brine/internal/py"
 )
 
 // Guard is the agent option that allows the power functions.

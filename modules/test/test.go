@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/function"
-	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/modules"
 )
 
 // Module declares the test functions.
