@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/bench/masterproc"
 	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
@@ -108,12 +109,12 @@ type Onboarding struct {
 	StartStoredMs   dist    `json:"start_stored_ms"`
 	// SettledSeconds is when every agent's outbox was empty (minion_start
 	// delivered too) and its mine sent.
-	SettledSeconds     float64  `json:"settled_seconds"`
-	AuthEvents         int      `json:"salt_auth_events"`
-	MasterCPUSeconds   float64  `json:"master_cpu_seconds"`
-	MasterCPUMsPerAgnt float64  `json:"master_cpu_ms_per_agent"`
-	AgentsCPUSeconds   float64  `json:"agents_cpu_seconds"`
-	AgentLog           logTally `json:"agent_log"`
+	SettledSeconds     float64             `json:"settled_seconds"`
+	AuthEvents         int                 `json:"salt_auth_events"`
+	MasterCPUSeconds   float64             `json:"master_cpu_seconds"`
+	MasterCPUMsPerAgnt float64             `json:"master_cpu_ms_per_agent"`
+	AgentsCPUSeconds   float64             `json:"agents_cpu_seconds"`
+	AgentLog           masterproc.LogTally `json:"agent_log"`
 }
 
 // Idle is what connected, idle agents cost the master.
@@ -197,10 +198,10 @@ type Storm struct {
 	// Live is what the watch (started before the agents, and reconnecting
 	// across the restart) saw; Stored is a replay of the whole log after
 	// the storm: the verdict.
-	Live       check    `json:"live_watch"`
-	Stored     check    `json:"stored"`
-	OutboxLeft int      `json:"outbox_items_left"`
-	AgentLog   logTally `json:"agent_log"`
+	Live       check               `json:"live_watch"`
+	Stored     check               `json:"stored"`
+	OutboxLeft int                 `json:"outbox_items_left"`
+	AgentLog   masterproc.LogTally `json:"agent_log"`
 }
 
 // dist summarises latencies.
@@ -222,7 +223,7 @@ func distOf(ds []time.Duration) dist {
 // fleet is the simulated agents.
 type fleet struct {
 	agents []*agent.Agent
-	logs   *logCounter
+	logs   *masterproc.LogCounter
 	wg     sync.WaitGroup
 	errs   []error
 }
@@ -273,7 +274,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	// Per agent: its connection here and its end on the master, a file
 	// or two of its outbox; plus the master's store and the runtime.
-	lim, err := raiseNoFile(uint64(3*o.agents + 1024))
+	lim, err := masterproc.RaiseNoFile(uint64(3*o.agents + 1024))
 	if err != nil {
 		return err
 	}
@@ -321,7 +322,7 @@ func run(ctx context.Context, o options) (err error) {
 		rep.Setup["brine_version"] = v
 	}
 
-	logs := newLogCounter()
+	logs := masterproc.NewLogCounter()
 	fl, err := prepareAgents(dir, o, reqPort, pubPort, logs)
 	if err != nil {
 		return err
@@ -331,17 +332,17 @@ func run(ctx context.Context, o options) (err error) {
 
 	// The master, killed on every way out of here.
 	mlog1 := filepath.Join(dir, "master-1.log")
-	cur, err := startMaster(bin, mdir, mlog1)
+	cur, err := masterproc.Start(bin, mdir, mlog1)
 	if err != nil {
 		return err
 	}
 	defer func() {
 		if cur != nil {
-			cur.kill()
+			cur.Kill()
 		}
 	}()
 	fail := func(err error) error {
-		return fmt.Errorf("%w\nmaster log (last lines):\n%s", err, tail(filepath.Join(dir, fmt.Sprintf("master-%d.log", masterRun)), 20))
+		return fmt.Errorf("%w\nmaster log (last lines):\n%s", err, masterproc.Tail(filepath.Join(dir, fmt.Sprintf("master-%d.log", masterRun)), 20))
 	}
 	masterRun = 1
 	key, err := waitKey(ctx, filepath.Join(dataDir, "master.key"))
@@ -376,7 +377,7 @@ func run(ctx context.Context, o options) (err error) {
 	if !sleep(ctx, 3*time.Second) {
 		return ctx.Err()
 	}
-	pid := cur.pid()
+	pid := cur.PID()
 	res.Idle.BeforeSamples, res.Idle.Before, err = sampleMem(pid, 5, 500*time.Millisecond)
 	if err != nil {
 		return fail(err)
@@ -481,12 +482,12 @@ func run(ctx context.Context, o options) (err error) {
 		}
 	}
 	stopWatch()
-	if _, err := cur.stop(30 * time.Second); err != nil {
+	if _, err := cur.Stop(30 * time.Second); err != nil {
 		rep.Notes = append(rep.Notes, "stopping the master at the end: "+err.Error())
 	}
 	cur = nil
 	for i := 1; i <= masterRun; i++ {
-		w, e, msgs := logSummary(filepath.Join(dir, fmt.Sprintf("master-%d.log", i)))
+		w, e, msgs := masterproc.LogSummary(filepath.Join(dir, fmt.Sprintf("master-%d.log", i)))
 		if w+e > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("master run %d logged %d warnings and %d errors: %v", i, w, e, msgs))
 		}
@@ -564,7 +565,7 @@ func round(v float64, digits int) float64 {
 
 // prepareAgents writes each agent's configuration and makes it (its key
 // pair, outbox and grains) before anything is timed.
-func prepareAgents(dir string, o options, reqPort, pubPort int, logs *logCounter) (*fleet, error) {
+func prepareAgents(dir string, o options, reqPort, pubPort int, logs *masterproc.LogCounter) (*fleet, error) {
 	fl := &fleet{agents: make([]*agent.Agent, o.agents), logs: logs, errs: make([]error, o.agents)}
 	log := slog.New(logs)
 	var (
@@ -632,7 +633,7 @@ func onboard(ctx context.Context, o options, fl *fleet, live *tally, pid int) (O
 	ob := Onboarding{Agents: o.agents}
 	readyAt := make([]time.Duration, o.agents)
 	m0, s0 := report.ProcCPU(pid), report.ProcCPU(0)
-	fl.logs.reset()
+	fl.logs.Reset()
 	t0 := time.Now()
 	for i, a := range fl.agents {
 		fl.wg.Add(1)
@@ -674,7 +675,7 @@ func onboard(ctx context.Context, o options, fl *fleet, live *tally, pid int) (O
 	live.mu.Unlock()
 	ob.ReadyMs, ob.StartStoredMs = distOf(ready), distOf(stored)
 	if err != nil {
-		ob.AgentLog = fl.logs.snapshot()
+		ob.AgentLog = fl.logs.Snapshot()
 		starts, _, _, _ := live.counts()
 		return ob, t0, fmt.Errorf("onboarding: %d of %d agents ready, %d start events stored after %s: %w", len(ready), o.agents, starts, done.Round(time.Millisecond), err)
 	}
@@ -685,7 +686,7 @@ func onboard(ctx context.Context, o options, fl *fleet, live *tally, pid int) (O
 		return ms >= o.agents && fl.queued() == 0
 	})
 	ob.SettledSeconds = time.Since(t0).Seconds()
-	ob.AgentLog = fl.logs.snapshot()
+	ob.AgentLog = fl.logs.Snapshot()
 	if err != nil {
 		return ob, t0, fmt.Errorf("onboarding: outboxes not delivered: %d items left: %w", fl.queued(), err)
 	}
@@ -695,7 +696,7 @@ func onboard(ctx context.Context, o options, fl *fleet, live *tally, pid int) (O
 // storm stops the master, has every agent queue events while it is down,
 // starts it again and waits until everything is back. It returns the
 // master it started.
-func storm(ctx context.Context, o options, fl *fleet, live *tally, old *master, bin, mdir, dir string, key []byte, reqAddr string) (Storm, *master, error) {
+func storm(ctx context.Context, o options, fl *fleet, live *tally, old *masterproc.Master, bin, mdir, dir string, key []byte, reqAddr string) (Storm, *masterproc.Master, error) {
 	st := Storm{Agents: o.agents, EventsPerAgent: o.events, RandomReauthDelay: o.reauthDelay}
 	expected := map[string]bool{}
 	for i := range fl.agents {
@@ -704,10 +705,10 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *master, 
 		}
 	}
 	live.beginStorm(expected)
-	fl.logs.reset()
+	fl.logs.Reset()
 
 	tTerm := time.Now()
-	stopDur, err := old.stop(60 * time.Second)
+	stopDur, err := old.Stop(60 * time.Second)
 	st.MasterStopSeconds = stopDur.Seconds()
 	if err != nil {
 		return st, nil, fmt.Errorf("storm: stopping the master: %w", err)
@@ -745,7 +746,7 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *master, 
 	tRestart := time.Now()
 	st.DownSeconds = tRestart.Sub(tExit).Seconds()
 	s0 := report.ProcCPU(0)
-	next, err := startMaster(bin, mdir, filepath.Join(dir, fmt.Sprintf("master-%d.log", masterRun)))
+	next, err := masterproc.Start(bin, mdir, filepath.Join(dir, fmt.Sprintf("master-%d.log", masterRun)))
 	if err != nil {
 		return st, nil, err
 	}
@@ -775,7 +776,7 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *master, 
 		return allReady != 0 && allStored != 0
 	})
 	done := time.Since(tRestart)
-	st.MasterCPUSeconds = report.ProcCPU(next.pid()).Seconds()
+	st.MasterCPUSeconds = report.ProcCPU(next.PID()).Seconds()
 	st.AgentsCPUSeconds = (report.ProcCPU(0) - s0).Seconds()
 	st.AllReadySeconds, st.AllStoredSeconds, st.Seconds = allReady.Seconds(), allStored.Seconds(), done.Seconds()
 	st.OutageSeconds = time.Since(tTerm).Seconds()
@@ -800,7 +801,7 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *master, 
 	st.StoredMs = distOf(stored)
 	if err != nil {
 		st.Live = live.verdict(expected)
-		st.AgentLog = fl.logs.snapshot()
+		st.AgentLog = fl.logs.Snapshot()
 		return st, next, fmt.Errorf("storm: after %s: %d of %d agents ready, %d agents restarted, %d of %d events stored: %w",
 			done.Round(time.Millisecond), len(ready), o.agents, st.Live.AgentsRestarted, st.Live.Stored, len(expected), err)
 	}
@@ -812,7 +813,7 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *master, 
 	}
 	st.Live = live.verdict(expected)
 	st.OutboxLeft = fl.queued()
-	st.AgentLog = fl.logs.snapshot()
+	st.AgentLog = fl.logs.Snapshot()
 	dctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	c, err := gateway.Dial(dctx, reqAddr, key)
@@ -893,54 +894,3 @@ func execOutput(bin string, args ...string) (string, error) {
 	out, err := exec.Command(bin, args...).Output()
 	return strings.TrimSpace(string(out)), err
 }
-
-// logTally counts the agents' log records by level and message.
-type logTally map[string]int
-
-type logCounter struct {
-	mu     sync.Mutex
-	counts logTally
-}
-
-func newLogCounter() *logCounter { return &logCounter{counts: logTally{}} }
-
-func (c *logCounter) reset() {
-	c.mu.Lock()
-	c.counts = logTally{}
-	c.mu.Unlock()
-}
-
-func (c *logCounter) snapshot() logTally {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := logTally{}
-	for k, v := range c.counts {
-		out[k] = v
-	}
-	return out
-}
-
-func (c *logCounter) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
-
-func (c *logCounter) Handle(_ context.Context, r slog.Record) error {
-	key := r.Level.String() + " " + r.Message
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "err" {
-			msg := a.Value.String()
-			// Keep the kind of error, not every agent's address in it.
-			if i := strings.LastIndex(msg, ": "); i >= 0 {
-				msg = msg[i+2:]
-			}
-			key += ": " + msg
-			return false
-		}
-		return true
-	})
-	c.mu.Lock()
-	c.counts[key]++
-	c.mu.Unlock()
-	return nil
-}
-
-func (c *logCounter) WithAttrs([]slog.Attr) slog.Handler { return c }
-func (c *logCounter) WithGroup(string) slog.Handler      { return c }

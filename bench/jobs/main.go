@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/bench/masterproc"
 	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
@@ -158,7 +159,7 @@ func round(v float64, digits int) float64 {
 type fleet struct {
 	agents []*agent.Agent
 	ids    []string
-	logs   *logCounter
+	logs   *masterproc.LogCounter
 	wg     sync.WaitGroup
 	errs   []error
 }
@@ -208,7 +209,7 @@ type bench struct {
 	fl       *fleet
 	live     *jobTally
 	op       *gateway.Client
-	cur      *master
+	cur      *masterproc.Master
 	runs     int // the master's runs, numbering its log files
 	rep      *report.Report
 	failures []string
@@ -220,13 +221,13 @@ func (b *bench) masterLog(run int) string {
 
 // fail adds the current master log's end to err.
 func (b *bench) fail(err error) error {
-	return fmt.Errorf("%w\nmaster log (last lines):\n%s", err, tail(b.masterLog(b.runs), 20))
+	return fmt.Errorf("%w\nmaster log (last lines):\n%s", err, masterproc.Tail(b.masterLog(b.runs), 20))
 }
 
 // startMaster starts the next run of the master on the same directory.
 func (b *bench) startMaster() error {
 	b.runs++
-	m, err := startMaster(b.bin, b.mdir, b.masterLog(b.runs))
+	m, err := masterproc.Start(b.bin, b.mdir, b.masterLog(b.runs))
 	if err != nil {
 		return err
 	}
@@ -257,7 +258,7 @@ func run(ctx context.Context, o options) error {
 	// or two of its outbox and job directories; per wire agent its two
 	// ends; plus the master's store, the CLI's connections and the
 	// runtime.
-	lim, err := raiseNoFile(uint64(5*o.agents + 1024))
+	lim, err := masterproc.RaiseNoFile(uint64(5*o.agents + 1024))
 	if err != nil {
 		return err
 	}
@@ -315,7 +316,7 @@ func run(ctx context.Context, o options) error {
 	}
 	defer func() {
 		if b.cur != nil {
-			b.cur.kill()
+			b.cur.Kill()
 		}
 	}()
 	b.key, err = waitKey(ctx, filepath.Join(dataDir, "master.key"))
@@ -398,12 +399,12 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	stopWatch()
-	if err := b.cur.stop(30 * time.Second); err != nil {
+	if _, err := b.cur.Stop(30 * time.Second); err != nil {
 		rep.Notes = append(rep.Notes, "stopping the master at the end: "+err.Error())
 	}
 	b.cur = nil
 	for i := 1; i <= b.runs; i++ {
-		w, e, msgs := logSummary(b.masterLog(i))
+		w, e, msgs := masterproc.LogSummary(b.masterLog(i))
 		if w+e > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("master run %d logged %d warnings and %d errors: %v", i, w, e, msgs))
 		}
@@ -503,7 +504,7 @@ func (b *bench) quiet(ctx context.Context) error {
 // prepareAgents writes each agent's configuration and makes it (its key
 // pair, outbox and grains) before anything is timed.
 func prepareAgents(dir string, o options, reqPort, pubPort int) (*fleet, error) {
-	fl := &fleet{agents: make([]*agent.Agent, o.agents), ids: make([]string, o.agents), logs: newLogCounter(), errs: make([]error, o.agents)}
+	fl := &fleet{agents: make([]*agent.Agent, o.agents), ids: make([]string, o.agents), logs: masterproc.NewLogCounter(), errs: make([]error, o.agents)}
 	log := slog.New(fl.logs)
 	var (
 		wg    sync.WaitGroup
@@ -638,57 +639,6 @@ func clip(b []byte, n int) string {
 	}
 	return string(b[:n]) + "…"
 }
-
-// logTally counts the agents' log records by level and message.
-type logTally map[string]int
-
-type logCounter struct {
-	mu     sync.Mutex
-	counts logTally
-}
-
-func newLogCounter() *logCounter { return &logCounter{counts: logTally{}} }
-
-func (c *logCounter) reset() {
-	c.mu.Lock()
-	c.counts = logTally{}
-	c.mu.Unlock()
-}
-
-func (c *logCounter) snapshot() logTally {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := logTally{}
-	for k, v := range c.counts {
-		out[k] = v
-	}
-	return out
-}
-
-func (c *logCounter) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
-
-func (c *logCounter) Handle(_ context.Context, r slog.Record) error {
-	key := r.Level.String() + " " + r.Message
-	r.Attrs(func(a slog.Attr) bool {
-		if a.Key == "err" {
-			msg := a.Value.String()
-			// Keep the kind of error, not every agent's address in it.
-			if i := strings.LastIndex(msg, ": "); i >= 0 {
-				msg = msg[i+2:]
-			}
-			key += ": " + msg
-			return false
-		}
-		return true
-	})
-	c.mu.Lock()
-	c.counts[key]++
-	c.mu.Unlock()
-	return nil
-}
-
-func (c *logCounter) WithAttrs([]slog.Attr) slog.Handler { return c }
-func (c *logCounter) WithGroup(string) slog.Handler      { return c }
 
 // median of float64s (the lower middle for an even count).
 func median(v []float64) float64 {

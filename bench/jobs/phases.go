@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brinehq/brine/bench/masterproc"
 	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/jobs"
@@ -91,12 +92,12 @@ func (b *bench) pingOnce(ctx context.Context) (pingRun, []time.Duration, error) 
 	cmd := exec.CommandContext(ctx, b.bin, "exec", "-c", b.mdir, "*", "test.ping", "--static", "--out", "json", "--show-jid")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	m0, s0 := report.ProcCPU(b.cur.pid()), report.ProcCPU(0)
+	m0, s0 := report.ProcCPU(b.cur.PID()), report.ProcCPU(0)
 	t0 := time.Now()
 	err := cmd.Run()
 	wall := time.Since(t0)
 	end := time.Now()
-	r.MasterCPUMs = float64(report.ProcCPU(b.cur.pid())-m0) / float64(time.Millisecond)
+	r.MasterCPUMs = float64(report.ProcCPU(b.cur.PID())-m0) / float64(time.Millisecond)
 	r.BenchCPUMs = float64(report.ProcCPU(0)-s0) / float64(time.Millisecond)
 	r.Seconds = round(wall.Seconds(), 4)
 	var ee *exec.ExitError
@@ -179,9 +180,9 @@ type Stream struct {
 	MasterCPUusPerReturnRecords float64 `json:"master_cpu_us_per_return_with_records"`
 	MasterWriteKiBPerRetRecords float64 `json:"master_disk_write_kib_per_return_with_records"`
 	// Live is what the watch saw, Stored a replay of the log afterwards.
-	Live     check    `json:"live_watch"`
-	Stored   check    `json:"stored"`
-	AgentLog logTally `json:"agent_log,omitempty"`
+	Live     check               `json:"live_watch"`
+	Stored   check               `json:"stored"`
+	AgentLog masterproc.LogTally `json:"agent_log,omitempty"`
 	// WireDropped and WireFailed are jobs a wire agent could not queue
 	// and returns the master did not acknowledge.
 	WireDropped int64  `json:"wire_jobs_dropped,omitempty"`
@@ -207,7 +208,7 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 	if !sleep(ctx, time.Second) {
 		return st, ctx.Err()
 	}
-	b.fl.logs.reset()
+	b.fl.logs.Reset()
 	jids := make([]string, o.streamJobs)
 	for i := range jids {
 		jids[i] = jobs.NewJID()
@@ -216,13 +217,13 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 	if o.perf != "" {
 		path := o.perf + "-stream-" + f.name + ".data"
 		var err error
-		if stopPerf, err = perfRecord(b.cur.pid(), path); err != nil {
+		if stopPerf, err = perfRecord(b.cur.PID(), path); err != nil {
 			return st, err
 		}
 		st.Perf = path
 	}
-	m0, s0 := report.ProcCPU(b.cur.pid()), report.ProcCPU(0)
-	mw0, sw0 := writeBytes(b.cur.pid()), writeBytes(0)
+	m0, s0 := report.ProcCPU(b.cur.PID()), report.ProcCPU(0)
+	mw0, sw0 := writeBytes(b.cur.PID()), writeBytes(0)
 	t0 := time.Now()
 	var (
 		wg      sync.WaitGroup
@@ -263,11 +264,11 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 		return st, fmt.Errorf("stream %s: %w", f.name, pubErr)
 	}
 	werr := poll(ctx, o.phaseTimeout, 5*time.Millisecond, func() bool { return b.live.allReturned(jids, n) })
-	m1, s1 := report.ProcCPU(b.cur.pid()), report.ProcCPU(0)
-	mw1, sw1 := writeBytes(b.cur.pid()), writeBytes(0)
+	m1, s1 := report.ProcCPU(b.cur.PID()), report.ProcCPU(0)
+	mw1, sw1 := writeBytes(b.cur.PID()), writeBytes(0)
 	rerr := poll(ctx, o.phaseTimeout, 200*time.Millisecond, b.recordsComplete(ctx, jids, n))
 	st.RecordsSeconds = round(time.Since(t0).Seconds(), 3)
-	m2, mw2 := report.ProcCPU(b.cur.pid()), writeBytes(b.cur.pid())
+	m2, mw2 := report.ProcCPU(b.cur.PID()), writeBytes(b.cur.PID())
 	if err := stopPerf(); err != nil {
 		b.rep.Notes = append(b.rep.Notes, "stream "+f.name+": "+err.Error())
 	}
@@ -308,7 +309,7 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 		return st, ctx.Err()
 	}
 	if f.name == "agents" {
-		st.AgentLog = b.fl.logs.snapshot()
+		st.AgentLog = b.fl.logs.Snapshot()
 	}
 	stored := newJobTally()
 	rctx, cancel := context.WithTimeout(ctx, b.o.phaseTimeout)
@@ -380,11 +381,11 @@ type Kill struct {
 	AllReadySeconds  float64 `json:"all_ready_seconds"`
 	AllStoredSeconds float64 `json:"all_stored_seconds"`
 	// StoredMs is when each return was seen stored, from the restart.
-	StoredMs   dist     `json:"stored_ms"`
-	Live       check    `json:"live_watch"`
-	Stored     check    `json:"stored"`
-	OutboxLeft int      `json:"outbox_items_left"`
-	AgentLog   logTally `json:"agent_log"`
+	StoredMs   dist                `json:"stored_ms"`
+	Live       check               `json:"live_watch"`
+	Stored     check               `json:"stored"`
+	OutboxLeft int                 `json:"outbox_items_left"`
+	AgentLog   masterproc.LogTally `json:"agent_log"`
 }
 
 func (b *bench) kill(ctx context.Context) (Kill, error) {
@@ -396,7 +397,7 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 	if !sleep(ctx, time.Second) {
 		return k, ctx.Err()
 	}
-	b.fl.logs.reset()
+	b.fl.logs.Reset()
 	k.JID = jobs.NewJID()
 	tPub := time.Now()
 	if _, err := b.publish(ctx, k.JID, agentGlob, o.agents, "test.sleep", []any{o.sleep}); err != nil {
@@ -408,7 +409,7 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 	k.StoredBeforeKill = b.live.returned(k.JID)
 	k.RunningAtKill = b.fl.running(ctx, k.JID)
 	tKill := time.Now()
-	b.cur.kill()
+	b.cur.Kill()
 	if err := poll(ctx, 30*time.Second, 5*time.Millisecond, func() bool { return b.fl.ready() == 0 }); err != nil {
 		return k, fmt.Errorf("master kill: %d agents still ready after SIGKILL: %w", b.fl.ready(), err)
 	}
@@ -451,7 +452,7 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 	}
 	k.Live = b.live.verdict([]string{k.JID}, b.fl.ids)
 	k.OutboxLeft = b.fl.queued()
-	k.AgentLog = b.fl.logs.snapshot()
+	k.AgentLog = b.fl.logs.Snapshot()
 	dctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	c, err := gateway.Dial(dctx, b.reqAddr, b.key)
