@@ -108,32 +108,33 @@ func (m *Master) roots() (fileserver.Roots, error) {
 	return fileserver.Roots(cfg.FileRoots), nil
 }
 
-// servedFile finds a requested file, confined to file_roots.
-func (m *Master) servedFile(body json.RawMessage) (string, proto.FileRequest, error) {
+// openServed opens the file an agent's request names, confined to
+// file_roots; a refusal is logged with the agent's id.
+func (m *Master) openServed(id string, body json.RawMessage) (*os.File, proto.FileRequest, error) {
 	var req proto.FileRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return "", req, fmt.Errorf("%w: file request: %v", gateway.ErrInvalidRequest, err)
+		return nil, req, fmt.Errorf("%w: file request: %v", gateway.ErrInvalidRequest, err)
 	}
 	roots, err := m.roots()
 	if err != nil {
-		return "", req, err
+		return nil, req, err
 	}
 	path, err := roots.Find(req.Saltenv, strings.TrimPrefix(req.Path, "salt://"))
 	if err != nil {
-		return "", req, err
-	}
-	return path, req, nil
-}
-
-func (m *Master) fileStat(_ context.Context, id string, body json.RawMessage) (any, error) {
-	path, req, err := m.servedFile(body)
-	if err != nil {
 		m.log.Warn("file request refused", "agent", id, "err", err)
-		return nil, err
+		return nil, req, err
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("salt://%s: %w", req.Path, err)
+		return nil, req, fmt.Errorf("salt://%s: %w", req.Path, err)
+	}
+	return f, req, nil
+}
+
+func (m *Master) fileStat(_ context.Context, id string, body json.RawMessage) (any, error) {
+	f, req, err := m.openServed(id, body)
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
@@ -151,14 +152,9 @@ func (m *Master) fileStat(_ context.Context, id string, body json.RawMessage) (a
 }
 
 func (m *Master) fileRead(_ context.Context, id string, body json.RawMessage) (any, error) {
-	path, req, err := m.servedFile(body)
+	f, req, err := m.openServed(id, body)
 	if err != nil {
-		m.log.Warn("file request refused", "agent", id, "err", err)
 		return nil, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("salt://%s: %w", req.Path, err)
 	}
 	defer f.Close()
 	buf := make([]byte, fileChunk)
