@@ -298,6 +298,14 @@ func TestRemoteExecution(t *testing.T) {
 		}
 	})
 
+	t.Run("a function that hangs is stopped and reported", func(t *testing.T) {
+		start := time.Now()
+		rets, errs, code := execJSON(t, m, "db01", "cmd.run", "sleep 30", "--kill-after", "1")
+		if code != 1 || !strings.Contains(fmt.Sprint(rets["db01"]), "timeout of 1s") || time.Since(start) > 10*time.Second {
+			t.Errorf("--kill-after 1 of sleep 30: exit %d after %s: %v\n%s", code, time.Since(start), rets, errs)
+		}
+	})
+
 	t.Run("Salt's return shapes and failures", func(t *testing.T) {
 		rets, _, code := execJSON(t, m, "web01", "foo.bar")
 		if code != 1 || rets["web01"] != "'foo.bar' is not available." {
