@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -216,11 +217,38 @@ func DecodeJob(body []byte) (Job, error) {
 		j.Arg[i] = bus.Numbers(j.Arg[i])
 	}
 	j.Tgt = bus.Numbers(j.Tgt)
-	if j.Metadata != nil {
+	if len(j.Metadata) == 0 {
+		j.Metadata = nil
+	} else {
 		j.Metadata = bus.Numbers(j.Metadata).(map[string]any)
 	}
 	if j.JID == "" || j.Fun == "" {
 		return j, errors.New("job: no jid or no fun")
 	}
+	if !finite(j.Arg) || !finite(j.Tgt) || !finite(j.Metadata) {
+		return j, errors.New("job: a number beyond what a float64 holds")
+	}
 	return j, nil
+}
+
+// finite reports whether v holds no infinite or NaN number (what a JSON
+// number too large for a float64 decodes to, and cannot be encoded again).
+func finite(v any) bool {
+	switch t := v.(type) {
+	case float64:
+		return !math.IsInf(t, 0) && !math.IsNaN(t)
+	case []any:
+		for _, x := range t {
+			if !finite(x) {
+				return false
+			}
+		}
+	case map[string]any:
+		for _, x := range t {
+			if !finite(x) {
+				return false
+			}
+		}
+	}
+	return true
 }
