@@ -362,16 +362,17 @@ func TestRemoteExecution(t *testing.T) {
 					replies = append(replies, msg)
 				}
 			}
-			if len(replies) == 2 {
+			if len(replies) == 3 {
 				break
 			}
 		}
-		if parent == nil || len(replies) != 2 {
+		if parent == nil || len(replies) != 3 {
 			t.Fatalf("Slack: parent %v, replies %v", parent, replies)
 		}
 		all := replies[0]["text"] + "\n" + replies[1]["text"]
-		if !strings.Contains(all, ":white_check_mark: *web01* succeeded") || !strings.Contains(all, ":x: *web02* failed") {
-			t.Errorf("thread replies: %s", all)
+		if !strings.Contains(all, ":white_check_mark: *web01* succeeded") || !strings.Contains(all, ":x: *web02* failed") ||
+			replies[2]["text"] != ":checkered_flag: all 2 agents returned, 1 failed: web02" {
+			t.Errorf("thread replies: %s\nsummary: %s", all, replies[2]["text"])
 		}
 	})
 

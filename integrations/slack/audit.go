@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -239,6 +240,12 @@ type thread struct {
 	Text  string `json:"text,omitempty"`
 	// Skip records that the rule left this thread out.
 	Skip bool `json:"skip,omitempty"`
+	// Minions are the agents a targeted job was sent to; Results what each
+	// that returned gave (success); Summarized that the closing summary
+	// was posted.
+	Minions    []string        `json:"minions,omitempty"`
+	Results    map[string]bool `json:"results,omitempty"`
+	Summarized bool            `json:"summarized,omitempty"`
 }
 
 func (a *Audit) thread(ctx context.Context, key string) (*thread, error) {
@@ -263,6 +270,18 @@ func (a *Audit) thread(ctx context.Context, key string) (*thread, error) {
 func (a *Audit) deliver(ctx context.Context, st *state, m message) error {
 	if m.Op == opSkip {
 		return a.send(ctx, nil, m) // Slack is not involved
+	}
+	if m.Op == opTally {
+		// Counted without Slack; only the summary, once every agent
+		// returned, is a message (and takes a token of the rate).
+		sum, err := a.tally(ctx, m)
+		if err != nil || sum == nil {
+			return err
+		}
+		if err := a.deliver(ctx, st, *sum); err != nil {
+			return err
+		}
+		return a.summarized(ctx, m.Thread)
 	}
 	failures := 0
 	for {
@@ -327,7 +346,7 @@ func (a *Audit) send(ctx context.Context, p poster, m message) error {
 		if err != nil {
 			return err
 		}
-		return a.remember(ctx, m.Thread, thread{Channel: m.Channel, TS: ts, Event: m.Event, Text: m.Text})
+		return a.remember(ctx, m.Thread, thread{Channel: m.Channel, TS: ts, Event: m.Event, Text: m.Text, Minions: m.Minions})
 	case opReply, opUpdate:
 		t, err := a.thread(ctx, m.Thread)
 		if err != nil {
@@ -409,3 +428,51 @@ func (a *Audit) recovered() {
 // retryWait is the wait after n consecutive failures: 1 s doubled, capped
 // at maxBackoff, with jitter.
 func retryWait(n int) time.Duration { return backoff.Delay(time.Second, maxBackoff, n) }
+
+// tally notes one agent's result in its job's thread and returns the
+// summary to post when it was the last one the job waited for (nil
+// otherwise, and when the thread does not know the job's agents).
+func (a *Audit) tally(ctx context.Context, m message) (*message, error) {
+	t, err := a.thread(ctx, m.Thread)
+	if err != nil || t == nil || t.Skip || len(t.Minions) == 0 || t.Summarized {
+		return nil, err
+	}
+	if t.Results == nil {
+		t.Results = map[string]bool{}
+	}
+	t.Results[m.Minion] = m.OK
+	if err := a.remember(ctx, m.Thread, *t); err != nil {
+		return nil, err
+	}
+	var failed, waiting []string
+	for _, id := range t.Minions {
+		ok, returned := t.Results[id]
+		switch {
+		case !returned:
+			waiting = append(waiting, id)
+		case !ok:
+			failed = append(failed, id)
+		}
+	}
+	if len(waiting) > 0 {
+		return nil, nil
+	}
+	sum := &message{Op: opReply, Channel: t.Channel, Thread: m.Thread, Event: m.Event, Color: "good",
+		Text: fmt.Sprintf(":checkered_flag: all %d agents returned, all succeeded", len(t.Minions))}
+	if len(failed) > 0 {
+		sum.Color = "danger"
+		sum.Text = fmt.Sprintf(":checkered_flag: all %d agents returned, %d failed: %s", len(t.Minions), len(failed),
+			escape(strings.Join(failed, ", ")))
+	}
+	return sum, nil
+}
+
+// summarized records that a thread's summary was posted.
+func (a *Audit) summarized(ctx context.Context, key string) error {
+	t, err := a.thread(ctx, key)
+	if err != nil || t == nil {
+		return err
+	}
+	t.Summarized = true
+	return a.remember(ctx, key, *t)
+}

@@ -37,7 +37,7 @@ func TestJobsPresetThreadsResults(t *testing.T) {
 	publish(t, b, "salt/job/"+jid+"/ret/web2", map[string]any{"cmd": "_return", "id": "web2", "jid": jid, "fun": "cmd.run",
 		"fun_args": []any{"nginx restart"}, "return": "nginx: [emerg] bad config", "retcode": 1, "success": false})
 
-	msgs := f.waitMessages(t, 7, 90*time.Second)
+	msgs := f.waitMessages(t, 8, 90*time.Second)
 	want := []struct {
 		text, color, detail string
 		parent              int // index of the thread parent, -1 for none
@@ -49,6 +49,8 @@ func TestJobsPresetThreadsResults(t *testing.T) {
 		{"`salt -G roles:nginx cmd.run 'nginx restart'` by *carol* (jid " + jid + ")", "", "", -1},
 		{":white_check_mark: *web1* succeeded in", "good", "restarted", 4},
 		{":x: *web2* failed in", "danger", "nginx: [emerg] bad config", 4},
+		// The job's last return closes its thread with a summary.
+		{":checkered_flag: all 2 agents returned, 1 failed: web2", "danger", "", 4},
 	}
 	want[2].text = "`salt-run test.exception message='disk full'` by *bob* (jid " + bad.JID + ")"
 	for i, w := range want {

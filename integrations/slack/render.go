@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -21,10 +22,11 @@ const (
 	opReply            // a reply in the thread (on its own when there is no parent)
 	opUpdate           // an edit of the parent (posted on its own when it cannot be edited)
 	opSkip             // nothing to post: remember that the rule left the thread out
+	opTally            // count an agent's result in its job's thread; summarise after the last
 )
 
 func (o op) String() string {
-	return [...]string{"post", "parent", "reply", "update", "skip"}[o]
+	return [...]string{"post", "parent", "reply", "update", "skip", "tally"}[o]
 }
 
 // message is one thing to send to Slack.
@@ -40,6 +42,11 @@ type message struct {
 	Color string
 	// Detail is shown in an attachment under the text (a return excerpt).
 	Detail string
+	// Minions are the agents a job was sent to (a parent's, remembered
+	// for the summary); Minion and OK one agent's result (a tally).
+	Minions []string
+	Minion  string
+	OK      bool
 }
 
 // selfFunctions are the integration's own runner functions: their jobs are
@@ -154,7 +161,16 @@ func (s *state) renderJob(i int, r *Rule, channel string, ev *bus.Event, lookup 
 			// the decision for them.
 			return []message{{Op: opSkip, Channel: channel, Thread: key, Event: ev.ID}}, nil
 		}
-		return []message{{Op: opParent, Channel: channel, Thread: key, Event: ev.ID, Text: s.jobHeadline(j)}}, nil
+		m := message{Op: opParent, Channel: channel, Thread: key, Event: ev.ID, Text: s.jobHeadline(j)}
+		for _, id := range j.Minions {
+			if !slices.Contains(j.NotConnected, id) {
+				m.Minions = append(m.Minions, id)
+			}
+		}
+		if len(m.Minions) < 2 {
+			m.Minions = nil // one agent's reply is its own summary
+		}
+		return []message{m}, nil
 	}
 	// A result: under its parent when the start was posted; on its own
 	// (with the command) when the start was not seen but the rule selects
@@ -190,7 +206,10 @@ func (s *state) renderJob(i int, r *Rule, channel string, ev *bus.Event, lookup 
 		m.Text += fmt.Sprintf("%s %s in %.2fs", icon, status, dur)
 	}
 	m.Detail = s.excerpt(ret)
-	return []message{m}, nil
+	if minion == "" || parent == nil {
+		return []message{m}, nil
+	}
+	return []message{m, {Op: opTally, Channel: channel, Thread: key, Event: ev.ID, Minion: minion, OK: ok}}, nil
 }
 
 // maxCommand bounds the command line shown for a job (a mapping argument
