@@ -70,10 +70,16 @@ func (r *Returns) Add(id string, v any) {
 func Write(w io.Writer, format string, rets Returns, o Options) error {
 	var s string
 	switch format {
-	case "", "nested", "highstate":
+	case "", "nested":
 		var b strings.Builder
 		for _, id := range rets.IDs {
 			nested(&b, rets.Values[id], 0, id, o.Color, true)
+		}
+		s = b.String()
+	case "highstate":
+		var b strings.Builder
+		for _, id := range rets.IDs {
+			highstate(&b, id, rets.Values[id], o.Color)
 		}
 		s = b.String()
 	case "json":
