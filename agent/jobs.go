@@ -278,10 +278,10 @@ func failed(ret proto.Return, err error) proto.Return {
 // status), which makes the return a failure without changing it.
 func (a *Agent) execute(ctx context.Context, job proto.Job) proto.Return {
 	ret := proto.Return{JID: job.JID, Fun: job.Fun, FunArgs: nonNilArgs(job.Arg), Success: true}
-	if job.Timeout > 0 {
+	if job.KillAfter > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(job.Timeout*float64(time.Second)),
-			fmt.Errorf("the function ran longer than the job's timeout of %gs and was stopped", job.Timeout))
+		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(job.KillAfter*float64(time.Second)),
+			fmt.Errorf("the function ran longer than the job's timeout of %gs and was stopped", job.KillAfter))
 		defer cancel()
 	}
 	f, ok := a.funcs.Lookup(job.Fun)

@@ -81,7 +81,7 @@ func TestExecuteReturnsInSaltsShape(t *testing.T) {
 		{proto.Job{JID: "2", Fun: "nope.nope"}, `"'nope.nope' is not available."`, 1, false},
 		{proto.Job{JID: "3", Fun: "test.echo", Arg: jobs.PackArgs(nil, map[string]any{"bogus": 1})}, "", 1, false},
 		{proto.Job{JID: "4", Fun: "cmd.run", Arg: []any{"echo hi; exit 7"}}, `"hi"`, 7, false},
-		{proto.Job{JID: "5", Fun: "test.sleep", Arg: []any{int64(5)}, Timeout: 0.2}, "", 1, false},
+		{proto.Job{JID: "5", Fun: "test.sleep", Arg: []any{int64(5)}, KillAfter: 0.2}, "", 1, false},
 		{proto.Job{JID: "6", Fun: "cmd.run", Arg: []any{"head -c 5000 /dev/zero | tr '\\0' x"}}, "", 0, true},
 	} {
 		r := a.execute(ctx, tc.job)

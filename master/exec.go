@@ -71,11 +71,7 @@ func (m *Master) execFindJob(ctx context.Context, body json.RawMessage) (any, er
 	if err := decode(rpc.ExecFindJob, body, &req); err != nil {
 		return nil, err
 	}
-	out := map[string]rpc.JobState{}
-	for id, st := range m.publisher.FindJob(ctx, req.JID, req.Minions) {
-		out[id] = rpc.JobState{Running: st.Running, Done: st.Done}
-	}
-	return out, nil
+	return m.publisher.FindJob(ctx, req.JID, req.Minions), nil
 }
 
 func (m *Master) execTargets(ctx context.Context, body json.RawMessage) (any, error) {

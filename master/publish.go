@@ -188,8 +188,8 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 	if t.JID == "" {
 		t.JID = jobs.NewJID()
 	}
-	job := proto.Job{JID: t.JID, Fun: t.Fun, Arg: nonNil(t.Arg), Tgt: t.Tgt, TgtType: t.TgtType, User: t.User, Ret: t.Ret,
-		Timeout: t.KillAfter, Metadata: t.Metadata}
+	job := t
+	job.Arg = nonNil(t.Arg)
 	pub := jobs.Published{JID: t.JID, Minions: minions, Missing: missing, NotConnected: []string{}}
 	// Who is connected is known before the job is announced, so that its
 	// record does not wait for agents it was never sent to.

@@ -291,31 +291,16 @@ func (r *Reactor) job(ctx context.Context, pub bus.Publisher, cause *bus.Event, 
 	newStored := make(chan error, 1)
 	go func() { newStored <- run.Begin(ctx, pub) }()
 	fire := run.Fire(pub)
-	for res.Attempts < attempts {
-		if res.Attempts > 0 {
-			r.stats.Retries.Add(1)
-			if !backoff.Sleep(ctx, retryDelay(policy, res.Attempts)) {
-				res.Err = errInterrupted
-				return res
-			}
-		}
+	if !r.retry(ctx, re, &res, attempts, policy, func() bool {
 		release, ok := r.acquire(ctx)
 		if !ok {
-			res.Err = errInterrupted
-			return res
+			return false
 		}
-		res.Attempts++
 		res.Return, res.Err = r.call(ctx, re, fire)
 		release()
-		if ctx.Err() != nil {
-			res.Err = errInterrupted
-			return res
-		}
-		if res.Err == nil {
-			break
-		}
-		r.log.Warn("reactor: reaction failed", "id", re.ID, "fun", re.Call(), "jid", res.JID,
-			"attempt", res.Attempts, "of", attempts, "err", res.Err)
+		return true
+	}) {
+		return res
 	}
 	res.Duration = time.Since(run.Start)
 	if err := <-newStored; err != nil {
@@ -355,6 +340,38 @@ func (w wheelTags) Publish(ctx context.Context, ev *bus.Event) error {
 		}
 	}
 	return w.Publisher.Publish(ctx, ev)
+}
+
+// retry runs try up to attempts times, waiting the policy's backoff after
+// each failure; try sets res.Err and says whether another attempt could
+// change the outcome. It returns false, with res.Err errInterrupted, when
+// ctx ended first.
+func (r *Reactor) retry(ctx context.Context, re *Reaction, res *Result, attempts int, policy Retry, try func() (again bool)) bool {
+	for res.Attempts < attempts {
+		if res.Attempts > 0 {
+			r.stats.Retries.Add(1)
+			if !backoff.Sleep(ctx, retryDelay(policy, res.Attempts)) {
+				res.Err = errInterrupted
+				return false
+			}
+		}
+		res.Attempts++
+		res.Err = nil
+		again := try()
+		if ctx.Err() != nil {
+			res.Err = errInterrupted
+			return false
+		}
+		if res.Err == nil {
+			return true
+		}
+		r.log.Warn("reactor: reaction failed", "id", re.ID, "fun", re.Call(), "jid", res.JID,
+			"attempt", res.Attempts, "of", attempts, "err", res.Err)
+		if !again {
+			return true
+		}
+	}
+	return true
 }
 
 // call runs the reaction's function; a panic in it is a failed attempt,

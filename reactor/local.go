@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
-	"github.com/brinehq/brine/internal/backoff"
 	"github.com/brinehq/brine/jobs"
 )
 
@@ -127,72 +126,52 @@ func (r *Reactor) localJob(ctx context.Context, cause *bus.Event, re *Reaction, 
 	// failedReturns are agents that returned a failure; silent those that
 	// have not answered yet.
 	failedReturns, silent := map[string]string{}, map[string]string{}
-	final := false // a failure that retrying would not change
-	for res.Attempts < attempts && !final {
-		if res.Attempts > 0 {
-			r.stats.Retries.Add(1)
-			if !backoff.Sleep(ctx, retryDelay(policy, res.Attempts)) {
-				res.Err = errInterrupted
-				return res
-			}
-		}
-		res.Attempts++
-		res.Err = nil
+	if !r.retry(ctx, re, &res, attempts, policy, func() bool {
 		if async {
 			var pub jobs.Published
-			pub, res.Err = r.minions.PublishJob(ctx, t, o)
-			res.JID, res.Return = pub.JID, pub
-		} else {
-			var out jobs.Outcome
-			out, res.Err = r.minions.RunJob(ctx, t, o, wait)
-			if res.JID == "" {
-				res.JID = out.JID
-			}
-			for id, rt := range out.Returns {
-				returns[id] = rt.Return
-			}
-			res.Return = returns
-			// Failures that returned stay failures whatever a retry of
-			// the silent agents gives.
-			for id, why := range out.Failures() {
-				if _, answered := out.Returns[id]; answered {
-					failedReturns[id] = why
-				} else {
-					silent[id] = why
-				}
-			}
-			for id := range out.Returns {
-				delete(silent, id)
-			}
-			if res.Err == nil && len(failedReturns)+len(silent) > 0 {
-				all := maps.Clone(failedReturns)
-				maps.Copy(all, silent)
-				ids := slices.Sorted(maps.Keys(all))
-				var why []string
-				for _, id := range ids {
-					why = append(why, id+": "+all[id])
-				}
-				res.Err = fmt.Errorf("%d agents did not succeed (job %s): %s", len(ids), out.JID, strings.Join(why, "; "))
-				// A returned failure is the function's answer: running
-				// it again is not the reactor's call. Agents that did
-				// not answer are asked again.
-				t.Tgt, t.TgtType = slices.Sorted(maps.Keys(silent)), "list"
-				final = len(silent) == 0
+			pub, err := r.minions.PublishJob(ctx, t, o)
+			res.JID, res.Return, res.Err = pub.JID, pub, r.callerError(re, err)
+			return true
+		}
+		out, err := r.minions.RunJob(ctx, t, o, wait)
+		res.Err = r.callerError(re, err)
+		if res.JID == "" {
+			res.JID = out.JID
+		}
+		for id, rt := range out.Returns {
+			returns[id] = rt.Return
+		}
+		res.Return = returns
+		// Failures that returned stay failures whatever a retry of the
+		// silent agents gives.
+		for id, why := range out.Failures() {
+			if _, answered := out.Returns[id]; answered {
+				failedReturns[id] = why
+			} else {
+				silent[id] = why
 			}
 		}
-		if ctx.Err() != nil {
-			res.Err = errInterrupted
-			return res
+		for id := range out.Returns {
+			delete(silent, id)
 		}
-		if res.Err == nil {
-			break
+		if res.Err != nil || len(failedReturns)+len(silent) == 0 {
+			return true
 		}
-		if re.Kind == Caller && errors.Is(res.Err, ErrNoMinion) {
-			res.Err = fmt.Errorf("caller reactions run on the agent beside the master (reactor_caller_id: %s), whose key is not accepted: %w",
-				r.callerID(), res.Err)
+		all := maps.Clone(failedReturns)
+		maps.Copy(all, silent)
+		ids := slices.Sorted(maps.Keys(all))
+		why := make([]string, len(ids))
+		for i, id := range ids {
+			why[i] = id + ": " + all[id]
 		}
-		r.log.Warn("reactor: reaction failed", "id", re.ID, "fun", re.Call(), "jid", res.JID,
-			"attempt", res.Attempts, "of", attempts, "err", res.Err)
+		res.Err = fmt.Errorf("%d agents did not succeed (job %s): %s", len(ids), out.JID, strings.Join(why, "; "))
+		// A returned failure is the function's answer: running it again
+		// is not the reactor's call. Agents that did not answer are
+		// asked again.
+		t.Tgt, t.TgtType = slices.Sorted(maps.Keys(silent)), "list"
+		return len(silent) > 0
+	}) {
+		return res
 	}
 	res.Duration = time.Since(start)
 	if res.Err == nil {
@@ -202,6 +181,16 @@ func (r *Reactor) localJob(ctx context.Context, cause *bus.Event, re *Reaction, 
 		r.stats.Failed.Add(1)
 	}
 	return res
+}
+
+// callerError words the error of a caller reaction whose agent has no
+// accepted key.
+func (r *Reactor) callerError(re *Reaction, err error) error {
+	if re.Kind == Caller && errors.Is(err, ErrNoMinion) {
+		return fmt.Errorf("caller reactions run on the agent beside the master (reactor_caller_id: %s), whose key is not accepted: %w",
+			r.callerID(), err)
+	}
+	return err
 }
 
 // ErrNoMinion is how Minions reports a target that selects no agent.

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/jobs"
 )
 
 // ErrReservedTag is the refusal of a tag an agent may not fire under.
@@ -135,23 +136,11 @@ type Mine struct {
 	Delete []string `json:"delete,omitempty"`
 }
 
-// Job is what the master publishes to the agents a job targets: Salt's
-// publish load.
-type Job struct {
-	JID string `json:"jid"`
-	Fun string `json:"fun"`
-	// Arg is Salt's arg: positional arguments, keyword arguments in a
-	// trailing {"__kwarg__": true, …} mapping (jobs.PackArgs).
-	Arg     []any  `json:"arg"`
-	Tgt     any    `json:"tgt"`
-	TgtType string `json:"tgt_type"`
-	User    string `json:"user"`
-	Ret     string `json:"ret,omitempty"`
-	// Timeout, in seconds, ends the function when it runs longer (0: no
-	// limit): a hung function is killed and the job reports it.
-	Timeout  float64        `json:"timeout,omitempty"`
-	Metadata map[string]any `json:"metadata,omitempty"`
-}
+// Job is what the master publishes to the agents a job targets, Salt's
+// publish load: the jobs.Targeted it was asked to publish, with its jid
+// (its Extra stays on the master). KillAfter, when set, ends the function
+// on the agent when it runs longer.
+type Job = jobs.Targeted
 
 // FindJob asks about the job JID; Req is echoed in the answer.
 type FindJob struct {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/jobs"
@@ -352,7 +353,7 @@ func (r *execRun) collect(ctx context.Context, pending map[string]string, ch <-c
 			}
 			running := false
 			for jid, ids := range byJID {
-				var st map[string]rpc.JobState
+				var st map[string]proto.JobState
 				if err := r.call(ctx, rpc.ExecFindJob, rpc.FindJobRequest{JID: jid, Minions: ids}, &st); err != nil {
 					return err
 				}

@@ -160,7 +160,7 @@ const (
 	// (jobs.Targeted → jobs.Published; no agent selected: empty Minions).
 	ExecPublish = "exec.publish"
 	// ExecFindJob asks agents whether they still run a job (FindJobRequest
-	// → {id: JobState}).
+	// → {id: proto.JobState}).
 	ExecFindJob = "exec.find_job"
 	// ExecTargets lists the agents a target selects (TargetRequest →
 	// TargetReply), for --batch and --preview-target.
@@ -185,11 +185,4 @@ type TargetReply struct {
 	Minions   []string `json:"minions"`
 	Connected []string `json:"connected"`
 	Missing   []string `json:"missing"`
-}
-
-// JobState is what an agent said of a job: it still runs it, or it has
-// finished it (its return is on its way).
-type JobState struct {
-	Running bool `json:"running"`
-	Done    bool `json:"done,omitempty"`
 }
