@@ -1,7 +1,6 @@
 package output
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -42,9 +41,6 @@ func isStateReturn(v any) (map[string]any, bool) {
 
 func number(v any) float64 {
 	switch t := v.(type) {
-	case json.Number:
-		f, _ := t.Float64()
-		return f
 	case float64:
 		return t
 	case int64:

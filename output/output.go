@@ -2,7 +2,8 @@
 // `brine exec` (salt), `brine call` (salt-call) and the scripts written
 // against Salt's text see the same thing: nested (the default), json, yaml,
 // txt, raw and highstate. Values are what JSON decoding gives (maps, lists,
-// strings, json.Number or float64, bools, nil); maps print with sorted keys,
+// strings, int64 or float64 as Decode gives them, bools, nil); maps print
+// with sorted keys,
 // as Salt's do for plain dicts.
 package output
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/pyjson"
 )
@@ -95,7 +97,7 @@ func Write(w io.Writer, format string, rets Returns, o Options) error {
 	case "yaml":
 		var b strings.Builder
 		for _, id := range rets.IDs {
-			out, err := yaml.MarshalWithOptions(map[string]any{id: plain(rets.Values[id])}, yaml.IndentSequence(true))
+			out, err := yaml.MarshalWithOptions(map[string]any{id: rets.Values[id]}, yaml.IndentSequence(true))
 			if err != nil {
 				return err
 			}
@@ -176,7 +178,7 @@ func nestedValue(b *strings.Builder, v any, indent int, prefix string, color boo
 	pad := strings.Repeat(" ", indent)
 	line := func(c, s string) { b.WriteString(pad + paint(color, c, prefix+s) + "\n") }
 	switch t := v.(type) {
-	case nil, bool, json.Number, float64, int64, int:
+	case nil, bool, float64, int64, int:
 		line(lightYellow, py.ReprValue(t))
 	case string:
 		for i, l := range splitLines(t) {
@@ -238,32 +240,9 @@ func orderedJSON(rets Returns) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// plain turns json.Numbers into int64 or float64 for the YAML encoder.
-func plain(v any) any {
-	switch t := v.(type) {
-	case json.Number:
-		if i, err := t.Int64(); err == nil {
-			return i
-		}
-		f, _ := t.Float64()
-		return f
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = plain(x)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = plain(x)
-		}
-		return out
-	}
-	return v
-}
-
-// Decode reads a JSON value keeping numbers as written (json.Number).
+// Decode reads a JSON value as events' data is read (bus.Numbers): an
+// integer stays an integer, other numbers are floats, which print as
+// Python prints them.
 func Decode(raw []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -271,5 +250,5 @@ func Decode(raw []byte) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	return v, nil
+	return bus.Numbers(v), nil
 }
