@@ -5,21 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"math"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/brinehq/brine/agent/proto"
-	"github.com/brinehq/brine/bus"
-	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/jobs"
-	"github.com/brinehq/brine/master/rpc"
 	"github.com/brinehq/brine/output"
+	"github.com/brinehq/brine/remote"
 )
 
 // execFlags are `brine exec`'s (Salt's salt) options.
@@ -130,22 +123,20 @@ func (f *execFlags) target(tgt string) (any, string, error) {
 	return tgt, chosen, nil
 }
 
-// execRun is one `brine exec` as it runs.
+// execRun is one `brine exec` as it runs: it shows what remote.Client
+// reports, as Salt's salt command does, and keeps the outcome for the exit
+// status.
 type execRun struct {
-	f       *execFlags
-	w       io.Writer
-	errw    io.Writer
-	client  *gateway.Client
-	pubAddr string
-	opts    output.Options
-	format  string
-	static  output.Returns
+	f      *execFlags
+	w      io.Writer
+	errw   io.Writer
+	opts   output.Options
+	static output.Returns
 	// Outcome.
-	highest   int
-	failed    bool
-	noAnswer  []string
-	returned  int
-	lastNotes []string
+	highest  int
+	failed   bool
+	noAnswer []string
+	lookup   string // a jid to look up later, when agents did not answer
 }
 
 func (f *execFlags) run(cmd *cobra.Command, g *globalFlags, args []string) error {
@@ -164,6 +155,9 @@ func (f *execFlags) run(cmd *cobra.Command, g *globalFlags, args []string) error
 	if f.wait <= 0 {
 		return usageError{fmt.Errorf("--timeout %g: want a positive number of seconds", f.wait)}
 	}
+	if f.async && f.batch != "" {
+		return usageError{errors.New("--async and --batch-size cannot be used together")}
+	}
 	f.cf.timeout = 10 * time.Second
 	reqAddr, pubAddr, key, err := f.cf.endpoints(g)
 	if err != nil {
@@ -172,16 +166,27 @@ func (f *execFlags) run(cmd *cobra.Command, g *globalFlags, args []string) error
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	dctx, dcancel := context.WithTimeout(ctx, f.cf.timeout)
-	client, err := f.cf.dial(dctx, reqAddr, key)
+	conn, err := f.cf.dial(dctx, reqAddr, key)
 	dcancel()
 	if err != nil {
 		return err
 	}
-	defer client.Close()
-	r := &execRun{f: f, w: cmd.OutOrStdout(), errw: cmd.ErrOrStderr(), client: client, pubAddr: pubAddr, format: f.out,
+	defer conn.Close()
+	c := &remote.Client{Conn: conn, PubAddr: pubAddr, CallTimeout: f.cf.timeout}
+	r := &execRun{f: f, w: cmd.OutOrStdout(), errw: cmd.ErrOrStderr(),
 		opts: output.Options{Color: !f.noColor && (f.color || paletteFor(cmd.OutOrStdout(), f.static).on)}}
 	if f.preview {
-		return r.previewTarget(ctx, tgt, tgtType)
+		rep, err := c.Targets(ctx, tgt, tgtType)
+		if err != nil {
+			return f.cf.masterError(reqAddr, err)
+		}
+		for _, id := range rep.Minions {
+			fmt.Fprintf(r.w, "- %s\n", id)
+		}
+		if len(rep.Minions) == 0 {
+			return noMatch(&remote.NoMatchError{Missing: rep.Missing})
+		}
+		return nil
 	}
 	user, err := osUser()
 	if err != nil {
@@ -193,211 +198,89 @@ func (f *execFlags) run(cmd *cobra.Command, g *globalFlags, args []string) error
 	}
 	job := jobs.Targeted{Fun: req.Fun, Arg: jobs.PackArgs(req.Args, req.Kwargs), Tgt: tgt, TgtType: tgtType, User: user,
 		KillAfter: f.killAfter}
-	if f.batch != "" {
-		err = r.batch(ctx, job)
-	} else {
-		err = r.one(ctx, job)
+	if f.async {
+		job.JID = jobs.NewJID()
+		pub, err := c.Publish(ctx, job)
+		if err != nil {
+			return r.failure(reqAddr, err)
+		}
+		fmt.Fprintf(r.w, "Executed command with job ID: %s\n", pub.JID)
+		return nil
 	}
-	if err != nil {
-		return err
+	if f.batch != "" {
+		if _, err := remote.BatchSize(f.batch, 1); err != nil {
+			return usageError{fmt.Errorf("--batch-size: %w", err)}
+		}
+	}
+	o := remote.Options{Wait: time.Duration(f.wait * float64(time.Second)), Batch: f.batch,
+		BatchWait: time.Duration(f.batchWait * float64(time.Second))}
+	if err := c.Run(ctx, job, o, r.show); err != nil {
+		return r.failure(reqAddr, err)
 	}
 	return r.finish()
 }
 
-// call asks the master, bounded by the client timeout.
-func (r *execRun) call(ctx context.Context, method string, in, out any) error {
-	cctx, cancel := context.WithTimeout(ctx, r.f.cf.timeout)
-	defer cancel()
-	return r.f.cf.masterError(r.pubAddr, r.client.Call(cctx, method, in, out))
+// failure is the error of a run that did not complete: Salt's words for a
+// target that selects nobody (exit 2), else the master's error.
+func (r *execRun) failure(reqAddr string, err error) error {
+	if nm, ok := errors.AsType[*remote.NoMatchError](err); ok {
+		return noMatch(nm)
+	}
+	return r.f.cf.masterError(reqAddr, err)
 }
 
-func (r *execRun) previewTarget(ctx context.Context, tgt any, tgtType string) error {
-	var rep rpc.TargetReply
-	if err := r.call(ctx, rpc.ExecTargets, rpc.TargetRequest{Tgt: tgt, TgtType: tgtType}, &rep); err != nil {
-		return err
-	}
-	for _, id := range rep.Minions {
-		fmt.Fprintf(r.w, "- %s\n", id)
-	}
-	if len(rep.Minions) == 0 {
-		return r.noMatch(jobs.Published{Missing: rep.Missing})
-	}
-	return nil
-}
-
-// returnEvent is one agent's return as the watch delivers it.
-type returnEvent struct {
-	jid, id string
-	data    map[string]any
-}
-
-// watch follows the returns of jid from before it is published (the
-// catch-up from since closes the gap), sending them on ch.
-func (r *execRun) watch(ctx context.Context, jid string, since time.Time, ch chan<- returnEvent, errc chan<- error) {
-	err := r.client.Watch(ctx, r.pubAddr, "salt/job/"+jid+"/ret/*", bus.Since{Time: since}, func(ev *bus.Event) error {
-		data, err := ev.DataMap()
-		if err != nil {
-			return nil
-		}
-		id := ev.Tag[strings.LastIndexByte(ev.Tag, '/')+1:]
-		select {
-		case ch <- returnEvent{jid: jid, id: id, data: data}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		return nil
-	})
-	if ctx.Err() == nil && err != nil {
-		errc <- err
-	}
-}
-
-// publish publishes job with a jid of its own, its returns already watched.
-func (r *execRun) publish(ctx context.Context, job jobs.Targeted, ch chan<- returnEvent, errc chan<- error) (jobs.Published, error) {
-	job.JID = jobs.NewJID()
-	go r.watch(ctx, job.JID, time.Now().Add(-2*time.Second), ch, errc)
-	var pub jobs.Published
-	if err := r.call(ctx, rpc.ExecPublish, job, &pub); err != nil {
-		return pub, err
-	}
-	return pub, nil
-}
-
-// one runs a job on every agent of its target at once.
-func (r *execRun) one(ctx context.Context, job jobs.Targeted) error {
-	ch, errc := make(chan returnEvent, 1024), make(chan error, 1)
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	pub, err := r.publish(wctx, job, ch, errc)
-	if err != nil {
-		return err
-	}
-	if len(pub.Minions) == 0 {
-		return r.noMatch(pub)
-	}
-	if r.f.async {
-		fmt.Fprintf(r.w, "Executed command with job ID: %s\n", pub.JID)
-		return nil
-	}
-	r.announce(pub)
-	pending := map[string]string{} // id -> jid
-	for _, id := range pub.Minions {
-		if !slices.Contains(pub.NotConnected, id) {
-			pending[id] = pub.JID
-		}
-	}
-	return r.collect(ctx, pending, ch, errc, nil)
-}
-
-// announce prints the jid (-v, --show-jid) and the agents that will not
-// answer because they are not connected.
-func (r *execRun) announce(pub jobs.Published) {
-	if r.f.verbose {
-		fmt.Fprintf(r.w, "Executing job with jid %s\n-------------------------------------------\n\n", pub.JID)
-	} else if r.f.showJID {
-		fmt.Fprintf(r.w, "jid: %s\n", pub.JID)
-	}
-	for _, id := range pub.NotConnected {
-		r.print(id, "Minion did not return. [Not connected]", "nested")
-		r.noAnswer = append(r.noAnswer, id)
-	}
-	for _, id := range pub.Missing {
-		if r.f.verbose {
-			fmt.Fprintf(r.errw, "%s: no accepted key (brine key -L)\n", id)
-		}
-	}
-}
-
-func (r *execRun) noMatch(pub jobs.Published) error {
+// noMatch is Salt's answer to a target that selects nobody, exit 2.
+func noMatch(e *remote.NoMatchError) error {
 	msg := "No minions matched the target. No command was sent, no jid was assigned."
-	if len(pub.Missing) > 0 {
-		msg += " No accepted key for: " + strings.Join(pub.Missing, ", ") + "."
+	if len(e.Missing) > 0 {
+		msg += " No accepted key for: " + strings.Join(e.Missing, ", ") + "."
 	}
 	return retcodeError{code: exitUsage, err: errors.New(msg)}
 }
 
-// collect prints returns as they arrive until every pending agent
-// answered; --timeout after the last sign of life, it asks those still
-// silent whether they run the job and waits on for those that do. next,
-// when set, is called after each return (batches start the next agent).
-func (r *execRun) collect(ctx context.Context, pending map[string]string, ch <-chan returnEvent, errc <-chan error,
-	next func(id string) (map[string]string, error)) error {
-	wait := time.Duration(r.f.wait * float64(time.Second))
-	// finished are agents that said they finished the job without its
-	// return having arrived: it is on its way, and waited for once more.
-	finished := map[string]bool{}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	for len(pending) > 0 {
-		select {
-		case ev := <-ch:
-			if pending[ev.id] != ev.jid {
-				continue // a copy, or another job's
+// show prints one thing the run reported.
+func (r *execRun) show(rep remote.Report) {
+	switch rep.Kind {
+	case remote.Published:
+		if r.f.batch != "" {
+			fmt.Fprintf(r.errw, "Executing run on %s\n", output.Repr(toAny(rep.IDs)))
+		}
+		switch {
+		case r.f.verbose:
+			fmt.Fprintf(r.w, "Executing job with jid %s\n-------------------------------------------\n\n", rep.JID)
+		case r.f.showJID:
+			fmt.Fprintf(r.w, "jid: %s\n", rep.JID)
+		}
+		if r.f.verbose {
+			for _, id := range rep.Missing {
+				fmt.Fprintf(r.errw, "%s: no accepted key (brine key -L)\n", id)
 			}
-			delete(pending, ev.id)
-			r.take(ev)
-			if next != nil {
-				more, err := next(ev.id)
-				if err != nil {
-					return err
-				}
-				maps.Copy(pending, more)
-			}
-			timer.Reset(wait)
-		case err := <-errc:
-			return fmt.Errorf("watching the returns: %w", err)
-		case <-timer.C:
-			byJID := map[string][]string{}
-			for id, jid := range pending {
-				byJID[jid] = append(byJID[jid], id)
-			}
-			running := false
-			for jid, ids := range byJID {
-				var st map[string]proto.JobState
-				if err := r.call(ctx, rpc.ExecFindJob, rpc.FindJobRequest{JID: jid, Minions: ids}, &st); err != nil {
-					return err
-				}
-				for id, s := range st {
-					if s.Running || s.Done && !finished[id] {
-						running = true
-					}
-					finished[id] = finished[id] || s.Done
-					if s.Running && r.f.verbose {
-						fmt.Fprintf(r.errw, "%s is still running job %s\n", id, jid)
-					}
-				}
-			}
-			if running {
-				timer.Reset(wait)
-				continue
-			}
-			for _, id := range slices.Sorted(maps.Keys(pending)) {
-				r.print(id, "Minion did not return. [No response]", "nested")
-				r.noAnswer = append(r.noAnswer, id)
-				r.lastNotes = append(r.lastNotes, pending[id])
-			}
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
+		}
+	case remote.NotConnected:
+		r.print(rep.ID, "Minion did not return. [Not connected]", "nested")
+		r.noAnswer = append(r.noAnswer, rep.ID)
+	case remote.Returned:
+		rc := 0
+		if n, ok := rep.Data["retcode"].(int64); ok {
+			rc = int(n)
+		}
+		if ok, _ := rep.Data["success"].(bool); !ok || rc != 0 {
+			r.failed = true
+			r.highest = max(r.highest, rc, 1) // a failure with retcode 0 still fails
+		}
+		out, _ := rep.Data["out"].(string)
+		r.print(rep.ID, rep.Data["return"], out)
+	case remote.StillRunning:
+		if r.f.verbose {
+			fmt.Fprintf(r.errw, "%s is still running job %s\n", rep.ID, rep.JID)
+		}
+	case remote.NoResponse:
+		r.print(rep.ID, "Minion did not return. [No response]", "nested")
+		r.noAnswer = append(r.noAnswer, rep.ID)
+		if r.lookup == "" {
+			r.lookup = rep.JID
 		}
 	}
-	return nil
-}
-
-// take prints one return and notes its outcome.
-func (r *execRun) take(ev returnEvent) {
-	r.returned++
-	rc := 0
-	if n, ok := ev.data["retcode"].(int64); ok {
-		rc = int(n)
-	}
-	ok, _ := ev.data["success"].(bool)
-	if !ok || rc != 0 {
-		r.failed = true
-		r.highest = max(r.highest, rc, 1) // a failure with retcode 0 still fails
-	}
-	out, _ := ev.data["out"].(string)
-	r.print(ev.id, ev.data["return"], out)
 }
 
 // print writes one agent's return now, or keeps it for --static.
@@ -406,7 +289,7 @@ func (r *execRun) print(id string, v any, out string) {
 		r.static.Add(id, v)
 		return
 	}
-	format := r.format
+	format := r.f.out
 	if format == "" {
 		format = out
 	}
@@ -424,7 +307,7 @@ func (r *execRun) print(id string, v any, out string) {
 // status.
 func (r *execRun) finish() error {
 	if r.f.static && len(r.static.IDs) > 0 {
-		format := r.format
+		format := r.f.out
 		if format == "" {
 			format = "nested"
 		}
@@ -432,8 +315,8 @@ func (r *execRun) finish() error {
 			return err
 		}
 	}
-	if len(r.lastNotes) > 0 {
-		fmt.Fprintf(r.errw, "The agents that did not answer may still return. To look up the returns later:\n\n    brine jobs show %s\n", r.lastNotes[0])
+	if r.lookup != "" {
+		fmt.Fprintf(r.errw, "The agents that did not answer may still return. To look up the returns later:\n\n    brine jobs show %s\n", r.lookup)
 	}
 	switch {
 	case r.f.passRC && r.highest > 0:
@@ -445,100 +328,6 @@ func (r *execRun) finish() error {
 			len(r.noAnswer), strings.Join(r.noAnswer, ", "))}
 	}
 	return nil
-}
-
-// batchSize reads -b: N agents, or N% of those selected (at least one).
-func batchSize(spec string, total int) (int, error) {
-	if p, ok := strings.CutSuffix(spec, "%"); ok {
-		pc, err := strconv.ParseFloat(p, 64)
-		if err != nil || pc <= 0 || pc > 100 {
-			return 0, usageError{fmt.Errorf("--batch-size %q: want N or a percentage between 0 and 100", spec)}
-		}
-		return max(1, int(math.Ceil(float64(total)*pc/100))), nil
-	}
-	n, err := strconv.Atoi(spec)
-	if err != nil || n < 1 {
-		return 0, usageError{fmt.Errorf("--batch-size %q: want a positive number of agents or N%%", spec)}
-	}
-	return n, nil
-}
-
-// batch runs job on a rolling window of agents, as Salt's --batch-size:
-// the first N at once, then one more as each returns (after
-// --batch-wait), each start a job of its own.
-func (r *execRun) batch(ctx context.Context, job jobs.Targeted) error {
-	if r.f.async {
-		return usageError{errors.New("--async and --batch-size cannot be used together")}
-	}
-	var rep rpc.TargetReply
-	if err := r.call(ctx, rpc.ExecTargets, rpc.TargetRequest{Tgt: job.Tgt, TgtType: job.TgtType}, &rep); err != nil {
-		return err
-	}
-	if len(rep.Minions) == 0 {
-		return r.noMatch(jobs.Published{Missing: rep.Missing})
-	}
-	size, err := batchSize(r.f.batch, len(rep.Minions))
-	if err != nil {
-		return err
-	}
-	var queue []string
-	for _, id := range rep.Minions {
-		if slices.Contains(rep.Connected, id) {
-			queue = append(queue, id)
-		} else {
-			r.print(id, "Minion did not return. [Not connected]", "nested")
-			r.noAnswer = append(r.noAnswer, id)
-		}
-	}
-	ch, errc := make(chan returnEvent, 1024), make(chan error, 4)
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	start := func(ids []string) (map[string]string, error) {
-		if len(ids) == 0 {
-			return nil, nil
-		}
-		sub := job
-		sub.Tgt, sub.TgtType = ids, "list"
-		fmt.Fprintf(r.errw, "Executing run on %s\n", output.Repr(toAny(ids)))
-		pub, err := r.publish(wctx, sub, ch, errc)
-		if err != nil {
-			return nil, err
-		}
-		if r.f.verbose {
-			fmt.Fprintf(r.w, "Executing job with jid %s\n", pub.JID)
-		}
-		out := map[string]string{}
-		for _, id := range pub.Minions {
-			if slices.Contains(pub.NotConnected, id) {
-				r.print(id, "Minion did not return. [Not connected]", "nested")
-				r.noAnswer = append(r.noAnswer, id)
-				continue
-			}
-			out[id] = pub.JID
-		}
-		return out, nil
-	}
-	n := min(size, len(queue))
-	pending, err := start(queue[:n])
-	if err != nil {
-		return err
-	}
-	queue = queue[n:]
-	return r.collect(ctx, pending, ch, errc, func(string) (map[string]string, error) {
-		if len(queue) == 0 {
-			return nil, nil
-		}
-		if r.f.batchWait > 0 {
-			select {
-			case <-time.After(time.Duration(r.f.batchWait * float64(time.Second))):
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
-		id := queue[0]
-		queue = queue[1:]
-		return start([]string{id})
-	})
 }
 
 func toAny(ss []string) []any {
