@@ -5,17 +5,14 @@
 package group
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/modules/internal/etcfile"
 )
 
 // Group is one line of /etc/group.
@@ -39,21 +36,12 @@ func (g Group) Info() map[string]any {
 // order; lines that are not groups (comments, NIS "+" entries, malformed
 // ones) are skipped.
 func Groups(root string) ([]Group, error) {
-	if root == "" {
-		root = "/"
-	}
-	b, err := os.ReadFile(filepath.Join(root, "etc/group"))
+	recs, err := etcfile.Records(root, "group", 4)
 	if err != nil {
 		return nil, err
 	}
 	var out []Group
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		f := strings.Split(strings.TrimSpace(sc.Text()), ":")
-		if len(f) != 4 || f[0] == "" || strings.HasPrefix(f[0], "#") || strings.HasPrefix(f[0], "+") || strings.HasPrefix(f[0], "-") {
-			continue
-		}
+	for _, f := range recs {
 		gid, err := strconv.Atoi(f[2])
 		if err != nil {
 			continue
@@ -64,7 +52,7 @@ func Groups(root string) ([]Group, error) {
 		}
 		out = append(out, g)
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // root is the root argument every group function takes.

@@ -5,12 +5,8 @@
 package user
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +14,7 @@ import (
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/group"
+	"github.com/brinehq/brine/modules/internal/etcfile"
 )
 
 // User is one line of /etc/passwd.
@@ -35,21 +32,12 @@ type User struct {
 // lines that are not users (comments, NIS "+" entries, malformed ones)
 // are skipped.
 func Users(root string) ([]User, error) {
-	if root == "" {
-		root = "/"
-	}
-	b, err := os.ReadFile(filepath.Join(root, "etc/passwd"))
+	recs, err := etcfile.Records(root, "passwd", 7)
 	if err != nil {
 		return nil, err
 	}
 	var out []User
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		f := strings.Split(strings.TrimSpace(sc.Text()), ":")
-		if len(f) != 7 || f[0] == "" || strings.HasPrefix(f[0], "#") || strings.HasPrefix(f[0], "+") || strings.HasPrefix(f[0], "-") {
-			continue
-		}
+	for _, f := range recs {
 		uid, err1 := strconv.Atoi(f[2])
 		gid, err2 := strconv.Atoi(f[3])
 		if err1 != nil || err2 != nil {
@@ -57,7 +45,7 @@ func Users(root string) ([]User, error) {
 		}
 		out = append(out, User{Name: f[0], Passwd: f[1], UID: uid, GID: gid, Gecos: f[4], Home: f[5], Shell: f[6]})
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // GroupNames are the names of the groups u belongs to, sorted: its
