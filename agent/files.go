@@ -15,6 +15,7 @@ import (
 	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/fileserver"
+	"github.com/brinehq/brine/internal/atomicfile"
 	"github.com/brinehq/brine/modules"
 )
 
@@ -85,42 +86,33 @@ func (f *fileClient) Cache(ctx context.Context, p, saltenv string) (string, erro
 	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
 		return "", err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dest), ".fetch-*")
+	err = atomicfile.Write(dest, os.FileMode(st.Mode&0o755), func(w io.Writer) error {
+		sum := sha256.New()
+		w = io.MultiWriter(w, sum)
+		var off int64
+		for {
+			var chunk proto.FileChunk
+			req := proto.FileRequest{Path: rel, Saltenv: saltenv, Offset: off}
+			if err := (masterCaller{f.a}).Call(ctx, proto.MethodFileRead, req, &chunk); err != nil {
+				return fmt.Errorf("salt://%s: %w", rel, err)
+			}
+			if _, err := w.Write(chunk.Data); err != nil {
+				return err
+			}
+			off += int64(len(chunk.Data))
+			if chunk.EOF {
+				break
+			}
+			if len(chunk.Data) == 0 {
+				return fmt.Errorf("salt://%s: the master sent no data at offset %d", rel, off)
+			}
+		}
+		if got := hex.EncodeToString(sum.Sum(nil)); got != st.Hash {
+			return fmt.Errorf("salt://%s: the file changed while it was fetched (sha256 %s, expected %s); try again", rel, got, st.Hash)
+		}
+		return nil
+	})
 	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	sum := sha256.New()
-	w := io.MultiWriter(tmp, sum)
-	var off int64
-	for {
-		var chunk proto.FileChunk
-		req := proto.FileRequest{Path: rel, Saltenv: saltenv, Offset: off}
-		if err := (masterCaller{f.a}).Call(ctx, proto.MethodFileRead, req, &chunk); err != nil {
-			return "", fmt.Errorf("salt://%s: %w", rel, err)
-		}
-		if _, err := w.Write(chunk.Data); err != nil {
-			return "", err
-		}
-		off += int64(len(chunk.Data))
-		if chunk.EOF {
-			break
-		}
-		if len(chunk.Data) == 0 {
-			return "", fmt.Errorf("salt://%s: the master sent no data at offset %d", rel, off)
-		}
-	}
-	if got := hex.EncodeToString(sum.Sum(nil)); got != st.Hash {
-		return "", fmt.Errorf("salt://%s: the file changed while it was fetched (sha256 %s, expected %s); try again", rel, got, st.Hash)
-	}
-	if err := tmp.Chmod(os.FileMode(st.Mode & 0o755)); err != nil {
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp.Name(), dest); err != nil {
 		return "", err
 	}
 	return dest, nil

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/brinehq/brine/internal/atomicfile"
 )
 
 // grainsFile is Salt's <config dir>/grains: grains set by grains.setval
@@ -47,11 +49,7 @@ func (a *Agent) SetGrains(ctx context.Context, set map[string]any) (map[string]a
 	if err != nil {
 		return nil, err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := atomicfile.WriteBytes(path, b, 0o644); err != nil {
 		return nil, err
 	}
 	for k := range set {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/brinehq/brine/internal/atomicfile"
 )
 
 // ErrQueueFull is returned when the outbox holds event_queue_max items.
@@ -68,24 +70,8 @@ func (o *Outbox) Put(it Item) error {
 	o.last = seq
 	o.mu.Unlock()
 	name := fmt.Sprintf("%020d-%s.json", seq, it.ID)
-	f, err := os.CreateTemp(o.dir, ".put-*")
-	if err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(o.dir, name), b, 0o600); err != nil {
 		return fmt.Errorf("event queue: %w", err)
-	}
-	_, werr := f.Write(b)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("event queue: %w", err)
-	}
-	if err := os.Rename(f.Name(), filepath.Join(o.dir, name)); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("event queue: %w", err)
-	}
-	if d, err := os.Open(o.dir); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	select {
 	case o.kick <- struct{}{}:

@@ -8,18 +8,17 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/brinehq/brine/internal/atomicfile"
 )
 
-// writeIfChanged replaces path with content atomically, unless it already
-// holds exactly that: a temporary file in the same directory is written and
-// fsynced, renamed over path, and the directory fsynced, so that a reader
-// (dnsmasq on SIGHUP) sees the old file or the new one, never a part, and a
-// crash leaves one of them. It reports whether it wrote.
+// writeIfChanged replaces path with content atomically (atomicfile: a
+// reader, dnsmasq on SIGHUP, sees the old file or the new one, never a
+// part), unless it already holds exactly that. It reports whether it wrote.
 func writeIfChanged(path string, content []byte) (bool, error) {
 	mode := fs.FileMode(0o644) // dnsmasq reads its files after dropping to nobody
 	old, err := os.ReadFile(path)
@@ -32,47 +31,10 @@ func writeIfChanged(path string, content []byte) (bool, error) {
 	if st, err := os.Stat(path); err == nil {
 		mode = st.Mode().Perm()
 	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return false, fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if tmp != "" {
-			os.Remove(tmp)
-		}
-	}()
-	_, err = f.Write(content)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		return false, fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp = ""
-	if err := syncDir(dir); err != nil {
-		return true, fmt.Errorf("write %s: sync directory: %w", path, err)
+	if err := atomicfile.WriteBytes(path, content, mode); err != nil {
+		return false, err
 	}
 	return true, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 var (

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/atomicfile"
 	"github.com/brinehq/brine/modules"
 )
 
@@ -177,8 +178,7 @@ func salt(p string) (string, error) {
 }
 
 // copyTo copies the cached file src to dest (into it, named name, when dest
-// is a directory), writing aside and renaming so that a reader never sees
-// half a file.
+// is a directory), replacing it whole (atomicfile).
 func copyTo(src, dest, name string, makedirs bool) (string, error) {
 	if st, err := os.Stat(dest); err == nil && st.IsDir() && name != "" {
 		dest = filepath.Join(dest, name)
@@ -200,23 +200,11 @@ func copyTo(src, dest, name string, makedirs bool) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tmp, err := os.CreateTemp(dir, ".brine-cp-*")
+	err = atomicfile.Write(dest, st.Mode().Perm()|0o644, func(w io.Writer) error {
+		_, err := io.Copy(w, in)
+		return err
+	})
 	if err != nil {
-		return "", err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := io.Copy(tmp, in); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Chmod(st.Mode().Perm() | 0o644); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp.Name(), dest); err != nil {
 		return "", err
 	}
 	return dest, nil

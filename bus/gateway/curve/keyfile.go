@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/brinehq/brine/internal/atomicfile"
 )
 
 // Key files: <name>.key holds the secret key and <name>.pub the public key,
@@ -91,22 +93,7 @@ func writeAside(dir, file string, k Key, mode fs.FileMode, replace bool) (err er
 	if err != nil {
 		return fmt.Errorf("curve: writing %s: %w", path, err)
 	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("curve: syncing %s: %w", dir, err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("curve: syncing %s: %w", dir, err)
-	}
-	return nil
+	return atomicfile.SyncDir(dir)
 }
 
 // LoadKeyPair reads the key pair called name from dir. Like ssh, it refuses
