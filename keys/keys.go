@@ -448,15 +448,10 @@ func (s *Store) perKey(ctx context.Context, match string, show func(pub string) 
 	return out, nil
 }
 
-// Change is one change seen by Watch.
-type Change struct {
-	ID string
-	// Key is the new record; nil when the id's record was deleted.
-	Key *Key
-	// Synced marks the end of the records that existed when Watch started;
-	// ID and Key are empty. Later changes are live.
-	Synced bool
-}
+// Change is one change seen by Watch: Key is the agent's id, Value its new
+// record (nil when deleted); Synced marks the end of the records that
+// existed when Watch started.
+type Change = bus.Record[Key]
 
 // Watch calls fn with every record stored now, then a Synced change, then
 // every change as it is made by any master sharing the bucket, until ctx
@@ -465,11 +460,8 @@ type Change struct {
 // (!Key.Allows) and admits one whose key was accepted, without a restart.
 func (s *Store) Watch(ctx context.Context, fn func(Change)) error {
 	bad := func(id string, err error) { s.log.Error("keys: undecodable record", "id", id, "err", err) }
-	err := bus.WatchRecords(ctx, s.kv, decode, bad, func(r bus.Record[Key]) {
-		// A record no reader can decode admits nobody: it counts as removed.
-		fn(Change{ID: r.Key, Key: r.Value, Synced: r.Synced})
-	})
-	if err != nil {
+	// A record no reader can decode admits nobody: it counts as removed.
+	if err := bus.WatchRecords(ctx, s.kv, decode, bad, fn); err != nil {
 		return fmt.Errorf("keys: watch: %w", err)
 	}
 	return nil

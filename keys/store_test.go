@@ -499,35 +499,35 @@ func TestWatchSeesOtherStores(t *testing.T) {
 	}
 	pub := newPub(t)
 	one.hello(t, "web1", pub, nil)
-	if c := next("hello"); c.ID != "web1" || c.Key.State != Pending || c.Key.Allows(pub) {
+	if c := next("hello"); c.Key != "web1" || c.Value.State != Pending || c.Value.Allows(pub) {
 		t.Errorf("after hello: %+v", c)
 	}
 	if _, err := two.s.Accept(ctx, "web1", false, false); err != nil {
 		t.Fatal(err)
 	}
-	if c := next("accept"); !c.Key.Allows(pub) {
-		t.Errorf("after accept: %+v", c.Key)
+	if c := next("accept"); !c.Value.Allows(pub) {
+		t.Errorf("after accept: %+v", c.Value)
 	}
 	if r := one.hello(t, "web1", pub, nil); !r.Allowed {
 		t.Errorf("the other master does not see the accept: %+v", r)
 	}
 	one.hello(t, "web1", newPub(t), nil)
-	if c := next("denied"); len(c.Key.Denied) != 1 || !c.Key.Allows(pub) {
-		t.Errorf("after a denied hello: %+v", c.Key)
+	if c := next("denied"); len(c.Value.Denied) != 1 || !c.Value.Allows(pub) {
+		t.Errorf("after a denied hello: %+v", c.Value)
 	}
 	if _, err := one.s.Reject(ctx, "web1", true, false); err != nil {
 		t.Fatal(err)
 	}
-	if c := next("reject"); c.Key.State != Rejected || c.Key.Allows(pub) {
-		t.Errorf("after reject: %+v", c.Key)
+	if c := next("reject"); c.Value.State != Rejected || c.Value.Allows(pub) {
+		t.Errorf("after reject: %+v", c.Value)
 	}
 	if _, err := one.s.Delete(ctx, "*"); err != nil {
 		t.Fatal(err)
 	}
 	// Deleting the rejected key leaves the denied ones, then those go.
-	for c := next("delete"); c.Key != nil; c = next("delete") {
-		if c.Key.Allows(pub) {
-			t.Errorf("during delete: %+v", c.Key)
+	for c := next("delete"); c.Value != nil; c = next("delete") {
+		if c.Value.Allows(pub) {
+			t.Errorf("during delete: %+v", c.Value)
 		}
 	}
 	cancel()

@@ -158,35 +158,35 @@ func (a *agents) gone(p *gateway.Peer) {
 func (a *agents) keyChanged(c keys.Change) {
 	a.mu.Lock()
 	var cut []*gateway.Peer
-	for p := range a.byID[c.ID] {
-		if c.Key == nil || !c.Key.Allows(p.Key().String()) {
+	for p := range a.byID[c.Key] {
+		if c.Value == nil || !c.Value.Allows(p.Key().String()) {
 			cut = append(cut, p)
 		}
 	}
 	var tell []*gateway.Peer
-	if c.Key != nil && c.Key.State == keys.Accepted {
-		for p := range a.pending[c.ID] {
-			if c.Key.Allows(p.Key().String()) {
+	if c.Value != nil && c.Value.State == keys.Accepted {
+		for p := range a.pending[c.Key] {
+			if c.Value.Allows(p.Key().String()) {
 				tell = append(tell, p)
 			}
 		}
 	}
 	a.mu.Unlock()
 	for _, p := range cut {
-		a.m.log.Warn("agent cut off: its key is no longer accepted", "id", c.ID, "remote", p.Remote())
+		a.m.log.Warn("agent cut off: its key is no longer accepted", "id", c.Key, "remote", p.Remote())
 		p.Close()
 	}
 	for _, p := range tell {
 		p.Push(proto.PushAccepted, nil)
 	}
-	if c.Key == nil && c.ID != "" {
+	if c.Value == nil && c.Key != "" {
 		// Salt flushes a minion's cached data (its mine) when its key is
 		// deleted, so a removed machine leaves no stale addresses behind
 		// (check_minion_cache).
-		if ok, err := a.m.mine.Delete(a.m.ctx, c.ID); err != nil {
-			a.m.log.Error("deleting the mine record of a deleted key", "id", c.ID, "err", err)
+		if ok, err := a.m.mine.Delete(a.m.ctx, c.Key); err != nil {
+			a.m.log.Error("deleting the mine record of a deleted key", "id", c.Key, "err", err)
 		} else if ok {
-			a.m.log.Info("mine record removed with its key", "id", c.ID)
+			a.m.log.Info("mine record removed with its key", "id", c.Key)
 		}
 	}
 }
