@@ -108,9 +108,9 @@ func (s *Store) Funcs() []function.Func {
 				if j.Kind != KindJob {
 					result["master"] = map[string]any{"return": j.Return}
 				}
-				return map[string]any{j.JID: map[string]any{"Function": j.Fun, "Arguments": nonNilArgs(j.Arg), "Target": j.Tgt,
-					"Target-type": j.TgtType, "User": j.User, "StartTime": j.StartTime.UTC().Format(startTimeLayout), "Minions": nonNilIDs(j.Minions),
-					"Result": result}}, nil
+				out := summary(j, false)
+				out["Minions"], out["Result"] = nonNil(j.Minions), result
+				return map[string]any{j.JID: out}, nil
 			},
 		},
 		{
@@ -193,16 +193,11 @@ func timeArg(in *function.Input, name string) (time.Time, error) {
 	return s.Time, nil
 }
 
-func nonNilArgs(a []any) []any {
-	if a == nil {
-		return []any{}
+// nonNil makes a nil list an empty one, so that JSON says [] rather than
+// null.
+func nonNil[T any](l []T) []T {
+	if l == nil {
+		return []T{}
 	}
-	return a
-}
-
-func nonNilIDs(a []string) []string {
-	if a == nil {
-		return []string{}
-	}
-	return a
+	return l
 }

@@ -54,6 +54,14 @@ func TestJobsRunnerFunctions(t *testing.T) {
 	if len(list) != 1 || list[job].(map[string]any)["Target"] != "web*" || list[job].(map[string]any)["User"] != "bob" {
 		t.Errorf("list_jobs search_function=cmd.* = %#v", list)
 	}
+	pj := call("jobs.print_job", map[string]any{"jid": job}).(map[string]any)[job].(map[string]any)
+	if pj["Function"] != "cmd.run" || pj["Target"] != "web*" || !reflect.DeepEqual(pj["Minions"], []string{"web1", "web2"}) ||
+		!reflect.DeepEqual(pj["Result"], map[string]any{"web1": map[string]any{"return": "up 3 days", "retcode": int64(0), "success": true}}) {
+		t.Errorf("print_job = %#v", pj)
+	}
+	if got := call("jobs.exit_success", map[string]any{"jid": job}); !reflect.DeepEqual(got, map[string]any{"web1": true, "web2": false}) {
+		t.Errorf("exit_success = %#v, want web1 true and web2 (no return) false", got)
+	}
 	active := call("jobs.active", nil).(map[string]any)
 	a, ok := active[job].(map[string]any)
 	if len(active) != 1 || !ok || !reflect.DeepEqual(a["Returned"], []string{"web1"}) || !reflect.DeepEqual(a["Running"], []string{"web2"}) {
