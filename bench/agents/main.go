@@ -20,13 +20,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -37,7 +35,6 @@ import (
 	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
-	"github.com/brinehq/brine/internal/loopback"
 )
 
 // Targets from the issue.
@@ -265,45 +262,14 @@ func run(ctx context.Context, o options) (err error) {
 	if o.agents < 1 || o.events < 0 {
 		return errors.New("-agents must be at least 1 and -events not negative")
 	}
-	bin, err := filepath.Abs(o.bin)
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("the brine binary: %w (go build -o %s ./cmd/brine)", err, o.bin)
-	}
 	// Per agent: its connection here and its end on the master, a file
 	// or two of its outbox; plus the master's store and the runtime.
-	lim, err := masterproc.RaiseNoFile(uint64(3*o.agents + 1024))
+	setup, cleanup, err := masterproc.Prepare("agents", o.bin, uint64(3*o.agents+1024), o.keep)
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "brine-bench-agents-")
-	if err != nil {
-		return err
-	}
-	if o.keep {
-		fmt.Fprintln(os.Stderr, "bench/agents: keeping", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
-	pubPort, err := loopback.Port()
-	if err != nil {
-		return err
-	}
-	reqPort, err := loopback.Port()
-	if err != nil {
-		return err
-	}
-	mdir := filepath.Join(dir, "master")
-	dataDir := filepath.Join(mdir, "data")
-	if err := os.MkdirAll(mdir, 0o700); err != nil {
-		return err
-	}
-	mconf := fmt.Sprintf("id: bench\ndata_dir: %s\ninterface: 127.0.0.1\npublish_port: %d\nret_port: %d\nauto_accept: true\n", dataDir, pubPort, reqPort)
-	if err := os.WriteFile(filepath.Join(mdir, "master"), []byte(mconf), 0o600); err != nil {
-		return err
-	}
+	defer cleanup()
+	bin, dir, mdir, pubPort, reqPort := setup.Bin, setup.Dir, setup.MasterDir, setup.PubPort, setup.ReqPort
 
 	rep := report.New("agents")
 	rep.Setup["command"] = fmt.Sprintf("go run ./bench/agents -brine %s -agents %d -events %d -reauth-delay %d -out %s", o.bin, o.agents, o.events, o.reauthDelay, o.out)
@@ -314,13 +280,7 @@ func run(ctx context.Context, o options) (err error) {
 	rep.Setup["random_reauth_delay"] = strconv.Itoa(o.reauthDelay)
 	rep.Setup["agents_n"] = strconv.Itoa(o.agents)
 	rep.Setup["events_per_agent_k"] = strconv.Itoa(o.events)
-	rep.Setup["rlimit_nofile"] = fmt.Sprintf("%d (raised with setrlimit, inherited by the master)", lim.Cur)
-	if fs, err := report.ProbeFsync(dir, 200); err == nil {
-		rep.Setup["disk_fsync"] = fs
-	}
-	if v, err := execOutput(bin, "version"); err == nil {
-		rep.Setup["brine_version"] = v
-	}
+	setup.Describe(rep)
 
 	logs := masterproc.NewLogCounter()
 	fl, err := prepareAgents(dir, o, reqPort, pubPort, logs)
@@ -345,11 +305,11 @@ func run(ctx context.Context, o options) (err error) {
 		return fmt.Errorf("%w\nmaster log (last lines):\n%s", err, masterproc.Tail(filepath.Join(dir, fmt.Sprintf("master-%d.log", masterRun)), 20))
 	}
 	masterRun = 1
-	key, err := waitKey(ctx, filepath.Join(dataDir, "master.key"))
+	key, err := waitKey(ctx, setup.KeyFile())
 	if err != nil {
 		return fail(err)
 	}
-	reqAddr, pubAddr := fmt.Sprintf("127.0.0.1:%d", reqPort), fmt.Sprintf("127.0.0.1:%d", pubPort)
+	reqAddr, pubAddr := setup.ReqAddr(), setup.PubAddr()
 	dctx, dcancel := context.WithTimeout(ctx, time.Minute)
 	op, err := gateway.Dial(dctx, reqAddr, key)
 	dcancel()
@@ -888,9 +848,4 @@ func waitKey(ctx context.Context, path string) ([]byte, error) {
 		return err == nil
 	})
 	return key, err
-}
-
-func execOutput(bin string, args ...string) (string, error) {
-	out, err := exec.Command(bin, args...).Output()
-	return strings.TrimSpace(string(out)), err
 }

@@ -35,7 +35,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -52,7 +51,6 @@ import (
 	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
-	"github.com/brinehq/brine/internal/loopback"
 	"github.com/brinehq/brine/master/rpc"
 )
 
@@ -247,48 +245,17 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 	}
-	bin, err := filepath.Abs(o.bin)
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("the brine binary: %w (go build -o %s ./cmd/brine)", err, o.bin)
-	}
 	// Per agent: its connection here and its end on the master, a file
 	// or two of its outbox and job directories; per wire agent its two
 	// ends; plus the master's store, the CLI's connections and the
 	// runtime.
-	lim, err := masterproc.RaiseNoFile(uint64(5*o.agents + 1024))
+	setup, cleanup, err := masterproc.Prepare("jobs", o.bin, uint64(5*o.agents+1024), o.keep)
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "brine-bench-jobs-")
-	if err != nil {
-		return err
-	}
-	if o.keep {
-		fmt.Fprintln(os.Stderr, "bench/jobs: keeping", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
-	pubPort, err := loopback.Port()
-	if err != nil {
-		return err
-	}
-	reqPort, err := loopback.Port()
-	if err != nil {
-		return err
-	}
-	b := &bench{o: o, bin: bin, dir: dir, mdir: filepath.Join(dir, "master"), live: newJobTally(),
-		reqAddr: fmt.Sprintf("127.0.0.1:%d", reqPort), pubAddr: fmt.Sprintf("127.0.0.1:%d", pubPort)}
-	dataDir := filepath.Join(b.mdir, "data")
-	if err := os.MkdirAll(b.mdir, 0o700); err != nil {
-		return err
-	}
-	mconf := fmt.Sprintf("id: bench\ndata_dir: %s\ninterface: 127.0.0.1\npublish_port: %d\nret_port: %d\nauto_accept: true\n", dataDir, pubPort, reqPort)
-	if err := os.WriteFile(filepath.Join(b.mdir, "master"), []byte(mconf), 0o600); err != nil {
-		return err
-	}
+	defer cleanup()
+	dir := setup.Dir
+	b := &bench{o: o, bin: setup.Bin, dir: dir, mdir: setup.MasterDir, live: newJobTally(), reqAddr: setup.ReqAddr(), pubAddr: setup.PubAddr()}
 
 	rep := report.New("jobs")
 	b.rep = rep
@@ -299,15 +266,9 @@ func run(ctx context.Context, o options) error {
 	rep.Setup["wire_agents"] = fmt.Sprintf("%d protocol-only agents in this process for stream_wire_agents (wire.go): key pair, CURVE connection and session, a return of True per pushed job, no files", o.agents)
 	rep.Setup["agent_config"] = fmt.Sprintf("random_reauth_delay: %d (other keys at their defaults)", o.reauthDelay)
 	rep.Setup["agents_n"] = strconv.Itoa(o.agents)
-	rep.Setup["rlimit_nofile"] = fmt.Sprintf("%d (raised with setrlimit, inherited by the master)", lim.Cur)
-	if fs, err := report.ProbeFsync(dir, 200); err == nil {
-		rep.Setup["disk_fsync"] = fs
-	}
-	if v, err := exec.Command(bin, "version").Output(); err == nil {
-		rep.Setup["brine_version"] = strings.TrimSpace(string(v))
-	}
+	setup.Describe(rep)
 
-	b.fl, err = prepareAgents(dir, o, reqPort, pubPort)
+	b.fl, err = prepareAgents(dir, o, setup.ReqPort, setup.PubPort)
 	if err != nil {
 		return err
 	}
@@ -319,7 +280,7 @@ func run(ctx context.Context, o options) error {
 			b.cur.Kill()
 		}
 	}()
-	b.key, err = waitKey(ctx, filepath.Join(dataDir, "master.key"))
+	b.key, err = waitKey(ctx, setup.KeyFile())
 	if err != nil {
 		return b.fail(err)
 	}

@@ -1,0 +1,92 @@
+package masterproc
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/brinehq/brine/bench/report"
+	"github.com/brinehq/brine/internal/loopback"
+)
+
+// Setup is a benchmark's working directory and the master it will run:
+// the brine binary, loopback ports and a master configuration with
+// auto_accept on 127.0.0.1.
+type Setup struct {
+	// Bin is the brine binary's absolute path.
+	Bin string
+	// Dir is the working directory; MasterDir holds the master's
+	// configuration (and its data, under data/).
+	Dir, MasterDir   string
+	PubPort, ReqPort int
+	// NoFile is the open-file limit this process (and the master it
+	// starts) runs with.
+	NoFile uint64
+}
+
+// Prepare checks the brine binary bin, raises the open-file limit to at
+// least nofile, makes a working directory for benchmark name (removed by
+// the returned cleanup unless keep), picks two loopback ports and writes
+// the master's configuration.
+func Prepare(name, bin string, nofile uint64, keep bool) (*Setup, func(), error) {
+	abs, err := filepath.Abs(bin)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, nil, fmt.Errorf("the brine binary: %w (go build -o %s ./cmd/brine)", err, bin)
+	}
+	lim, err := RaiseNoFile(nofile)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := os.MkdirTemp("", "brine-bench-"+name+"-")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	if keep {
+		fmt.Fprintf(os.Stderr, "bench/%s: keeping %s\n", name, dir)
+		cleanup = func() {}
+	}
+	s := &Setup{Bin: abs, Dir: dir, MasterDir: filepath.Join(dir, "master"), NoFile: lim.Cur}
+	if s.PubPort, err = loopback.Port(); err == nil {
+		s.ReqPort, err = loopback.Port()
+	}
+	if err == nil {
+		err = os.MkdirAll(s.MasterDir, 0o700)
+	}
+	if err == nil {
+		conf := fmt.Sprintf("id: bench\ndata_dir: %s\ninterface: 127.0.0.1\npublish_port: %d\nret_port: %d\nauto_accept: true\n",
+			filepath.Join(s.MasterDir, "data"), s.PubPort, s.ReqPort)
+		err = os.WriteFile(filepath.Join(s.MasterDir, "master"), []byte(conf), 0o600)
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return s, cleanup, nil
+}
+
+// Describe adds to rep's setup what every master benchmark reports: the
+// open-file limit, the disk's fsync latency and brine's version.
+func (s *Setup) Describe(rep *report.Report) {
+	rep.Setup["rlimit_nofile"] = fmt.Sprintf("%d (raised with setrlimit, inherited by the master)", s.NoFile)
+	if fs, err := report.ProbeFsync(s.Dir, 200); err == nil {
+		rep.Setup["disk_fsync"] = fs
+	}
+	if v, err := exec.Command(s.Bin, "version").Output(); err == nil {
+		rep.Setup["brine_version"] = strings.TrimSpace(string(v))
+	}
+}
+
+// ReqAddr is the master's request address.
+func (s *Setup) ReqAddr() string { return fmt.Sprintf("127.0.0.1:%d", s.ReqPort) }
+
+// PubAddr is the master's publish address.
+func (s *Setup) PubAddr() string { return fmt.Sprintf("127.0.0.1:%d", s.PubPort) }
+
+// KeyFile is where the master writes its key when it starts.
+func (s *Setup) KeyFile() string { return filepath.Join(s.MasterDir, "data", "master.key") }
