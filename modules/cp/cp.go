@@ -27,6 +27,22 @@ func Module(env *modules.Env) []function.Func {
 		}
 		return env.Files, nil
 	}
+	// source is the file server and the salt:// path a function names,
+	// refusing a template it cannot render.
+	source := func(in *function.Input) (modules.Files, string, error) {
+		fs, err := files()
+		if err != nil {
+			return nil, "", err
+		}
+		if in.Value("template") != nil {
+			return nil, "", errors.New("template: brine copies files as they are; rendering them on copy is not supported")
+		}
+		p := in.String("path")
+		if !strings.HasPrefix(p, "salt://") {
+			return nil, "", fmt.Errorf("%q: want a salt:// path", p)
+		}
+		return fs, p, nil
+	}
 	return []function.Func{
 		{
 			Name: "cp.get_file", Doc: "Copy salt://path to dest on this agent (makedirs=True creates its directory); returns dest, or '' when the source does not exist.",
@@ -39,14 +55,7 @@ func Module(env *modules.Env) []function.Func {
 				{Name: "gzip", Kind: function.Any},
 			},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				fs, err := files()
-				if err != nil {
-					return nil, err
-				}
-				if in.Value("template") != nil {
-					return nil, errors.New("template: rendering files on copy is not supported by brine's cp.get_file")
-				}
-				src, err := salt(in.String("path"))
+				fs, src, err := source(in)
 				if err != nil {
 					return nil, err
 				}
@@ -95,15 +104,12 @@ func Module(env *modules.Env) []function.Func {
 				{Name: "gzip", Kind: function.Any},
 			},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				fs, err := files()
+				fs, src, err := source(in)
 				if err != nil {
 					return nil, err
 				}
-				src, err := salt(in.String("path"))
-				if err != nil {
-					return nil, err
-				}
-				prefix := strings.TrimSuffix(src, "/") + "/"
+				// List takes and gives paths relative to the saltenv's root.
+				prefix := strings.TrimSuffix(strings.TrimPrefix(src, "salt://"), "/") + "/"
 				list, err := fs.List(ctx, in.String("saltenv"), prefix)
 				if err != nil {
 					return nil, err
@@ -148,11 +154,7 @@ func Module(env *modules.Env) []function.Func {
 			Name: "cp.hash_file", Doc: "The master's hash of salt://path: {hash_type: sha256, hsum: …}, or {} when absent.", ReadOnly: true,
 			Params: []function.Param{{Name: "path", Kind: function.String, Required: true}, saltenv},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				fs, err := files()
-				if err != nil {
-					return nil, err
-				}
-				src, err := salt(in.String("path"))
+				fs, src, err := source(in)
 				if err != nil {
 					return nil, err
 				}
@@ -167,14 +169,6 @@ func Module(env *modules.Env) []function.Func {
 			},
 		},
 	}
-}
-
-// salt checks that p is a salt:// URL and returns it.
-func salt(p string) (string, error) {
-	if !strings.HasPrefix(p, "salt://") {
-		return "", fmt.Errorf("%q: want a salt:// path", p)
-	}
-	return p, nil
 }
 
 // copyTo copies the cached file src to dest (into it, named name, when dest

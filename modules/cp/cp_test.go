@@ -1,0 +1,124 @@
+package cp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/modules"
+)
+
+// fakeFiles is a master's file server over a map of salt:// paths
+// (relative to the root, as the master's List gives them).
+type fakeFiles struct {
+	cache string
+	files map[string]string
+}
+
+func (f *fakeFiles) Cache(_ context.Context, p, _ string) (string, error) {
+	rel := strings.TrimPrefix(p, "salt://")
+	body, ok := f.files[rel]
+	if !ok {
+		return "", fmt.Errorf("%w: salt://%s", modules.ErrNoFile, rel)
+	}
+	local := filepath.Join(f.cache, rel)
+	if err := os.MkdirAll(filepath.Dir(local), 0o700); err != nil {
+		return "", err
+	}
+	return local, os.WriteFile(local, []byte(body), 0o600)
+}
+
+func (f *fakeFiles) List(_ context.Context, _, prefix string) ([]string, error) {
+	var out []string
+	for p := range f.files {
+		if strings.HasPrefix(p, prefix) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (f *fakeFiles) Hash(_ context.Context, p, _ string) (string, error) {
+	body, ok := f.files[strings.TrimPrefix(p, "salt://")]
+	if !ok {
+		return "", modules.ErrNoFile
+	}
+	sum := sha256.Sum256([]byte(body))
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func TestCp(t *testing.T) {
+	files := &fakeFiles{cache: t.TempDir(), files: map[string]string{"lab/a.sh": "A", "lab/sub/b.txt": "B", "top.sls": "T"}}
+	reg, err := modules.Registry(&modules.Env{Files: files}, Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(name string, kw map[string]any) (any, error) {
+		return reg.Call(context.Background(), name, nil, kw, nil)
+	}
+	dest := t.TempDir()
+	if got, err := call("cp.get_file", map[string]any{"path": "salt://lab/a.sh", "dest": dest}); err != nil || got != filepath.Join(dest, "a.sh") {
+		t.Errorf("get_file into a directory = %v, %v", got, err)
+	}
+	deep := filepath.Join(dest, "x", "y", "a")
+	if _, err := call("cp.get_file", map[string]any{"path": "salt://lab/a.sh", "dest": deep}); err == nil {
+		t.Error("get_file into a missing directory without makedirs: no error")
+	}
+	if got, err := call("cp.get_file", map[string]any{"path": "salt://lab/a.sh", "dest": deep, "makedirs": true}); err != nil || got != deep {
+		t.Errorf("get_file makedirs=True = %v, %v", got, err)
+	}
+	if b, _ := os.ReadFile(deep); string(b) != "A" {
+		t.Errorf("copied content %q", b)
+	}
+	if got, err := call("cp.get_file", map[string]any{"path": "salt://nope", "dest": dest}); err != nil || got != "" {
+		t.Errorf("get_file of a missing file = %v, %v; want '' as Salt", got, err)
+	}
+	for _, kw := range []map[string]any{
+		{"path": "/etc/passwd", "dest": dest},
+		{"path": "salt://lab/a.sh", "dest": dest, "template": "jinja"},
+	} {
+		if _, err := call("cp.get_file", kw); err == nil {
+			t.Errorf("get_file %v: no error", kw)
+		}
+	}
+	got, err := call("cp.get_dir", map[string]any{"path": "salt://lab", "dest": dest})
+	want := []any{filepath.Join(dest, "lab", "a.sh"), filepath.Join(dest, "lab", "sub", "b.txt")}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("get_dir = %v, %v; want %v", got, err, want)
+	}
+	if got, err := call("cp.list_master", map[string]any{"prefix": "lab/"}); err != nil || fmt.Sprint(got) != "[lab/a.sh lab/sub/b.txt]" {
+		t.Errorf("list_master = %v, %v", got, err)
+	}
+	if got, err := call("cp.hash_file", map[string]any{"path": "salt://top.sls"}); err != nil || got.(map[string]any)["hash_type"] != "sha256" {
+		t.Errorf("hash_file = %v, %v", got, err)
+	}
+	if got, err := call("cp.hash_file", map[string]any{"path": "salt://nope"}); err != nil || len(got.(map[string]any)) != 0 {
+		t.Errorf("hash_file of a missing file = %v, %v; want {}", got, err)
+	}
+	if got, err := call("cp.cache_file", map[string]any{"path": "salt://top.sls"}); err != nil || !strings.HasSuffix(fmt.Sprint(got), "top.sls") {
+		t.Errorf("cache_file = %v, %v", got, err)
+	}
+
+	// Without a master, salt:// is refused clearly.
+	bare, err := modules.Registry(&modules.Env{}, Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bare.Call(context.Background(), "cp.list_master", nil, nil, nil); err == nil || !strings.Contains(err.Error(), "needs a master") {
+		t.Errorf("list_master without a master: %v", err)
+	}
+	var argErr *function.ArgError
+	if _, err := bare.Call(context.Background(), "cp.get_file", nil, nil, nil); !errors.As(err, &argErr) {
+		t.Errorf("get_file without arguments: %v", err)
+	}
+}
