@@ -8,6 +8,7 @@ package mine
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/function"
@@ -31,7 +32,7 @@ func Module(env *modules.Env) []function.Func {
 				name, fun := in.String("name"), in.String("name")
 				kw := map[string]any{}
 				for k, v := range in.ExtraKwargs {
-					if len(k) > 6 && k[:6] == "__pub_" {
+					if strings.HasPrefix(k, "__pub_") {
 						continue
 					}
 					kw[k] = v

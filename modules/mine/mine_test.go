@@ -1,0 +1,67 @@
+package mine
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/brinehq/brine/agent/proto"
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/modules"
+)
+
+// fakeMine records what the functions send and answers mine.get.
+type fakeMine struct {
+	updates int
+	sent    map[string]any
+	asked   proto.MineGet
+}
+
+func (f *fakeMine) UpdateMine(context.Context) error { f.updates++; return nil }
+func (f *fakeMine) SendMine(_ context.Context, name string, v any) error {
+	f.sent[name] = v
+	return nil
+}
+func (f *fakeMine) Call(_ context.Context, method string, in, out any) error {
+	f.asked = in.(proto.MineGet)
+	b, _ := json.Marshal(map[string]any{"web1": []any{"10.0.0.1"}})
+	return json.Unmarshal(b, out)
+}
+
+func TestMineFunctions(t *testing.T) {
+	f := &fakeMine{sent: map[string]any{}}
+	env := &modules.Env{Mine: f, Master: f}
+	reg, err := modules.Registry(env, Module, func(*modules.Env) []function.Func {
+		return []function.Func{{Name: "network.ip_addrs", VarArgs: true, VarKwargs: true, Run: func(_ context.Context, in *function.Input) (any, error) {
+			return map[string]any{"args": in.Extra, "cidr": in.ExtraKwargs["cidr"]}, nil
+		}}}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(name string, args []any, kw map[string]any) any {
+		t.Helper()
+		v, err := reg.Call(context.Background(), name, args, kw, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return v
+	}
+	call("mine.update", nil, nil)
+	call("mine.send", []any{"network.ip_addrs", "eth0"}, map[string]any{"cidr": "10.0.0.0/8", "__pub_jid": "1"})
+	call("mine.send", []any{"internal"}, map[string]any{"mine_function": "network.ip_addrs"})
+	call("mine.delete", []any{"old.fun"}, nil)
+	want := map[string]any{
+		"network.ip_addrs": map[string]any{"args": []any{"eth0"}, "cidr": "10.0.0.0/8"},
+		"internal":         map[string]any{"args": []any(nil), "cidr": nil},
+		"old.fun":          nil,
+	}
+	if f.updates != 1 || !reflect.DeepEqual(f.sent, want) {
+		t.Errorf("updates %d, sent %#v\nwant %#v", f.updates, f.sent, want)
+	}
+	got := call("mine.get", []any{"web*", "network.ip_addrs"}, map[string]any{"tgt_type": "glob"})
+	if !reflect.DeepEqual(got, map[string]any{"web1": []any{"10.0.0.1"}}) || f.asked != (proto.MineGet{Tgt: "web*", Fun: "network.ip_addrs", TgtType: "glob"}) {
+		t.Errorf("mine.get = %v, asked %+v", got, f.asked)
+	}
+}
