@@ -1,10 +1,16 @@
 package jobs
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/brinehq/brine/bus"
 )
 
 // Targeted is a job for agents, what `salt TGT FUN ARG…`, a local.*
@@ -28,6 +34,53 @@ type Targeted struct {
 	// Extra is added to the job's new event by the part of the master
 	// that publishes it (a reaction names itself there).
 	Extra map[string]any `json:"-"`
+}
+
+// DecodeTargeted reads a Targeted job as event data is read, so that the
+// integers of its arguments stay integers (encoding/json alone would make
+// every number a float64); a number no float64 holds is refused.
+func DecodeTargeted(body []byte) (Targeted, error) {
+	var t Targeted
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&t); err != nil {
+		return t, fmt.Errorf("job: %w", err)
+	}
+	for i := range t.Arg {
+		t.Arg[i] = bus.Numbers(t.Arg[i])
+	}
+	t.Tgt = bus.Numbers(t.Tgt)
+	if len(t.Metadata) == 0 {
+		t.Metadata = nil
+	} else {
+		t.Metadata = bus.Numbers(t.Metadata).(map[string]any)
+	}
+	if !finite(t.Arg) || !finite(t.Tgt) || !finite(t.Metadata) {
+		return t, errors.New("job: a number beyond what a float64 holds")
+	}
+	return t, nil
+}
+
+// finite reports whether v holds no infinite or NaN number (what a JSON
+// number too large for a float64 decodes to, and cannot be encoded again).
+func finite(v any) bool {
+	switch t := v.(type) {
+	case float64:
+		return !math.IsInf(t, 0) && !math.IsNaN(t)
+	case []any:
+		for _, x := range t {
+			if !finite(x) {
+				return false
+			}
+		}
+	case map[string]any:
+		for _, x := range t {
+			if !finite(x) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Check refuses a job that cannot be published.

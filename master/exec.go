@@ -47,18 +47,10 @@ func (m *Master) startPublisher(ctx context.Context) error {
 // execPublish answers `brine exec`: a target that selects nobody is an
 // empty Minions list, which the CLI reports as Salt does.
 func (m *Master) execPublish(ctx context.Context, body json.RawMessage) (any, error) {
-	raw, err := (&bus.Event{Data: body}).DataMap()
+	t, err := jobs.DecodeTargeted(body)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rpc.ExecPublish, err)
 	}
-	var t jobs.Targeted
-	b, _ := json.Marshal(raw)
-	if err := json.Unmarshal(b, &t); err != nil {
-		return nil, fmt.Errorf("%s: %w", rpc.ExecPublish, err)
-	}
-	// Arguments keep their integers (encoding/json alone makes float64s).
-	t.Arg, _ = raw["arg"].([]any)
-	t.Tgt = raw["tgt"]
 	pub, _, err := m.publisher.Publish(ctx, t, bus.Origin{Source: m.source + "/exec"}, false)
 	if errors.Is(err, ErrNoMinions) {
 		return pub, nil

@@ -11,11 +11,8 @@
 package proto
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -193,51 +190,12 @@ type FileChunk struct {
 	EOF  bool   `json:"eof"`
 }
 
-// DecodeJob reads a pushed Job, keeping integers integers (encoding/json
-// alone would make every number of the arguments a float64).
+// DecodeJob reads a pushed Job (jobs.DecodeTargeted), which must name its
+// jid and function.
 func DecodeJob(body []byte) (Job, error) {
-	var j Job
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&j); err != nil {
-		return j, fmt.Errorf("job: %w", err)
+	j, err := jobs.DecodeTargeted(body)
+	if err == nil && (j.JID == "" || j.Fun == "") {
+		err = errors.New("job: no jid or no fun")
 	}
-	for i := range j.Arg {
-		j.Arg[i] = bus.Numbers(j.Arg[i])
-	}
-	j.Tgt = bus.Numbers(j.Tgt)
-	if len(j.Metadata) == 0 {
-		j.Metadata = nil
-	} else {
-		j.Metadata = bus.Numbers(j.Metadata).(map[string]any)
-	}
-	if j.JID == "" || j.Fun == "" {
-		return j, errors.New("job: no jid or no fun")
-	}
-	if !finite(j.Arg) || !finite(j.Tgt) || !finite(j.Metadata) {
-		return j, errors.New("job: a number beyond what a float64 holds")
-	}
-	return j, nil
-}
-
-// finite reports whether v holds no infinite or NaN number (what a JSON
-// number too large for a float64 decodes to, and cannot be encoded again).
-func finite(v any) bool {
-	switch t := v.(type) {
-	case float64:
-		return !math.IsInf(t, 0) && !math.IsNaN(t)
-	case []any:
-		for _, x := range t {
-			if !finite(x) {
-				return false
-			}
-		}
-	case map[string]any:
-		for _, x := range t {
-			if !finite(x) {
-				return false
-			}
-		}
-	}
-	return true
+	return j, err
 }
