@@ -21,7 +21,7 @@ import (
 	"log/slog"
 	"sync/atomic"
 
-	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/brinehq/brine/internal/jinja"
 )
 
 // Functions is the function registry as the reactor uses it;
@@ -255,27 +255,11 @@ func asError(file string, stage Stage, err error) *Error {
 }
 
 // saltObject is the `salt` of the Jinja context: read-only registry
-// functions, callable as salt['mine.get'](tgt, fun, tgt_type='glob').
+// functions, callable as salt['mine.get'](tgt, fun, tgt_type='glob') or
+// salt.mine.get(…).
 // Functions registered after New appear after the next Reload.
 func (r *Reactor) saltObject(ctx context.Context) map[string]any {
-	names := *r.lookups.Load()
-	salt := make(map[string]any, len(names))
-	for _, name := range names {
-		salt[name] = func(va *exec.VarArgs) (any, error) {
-			args := make([]any, len(va.Args))
-			for i, a := range va.Args {
-				args[i] = goValue(a)
-			}
-			kwargs := make(map[string]any, len(va.KwArgs))
-			for k, v := range va.KwArgs {
-				kwargs[k] = goValue(v)
-			}
-			out, err := r.funcs.Call(ctx, name, args, kwargs, nil)
-			if err != nil {
-				return nil, fmt.Errorf("salt[%q]: %w", name, err)
-			}
-			return out, nil
-		}
-	}
-	return salt
+	return jinja.Salt(*r.lookups.Load(), func(name string, args []any, kwargs map[string]any) (any, error) {
+		return r.funcs.Call(ctx, name, args, kwargs, nil)
+	})
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/nikolalohinski/gonja/v2/exec"
 	"github.com/nikolalohinski/gonja/v2/parser"
 	"github.com/nikolalohinski/gonja/v2/tokens"
+
+	"github.com/brinehq/brine/internal/jinja"
 )
 
 // renderer renders reaction files with Jinja (gonja). Compiled templates are
@@ -55,7 +57,7 @@ func newRenderer() *renderer {
 			Filters:           filters,
 			Tests:             builtins.Tests,
 			ControlStructures: builtins.ControlStructures,
-			Methods:           pythonMethods(),
+			Methods:           jinja.Methods(),
 		},
 		cfg:   gonjacfg.New(),
 		cache: map[string]*compiled{},
@@ -182,7 +184,7 @@ func filterJSON(e *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value 
 	if in.IsError() {
 		return in
 	}
-	v := goValue(in)
+	v := jinja.GoValue(in)
 	b, err := json.Marshal(v)
 	if err != nil {
 		return exec.AsValue(fmt.Errorf("json filter: %w", err))
@@ -196,7 +198,7 @@ func filterYAML(e *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value 
 	if in.IsError() {
 		return in
 	}
-	v := goValue(in)
+	v := jinja.GoValue(in)
 	b, err := yaml.MarshalWithOptions(v, yaml.Flow(true))
 	if err != nil {
 		return exec.AsValue(fmt.Errorf("yaml filter: %w", err))
@@ -204,51 +206,4 @@ func filterYAML(e *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value 
 	text := strings.TrimSpace(string(b))
 	remember(e, text, v)
 	return exec.AsSafeValue(text)
-}
-
-// goValue converts a template value back to plain Go values.
-func goValue(v *exec.Value) any {
-	if v == nil || v.IsNil() {
-		return nil
-	}
-	g := v.ToGoSimpleType(false)
-	if err, ok := g.(error); ok && v.IsError() {
-		return err.Error()
-	}
-	return g
-}
-
-// strMethodNames are the string methods gonja implements.
-var strMethodNames = strings.Fields(`capitalize capwords casefold center count encode endswith expandtabs find
-	format format_map isalnum isalpha isascii isdecimal isdigit islower isnumeric isprintable isspace istitle
-	isupper join ljust lower lstrip partition removeprefix removesuffix replace rfind rjust rpartition rsplit
-	rstrip split splitlines startswith strip swapcase title upper zfill`)
-
-// pythonMethods is gonja's methods with str.replace's count optional, as in
-// Python: Salt reaction files write data['id'].replace('-', '_').
-func pythonMethods() exec.Methods {
-	m := builtins.Methods
-	set := make(map[string]exec.Method[string], len(strMethodNames))
-	for _, name := range strMethodNames {
-		if f, ok := m.Str.Get(name); ok {
-			set[name] = f
-		}
-	}
-	set["replace"] = func(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
-		var old, repl string
-		count := -1
-		if err := args.Take(
-			exec.PositionalArgument("old", nil, exec.StringArgument(&old)),
-			exec.PositionalArgument("new", nil, exec.StringArgument(&repl)),
-			exec.PositionalArgument("count", exec.AsValue(-1), exec.IntArgument(&count)),
-		); err != nil {
-			return nil, exec.ErrInvalidCall(err)
-		}
-		if old == "" {
-			return self, nil
-		}
-		return strings.Replace(self, old, repl, count), nil
-	}
-	m.Str = exec.NewMethodSet(set)
-	return m
 }

@@ -15,6 +15,8 @@ import (
 	gonjacfg "github.com/nikolalohinski/gonja/v2/config"
 	"github.com/nikolalohinski/gonja/v2/exec"
 	"github.com/nikolalohinski/gonja/v2/tokens"
+
+	"github.com/brinehq/brine/internal/jinja"
 )
 
 // Event data must never change the structure of a reaction: a value with a
@@ -220,7 +222,7 @@ func filterScalar(e *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Valu
 		// A template included without context has no event data.
 		return in
 	}
-	o.vals = append(o.vals, output{text: in.String(), value: goValue(in), safe: in.Safe})
+	o.vals = append(o.vals, output{text: in.String(), value: jinja.GoValue(in), safe: in.Safe})
 	return exec.AsSafeValue(o.token(len(o.vals) - 1))
 }
 

@@ -1,0 +1,300 @@
+// Package jinja holds what every Jinja template of brine shares, whatever
+// renders it (reaction files, SLS files, pillar, file.managed templates):
+// Python's string methods as Salt's templates call them, the `salt`
+// object in both of Salt's spellings, Salt's own filters, and the way
+// back from template values to plain Go values.
+package jinja
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+	"github.com/nikolalohinski/gonja/v2/builtins"
+	"github.com/nikolalohinski/gonja/v2/exec"
+
+	"github.com/brinehq/brine/target"
+)
+
+// strMethodNames are the string methods gonja implements.
+var strMethodNames = strings.Fields(`capitalize capwords casefold center count encode endswith expandtabs find
+	format format_map isalnum isalpha isascii isdecimal isdigit islower isnumeric isprintable isspace istitle
+	isupper join ljust lower lstrip partition removeprefix removesuffix replace rfind rjust rpartition rsplit
+	rstrip split splitlines startswith strip swapcase title upper zfill`)
+
+// Methods is gonja's methods with str.replace's count optional, as in
+// Python: Salt's templates write data['id'].replace('-', '_').
+func Methods() exec.Methods {
+	m := builtins.Methods
+	set := make(map[string]exec.Method[string], len(strMethodNames))
+	for _, name := range strMethodNames {
+		if f, ok := m.Str.Get(name); ok {
+			set[name] = f
+		}
+	}
+	set["replace"] = func(self string, _ *exec.Value, args *exec.VarArgs) (any, error) {
+		var old, repl string
+		count := -1
+		if err := args.Take(
+			exec.PositionalArgument("old", nil, exec.StringArgument(&old)),
+			exec.PositionalArgument("new", nil, exec.StringArgument(&repl)),
+			exec.PositionalArgument("count", exec.AsValue(-1), exec.IntArgument(&count)),
+		); err != nil {
+			return nil, exec.ErrInvalidCall(err)
+		}
+		if old == "" {
+			return self, nil
+		}
+		return strings.Replace(self, old, repl, count), nil
+	}
+	m.Str = exec.NewMethodSet(set)
+	return m
+}
+
+// GoValue converts a template value back to plain Go values.
+func GoValue(v *exec.Value) any {
+	if v == nil || v.IsNil() {
+		return nil
+	}
+	g := v.ToGoSimpleType(false)
+	if err, ok := g.(error); ok && v.IsError() {
+		return err.Error()
+	}
+	return g
+}
+
+// Caller calls one function by name, as `salt` in a template does.
+type Caller func(name string, args []any, kwargs map[string]any) (any, error)
+
+// namespace is one module of the `salt` object: salt.pillar.get. It is a
+// type of its own so that `.get` is the module's function, never the
+// dictionary method of the same name.
+type namespace map[string]any
+
+// Salt is the `salt` object of a template for the functions names, both
+// as salt['pillar.get'](…) and as salt.pillar.get(…); call runs them.
+func Salt(names []string, call Caller) map[string]any {
+	salt := make(map[string]any, len(names)*2)
+	for _, name := range names {
+		fn := func(va *exec.VarArgs) (any, error) {
+			args := make([]any, len(va.Args))
+			for i, a := range va.Args {
+				args[i] = GoValue(a)
+			}
+			kwargs := make(map[string]any, len(va.KwArgs))
+			for k, v := range va.KwArgs {
+				kwargs[k] = GoValue(v)
+			}
+			out, err := call(name, args, kwargs)
+			if err != nil {
+				return nil, fmt.Errorf("salt[%q]: %w", name, err)
+			}
+			return out, nil
+		}
+		salt[name] = fn
+		if mod, fun, ok := strings.Cut(name, "."); ok {
+			ns, _ := salt[mod].(namespace)
+			if ns == nil {
+				ns = namespace{}
+				salt[mod] = ns
+			}
+			ns[fun] = fn
+		}
+	}
+	return salt
+}
+
+// Filters are Salt's own Jinja filters (salt/utils/jinja.py and the
+// serializer extension) that formulas use, added to gonja's.
+func Filters() map[string]exec.FilterFunction {
+	return map[string]exec.FilterFunction{
+		"json":          filterJSON,
+		"tojson":        filterJSON,
+		"yaml":          filterYAML,
+		"load_yaml":     filterLoadYAML,
+		"load_json":     filterLoadJSON,
+		"traverse":      filterTraverse,
+		"unique":        filterUnique,
+		"sequence":      filterSequence,
+		"to_bool":       filterToBool,
+		"regex_match":   regexFilter(true),
+		"regex_search":  regexFilter(false),
+		"regex_replace": filterRegexReplace,
+		"quote":         filterQuote,
+		"yaml_dquote":   filterYAMLDquote,
+		"yaml_squote":   filterYAMLSquote,
+		"yaml_encode":   filterYAMLEncode,
+	}
+}
+
+// Serialize is the text Salt's json and yaml filters give for v:
+// compact JSON, or flow-style YAML on one line, usable inside YAML.
+func Serialize(v any, asJSON bool) (string, error) {
+	if asJSON {
+		b, err := json.Marshal(v)
+		return string(b), err
+	}
+	b, err := yaml.MarshalWithOptions(v, yaml.Flow(true))
+	return strings.TrimSpace(string(b)), err
+}
+
+func filterJSON(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	return serialized(in, true)
+}
+
+func filterYAML(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	return serialized(in, false)
+}
+
+func serialized(in *exec.Value, asJSON bool) *exec.Value {
+	if in.IsError() {
+		return in
+	}
+	s, err := Serialize(GoValue(in), asJSON)
+	if err != nil {
+		return exec.AsValue(fmt.Errorf("serializing %s: %w", in.String(), err))
+	}
+	return exec.AsSafeValue(s)
+}
+
+func filterLoadYAML(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	var v any
+	if err := yaml.Unmarshal([]byte(in.String()), &v); err != nil {
+		return exec.AsValue(fmt.Errorf("load_yaml: %w", err))
+	}
+	return exec.AsValue(v)
+}
+
+func filterLoadJSON(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	var v any
+	if err := json.Unmarshal([]byte(in.String()), &v); err != nil {
+		return exec.AsValue(fmt.Errorf("load_json: %w", err))
+	}
+	return exec.AsValue(v)
+}
+
+// filterTraverse is Salt's traverse: data|traverse('a:b:c', default).
+func filterTraverse(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
+	key := params.First().String()
+	def := params.GetKeywordArgument("default", nil)
+	if len(params.Args) > 1 {
+		def = params.Args[1]
+	}
+	delim := params.GetKeywordArgument("delimiter", ":").String()
+	if v, ok := target.Traverse(GoValue(in), key, delim); ok {
+		return exec.AsValue(v)
+	}
+	return def
+}
+
+func filterUnique(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	var out []any
+	seen := map[string]bool{}
+	in.Iterate(func(_, _ int, key, _ *exec.Value) bool {
+		k := key.String()
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, GoValue(key))
+		}
+		return true
+	}, func() {})
+	return exec.AsValue(out)
+}
+
+// filterSequence makes a list of a single value, and leaves a list alone.
+func filterSequence(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	if in.IsList() {
+		return in
+	}
+	return exec.AsValue([]any{GoValue(in)})
+}
+
+func filterToBool(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	if in.IsString() {
+		return exec.AsValue(slices.Contains([]string{"true", "yes", "on", "1"}, strings.ToLower(in.String())))
+	}
+	if in.IsInteger() {
+		return exec.AsValue(in.Integer() > 0)
+	}
+	return exec.AsValue(in.IsTrue())
+}
+
+// regexFilter is regex_match (anchored at the start, as Python's
+// re.match) or regex_search: the match's groups, or None.
+func regexFilter(anchored bool) exec.FilterFunction {
+	return func(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
+		pattern := params.First().String()
+		if anchored {
+			pattern = "^(?:" + pattern + ")"
+		}
+		re, err := compileFlags(pattern, params.GetKeywordArgument("ignorecase", false).IsTrue())
+		if err != nil {
+			return exec.AsValue(err)
+		}
+		m := re.FindStringSubmatch(in.String())
+		if m == nil {
+			return exec.AsValue(nil)
+		}
+		return exec.AsValue(groups(m))
+	}
+}
+
+// groups is Python's match.groups().
+func groups(m []string) []any {
+	out := make([]any, len(m)-1)
+	for i, g := range m[1:] {
+		out[i] = g
+	}
+	return out
+}
+
+func compileFlags(pattern string, ignoreCase bool) (*regexp.Regexp, error) {
+	if ignoreCase {
+		pattern = "(?i)" + pattern
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("regex %q: %w", pattern, err)
+	}
+	return re, nil
+}
+
+func filterRegexReplace(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
+	if len(params.Args) < 2 {
+		return exec.AsValue(fmt.Errorf("regex_replace needs a pattern and a replacement"))
+	}
+	re, err := compileFlags(params.Args[0].String(), params.GetKeywordArgument("ignorecase", false).IsTrue())
+	if err != nil {
+		return exec.AsValue(err)
+	}
+	// Python writes groups \1; Go ${1}.
+	repl := regexp.MustCompile(`\\(\d+)`).ReplaceAllString(params.Args[1].String(), `$${$1}`)
+	return exec.AsValue(re.ReplaceAllString(in.String(), repl))
+}
+
+// filterQuote quotes for a POSIX shell, as Python's shlex.quote.
+func filterQuote(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	s := in.String()
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./-_", r))
+	}) {
+		return exec.AsValue(s)
+	}
+	return exec.AsValue("'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'")
+}
+
+func filterYAMLDquote(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	b, _ := json.Marshal(in.String())
+	return exec.AsSafeValue(string(b))
+}
+
+func filterYAMLSquote(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	return exec.AsSafeValue("'" + strings.ReplaceAll(in.String(), "'", "''") + "'")
+}
+
+func filterYAMLEncode(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	return serialized(in, false)
+}
