@@ -38,7 +38,7 @@ func Module(env *modules.Env) []function.Func {
 		},
 		{
 			Name: "event.wait", Doc: "Send the event only when a watched state changed (through event.mod_watch).",
-			Params: []function.Param{{Name: "name", Kind: function.String, Required: true}, {Name: "sfun", Kind: function.String}},
+			Params:    []function.Param{{Name: "name", Kind: function.String, Required: true}, {Name: "sfun", Kind: function.String}},
 			VarKwargs: true,
 			Run: func(_ context.Context, in *function.Input) (any, error) {
 				return state.Succeeded(in.String("name"), "", nil), nil
