@@ -276,6 +276,13 @@ func (m *Manager) Funcs() []function.Func {
 			VarKwargs: true, ReadOnly: true, Run: m.listPkgs},
 		{Name: "pkg.latest_version", Doc: "The version an install would bring, \"\" when the installed one is the latest; of several, {name: version}. Refreshes the package lists unless refresh=False.",
 			VarArgs: true, VarKwargs: true, Run: m.latestVersion},
+		{Name: "pkg.version_cmp", Doc: "Compare two versions as the package manager does: -1, 0 or 1 (ignore_epoch: without their epochs).",
+			Params: []function.Param{
+				{Name: "pkg1", Kind: function.String, Required: true},
+				{Name: "pkg2", Kind: function.String, Required: true},
+				{Name: "ignore_epoch", Kind: function.Bool, Default: false},
+			},
+			VarKwargs: true, ReadOnly: true, Run: m.versionCmp},
 		{Name: "pkg.refresh_db", Doc: "Update the package lists: apt, {source: True (fetched), None (unchanged) or False (failed)}; dnf, True.",
 			Params: []function.Param{
 				{Name: "cache_valid_time", Kind: function.Int, Default: int64(0)},
@@ -550,4 +557,26 @@ func (m *Manager) refreshDB(ctx context.Context, in *function.Input) (any, error
 		return nil, err
 	}
 	return locked(ctx, func() (any, error) { return b.refresh(ctx, in.Int("cache_valid_time"), in.Bool("failhard")) })
+}
+
+// versionCmp is Salt's pkg.version_cmp, which the pkg states compare an
+// installed version with a wanted one (">=1.2") by.
+func (m *Manager) versionCmp(_ context.Context, in *function.Input) (any, error) {
+	b, err := m.backend()
+	if err != nil {
+		return nil, err
+	}
+	a, c := in.String("pkg1"), in.String("pkg2")
+	if in.Bool("ignore_epoch") {
+		a, c = withoutEpoch(a), withoutEpoch(c)
+	}
+	return int64(b.compare(a, c)), nil
+}
+
+// withoutEpoch drops a version's "N:" epoch.
+func withoutEpoch(v string) string {
+	if i := strings.IndexByte(v, ':'); i >= 0 {
+		return v[i+1:]
+	}
+	return v
 }

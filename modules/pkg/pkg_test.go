@@ -454,3 +454,30 @@ func TestCompareVersions(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionCmp calls pkg.version_cmp, the states' comparison, on both
+// backends.
+func TestVersionCmp(t *testing.T) {
+	for _, tc := range []struct {
+		backend, a, b string
+		kwargs        map[string]any
+		want          int64
+	}{
+		{"apt", "1.0~rc1", "1.0", nil, -1},
+		{"apt", "2.10-3", "2.10-3", nil, 0},
+		{"apt", "1:1.0", "2.0", nil, 1},
+		{"apt", "1:1.0", "2.0", map[string]any{"ignore_epoch": true}, -1},
+		{"dnf", "2.0", "2.0-1", nil, 0},
+		{"dnf", "1.10", "1.9", nil, 1},
+	} {
+		c := caller(t, registry(t, &Manager{Backend: tc.backend}))
+		args := []any{tc.a, tc.b}
+		if tc.kwargs != nil {
+			args = append(args, tc.kwargs)
+		}
+		got, err := c("pkg.version_cmp", args...)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: version_cmp(%q, %q, %v) = %v, %v; want %d", tc.backend, tc.a, tc.b, tc.kwargs, got, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,663 @@
+// Package pkg is Salt's pkg state module: pkg.installed, pkg.latest,
+// pkg.removed and pkg.purged, with Salt's arguments, changes and
+// comments.
+//
+// The states decide what to do from what is installed and call the pkg
+// execution functions (pkg.install, pkg.remove, pkg.purge, pkg.list_pkgs,
+// pkg.latest_version, pkg.version_cmp) through the agent's registry, as
+// Salt's states call __salt__: the package manager is driven by one piece
+// of code, whichever backend (apt, dnf) the machine has.
+package pkg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/state"
+)
+
+// Module declares the pkg states for env's agent.
+func Module(env *modules.Env) []function.Func {
+	s := &states{env: env}
+	name := function.Param{Name: "name", Kind: function.String, Required: true}
+	version := function.Param{Name: "version", Kind: function.String}
+	refresh := function.Param{Name: "refresh", Kind: function.Bool}
+	fromrepo := function.Param{Name: "fromrepo", Kind: function.String}
+	skipVerify := function.Param{Name: "skip_verify", Kind: function.Bool, Default: false}
+	pkgs := function.Param{Name: "pkgs", Kind: function.Any}
+	normalize := function.Param{Name: "normalize", Kind: function.Bool, Default: true}
+	ignoreEpoch := function.Param{Name: "ignore_epoch", Kind: function.Bool, Default: false}
+	return []function.Func{
+		{Name: "pkg.installed",
+			Doc: "Ensure packages are installed (name, or pkgs: names or {name: version}; a version may be exact, " +
+				"a prefix ending in *, or compared: >=1.2, <2); installed packages are not upgraded unless their version does not match.",
+			Params: []function.Param{name, version, refresh, fromrepo, skipVerify,
+				{Name: "skip_suggestions", Kind: function.Bool, Default: false},
+				pkgs,
+				{Name: "sources", Kind: function.Any},
+				{Name: "allow_updates", Kind: function.Bool, Default: false},
+				{Name: "pkg_verify", Kind: function.Any},
+				normalize, ignoreEpoch,
+				{Name: "reinstall", Kind: function.Bool, Default: false},
+				{Name: "update_holds", Kind: function.Bool, Default: false},
+				{Name: "install_recommends", Kind: function.Bool, Default: true},
+				{Name: "hold", Kind: function.Any},
+			},
+			VarKwargs: true, Run: s.installed},
+		{Name: "pkg.latest",
+			Doc:    "Ensure packages are installed at the newest version the package manager offers.",
+			Params: []function.Param{name, refresh, fromrepo, skipVerify, pkgs, {Name: "watch_flags", Kind: function.Bool, Default: true}, {Name: "install_recommends", Kind: function.Bool, Default: true}},
+			VarKwargs: true, Run: s.latest},
+		{Name: "pkg.removed",
+			Doc:       "Ensure packages are not installed (their configuration may remain).",
+			Params:    []function.Param{name, version, pkgs, normalize, ignoreEpoch},
+			VarKwargs: true, Run: s.uninstall("remove")},
+		{Name: "pkg.purged",
+			Doc:       "Ensure packages are not installed and their configuration is gone.",
+			Params:    []function.Param{name, version, pkgs, normalize, ignoreEpoch},
+			VarKwargs: true, Run: s.uninstall("purge")},
+	}
+}
+
+type states struct{ env *modules.Env }
+
+// call runs an execution function of the agent.
+func (s *states) call(ctx context.Context, fun string, args []any, kwargs map[string]any) (any, error) {
+	if s.env == nil || s.env.Functions == nil {
+		return nil, fmt.Errorf("%s: the agent's execution functions are not available", fun)
+	}
+	return s.env.Functions.Call(ctx, fun, args, kwargs, nil)
+}
+
+// target is one package a state names, with the version wanted ("" for
+// any).
+type target struct{ name, version string }
+
+// targets reads name and pkgs as Salt's _repack_pkgs: pkgs (names, or
+// {name: version} mappings) wins over name. ok is false for a malformed
+// pkgs.
+func targets(name, version string, pkgs any) ([]target, bool) {
+	if pkgs == nil {
+		return []target{{name: name, version: version}}, true
+	}
+	list, ok := pkgs.([]any)
+	if !ok || len(list) == 0 {
+		return nil, false
+	}
+	var out []target
+	for _, p := range list {
+		switch t := p.(type) {
+		case string:
+			out = append(out, target{name: t})
+		case map[string]any:
+			if len(t) != 1 {
+				return nil, false
+			}
+			for k, v := range t {
+				tg := target{name: k}
+				if v != nil {
+					tg.version = fmt.Sprint(v)
+				}
+				out = append(out, tg)
+			}
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+func names(ts []target) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = t.name
+	}
+	return out
+}
+
+// desired is Salt's _get_desired_pkg: name=version, or name>=version when
+// the version carries its comparison.
+func desired(t target) string {
+	switch {
+	case t.version == "":
+		return t.name
+	case strings.HasPrefix(t.version, "<") || strings.HasPrefix(t.version, ">") || strings.HasPrefix(t.version, "="):
+		return t.name + t.version
+	}
+	return t.name + "=" + t.version
+}
+
+func summary(ts []target) string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = desired(t)
+	}
+	return strings.Join(out, ", ")
+}
+
+// versionSpec is Salt's form of a wanted version: an optional < or >, an
+// optional =, the version.
+var versionSpec = regexp.MustCompile(`^([<>])?(=)?([^<>=]+)$`)
+
+// spec splits a wanted version into its comparison ("==" when none) and
+// version.
+func spec(v string) (op, ver string, ok bool) {
+	m := versionSpec.FindStringSubmatch(v)
+	if m == nil {
+		return "", "", false
+	}
+	op = m[1] + m[2]
+	if op == "" || op == "=" {
+		op = "=="
+	}
+	return op, m[3], true
+}
+
+// listPkgs is pkg.list_pkgs with versions as lists.
+func (s *states) listPkgs(ctx context.Context, removed bool) (map[string][]string, error) {
+	out, err := s.call(ctx, "pkg.list_pkgs", nil, map[string]any{"versions_as_list": true, "removed": removed})
+	if err != nil {
+		return nil, err
+	}
+	m, ok := out.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("pkg.list_pkgs returned %T", out)
+	}
+	pkgs := make(map[string][]string, len(m))
+	for n, vs := range m {
+		l, _ := vs.([]any)
+		for _, v := range l {
+			pkgs[n] = append(pkgs[n], fmt.Sprint(v))
+		}
+	}
+	return pkgs, nil
+}
+
+// fulfills is Salt's _fulfills_version_spec: whether one of versions
+// compares to want as op says. A version ending in * is a prefix.
+func (s *states) fulfills(ctx context.Context, versions []string, op, want string, ignoreEpoch bool) (bool, error) {
+	for _, v := range versions {
+		if op == "==" && strings.HasSuffix(want, "*") {
+			if strings.HasPrefix(v, strings.TrimSuffix(want, "*")) {
+				return true, nil
+			}
+			continue
+		}
+		out, err := s.call(ctx, "pkg.version_cmp", []any{v, want}, map[string]any{"ignore_epoch": ignoreEpoch})
+		if err != nil {
+			return false, err
+		}
+		c, _ := out.(int64)
+		ok := map[string]bool{"==": c == 0, ">=": c >= 0, "<=": c <= 0, ">": c > 0, "<": c < 0}[op]
+		if ok {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// errComment is the comment of a failed pkg function: the package
+// manager's report as Salt's CommandExecutionError gives it, or what
+// went wrong prefixed with doing.
+func errComment(doing string, err error) string {
+	var arg *function.ArgError
+	if errors.As(err, &arg) || !strings.HasPrefix(err.Error(), "Problem encountered") {
+		return fmt.Sprintf("An error was encountered while %s package(s): %v", doing, err)
+	}
+	return err.Error()
+}
+
+func (s *states) installed(ctx context.Context, in *function.Input) (any, error) {
+	name := in.String("name")
+	if in.Value("sources") != nil {
+		if in.Value("pkgs") != nil {
+			return state.Failed(name, `Only one of "pkgs" and "sources" is permitted.`), nil
+		}
+		return state.Failed(name, "The sources argument is not supported"), nil
+	}
+	if v := in.Value("pkg_verify"); v != nil && v != false {
+		return state.Failed(name, "The pkg_verify argument is not supported"), nil
+	}
+	if v := in.Value("hold"); v != nil && v != false {
+		return state.Failed(name, "The hold argument is not supported"), nil
+	}
+	want, ok := targets(name, in.String("version"), in.Value("pkgs"))
+	if !ok {
+		return state.Failed(name, "Invalidly formatted 'pkgs' parameter. See minion log."), nil
+	}
+	cur, err := s.listPkgs(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	reinstall := in.Bool("reinstall")
+	if in.Value("pkgs") == nil && !reinstall {
+		version, cver := in.String("version"), cur[name]
+		switch {
+		case version != "" && slices.Contains(cver, version):
+			return state.Succeeded(name, fmt.Sprintf("Version %s of package '%s' is already installed", version, name), nil), nil
+		case len(cver) > 0 && version == "":
+			return state.Succeeded(name, fmt.Sprintf("Package %s is already installed", name), nil), nil
+		}
+	}
+
+	// What pkg.install is to do: packages missing or at a version that
+	// does not match, and (reinstall) those that do.
+	var todo, again []target
+	var problems []string
+	versionSpec := false
+	for _, t := range want {
+		cver := cur[t.name]
+		switch {
+		case len(cver) == 0:
+			todo = append(todo, t)
+			continue
+		case t.version == "":
+			if reinstall {
+				again = append(again, t)
+			}
+			continue
+		}
+		versionSpec = true
+		op, ver, ok := spec(t.version)
+		if !ok {
+			problems = append(problems, fmt.Sprintf("Invalid version specification '%s' for package '%s'.", t.version, t.name))
+			continue
+		}
+		if in.Bool("allow_updates") {
+			op = ">="
+		}
+		ok, err := s.fulfills(ctx, cver, op, ver, in.Bool("ignore_epoch"))
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case !ok:
+			todo = append(todo, t)
+		case reinstall:
+			again = append(again, t)
+		}
+	}
+	if len(problems) > 0 {
+		return state.Failed(name, "%s", strings.Join(problems, " ")), nil
+	}
+	if len(todo) == 0 && len(again) == 0 {
+		msg := "All specified packages are already installed"
+		if versionSpec {
+			msg += " and are at the desired version"
+		}
+		return state.Succeeded(name, msg, nil), nil
+	}
+
+	if state.From(ctx).Test {
+		changes := map[string]any{}
+		var comment []string
+		if len(todo) > 0 {
+			for _, t := range todo {
+				changes[t.name] = map[string]any{"new": "installed", "old": ""}
+			}
+			comment = append(comment, "The following packages would be installed/updated: "+summary(todo))
+		}
+		if len(again) > 0 {
+			for _, t := range again {
+				changes[t.name] = map[string]any{"new": "installed", "old": ""}
+			}
+			comment = append(comment, "The following packages would be reinstalled: "+summary(again))
+		}
+		return state.Pending(name, strings.Join(comment, "\n"), changes), nil
+	}
+
+	refresh := in.Bool("refresh")
+	// apt installs an exact version or the candidate: a compared version
+	// is installed as the candidate, when that one matches.
+	var argv []any
+	for _, t := range append(slices.Clone(todo), again...) {
+		op, ver, _ := spec(t.version)
+		switch {
+		case t.version == "":
+			argv = append(argv, t.name)
+		case op == "==" && !strings.HasSuffix(ver, "*"):
+			argv = append(argv, map[string]any{t.name: ver})
+		default:
+			if refresh {
+				if _, err := s.call(ctx, "pkg.refresh_db", nil, nil); err != nil {
+					return state.Failed(name, "%s", errComment("installing", err)), nil
+				}
+				refresh = false
+			}
+			out, err := s.call(ctx, "pkg.latest_version", []any{t.name},
+				map[string]any{"refresh": false, "show_installed": true, "fromrepo": in.String("fromrepo")})
+			if err != nil {
+				return state.Failed(name, "%s", errComment("installing", err)), nil
+			}
+			cand, _ := out.(string)
+			ok, err := s.fulfills(ctx, []string{cand}, op, ver, in.Bool("ignore_epoch"))
+			if err != nil {
+				return nil, err
+			}
+			if cand == "" || !ok {
+				return state.Failed(name, "No version of package '%s' matching '%s' is available (the candidate is '%s')", t.name, t.version, cand), nil
+			}
+			argv = append(argv, map[string]any{t.name: cand})
+		}
+	}
+	kwargs := map[string]any{
+		"pkgs": argv, "refresh": refresh, "skip_verify": in.Bool("skip_verify"),
+		"install_recommends": in.Bool("install_recommends"), "reinstall": len(again) > 0,
+	}
+	if f := in.String("fromrepo"); f != "" {
+		kwargs["fromrepo"] = f
+	}
+	out, err := s.call(ctx, "pkg.install", nil, kwargs)
+	if err != nil {
+		return state.Failed(name, "%s", errComment("installing", err)), nil
+	}
+	changes, _ := out.(map[string]any)
+
+	now, err := s.listPkgs(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	var modified, notModified, failed []target
+	for _, t := range want {
+		good := len(now[t.name]) > 0
+		if good && t.version != "" {
+			op, ver, _ := spec(t.version)
+			if good, err = s.fulfills(ctx, now[t.name], op, ver, in.Bool("ignore_epoch")); err != nil {
+				return nil, err
+			}
+		}
+		isTodo := slices.ContainsFunc(todo, func(x target) bool { return x.name == t.name })
+		isAgain := slices.ContainsFunc(again, func(x target) bool { return x.name == t.name })
+		switch {
+		case !good && isTodo:
+			failed = append(failed, t)
+		case good && isTodo:
+			modified = append(modified, t)
+		case good && !isAgain:
+			notModified = append(notModified, t)
+		}
+	}
+	var comment []string
+	if len(failed) > 0 {
+		comment = append(comment, "The following packages failed to install/update: "+summary(failed))
+	}
+	if n := len(modified); n > 20 {
+		comment = append(comment, fmt.Sprintf("%d targeted packages were installed/updated.", n))
+	} else if n > 0 {
+		comment = append(comment, "The following packages were installed/updated: "+summary(modified))
+	}
+	if len(again) > 0 {
+		comment = append(comment, "The following packages were reinstalled: "+summary(again))
+	}
+	if n := len(notModified); n > 20 {
+		comment = append(comment, fmt.Sprintf("%d targeted packages were already installed", n))
+	} else if n > 0 {
+		comment = append(comment, "The following packages were already installed: "+summary(notModified))
+	}
+	return state.Result{Name: name, Changes: changes, Result: state.Bool(len(failed) == 0), Comment: strings.Join(comment, " ")}, nil
+}
+
+func (s *states) latest(ctx context.Context, in *function.Input) (any, error) {
+	name := in.String("name")
+	if v, ok := in.ExtraKwargs["sources"]; ok && v != nil {
+		return state.Failed(name, `The "sources" parameter is not supported.`), nil
+	}
+	var want []string
+	if p := in.Value("pkgs"); p != nil {
+		if l, ok := p.([]any); ok && len(l) == 0 {
+			return state.Succeeded(name, "No packages to install provided", nil), nil
+		}
+		ts, ok := targets(name, "", p)
+		if !ok {
+			return state.Failed(name, `Invalidly formatted "pkgs" parameter. See minion log.`), nil
+		}
+		want = names(ts)
+	} else {
+		want = []string{name}
+	}
+	args := make([]any, len(want))
+	for i, n := range want {
+		args[i] = n
+	}
+	kwargs := map[string]any{"refresh": in.Bool("refresh")}
+	if f := in.String("fromrepo"); f != "" {
+		kwargs["fromrepo"] = f
+	}
+	availOut, err := s.call(ctx, "pkg.latest_version", args, kwargs)
+	if err != nil {
+		return state.Failed(name, "An error was encountered while checking the newest available version of package(s): %v", err), nil
+	}
+	cur, err := s.listPkgs(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	avail := map[string]string{}
+	switch t := availOut.(type) {
+	case string:
+		avail[want[0]] = t
+	case map[string]any:
+		for k, v := range t {
+			avail[k] = fmt.Sprint(v)
+		}
+	}
+	todo := map[string]string{}
+	var problems, upToDate []string
+	for _, n := range want {
+		switch {
+		case avail[n] != "":
+			todo[n] = avail[n]
+		case len(cur[n]) == 0:
+			problems = append(problems, fmt.Sprintf("No information found for '%s'.", n))
+		default:
+			upToDate = append(upToDate, n)
+		}
+	}
+	if len(problems) > 0 {
+		return state.Failed(name, "%s", strings.Join(problems, " ")), nil
+	}
+	if len(todo) == 0 {
+		switch {
+		case len(want) > 10:
+			return state.Succeeded(name, fmt.Sprintf("All %d packages are up-to-date.", len(want)), nil), nil
+		case len(want) > 1:
+			return state.Succeeded(name, fmt.Sprintf("All packages are up-to-date (%s).", strings.Join(slices.Sorted(slices.Values(want)), ", ")), nil), nil
+		}
+		return state.Succeeded(name, fmt.Sprintf("Package %s is already up-to-date", want[0]), nil), nil
+	}
+	if in.Value("pkgs") == nil {
+		upToDate = nil
+	}
+	slices.Sort(upToDate)
+	todoNames := slices.Sorted(func(yield func(string) bool) {
+		for n := range todo {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+
+	if state.From(ctx).Test {
+		changes := map[string]any{}
+		for _, n := range todoNames {
+			changes[n] = map[string]any{"old": strings.Join(cur[n], ","), "new": todo[n]}
+		}
+		comment := []string{"The following packages would be installed/upgraded: " + strings.Join(todoNames, ", ")}
+		if n := len(upToDate); n > 10 {
+			comment = append(comment, fmt.Sprintf("%d packages are already up-to-date", n))
+		} else if n > 0 {
+			l := make([]string, n)
+			for i, p := range upToDate {
+				l[i] = fmt.Sprintf("%s (%s)", p, strings.Join(cur[p], ","))
+			}
+			comment = append(comment, "The following packages are already up-to-date: "+strings.Join(l, ", "))
+		}
+		return state.Pending(name, strings.Join(comment, "\n"), changes), nil
+	}
+
+	pkgs := make([]any, len(todoNames))
+	for i, n := range todoNames {
+		pkgs[i] = map[string]any{n: todo[n]}
+	}
+	kwargs = map[string]any{"pkgs": pkgs, "refresh": false, "skip_verify": in.Bool("skip_verify"), "install_recommends": in.Bool("install_recommends")}
+	if f := in.String("fromrepo"); f != "" {
+		kwargs["fromrepo"] = f
+	}
+	out, err := s.call(ctx, "pkg.install", nil, kwargs)
+	if err != nil {
+		return state.Failed(name, "An error was encountered while installing package(s): %v", err), nil
+	}
+	changes, _ := out.(map[string]any)
+	if len(changes) == 0 {
+		var comment string
+		switch {
+		case len(todo) > 10:
+			comment = fmt.Sprintf("%d targeted packages failed to update. See debug log for details.", len(todo))
+		case len(todo) > 1:
+			comment = fmt.Sprintf("The following targeted packages failed to update. See debug log for details: (%s).", strings.Join(todoNames, ", "))
+		default:
+			comment = fmt.Sprintf("Package %s failed to update.", todoNames[0])
+		}
+		return state.Failed(name, "%s", comment), nil
+	}
+	var failed, done []string
+	for _, n := range todoNames {
+		c, _ := changes[n].(map[string]any)
+		if c == nil || fmt.Sprint(c["new"]) != todo[n] {
+			failed = append(failed, n)
+		} else {
+			done = append(done, n)
+		}
+	}
+	var comment []string
+	if len(failed) > 0 {
+		comment = append(comment, "The following packages failed to update: "+strings.Join(failed, ", "))
+	}
+	if len(done) > 0 {
+		comment = append(comment, "The following packages were successfully installed/upgraded: "+strings.Join(done, ", "))
+	}
+	if n := len(upToDate); n > 10 {
+		comment = append(comment, fmt.Sprintf("%d packages were already up-to-date ", n))
+	} else if n > 0 {
+		comment = append(comment, "The following packages were already up-to-date: "+strings.Join(upToDate, ", "))
+	}
+	return state.Result{Name: name, Changes: changes, Result: state.Bool(len(failed) == 0), Comment: strings.Join(comment, " ")}, nil
+}
+
+// uninstall is Salt's _uninstall: pkg.removed (action "remove") and
+// pkg.purged ("purge").
+func (s *states) uninstall(action string) function.Handler {
+	return func(ctx context.Context, in *function.Input) (any, error) {
+		name := in.String("name")
+		want, ok := targets(name, in.String("version"), in.Value("pkgs"))
+		if !ok {
+			return state.Failed(name, "Invalidly formatted pkgs parameter. See minion log."), nil
+		}
+		cur, err := s.listPkgs(ctx, false)
+		if err != nil {
+			return nil, err
+		}
+		var todo, problems []string
+		versionSpec := false
+		for _, t := range want {
+			cver := cur[t.name]
+			switch {
+			case len(cver) == 0:
+				continue
+			case t.version == "":
+				todo = append(todo, t.name)
+				continue
+			}
+			versionSpec = true
+			op, ver, ok := spec(t.version)
+			if !ok {
+				problems = append(problems, fmt.Sprintf("Invalid version specification '%s' for package '%s'.", t.version, t.name))
+				continue
+			}
+			match, err := s.fulfills(ctx, cver, op, ver, in.Bool("ignore_epoch"))
+			if err != nil {
+				return nil, err
+			}
+			if match {
+				todo = append(todo, t.name)
+			}
+		}
+		if len(problems) > 0 {
+			return state.Failed(name, "%s", strings.Join(problems, " ")), nil
+		}
+		var confOnly map[string][]string
+		if action == "purge" {
+			// A removed package whose configuration remains is purged too.
+			if confOnly, err = s.listPkgs(ctx, true); err != nil {
+				return nil, err
+			}
+			for _, t := range want {
+				if len(confOnly[t.name]) > 0 && !slices.Contains(todo, t.name) {
+					todo = append(todo, t.name)
+				}
+			}
+		}
+		slices.Sort(todo)
+		if len(todo) == 0 {
+			msg := "All specified packages are already absent"
+			if versionSpec {
+				msg = "All specified packages (matching specified versions) are already absent"
+			}
+			return state.Succeeded(name, msg, nil), nil
+		}
+		if state.From(ctx).Test {
+			changes := map[string]any{}
+			for _, n := range todo {
+				changes[n] = map[string]any{"new": action + "d", "old": ""}
+			}
+			return state.Pending(name, fmt.Sprintf("The following packages will be %sd: %s.", action, strings.Join(todo, ", ")), changes), nil
+		}
+		args := make([]any, len(todo))
+		for i, n := range todo {
+			args[i] = n
+		}
+		out, err := s.call(ctx, "pkg."+action, nil, map[string]any{"pkgs": args})
+		if err != nil {
+			return state.Failed(name, "%s", errComment("removing", err)), nil
+		}
+		changes, _ := out.(map[string]any)
+		now, err := s.listPkgs(ctx, false)
+		if err != nil {
+			return nil, err
+		}
+		var nowConf map[string][]string
+		if action == "purge" {
+			if nowConf, err = s.listPkgs(ctx, true); err != nil {
+				return nil, err
+			}
+		}
+		var failed []string
+		for _, n := range todo {
+			if len(now[n]) > 0 || len(nowConf[n]) > 0 {
+				failed = append(failed, n)
+			}
+		}
+		if len(failed) > 0 {
+			return state.Result{Name: name, Changes: changes, Result: state.Bool(false),
+				Comment: fmt.Sprintf("The following packages failed to %s: %s.", action, strings.Join(failed, ", "))}, nil
+		}
+		var notInstalled []string
+		for _, t := range want {
+			if !slices.Contains(todo, t.name) {
+				notInstalled = append(notInstalled, t.name)
+			}
+		}
+		slices.Sort(notInstalled)
+		comment := fmt.Sprintf("All targeted packages were %sd.", action)
+		if len(notInstalled) > 0 {
+			comment = fmt.Sprintf("The following packages were not installed: %s The following packages were %sd: %s.",
+				strings.Join(notInstalled, ", "), action, strings.Join(todo, ", "))
+		}
+		return state.Succeeded(name, comment, changes), nil
+	}
+}
