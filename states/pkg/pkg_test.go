@@ -55,12 +55,17 @@ func TestStates(t *testing.T) {
 		}
 	}
 	env := &modules.Env{ID: "test"}
-	reg, err := modules.Registry(env, pkgmod.Module, Module)
+	// The agent keeps states apart from execution functions.
+	funcs, err := modules.Registry(env, pkgmod.Module)
 	if err != nil {
 		t.Fatal(err)
 	}
+	reg := function.New()
+	if err := reg.RegisterAll(Module(env)); err != nil {
+		t.Fatal(err)
+	}
 	version := func(name string) string {
-		out, err := reg.Call(context.Background(), "pkg.version", []any{name}, nil, nil)
+		out, err := funcs.Call(context.Background(), "pkg.version", []any{name}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,20 +74,20 @@ func TestStates(t *testing.T) {
 	for _, p := range []string{one, two} {
 		if v := version(p); v != "" {
 			t.Logf("%s %s is installed: purging it for the test, reinstalling after", p, v)
-			t.Cleanup(func() { _, _ = reg.Call(context.Background(), "pkg.install", []any{p}, nil, nil) })
+			t.Cleanup(func() { _, _ = funcs.Call(context.Background(), "pkg.install", []any{p}, nil, nil) })
 		} else {
-			t.Cleanup(func() { _, _ = reg.Call(context.Background(), "pkg.purge", []any{p}, nil, nil) })
+			t.Cleanup(func() { _, _ = funcs.Call(context.Background(), "pkg.purge", []any{p}, nil, nil) })
 		}
-		if _, err := reg.Call(context.Background(), "pkg.purge", []any{p}, nil, nil); err != nil {
+		if _, err := funcs.Call(context.Background(), "pkg.purge", []any{p}, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cand, err := reg.Call(context.Background(), "pkg.latest_version", []any{one}, map[string]any{"refresh": true}, nil)
+	cand, err := funcs.Call(context.Background(), "pkg.latest_version", []any{one}, map[string]any{"refresh": true}, nil)
 	if err != nil || cand == "" {
 		t.Fatalf("latest_version(%s) = %v, %v: apt has no candidate; is the package in the sources?", one, cand, err)
 	}
 	candOne := cand.(string)
-	cand, _ = reg.Call(context.Background(), "pkg.latest_version", []any{two}, map[string]any{"refresh": false}, nil)
+	cand, _ = funcs.Call(context.Background(), "pkg.latest_version", []any{two}, map[string]any{"refresh": false}, nil)
 	candTwo := cand.(string)
 	installed := func(name, v string) map[string]any { return map[string]any{name: map[string]any{"old": "", "new": v}} }
 	would := func(names ...string) map[string]any {
