@@ -101,9 +101,9 @@ func Module(env *modules.Env) []function.Func {
 		},
 		{
 			Name: "cmd.mod_watch", Doc: "What a watch requisite runs: the command (sfun run, wait, watch) or script (script, wait_script).",
-			Params: []function.Param{{Name: "name", Kind: function.String, Required: true}, {Name: "sfun", Kind: function.String}},
+			Params:    []function.Param{{Name: "name", Kind: function.String, Required: true}, {Name: "sfun", Kind: function.String}},
 			VarKwargs: true,
-			Run: func(ctx context.Context, in *function.Input) (any, error) { return s.modWatch(ctx, in) },
+			Run:       func(ctx context.Context, in *function.Input) (any, error) { return s.modWatch(ctx, in) },
 		},
 	}
 	// Two fixed, distinct names: registering them cannot fail.
