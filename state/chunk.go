@@ -1,0 +1,348 @@
+package state
+
+import (
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Chunk is one state to run, Salt's low chunk: one function of one id for
+// one name.
+type Chunk struct {
+	State, Fun, Name string
+	ID, SLS, Env     string
+	// Args are the arguments as declared, requisites included, name
+	// excluded.
+	Args map[string]any
+	// Order is where the chunk runs when requisites do not decide.
+	Order float64
+	// Tag is Salt's key of the chunk's result:
+	// {state}_|-{id}_|-{name}_|-{fun}.
+	Tag string
+
+	seq  int   // declaration order, for ties
+	reqs []req // resolved requisites
+}
+
+// Low is the chunk as Salt's low data (state.show_lowstate).
+func (c *Chunk) Low() map[string]any {
+	m := make(map[string]any, len(c.Args)+7)
+	for k, v := range c.Args {
+		m[k] = v
+	}
+	m["state"], m["fun"], m["name"], m["__id__"], m["__sls__"], m["__env__"] = c.State, c.Fun, c.Name, c.ID, c.SLS, c.Env
+	m["order"] = orderValue(c.Order)
+	return m
+}
+
+func orderValue(f float64) any {
+	if f == math.Trunc(f) {
+		return int64(f)
+	}
+	return f
+}
+
+// Tag builds Salt's result key.
+func Tag(state, id, name, fun string) string {
+	return state + "_|-" + id + "_|-" + name + "_|-" + fun
+}
+
+// Chunks turns high data into low chunks, in Salt's order: `order`
+// (first, last, numbers), then declaration order. `names` makes one chunk
+// per name; requisite_in declarations become requisites of the states
+// they name. Malformed requisites are added to h.Errors.
+func (h *High) Chunks() []*Chunk {
+	var chunks []*Chunk
+	seq := 0
+	for _, id := range h.IDs {
+		for _, d := range id.Decls {
+			args := map[string]any{}
+			var names []any
+			for _, a := range d.Args {
+				if a.Key == "names" {
+					names = asList(a.Value)
+					continue
+				}
+				args[a.Key] = a.Value
+			}
+			name := id.ID
+			if n, ok := args["name"]; ok {
+				name = pyStr(n)
+			}
+			delete(args, "name")
+			if names == nil {
+				chunks = append(chunks, newChunk(id, d, name, args, seq))
+				seq++
+				continue
+			}
+			for i, n := range names {
+				cargs := make(map[string]any, len(args)+1)
+				for k, v := range args {
+					cargs[k] = v
+				}
+				nm := n
+				if m, ok := n.(map[string]any); ok && len(m) == 1 {
+					// - names: [{name: [{arg: value}]}]: per-name args.
+					for k, v := range m {
+						nm = k
+						for _, a := range asList(v) {
+							if am, ok := a.(map[string]any); ok {
+								for ak, av := range am {
+									cargs[ak] = av
+								}
+							}
+						}
+					}
+				}
+				cargs["name_order"] = i
+				chunks = append(chunks, newChunk(id, d, pyStr(nm), cargs, seq))
+				seq++
+			}
+		}
+	}
+	h.Errors = append(h.Errors, requisiteIns(chunks)...)
+	h.Errors = append(h.Errors, applyUse(chunks)...)
+	orderChunks(chunks)
+	return chunks
+}
+
+func newChunk(id *ID, d *Decl, name string, args map[string]any, seq int) *Chunk {
+	return &Chunk{State: d.Module, Fun: d.Fun, Name: name, ID: id.ID, SLS: id.SLS, Env: id.Env,
+		Args: args, Tag: Tag(d.Module, id.ID, name, d.Fun), seq: seq}
+}
+
+// pyStr is how Python's str() prints a scalar name.
+func pyStr(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case bool:
+		if v {
+			return "True"
+		}
+		return "False"
+	case nil:
+		return "None"
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// orderChunks is Salt's order_chunks: numeric orders first (a cap above
+// the largest), unordered chunks at the cap, `last` after, negative
+// orders counted back from the end; names keep their order within.
+func orderChunks(chunks []*Chunk) {
+	limit := 1.0
+	for _, c := range chunks {
+		if f, ok := number(c.Args["order"]); ok && f > limit-1 && f > 0 {
+			limit = f + 100
+		}
+	}
+	for _, c := range chunks {
+		o, has := c.Args["order"]
+		switch {
+		case !has:
+			c.Order = limit
+		default:
+			if f, ok := number(o); ok {
+				c.Order = f
+			} else if o == "last" {
+				c.Order = limit + 1000000
+			} else if o == "first" {
+				c.Order = 0
+			} else {
+				c.Order = limit
+			}
+		}
+		if n, ok := c.Args["name_order"].(int); ok {
+			c.Order += float64(n) / 10000
+		}
+		if c.Order < 0 {
+			c.Order = limit + 1000000 + c.Order
+		}
+	}
+	sort.SliceStable(chunks, func(i, j int) bool {
+		if chunks[i].Order != chunks[j].Order {
+			return chunks[i].Order < chunks[j].Order
+		}
+		return chunks[i].seq < chunks[j].seq
+	})
+}
+
+func number(v any) (float64, bool) {
+	switch v := v.(type) {
+	case int64:
+		return float64(v), true
+	case int:
+		return float64(v), true
+	case uint64:
+		return float64(v), true
+	case float64:
+		return v, true
+	}
+	return 0, false
+}
+
+// req is one requisite of a chunk: its kind and what it names.
+type req struct {
+	kind   string // require, watch, onchanges, onfail, prereq, listen, use, prerequired; _any, onfail_all
+	state  string // module, "sls" or "id"
+	target string // id or name (a glob), or an SLS
+}
+
+func (r req) String() string { return r.state + ": " + r.target }
+
+// reqList reads a requisite argument: a list of {module: id} (or plain
+// ids, which Salt reads as {id: …}).
+func reqList(v any) ([]req, error) {
+	list, ok := v.([]any)
+	if !ok {
+		if v == nil {
+			return nil, nil
+		}
+		list = []any{v}
+	}
+	var out []req
+	for _, x := range list {
+		switch x := x.(type) {
+		case string:
+			out = append(out, req{state: "id", target: x})
+		case map[string]any:
+			if len(x) != 1 {
+				return nil, fmt.Errorf("requisite declaration %v must be a single key: value", x)
+			}
+			for k, t := range x {
+				out = append(out, req{state: k, target: pyStr(t)})
+			}
+		default:
+			return nil, fmt.Errorf("requisite declaration %v is not {module: id}", x)
+		}
+	}
+	return out, nil
+}
+
+// matches says whether chunk c is one a requisite names: by module and
+// id or name (globs allowed), by SLS, or by id whatever the module.
+func (r req) matches(c *Chunk) bool {
+	switch r.state {
+	case "sls":
+		ok, _ := path.Match(r.target, c.SLS)
+		return ok || r.target == c.SLS
+	case "id":
+		return globEq(r.target, c.ID)
+	}
+	if r.state != c.State {
+		return false
+	}
+	return globEq(r.target, c.ID) || globEq(r.target, c.Name)
+}
+
+func globEq(pattern, s string) bool {
+	if pattern == s {
+		return true
+	}
+	if !strings.ContainsAny(pattern, "*?[") {
+		return false
+	}
+	ok, _ := path.Match(pattern, s)
+	return ok
+}
+
+// requisiteIns turns every X_in into an X of the states it names (by
+// adding to their arguments), and resolves every chunk's requisites.
+func requisiteIns(chunks []*Chunk) []string {
+	var errs []string
+	for _, c := range chunks {
+		for _, kind := range inKinds {
+			v, ok := c.Args[kind]
+			if !ok {
+				continue
+			}
+			rs, err := reqList(v)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("The %s statement in state '%s' in SLS '%s' is invalid: %v", kind, c.ID, c.SLS, err))
+				continue
+			}
+			base := strings.TrimSuffix(kind, "_in")
+			for _, r := range rs {
+				found := false
+				for _, t := range chunks {
+					if t == c || !r.matches(t) {
+						continue
+					}
+					found = true
+					t.reqs = append(t.reqs, req{kind: base, state: c.State, target: c.ID})
+				}
+				if !found {
+					errs = append(errs, fmt.Sprintf("Cannot extend ID '%s' in '%s:%s'. It is not part of the high state.\nThis is likely due to a missing include statement or an incorrectly typed ID.\nEnsure that a state with an ID of '%s' is available\nin environment '%s' and to SLS '%s'", r.target, c.Env, c.SLS, r.target, c.Env, c.SLS))
+				}
+			}
+		}
+		for _, kind := range reqKinds {
+			v, ok := c.Args[kind]
+			if !ok {
+				continue
+			}
+			rs, err := reqList(v)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("The %s statement in state '%s' in SLS '%s' needs to be formed as a list: %v", kind, c.ID, c.SLS, err))
+				continue
+			}
+			for _, r := range rs {
+				r.kind = kind
+				c.reqs = append(c.reqs, r)
+			}
+		}
+	}
+	// A prereq makes the state it names wait for the one declaring it.
+	for _, c := range chunks {
+		for _, r := range c.reqs {
+			if r.kind != "prereq" {
+				continue
+			}
+			for _, t := range chunks {
+				if t != c && r.matches(t) {
+					t.reqs = append(t.reqs, req{kind: "prerequired", state: c.State, target: c.ID})
+				}
+			}
+		}
+	}
+	return errs
+}
+
+// applyUse copies, for every `use` requisite, the arguments of the state
+// named that the chunk does not set itself (not its name, nor
+// requisites).
+func applyUse(chunks []*Chunk) []string {
+	var errs []string
+	for _, c := range chunks {
+		for _, r := range c.reqs {
+			if r.kind != "use" {
+				continue
+			}
+			found := false
+			for _, t := range chunks {
+				if t == c || !r.matches(t) {
+					continue
+				}
+				found = true
+				for k, v := range t.Args {
+					if runtimeKeys[k] {
+						continue
+					}
+					if _, ok := c.Args[k]; !ok {
+						c.Args[k] = v
+					}
+				}
+			}
+			if !found {
+				errs = append(errs, fmt.Sprintf("State '%s' in SLS '%s' uses '%s', which is not part of the high state", c.ID, c.SLS, r))
+			}
+		}
+	}
+	return errs
+}

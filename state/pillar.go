@@ -1,0 +1,116 @@
+package state
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Pillar compiles an agent's pillar from the pillar roots the compiler's
+// Source reads: the pillar top files matched for the agent, each SLS
+// rendered (with the pillar compiled so far) and merged over the one
+// before, their includes first. Errors are returned beside what did
+// compile, as Salt puts them under `_errors`.
+func (c *Compiler) Pillar(ctx context.Context, match Matcher) (map[string]any, []string) {
+	pillar := map[string]any{}
+	top := c.Top(ctx, "", match)
+	errs := top.Errors
+	if len(top.Mods) == 0 {
+		// An agent no pillar top file names has an empty pillar, which
+		// is not an error.
+		return pillar, nil
+	}
+	cc := *c
+	cc.Source = newMemo(c.Source)
+	vars := cc.Vars
+	cc.Vars = func(saltenv string) map[string]any {
+		m := map[string]any{}
+		if vars != nil {
+			for k, v := range vars(saltenv) {
+				m[k] = v
+			}
+		}
+		m["pillar"] = pillar
+		return m
+	}
+	done := map[string]bool{}
+	for _, env := range top.Envs {
+		for _, sls := range top.Mods[env] {
+			errs = append(errs, cc.pillarSLS(ctx, pillar, env, sls, "", done)...)
+		}
+	}
+	return pillar, errs
+}
+
+func (c *Compiler) pillarSLS(ctx context.Context, pillar map[string]any, env, sls, via string, done map[string]bool) []string {
+	if done[env+":"+sls] {
+		return nil
+	}
+	done[env+":"+sls] = true
+	name, text, err := c.slsFile(ctx, env, sls)
+	if errors.Is(err, ErrNotFound) {
+		if via != "" {
+			return []string{fmt.Sprintf("Specified SLS '%s' in environment '%s' was not found (included from %s)", sls, env, via)}
+		}
+		return []string{fmt.Sprintf("Specified SLS '%s' in environment '%s' is not available on the salt master", sls, env)}
+	}
+	if err != nil {
+		return []string{fmt.Sprintf("Unable to read pillar SLS %s: %v", sls, err)}
+	}
+	vars := c.Vars(env)
+	vars["sls"], vars["saltenv"] = sls, env
+	data, err := c.Renderer.RenderSLS(ctx, c.Source, env, name, text, vars)
+	if err != nil {
+		return []string{"Rendering pillar " + strings.TrimPrefix(err.Error(), "Rendering ")}
+	}
+	var errs []string
+	for _, item := range data {
+		if fmt.Sprint(item.Key) != "include" {
+			continue
+		}
+		for _, inc := range asList(toPlain(item.Value)) {
+			name := ""
+			switch inc := inc.(type) {
+			case string:
+				name = inc
+			case map[string]any:
+				for k := range inc {
+					name = k
+				}
+			}
+			if strings.HasPrefix(name, ".") {
+				name = relativeSLS(sls, name)
+			}
+			if name != "" {
+				errs = append(errs, c.pillarSLS(ctx, pillar, env, name, sls, done)...)
+			}
+		}
+	}
+	for _, item := range data {
+		key := fmt.Sprint(item.Key)
+		if key == "include" {
+			continue
+		}
+		pillar[key] = Merge(pillar[key], toPlain(item.Value))
+	}
+	return errs
+}
+
+// Merge is Salt's recursive dictionary update: a mapping merges into a
+// mapping key by key; anything else replaces what was there.
+func Merge(dst, src any) any {
+	d, ok1 := dst.(map[string]any)
+	s, ok2 := src.(map[string]any)
+	if !ok1 || !ok2 {
+		return src
+	}
+	out := make(map[string]any, len(d)+len(s))
+	for k, v := range d {
+		out[k] = v
+	}
+	for k, v := range s {
+		out[k] = Merge(out[k], v)
+	}
+	return out
+}

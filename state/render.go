@@ -1,0 +1,437 @@
+package state
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/goccy/go-yaml"
+	"github.com/nikolalohinski/gonja/v2/builtins"
+	gonjacfg "github.com/nikolalohinski/gonja/v2/config"
+	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/nikolalohinski/gonja/v2/loaders"
+	"github.com/nikolalohinski/gonja/v2/parser"
+
+	"github.com/brinehq/brine/internal/jinja"
+)
+
+// ErrNotFound is how a Source says a file is in none of its roots.
+var ErrNotFound = errors.New("not found")
+
+// Source is where SLS files, top files and the templates they import come
+// from: the master's file_roots, read through the master's file server on
+// an agent and directly on the master.
+type Source interface {
+	// Read returns the file salt://name of saltenv; a file that does not
+	// exist is an error wrapping ErrNotFound.
+	Read(ctx context.Context, saltenv, name string) ([]byte, error)
+	// Envs lists the environments, for the top files.
+	Envs(ctx context.Context) ([]string, error)
+}
+
+// memo is a Source that reads each file once per state run: a formula
+// imports its map.jinja from every SLS, and each read is a round trip to
+// the master.
+type memo struct {
+	Source
+	mu    sync.Mutex
+	files map[[2]string]memoFile
+}
+
+type memoFile struct {
+	b   []byte
+	err error
+}
+
+func newMemo(src Source) *memo {
+	if m, ok := src.(*memo); ok {
+		return m
+	}
+	return &memo{Source: src, files: map[[2]string]memoFile{}}
+}
+
+func (m *memo) Read(ctx context.Context, saltenv, name string) ([]byte, error) {
+	k := [2]string{saltenv, name}
+	m.mu.Lock()
+	f, ok := m.files[k]
+	m.mu.Unlock()
+	if !ok {
+		f.b, f.err = m.Source.Read(ctx, saltenv, name)
+		m.mu.Lock()
+		m.files[k] = f
+		m.mu.Unlock()
+	}
+	return f.b, f.err
+}
+
+// RenderError is a template or YAML error in a file: the file, its line
+// when known, and the SLS that included it.
+type RenderError struct {
+	File string
+	Line int
+	// Via is the SLS whose include brought the file in ("" for those
+	// asked for).
+	Via string
+	Err error
+}
+
+func (e *RenderError) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc += ":" + strconv.Itoa(e.Line)
+	}
+	if e.Via != "" {
+		loc += " (included from " + e.Via + ")"
+	}
+	return "Rendering SLS " + loc + " failed: " + e.Err.Error()
+}
+
+func (e *RenderError) Unwrap() error { return e.Err }
+
+// Renderer renders templates and SLS files with Salt's Jinja: its
+// filters, Python's methods, `salt`, and the import_yaml/import_json/
+// import_text tags. It is safe for concurrent use.
+type Renderer struct {
+	env *exec.Environment
+	cfg *gonjacfg.Config
+}
+
+// NewRenderer returns a Renderer.
+func NewRenderer() *Renderer {
+	filters := exec.NewFilterSet(map[string]exec.FilterFunction{})
+	filters.Update(builtins.Filters)
+	for name, f := range jinja.Filters() {
+		_ = filters.Replace(name, f)
+	}
+	// Salt's Jinja options are Jinja's defaults (no trim_blocks,
+	// no lstrip_blocks), and so are gonja's.
+	cfg := gonjacfg.New()
+	return &Renderer{
+		env: &exec.Environment{
+			Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables),
+			Filters:           filters,
+			Tests:             builtins.Tests,
+			ControlStructures: builtins.ControlStructures,
+			Methods:           jinja.Methods(),
+		},
+		cfg: cfg,
+	}
+}
+
+// importTag is Salt's serializer tags: {% import_yaml "x.yaml" as x %},
+// rewritten into a call of the same name, on the same line.
+var importTag = regexp.MustCompile(`\{%(-?)\s*import_(yaml|json|text)\s+(\S+)\s+as\s+(\w+)\s*(-?)%\}`)
+
+// loadTag is Salt's {% load_yaml as x %}…{% endload_yaml %} blocks.
+var (
+	loadOpen  = regexp.MustCompile(`\{%(-?)\s*load_(yaml|json|text)\s+as\s+(\w+)\s*(-?)%\}`)
+	loadClose = regexp.MustCompile(`\{%(-?)\s*endload_(yaml|json|text)\s*(-?)%\}`)
+)
+
+func rewriteTags(src string) string {
+	src = importTag.ReplaceAllString(src, `{%$1 set $4 = __import_$2($3) $5%}`)
+	if !strings.Contains(src, "load_") {
+		return src
+	}
+	var names []string
+	src = loadOpen.ReplaceAllStringFunc(src, func(m string) string {
+		g := loadOpen.FindStringSubmatch(m)
+		names = append(names, g[3]+"|"+g[2])
+		return "{%" + g[1] + " set " + g[3] + " %}"
+	})
+	return loadClose.ReplaceAllStringFunc(src, func(m string) string {
+		g := loadClose.FindStringSubmatch(m)
+		if len(names) == 0 {
+			return m
+		}
+		name, kind, _ := strings.Cut(names[0], "|")
+		names = names[1:]
+		if kind == "text" {
+			return "{%" + g[1] + " endset " + g[3] + "%}"
+		}
+		return "{%" + g[1] + " endset %}{% set " + name + " = " + name + "|load_" + kind + " " + g[3] + "%}"
+	})
+}
+
+// Jinja renders text (the file name of saltenv) with vars; names it
+// imports are found in src, relative to name's directory when they start
+// with "./" or "../", else from the environment's root.
+func (r *Renderer) Jinja(ctx context.Context, src Source, saltenv, name string, text []byte, vars map[string]any) ([]byte, error) {
+	l := &loader{ctx: ctx, src: src, saltenv: saltenv, root: name, text: rewriteTags(string(text)), dir: path.Dir(name)}
+	tpl, err := exec.NewTemplate(name, r.cfg, l, r.env)
+	if err != nil {
+		return nil, &RenderError{File: name, Line: syntaxLine(err), Err: cleanParseError(err)}
+	}
+	all := make(map[string]any, len(vars)+3)
+	for k, v := range vars {
+		all[k] = v
+	}
+	for _, kind := range []string{"yaml", "json", "text"} {
+		all["__import_"+kind] = r.importer(ctx, l, kind, vars)
+	}
+	out, err := tpl.ExecuteToBytes(exec.NewContext(all))
+	if err != nil {
+		return nil, &RenderError{File: name, Line: execLine(err.Error()), Err: cleanExecError(err)}
+	}
+	return out, nil
+}
+
+// importer is import_yaml/import_json/import_text: the file, rendered
+// with Jinja, then loaded.
+func (r *Renderer) importer(ctx context.Context, l *loader, kind string, vars map[string]any) func(string) (any, error) {
+	return func(name string) (any, error) {
+		full, err := l.Resolve(name)
+		if err != nil {
+			return nil, err
+		}
+		b, err := l.src.Read(ctx, l.saltenv, full)
+		if err != nil {
+			return nil, fmt.Errorf("import_%s %q: %w", kind, name, err)
+		}
+		out, err := r.Jinja(ctx, l.src, l.saltenv, full, b, vars)
+		if err != nil {
+			return nil, err
+		}
+		switch kind {
+		case "text":
+			return string(out), nil
+		case "json":
+			return decodeData(out, true)
+		}
+		return decodeData(out, false)
+	}
+}
+
+// loader reads what a template imports, includes or extends from the
+// Source, in the template's environment.
+type loader struct {
+	ctx     context.Context
+	src     Source
+	saltenv string
+	root    string // the template rendered, whose text is given
+	text    string
+	dir     string // where "./" names start
+}
+
+var _ loaders.Loader = (*loader)(nil)
+
+func (l *loader) Resolve(name string) (string, error) {
+	if name == l.root {
+		return name, nil
+	}
+	name = strings.TrimPrefix(name, "salt://")
+	if strings.HasPrefix(name, "./") || strings.HasPrefix(name, "../") {
+		name = path.Join(l.dir, name)
+	}
+	name = path.Clean(strings.TrimPrefix(name, "/"))
+	if name == ".." || strings.HasPrefix(name, "../") {
+		return "", fmt.Errorf("template %q is outside the file roots", name)
+	}
+	return name, nil
+}
+
+func (l *loader) Read(name string) (io.Reader, error) {
+	full, err := l.Resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	if full == l.root {
+		return strings.NewReader(l.text), nil
+	}
+	b, err := l.src.Read(l.ctx, l.saltenv, full)
+	if err != nil {
+		return nil, fmt.Errorf("template %q in saltenv %q: %w", full, l.saltenv, err)
+	}
+	return strings.NewReader(rewriteTags(string(b))), nil
+}
+
+func (l *loader) Inherit(from string) (loaders.Loader, error) {
+	full, err := l.Resolve(from)
+	if err != nil {
+		return nil, err
+	}
+	sub := *l
+	sub.dir = path.Dir(full)
+	return &sub, nil
+}
+
+func syntaxLine(err error) int {
+	if se, ok := errors.AsType[*parser.SyntaxError](err); ok {
+		return se.Line
+	}
+	return execLine(err.Error())
+}
+
+var (
+	lineRe     = regexp.MustCompile(`[Ll]ine[ =](\d+)`)
+	tokenRepr  = regexp.MustCompile(`&?\{?<Token\[(\w+)\] Val='([^']*)' Pos=\d+ Line=(\d+) Col=(\d+)>[^}]*\}?`)
+	nodeRepr   = regexp.MustCompile(`(?:filtered_expression|call|getattr|getitem)\([^:]*\)`)
+	wrapperRe  = regexp.MustCompile(`(?:unable to execute template|failed to reader? template '[^']*'|Unable to render expression|unable to evaluate filter)\s*:?\s*`)
+	spacesRe   = regexp.MustCompile(`\s+`)
+	emptyColon = regexp.MustCompile(`(:\s*)+:`)
+)
+
+// execLine finds the line of a runtime error in gonja's message, the
+// innermost token's.
+func execLine(msg string) int {
+	line := 0
+	for _, m := range tokenRepr.FindAllStringSubmatch(msg, -1) {
+		line, _ = strconv.Atoi(m[3])
+	}
+	if line == 0 {
+		if m := lineRe.FindStringSubmatch(msg); m != nil {
+			line, _ = strconv.Atoi(m[1])
+		}
+	}
+	return line
+}
+
+// cleanParseError drops gonja's wrapper, which quotes the whole source.
+func cleanParseError(err error) error {
+	if se, ok := errors.AsType[*parser.SyntaxError](err); ok {
+		return errors.New(se.Message)
+	}
+	return cleanExecError(err)
+}
+
+// cleanExecError says a runtime error without gonja's syntax-tree prints.
+func cleanExecError(err error) error {
+	s := tokenRepr.ReplaceAllString(err.Error(), "")
+	s = nodeRepr.ReplaceAllString(s, "")
+	s = wrapperRe.ReplaceAllString(s, "")
+	s = lineRe.ReplaceAllString(s, "")
+	s = emptyColon.ReplaceAllString(s, ":")
+	s = strings.Trim(spacesRe.ReplaceAllString(s, " "), " :")
+	return errors.New(s)
+}
+
+// yamlLine reads the line goccy puts first in its errors: "[3:5] …".
+var yamlLine = regexp.MustCompile(`^\[(\d+):(\d+)\]\s*`)
+
+// decodeData decodes YAML (or JSON) text into plain values, maps keeping
+// no order.
+func decodeData(b []byte, asJSON bool) (any, error) {
+	var v any
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		kind := "YAML"
+		if asJSON {
+			kind = "JSON"
+		}
+		return nil, fmt.Errorf("%s: %w", kind, err)
+	}
+	return v, nil
+}
+
+// Pipe is a renderer pipeline (Salt's `#!jinja|yaml`).
+type Pipe []string
+
+// DefaultPipe is Salt's default renderer, jinja|yaml.
+var DefaultPipe = Pipe{"jinja", "yaml"}
+
+// pipeOf reads a file's shebang line; without one the pipe is Salt's
+// default. Renderers brine does not have are refused, naming them.
+func pipeOf(name string, text []byte) (Pipe, []byte, error) {
+	if !bytes.HasPrefix(text, []byte("#!")) {
+		return DefaultPipe, text, nil
+	}
+	line, rest, _ := bytes.Cut(text, []byte("\n"))
+	var pipe Pipe
+	for _, r := range strings.Split(strings.TrimSpace(string(line[2:])), "|") {
+		r = strings.TrimSpace(r)
+		if i := strings.IndexAny(r, " \t"); i >= 0 {
+			r = r[:i] // renderer options, such as jinja's: not used
+		}
+		switch r {
+		case "jinja", "yaml", "json", "text":
+			pipe = append(pipe, r)
+		case "gpg":
+			return nil, nil, &RenderError{File: name, Line: 1, Err: errors.New(
+				"the gpg renderer is not available: brine does not decrypt GPG blocks in SLS files; keep secrets in pillar, which only the agent it is meant for receives")}
+		default:
+			return nil, nil, &RenderError{File: name, Line: 1, Err: fmt.Errorf(
+				"renderer %q is not available (brine renders jinja, yaml, json and text)", r)}
+		}
+	}
+	// The shebang line stays, as an empty line, so that line numbers
+	// hold.
+	return pipe, append([]byte("\n"), rest...), nil
+}
+
+// RenderSLS renders an SLS file's text through its pipe into ordered
+// data: the top-level mapping keeps its keys' order, as Salt's ordered
+// YAML loader does, because state order follows it.
+func (r *Renderer) RenderSLS(ctx context.Context, src Source, saltenv, name string, text []byte, vars map[string]any) (yaml.MapSlice, error) {
+	pipe, text, err := pipeOf(name, text)
+	if err != nil {
+		return nil, err
+	}
+	var data any = text
+	for _, step := range pipe {
+		b, _ := data.([]byte)
+		switch step {
+		case "jinja":
+			if b == nil {
+				return nil, &RenderError{File: name, Err: errors.New("jinja must come before yaml/json in the renderer pipe")}
+			}
+			out, err := r.Jinja(ctx, src, saltenv, name, b, vars)
+			if err != nil {
+				return nil, err
+			}
+			data = out
+		case "yaml", "json":
+			if b == nil {
+				return nil, &RenderError{File: name, Err: fmt.Errorf("%s given data that is not text in the renderer pipe", step)}
+			}
+			var v yaml.MapSlice
+			if len(bytes.TrimSpace(b)) == 0 {
+				data = v
+				continue
+			}
+			if err := yaml.UnmarshalWithOptions(b, &v, yaml.UseOrderedMap()); err != nil {
+				return nil, yamlError(name, b, err)
+			}
+			data = v
+		case "text":
+			data = yaml.MapSlice{}
+		}
+	}
+	switch v := data.(type) {
+	case yaml.MapSlice:
+		return v, nil
+	case []byte:
+		if len(bytes.TrimSpace(v)) == 0 {
+			return nil, nil
+		}
+		return nil, &RenderError{File: name, Err: errors.New("the renderer pipe gave text, not data: end it with yaml or json")}
+	}
+	return nil, &RenderError{File: name, Err: errors.New("SLS did not render to a dictionary")}
+}
+
+// yamlError names the file and line of a YAML error.
+func yamlError(name string, b []byte, err error) error {
+	msg := err.Error()
+	line := 0
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = msg[len(m[0]):]
+	}
+	msg, _, _ = strings.Cut(msg, "\n")
+	if strings.Contains(msg, "cannot unmarshal") || strings.Contains(msg, "MapSlice") {
+		msg = "the file must be a YAML dictionary (id: {state.function: [arguments]})"
+	}
+	e := &RenderError{File: name, Line: line, Err: errors.New("YAML: " + msg)}
+	if line > 0 {
+		lines := strings.Split(string(b), "\n")
+		if line <= len(lines) {
+			e.Err = fmt.Errorf("YAML: %s (rendered line %d: %q)", msg, line, strings.TrimSpace(lines[line-1]))
+		}
+	}
+	return e
+}
