@@ -59,8 +59,8 @@ type ID struct {
 	Decls        []*Decl
 }
 
-// High is high data: every id of the SLS files applied, in the order
-// they were rendered (an SLS's own ids, then those of what it includes).
+// High is high data: every id of the SLS files applied, in order: what
+// an SLS includes, then its own ids.
 type High struct {
 	IDs  []*ID
 	byID map[string]*ID
@@ -184,6 +184,7 @@ func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string
 		return
 	}
 	var includes []string
+	var own []*ID
 	for _, item := range data {
 		key, ok := item.Key.(string)
 		if !ok {
@@ -231,16 +232,20 @@ func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string
 				h.Errors = append(h.Errors, errs...)
 				continue
 			}
-			if prev := h.byID[key]; prev != nil {
-				h.Errors = append(h.Errors, fmt.Sprintf("Detected conflicting IDs, SLS IDs need to be globally unique.\n    The conflicting ID is '%s' and is found in SLS '%s:%s' and SLS '%s:%s'", key, prev.Env, prev.SLS, saltenv, sls))
-				continue
-			}
-			h.byID[key] = id
-			h.IDs = append(h.IDs, id)
+			own = append(own, id)
 		}
 	}
+	// Included SLS files' states come first, as Salt runs them.
 	for _, inc := range includes {
 		c.render(ctx, h, saltenv, inc, sls, done)
+	}
+	for _, id := range own {
+		if prev := h.byID[id.ID]; prev != nil {
+			h.Errors = append(h.Errors, fmt.Sprintf("Detected conflicting IDs, SLS IDs need to be globally unique.\n    The conflicting ID is '%s' and is found in SLS '%s:%s' and SLS '%s:%s'", id.ID, prev.Env, prev.SLS, saltenv, sls))
+			continue
+		}
+		h.byID[id.ID] = id
+		h.IDs = append(h.IDs, id)
 	}
 }
 

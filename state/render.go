@@ -118,7 +118,7 @@ func NewRenderer() *Renderer {
 			Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables),
 			Filters:           filters,
 			Tests:             builtins.Tests,
-			ControlStructures: builtins.ControlStructures,
+			ControlStructures: controlStructures(),
 			Methods:           jinja.Methods(),
 		},
 		cfg: cfg,
