@@ -36,7 +36,9 @@ func Module(env *modules.Env) []function.Func {
 	s := &states{env: env, shadow: "/etc/shadow"}
 	name := function.Param{Name: "name", Kind: function.String, Required: true}
 	str := func(n string) function.Param { return function.Param{Name: n, Kind: function.String} }
-	flag := func(n string, def bool) function.Param { return function.Param{Name: n, Kind: function.Bool, Default: def} }
+	flag := func(n string, def bool) function.Param {
+		return function.Param{Name: n, Kind: function.Bool, Default: def}
+	}
 	return []function.Func{
 		{Name: "user.present",
 			Doc: "Ensure a user exists with the attributes given; groups lists its supplementary groups " +
