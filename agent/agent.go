@@ -65,7 +65,9 @@ type Agent struct {
 
 	outbox   *Outbox
 	funcs    *function.Registry
+	states   *function.Registry
 	jobs     *jobRunner
+	pillar   atomic.Pointer[map[string]any]
 	reload   chan *Loaded
 	accepted chan struct{}
 
@@ -107,10 +109,19 @@ func New(cfg *Loaded, opts Options) (*Agent, error) {
 	if a.jobs, err = newJobRunner(a, cfg.CacheDir); err != nil {
 		return nil, err
 	}
-	a.funcs, err = modules.Registry(a.env(), Modules...)
-	if err != nil {
+	env := a.env()
+	if a.funcs, err = modules.Registry(env, Modules...); err != nil {
 		return nil, err
 	}
+	// State modules declare against the same Env: they call execution
+	// functions (env.Functions) and are what state.* runs (env.States).
+	env.States = function.New()
+	for _, m := range States {
+		if err := env.States.RegisterAll(m(env)); err != nil {
+			return nil, err
+		}
+	}
+	a.states = env.States
 	return a, nil
 }
 
@@ -122,6 +133,9 @@ func (a *Agent) PublicKey() curve.Key { return a.keys.Public }
 
 // Functions are the agent's execution functions.
 func (a *Agent) Functions() *function.Registry { return a.funcs }
+
+// States are the agent's state functions.
+func (a *Agent) States() *function.Registry { return a.states }
 
 // Grains returns a copy of the agent's current grains.
 func (a *Agent) Grains() map[string]any {
@@ -172,7 +186,7 @@ func (a *Agent) env() *modules.Env {
 	cfg := a.config()
 	return &modules.Env{ID: a.id, Grains: a.Grains, FireMaster: a.FireMaster, Version: a.opts.Version, Log: a.log,
 		Opts: a.Opts, CacheDir: cfg.CacheDir, Files: &fileClient{a: a, dir: filepath.Join(cfg.CacheDir, "files")},
-		Master: masterCaller{a}, Jobs: a.jobs, Mine: a, SetGrains: a.SetGrains}
+		Master: masterCaller{a}, Jobs: a.jobs, Mine: a, SetGrains: a.SetGrains, Pillar: a.Pillar}
 }
 
 // Opts is the agent's configuration as Salt's __opts__: every key set in

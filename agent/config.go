@@ -340,9 +340,9 @@ func (c *Config) acceptWait() (first, max time.Duration) {
 var saltMinionKeys = []string{
 	"user", "sudo_user", "ipv6", "master_type", "master_alive_interval", "master_failback", "master_failback_interval",
 	"master_shuffle", "random_master", "retry_dns", "retry_dns_count", "master_tries", "auth_tries", "auth_timeout",
-	"auth_safemode", "ping_interval", "sock_dir", "backup_mode", "extension_modules", "module_dirs", "state_verbose",
-	"state_output", "hash_type", "file_client", "use_master_when_local", "file_roots", "pillar_roots", "fileserver_backend",
-	"startup_states", "sls_list", "top_file", "environment", "saltenv", "pillarenv", "renderer", "failhard",
+	"auth_safemode", "ping_interval", "sock_dir", "backup_mode", "extension_modules", "module_dirs",
+	"hash_type", "file_client", "use_master_when_local", "file_roots", "pillar_roots", "fileserver_backend",
+	"top_file", "environment", "renderer",
 	"multiprocessing", "process_count_max", "log_file", "log_level_logfile", "log_fmt_console", "log_fmt_logfile",
 	"transport", "ipc_mode", "tcp_pub_port", "tcp_pull_port", "recon_default", "recon_max", "recon_randomize",
 	"return_retry_timer", "return_retry_timer_max", "loop_interval", "grains_refresh_every", "grains_cache",

@@ -61,6 +61,13 @@ func (f *fileClient) stat(ctx context.Context, p, saltenv string) (proto.FileSta
 	return st, err
 }
 
+// Envs lists the master's saltenvs.
+func (f *fileClient) Envs(ctx context.Context) ([]string, error) {
+	var out []string
+	err := masterCaller{f.a}.Call(ctx, proto.MethodFileEnvs, struct{}{}, &out)
+	return out, err
+}
+
 func (f *fileClient) List(ctx context.Context, saltenv, prefix string) ([]string, error) {
 	var out []string
 	err := masterCaller{f.a}.Call(ctx, proto.MethodFileList, proto.FileList{Saltenv: saltenv, Prefix: prefix}, &out)

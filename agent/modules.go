@@ -12,9 +12,11 @@ import (
 	"github.com/brinehq/brine/modules/group"
 	"github.com/brinehq/brine/modules/mine"
 	"github.com/brinehq/brine/modules/network"
+	"github.com/brinehq/brine/modules/pillar"
 	"github.com/brinehq/brine/modules/pkg"
 	"github.com/brinehq/brine/modules/saltutil"
 	"github.com/brinehq/brine/modules/service"
+	statemod "github.com/brinehq/brine/modules/state"
 	"github.com/brinehq/brine/modules/status"
 	"github.com/brinehq/brine/modules/sys"
 	"github.com/brinehq/brine/modules/system"
@@ -34,9 +36,11 @@ var Modules = []modules.Module{
 	group.Module,
 	mine.Module,
 	network.Module,
+	pillar.Module,
 	pkg.Module,
 	saltutil.Module,
 	service.Module,
+	statemod.Module,
 	status.Module,
 	sys.Module,
 	system.Module,
@@ -52,4 +56,14 @@ var ModuleOptions = []string{
 	"cmd_blacklist_glob", // cmd.*: commands refused
 	"cmd_whitelist_glob", // cmd.*: the only commands allowed
 	"systemd.scope",      // service.*: False keeps systemd-run out
+	"startup_states",     // state: highstate, sls or top, applied when the agent starts
+	"sls_list",           // state: the SLS startup_states: sls applies
+	"saltenv",            // state: the environment SLS files come from (base)
+	"pillarenv",          // state, pillar: the pillar environment asked for
+	"failhard",           // state: stop a state run at its first failure
+	"test",               // state: every state run in test mode
+	"state_events",       // state: fire salt/job/<jid>/prog/<id>/<n> per state
+	"state_output",       // state: how `brine call` prints state returns
+	"state_verbose",      // state: whether `brine call` prints states that changed nothing
+	"nodegroups",         // state: nodegroups top files may match with
 }

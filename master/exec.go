@@ -41,7 +41,10 @@ func (m *Master) startPublisher(ctx context.Context) error {
 	gw.HandleAgent(proto.MethodFileStat, m.agents.bind(m.fileStat))
 	gw.HandleAgent(proto.MethodFileRead, m.agents.bind(m.fileRead))
 	gw.HandleAgent(proto.MethodMineGet, m.agents.bind(m.agentMineGet))
-	return nil
+	gw.HandleAgent(proto.MethodFileEnvs, m.agents.bind(m.fileEnvs))
+	gw.HandleAgent(proto.MethodPillar, m.agents.bind(m.agentPillar))
+	gw.HandleAgent(proto.MethodProgress, m.agents.bind(m.stateProgress))
+	return m.pillars.configure(m.cfg)
 }
 
 // execPublish answers `brine exec`: a target that selects nobody is an

@@ -73,6 +73,7 @@ type Master struct {
 	agents  *agents
 	// publisher sends jobs to agents and routes their returns.
 	publisher *publisher
+	pillars   *pillars
 	jobs      *jobs.Store
 	dlq       *kvdlq.Store
 	cloud     *cloud.Functions
@@ -156,6 +157,7 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	// before it reacts to the first event.
 	m.agents = newAgents(m)
 	m.publisher = newPublisher(m)
+	m.pillars = newPillars(m)
 	for _, start := range []func(context.Context) error{
 		m.startStores,
 		m.startKeys,
@@ -212,6 +214,7 @@ func KnownKeys() []string {
 	keys := append(config.CoreKeys(), reactor.ConfigKeys...)
 	keys = append(keys, jobs.ConfigKeys...)
 	keys = append(keys, PublishKeys...)
+	keys = append(keys, PillarKeys...)
 	keys = append(keys, api.ConfigKey)
 	for _, in := range Integrations() {
 		keys = append(keys, in.Name())

@@ -292,6 +292,18 @@ func (p *publisher) returned(id string, r proto.Return) {
 	}
 }
 
+// sentTo says whether job jid is live and was sent to agent id, and
+// gives its new event (the cause of what the agent says of it).
+func (p *publisher) sentTo(jid, id string) (*bus.Event, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lj := p.live[jid]
+	if lj == nil || !lj.sent[id] {
+		return nil, false
+	}
+	return lj.newEv, true
+}
+
 // reconnected publishes again, to an agent that comes back, the live jobs
 // it was sent and has not returned: it may not have received them. The
 // agent recognises a jid it has seen and does not run it twice.

@@ -92,6 +92,7 @@ func (m *Master) Reload(ctx context.Context) {
 	report(m.reloadKeys(cfg))
 	report(m.reloadReactor(cfg))
 	report(m.publisher.configure(cfg))
+	report(m.pillars.configure(cfg))
 	m.cfg = cfg
 	m.log.Info("configuration reloaded", "files", strings.Join(cfg.Files, ","))
 	data := map[string]any{"success": len(failed) == 0, "files": cfg.Files}

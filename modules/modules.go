@@ -58,6 +58,34 @@ type Env struct {
 	// Functions is the agent's registry, every module included (sys.*,
 	// state functions calling others). Set once all are registered.
 	Functions *function.Registry
+	// States are the agent's state functions ("file.managed"), which
+	// state.apply and its kin run. Set once all are registered.
+	States *function.Registry
+	// Pillar returns the agent's pillar, which only the master compiles:
+	// the copy it has, or with refresh a new one asked of the master
+	// (and kept). nil when the agent has no master.
+	Pillar func(ctx context.Context, refresh bool) (map[string]any, error)
+}
+
+type pillarKey struct{}
+
+// WithPillar returns a context in which the pillar functions read p: a
+// state run's pillar, with the pillar= of its command line merged in, is
+// what its templates' salt['pillar.get'] must see.
+func WithPillar(ctx context.Context, p map[string]any) context.Context {
+	return context.WithValue(ctx, pillarKey{}, p)
+}
+
+// PillarOf returns the pillar functions called with ctx should read: a
+// state run's (WithPillar), else the agent's own.
+func PillarOf(ctx context.Context, env *Env) (map[string]any, error) {
+	if p, ok := ctx.Value(pillarKey{}).(map[string]any); ok {
+		return p, nil
+	}
+	if env.Pillar == nil {
+		return map[string]any{}, nil
+	}
+	return env.Pillar(ctx, false)
 }
 
 // ErrNoFile is how Files reports a salt:// path that is in no root (cp
@@ -75,6 +103,8 @@ type Files interface {
 	List(ctx context.Context, saltenv, prefix string) ([]string, error)
 	// Hash returns the master's sha256 of salt://path ("" when absent).
 	Hash(ctx context.Context, path, saltenv string) (string, error)
+	// Envs lists the master's environments (saltenvs).
+	Envs(ctx context.Context) ([]string, error)
 }
 
 // Master is the agent's way of asking its master.

@@ -57,7 +57,31 @@ const (
 	MethodFileList = "agent.file_list"
 	MethodFileStat = "agent.file_stat"
 	MethodFileRead = "agent.file_read"
+	// MethodFileEnvs lists the master's saltenvs (nothing → []string).
+	MethodFileEnvs = "agent.file_envs"
+	// MethodPillar asks for the agent's pillar (PillarRequest → the
+	// pillar): the master compiles it for the id it authenticated.
+	MethodPillar = "agent.pillar"
+	// MethodProgress is a state run's progress (Progress → nothing),
+	// which the master fires as salt/job/<jid>/prog/<id>/<n>.
+	MethodProgress = "agent.state_progress"
 )
+
+// PillarRequest asks for the agent's pillar, compiled with its grains
+// (top file targets match them), from pillarenv when set.
+type PillarRequest struct {
+	Grains    map[string]any `json:"grains"`
+	Saltenv   string         `json:"saltenv,omitempty"`
+	Pillarenv string         `json:"pillarenv,omitempty"`
+}
+
+// Progress is one state's result while a state run goes on (Salt's
+// state_events): Ret is {state key: result}, Len the number of states.
+type Progress struct {
+	JID string         `json:"jid"`
+	Ret map[string]any `json:"ret"`
+	Len int            `json:"len"`
+}
 
 // Messages the master pushes to a connected agent.
 const (

@@ -37,6 +37,7 @@ func (f *files) Cache(_ context.Context, path, saltenv string) (string, error) {
 
 func (f *files) List(context.Context, string, string) ([]string, error) { return nil, nil }
 func (f *files) Hash(context.Context, string, string) (string, error)   { return "", nil }
+func (f *files) Envs(context.Context) ([]string, error)                 { return []string{"base"}, nil }
 
 func newEnv(t *testing.T) *modules.Env {
 	t.Helper()

@@ -48,6 +48,8 @@ func (f *fakeFiles) List(_ context.Context, _, prefix string) ([]string, error) 
 	return out, nil
 }
 
+func (f *fakeFiles) Envs(context.Context) ([]string, error) { return []string{"base"}, nil }
+
 func (f *fakeFiles) Hash(_ context.Context, p, _ string) (string, error) {
 	body, ok := f.files[strings.TrimPrefix(p, "salt://")]
 	if !ok {

@@ -1,0 +1,25 @@
+package agent
+
+import (
+	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/states/cmd"
+	"github.com/brinehq/brine/states/event"
+	"github.com/brinehq/brine/states/group"
+	"github.com/brinehq/brine/states/module"
+	"github.com/brinehq/brine/states/pkg"
+	"github.com/brinehq/brine/states/service"
+	"github.com/brinehq/brine/states/test"
+	"github.com/brinehq/brine/states/user"
+)
+
+// States are the agent's state modules, one line each.
+var States = []modules.Module{
+	cmd.Module,
+	event.Module,
+	group.Module,
+	module.Module,
+	pkg.Module,
+	service.Module,
+	test.Module,
+	user.Module,
+}

@@ -1,0 +1,163 @@
+package master
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+
+	"github.com/google/uuid"
+
+	"github.com/brinehq/brine/agent/proto"
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/state"
+	"github.com/brinehq/brine/target"
+)
+
+// PillarKeys are the master configuration keys pillar reads.
+var PillarKeys = []string{"pillar_roots"}
+
+// pillars compiles agents' pillar: Salt's pillar_roots, a top file
+// matched against the asking agent, SLS rendered on the master. An
+// agent's pillar is compiled for the id the gateway authenticated and
+// sent only to it: no request can name another agent.
+type pillars struct {
+	m        *Master
+	renderer *state.Renderer
+
+	mu    sync.Mutex
+	roots state.Roots
+}
+
+func newPillars(m *Master) *pillars { return &pillars{m: m, renderer: state.NewRenderer()} }
+
+// configure reads pillar_roots (default: base /srv/pillar).
+func (p *pillars) configure(c *config.Master) error {
+	roots := map[string][]string{}
+	if err := c.Decode("pillar_roots", &roots); err != nil {
+		return err
+	}
+	if len(roots) == 0 {
+		roots = map[string][]string{"base": {"/srv/pillar"}}
+	}
+	p.mu.Lock()
+	p.roots = state.Roots(roots)
+	p.mu.Unlock()
+	return nil
+}
+
+// compile compiles id's pillar with the grains it reported. Errors are
+// kept under _errors, as Salt does, and logged without the pillar.
+func (p *pillars) compile(ctx context.Context, id string, req proto.PillarRequest) map[string]any {
+	p.mu.Lock()
+	roots := p.roots
+	p.mu.Unlock()
+	if req.Pillarenv != "" {
+		if dirs, ok := roots[req.Pillarenv]; ok {
+			roots = state.Roots{req.Pillarenv: dirs}
+		}
+	}
+	grains := req.Grains
+	if grains == nil {
+		grains = map[string]any{}
+	}
+	var groups map[string]any
+	if ng := p.m.publisher.nodegroups.Load(); ng != nil {
+		groups = *ng
+	}
+	facts := target.Facts{ID: id, Grains: grains}
+	match := func(tgt, tgtType string) (bool, error) {
+		t, err := target.ParseWith(tgt, tgtType, target.Options{Nodegroups: groups})
+		if err != nil {
+			return false, err
+		}
+		return t.Match(facts), nil
+	}
+	opts := map[string]any{"id": id}
+	salt := jinja.Salt([]string{"grains.get"}, func(_ string, args []any, _ map[string]any) (any, error) {
+		if len(args) == 0 {
+			return nil, fmt.Errorf("grains.get needs a key")
+		}
+		if v, ok := target.Traverse(grains, fmt.Sprint(args[0]), ":"); ok {
+			return v, nil
+		}
+		if len(args) > 1 {
+			return args[1], nil
+		}
+		return "", nil
+	})
+	c := &state.Compiler{Renderer: p.renderer, Source: roots, Vars: func(saltenv string) map[string]any {
+		return map[string]any{"grains": grains, "opts": opts, "salt": salt, "saltenv": saltenv}
+	}}
+	pillar, errs := c.Pillar(ctx, match)
+	if len(errs) > 0 {
+		p.m.log.Error("pillar did not compile", "agent", id, "errors", len(errs), "first", errs[0])
+		list := make([]any, len(errs))
+		for i, e := range errs {
+			list[i] = e
+		}
+		pillar["_errors"] = list
+	}
+	return pillar
+}
+
+// agentPillar answers an agent's pillar request.
+func (m *Master) agentPillar(ctx context.Context, id string, body json.RawMessage) (any, error) {
+	var req proto.PillarRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, fmt.Errorf("%w: pillar request: %v", gateway.ErrInvalidRequest, err)
+	}
+	return m.pillars.compile(ctx, id, req), nil
+}
+
+// fileEnvs lists the saltenvs of file_roots, for agents' top files.
+func (m *Master) fileEnvs(context.Context, string, json.RawMessage) (any, error) {
+	roots, err := m.roots()
+	if err != nil {
+		return nil, err
+	}
+	envs := make([]string, 0, len(roots))
+	for env := range roots {
+		envs = append(envs, env)
+	}
+	sort.Strings(envs)
+	return envs, nil
+}
+
+// stateProgress fires a state run's progress event, Salt's
+// salt/job/<jid>/prog/<id>/<run_num>, for a job the agent was sent: the
+// tag is the master's, so the agent asks rather than fires it.
+func (m *Master) stateProgress(ctx context.Context, id string, body json.RawMessage) (any, error) {
+	var pr proto.Progress
+	if err := json.Unmarshal(body, &pr); err != nil {
+		return nil, fmt.Errorf("%w: progress: %v", gateway.ErrInvalidRequest, err)
+	}
+	cause, ok := m.publisher.sentTo(pr.JID, id)
+	if !ok {
+		return nil, fmt.Errorf("%w: progress for job %s, which agent %s was not sent", gateway.ErrInvalidRequest, pr.JID, id)
+	}
+	for _, res := range pr.Ret {
+		n := 0
+		if r, ok := res.(map[string]any); ok {
+			if f, ok := r["__run_num__"].(float64); ok {
+				n = int(f)
+			}
+		}
+		tag := "salt/job/" + pr.JID + "/prog/" + id + "/" + strconv.Itoa(n)
+		data := map[string]any{"data": map[string]any{"ret": pr.Ret, "len": pr.Len}, "id": id, "jid": pr.JID}
+		e, err := bus.NewEvent(tag, data, bus.Origin{Source: "agent://" + id, Cause: cause})
+		if err != nil {
+			return nil, err
+		}
+		e.ID = uuid.NewString()
+		if err := m.bus.Publish(ctx, e); err != nil {
+			return nil, fmt.Errorf("publish %q: %w", tag, err)
+		}
+	}
+	return nil, nil
+}
