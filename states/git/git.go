@@ -31,7 +31,9 @@ import (
 
 // Module declares the git states.
 func Module(*modules.Env) []function.Func {
-	flag := func(n string, def bool) function.Param { return function.Param{Name: n, Kind: function.Bool, Default: def} }
+	flag := func(n string, def bool) function.Param {
+		return function.Param{Name: n, Kind: function.Bool, Default: def}
+	}
 	return []function.Func{
 		{Name: "git.latest",
 			Doc: "Ensure target is a clone of the repository name at rev (a branch's tip, a tag or a commit; " +
