@@ -41,6 +41,13 @@ func (a *Agent) session(ctx context.Context, cli *gateway.Client) error {
 	if err := a.announce(); err != nil {
 		return err
 	}
+	// Salt's minion compiles its pillar when it starts: pillar.get must
+	// answer before the first state run.
+	go func() {
+		if _, err := a.Pillar(ctx, true); err != nil && ctx.Err() == nil {
+			a.log.Warn("the pillar could not be fetched; pillar.get answers from an empty pillar until a state run or saltutil.refresh_pillar", "err", err)
+		}
+	}()
 	mineEvery := a.config().mineEvery()
 	if err := a.sendMine(ctx, cli); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/states/cmd"
 	"github.com/brinehq/brine/states/event"
+	"github.com/brinehq/brine/states/git"
 	"github.com/brinehq/brine/states/group"
 	"github.com/brinehq/brine/states/module"
 	"github.com/brinehq/brine/states/pkg"
@@ -16,6 +17,7 @@ import (
 var States = []modules.Module{
 	cmd.Module,
 	event.Module,
+	git.Module,
 	group.Module,
 	module.Module,
 	pkg.Module,

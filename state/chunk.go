@@ -346,3 +346,6 @@ func applyUse(chunks []*Chunk) []string {
 	}
 	return errs
 }
+
+// DropRequisites makes the chunk run on its own (state.sls_id).
+func (c *Chunk) DropRequisites() { c.reqs = nil }

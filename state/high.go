@@ -532,3 +532,35 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Single is the high data of one state declaration (state.single): its
+// id is its name.
+func Single(d *Decl, saltenv string) *High {
+	name := ""
+	for _, a := range d.Args {
+		if a.Key == "name" {
+			name = pyStr(a.Value)
+		}
+	}
+	id := &ID{ID: name, SLS: "", Env: saltenv, Decls: []*Decl{d}}
+	return &High{IDs: []*ID{id}, byID: map[string]*ID{name: id}}
+}
+
+// Exclude drops ids and SLS as an exclude declaration does: each item is
+// an SLS name (or glob), {sls: …} or {id: …}.
+func (h *High) Exclude(items []any) {
+	for _, x := range items {
+		switch x := x.(type) {
+		case string:
+			h.excludes = append(h.excludes, exclude{sls: x})
+		case map[string]any:
+			if s, ok := x["sls"].(string); ok {
+				h.excludes = append(h.excludes, exclude{sls: s})
+			}
+			if s, ok := x["id"].(string); ok {
+				h.excludes = append(h.excludes, exclude{id: s})
+			}
+		}
+	}
+	h.applyExcludes()
+}

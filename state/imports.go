@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -120,7 +121,7 @@ func (n *importNode) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock) e
 	}
 	tpl, err := exec.NewTemplate(filename, r.Config, loader, r.Environment)
 	if err != nil {
-		return fmt.Errorf("import of %s: %w", filename, err)
+		return &RenderError{File: filename, Line: syntaxLine(err), Err: cleanParseError(err)}
 	}
 	ctx := r.Environment.Context.Inherit()
 	sub := exec.NewRenderer(&exec.Environment{
@@ -131,7 +132,10 @@ func (n *importNode) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock) e
 		Methods:           r.Environment.Methods,
 	}, io.Discard, r.Config, loader, tpl)
 	if err := sub.Execute(); err != nil {
-		return fmt.Errorf("import of %s: %w", filename, err)
+		if _, ok := errors.AsType[*RenderError](err); ok {
+			return err
+		}
+		return &RenderError{File: filename, Line: execLine(err.Error()), Err: cleanExecError(err)}
 	}
 	get := func(name string) (any, bool) {
 		if m, ok := tpl.Macros()[name]; ok {

@@ -135,7 +135,20 @@ var (
 	loadClose = regexp.MustCompile(`\{%(-?)\s*endload_(yaml|json|text)\s*(-?)%\}`)
 )
 
+// jinjaTag is a statement or an expression of a template.
+var (
+	jinjaTag      = regexp.MustCompile(`(?s)\{[%{].*?[%}]\}`)
+	trailingComma = regexp.MustCompile(`,(\s*[}\])])`)
+)
+
 func rewriteTags(src string) string {
+	// Python (and so Salt's Jinja) accepts a comma after the last item
+	// of a dictionary or list, which map files write; gonja does not.
+	if strings.Contains(src, ",") {
+		src = jinjaTag.ReplaceAllStringFunc(src, func(tag string) string {
+			return trailingComma.ReplaceAllString(tag, "$1")
+		})
+	}
 	src = importTag.ReplaceAllString(src, `{%$1 set $4 = __import_$2($3) $5%}`)
 	if !strings.Contains(src, "load_") {
 		return src
@@ -169,6 +182,8 @@ func (r *Renderer) Jinja(ctx context.Context, src Source, saltenv, name string, 
 	if err != nil {
 		return nil, &RenderError{File: name, Line: syntaxLine(err), Err: cleanParseError(err)}
 	}
+	// An error in a template it imports is that file's, at its line, by
+	// way of this one.
 	all := make(map[string]any, len(vars)+3)
 	for k, v := range vars {
 		all[k] = v
@@ -178,6 +193,13 @@ func (r *Renderer) Jinja(ctx context.Context, src Source, saltenv, name string, 
 	}
 	out, err := tpl.ExecuteToBytes(exec.NewContext(all))
 	if err != nil {
+		if inner, ok := errors.AsType[*RenderError](err); ok {
+			e := *inner
+			if e.Via == "" {
+				e.Via = name
+			}
+			return nil, &e
+		}
 		return nil, &RenderError{File: name, Line: execLine(err.Error()), Err: cleanExecError(err)}
 	}
 	return out, nil

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"path"
 	"slices"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/state"
 	"github.com/brinehq/brine/target"
 )
 
@@ -101,6 +103,22 @@ func Module(env *modules.Env) []function.Func {
 			},
 		},
 		{
+			Name: "grains.filter_by", ReadOnly: true,
+			Doc: "The entry of lookup_dict for this agent's value of grain (os_family; keys may be globs), else the " +
+				"entry named default; base's entry under it and merge over it, as formulas' map.jinja use it.",
+			Params: []function.Param{
+				{Name: "lookup_dict", Kind: function.Map, Required: true},
+				{Name: "grain", Kind: function.String, Default: "os_family"},
+				{Name: "merge", Kind: function.Map},
+				{Name: "default", Kind: function.String, Default: "default"},
+				{Name: "base", Kind: function.String},
+			},
+			Run: func(_ context.Context, in *function.Input) (any, error) {
+				return filterBy(in.Map("lookup_dict"), env.Grains(), in.String("grain"), in.Map("merge"),
+					in.String("default"), in.String("base")), nil
+			},
+		},
+		{
 			Name: "grains.has_value", Doc: "Whether the grain exists and is not empty.",
 			Params:   []function.Param{{Name: "key", Kind: function.String, Required: true}},
 			ReadOnly: true,
@@ -132,4 +150,44 @@ func empty(v any) bool {
 		return !t
 	}
 	return false
+}
+
+// filterBy is Salt's grains.filter_by (salt.utils.data.filter_by).
+func filterBy(lookup, grains map[string]any, grain string, merge map[string]any, def, base string) any {
+	val, _ := target.Traverse(grains, grain, target.DefaultDelimiter)
+	var keys []string
+	switch v := val.(type) {
+	case []any:
+		for _, x := range v {
+			keys = append(keys, fmt.Sprint(x))
+		}
+	case nil:
+	default:
+		keys = []string{fmt.Sprint(v)}
+	}
+	var ret any
+	found := false
+	for _, k := range keys {
+		for pattern, entry := range lookup {
+			if ok, _ := path.Match(pattern, k); ok || pattern == k {
+				ret, found = entry, true
+				break
+			}
+		}
+		if found {
+			break
+		}
+	}
+	if !found {
+		ret = lookup[def]
+	}
+	if base != "" {
+		if b, ok := lookup[base].(map[string]any); ok {
+			ret = state.Merge(b, ret)
+		}
+	}
+	if merge != nil {
+		ret = state.Merge(ret, merge)
+	}
+	return ret
 }

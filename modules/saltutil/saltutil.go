@@ -39,6 +39,17 @@ func Module(env *modules.Env) []function.Func {
 		}
 	}
 	return []function.Func{
+		{Name: "saltutil.refresh_pillar", Doc: "Ask the master for this agent's pillar again and keep it (pillar.get reads it); True.",
+			VarKwargs: true,
+			Run: func(ctx context.Context, _ *function.Input) (any, error) {
+				if env.Pillar == nil {
+					return false, fmt.Errorf("no master to compile the pillar")
+				}
+				if _, err := env.Pillar(ctx, true); err != nil {
+					return false, err
+				}
+				return true, nil
+			}},
 		{Name: "saltutil.running", Doc: "The other jobs running on this agent: their jid, fun, arg, pid, tgt, tgt_type and user.", ReadOnly: true,
 			// Salt leaves out the job asking (its own process).
 			VarKwargs: true,
