@@ -171,7 +171,9 @@ func (n *importNode) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock) e
 	return nil
 }
 
-func readAll(l interface{ Read(string) (io.Reader, error) }, name string) (string, error) {
+func readAll(l interface {
+	Read(string) (io.Reader, error)
+}, name string) (string, error) {
 	rd, err := l.Read(name)
 	if err != nil {
 		return "", err

@@ -8,8 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"reflect"
 	"path"
+	"reflect"
 	"slices"
 
 	"github.com/brinehq/brine/function"
