@@ -3,6 +3,7 @@ package agent
 import (
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/states/cmd"
+	"github.com/brinehq/brine/states/cron"
 	"github.com/brinehq/brine/states/event"
 	"github.com/brinehq/brine/states/git"
 	"github.com/brinehq/brine/states/group"
@@ -16,6 +17,7 @@ import (
 // States are the agent's state modules, one line each.
 var States = []modules.Module{
 	cmd.Module,
+	cron.Module,
 	event.Module,
 	git.Module,
 	group.Module,
