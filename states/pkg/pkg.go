@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -180,11 +181,11 @@ func (s *states) listPkgs(ctx context.Context, removed bool) (map[string][]strin
 }
 
 // fulfills is Salt's _fulfills_version_spec: whether one of versions
-// compares to want as op says. A version ending in * is a prefix.
+// compares to want as op says; "==" matches want as a glob ("2.10*").
 func (s *states) fulfills(ctx context.Context, versions []string, op, want string, ignoreEpoch bool) (bool, error) {
 	for _, v := range versions {
-		if op == "==" && strings.HasSuffix(want, "*") {
-			if strings.HasPrefix(v, strings.TrimSuffix(want, "*")) {
+		if op == "==" {
+			if ok, err := path.Match(want, v); ok || (err != nil && v == want) {
 				return true, nil
 			}
 			continue
@@ -227,7 +228,26 @@ func (s *states) installed(ctx context.Context, in *function.Input) (any, error)
 	if v := in.Value("hold"); v != nil && v != false {
 		return state.Failed(name, "The hold argument is not supported"), nil
 	}
-	want, ok := targets(name, in.String("version"), in.Value("pkgs"))
+	if l, ok := in.Value("pkgs").([]any); ok && len(l) == 0 {
+		return state.Succeeded(name, "No packages to install provided", nil), nil
+	}
+	version := in.String("version")
+	refresh := in.Bool("refresh")
+	if version == "latest" {
+		// The newest version, or the installed one when it is that.
+		out, err := s.call(ctx, "pkg.latest_version", []any{name}, map[string]any{"refresh": refresh, "fromrepo": in.String("fromrepo")})
+		if err != nil {
+			return state.Failed(name, "An error was encountered while checking the newest available version of package(s): %v", err), nil
+		}
+		refresh = false
+		if version, _ = out.(string); version == "" {
+			if out, err = s.call(ctx, "pkg.version", []any{name}, nil); err != nil {
+				return state.Failed(name, "%v", err), nil
+			}
+			version, _ = out.(string)
+		}
+	}
+	want, ok := targets(name, version, in.Value("pkgs"))
 	if !ok {
 		return state.Failed(name, "Invalidly formatted 'pkgs' parameter. See minion log."), nil
 	}
@@ -237,7 +257,7 @@ func (s *states) installed(ctx context.Context, in *function.Input) (any, error)
 	}
 	reinstall := in.Bool("reinstall")
 	if in.Value("pkgs") == nil && !reinstall {
-		version, cver := in.String("version"), cur[name]
+		cver := cur[name]
 		switch {
 		case version != "" && slices.Contains(cver, version):
 			return state.Succeeded(name, fmt.Sprintf("Version %s of package '%s' is already installed", version, name), nil), nil
@@ -266,7 +286,7 @@ func (s *states) installed(ctx context.Context, in *function.Input) (any, error)
 		versionSpec = true
 		op, ver, ok := spec(t.version)
 		if !ok {
-			problems = append(problems, fmt.Sprintf("Invalid version specification '%s' for package '%s'.", t.version, t.name))
+			problems = append(problems, fmt.Sprintf("Invalid version specification '%s'.", t.version))
 			continue
 		}
 		if in.Bool("allow_updates") {
@@ -312,7 +332,6 @@ func (s *states) installed(ctx context.Context, in *function.Input) (any, error)
 		return state.Pending(name, strings.Join(comment, "\n"), changes), nil
 	}
 
-	refresh := in.Bool("refresh")
 	// apt installs an exact version or the candidate: a compared version
 	// is installed as the candidate, when that one matches.
 	var argv []any
@@ -321,7 +340,7 @@ func (s *states) installed(ctx context.Context, in *function.Input) (any, error)
 		switch {
 		case t.version == "":
 			argv = append(argv, t.name)
-		case op == "==" && !strings.HasSuffix(ver, "*"):
+		case op == "==" && !strings.ContainsAny(ver, "*?["):
 			argv = append(argv, map[string]any{t.name: ver})
 		default:
 			if refresh {
@@ -387,20 +406,31 @@ func (s *states) installed(ctx context.Context, in *function.Input) (any, error)
 	if len(failed) > 0 {
 		comment = append(comment, "The following packages failed to install/update: "+summary(failed))
 	}
-	if n := len(modified); n > 20 {
-		comment = append(comment, fmt.Sprintf("%d targeted packages were installed/updated.", n))
-	} else if n > 0 {
-		comment = append(comment, "The following packages were installed/updated: "+summary(modified))
-	}
-	if len(again) > 0 {
-		comment = append(comment, "The following packages were reinstalled: "+summary(again))
+	if n := len(modified); n > 0 {
+		if sum := summary(modified); len(sum) < 20 {
+			comment = append(comment, "The following packages were installed/updated: "+sum)
+		} else {
+			comment = append(comment, fmt.Sprintf("%d targeted %s installed/updated.", n, plural(n)))
+		}
 	}
 	if n := len(notModified); n > 20 {
-		comment = append(comment, fmt.Sprintf("%d targeted packages were already installed", n))
+		comment = append(comment, fmt.Sprintf("%d targeted %s already installed", n, plural(n)))
 	} else if n > 0 {
 		comment = append(comment, "The following packages were already installed: "+summary(notModified))
 	}
-	return state.Result{Name: name, Changes: changes, Result: state.Bool(len(failed) == 0), Comment: strings.Join(comment, " ")}, nil
+	// pkg.install succeeded: what was to be reinstalled was.
+	for _, t := range again {
+		comment = append(comment, fmt.Sprintf("Package %s was reinstalled.", desired(t)))
+	}
+	return state.Result{Name: name, Changes: changes, Result: state.Bool(len(failed) == 0), Comment: strings.Join(comment, "\n")}, nil
+}
+
+// plural is "package was" or "packages were".
+func plural(n int) string {
+	if n == 1 {
+		return "package was"
+	}
+	return "packages were"
 }
 
 func (s *states) latest(ctx context.Context, in *function.Input) (any, error) {
@@ -576,7 +606,7 @@ func (s *states) uninstall(action string) function.Handler {
 			versionSpec = true
 			op, ver, ok := spec(t.version)
 			if !ok {
-				problems = append(problems, fmt.Sprintf("Invalid version specification '%s' for package '%s'.", t.version, t.name))
+				problems = append(problems, fmt.Sprintf("Invalid version specification '%s'.", t.version))
 				continue
 			}
 			match, err := s.fulfills(ctx, cver, op, ver, in.Bool("ignore_epoch"))
