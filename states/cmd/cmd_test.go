@@ -47,6 +47,15 @@ func (f *fakeFiles) List(_ context.Context, saltenv, prefix string) ([]string, e
 	return out, nil
 }
 
+func (f *fakeFiles) Envs(context.Context) ([]string, error) {
+	out := make([]string, 0, len(f.envs))
+	for e := range f.envs {
+		out = append(out, e)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
 func (f *fakeFiles) Hash(_ context.Context, p, saltenv string) (string, error) {
 	body, ok := f.envs[saltenv][p]
 	if !ok {

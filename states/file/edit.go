@@ -1,0 +1,771 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/atomicfile"
+	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/state"
+)
+
+// whitespaceRegexp is Salt's build_whitespace_split_regex: each line of
+// text as its words separated by any whitespace, the whole a line of the
+// file.
+func whitespaceRegexp(text string) string {
+	var b strings.Builder
+	for _, line := range splitLines(text, false) {
+		words := strings.Fields(line)
+		for i, w := range words {
+			words[i] = regexp.QuoteMeta(w)
+		}
+		b.WriteString(`(?:[\s]+)?` + strings.Join(words, `(?:[\s]+)`))
+	}
+	return `(?m)^` + b.String() + `$`
+}
+
+// searchFile is file.search with multiline: whether pattern matches the
+// file's text anywhere. A pattern Go cannot compile is looked for as
+// plain text.
+func searchFile(text, pattern string) bool {
+	re, err := regexp.Compile("(?m)" + pattern)
+	if err != nil {
+		return strings.Contains(text, pattern)
+	}
+	return re.MatchString(text)
+}
+
+func (s *states) appendState(ctx context.Context, in *function.Input) state.Result {
+	name := expand(in.String("name"))
+	test := state.From(ctx).Test
+	if name == "" {
+		return state.Failed(name, "Must provide name to file.append")
+	}
+	if in.Bool("makedirs") {
+		dir := filepath.Dir(name)
+		if !test {
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				if _, err := s.call(ctx, "file.mkdir", []any{dir}, nil); err != nil {
+					return state.Failed(name, "%v", err)
+				}
+			}
+		}
+	}
+	if ok, _ := checkFile(name); !ok {
+		t := s.touch(ctx, name, nil, nil, in.Bool("makedirs"))
+		if test {
+			return t
+		}
+		if ok, msg := checkFile(name); !ok {
+			return state.Failed(name, "%s", msg)
+		}
+	}
+	text := in.Value("text")
+	if src := in.Value("source"); py.Truth(src) {
+		body, msg := s.sourceText(ctx, src, in)
+		if msg != "" {
+			return state.Failed(name, "%s", msg)
+		}
+		text = body
+	}
+	if text == nil {
+		return state.Failed(name, "No text found to append. Nothing appended")
+	}
+	raw, err := os.ReadFile(name)
+	if err != nil {
+		return state.Failed(name, "%v", err)
+	}
+	content := string(raw)
+	slines := splitLines(content, false)
+	var appendLines []string
+	for _, chunk := range strList(text) {
+		pattern := chunk
+		if in.Bool("ignore_whitespace") {
+			pattern = whitespaceRegexp(chunk)
+		}
+		if searchFile(content, pattern) {
+			continue
+		}
+		appendLines = append(appendLines, splitLines(chunk, false)...)
+	}
+	diff := func(old, new []string) string { return strings.Join(unifiedDiff(old, new), "\n") }
+	if test {
+		nlines := append(append([]string{}, slines...), appendLines...)
+		if len(appendLines) == 0 {
+			return state.Succeeded(name, fmt.Sprintf("File %s is in correct state", name), nil)
+		}
+		changes := map[string]any{"diff": diff(slines, nlines)}
+		if !isText(raw) {
+			changes["diff"] = "Replace binary file"
+		}
+		return state.Pending(name, fmt.Sprintf("File %s is set to be updated", name), changes)
+	}
+	comment := fmt.Sprintf("File %s is in correct state", name)
+	if len(appendLines) > 0 {
+		args := make([]any, len(appendLines))
+		for i, l := range appendLines {
+			args[i] = l
+		}
+		if _, err := s.call(ctx, "file.append", []any{name}, map[string]any{"args": args}); err != nil {
+			return state.Failed(name, "%v", err)
+		}
+		comment = fmt.Sprintf("Appended %d lines", len(appendLines))
+	}
+	now, err := os.ReadFile(name)
+	if err != nil {
+		return state.Failed(name, "%v", err)
+	}
+	var changes map[string]any
+	if nlines := splitLines(string(now), false); strings.Join(nlines, "\x00") != strings.Join(slines, "\x00") || len(nlines) != len(slines) {
+		changes = map[string]any{"diff": diff(slines, nlines)}
+		if !isText(now) {
+			changes["diff"] = "Replace binary file"
+		}
+	}
+	return state.Succeeded(name, comment, changes)
+}
+
+// sourceText reads file.append's source (salt:// or a local path, or the
+// first of a list that exists), rendered when a template is given.
+func (s *states) sourceText(ctx context.Context, v any, in *function.Input) (string, string) {
+	o := managedOpts{source: v, template: in.String("template"), context: in.Value("context"), defaults: in.Value("defaults")}
+	src, msg := s.resolveSource(ctx, o, in.String("name"), "")
+	if msg != "" {
+		return "", msg
+	}
+	if msg := s.load(ctx, src, o, in.String("name"), ""); msg != "" {
+		return "", msg
+	}
+	return string(src.data), ""
+}
+
+// Python's re flags, by name, as file.replace's flags gives them.
+var reFlags = map[string]int{"TEMPLATE": 1, "T": 1, "IGNORECASE": 2, "I": 2, "LOCALE": 4, "L": 4, "MULTILINE": 8, "M": 8,
+	"DOTALL": 16, "S": 16, "UNICODE": 32, "U": 32, "VERBOSE": 64, "X": 64, "DEBUG": 128, "ASCII": 256, "A": 256}
+
+// goFlags turns Python's re flags (a number, or a list of names) into a
+// Go regexp prefix.
+func goFlags(v any) (string, error) {
+	n := 0
+	switch t := v.(type) {
+	case int64:
+		n = int(t)
+	case float64:
+		n = int(t)
+	case string:
+		i, err := strconv.Atoi(t)
+		if err != nil {
+			return "", fmt.Errorf("Invalid flag specified: %s", t)
+		}
+		n = i
+	case []any:
+		for _, f := range t {
+			bit, ok := reFlags[strings.ToUpper(py.Str(f))]
+			if !ok {
+				return "", fmt.Errorf("Invalid re flag given: %s", py.Str(f))
+			}
+			n |= bit
+		}
+	case nil:
+	default:
+		return "", fmt.Errorf("Invalid flag specified: %s", py.Str(v))
+	}
+	var f string
+	if n&2 != 0 {
+		f += "i"
+	}
+	if n&8 != 0 {
+		f += "m"
+	}
+	if n&16 != 0 {
+		f += "s"
+	}
+	if f == "" {
+		return "", nil
+	}
+	return "(?" + f + ")", nil
+}
+
+// expandRepl builds a replacement as Python's re.sub reads repl: \1 and
+// \g<name> are groups, \n, \t and friends the characters, \\ a backslash.
+func expandRepl(re *regexp.Regexp, repl string, src string, m []int) (string, error) {
+	var b strings.Builder
+	group := func(idx int) {
+		if 2*idx+1 < len(m) && m[2*idx] >= 0 {
+			b.WriteString(src[m[2*idx]:m[2*idx+1]])
+		}
+	}
+	for i := 0; i < len(repl); i++ {
+		c := repl[i]
+		if c != '\\' || i+1 >= len(repl) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch d := repl[i]; {
+		case d >= '0' && d <= '9':
+			j := i + 1
+			if j < len(repl) && repl[j] >= '0' && repl[j] <= '9' {
+				j++
+			}
+			n, _ := strconv.Atoi(repl[i:j])
+			if n > re.NumSubexp() {
+				return "", fmt.Errorf("invalid group reference %d", n)
+			}
+			group(n)
+			i = j - 1
+		case d == 'g' && i+1 < len(repl) && repl[i+1] == '<':
+			end := strings.IndexByte(repl[i:], '>')
+			if end < 0 {
+				return "", errors.New("missing >, unterminated name")
+			}
+			ref := repl[i+2 : i+end]
+			n, err := strconv.Atoi(ref)
+			if err != nil {
+				n = re.SubexpIndex(ref)
+				if n < 0 {
+					return "", fmt.Errorf("unknown group name '%s'", ref)
+				}
+			}
+			group(n)
+			i += end
+		case d == 'n':
+			b.WriteByte('\n')
+		case d == 't':
+			b.WriteByte('\t')
+		case d == 'r':
+			b.WriteByte('\r')
+		case d == 'f':
+			b.WriteByte('\f')
+		case d == 'v':
+			b.WriteByte('\v')
+		case d == 'a':
+			b.WriteByte('\a')
+		case d == 'b':
+			b.WriteByte('\b')
+		case d == '\\':
+			b.WriteByte('\\')
+		case d >= 'a' && d <= 'z' || d >= 'A' && d <= 'Z':
+			return "", fmt.Errorf(`bad escape \%c`, d)
+		default:
+			b.WriteByte('\\')
+			b.WriteByte(d)
+		}
+	}
+	return b.String(), nil
+}
+
+// subn is Python's re.subn(pattern, repl, text, count).
+func subn(re *regexp.Regexp, repl, text string, count int) (string, int, error) {
+	var b strings.Builder
+	last, n := 0, 0
+	for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+		if count > 0 && n >= count {
+			break
+		}
+		r, err := expandRepl(re, repl, text, m)
+		if err != nil {
+			return "", 0, err
+		}
+		b.WriteString(text[last:m[0]])
+		b.WriteString(r)
+		last = m[1]
+		n++
+	}
+	b.WriteString(text[last:])
+	return b.String(), n, nil
+}
+
+// replaceFile is the file.replace execution function: it returns the diff
+// (or, without show_changes, whether anything changed).
+func (s *states) replaceText(path, pattern, repl string, o replaceOpts, dryRun bool) (any, error) {
+	real := path
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		real = r
+	}
+	raw, err := os.ReadFile(real)
+	if err != nil {
+		return nil, fmt.Errorf("File not found: %s", real)
+	}
+	if !isText(raw) {
+		return nil, fmt.Errorf("Cannot perform string replacements on a binary file: %s", real)
+	}
+	if o.appendIf && o.prependIf {
+		return nil, errors.New("Only one of append and prepend_if_not_found is permitted")
+	}
+	flags, err := goFlags(o.flags)
+	if err != nil {
+		return nil, err
+	}
+	re, err := regexp.Compile(flags + pattern)
+	if err != nil {
+		return nil, fmt.Errorf("%s: '%s'", err, pattern)
+	}
+	if o.backslashLiteral {
+		repl = strings.ReplaceAll(repl, `\`, `\\`)
+	}
+	text := string(raw)
+	content := repl
+	if o.notFound != "" && (o.prependIf || o.appendIf) {
+		content = o.notFound
+	}
+	result, nrepl, err := subn(re, repl, text, o.count)
+	if err != nil {
+		return nil, err
+	}
+	found, changed := nrepl > 0, nrepl > 0 && pattern != repl
+	if o.prependIf || o.appendIf {
+		if again, err := regexp.Compile(flags + "^" + regexp.QuoteMeta(content) + `(?:$|\r\n)`); err == nil && again.MatchString(text) {
+			found = true
+		}
+	}
+	newLines := splitLines(result, true)
+	if !found && (o.appendIf || o.prependIf) {
+		nf := o.notFound
+		if nf == "" {
+			nf = repl
+		}
+		if o.prependIf {
+			newLines = append([]string{nf + "\n"}, newLines...)
+		} else {
+			if n := len(newLines); n > 0 && !strings.HasSuffix(newLines[n-1], "\n") {
+				newLines[n-1] += "\n"
+			}
+			newLines = append(newLines, nf+"\n")
+		}
+		changed = true
+	}
+	diff := getDiff(splitLines(text, true), newLines)
+	if diff == "" {
+		changed = false
+	}
+	if changed && !dryRun {
+		fi, err := os.Stat(real)
+		if err != nil {
+			return nil, err
+		}
+		if b, ok := o.backup.(string); ok && b != "" {
+			if err := atomicfile.WriteBytes(real+b, raw, fi.Mode().Perm()); err != nil {
+				return nil, fmt.Errorf("Unable to write the backup file %s%s: %w", real, b, err)
+			}
+		}
+		if err := writeKeeping(real, []byte(strings.Join(newLines, "")), fi); err != nil {
+			return nil, err
+		}
+	}
+	if o.showChanges {
+		if diff == "" {
+			return false, nil
+		}
+		return diff, nil
+	}
+	return changed, nil
+}
+
+// writeKeeping replaces p atomically, keeping its mode and owner.
+func writeKeeping(p string, data []byte, fi fs.FileInfo) error {
+	if err := atomicfile.WriteBytes(p, data, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return os.Chown(p, int(st.Uid), int(st.Gid))
+	}
+	return nil
+}
+
+// replaceOpts are file.replace's options.
+type replaceOpts struct {
+	count                         int
+	flags, backup                 any
+	appendIf, prependIf           bool
+	notFound                      string
+	showChanges, backslashLiteral bool
+}
+
+func (s *states) replaceState(ctx context.Context, in *function.Input) state.Result {
+	name := expand(in.String("name"))
+	test := state.From(ctx).Test
+	if name == "" {
+		return state.Failed(name, "Must provide name to file.replace")
+	}
+	if ok, msg := checkFile(name); !ok {
+		if in.Bool("ignore_if_missing") && strings.Contains(msg, "file not found") {
+			return state.Succeeded(name, "No changes needed to be made", nil)
+		}
+		return state.Failed(name, "%s", msg)
+	}
+	o := replaceOpts{count: int(in.Int("count")), flags: in.Value("flags"), backup: in.Value("backup"),
+		appendIf: in.Bool("append_if_not_found"), prependIf: in.Bool("prepend_if_not_found"),
+		showChanges: in.Bool("show_changes"), backslashLiteral: in.Bool("backslash_literal")}
+	if v := in.Value("not_found_content"); v != nil {
+		o.notFound = py.Str(v)
+	}
+	if b, ok := o.backup.(bool); ok && !b {
+		o.backup = nil
+	}
+	out, err := s.replaceText(name, in.String("pattern"), py.Str(in.Value("repl")), o, test)
+	if err != nil {
+		return state.Failed(name, "%v", err)
+	}
+	if !py.Truth(out) {
+		return state.Succeeded(name, "No changes needed to be made", nil)
+	}
+	changes := map[string]any{"diff": out}
+	if test {
+		return state.Pending(name, "Changes would have been made", changes)
+	}
+	return state.Succeeded(name, "Changes were made", changes)
+}
+
+func (s *states) lineState(ctx context.Context, in *function.Input) state.Result {
+	name := expand(in.String("name"))
+	test := state.From(ctx).Test
+	if name == "" {
+		return state.Failed(name, "Must provide name to file.line")
+	}
+	// Salt first has file.managed create the file (create: True) and keep
+	// its owner and mode, whatever that returns.
+	s.managed(ctx, managedOpts{name: name, create: in.Bool("create"), user: in.Value("user"), group: in.Value("group"),
+		mode: in.Value("file_mode"), replace: false, showChanges: true, contentsNewline: true, delimiter: ":",
+		allowEmpty: true, follow: true})
+	if ok, msg := checkFile(name); !ok {
+		return state.Failed(name, "%s", msg)
+	}
+	mode := strings.ToLower(in.String("mode"))
+	if mode == "" {
+		return state.Failed(name, "Mode was not defined. How to process the file?")
+	}
+	var content *string
+	if v := in.Value("content"); v != nil {
+		c := py.Str(v)
+		content = &c
+	}
+	if mode != "delete" && content == nil {
+		return state.Failed(name, "Content can only be empty if mode is ['delete']")
+	}
+	var match, before, after *string
+	for _, p := range []struct {
+		key string
+		dst **string
+	}{{"match", &match}, {"before", &before}, {"after", &after}} {
+		if in.Has(p.key) {
+			v := in.String(p.key)
+			*p.dst = &v
+		}
+	}
+	out, err := lineEdit(name, content, match, mode, in.String("location"), before, after, in.Bool("show_changes"),
+		in.Bool("backup"), in.Bool("indent"), test)
+	if err != nil {
+		return state.Failed(name, "%v", err)
+	}
+	if !py.Truth(out) {
+		return state.Succeeded(name, "No changes needed to be made", nil)
+	}
+	changes := map[string]any{"diff": out}
+	if test {
+		return state.Pending(name, "Changes would be made", changes)
+	}
+	return state.Succeeded(name, "Changes were made", changes)
+}
+
+// eol is the line ending a line carries ("" for none).
+func eol(line string) string {
+	switch {
+	case strings.HasSuffix(line, "\r\n"):
+		return "\r\n"
+	case strings.HasSuffix(line, "\n"), strings.HasSuffix(line, "\r"):
+		return line[len(line)-1:]
+	}
+	return ""
+}
+
+// regexToStatic is Salt's _regex_to_static: the lines a regular
+// expression (or, literally, the text) matches.
+func regexToStatic(body []string, pattern *string) ([]string, error) {
+	if pattern == nil || *pattern == "" || len(body) == 0 {
+		return nil, nil
+	}
+	re, err := regexp.Compile("(?s)" + *pattern)
+	var out []string
+	for _, l := range body {
+		if strings.Contains(l, *pattern) ||
+			err == nil && (re.MatchString(l) || re.MatchString(strings.TrimRight(l, "\r\n"))) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// lineIndent gives line the indentation of src when indent is set.
+func lineIndent(src, line string, indent bool) string {
+	if !indent {
+		return line
+	}
+	ws := src[:len(src)-len(strings.TrimLeft(src, " \t"))]
+	return ws + strings.TrimLeft(line, " \t\n\r\f\v")
+}
+
+// lineEOL gives line the ending of src (a newline when src has none).
+func lineEOL(src, line string) string {
+	end := eol(src)
+	if end == "" {
+		end = "\n"
+	}
+	return strings.TrimRight(line, " \t\n\r\f\v") + end
+}
+
+// startsTill is Salt's _starts_till: whether src and probe agree word by
+// word up to some point (0 when equal, -1 when not at all).
+func startsTill(src, probe string) int {
+	if src == "" || probe == "" {
+		return -1
+	}
+	src, probe = strings.TrimRight(src, "\n\r"), strings.TrimRight(probe, "\n\r")
+	if src == probe {
+		return 0
+	}
+	strip := func(s string) string {
+		first, rest, ok := strings.Cut(s, " ")
+		if ok && len(first) < 2 && rest != "" {
+			return rest
+		}
+		return s
+	}
+	words := func(s string) []string { return strings.Fields(s) }
+	a, b := words(strip(src)), words(strip(probe))
+	if len(a) >= len(b) {
+		a, b = b, a
+	}
+	joined := strings.Join(b, " ")
+	for idx := range a {
+		prb := strings.Join(a[:len(a)-(idx+1)], " ")
+		if prb != "" && strings.HasPrefix(joined, prb) {
+			return idx
+		}
+	}
+	return -1
+}
+
+func occurrence(probe []string, target string) error {
+	switch n := len(probe); {
+	case n > 1:
+		return fmt.Errorf("Found more than expected occurrences in \"%s\" expression", target)
+	case n == 0:
+		return fmt.Errorf("Found no expected occurrences in \"%s\" expression", target)
+	}
+	return nil
+}
+
+func index(body []string, line string) int {
+	for i, l := range body {
+		if l == line {
+			return i
+		}
+	}
+	return -1
+}
+
+func insertAt(body []string, i int, line string) []string {
+	body = append(body, "")
+	copy(body[i+1:], body[i:])
+	body[i] = line
+	return body
+}
+
+// lineEdit is the file.line execution function, Salt's algorithm.
+func lineEdit(path string, content, match *string, mode, location string, before, after *string,
+	showChanges, backup, indent, test bool) (any, error) {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		path = r
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("File \"%s\" does not exists or is not a file.", path)
+	}
+	switch mode {
+	case "insert", "ensure", "delete", "replace":
+	default:
+		return nil, fmt.Errorf("Unknown mode: \"%s\"", mode)
+	}
+	if before == nil && after == nil && (match == nil || *match == "") {
+		match = content
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	body := splitLines(string(raw), true)
+	orig := append([]string{}, body...)
+	if n := len(body); n > 0 && eol(body[n-1]) != "" {
+		body = append(body, "")
+	}
+	afterL, _ := regexToStatic(body, after)
+	beforeL, _ := regexToStatic(body, before)
+	matchL, _ := regexToStatic(body, match)
+	c := ""
+	if content != nil {
+		c = *content
+	}
+	switch {
+	case len(raw) == 0 && (mode == "delete" || mode == "replace"):
+		body = nil
+	case mode == "delete" && len(matchL) > 0:
+		var out []string
+		for _, l := range body {
+			if l != matchL[0] {
+				out = append(out, l)
+			}
+		}
+		body = out
+	case mode == "replace" && len(matchL) > 0:
+		i := index(body, matchL[0])
+		body[i] = lineIndent(body[i], c, indent)
+	case mode == "insert":
+		if location == "" && len(beforeL) == 0 && len(afterL) == 0 {
+			return nil, errors.New(`On insert must be defined either "location" or "before/after" conditions.`)
+		}
+		switch {
+		case location == "start":
+			if len(body) > 0 {
+				body = insertAt(body, 0, lineEOL(body[0], c))
+			} else {
+				body = append(body, c+"\n")
+			}
+		case location == "end":
+			if len(body) > 0 {
+				body = append(body, lineIndent(body[len(body)-1], c, indent))
+			} else {
+				body = append(body, c)
+			}
+		case len(beforeL) > 0 && len(afterL) > 0:
+			if err := occurrence(beforeL, "before"); err != nil {
+				return nil, err
+			}
+			if err := occurrence(afterL, "after"); err != nil {
+				return nil, err
+			}
+			var out []string
+			inRange := false
+			for _, l := range body {
+				if l == afterL[0] {
+					inRange = true
+				} else if l == beforeL[0] && inRange {
+					out = append(out, lineIndent(l, c, indent))
+				}
+				out = append(out, l)
+			}
+			body = out
+		case len(beforeL) > 0:
+			if err := occurrence(beforeL, "before"); err != nil {
+				return nil, err
+			}
+			body = insertBefore(index(body, beforeL[0]), body, c, indent)
+		default:
+			if err := occurrence(afterL, "after"); err != nil {
+				return nil, err
+			}
+			body = insertAfter(index(body, afterL[0]), body, c, indent)
+		}
+	case mode == "ensure":
+		switch {
+		case len(beforeL) > 0 && len(afterL) > 0:
+			if err := occurrence(beforeL, "before"); err != nil {
+				return nil, err
+			}
+			if err := occurrence(afterL, "after"); err != nil {
+				return nil, err
+			}
+			there := false
+			for _, l := range body {
+				if strings.Contains(l, c) {
+					there = true
+				}
+			}
+			if !there {
+				i := index(body, afterL[0])
+				if i < len(body)-1 && body[i+1] == beforeL[0] {
+					body = insertAt(body, i+1, lineIndent(body[i], c, indent))
+				} else {
+					return nil, errors.New(`Found more than one line between boundaries "before" and "after".`)
+				}
+			}
+		case len(beforeL) > 0:
+			if err := occurrence(beforeL, "before"); err != nil {
+				return nil, err
+			}
+			body = insertBefore(index(body, beforeL[0]), body, c, indent)
+		case len(afterL) > 0:
+			if err := occurrence(afterL, "after"); err != nil {
+				return nil, err
+			}
+			body = insertAfter(index(body, afterL[0]), body, c, indent)
+		default:
+			return nil, errors.New("Wrong conditions? Unable to ensure line without knowing where to put it before and/or after.")
+		}
+	}
+	if len(body) > 0 {
+		for i, l := range body {
+			if eol(l) == "" && i+1 < len(body) {
+				prev := 1
+				if i > 0 {
+					prev = i - 1
+				}
+				body[i] = lineEOL(body[prev], l)
+			}
+		}
+		if body[len(body)-1] == "" {
+			body = body[:len(body)-1]
+		}
+	}
+	newText := strings.Join(body, "")
+	changed := newText != string(raw)
+	if backup && changed && !test {
+		stamp := time.Now().Format("2006-01-02-15-04-05")
+		if err := atomicfile.WriteBytes(path+"."+stamp, raw, fi.Mode().Perm()); err != nil {
+			return nil, fmt.Errorf("Unable to create the backup file of %s. Exception: %w", path, err)
+		}
+	}
+	var diff string
+	if changed {
+		if showChanges {
+			diff = getDiff(orig, body)
+		}
+		if !test {
+			if err := writeKeeping(path, []byte(newText), fi); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if showChanges && diff != "" {
+		return diff, nil
+	}
+	return changed, nil
+}
+
+// insertBefore is Salt's _insert_line_before: no duplicate of the line
+// just above.
+func insertBefore(i int, body []string, content string, indent bool) []string {
+	if i == 0 || startsTill(body[i-1], content) < 0 {
+		body = insertAt(body, i, lineIndent(body[i], content, indent))
+	}
+	return body
+}
+
+// insertAfter is Salt's _insert_line_after: no duplicate of the line just
+// below.
+func insertAfter(i int, body []string, content string, indent bool) []string {
+	if i+1 >= len(body) || body[i+1] == "" || startsTill(body[i+1], content) < 0 {
+		body = insertAt(body, i+1, lineIndent(body[i], content, indent))
+	}
+	return body
+}
