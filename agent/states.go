@@ -5,6 +5,7 @@ import (
 	"github.com/brinehq/brine/states/cmd"
 	"github.com/brinehq/brine/states/cron"
 	"github.com/brinehq/brine/states/event"
+	"github.com/brinehq/brine/states/file"
 	"github.com/brinehq/brine/states/git"
 	"github.com/brinehq/brine/states/group"
 	"github.com/brinehq/brine/states/module"
@@ -19,6 +20,7 @@ var States = []modules.Module{
 	cmd.Module,
 	cron.Module,
 	event.Module,
+	file.Module,
 	git.Module,
 	group.Module,
 	module.Module,

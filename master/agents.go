@@ -17,6 +17,7 @@ import (
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/keys"
 	"github.com/brinehq/brine/mine"
 )
@@ -250,8 +251,11 @@ func (a *agents) ret(ctx context.Context, id string, body json.RawMessage) (any,
 	if args == nil {
 		args = []any{}
 	}
-	data := map[string]any{"cmd": "_return", "id": id, "jid": r.JID, "fun": r.Fun, "fun_args": args,
-		"return": r.Return, "retcode": r.Retcode, "success": r.Success}
+	// Secrets go no further than the agent: arguments and returns are
+	// masked by key name (a pillar= override's password, pillar.items'
+	// secrets) before the event exists.
+	data := map[string]any{"cmd": "_return", "id": id, "jid": r.JID, "fun": r.Fun, "fun_args": jobs.Redact(args),
+		"return": jobs.Redact(r.Return), "retcode": r.Retcode, "success": r.Success}
 	if r.Out != "" {
 		data["out"] = r.Out
 	}

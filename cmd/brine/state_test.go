@@ -337,7 +337,7 @@ reactor:
 			}
 			result(t, ret, "test_|-debian_marker_|-debian for "+id+"_|-succeed_without_changes")
 			b, err := os.ReadFile("/tmp/brine-state-common-" + id)
-			if err != nil || string(b) != "managed for "+id+", db db.example.com" {
+			if err != nil || string(b) != "managed for "+id+", db db.example.com\n" {
 				t.Errorf("%s: managed file %q, %v", id, b, err)
 			}
 			os.Remove("/tmp/brine-state-common-" + id)
@@ -352,7 +352,8 @@ reactor:
 		rets, _, _ := execJSON(t, m, "web*", "pillar.items")
 		p1, _ := rets["web01"].(map[string]any)
 		p2, _ := rets["web02"].(map[string]any)
-		if p1["db_password"] != "hunter2-only-web01" || p1["db_host"] != "db.example.com" {
+		// web01 has the secret, which its return masks by key name.
+		if p1["db_password"] != "***" || p1["db_host"] != "db.example.com" {
 			t.Errorf("web01's pillar %v", p1)
 		}
 		if _, leaked := p2["db_password"]; leaked || p2["db_host"] != "db.example.com" {
@@ -361,6 +362,19 @@ reactor:
 		rets, _, _ = execJSON(t, m, "web02", "pillar.get", "db_password", "default=absent")
 		if rets["web02"] != "absent" {
 			t.Errorf("web02 pillar.get db_password = %v", rets["web02"])
+		}
+		// A pillar= override's secret is masked in the job's events too.
+		if _, _, code := execJSON(t, m, "web02", "state.sls", "apache", "test=True", "pillar={api_token: tok-9f8e7d-secret}"); code != 0 {
+			t.Errorf("state.sls apache test=True: exit %d", code)
+		}
+		evs.sync(t)
+		for _, secret := range []string{"hunter2-only-web01", "tok-9f8e7d-secret"} {
+			if strings.Contains(evs.tags(), secret) {
+				t.Errorf("the secret %s is in an event", secret)
+			}
+			if strings.Contains(web01.log.String(), secret) || strings.Contains(web02.log.String(), secret) {
+				t.Errorf("the secret %s is in a log", secret)
+			}
 		}
 	})
 
