@@ -49,7 +49,7 @@ func Module(*modules.Env) []function.Func {
 				flag("force_checkout", false),
 				flag("force_clone", false),
 				flag("force_fetch", false),
-				flag("force_reset", false),
+				{Name: "force_reset", Kind: function.Any, Default: false},
 				flag("submodules", false),
 				flag("bare", false),
 				flag("mirror", false),
@@ -292,8 +292,8 @@ func clone(ctx context.Context, r *runner, in *function.Input, name, target, rev
 }
 
 // checkout moves target's HEAD to the wanted revision: local's branch
-// set to it, or a detached HEAD.
-func checkout(ctx context.Context, r *runner, in *function.Input, target, rev, local string, want remoteRev, fresh bool) error {
+// set to it, or a detached HEAD; force discards local changes.
+func checkout(ctx context.Context, r *runner, in *function.Input, target, rev, local string, want remoteRev, force bool) error {
 	sha := want.sha
 	if sha == "" {
 		// A commit id the remote does not advertise: fetched already.
@@ -303,7 +303,7 @@ func checkout(ctx context.Context, r *runner, in *function.Input, target, rev, l
 		}
 		sha = out
 	}
-	force := in.Bool("force_reset") || in.Bool("force_checkout") || fresh
+	force = force || in.Bool("force_checkout")
 	args := []string{"checkout"}
 	if force {
 		args = append(args, "--force")
@@ -315,11 +315,6 @@ func checkout(ctx context.Context, r *runner, in *function.Input, target, rev, l
 	}
 	if _, err := r.git(ctx, target, args...); err != nil {
 		return err
-	}
-	if in.Bool("force_reset") {
-		if _, err := r.git(ctx, target, "reset", "--hard", sha); err != nil {
-			return err
-		}
 	}
 	if local != "" && want.branch != "" {
 		// The branch follows its remote one, as a clone's does.
@@ -336,6 +331,7 @@ func checkout(ctx context.Context, r *runner, in *function.Input, target, rev, l
 func update(ctx context.Context, r *runner, in *function.Input, name, target, rev, local string, want remoteRev) (any, error) {
 	remote := in.String("remote")
 	test := state.From(ctx).Test
+	force, forceRemote := resetMode(in.Value("force_reset"))
 	head, _ := r.git(ctx, target, "rev-parse", "--verify", "-q", "HEAD")
 	branchNow, _ := r.git(ctx, target, "symbolic-ref", "-q", "--short", "HEAD")
 	changes := map[string]any{}
@@ -350,17 +346,78 @@ func update(ctx context.Context, r *runner, in *function.Input, name, target, re
 			wantSHA = sha
 		}
 	}
-	upToDate := wantSHA != "" && head == wantSHA && (local == "" || branchNow == local) && len(changes) == 0
-	if upToDate || !in.Bool("update_head") && len(changes) == 0 && wantSHA != "" && hasCommit(ctx, r, target, wantSHA) {
-		return state.Succeeded(name, fmt.Sprintf("Repository %s is up-to-date", target), nil), nil
-	}
 	dirty, err := r.git(ctx, target, "status", "--porcelain", "--untracked-files=no")
 	if err != nil {
 		return state.Failed(name, "%v", err), nil
 	}
-	if dirty != "" && !in.Bool("force_reset") && in.Bool("update_head") {
-		return state.Failed(name, "Repository %s has local changes; set 'force_reset' to True to discard them and update it to %s", target, rev), nil
+	move := wantSHA == "" || head != wantSHA || (local != "" && branchNow != local)
+	if !in.Bool("update_head") {
+		move = false
 	}
+
+	if !move {
+		switch {
+		case len(changes) > 0 || !in.Bool("update_head"):
+		case dirty == "":
+			return state.Succeeded(name, fmt.Sprintf("Repository %s is up-to-date", target), nil), nil
+		case !force:
+			return state.Succeeded(name, fmt.Sprintf("Repository %s is up-to-date, but with uncommitted changes. "+
+				"Set 'force_reset' to True to purge uncommitted changes.", target), nil), nil
+		case test:
+			return state.Pending(name, "Uncommitted changes would be discarded", map[string]any{"forced update": true}), nil
+		default:
+			if _, err := r.git(ctx, target, "reset", "--hard", "HEAD"); err != nil {
+				return state.Failed(name, "%v", err), nil
+			}
+			return state.Succeeded(name, "Uncommitted changes were discarded", map[string]any{"forced update": true}), nil
+		}
+	}
+
+	// Fetch what is missing (not in test mode, which changes nothing).
+	fetched := wantSHA != "" && hasCommit(ctx, r, target, wantSHA)
+	if !test && (!fetched || !in.Bool("update_head")) {
+		if _, ok := changes["remote"]; ok {
+			if url == "" {
+				_, err = r.git(ctx, target, "remote", "add", remote, name)
+			} else {
+				_, err = r.git(ctx, target, "remote", "set-url", remote, name)
+			}
+			if err != nil {
+				return state.Failed(name, "%v", err), nil
+			}
+		}
+		fetch := []string{"fetch"}
+		if d := in.Int("depth"); d > 0 {
+			fetch = append(fetch, "--depth", strconv.FormatInt(d, 10))
+		}
+		if in.Bool("fetch_tags") {
+			fetch = append(fetch, "--tags")
+		}
+		if in.Bool("force_fetch") {
+			fetch = append(fetch, "--force")
+		}
+		if _, err := r.git(ctx, target, append(fetch, remote)...); err != nil {
+			return state.Failed(name, "Fetch failed: %v", err), nil
+		}
+		if wantSHA == "" {
+			wantSHA, _ = r.git(ctx, target, "rev-parse", "--verify", "-q", rev+"^{commit}")
+		}
+		if wantSHA != "" && !hasCommit(ctx, r, target, wantSHA) {
+			// A commit outside the fetched refs.
+			if _, err := r.git(ctx, target, append(fetch, remote, wantSHA)...); err != nil {
+				return state.Failed(name, "Fetch failed: %v", err), nil
+			}
+		}
+		fetched = wantSHA != ""
+	}
+	if !in.Bool("update_head") {
+		comment := fmt.Sprintf("Repository %s was fetched; update_head is False, so its HEAD was not updated", target)
+		if test {
+			return state.Pending(name, fmt.Sprintf("Repository %s would be fetched; update_head is False, so its HEAD would not be updated", target), changes), nil
+		}
+		return state.Succeeded(name, comment, changes), nil
+	}
+
 	var old any = head
 	if head == "" {
 		old = nil
@@ -369,62 +426,50 @@ func update(ctx context.Context, r *runner, in *function.Input, name, target, re
 	if newRev == "" {
 		newRev = rev
 	}
-	if in.Bool("update_head") && head != wantSHA {
+	// A branch that has a commit of its own is not moved off it unless
+	// force_reset says so: its history would be lost.
+	ff := true
+	onBranch := local != "" && branchNow != "" && head != ""
+	if onBranch && fetched {
+		_, err := r.git(ctx, target, "merge-base", "--is-ancestor", head, wantSHA)
+		ff = err == nil
+	}
+	if !ff && !force {
+		msg := fmt.Sprintf("Repository %s cannot be updated from %s to %s: this is not a fast-forward merge. "+
+			"Set 'force_reset' to True to force this update", target, short(head), short(newRev))
+		switch {
+		case branchNow != local && rev == "HEAD":
+			msg += fmt.Sprintf(". The default remote branch (%s) differs from the local branch (%s)", want.branch, branchNow)
+		case branchNow != local:
+			msg += fmt.Sprintf(". The desired rev (%s) differs from the name of the local branch (%s)", rev, branchNow)
+		}
+		return state.Failed(name, "%s.", msg), nil
+	}
+	discard := dirty != "" && (force || forceRemote)
+	if dirty != "" && !discard {
+		return state.Failed(name, "Repository %s would be updated from %s to %s, but there are uncommitted changes. "+
+			"Set 'force_reset' to True (or 'remote-changes') to force this update and discard these changes.", target, short(head), short(newRev)), nil
+	}
+	if head != wantSHA {
 		changes["revision"] = map[string]any{"old": old, "new": newRev}
 	}
+	var actions []string
+	if discard {
+		actions = append(actions, "Uncommitted changes were discarded")
+	}
+	switch {
+	case !ff:
+		changes["forced update"] = true
+		actions = append(actions, "Repository was hard-reset")
+	case onBranch && head != wantSHA:
+		actions = append(actions, "Repository was fast-forwarded")
+	default:
+		actions = append(actions, fmt.Sprintf("Repository %s updated", target))
+	}
 	if test {
-		comment := fmt.Sprintf("Repository %s would be updated", target)
-		if !in.Bool("update_head") {
-			comment = fmt.Sprintf("Repository %s would be fetched; update_head is False, so its HEAD would not be updated", target)
-		}
-		return state.Pending(name, comment, changes), nil
+		return state.Pending(name, fmt.Sprintf("Repository %s would be updated", target), changes), nil
 	}
-	if _, ok := changes["remote"]; ok {
-		if url == "" {
-			_, err = r.git(ctx, target, "remote", "add", remote, name)
-		} else {
-			_, err = r.git(ctx, target, "remote", "set-url", remote, name)
-		}
-		if err != nil {
-			return state.Failed(name, "%v", err), nil
-		}
-	}
-	fetch := []string{"fetch"}
-	if d := in.Int("depth"); d > 0 {
-		fetch = append(fetch, "--depth", strconv.FormatInt(d, 10))
-	}
-	if in.Bool("fetch_tags") {
-		fetch = append(fetch, "--tags")
-	}
-	if in.Bool("force_fetch") {
-		fetch = append(fetch, "--force")
-	}
-	if wantSHA == "" || !hasCommit(ctx, r, target, wantSHA) {
-		if _, err := r.git(ctx, target, append(fetch, remote)...); err != nil {
-			return state.Failed(name, "Fetch failed: %v", err), nil
-		}
-		if wantSHA != "" && !hasCommit(ctx, r, target, wantSHA) {
-			// A commit outside the fetched refs.
-			if _, err := r.git(ctx, target, append(fetch, remote, wantSHA)...); err != nil {
-				return state.Failed(name, "Fetch failed: %v", err), nil
-			}
-		}
-	}
-	if !in.Bool("update_head") {
-		return state.Succeeded(name, fmt.Sprintf("Repository %s was fetched; update_head is False, so its HEAD was not updated", target), changes), nil
-	}
-	if local != "" && head != "" && branchNow == local && !in.Bool("force_reset") {
-		// A branch moves only forward unless force_reset says otherwise.
-		sha := wantSHA
-		if sha == "" {
-			sha, _ = r.git(ctx, target, "rev-parse", "--verify", "-q", rev+"^{commit}")
-		}
-		if _, err := r.git(ctx, target, "merge-base", "--is-ancestor", head, sha); err != nil {
-			return state.Failed(name, "Repository %s cannot be updated from %s to %s: it is not a fast-forward. "+
-				"Set 'force_reset' to True to force this update", target, head, sha), nil
-		}
-	}
-	if err := checkout(ctx, r, in, target, rev, local, want, false); err != nil {
+	if err := checkout(ctx, r, in, target, rev, local, want, discard || !ff); err != nil {
 		return state.Failed(name, "Checking out %s in %s failed: %v", rev, target, err), nil
 	}
 	now, err := r.git(ctx, target, "rev-parse", "HEAD")
@@ -439,7 +484,35 @@ func update(ctx context.Context, r *runner, in *function.Input, name, target, re
 	if len(changes) == 0 {
 		return state.Succeeded(name, fmt.Sprintf("Repository %s is up-to-date", target), nil), nil
 	}
-	return state.Succeeded(name, fmt.Sprintf("Repository %s updated", target), changes), nil
+	comment := strings.Join(actions, ". ")
+	if len(actions) > 1 {
+		comment += "."
+	}
+	return state.Succeeded(name, comment, changes), nil
+}
+
+// resetMode reads force_reset: True, or "remote-changes" (discard local
+// changes only when the remote has changes to bring).
+func resetMode(v any) (force, remoteChanges bool) {
+	switch t := v.(type) {
+	case bool:
+		return t, false
+	case string:
+		if t == "remote-changes" {
+			return false, true
+		}
+		b, _ := strconv.ParseBool(t)
+		return b, false
+	}
+	return false, false
+}
+
+// short is a commit id as git abbreviates it.
+func short(sha string) string {
+	if len(sha) > 7 && hexID.MatchString(sha) {
+		return sha[:7]
+	}
+	return sha
 }
 
 // hasCommit reports whether target has the commit sha.

@@ -58,6 +58,21 @@ func upstream(t *testing.T) (string, string, string) {
 	return bare, shas[0], shas[1]
 }
 
+// edit changes the clone's tracked file without committing.
+func edit(t *testing.T, clone string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(clone, "VERSION"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// commit commits a change of the clone's own.
+func commit(t *testing.T, clone string) {
+	t.Helper()
+	edit(t, clone)
+	gitIn(t, clone, "commit", "-q", "-a", "-m", "mine")
+}
+
 func registry(t *testing.T) *function.Registry {
 	t.Helper()
 	reg := function.New()
@@ -114,14 +129,24 @@ func TestLatest(t *testing.T) {
 		{"back to v1", false, map[string]any{"rev": "v1"}, nil, "True", "Repository " + target + " updated", revision(v2, v1), v1, "v1"},
 		{"by commit id", false, map[string]any{"rev": v2[:10]}, nil, "True", "Repository " + target + " updated", revision(v1, v2), v2, "v2"},
 		{"the default branch", false, nil, nil, "True", "Repository " + target + " is up-to-date", nil, v2, "v2"},
-		{"local changes", false, map[string]any{"rev": "v1"}, func() {
-			if err := os.WriteFile(filepath.Join(target, "VERSION"), []byte("mine\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}, "False", "Repository " + target + " has local changes; set 'force_reset' to True to discard them and update it to v1", nil, v2, "mine"},
+		{"local changes", false, map[string]any{"rev": "v1"}, func() { edit(t, target) }, "False",
+			"Repository " + target + " would be updated from " + v2[:7] + " to " + v1[:7] + ", but there are uncommitted changes. " +
+				"Set 'force_reset' to True (or 'remote-changes') to force this update and discard these changes.", nil, v2, "mine"},
 		{"local changes discarded", false, map[string]any{"rev": "v1", "force_reset": true}, nil, "True",
-			"Repository " + target + " updated", revision(v2, v1), v1, "v1"},
+			"Uncommitted changes were discarded. Repository " + target + " updated.", revision(v2, v1), v1, "v1"},
+		{"up to date with local changes", false, map[string]any{"rev": "v1"}, func() { edit(t, target) }, "True",
+			"Repository " + target + " is up-to-date, but with uncommitted changes. Set 'force_reset' to True to purge uncommitted changes.", nil, v1, "mine"},
+		{"up to date, local changes discarded, test mode", true, map[string]any{"rev": "v1", "force_reset": true}, nil, "None",
+			"Uncommitted changes would be discarded", map[string]any{"forced update": true}, v1, "mine"},
+		{"up to date, local changes discarded", false, map[string]any{"rev": "v1", "force_reset": true}, nil, "True",
+			"Uncommitted changes were discarded", map[string]any{"forced update": true}, v1, "v1"},
 		{"a branch", false, map[string]any{"rev": "main"}, nil, "True", "Repository " + target + " updated", revision(v1, v2), v2, "v2"},
+		{"a branch, fast-forwarded", false, map[string]any{"rev": "main"}, func() { gitIn(t, target, "reset", "-q", "--hard", v1) }, "True",
+			"Repository was fast-forwarded", revision(v1, v2), v2, "v2"},
+		{"a branch of its own", false, map[string]any{"rev": "main"}, func() { commit(t, target) }, "False",
+			"Repository " + target + " cannot be updated from ", nil, "", "mine"},
+		{"a branch of its own, reset", false, map[string]any{"rev": "main", "force_reset": true}, nil, "True",
+			"Repository was hard-reset", nil, v2, "v2"},
 		{"no such revision", false, map[string]any{"rev": "v3"}, nil, "False", "No revision matching 'v3' exists in the remote repository", nil, v2, "v2"},
 		{"no target", false, map[string]any{"target": ""}, nil, "False", `"target" option is required`, nil, v2, "v2"},
 		{"no remote", false, map[string]any{"name": filepath.Join(t.TempDir(), "nothing.git")}, nil, "False", "Failed to check remote refs: ", nil, v2, "v2"},
@@ -142,10 +167,14 @@ func TestLatest(t *testing.T) {
 		if result(got.Result) != step.result || !strings.HasPrefix(got.Comment, step.comment) || (step.result != "False" && got.Comment != step.comment) {
 			t.Errorf("%s: result %s, comment %q; want %s, %q", step.what, result(got.Result), got.Comment, step.result, step.comment)
 		}
-		if (len(got.Changes) != 0 || len(step.changes) != 0) && !reflect.DeepEqual(got.Changes, step.changes) {
+		if step.what == "a branch of its own, reset" {
+			if got.Changes["forced update"] != true || got.Changes["revision"].(map[string]any)["new"] != v2 {
+				t.Errorf("%s: changes %#v", step.what, got.Changes)
+			}
+		} else if (len(got.Changes) != 0 || len(step.changes) != 0) && !reflect.DeepEqual(got.Changes, step.changes) {
 			t.Errorf("%s: changes %#v, want %#v", step.what, got.Changes, step.changes)
 		}
-		if h := head(); h != step.head {
+		if h := head(); step.head != "" && h != step.head {
 			t.Errorf("%s: HEAD %s, want %s", step.what, h, step.head)
 		}
 		if v := version(); v != step.version {
