@@ -89,7 +89,9 @@ func parseStates(m map[string]any) []stateResult {
 }
 
 // highstate writes one minion's state return.
-func highstate(b *strings.Builder, id string, v any, color bool) {
+func highstate(b *strings.Builder, id string, v any, o Options) {
+	color := o.Color
+	mode, byID := strings.CutSuffix(o.StateOutput, "_id")
 	m, ok := isStateReturn(v)
 	if !ok {
 		if l, isList := v.([]any); isList && len(l) > 0 {
@@ -132,6 +134,40 @@ func highstate(b *strings.Builder, id string, v any, color bool) {
 			}
 		}
 		total += s.duration
+		hasChanges := false
+		if c, ok := s.changes.(map[string]any); ok && len(c) > 0 {
+			hasChanges = true
+		}
+		if o.StateQuiet && s.result == true && !hasChanges {
+			continue
+		}
+		terse := false
+		switch mode {
+		case "terse":
+			terse = true
+		case "mixed":
+			terse = s.result != false
+		case "changes":
+			terse = s.result != false && !hasChanges
+		}
+		if terse {
+			status := "Clean"
+			switch {
+			case s.result == false:
+				status = "Failed"
+			case s.result == nil:
+				status = "Differs"
+			case hasChanges:
+				status = "Changed"
+			}
+			label, shown := "Name", s.name
+			if byID {
+				label, shown = "ID", s.id
+			}
+			b.WriteString(paint(color, hue, fmt.Sprintf("  %s: %s - Function: %s.%s - Result: %s Started: - %s Duration: %s ms",
+				label, shown, s.mod, s.fun, status, s.started, strconv.FormatFloat(s.duration, 'f', -1, 64))) + "\n")
+			continue
+		}
 		field := func(label, value string) {
 			b.WriteString(paint(color, hue, fmt.Sprintf("%13s %s", label+":", value)) + "\n")
 		}

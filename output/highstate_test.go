@@ -18,6 +18,46 @@ func TestHighstate(t *testing.T) {
  "service_|-enable_apache_|-apache2_|-running": {"__run_num__": 3, "__id__": "enable_apache", "changes": {}, "comment": "apache2 failed to start",
    "duration": 3, "name": "apache2", "result": false, "start_time": "10:00:03.000004"}
 }`)
+	for _, tc := range []struct {
+		o    Options
+		want []string // lines, in order
+		not  []string
+	}{
+		{Options{StateOutput: "terse"}, []string{
+			"  Name: apache2 - Function: pkg.installed - Result: Clean Started: - 10:00:00.000001 Duration: 12.5 ms",
+			"  Name: https://example.com/app.git - Function: git.latest - Result: Changed Started: - 10:00:01.000002 Duration: 1000.25 ms",
+			"  Name: apache2 - Function: service.running - Result: Failed Started: - 10:00:03.000004 Duration: 3 ms",
+			"Succeeded: 3 (changed=1)"}, []string{"Comment:"}},
+		{Options{StateOutput: "terse_id"}, []string{"  ID: install_apache - Function: pkg.installed - Result: Clean"}, nil},
+		{Options{StateOutput: "mixed"}, []string{"  Name: https://example.com/app.git - Function: git.latest - Result: Changed",
+			"     Comment: apache2 failed to start"}, []string{"Comment: Repository updated"}},
+		{Options{StateOutput: "changes"}, []string{"  Name: apache2 - Function: pkg.installed - Result: Clean",
+			"     Comment: Repository updated", "     Comment: apache2 failed to start"}, nil},
+		{Options{StateQuiet: true}, []string{"          ID: deploy", "          ID: enable_apache", "Total states run:     4"},
+			[]string{"install_apache", "notify_of_fail"}},
+	} {
+		var r Returns
+		r.Add("web01", ret)
+		var b strings.Builder
+		if err := Write(&b, "highstate", r, tc.o); err != nil {
+			t.Fatal(err)
+		}
+		got := b.String()
+		at := 0
+		for _, w := range tc.want {
+			i := strings.Index(got[at:], w)
+			if i < 0 {
+				t.Errorf("%+v: no %q (in order) in\n%s", tc.o, w, got)
+				break
+			}
+			at += i + len(w)
+		}
+		for _, n := range tc.not {
+			if strings.Contains(got, n) {
+				t.Errorf("%+v: %q shown in\n%s", tc.o, n, got)
+			}
+		}
+	}
 	var r Returns
 	r.Add("web01", ret)
 	var b strings.Builder

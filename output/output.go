@@ -30,6 +30,25 @@ var Formats = []string{"nested", "json", "yaml", "txt", "raw", "highstate", "qui
 type Options struct {
 	// Color paints as Salt does on a terminal.
 	Color bool
+	// StateOutput is Salt's state_output for the highstate outputter:
+	// full (the default), terse, mixed (full for failures only),
+	// changes (full for failures and changes), and their _id forms
+	// (the id shown in terse lines instead of the name).
+	StateOutput string
+	// StateQuiet is Salt's state_verbose False: states that succeeded
+	// without changes are left out (the summary still counts them).
+	StateQuiet bool
+}
+
+// StateOutputs are the values StateOutput takes.
+var StateOutputs = []string{"full", "terse", "mixed", "changes", "full_id", "terse_id", "mixed_id", "changes_id"}
+
+// CheckStateOutput refuses an unknown state_output.
+func CheckStateOutput(s string) error {
+	if s != "" && !slices.Contains(StateOutputs, s) {
+		return fmt.Errorf("unknown state_output %q (want one of %s)", s, strings.Join(StateOutputs, ", "))
+	}
+	return nil
 }
 
 // Salt's colours (salt.utils.color).
@@ -81,7 +100,7 @@ func Write(w io.Writer, format string, rets Returns, o Options) error {
 	case "highstate":
 		var b strings.Builder
 		for _, id := range rets.IDs {
-			highstate(&b, id, rets.Values[id], o.Color)
+			highstate(&b, id, rets.Values[id], o)
 		}
 		s = b.String()
 	case "json":

@@ -100,6 +100,7 @@ func agentLog(w io.Writer, cfg *agent.Loaded) (*slog.Logger, error) {
 func newCallCmd(g *globalFlags) *cobra.Command {
 	var (
 		asJSON  bool
+		state   stateFlags
 		timeout time.Duration
 		local   bool
 		out     string
@@ -167,7 +168,18 @@ the agent daemon.`,
 			if err != nil {
 				return err
 			}
-			if err := printCall(cmd.OutOrStdout(), res, out, asJSON); err != nil {
+			opts := output.Options{Color: paletteFor(cmd.OutOrStdout(), false).on, StateOutput: state.output, StateQuiet: !state.verbose}
+			agentOpts := a.Opts()
+			if !cmd.Flags().Changed("state-output") && !cmd.Flags().Changed("state_output") {
+				opts.StateOutput, _ = agentOpts["state_output"].(string)
+			}
+			if v, ok := agentOpts["state_verbose"].(bool); ok && !cmd.Flags().Changed("state-verbose") && !cmd.Flags().Changed("state_verbose") {
+				opts.StateQuiet = !v
+			}
+			if err := output.CheckStateOutput(opts.StateOutput); err != nil {
+				return err
+			}
+			if err := printCall(cmd.OutOrStdout(), res, out, asJSON, opts); err != nil {
 				return err
 			}
 			if !local {
@@ -193,13 +205,14 @@ the agent daemon.`,
 	cmd.Flags().StringVar(&out, "out", "", "outputter: "+strings.Join(output.Formats, ", ")+" (default: what the function names, else nested)")
 	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 10*time.Second, "how long to try to reach the master before leaving the messages queued")
 	cmd.Flags().BoolVar(&local, "local", false, "do not contact the master (messages stay queued for the agent)")
+	state.add(cmd.Flags())
 	return cmd
 }
 
 // printCall prints a return as salt-call does: {"local": return} through
 // an outputter (nested by default, the function's own when it names one),
 // or as one line of JSON.
-func printCall(w io.Writer, ret proto.Return, format string, asJSON bool) error {
+func printCall(w io.Writer, ret proto.Return, format string, asJSON bool, opts output.Options) error {
 	raw, err := json.Marshal(map[string]any{"local": ret.Return})
 	if err != nil {
 		return err
@@ -220,5 +233,5 @@ func printCall(w io.Writer, ret proto.Return, format string, asJSON bool) error 
 	}
 	var rets output.Returns
 	rets.Add("local", v.(map[string]any)["local"])
-	return output.Write(w, format, rets, output.Options{Color: paletteFor(w, false).on})
+	return output.Write(w, format, rets, opts)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/output"
@@ -33,6 +34,7 @@ type execFlags struct {
 	preview   bool
 	noColor   bool
 	color     bool
+	state     stateFlags
 }
 
 // targetFlags are Salt's target-type options, shorthand to tgt_type.
@@ -101,6 +103,7 @@ agent.`,
 	fl.BoolVar(&f.preview, "preview-target", false, "list the agents the target selects, publish nothing")
 	fl.BoolVar(&f.noColor, "no-color", false, "never colour the output")
 	fl.BoolVar(&f.color, "force-color", false, "colour the output even when it is not a terminal")
+	f.state.add(fl)
 	cmd.MarkFlagsMutuallyExclusive("batch-size", "batch")
 	cmd.MarkFlagsMutuallyExclusive("out", "output")
 	return cmd
@@ -174,7 +177,11 @@ func (f *execFlags) run(cmd *cobra.Command, g *globalFlags, args []string) error
 	defer conn.Close()
 	c := &remote.Client{Conn: conn, PubAddr: pubAddr, CallTimeout: f.cf.timeout}
 	r := &execRun{f: f, w: cmd.OutOrStdout(), errw: cmd.ErrOrStderr(),
-		opts: output.Options{Color: !f.noColor && (f.color || paletteFor(cmd.OutOrStdout(), f.static).on)}}
+		opts: output.Options{Color: !f.noColor && (f.color || paletteFor(cmd.OutOrStdout(), f.static).on),
+			StateOutput: f.state.output, StateQuiet: !f.state.verbose}}
+	if err := output.CheckStateOutput(f.state.output); err != nil {
+		return usageError{err}
+	}
 	if f.preview {
 		rep, err := c.Targets(ctx, tgt, tgtType)
 		if err != nil {
@@ -336,4 +343,19 @@ func toAny(ss []string) []any {
 		out[i] = s
 	}
 	return out
+}
+
+// stateFlags are Salt's options for the highstate outputter.
+type stateFlags struct {
+	output  string
+	verbose bool
+}
+
+func (s *stateFlags) add(fl *pflag.FlagSet) {
+	fl.StringVar(&s.output, "state-output", "", "how states print: "+strings.Join(output.StateOutputs, ", ")+" (default full)")
+	fl.StringVar(&s.output, "state_output", "", "same as --state-output")
+	fl.BoolVar(&s.verbose, "state-verbose", true, "print states that succeeded without changes (false: only changes and failures)")
+	fl.BoolVar(&s.verbose, "state_verbose", true, "same as --state-verbose")
+	_ = fl.MarkHidden("state_output")
+	_ = fl.MarkHidden("state_verbose")
 }
