@@ -496,5 +496,6 @@ func isTrue(v any) (bool, error) {
 	case s == "false" || s == "no" || s == "0":
 		return false, nil
 	}
+	//lint:ignore ST1005 Salt's words, the state's comment.
 	return false, fmt.Errorf("Failed parsing boolean value: %s", py.Str(v))
 }

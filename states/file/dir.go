@@ -36,12 +36,12 @@ func recurseSet(v any) (map[string]bool, error) {
 			for i, t := range recurseTypes {
 				quoted[i] = `"` + t + `"`
 			}
-			return nil, fmt.Errorf(`Types for "recurse" limited to %s.`, strings.Join(quoted, ", "))
+			return nil, commentf(`Types for "recurse" limited to %s.`, strings.Join(quoted, ", "))
 		}
 		set[s] = true
 	}
 	if set["ignore_files"] && set["ignore_dirs"] {
-		return nil, fmt.Errorf(`Must not specify "recurse" options "ignore_files" and "ignore_dirs" at the same time.`)
+		return nil, commentf(`Must not specify "recurse" options "ignore_files" and "ignore_dirs" at the same time.`)
 	}
 	return set, nil
 }

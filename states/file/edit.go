@@ -165,20 +165,20 @@ func goFlags(v any) (string, error) {
 	case string:
 		i, err := strconv.Atoi(t)
 		if err != nil {
-			return "", fmt.Errorf("Invalid flag specified: %s", t)
+			return "", commentf("Invalid flag specified: %s", t)
 		}
 		n = i
 	case []any:
 		for _, f := range t {
 			bit, ok := reFlags[strings.ToUpper(py.Str(f))]
 			if !ok {
-				return "", fmt.Errorf("Invalid re flag given: %s", py.Str(f))
+				return "", commentf("Invalid re flag given: %s", py.Str(f))
 			}
 			n |= bit
 		}
 	case nil:
 	default:
-		return "", fmt.Errorf("Invalid flag specified: %s", py.Str(v))
+		return "", commentf("Invalid flag specified: %s", py.Str(v))
 	}
 	var f string
 	if n&2 != 0 {
@@ -295,13 +295,13 @@ func (s *states) replaceText(path, pattern, repl string, o replaceOpts, dryRun b
 	}
 	raw, err := os.ReadFile(real)
 	if err != nil {
-		return nil, fmt.Errorf("File not found: %s", real)
+		return nil, commentf("File not found: %s", real)
 	}
 	if !isText(raw) {
-		return nil, fmt.Errorf("Cannot perform string replacements on a binary file: %s", real)
+		return nil, commentf("Cannot perform string replacements on a binary file: %s", real)
 	}
 	if o.appendIf && o.prependIf {
-		return nil, errors.New("Only one of append and prepend_if_not_found is permitted")
+		return nil, commentf("Only one of append and prepend_if_not_found is permitted")
 	}
 	flags, err := goFlags(o.flags)
 	if err != nil {
@@ -356,7 +356,7 @@ func (s *states) replaceText(path, pattern, repl string, o replaceOpts, dryRun b
 		}
 		if b, ok := o.backup.(string); ok && b != "" {
 			if err := atomicfile.WriteBytes(real+b, raw, fi.Mode().Perm()); err != nil {
-				return nil, fmt.Errorf("Unable to write the backup file %s%s: %w", real, b, err)
+				return nil, commentf("Unable to write the backup file %s%s: %v", real, b, err)
 			}
 		}
 		if err := writeKeeping(real, []byte(strings.Join(newLines, "")), fi); err != nil {
@@ -559,9 +559,9 @@ func startsTill(src, probe string) int {
 func occurrence(probe []string, target string) error {
 	switch n := len(probe); {
 	case n > 1:
-		return fmt.Errorf("Found more than expected occurrences in \"%s\" expression", target)
+		return commentf("Found more than expected occurrences in \"%s\" expression", target)
 	case n == 0:
-		return fmt.Errorf("Found no expected occurrences in \"%s\" expression", target)
+		return commentf("Found no expected occurrences in \"%s\" expression", target)
 	}
 	return nil
 }
@@ -590,12 +590,12 @@ func lineEdit(path string, content, match *string, mode, location string, before
 	}
 	fi, err := os.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("File \"%s\" does not exists or is not a file.", path)
+		return nil, commentf("File \"%s\" does not exists or is not a file.", path)
 	}
 	switch mode {
 	case "insert", "ensure", "delete", "replace":
 	default:
-		return nil, fmt.Errorf("Unknown mode: \"%s\"", mode)
+		return nil, commentf("Unknown mode: \"%s\"", mode)
 	}
 	if before == nil && after == nil && (match == nil || *match == "") {
 		match = content
@@ -632,7 +632,7 @@ func lineEdit(path string, content, match *string, mode, location string, before
 		body[i] = lineIndent(body[i], c, indent)
 	case mode == "insert":
 		if location == "" && len(beforeL) == 0 && len(afterL) == 0 {
-			return nil, errors.New(`On insert must be defined either "location" or "before/after" conditions.`)
+			return nil, commentf(`On insert must be defined either "location" or "before/after" conditions.`)
 		}
 		switch {
 		case location == "start":
@@ -642,9 +642,15 @@ func lineEdit(path string, content, match *string, mode, location string, before
 				body = append(body, c+"\n")
 			}
 		case location == "end":
-			if len(body) > 0 {
-				body = append(body, lineIndent(body[len(body)-1], c, indent))
-			} else {
+			switch n := len(body); {
+			case n > 1 && body[n-1] == "":
+				// The file ends with a newline: the line goes after
+				// its last one and ends as it does (Salt of this
+				// algorithm's age left a blank line before it).
+				body[n-1] = lineEOL(body[n-2], lineIndent(body[n-2], c, indent))
+			case n > 0:
+				body = append(body, lineIndent(body[n-1], c, indent))
+			default:
 				body = append(body, c)
 			}
 		case len(beforeL) > 0 && len(afterL) > 0:
@@ -696,7 +702,7 @@ func lineEdit(path string, content, match *string, mode, location string, before
 				if i < len(body)-1 && body[i+1] == beforeL[0] {
 					body = insertAt(body, i+1, lineIndent(body[i], c, indent))
 				} else {
-					return nil, errors.New(`Found more than one line between boundaries "before" and "after".`)
+					return nil, commentf(`Found more than one line between boundaries "before" and "after".`)
 				}
 			}
 		case len(beforeL) > 0:
@@ -710,7 +716,7 @@ func lineEdit(path string, content, match *string, mode, location string, before
 			}
 			body = insertAfter(index(body, afterL[0]), body, c, indent)
 		default:
-			return nil, errors.New("Wrong conditions? Unable to ensure line without knowing where to put it before and/or after.")
+			return nil, commentf("Wrong conditions? Unable to ensure line without knowing where to put it before and/or after.")
 		}
 	}
 	if len(body) > 0 {
@@ -732,7 +738,7 @@ func lineEdit(path string, content, match *string, mode, location string, before
 	if backup && changed && !test {
 		stamp := time.Now().Format("2006-01-02-15-04-05")
 		if err := atomicfile.WriteBytes(path+"."+stamp, raw, fi.Mode().Perm()); err != nil {
-			return nil, fmt.Errorf("Unable to create the backup file of %s. Exception: %w", path, err)
+			return nil, commentf("Unable to create the backup file of %s. Exception: %v", path, err)
 		}
 	}
 	var diff string

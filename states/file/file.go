@@ -22,7 +22,6 @@ package file
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -175,26 +174,6 @@ func normalizeMode(v any) string {
 		s = "0" + s
 	}
 	return s
-}
-
-// fileMode is an octal mode string as os.FileMode, setuid, setgid and
-// sticky included.
-func fileMode(mode string) (fs.FileMode, error) {
-	bits, err := strconv.ParseUint(mode, 8, 32)
-	if err != nil || bits > 0o7777 {
-		return 0, fmt.Errorf("invalid mode %q", mode)
-	}
-	m := fs.FileMode(bits & 0o777)
-	if bits&0o4000 != 0 {
-		m |= fs.ModeSetuid
-	}
-	if bits&0o2000 != 0 {
-		m |= fs.ModeSetgid
-	}
-	if bits&0o1000 != 0 {
-		m |= fs.ModeSticky
-	}
-	return m, nil
 }
 
 // given is Python's truth of an optional user or group argument.
@@ -499,5 +478,11 @@ func includeExclude(path string, include, exclude any) bool {
 	return true
 }
 
-// isNotExist reports a missing path.
-func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+// comment is a failure worded as Salt words it: it becomes the state's
+// comment as it is, capitals and full stop included.
+type comment string
+
+func (c comment) Error() string { return string(c) }
+
+// commentf formats a comment.
+func commentf(format string, args ...any) error { return comment(fmt.Sprintf(format, args...)) }

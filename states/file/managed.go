@@ -675,7 +675,7 @@ func (s *states) updateFile(ctx context.Context, name string, o managedOpts, mod
 		}
 	}
 	if isLink && !o.follow && (src != nil || contents != nil) {
-		data := []byte{}
+		var data []byte
 		if src != nil {
 			if msg := s.load(ctx, src, o, name, mode); msg != "" {
 				return state.Failed(name, "%s", msg)
