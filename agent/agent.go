@@ -78,6 +78,8 @@ type Agent struct {
 
 	// State for tests and status: connected to an accepted master.
 	ready atomic.Bool
+	// started is set by the first session: startup_states run once.
+	started atomic.Bool
 }
 
 // New prepares an agent: it resolves the id, makes or loads its key pair

@@ -48,6 +48,9 @@ func (a *Agent) session(ctx context.Context, cli *gateway.Client) error {
 			a.log.Warn("the pillar could not be fetched; pillar.get answers from an empty pillar until a state run or saltutil.refresh_pillar", "err", err)
 		}
 	}()
+	if a.started.CompareAndSwap(false, true) {
+		go a.startupStates(ctx)
+	}
 	mineEvery := a.config().mineEvery()
 	if err := a.sendMine(ctx, cli); err != nil {
 		return err
@@ -259,4 +262,39 @@ func (a *Agent) SendMine(ctx context.Context, name string, value any) error {
 		m = proto.Mine{Delete: []string{name}}
 	}
 	return masterCaller{a}.Call(ctx, proto.MethodMine, m, nil)
+}
+
+// startupStates is Salt's startup_states: once per agent start, when the
+// master first accepts it, the highstate (highstate) or the SLS of
+// sls_list (sls) is applied, and the return goes to the master as any
+// job's.
+func (a *Agent) startupStates(ctx context.Context) {
+	opts := a.Opts()
+	mode, _ := opts["startup_states"].(string)
+	var fun string
+	var args []any
+	switch mode {
+	case "":
+		return
+	case "highstate":
+		fun = "state.highstate"
+	case "sls":
+		fun = "state.sls"
+		list, _ := opts["sls_list"].([]any)
+		if len(list) == 0 {
+			a.log.Error("startup_states: sls needs sls_list, the SLS to apply; nothing applied")
+			return
+		}
+		args = []any{list}
+	default:
+		a.log.Error("startup_states: unknown value; want highstate or sls (top, Salt's third, is not supported)", "startup_states", mode)
+		return
+	}
+	a.log.Info("applying startup_states", "function", fun)
+	ret, err := a.Call(ctx, fun, args, nil)
+	if err != nil {
+		a.log.Error("startup_states: the return could not be queued", "err", err)
+		return
+	}
+	a.log.Info("startup_states applied", "function", fun, "jid", ret.JID, "success", ret.Success)
 }

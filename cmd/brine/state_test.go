@@ -378,6 +378,18 @@ reactor:
 		}
 	})
 
+	t.Run("startup_states", func(t *testing.T) {
+		web03 := newTestAgent(t, m, "web03", "127.0.0.1", "startup_states: sls\nsls_list: [debian]\n").start()
+		web03.waitLog(logAccepted, 1)
+		_, d := evs.wait(t, "web03's startup state return", func(ev *bus.Event, d map[string]any) bool {
+			return strings.HasSuffix(ev.Tag, "/ret/web03") && d["fun"] == "state.sls"
+		})
+		ret, _ := d["return"].(map[string]any)
+		if _, ok := ret["test_|-debian_marker_|-debian for web03_|-succeed_without_changes"]; !ok || d["success"] != true {
+			t.Errorf("startup_states return %v", d)
+		}
+	})
+
 	t.Run("errors name the file and line", func(t *testing.T) {
 		for _, tc := range []struct {
 			sls, want string
