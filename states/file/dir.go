@@ -369,14 +369,14 @@ func (s *states) checkDirectory(ctx context.Context, name string, o dirOpts) (*b
 			if !set["ignore_files"] {
 				for _, f := range e.files {
 					ch := map[string]any{}
-					_, _ = s.metaChanges(filepath.Join(e.root, f), usr, group, fileMode, o.follow, ch)
+					_ = s.metaChanges(filepath.Join(e.root, f), usr, group, fileMode, o.follow, ch)
 					add(filepath.Join(e.root, f), ch)
 				}
 			}
 			if !set["ignore_dirs"] {
 				for _, d := range e.dirs {
 					ch := map[string]any{}
-					_, _ = s.metaChanges(filepath.Join(e.root, d), usr, group, dirMode, o.follow, ch)
+					_ = s.metaChanges(filepath.Join(e.root, d), usr, group, dirMode, o.follow, ch)
 					add(filepath.Join(e.root, d), ch)
 				}
 			}
@@ -384,7 +384,7 @@ func (s *states) checkDirectory(ctx context.Context, name string, o dirOpts) (*b
 	}
 	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
 		ch := map[string]any{}
-		_, _ = s.metaChanges(name, o.user, o.group, o.dirMode, o.follow, ch)
+		_ = s.metaChanges(name, o.user, o.group, o.dirMode, o.follow, ch)
 		add(name, ch)
 	}
 	if o.clean {

@@ -473,8 +473,7 @@ func (s *states) managedTest(ctx context.Context, name string, o managedOpts, mo
 		}
 	}
 	changes := map[string]any{}
-	st, err := os.Lstat(name)
-	if err != nil {
+	if _, err := os.Lstat(name); err != nil {
 		changes["newfile"] = name
 	} else {
 		switch {
@@ -493,10 +492,9 @@ func (s *states) managedTest(ctx context.Context, name string, o managedOpts, mo
 				changes["diff"] = contentDiff(old, []byte(*contents), o.showChanges)
 			}
 		}
-		if _, err := s.metaChanges(name, o.user, o.group, mode, false, changes); err != nil {
+		if err := s.metaChanges(name, o.user, o.group, mode, o.follow, changes); err != nil {
 			return state.Failed(name, "%v", err)
 		}
-		_ = st
 	}
 	if len(changes) > 0 {
 		return state.Pending(name, fmt.Sprintf("The file %s is set to be changed", name)+testNote, changes)
@@ -505,10 +503,10 @@ func (s *states) managedTest(ctx context.Context, name string, o managedOpts, mo
 }
 
 // metaChanges adds the user, group and mode changes that path needs.
-func (s *states) metaChanges(path string, usr, group any, mode string, follow bool, changes map[string]any) (bool, error) {
+func (s *states) metaChanges(path string, usr, group any, mode string, follow bool, changes map[string]any) error {
 	st, err := statsOf(path, follow)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if given(usr) && !sameOwner(usr, st["user"], st["uid"]) {
 		changes["user"] = usr
@@ -519,7 +517,7 @@ func (s *states) metaChanges(path string, usr, group any, mode string, follow bo
 	if mode != "" && mode != py.Str(st["mode"]) {
 		changes["mode"] = mode
 	}
-	return true, nil
+	return nil
 }
 
 // localMode is the mode of a local file, for mode: keep.

@@ -42,8 +42,10 @@ func (s *states) absentState(ctx context.Context, in *function.Input) state.Resu
 		}
 		return state.Failed(name, "%v", err)
 	}
-	return state.Succeeded(name, fmt.Sprintf("Removed %s %s", map[bool]string{true: "directory", false: "file"}[fi.IsDir()], name),
-		removed)
+	if fi.IsDir() {
+		return state.Succeeded(name, fmt.Sprintf("Removed directory %s", name), removed)
+	}
+	return state.Succeeded(name, fmt.Sprintf("Removed file %s", name), removed)
 }
 
 func (s *states) existsState(_ context.Context, in *function.Input) state.Result {
