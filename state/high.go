@@ -302,7 +302,11 @@ func relativeSLS(sls, rel string) string {
 
 // parse reads an id's body: `module.fun: [args]`, `module: [fun, args]`
 // or the short `module.fun` string.
-func (id *ID) parse(v any) []string {
+func (id *ID) parse(v any) []string { return id.parseDecls(v, false) }
+
+// parseDecls reads an id's body; an extend block (extending) may leave
+// out the function, which the extended declaration has.
+func (id *ID) parseDecls(v any, extending bool) []string {
 	var errs []string
 	switch body := v.(type) {
 	case string:
@@ -357,7 +361,7 @@ func (id *ID) parse(v any) []string {
 					errs = append(errs, fmt.Sprintf("Argument %v in state '%s' in SLS '%s' is not a key: value mapping", toPlain(a), id.ID, id.SLS))
 				}
 			}
-			if d.Fun == "" {
+			if d.Fun == "" && !extending {
 				errs = append(errs, fmt.Sprintf("No function declared in state '%s' in SLS '%s'", key, id.SLS))
 				continue
 			}
@@ -384,7 +388,7 @@ func (h *High) applyExtends() {
 			continue
 		}
 		ext := &ID{ID: e.id, SLS: e.sls}
-		if errs := ext.parse(e.body); len(errs) > 0 {
+		if errs := ext.parseDecls(e.body, true); len(errs) > 0 {
 			h.Errors = append(h.Errors, errs...)
 			continue
 		}
@@ -396,10 +400,14 @@ func (h *High) applyExtends() {
 				}
 			}
 			if into == nil {
+				if d.Fun == "" {
+					h.Errors = append(h.Errors, fmt.Sprintf("Cannot extend ID '%s' in SLS '%s' with state '%s': it declares no function", e.id, e.sls, d.Module))
+					continue
+				}
 				target.Decls = append(target.Decls, d)
 				continue
 			}
-			if d.Fun != "" && d.Fun != into.Fun && ext.hasFun(d) {
+			if d.Fun != "" {
 				into.Fun = d.Fun
 			}
 		next:
@@ -420,10 +428,6 @@ func (h *High) applyExtends() {
 		}
 	}
 }
-
-// hasFun says whether an extend declaration named a function (the
-// parser needs one; an extend may leave it to the original).
-func (id *ID) hasFun(d *Decl) bool { return d.Fun != "" }
 
 func isReqKey(k string) bool {
 	for _, r := range reqKinds {

@@ -176,7 +176,14 @@ func rewriteTags(src string) string {
 // Jinja renders text (the file name of saltenv) with vars; names it
 // imports are found in src, relative to name's directory when they start
 // with "./" or "../", else from the environment's root.
-func (r *Renderer) Jinja(ctx context.Context, src Source, saltenv, name string, text []byte, vars map[string]any) ([]byte, error) {
+func (r *Renderer) Jinja(ctx context.Context, src Source, saltenv, name string, text []byte, vars map[string]any) (out []byte, err error) {
+	// gonja panics on some templates (a division by zero): a template
+	// is the user's input, and its failure an error, never a crash.
+	defer func() {
+		if p := recover(); p != nil {
+			out, err = nil, &RenderError{File: name, Err: fmt.Errorf("the template failed: %v", p)}
+		}
+	}()
 	l := &loader{ctx: ctx, src: src, saltenv: saltenv, root: name, text: rewriteTags(string(text)), dir: path.Dir(name)}
 	tpl, err := exec.NewTemplate(name, r.cfg, l, r.env)
 	if err != nil {
@@ -191,7 +198,7 @@ func (r *Renderer) Jinja(ctx context.Context, src Source, saltenv, name string, 
 	for _, kind := range []string{"yaml", "json", "text"} {
 		all["__import_"+kind] = r.importer(ctx, l, kind, vars)
 	}
-	out, err := tpl.ExecuteToBytes(exec.NewContext(all))
+	out, err = tpl.ExecuteToBytes(exec.NewContext(all))
 	if err != nil {
 		if inner, ok := errors.AsType[*RenderError](err); ok {
 			e := *inner

@@ -1,0 +1,358 @@
+package state_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/brinehq/brine/state"
+)
+
+// runSLS compiles one SLS (and what it includes) and runs it with the
+// fake state functions; it returns the results and the calls made.
+func runSLS(t *testing.T, files map[string]string, r state.Runner) (map[string]any, []string, []string) {
+	t.Helper()
+	high := compile(t, tree(t, files), map[string]any{}, "main")
+	var calls []string
+	chunks := high.Chunks()
+	if len(high.Errors) > 0 {
+		return nil, nil, high.Errors
+	}
+	r.Funcs = fakeStates(t, &calls)
+	ret := r.Run(context.Background(), chunks)
+	return ret, calls, nil
+}
+
+func res(t *testing.T, ret map[string]any, key string) map[string]any {
+	t.Helper()
+	r, ok := ret[key].(map[string]any)
+	if !ok {
+		t.Fatalf("no %s in %v", key, keys(ret))
+	}
+	return r
+}
+
+func TestRequisites(t *testing.T) {
+	for _, tc := range []struct {
+		name, sls string
+		runner    state.Runner
+		// want: state key → "result|comment prefix" ("-" for skipped
+		// states, checked with __state_ran__).
+		want  map[string]string
+		calls string // the calls in order, joined with ";"
+	}{
+		{name: "require of a failed state fails it", sls: `
+a:
+  pkg.fail
+b:
+  pkg.ok:
+    - require:
+      - pkg: a
+`, want: map[string]string{"pkg_|-b_|-b_|-ok": "false|One or more requisite failed: main.a"}, calls: "pkg.fail a"},
+		{name: "requisites reorder", sls: `
+b:
+  pkg.ok:
+    - require:
+      - pkg: a
+a:
+  pkg.ok
+`, calls: "pkg.ok a;pkg.ok b"},
+		{name: "watch fires mod_watch when the watched changed", sls: `
+a:
+  pkg.changes
+b:
+  service.ok:
+    - watch:
+      - pkg: a
+c:
+  service.ok:
+    - watch:
+      - pkg: d
+d:
+  pkg.ok
+`, want: map[string]string{"service_|-b_|-b_|-ok": "true|watch fired", "service_|-c_|-c_|-ok": "true|in the correct state"},
+			calls: "pkg.changes a;service.ok b;service.mod_watch b;pkg.ok d;service.ok c"},
+		{name: "onchanges and onfail", sls: `
+a:
+  pkg.changes
+b:
+  pkg.ok
+c:
+  cmd.ok:
+    - onchanges:
+      - pkg: a
+d:
+  cmd.ok:
+    - onchanges:
+      - pkg: b
+e:
+  cmd.ok:
+    - onfail:
+      - pkg: b
+f:
+  pkg.fail
+g:
+  cmd.ok:
+    - onfail:
+      - pkg: f
+      - pkg: b
+h:
+  cmd.ok:
+    - onfail_all:
+      - pkg: f
+      - pkg: b
+`, want: map[string]string{
+			"cmd_|-c_|-c_|-ok": "true|in the correct state",
+			"cmd_|-d_|-d_|-ok": "-|State was not run because none of the onchanges reqs changed",
+			"cmd_|-e_|-e_|-ok": "-|State was not run because onfail req did not change",
+			"cmd_|-g_|-g_|-ok": "true|in the correct state",
+			"cmd_|-h_|-h_|-ok": "-|State was not run because onfail req did not change",
+		}},
+		{name: "require_any", sls: `
+a:
+  pkg.fail
+b:
+  pkg.ok
+c:
+  cmd.ok:
+    - require_any:
+      - pkg: a
+      - pkg: b
+d:
+  cmd.ok:
+    - require_any:
+      - pkg: a
+`, want: map[string]string{"cmd_|-c_|-c_|-ok": "true|", "cmd_|-d_|-d_|-ok": "false|One or more requisite failed: main.a"}},
+		{name: "missing and recursive requisites", sls: `
+a:
+  pkg.ok:
+    - require:
+      - pkg: nonexistent
+b:
+  pkg.ok:
+    - require:
+      - pkg: c
+c:
+  pkg.ok:
+    - require:
+      - pkg: b
+`, want: map[string]string{"pkg_|-a_|-a_|-ok": "false|The following requisites were not found:\n                   require:\n                       pkg: nonexistent",
+			"pkg_|-b_|-b_|-ok": "false|", "pkg_|-c_|-c_|-ok": "false|Recursive requisite found"}},
+		{name: "requisites on sls and id, and _in", sls: `
+include:
+  - other
+a:
+  cmd.ok:
+    - require:
+      - sls: other
+b:
+  cmd.ok:
+    - require:
+      - id: a
+c:
+  pkg.changes:
+    - watch_in:
+      - service: o2
+`, calls: "pkg.ok o1;pkg.changes c;service.ok o2;service.mod_watch o2;cmd.ok a;cmd.ok b"},
+		{name: "prereq runs only when the state would change", sls: `
+stop:
+  service.ok:
+    - prereq:
+      - pkg: upgrade
+upgrade:
+  pkg.changes
+stop2:
+  service.ok:
+    - prereq:
+      - pkg: nochange
+nochange:
+  pkg.ok
+`, want: map[string]string{"service_|-stop_|-stop_|-ok": "true|", "service_|-stop2_|-stop2_|-ok": "-|No changes detected"},
+			calls: "pkg.changes upgrade;service.ok stop;pkg.changes upgrade;pkg.ok nochange;pkg.ok nochange"},
+		{name: "listen fires mod_watch at the end", sls: `
+svc:
+  service.ok:
+    - listen:
+      - pkg: conf
+conf:
+  pkg.changes
+after:
+  cmd.ok
+`, want: map[string]string{"service_|-svc_|-svc_|-mod_watch": "true|watch fired"},
+			calls: "service.ok svc;pkg.changes conf;cmd.ok after;service.mod_watch svc"},
+		{name: "order first, last and numbers; names", sls: `
+z:
+  cmd.ok:
+    - order: last
+y:
+  cmd.ok:
+    - order: 1
+x:
+  cmd.ok:
+    - names:
+      - n1
+      - n2
+w:
+  cmd.ok:
+    - order: first
+`, calls: "cmd.ok w;cmd.ok y;cmd.ok n1;cmd.ok n2;cmd.ok z"},
+		{name: "unless, onlyif, creates", sls: `
+a:
+  cmd.changes:
+    - unless: true
+b:
+  cmd.changes:
+    - onlyif: false
+c:
+  cmd.changes:
+    - onlyif:
+      - fun: test.true
+    - unless:
+      - fun: test.false
+d:
+  cmd.changes:
+    - creates: /
+`, runner: state.Runner{Exec: fakeExec},
+			want: map[string]string{"cmd_|-a_|-a_|-changes": "true|unless condition is true", "cmd_|-b_|-b_|-changes": "true|onlyif condition is false",
+				"cmd_|-c_|-c_|-changes": "true|changed", "cmd_|-d_|-d_|-changes": "true|All files in creates exist"},
+			calls: "cmd.changes c"},
+		{name: "check_cmd fails a state that changed", sls: `
+a:
+  cmd.changes:
+    - check_cmd:
+      - false
+`, runner: state.Runner{Exec: fakeExec}, want: map[string]string{"cmd_|-a_|-a_|-changes": "false|changed\ncheck_cmd determined the state failed"}},
+		{name: "retry until the result", sls: `
+a:
+  pkg.fail:
+    - retry:
+        attempts: 3
+        interval: 10
+`, runner: state.Runner{Sleep: func(context.Context, time.Duration) error { return nil }},
+			want:  map[string]string{"pkg_|-a_|-a_|-fail": "false|Attempt 1: Returned a result of \"False\", with the following comment: \"it failed\"\nAttempt 2:"},
+			calls: "pkg.fail a;pkg.fail a;pkg.fail a"},
+		{name: "failhard stops the run", sls: `
+a:
+  pkg.fail:
+    - failhard: True
+b:
+  pkg.ok
+`, calls: "pkg.fail a"},
+		{name: "parallel states", sls: `
+a:
+  cmd.changes:
+    - parallel: True
+b:
+  cmd.changes:
+    - parallel: True
+c:
+  cmd.ok:
+    - require:
+      - cmd: a
+      - cmd: b
+`, want: map[string]string{"cmd_|-c_|-c_|-ok": "true|"}},
+		{name: "use copies arguments", sls: `
+a:
+  pkg.ok:
+    - extra: 1
+b:
+  pkg.ok:
+    - use:
+      - pkg: a
+`, calls: "pkg.ok a;pkg.ok b"},
+		{name: "extend and exclude", sls: `
+include:
+  - other
+extend:
+  o2:
+    service:
+      - require:
+        - cmd: here
+exclude:
+  - id: o1
+here:
+  cmd.ok
+`, calls: "cmd.ok here;service.ok o2"},
+		{name: "test mode", sls: `
+a:
+  pkg.changes
+b:
+  service.ok:
+    - watch:
+      - pkg: a
+`, runner: state.Runner{Test: true}, want: map[string]string{"pkg_|-a_|-a_|-changes": "None|would change"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{"main.sls": tc.sls, "other.sls": "o1:\n  pkg.ok\no2:\n  service.ok\n"}
+			ret, calls, errs := runSLS(t, files, tc.runner)
+			if errs != nil {
+				t.Fatalf("compile: %v", errs)
+			}
+			for key, w := range tc.want {
+				r := res(t, ret, key)
+				result, comment, _ := strings.Cut(w, "|")
+				if result == "-" {
+					if r["__state_ran__"] != false || r["result"] != true {
+						t.Errorf("%s ran: %v", key, r)
+					}
+				} else if fmt.Sprint(r["result"]) != map[string]string{"None": "<nil>"}[result]+strings.TrimPrefix(result, "None") {
+					t.Errorf("%s: result %v, want %s (%v)", key, r["result"], result, r["comment"])
+				}
+				if !strings.HasPrefix(fmt.Sprint(r["comment"]), comment) {
+					t.Errorf("%s: comment %q, want %q…", key, r["comment"], comment)
+				}
+			}
+			if tc.calls != "" {
+				if got := strings.Join(calls, ";"); got != tc.calls {
+					t.Errorf("calls %s\n       want %s", got, tc.calls)
+				}
+			}
+			if tc.name == "failhard stops the run" && len(ret) != 1 {
+				t.Errorf("failhard: %d results: %v", len(ret), keys(ret))
+			}
+			if tc.name == "use copies arguments" && fmt.Sprint(res(t, ret, "pkg_|-b_|-b_|-ok")["result"]) != "true" {
+				t.Errorf("use: %v", ret)
+			}
+		})
+	}
+}
+
+// fakeExec answers unless/onlyif: cmd.retcode of "true" is 0, of anything
+// else 1; test.true and test.false as named.
+func fakeExec(_ context.Context, name string, args []any, _ map[string]any) (any, error) {
+	switch name {
+	case "cmd.retcode":
+		if args[0] == "true" {
+			return int64(0), nil
+		}
+		return int64(1), nil
+	case "test.true":
+		return true, nil
+	case "test.false":
+		return false, nil
+	}
+	return nil, fmt.Errorf("%s is not faked", name)
+}
+
+// TestRunNumbersAndShape checks __run_num__ counts results in run order
+// and every result has Salt's fields.
+func TestRunNumbersAndShape(t *testing.T) {
+	ret, _, errs := runSLS(t, map[string]string{"main.sls": "a:\n  pkg.ok\nb:\n  pkg.changes\n"}, state.Runner{})
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	order := state.RunNumOrder(ret)
+	if strings.Join(order, ",") != "pkg_|-a_|-a_|-ok,pkg_|-b_|-b_|-changes" {
+		t.Errorf("run order %v", order)
+	}
+	for _, k := range order {
+		r := res(t, ret, k)
+		for _, f := range []string{"__id__", "__run_num__", "__sls__", "changes", "comment", "duration", "name", "result", "start_time"} {
+			if _, ok := r[f]; !ok {
+				t.Errorf("%s has no %s", k, f)
+			}
+		}
+	}
+}
