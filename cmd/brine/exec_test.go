@@ -16,7 +16,8 @@ import (
 )
 
 // Reactions of the seeds, run against real agents: a new agent is told to
-// apply its highstate (which fails clearly until states exist); an audit
+// apply its highstate (there is no top file here, which its return says);
+// an audit
 // event runs a command on one agent; the audit of every job's start runs a
 // script on one agent without reacting to its own job.
 const (
@@ -397,12 +398,12 @@ func TestRemoteExecution(t *testing.T) {
 	})
 
 	t.Run("seed reactions act on real agents", func(t *testing.T) {
-		// local.state.highstate on every start: no state system yet, so
-		// each agent's return says the function is not available and the
+		// local.state.highstate on every start: file_roots has no top
+		// file, so each agent's return says so (Salt's words) and the
 		// reaction fails with an error event naming it.
 		evs.wait(t, "the highstate reaction's failure", func(ev *bus.Event, d map[string]any) bool {
 			return ev.Tag == "brine/reactor/error" && strings.Contains(fmt.Sprint(d["error"]), "state.highstate") &&
-				strings.Contains(fmt.Sprint(d["error"]), "is not available")
+				strings.Contains(fmt.Sprint(d["error"]), "No Top file or master_tops data matches found")
 		})
 		c := m.client()
 		defer c.Close()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/output"
 )
 
 // op is what a message does to its thread.
@@ -312,6 +313,8 @@ func (s *state) excerpt(ret any) string {
 	var text string
 	if str, ok := ret.(string); ok {
 		text = str
+	} else if st, ok := stateSummary(s.red.Value("", ret)); ok {
+		text = st
 	} else {
 		b, err := yaml.Marshal(s.red.Value("", ret))
 		if err != nil {
@@ -387,4 +390,34 @@ func format(text, tag string, data map[string]any) string {
 		}
 		return str(v)
 	})
+}
+
+// stateSummary is what a state run's return shows in its thread: Salt's
+// summary (succeeded, changed, failed, total), then one terse line per
+// state that changed or failed — the part of a highstate a person reads.
+func stateSummary(ret any) (string, bool) {
+	var rets output.Returns
+	rets.Add("x", ret)
+	var b strings.Builder
+	if err := output.Write(&b, "highstate", rets, output.Options{StateOutput: "terse", StateQuiet: true}); err != nil {
+		return "", false
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	at := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "Summary for ") })
+	if at < 0 || len(lines) < at+7 {
+		return "", false
+	}
+	states := lines[1:at]
+	var out []string
+	for _, l := range lines[at+2:] {
+		if strings.HasPrefix(l, "Succeeded:") || strings.HasPrefix(l, "Failed:") || strings.HasPrefix(l, "Total") {
+			out = append(out, l)
+		}
+	}
+	for _, l := range states {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n"), true
 }
