@@ -165,13 +165,6 @@ func (r *renderer) render(path, tag string, data map[string]any, salt func() map
 	if c.usesSalt {
 		vars["salt"] = salt()
 	}
-	// gonja panics on some templates (a division by zero): a reaction
-	// file's failure is its error event, never the master's crash.
-	defer func() {
-		if p := recover(); p != nil {
-			out, outs, sameLines, err = nil, nil, false, &Error{Stage: StageRender, File: path, Err: fmt.Errorf("the template failed: %v", p)}
-		}
-	}()
 	out, err = c.tpl.ExecuteToBytes(exec.NewContext(vars))
 	if err != nil {
 		line, col, msg := renderError(err.Error(), c.cols)
