@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/testlock"
 )
 
 // stateInitScript is a SysV service for the formula's service.running: a
@@ -129,6 +130,9 @@ var deployReaction = `deploy_app:
 // event carries, through seed 003's reaction; test mode; the highstate
 // from top.sls; pillar compiled per agent; the errors a formula can have.
 func TestStates(t *testing.T) {
+	// Other packages' tests install packages too: one at a time, or each
+	// sees the other's installs in its package lists.
+	testlock.Hold(t, "apt")
 	if os.Geteuid() != 0 {
 		t.Fatal("TestStates installs a package and a SysV service: run the tests as root (CI does)")
 	}

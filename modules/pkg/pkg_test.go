@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/testlock"
 	"github.com/brinehq/brine/modules/service"
 )
 
@@ -47,6 +48,9 @@ const testPkg = "hello"
 // TestApt installs and removes a real package through apt, checking
 // list_pkgs, version, latest_version and upgrade_available around it.
 func TestApt(t *testing.T) {
+	// Other packages' tests install packages too: one at a time, or each
+	// sees the other's installs in its package lists.
+	testlock.Hold(t, "apt")
 	if os.Geteuid() != 0 {
 		t.Fatal("TestApt installs and removes a Debian package: run the tests as root (CI does)")
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/testlock"
 	"github.com/brinehq/brine/modules"
 	pkgmod "github.com/brinehq/brine/modules/pkg"
 	"github.com/brinehq/brine/state"
@@ -46,6 +47,9 @@ func result(r *bool) string {
 // the states and the pkg execution module, checking every result, comment
 // and changes, in test mode and for real.
 func TestStates(t *testing.T) {
+	// Other packages' tests install packages too: one at a time, or each
+	// sees the other's installs in its package lists.
+	testlock.Hold(t, "apt")
 	if os.Geteuid() != 0 {
 		t.Fatal("TestStates installs and removes Debian packages: run the tests as root (CI does)")
 	}
