@@ -382,6 +382,41 @@ reactor:
 		}
 	})
 
+	t.Run("state functions", func(t *testing.T) {
+		ret, code := state(t, "web02", "state.single", "test.succeed_with_changes", "name=one-off")
+		if r := result(t, ret, "test_|-one-off_|-one-off_|-succeed_with_changes"); code != 0 || r["result"] != true {
+			t.Errorf("state.single: exit %d %v", code, r)
+		}
+		ret, code = state(t, "web02", "state.sls_id", "check_release", "apptest", "pillar={version: v2}")
+		if len(ret) != 1 || code != 0 {
+			t.Errorf("state.sls_id ran %s (exit %d), want check_release alone", keysOf(ret), code)
+		}
+		rets, _, _ := execJSON(t, m, "web02", "state.show_sls", "apptest")
+		show, _ := rets["web02"].(map[string]any)
+		if d, _ := show["deploy_app"].(map[string]any); d["__sls__"] != "apptest" || fmt.Sprint(d["git"]) == "" {
+			t.Errorf("show_sls deploy_app = %v", show["deploy_app"])
+		}
+		rets, _, _ = execJSON(t, m, "web02", "state.show_lowstate")
+		if low, _ := rets["web02"].([]any); len(low) != 2 {
+			t.Errorf("show_lowstate: %v", rets["web02"])
+		}
+		// state_events: each state's result is an event while the run
+		// goes on, fired by the master under the job's tag.
+		rets, _, _ = execJSON(t, m, "web02", "state.sls", "debian", "state_events=True")
+		if _, ok := rets["web02"].(map[string]any); !ok {
+			t.Fatalf("state.sls debian: %v", rets["web02"])
+		}
+		evs.wait(t, "a state progress event", func(ev *bus.Event, d map[string]any) bool {
+			return strings.HasPrefix(ev.Tag, "salt/job/") && strings.HasSuffix(ev.Tag, "/prog/web02/0") && d["id"] == "web02"
+		})
+		// The terse outputter, as an operator prints a highstate.
+		out, _, code := m.run(nil, "exec", "web02", "state.apply", "debian", "--state-output", "terse")
+		if code != 0 || !strings.Contains(out, "Name: debian for web02 - Function: test.succeed_without_changes - Result: Clean") ||
+			!strings.Contains(out, "Summary for web02") {
+			t.Errorf("terse output (exit %d):\n%s", code, out)
+		}
+	})
+
 	t.Run("startup_states", func(t *testing.T) {
 		web03 := newTestAgent(t, m, "web03", "127.0.0.1", "startup_states: sls\nsls_list: [debian]\n").start()
 		web03.waitLog(logAccepted, 1)
