@@ -210,19 +210,7 @@ func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string
 				h.Errors = append(h.Errors, fmt.Sprintf("Exclude Declaration in SLS %s is not formed as a list", sls))
 				continue
 			}
-			for _, x := range list {
-				switch x := toPlain(x).(type) {
-				case string:
-					h.excludes = append(h.excludes, exclude{sls: x})
-				case map[string]any:
-					if s, ok := x["sls"].(string); ok {
-						h.excludes = append(h.excludes, exclude{sls: s})
-					}
-					if s, ok := x["id"].(string); ok {
-						h.excludes = append(h.excludes, exclude{id: s})
-					}
-				}
-			}
+			h.addExcludes(toPlain(list).([]any))
 		default:
 			if strings.HasPrefix(key, "__") {
 				continue
@@ -553,6 +541,12 @@ func Single(d *Decl, saltenv string) *High {
 // Exclude drops ids and SLS as an exclude declaration does: each item is
 // an SLS name (or glob), {sls: …} or {id: …}.
 func (h *High) Exclude(items []any) {
+	h.addExcludes(items)
+	h.applyExcludes()
+}
+
+// addExcludes reads exclude items: an SLS name, {sls: …} or {id: …}.
+func (h *High) addExcludes(items []any) {
 	for _, x := range items {
 		switch x := x.(type) {
 		case string:
@@ -566,5 +560,4 @@ func (h *High) Exclude(items []any) {
 			}
 		}
 	}
-	h.applyExcludes()
 }
