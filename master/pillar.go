@@ -32,9 +32,21 @@ type pillars struct {
 
 	mu    sync.Mutex
 	roots state.Roots
+	// last is each agent's pillar as last compiled (agents ask at every
+	// connection and state run), which pillar targets (-I, I@) match.
+	last map[string]map[string]any
 }
 
-func newPillars(m *Master) *pillars { return &pillars{m: m, renderer: state.NewRenderer()} }
+// of returns agent id's pillar as last compiled, nil when unknown.
+func (p *pillars) of(id string) map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last[id]
+}
+
+func newPillars(m *Master) *pillars {
+	return &pillars{m: m, renderer: state.NewRenderer(), last: map[string]map[string]any{}}
+}
 
 // configure reads pillar_roots (default: base /srv/pillar).
 func (p *pillars) configure(c *config.Master) error {
@@ -103,6 +115,9 @@ func (p *pillars) compile(ctx context.Context, id string, req proto.PillarReques
 		}
 		pillar["_errors"] = list
 	}
+	p.mu.Lock()
+	p.last[id] = pillar
+	p.mu.Unlock()
 	return pillar
 }
 

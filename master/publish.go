@@ -136,7 +136,7 @@ func (p *publisher) Targets(ctx context.Context, tgt any, tgtType string) (minio
 	if ng != nil {
 		groups = *ng
 	}
-	t, err := target.ParseWith(tgt, tgtType, target.Options{Nodegroups: groups})
+	t, err := target.ParseWith(tgt, tgtType, target.Options{Nodegroups: groups, Pillar: true})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -147,7 +147,7 @@ func (p *publisher) Targets(ctx context.Context, tgt any, tgtType string) (minio
 	accepted := l[keys.ListName(keys.Accepted)]
 	p.mu.Lock()
 	for _, id := range accepted {
-		f := target.Facts{ID: id}
+		f := target.Facts{ID: id, Pillar: p.m.pillars.of(id)}
 		if h := p.view.Hosts[id]; h != nil {
 			f.Grains = h.Grains
 		}

@@ -367,6 +367,15 @@ reactor:
 		if rets["web02"] != "absent" {
 			t.Errorf("web02 pillar.get db_password = %v", rets["web02"])
 		}
+		// Pillar targets match the pillar each agent was last compiled.
+		rets, _, code := execJSON(t, m, "-I", "db_password:*", "test.ping")
+		if code != 0 || keysOf(rets) != "[web01]" {
+			t.Errorf("-I db_password:* selected %s (exit %d)", keysOf(rets), code)
+		}
+		rets, _, _ = execJSON(t, m, "-C", "I@db_host:db.example.com and web*", "test.ping")
+		if keysOf(rets) != "[web01 web02]" {
+			t.Errorf("I@db_host:db.example.com selected %s", keysOf(rets))
+		}
 		// A pillar= override's secret is masked in the job's events too.
 		if _, _, code := execJSON(t, m, "web02", "state.sls", "apache", "test=True", "pillar={api_token: tok-9f8e7d-secret}"); code != 0 {
 			t.Errorf("state.sls apache test=True: exit %d", code)
