@@ -418,8 +418,13 @@ reactor:
 		evs.wait(t, "a state progress event", func(ev *bus.Event, d map[string]any) bool {
 			return strings.HasPrefix(ev.Tag, "salt/job/") && strings.HasSuffix(ev.Tag, "/prog/web02/0") && d["id"] == "web02"
 		})
+		// salt-call state.apply on the agent's machine, as seed 003 runs it.
+		out, errs, code := web02.call("state.apply", "debian", "--state-output", "terse")
+		if code != 0 || !strings.Contains(out, "Name: debian for web02 - Function: test.succeed_without_changes - Result: Clean") {
+			t.Errorf("brine call state.apply debian: exit %d\n%s%s", code, out, errs)
+		}
 		// The terse outputter, as an operator prints a highstate.
-		out, _, code := m.run(nil, "exec", "web02", "state.apply", "debian", "--state-output", "terse")
+		out, _, code = m.run(nil, "exec", "web02", "state.apply", "debian", "--state-output", "terse")
 		if code != 0 || !strings.Contains(out, "Name: debian for web02 - Function: test.succeed_without_changes - Result: Clean") ||
 			!strings.Contains(out, "Summary for web02") {
 			t.Errorf("terse output (exit %d):\n%s", code, out)
