@@ -68,18 +68,24 @@ func Module(env *modules.Env) []function.Func {
 			},
 		},
 		{
-			Name: "pillar.item", ReadOnly: true, VarArgs: true,
-			Doc: "The pillar values of the keys named as arguments (nested keys with delimiter), default for those absent.",
-			Params: []function.Param{
-				{Name: "default", Kind: function.Any, Default: ""},
-				{Name: "delimiter", Kind: function.String, Default: ":"},
-			},
+			// Salt's item(*args, **kwargs): default and delimiter are
+			// keywords only, every positional argument is a key.
+			Name: "pillar.item", ReadOnly: true, VarArgs: true, VarKwargs: true,
+			Doc: "The pillar values of the keys named as arguments (nested keys with delimiter=':'), default='' for those absent.",
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
 				p, err := pillar(ctx)
 				if err != nil {
 					return nil, err
 				}
-				return pick(p, in.Extra, in.Value("default"), in.String("delimiter")), nil
+				def, ok := in.ExtraKwargs["default"]
+				if !ok {
+					def = ""
+				}
+				delim, _ := in.ExtraKwargs["delimiter"].(string)
+				if delim == "" {
+					delim = ":"
+				}
+				return pick(p, in.Extra, def, delim), nil
 			},
 		},
 		{
