@@ -1,10 +1,14 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"maps"
 
 	"github.com/brinehq/brine/agent/proto"
+	"github.com/brinehq/brine/bus"
 )
 
 // Pillar returns the agent's pillar (modules.Env.Pillar). Only the
@@ -29,13 +33,31 @@ func (a *Agent) Pillar(ctx context.Context, refresh bool) (map[string]any, error
 		_ = tree.DecodeAll(&env)
 		req.Saltenv, req.Pillarenv = env.Saltenv, env.Pillarenv
 	}
-	var p map[string]any
-	if err := (masterCaller{a}).Call(ctx, proto.MethodPillar, req, &p); err != nil {
+	var raw json.RawMessage
+	if err := (masterCaller{a}).Call(ctx, proto.MethodPillar, req, &raw); err != nil {
 		return nil, err
 	}
-	if p == nil {
-		p = map[string]any{}
+	p, err := decodePillar(raw)
+	if err != nil {
+		return nil, err
 	}
 	a.pillar.Store(&p)
 	return maps.Clone(p), nil
+}
+
+// decodePillar reads the master's answer keeping integers integers: a
+// pillar's port: 8000 must render as 8000 in a template, as Salt's does,
+// not as the 8000.0 a float64 gives.
+func decodePillar(raw []byte) (map[string]any, error) {
+	p := map[string]any{}
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return p, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&p); err != nil {
+		return nil, fmt.Errorf("the master's pillar: %w", err)
+	}
+	bus.Numbers(p)
+	return p, nil
 }

@@ -40,7 +40,7 @@ type Runner struct {
 // Run runs chunks (ordered, as Chunks returns them) and returns Salt's
 // state return: each chunk's result under its tag.
 func (r *Runner) Run(ctx context.Context, chunks []*Chunk) map[string]any {
-	x := &run{Runner: r, chunks: chunks, results: map[*Chunk]map[string]any{},
+	x := &run{Runner: r, chunks: chunks, index: newChunkIndex(chunks), results: map[*Chunk]map[string]any{},
 		active: map[*Chunk]bool{}, pending: map[*Chunk]chan struct{}{}}
 	for _, c := range chunks {
 		if x.stopped() {
@@ -67,6 +67,7 @@ func (r *Runner) Run(ctx context.Context, chunks []*Chunk) map[string]any {
 type run struct {
 	*Runner
 	chunks []*Chunk
+	index  *chunkIndex
 
 	mu      sync.Mutex
 	results map[*Chunk]map[string]any
@@ -179,7 +180,7 @@ func (x *run) check(ctx context.Context, c *Chunk) (status, comment string) {
 			continue
 		}
 		found := false
-		for _, t := range x.chunks {
+		for _, t := range x.index.candidates(x.chunks, r) {
 			if t == c || !r.matches(t) {
 				continue
 			}
@@ -306,7 +307,7 @@ func (x *run) check(ctx context.Context, c *Chunk) (status, comment string) {
 func (x *run) preview(ctx context.Context, t *Chunk) map[string]any {
 	test := *x.Runner
 	test.Test = true
-	tx := &run{Runner: &test, chunks: x.chunks, results: map[*Chunk]map[string]any{}}
+	tx := &run{Runner: &test, chunks: x.chunks, index: x.index, results: map[*Chunk]map[string]any{}}
 	return tx.execute(ctx, t, false)
 }
 
@@ -345,7 +346,7 @@ func (x *run) watchedResults(c *Chunk) map[string]map[string]any {
 		if !strings.HasPrefix(r.kind, "watch") && r.kind != "listen" {
 			continue
 		}
-		for _, t := range x.chunks {
+		for _, t := range x.index.candidates(x.chunks, r) {
 			if t != c && r.matches(t) {
 				x.mu.Lock()
 				res, ok := x.results[t]
