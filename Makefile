@@ -54,6 +54,7 @@ bench: build
 	$(GO) run ./bench/slack -out bench/results/slack.json
 	$(GO) run ./bench/agents -brine $(BIN) -out bench/results/agents.json
 	$(GO) run ./bench/jobs -brine $(BIN) -out bench/results/jobs.json
+	$(GO) run ./bench/states -brine $(BIN) -out bench/results/states.json
 
 # fuzz runs every fuzz target for FUZZTIME each; new corpus entries land in
 # the Go cache (copy interesting ones to the package's testdata/fuzz/).
