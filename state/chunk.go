@@ -15,8 +15,9 @@ type Chunk struct {
 	State, Fun, Name string
 	ID, SLS, Env     string
 	// Args are the arguments as declared, requisites included, name
-	// excluded.
-	Args map[string]any
+	// excluded; ArgOrder their keys in the order written.
+	Args     map[string]any
+	ArgOrder []string
 	// Order is where the chunk runs when requisites do not decide.
 	Order float64
 	// Tag is Salt's key of the chunk's result:
@@ -110,8 +111,12 @@ func (h *High) Chunks() []*Chunk {
 }
 
 func newChunk(id *ID, d *Decl, name string, args map[string]any, seq int) *Chunk {
+	order := make([]string, 0, len(d.Args))
+	for _, a := range d.Args {
+		order = append(order, a.Key)
+	}
 	return &Chunk{State: d.Module, Fun: d.Fun, Name: name, ID: id.ID, SLS: id.SLS, Env: id.Env,
-		Args: args, Tag: Tag(d.Module, id.ID, name, d.Fun), seq: seq}
+		Args: args, ArgOrder: order, Tag: Tag(d.Module, id.ID, name, d.Fun), seq: seq}
 }
 
 // pyStr is how Python's str() prints a scalar name.

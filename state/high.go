@@ -73,7 +73,7 @@ type High struct {
 }
 
 type extend struct {
-	id, sls string
+	id, sls, env string
 	body    yaml.MapSlice
 }
 
@@ -177,8 +177,8 @@ func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string
 	data, err := c.Renderer.RenderSLS(ctx, c.Source, saltenv, name, text, vars)
 	if err != nil {
 		var re *RenderError
-		if errors.As(err, &re) && via != "" {
-			re.Via = via
+		if errors.As(err, &re) && via != "" && re.Via == "" {
+			re.Via = "included from SLS " + via
 		}
 		h.Errors = append(h.Errors, err.Error())
 		return
@@ -193,7 +193,7 @@ func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string
 		}
 		switch key {
 		case "include":
-			includes = append(includes, c.includes(h, sls, item.Value)...)
+			includes = append(includes, c.includes(h, sls, strings.HasSuffix(name, "/init.sls"), item.Value)...)
 		case "extend":
 			body, ok := item.Value.(yaml.MapSlice)
 			if !ok {
@@ -202,7 +202,7 @@ func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string
 			}
 			for _, e := range body {
 				ebody, _ := e.Value.(yaml.MapSlice)
-				h.extends = append(h.extends, extend{id: fmt.Sprint(e.Key), sls: sls, body: ebody})
+				h.extends = append(h.extends, extend{id: fmt.Sprint(e.Key), sls: sls, env: saltenv, body: ebody})
 			}
 		case "exclude":
 			list, ok := item.Value.([]any)
@@ -239,7 +239,7 @@ func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string
 
 // includes reads an include list: names, relative names (.foo, ..foo)
 // and {sls: {key: …}} mappings (their options are not used).
-func (c *Compiler) includes(h *High, sls string, v any) []string {
+func (c *Compiler) includes(h *High, sls string, isInit bool, v any) []string {
 	list, ok := v.([]any)
 	if !ok {
 		h.Errors = append(h.Errors, fmt.Sprintf("Include Declaration in SLS %s is not formed as a list", sls))
@@ -261,7 +261,7 @@ func (c *Compiler) includes(h *High, sls string, v any) []string {
 			continue
 		}
 		if strings.HasPrefix(name, ".") {
-			name = relativeSLS(sls, name)
+			name = relativeSLS(sls, name, isInit)
 			if name == "" {
 				h.Errors = append(h.Errors, fmt.Sprintf("Attempted relative include of '%v' within SLS '%s' goes beyond top level package", x, sls))
 				continue
@@ -272,14 +272,15 @@ func (c *Compiler) includes(h *High, sls string, v any) []string {
 	return out
 }
 
-// relativeSLS resolves Salt's relative include: in a.b.c, ".d" is a.b.d
-// and "..d" a.d ("" when it climbs above the top).
-func relativeSLS(sls, rel string) string {
+// relativeSLS resolves Salt's relative include: in a.b.c (a/b/c.sls),
+// ".d" is a.b.d and "..d" a.d; in a.b (a/b/init.sls) ".d" is a.b.d, the
+// package being the SLS itself ("" when it climbs above the top).
+func relativeSLS(sls, rel string, isInit bool) string {
 	dots := len(rel) - len(strings.TrimLeft(rel, "."))
 	parts := strings.Split(sls, ".")
-	// The SLS's package is its name without the last part, except for
-	// an init.sls, whose package is itself; the file is not known here,
-	// so Salt's rule for a.b.c (package a.b) applies.
+	if isInit {
+		parts = append(parts, "init")
+	}
 	keep := len(parts) - dots
 	if keep < 0 {
 		return ""
@@ -372,7 +373,7 @@ func (h *High) applyExtends() {
 	for _, e := range h.extends {
 		target := h.byID[e.id]
 		if target == nil {
-			h.Errors = append(h.Errors, fmt.Sprintf("Cannot extend ID '%s' in 'base:%s'. It is not part of the high state.\nThis is likely due to a missing include statement or an incorrectly typed ID.\nEnsure that a state with an ID of '%s' is available\nin environment 'base' and to SLS '%s'", e.id, e.sls, e.id, e.sls))
+			h.Errors = append(h.Errors, fmt.Sprintf("Cannot extend ID '%s' in '%s:%s'. It is not part of the high state.\nThis is likely due to a missing include statement or an incorrectly typed ID.\nEnsure that a state with an ID of '%s' is available\nin environment '%s' and to SLS '%s'", e.id, e.env, e.sls, e.id, e.env, e.sls))
 			continue
 		}
 		ext := &ID{ID: e.id, SLS: e.sls}

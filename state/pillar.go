@@ -48,7 +48,7 @@ func (c *Compiler) pillarSLS(ctx context.Context, pillar map[string]any, env, sl
 		return nil
 	}
 	done[env+":"+sls] = true
-	name, text, err := c.slsFile(ctx, env, sls)
+	file, text, err := c.slsFile(ctx, env, sls)
 	if errors.Is(err, ErrNotFound) {
 		if via != "" {
 			return []string{fmt.Sprintf("Specified SLS '%s' in environment '%s' was not found (included from %s)", sls, env, via)}
@@ -60,7 +60,7 @@ func (c *Compiler) pillarSLS(ctx context.Context, pillar map[string]any, env, sl
 	}
 	vars := c.Vars(env)
 	vars["sls"], vars["saltenv"] = sls, env
-	data, err := c.Renderer.RenderSLS(ctx, c.Source, env, name, text, vars)
+	data, err := c.Renderer.RenderSLS(ctx, c.Source, env, file, text, vars)
 	if err != nil {
 		return []string{"Rendering pillar " + strings.TrimPrefix(err.Error(), "Rendering ")}
 	}
@@ -80,7 +80,7 @@ func (c *Compiler) pillarSLS(ctx context.Context, pillar map[string]any, env, sl
 				}
 			}
 			if strings.HasPrefix(name, ".") {
-				name = relativeSLS(sls, name)
+				name = relativeSLS(sls, name, strings.HasSuffix(file, "/init.sls"))
 			}
 			if name != "" {
 				errs = append(errs, c.pillarSLS(ctx, pillar, env, name, sls, done)...)

@@ -76,8 +76,8 @@ func (m *memo) Read(ctx context.Context, saltenv, name string) ([]byte, error) {
 type RenderError struct {
 	File string
 	Line int
-	// Via is the SLS whose include brought the file in ("" for those
-	// asked for).
+	// Via says how the file was reached: "included from SLS x" or
+	// "imported by x.sls" ("" for a file asked for).
 	Via string
 	Err error
 }
@@ -88,7 +88,7 @@ func (e *RenderError) Error() string {
 		loc += ":" + strconv.Itoa(e.Line)
 	}
 	if e.Via != "" {
-		loc += " (included from " + e.Via + ")"
+		loc += " (" + e.Via + ")"
 	}
 	return "Rendering SLS " + loc + " failed: " + e.Err.Error()
 }
@@ -108,7 +108,13 @@ func NewRenderer() *Renderer {
 	filters := exec.NewFilterSet(map[string]exec.FilterFunction{})
 	filters.Update(builtins.Filters)
 	for name, f := range jinja.Filters() {
-		_ = filters.Replace(name, f)
+		// Replace only swaps a filter gonja has (tojson, unique);
+		// Register adds Salt's own.
+		if filters.Exists(name) {
+			_ = filters.Replace(name, f)
+		} else {
+			_ = filters.Register(name, f)
+		}
 	}
 	// Salt's Jinja options are Jinja's defaults (no trim_blocks,
 	// no lstrip_blocks), and so are gonja's.
@@ -203,7 +209,7 @@ func (r *Renderer) Jinja(ctx context.Context, src Source, saltenv, name string, 
 		if inner, ok := errors.AsType[*RenderError](err); ok {
 			e := *inner
 			if e.Via == "" {
-				e.Via = name
+				e.Via = "imported by " + name
 			}
 			return nil, &e
 		}

@@ -356,3 +356,30 @@ func TestRunNumbersAndShape(t *testing.T) {
 		}
 	}
 }
+
+// TestRelativeIncludes resolves .name from a file and from an init.sls
+// (whose package is itself), and ..name one level up.
+func TestRelativeIncludes(t *testing.T) {
+	high := compile(t, tree(t, map[string]string{
+		"main.sls":         "include:\n  - app\n",
+		"app/init.sls":     "include:\n  - .conf\napp_x:\n  cmd.ok\n",
+		"app/conf.sls":     "include:\n  - .sub.deep\n",
+		"app/sub/deep.sls": "include:\n  - ..top\ndeep_x:\n  cmd.ok\n",
+		"app/top.sls":      "top_x:\n  cmd.ok\n",
+		"broken.sls":       "include:\n  - ..nope\n",
+	}), map[string]any{}, "main")
+	if len(high.Errors) > 0 {
+		t.Fatalf("errors: %v", high.Errors)
+	}
+	var ids []string
+	for _, id := range high.IDs {
+		ids = append(ids, id.ID+"@"+id.SLS)
+	}
+	if got := strings.Join(ids, " "); got != "top_x@app.top deep_x@app.sub.deep app_x@app" {
+		t.Errorf("ids %s", got)
+	}
+	high = compile(t, tree(t, map[string]string{"main.sls": "include:\n  - ..nope\n"}), map[string]any{}, "main")
+	if len(high.Errors) != 1 || !strings.Contains(high.Errors[0], "goes beyond top level package") {
+		t.Errorf("errors %v", high.Errors)
+	}
+}

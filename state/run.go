@@ -462,7 +462,7 @@ func (x *run) call(ctx context.Context, c *Chunk, fun string, watched map[string
 		}
 	}
 	low := c.Low()
-	rctx := With(ctx, &Running{Test: x.Test, ID: c.ID, SLS: c.SLS, Saltenv: c.Env, Low: low,
+	rctx := With(ctx, &Running{Test: x.Test, ID: c.ID, SLS: c.SLS, Saltenv: c.Env, Low: low, ArgOrder: c.ArgOrder,
 		Template: x.Template, Watched: watched})
 	defer func() {
 		if p := recover(); p != nil {

@@ -66,6 +66,10 @@ type Running struct {
 	// Low is the whole low chunk (Salt's __low__): every argument the
 	// state was given, requisites included.
 	Low map[string]any
+	// ArgOrder is the order the SLS wrote the arguments in (keyword
+	// arguments reach a function as a map): module.run's new syntax runs
+	// its functions in that order.
+	ArgOrder []string
 	// Template renders src (a file.managed source or contents) with the
 	// named template engine ("jinja"), the state system's context
 	// (grains, pillar, salt, opts, saltenv) and the extra context given.

@@ -168,9 +168,16 @@ func filterLoadYAML(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Va
 	return exec.AsValue(v)
 }
 
+// filterLoadJSON checks the text is JSON, then decodes it as YAML (a
+// superset) so that integers stay integers, as Python's json keeps them.
 func filterLoadJSON(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	text := []byte(in.String())
+	if !json.Valid(text) {
+		var v any
+		return exec.AsValue(fmt.Errorf("load_json: %w", json.Unmarshal(text, &v)))
+	}
 	var v any
-	if err := json.Unmarshal([]byte(in.String()), &v); err != nil {
+	if err := yaml.Unmarshal(text, &v); err != nil {
 		return exec.AsValue(fmt.Errorf("load_json: %w", err))
 	}
 	return exec.AsValue(v)

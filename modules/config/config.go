@@ -1,9 +1,8 @@
 // Package config is Salt's config execution module: get, option, items,
 // dot_vals and valid_fileproto, over the agent's configuration (Salt's
-// __opts__) and grains. brine has no pillar yet, so the pillar and the
-// master's configuration published in it (pillar["master"]) are empty,
-// and Salt's built-in defaults for modules brine does not have (mongo.*,
-// ldap.*, …) are not there.
+// __opts__), grains and pillar. The master's configuration Salt
+// publishes in pillar["master"] is not there, nor Salt's built-in
+// defaults for modules brine does not have (mongo.*, ldap.*, …).
 package config
 
 import (
@@ -28,8 +27,8 @@ func Module(env *modules.Env) []function.Func {
 		{
 			Name: "config.get", ReadOnly: true,
 			Doc: "The value of key, nested keys separated by delimiter (default ':'), from the agent's configuration, " +
-				"else its grains (else default, \"\"). merge=recurse or overwrite merges the grains and the " +
-				"configuration (which wins) before looking.",
+				"else its grains, else its pillar (else default, \"\"). merge=recurse or overwrite merges the pillar, " +
+				"grains and configuration (which wins) before looking.",
 			Params: []function.Param{
 				{Name: "key", Kind: function.String, Required: true},
 				{Name: "default", Kind: function.Any, Default: ""},
@@ -37,7 +36,7 @@ func Module(env *modules.Env) []function.Func {
 				{Name: "merge", Kind: function.String},
 				omit("omit_opts"), omit("omit_pillar"), omit("omit_master"), omit("omit_grains"),
 			},
-			Run: func(_ context.Context, in *function.Input) (any, error) {
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
 				key, delim := in.String("key"), in.String("delimiter")
 				if in.Has("merge") {
 					strategy := in.String("merge")
@@ -45,14 +44,18 @@ func Module(env *modules.Env) []function.Func {
 						logger(env).Warn("config.get: unsupported merge strategy; falling back to recurse", "merge", strategy)
 						strategy = "recurse"
 					}
-					data := merge(map[string]any{}, grains(env), strategy)
+					data := map[string]any{}
+					if !in.Bool("omit_pillar") {
+						data = merge(data, pillar(ctx, env), strategy)
+					}
+					data = merge(data, grains(env), strategy)
 					data = merge(data, opts(env), strategy)
 					if v, ok := target.Traverse(data, key, delim); ok {
 						return v, nil
 					}
 					return in.Value("default"), nil
 				}
-				for _, src := range sources(env, in.Bool("omit_opts"), in.Bool("omit_grains")) {
+				for _, src := range sources(ctx, env, in.Bool("omit_opts"), in.Bool("omit_grains"), in.Bool("omit_pillar")) {
 					if v, ok := target.Traverse(src, key, delim); ok {
 						return v, nil
 					}
@@ -70,9 +73,9 @@ func Module(env *modules.Env) []function.Func {
 				omit("omit_opts"), omit("omit_grains"), omit("omit_pillar"), omit("omit_master"), omit("omit_all"),
 				{Name: "wildcard", Kind: function.Bool, Default: false},
 			},
-			Run: func(_ context.Context, in *function.Input) (any, error) {
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
 				all := in.Bool("omit_all")
-				srcs := sources(env, all || in.Bool("omit_opts"), all || in.Bool("omit_grains"))
+				srcs := sources(ctx, env, all || in.Bool("omit_opts"), all || in.Bool("omit_grains"), all || in.Bool("omit_pillar"))
 				value := in.String("value")
 				if in.Bool("wildcard") {
 					g := bus.CompileGlob(value)
@@ -131,9 +134,9 @@ func Module(env *modules.Env) []function.Func {
 var fileProto = regexp.MustCompile(`^(?:salt|https?|ftp)://`)
 
 // sources are where values are looked up, in Salt's order: the agent's
-// configuration, then its grains (then pillar and the master's
-// configuration in Salt, which brine does not have).
-func sources(env *modules.Env, omitOpts, omitGrains bool) []map[string]any {
+// configuration, then its grains, then its pillar (then the master's
+// configuration in Salt, which brine does not publish).
+func sources(ctx context.Context, env *modules.Env, omitOpts, omitGrains, omitPillar bool) []map[string]any {
 	var out []map[string]any
 	if !omitOpts {
 		out = append(out, opts(env))
@@ -141,7 +144,20 @@ func sources(env *modules.Env, omitOpts, omitGrains bool) []map[string]any {
 	if !omitGrains {
 		out = append(out, grains(env))
 	}
+	if !omitPillar {
+		out = append(out, pillar(ctx, env))
+	}
 	return out
+}
+
+// pillar is the pillar a call reads (a state run's, else the agent's).
+func pillar(ctx context.Context, env *modules.Env) map[string]any {
+	p, err := modules.PillarOf(ctx, env)
+	if err != nil {
+		logger(env).Warn("config: the pillar could not be read", "err", err)
+		return map[string]any{}
+	}
+	return p
 }
 
 func opts(env *modules.Env) map[string]any {

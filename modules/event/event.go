@@ -33,7 +33,7 @@ func Module(env *modules.Env) []function.Func {
 			},
 			VarKwargs: true,
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				data, err := Payload(env, in)
+				data, err := Payload(ctx, env, in)
 				if err != nil {
 					return nil, err
 				}
@@ -90,7 +90,7 @@ func Module(env *modules.Env) []function.Func {
 // Payload builds event.send's data as Salt does: the environment, grains
 // and options asked for, then the extra keywords (which include the
 // caller's __pub_* keys), then data, which wins.
-func Payload(env *modules.Env, in *function.Input) (map[string]any, error) {
+func Payload(ctx context.Context, env *modules.Env, in *function.Input) (map[string]any, error) {
 	out := map[string]any{}
 	if v, err := selection("with_env", in.Value("with_env"), environ()); err != nil {
 		return nil, err
@@ -102,7 +102,11 @@ func Payload(env *modules.Env, in *function.Input) (map[string]any, error) {
 	} else if v != nil {
 		out["grains"] = v
 	}
-	if v, err := selection("with_pillar", in.Value("with_pillar"), map[string]any{}); err != nil {
+	own, err := modules.PillarOf(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	if v, err := selection("with_pillar", in.Value("with_pillar"), own); err != nil {
 		return nil, err
 	} else if v != nil {
 		out["pillar"] = v

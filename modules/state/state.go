@@ -146,7 +146,7 @@ func (s *system) prepare(ctx context.Context, in *function.Input, exclusive bool
 	if in.Has("test") && in.Value("test") != nil {
 		r.test = truth(in.Value("test"))
 	}
-	r.events = truth(opts["state_events"]) || truth(in.Value("state_events"))
+	r.events = truth(opts["state_events"]) || truth(in.Value("state_events")) || truth(in.ExtraKwargs["state_events"])
 	release = func() {}
 	if !exclusive {
 		// Showing reads only: it neither waits for nor blocks a run.
@@ -313,6 +313,11 @@ func (s *system) single(ctx context.Context, in *function.Input) (any, error) {
 	}
 	args := []sls.Arg{{Key: "name", Value: in.String("name")}}
 	for k, v := range in.ExtraKwargs {
+		switch k {
+		case "state_events", "exclude", "pillarenv":
+			// The run's options, as for state.apply: not the function's.
+			continue
+		}
 		if !strings.HasPrefix(k, "__") {
 			args = append(args, sls.Arg{Key: k, Value: v})
 		}

@@ -82,9 +82,20 @@ func runState(ctx context.Context, env *modules.Env, in *function.Input) state.R
 }
 
 // newRun runs each function named by a key (a ":suffix" lets one function
-// run twice), in the keys' order.
+// run twice), in the order the SLS wrote them (sorted when that is not
+// known, as for state.single).
 func newRun(ctx context.Context, env *modules.Env, name string, kwargs map[string]any) state.Result {
-	funcs := slices.Sorted(maps.Keys(kwargs))
+	var funcs []string
+	for _, k := range state.From(ctx).ArgOrder {
+		if _, ok := kwargs[k]; ok && !slices.Contains(funcs, k) {
+			funcs = append(funcs, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(kwargs)) {
+		if !slices.Contains(funcs, k) {
+			funcs = append(funcs, k)
+		}
+	}
 	var missing, tests []string
 	for _, f := range funcs {
 		fun, _, _ := strings.Cut(f, ":")

@@ -118,3 +118,24 @@ func TestRun(t *testing.T) {
 		t.Errorf("cmd.run_all through module.run: %#v", r.Changes)
 	}
 }
+
+// The new syntax runs its functions in the order the SLS wrote them: a
+// file written then read.
+func TestRunInWrittenOrder(t *testing.T) {
+	reg := states(t)
+	path := filepath.Join(t.TempDir(), "f")
+	kwargs := map[string]any{
+		"name":       "ordered",
+		"file.write": []any{map[string]any{"path": path}, map[string]any{"args": []any{"written"}}},
+		"cmd.run":    []any{map[string]any{"cmd": "cat " + path}},
+	}
+	ctx := state.With(context.Background(), &state.Running{ArgOrder: []string{"name", "file.write", "cmd.run"}})
+	out, err := reg.Call(ctx, "module.run", nil, kwargs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := out.(state.Result)
+	if val(r.Result) != true || r.Changes["cmd.run"] != "written" {
+		t.Errorf("result %v, changes %v", val(r.Result), r.Changes)
+	}
+}

@@ -1,0 +1,41 @@
+package state_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/brinehq/brine/state"
+)
+
+// TestSaltFilters renders each of Salt's filters brine offers in an SLS
+// file: a filter that is not registered fails with "not found".
+func TestSaltFilters(t *testing.T) {
+	r := state.NewRenderer()
+	vars := map[string]any{"d": map[string]any{"a": map[string]any{"b": "deep"}, "l": []any{"x", "x", "y"}}}
+	for _, tc := range []struct{ src, want string }{
+		{`{{ d.l | json }}`, `["x","x","y"]`},
+		{`{{ d.l | tojson }}`, `["x","x","y"]`},
+		{`{{ d.a | yaml }}`, `{b: deep}`},
+		{`{{ ('{"k": 1}' | load_json).k }}`, `1`},
+		{`{{ ('k: v' | load_yaml).k }}`, `v`},
+		{`{{ d | traverse('a:b') }}`, `deep`},
+		{`{{ d | traverse('a:nope', 'dflt') }}`, `dflt`},
+		{`{{ d.l | unique | join(',') }}`, `x,y`},
+		{`{{ 'one' | sequence | join(',') }}`, `one`},
+		{`{{ 'yes' | to_bool }}`, `True`},
+		{`{{ 'abc123' | regex_match('([a-z]+)(\\d+)') }}`, `['abc', '123']`},
+		{`{{ 'x-abc' | regex_search('a(b)c') }}`, `['b']`},
+		{`{{ 'a1b2' | regex_replace('\\d', '#') }}`, `a#b#`},
+		{`{{ "it's" | quote }}`, `'it'"'"'s'`},
+		{`{{ 'say "hi"' | yaml_dquote }}`, `"say \"hi\""`},
+		{`{{ "it's" | yaml_squote }}`, `'it''s'`},
+		{`{% load_yaml as m %}k: v{% endload_yaml %}{{ m.k }}`, `v`},
+		{`{% set x = {'a': 1,} %}{{ x.a }}`, `1`},
+	} {
+		out, err := r.Jinja(context.Background(), memSource{}, "base", "t.sls", []byte(tc.src), vars)
+		if err != nil || strings.TrimSpace(string(out)) != tc.want {
+			t.Errorf("%s = %q, %v; want %q", tc.src, out, err, tc.want)
+		}
+	}
+}
