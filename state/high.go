@@ -74,7 +74,7 @@ type High struct {
 
 type extend struct {
 	id, sls, env string
-	body    yaml.MapSlice
+	body         yaml.MapSlice
 }
 
 type exclude struct{ sls, id string }
