@@ -16,8 +16,7 @@
 // with the master's, without fetching it, and nothing is written.
 //
 // Paths must be absolute (after ~ expansion), as in Salt. What is left
-// out: Windows ACLs, SELinux contexts and attrs, http(s)/ftp sources, and
-// contents_pillar (the agent has no pillar here).
+// out: Windows ACLs, SELinux contexts and attrs, and http(s)/ftp sources.
 package file
 
 import (
