@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/brinehq/brine/function"
@@ -34,11 +35,14 @@ func tree(t *testing.T, files map[string]string) state.Roots {
 func fakeStates(t *testing.T, calls *[]string) *function.Registry {
 	t.Helper()
 	reg := function.New()
+	var mu sync.Mutex // parallel states call at once
 	mk := func(name string, res func(n string, test bool) state.Result) function.Func {
 		return function.Func{Name: name, VarKwargs: true,
 			Params: []function.Param{{Name: "name", Kind: function.String, Required: true}},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				mu.Lock()
 				*calls = append(*calls, name+" "+in.String("name"))
+				mu.Unlock()
 				return res(in.String("name"), state.From(ctx).Test), nil
 			}}
 	}
