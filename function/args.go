@@ -225,8 +225,20 @@ func (in *Input) Map(name string) map[string]any { m, _ := in.args[name].(map[st
 // Fire fires an event caused by this call: the caller (the reactor) links it
 // to the event that triggered the call, which is what loop protection follows.
 func (in *Input) Fire(ctx context.Context, tag string, data map[string]any) error {
-	if in.fire == nil {
-		return fmt.Errorf("%s: %w", in.Func, ErrNoEvents)
+	if in.fire != nil {
+		return in.fire(ctx, tag, data)
 	}
-	return in.fire(ctx, tag, data)
+	if fire, ok := ctx.Value(fireKey{}).(FireFunc); ok {
+		return fire(ctx, tag, data)
+	}
+	return fmt.Errorf("%s: %w", in.Func, ErrNoEvents)
+}
+
+type fireKey struct{}
+
+// WithFire returns a context whose calls fire events with fire when their
+// caller gave none: an orchestration's steps call functions through the
+// state system, and their events belong to the orchestration's job.
+func WithFire(ctx context.Context, fire FireFunc) context.Context {
+	return context.WithValue(ctx, fireKey{}, fire)
 }

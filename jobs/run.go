@@ -170,6 +170,21 @@ var ErrNotAnnounced = errors.New("job events not stored")
 // is the function's failure (also in Result) or ErrNotAnnounced.
 func Call(ctx context.Context, c Caller, pub bus.Publisher, name string, args []any, kwargs map[string]any, user string, o bus.Origin) (Result, error) {
 	r := NewRun(name, args, kwargs, user, o)
+	return r.Call(ctx, c, pub, name, args, kwargs)
+}
+
+type runKey struct{}
+
+// RunOf returns the runner job a function is called for (its JID, user
+// and origin), nil outside one: orchestration keys its progress by it.
+func RunOf(ctx context.Context) *Run {
+	r, _ := ctx.Value(runKey{}).(*Run)
+	return r
+}
+
+// Call runs the registry function name as the job r (see Call).
+func (r *Run) Call(ctx context.Context, c Caller, pub bus.Publisher, name string, args []any, kwargs map[string]any) (Result, error) {
+	ctx = context.WithValue(ctx, runKey{}, r)
 	stored := make(chan error, 1)
 	go func() { stored <- r.Begin(ctx, pub) }()
 	ret, err := c.Call(ctx, name, args, kwargs, r.Fire(pub))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -155,4 +156,20 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// BatchSize reads a batch size, N agents or N% of total (at least one).
+func BatchSize(spec string, total int) (int, error) {
+	if p, ok := strings.CutSuffix(spec, "%"); ok {
+		pc, err := strconv.ParseFloat(p, 64)
+		if err != nil || pc <= 0 || pc > 100 {
+			return 0, fmt.Errorf("batch size %q: want N or a percentage between 0 and 100", spec)
+		}
+		return max(1, int(math.Ceil(float64(total)*pc/100))), nil
+	}
+	n, err := strconv.Atoi(spec)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("batch size %q: want a positive number of agents or N%%", spec)
+	}
+	return n, nil
 }

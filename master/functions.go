@@ -22,7 +22,7 @@ type provider interface {
 // providers lists every part that provides runner functions besides the
 // built-in ones: the one list both the master and DryRunFunctions use.
 func (m *Master) providers() []provider {
-	ps := []provider{m.mine, m.jobs, m.keys, m.agents, m.cloud}
+	ps := []provider{m.mine, m.jobs, m.keys, m.agents, m.cloud, m.orch}
 	for _, in := range m.integrations {
 		ps = append(ps, in)
 	}
@@ -51,7 +51,7 @@ var ErrNeedsMaster = errors.New("runs only on the master (brine reactor test has
 // exactly as the master would check it.
 func DryRunFunctions() (*function.Registry, error) {
 	parts := &Master{mine: mine.New(nil), jobs: jobs.NewStore(nil, nil), keys: keys.New(nil, bus.Emitter{}), agents: &agents{}, cloud: &cloud.Functions{},
-		integrations: Integrations()}
+		orch: &orchestrator{}, integrations: Integrations()}
 	reg := function.NewWithBuiltins()
 	for _, p := range parts.providers() {
 		for _, f := range p.Funcs() {

@@ -36,6 +36,7 @@ import (
 	"github.com/brinehq/brine/mine"
 	"github.com/brinehq/brine/reactor"
 	"github.com/brinehq/brine/reactor/kvdlq"
+	"github.com/brinehq/brine/state"
 )
 
 // Options are what a master starts from.
@@ -74,6 +75,7 @@ type Master struct {
 	// publisher sends jobs to agents and routes their returns.
 	publisher *publisher
 	pillars   *pillars
+	orch      *orchestrator
 	jobs      *jobs.Store
 	dlq       *kvdlq.Store
 	cloud     *cloud.Functions
@@ -158,6 +160,7 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	m.agents = newAgents(m)
 	m.publisher = newPublisher(m)
 	m.pillars = newPillars(m)
+	m.orch = &orchestrator{m: m, renderer: state.NewRenderer()}
 	for _, start := range []func(context.Context) error{
 		m.startStores,
 		m.startKeys,

@@ -10,9 +10,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -121,22 +119,6 @@ func (c *Client) Publish(ctx context.Context, job jobs.Targeted) (jobs.Published
 	return pub, nil
 }
 
-// BatchSize reads a batch size, N agents or N% of total (at least one).
-func BatchSize(spec string, total int) (int, error) {
-	if p, ok := strings.CutSuffix(spec, "%"); ok {
-		pc, err := strconv.ParseFloat(p, 64)
-		if err != nil || pc <= 0 || pc > 100 {
-			return 0, fmt.Errorf("batch size %q: want N or a percentage between 0 and 100", spec)
-		}
-		return max(1, int(math.Ceil(float64(total)*pc/100))), nil
-	}
-	n, err := strconv.Atoi(spec)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("batch size %q: want a positive number of agents or N%%", spec)
-	}
-	return n, nil
-}
-
 // returnEvent is one agent's return as the watch delivers it.
 type returnEvent struct {
 	jid, id string
@@ -175,7 +157,7 @@ func (c *Client) Run(ctx context.Context, job jobs.Targeted, o Options, report f
 	if len(rep.Minions) == 0 {
 		return &NoMatchError{Missing: rep.Missing}
 	}
-	size, err := BatchSize(o.Batch, len(rep.Minions))
+	size, err := jobs.BatchSize(o.Batch, len(rep.Minions))
 	if err != nil {
 		return err
 	}

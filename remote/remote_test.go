@@ -212,7 +212,7 @@ func TestRunNoMatch(t *testing.T) {
 
 func TestBatchSize(t *testing.T) {
 	for spec, want := range map[string]int{"3": 3, "10%": 1, "50%": 5, "100%": 10, "0": -1, "x": -1, "101%": -1, "0%": -1} {
-		got, err := BatchSize(spec, 10)
+		got, err := jobs.BatchSize(spec, 10)
 		if want < 0 && err == nil || want >= 0 && (err != nil || got != want) {
 			t.Errorf("BatchSize(%q, 10) = %d, %v; want %d", spec, got, err, want)
 		}

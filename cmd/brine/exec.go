@@ -215,7 +215,7 @@ func (f *execFlags) run(cmd *cobra.Command, g *globalFlags, args []string) error
 		return nil
 	}
 	if f.batch != "" {
-		if _, err := remote.BatchSize(f.batch, 1); err != nil {
+		if _, err := jobs.BatchSize(f.batch, 1); err != nil {
 			return usageError{fmt.Errorf("--batch-size: %w", err)}
 		}
 	}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/user"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,12 +17,14 @@ import (
 
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/master/rpc"
+	"github.com/brinehq/brine/output"
 )
 
 func newRunCmd(g *globalFlags) *cobra.Command {
 	var (
 		cf     clientFlags
 		asJSON bool
+		state  stateFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run FUN [ARG…] [KEY=VALUE…]",
@@ -63,11 +67,28 @@ code is 1 when the function failed.`,
 				return fmt.Errorf("run: reply: %w", err)
 			}
 			out := cmd.OutOrStdout()
+			printed, retcode := false, 0
 			if asJSON {
 				if _, err := fmt.Fprintf(out, "%s\n", reply); err != nil {
 					return err
 				}
-			} else if res.Success || string(res.Return) != "null" {
+				printed = true
+			}
+			// A return naming its outputter (state.orchestrate's
+			// {data, outputter, retcode}) prints as Salt's salt-run does,
+			// and its retcode is the exit status.
+			if v, err := output.Decode(res.Return); err == nil {
+				if m, ok := v.(map[string]any); ok && m["outputter"] != nil && m["data"] != nil {
+					retcode = int(number(m["retcode"]))
+					if !printed {
+						if err := printOutputter(out, m, state); err != nil {
+							return err
+						}
+						printed = true
+					}
+				}
+			}
+			if !printed && (res.Success || string(res.Return) != "null") {
 				if err := printYAML(out, res.Return); err != nil {
 					return err
 				}
@@ -75,12 +96,16 @@ code is 1 when the function failed.`,
 			if !res.Success {
 				return fmt.Errorf("%s failed (job %s): %s", req.Fun, res.JID, res.Error)
 			}
+			if retcode != 0 {
+				return retcodeError{code: retcode, err: fmt.Errorf("%s: a step failed (job %s, retcode %d)", req.Fun, res.JID, retcode)}
+			}
 			return nil
 		},
 	}
 	cf.register(cmd)
 	cf.longTimeout(cmd, "give up when the job has not returned within this time (the job goes on)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"jid", "fun", "return", "success", "error"} as JSON`)
+	state.add(cmd.Flags())
 	return cmd
 }
 
@@ -181,4 +206,43 @@ func stateEvent(cmd *cobra.Command, g *globalFlags, cf *clientFlags, req rpc.Run
 	w.SetErr(cmd.ErrOrStderr())
 	w.SilenceErrors, w.SilenceUsage = true, true
 	return w.ExecuteContext(cmd.Context())
+}
+
+// printOutputter prints a return's data with the outputter it names
+// (highstate for orchestrations), each minion id in turn.
+func printOutputter(w io.Writer, ret map[string]any, state stateFlags) error {
+	format, _ := ret["outputter"].(string)
+	if output.Check(format) != nil {
+		format = "nested"
+	}
+	data, ok := ret["data"].(map[string]any)
+	if !ok {
+		return printYAMLValue(w, ret["data"])
+	}
+	var rets output.Returns
+	for _, id := range slices.Sorted(maps.Keys(data)) {
+		rets.Add(id, data[id])
+	}
+	return output.Write(w, format, rets, output.Options{Color: paletteFor(w, false).on, StateOutput: state.output, StateQuiet: !state.verbose})
+}
+
+func printYAMLValue(w io.Writer, v any) error {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+func number(v any) float64 {
+	switch v := v.(type) {
+	case int64:
+		return float64(v)
+	case float64:
+		return v
+	case int:
+		return float64(v)
+	}
+	return 0
 }

@@ -1,0 +1,279 @@
+package master
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/brinehq/brine/agent/proto"
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/state"
+	"github.com/brinehq/brine/states/event"
+	"github.com/brinehq/brine/states/module"
+	"github.com/brinehq/brine/states/saltmod"
+	"github.com/brinehq/brine/states/test"
+)
+
+// orchestrator is Salt's orchestrate runner: SLS files from file_roots,
+// rendered and run by the same state engine as agents' states, on the
+// master, whose steps (salt.function, salt.state, salt.runner,
+// salt.wheel) publish jobs to agents and call the master's functions.
+type orchestrator struct {
+	m        *Master
+	renderer *state.Renderer
+}
+
+// masterStates are the state modules an orchestration may use, one line
+// each: the salt.* steps, and those of the agents' that make sense on
+// the master (test.*, event.send, module.run of the master's functions).
+func (o *orchestrator) masterStates() []modules.Module {
+	return []modules.Module{
+		saltmod.New(minions{o.m}),
+		test.Module,
+		event.Module,
+		module.Module,
+	}
+}
+
+// Funcs implements provider.
+func (o *orchestrator) Funcs() []function.Func {
+	run := []function.Param{
+		{Name: "mods", Kind: function.Any, Required: true},
+		{Name: "saltenv", Kind: function.String, Default: "base"},
+		{Name: "test", Kind: function.Any},
+		{Name: "exclude", Kind: function.Any},
+		{Name: "pillar", Kind: function.Map},
+		{Name: "pillarenv", Kind: function.String},
+		{Name: "orchestration_jid", Kind: function.String},
+	}
+	orch := function.Func{
+		Name: "state.orchestrate", Out: "highstate",
+		Doc: "Run the orchestration SLS named in mods (from file_roots) on the master: its steps publish jobs to " +
+			"agents (salt.function, salt.state) and call the master's functions (salt.runner, salt.wheel).",
+		Params: run,
+		Run:    o.orchestrate,
+	}
+	alias := orch
+	alias.Name, alias.Doc = "state.orch", "The same as state.orchestrate."
+	return []function.Func{orch, alias,
+		{
+			Name: "state.orchestrate_single", Out: "highstate",
+			Doc: "Run one orchestration step: fun (salt.function, salt.state…) with name and the other keywords.",
+			Params: []function.Param{
+				{Name: "fun", Kind: function.String, Required: true},
+				{Name: "name", Kind: function.String, Required: true},
+				{Name: "test", Kind: function.Any},
+				{Name: "pillar", Kind: function.Map},
+			},
+			VarKwargs: true,
+			Run:       o.single,
+		},
+		{
+			Name: "state.orch_show_sls", ReadOnly: true,
+			Doc:    "The high data of the orchestration SLS named in mods, rendered, not run.",
+			Params: run,
+			Run:    o.show,
+		},
+	}
+}
+
+// id is the orchestration's minion id in its return: Salt's
+// <master id>_master.
+func (o *orchestrator) id() string { return o.m.cfg.Settings.ID + "_master" }
+
+// env is the Env the master's state modules run with: the master's
+// functions, its events.
+func (o *orchestrator) env(ctx context.Context) (*modules.Env, error) {
+	env := &modules.Env{
+		ID:        o.id(),
+		Grains:    func() map[string]any { return map[string]any{"id": o.id()} },
+		Opts:      func() map[string]any { return map[string]any{"id": o.id(), "__role": "master"} },
+		Log:       o.m.component("orchestrate"),
+		Functions: o.m.funcs,
+	}
+	env.States = function.New()
+	for _, mod := range o.masterStates() {
+		if err := env.States.RegisterAll(mod(env)); err != nil {
+			return nil, err
+		}
+	}
+	return env, nil
+}
+
+// compiler renders orchestration SLS files from file_roots with the
+// master's pillar (pillar_roots for <id>_master) and pillar= merged over
+// it.
+func (o *orchestrator) compiler(ctx context.Context, in *function.Input) (*state.Compiler, map[string]any, error) {
+	roots, err := o.m.roots()
+	if err != nil {
+		return nil, nil, err
+	}
+	pillar := o.m.pillars.compile(ctx, o.id(), proto.PillarRequest{Grains: map[string]any{"id": o.id()}})
+	if errs, ok := pillar["_errors"]; ok {
+		return nil, nil, fmt.Errorf("the master's pillar did not compile: %v", errs)
+	}
+	if over := in.Map("pillar"); over != nil {
+		pillar, _ = state.Merge(pillar, over).(map[string]any)
+	}
+	names := o.m.funcs.Names()
+	salt := jinja.Salt(names, func(name string, args []any, kwargs map[string]any) (any, error) {
+		return o.m.funcs.Call(ctx, name, args, kwargs, nil)
+	})
+	grains := map[string]any{"id": o.id()}
+	opts := map[string]any{"id": o.id()}
+	return &state.Compiler{Renderer: o.renderer, Source: state.Roots(roots), Vars: func(saltenv string) map[string]any {
+		return map[string]any{"grains": grains, "pillar": pillar, "opts": opts, "salt": salt, "saltenv": saltenv}
+	}}, pillar, nil
+}
+
+// orchestrate is state.orchestrate: Salt's return
+// {data: {<id>_master: results}, outputter: highstate, retcode}.
+func (o *orchestrator) orchestrate(ctx context.Context, in *function.Input) (any, error) {
+	c, pillar, err := o.compiler(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	h := c.Compile(ctx, in.String("saltenv"), modsOf(in.Value("mods")))
+	if ex := in.Value("exclude"); ex != nil {
+		h.Exclude(anyList(ex))
+	}
+	chunks := h.Chunks()
+	if len(h.Errors) > 0 {
+		return o.reply(toAnyList(h.Errors), 1), nil
+	}
+	return o.runChunks(ctx, in, c, pillar, chunks)
+}
+
+func (o *orchestrator) runChunks(ctx context.Context, in *function.Input, c *state.Compiler, pillar map[string]any, chunks []*state.Chunk) (any, error) {
+	env, err := o.env(ctx)
+	if err != nil {
+		return nil, err
+	}
+	saltenv := in.String("saltenv")
+	if saltenv == "" {
+		saltenv = "base"
+	}
+	r := &state.Runner{
+		Funcs: env.States,
+		Test:  truthy(in.Value("test")),
+		Exec: func(ctx context.Context, name string, args []any, kwargs map[string]any) (any, error) {
+			return o.m.funcs.Call(ctx, name, args, kwargs, nil)
+		},
+		Template: func(ctx context.Context, engine, name string, src []byte, extra map[string]any) ([]byte, error) {
+			vars := c.Vars(saltenv)
+			maps.Copy(vars, extra)
+			return c.Renderer.Jinja(ctx, c.Source, saltenv, name, src, vars)
+		},
+	}
+	run := jobs.RunOf(ctx)
+	if run != nil {
+		fire := run.Fire(o.m.bus)
+		ctx = function.WithFire(ctx, fire)
+		r.Progress = func(tag string, res map[string]any, total int) {
+			n := fmt.Sprint(res["__run_num__"])
+			data := map[string]any{"tag": tag, "ret": res, "len": total, "jid": run.JID}
+			if err := fire(ctx, jobs.RunTag(run.JID, "prog/"+n), data); err != nil {
+				o.m.log.Error("orchestrate: progress event", "jid", run.JID, "err", err)
+			}
+		}
+	}
+	ctx = modules.WithPillar(ctx, pillar)
+	ret := r.Run(ctx, chunks)
+	code := 0
+	if state.AnyFailed(ret) {
+		code = 1
+	}
+	return o.reply(ret, code), nil
+}
+
+// reply is Salt's orchestrate return.
+func (o *orchestrator) reply(data any, retcode int) map[string]any {
+	return map[string]any{"data": map[string]any{o.id(): data}, "outputter": "highstate", "retcode": retcode}
+}
+
+// single is state.orchestrate_single.
+func (o *orchestrator) single(ctx context.Context, in *function.Input) (any, error) {
+	c, pillar, err := o.compiler(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	mod, fun, ok := strings.Cut(in.String("fun"), ".")
+	if !ok {
+		return nil, fmt.Errorf("fun %q is not module.function", in.String("fun"))
+	}
+	args := []state.Arg{{Key: "name", Value: in.String("name")}}
+	for k, v := range in.ExtraKwargs {
+		if !strings.HasPrefix(k, "__") {
+			args = append(args, state.Arg{Key: k, Value: v})
+		}
+	}
+	h := state.Single(&state.Decl{Module: mod, Fun: fun, Args: args}, "base")
+	chunks := h.Chunks()
+	if len(h.Errors) > 0 {
+		return o.reply(toAnyList(h.Errors), 1), nil
+	}
+	return o.runChunks(ctx, in, c, pillar, chunks)
+}
+
+// show is state.orch_show_sls.
+func (o *orchestrator) show(ctx context.Context, in *function.Input) (any, error) {
+	c, _, err := o.compiler(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	h := c.Compile(ctx, in.String("saltenv"), modsOf(in.Value("mods")))
+	if len(h.Errors) > 0 {
+		return toAnyList(h.Errors), nil
+	}
+	return h.Show(), nil
+}
+
+func modsOf(v any) []string {
+	var out []string
+	for _, x := range anyList(v) {
+		for _, p := range strings.Split(fmt.Sprint(x), ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func anyList(v any) []any {
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		return v
+	}
+	return []any{v}
+}
+
+func toAnyList(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+func truthy(v any) bool {
+	switch v := v.(type) {
+	case bool:
+		return v
+	case string:
+		return strings.EqualFold(v, "true")
+	}
+	return false
+}
+
+// Targets implements saltmod.Minions.
+func (x minions) Targets(ctx context.Context, tgt any, tgtType string) ([]string, error) {
+	ids, _, err := x.m.publisher.Targets(ctx, tgt, tgtType)
+	return ids, err
+}
