@@ -101,7 +101,7 @@ func TestCloseOrphansEndsWhatTheMasterOwned(t *testing.T) {
 	waitJob(mine.JID, func(j *Job) bool { return j.Active() })
 	waitJob(other.JID, func(j *Job) bool { return j.Active() })
 
-	closed, err := s.CloseOrphans(ctx, b, []string{"brine://m1/run", "brine://m1/reactor"}, bus.Origin{Source: "brine://m1/jobs"})
+	closed, _, err := s.CloseOrphans(ctx, b, []string{"brine://m1/run", "brine://m1/reactor"}, bus.Origin{Source: "brine://m1/jobs"}, nil)
 	if err != nil || !reflect.DeepEqual(closed, []string{mine.JID}) {
 		t.Fatalf("closed %v, %v; want only %s", closed, err, mine.JID)
 	}

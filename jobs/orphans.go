@@ -18,23 +18,28 @@ var ErrInterrupted = errors.New("interrupted: the master stopped (a crash, SIGKI
 // start, a master closes what it owned and did not finish, so that no job
 // stays "running" forever. Each gets its ret event (success false,
 // interrupted true) through pub, with origin; the jobs closed are returned.
-func (s *Store) CloseOrphans(ctx context.Context, pub bus.Publisher, sources []string, origin bus.Origin) ([]string, error) {
+// The jobs resumable accepts are left running and returned apart: the
+// master resumes them (orchestrations started with brine run).
+func (s *Store) CloseOrphans(ctx context.Context, pub bus.Publisher, sources []string, origin bus.Origin, resumable func(*Job) bool) (closed []string, resume []*Job, err error) {
 	list, err := s.List(ctx, Filter{Active: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var closed []string
 	for _, j := range list {
 		if j.Kind != KindRun || !slices.Contains(sources, j.Source) {
 			continue
 		}
+		if resumable != nil && resumable(j) {
+			resume = append(resume, j)
+			continue
+		}
 		r := &Run{JID: j.JID, Fun: j.Fun, FunArgs: j.Arg, User: j.User, Origin: origin, Start: j.StartTime}
 		if err := r.End(ctx, pub, nil, ErrInterrupted, map[string]any{"interrupted": true}); err != nil {
-			return closed, fmt.Errorf("closing interrupted job %s: %w", j.JID, err)
+			return closed, resume, fmt.Errorf("closing interrupted job %s: %w", j.JID, err)
 		}
 		closed = append(closed, j.JID)
 	}
-	return closed, nil
+	return closed, resume, nil
 }
 
 // Rerun finds the job that ran an interrupted job's work again: the first

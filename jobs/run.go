@@ -184,9 +184,23 @@ func RunOf(ctx context.Context) *Run {
 
 // Call runs the registry function name as the job r (see Call).
 func (r *Run) Call(ctx context.Context, c Caller, pub bus.Publisher, name string, args []any, kwargs map[string]any) (Result, error) {
-	ctx = context.WithValue(ctx, runKey{}, r)
 	stored := make(chan error, 1)
 	go func() { stored <- r.Begin(ctx, pub) }()
+	return r.finish(ctx, c, pub, name, args, kwargs, stored)
+}
+
+// Resume runs again, as the same job, a job an earlier run of the master
+// began and did not end (its new event is stored already): the function
+// finds what the job did before through RunOf (an orchestration's
+// steps), and the job ends with one ret event.
+func (r *Run) Resume(ctx context.Context, c Caller, pub bus.Publisher, name string, args []any, kwargs map[string]any) (Result, error) {
+	stored := make(chan error, 1)
+	stored <- nil
+	return r.finish(ctx, c, pub, name, args, kwargs, stored)
+}
+
+func (r *Run) finish(ctx context.Context, c Caller, pub bus.Publisher, name string, args []any, kwargs map[string]any, stored chan error) (Result, error) {
+	ctx = context.WithValue(ctx, runKey{}, r)
 	ret, err := c.Call(ctx, name, args, kwargs, r.Fire(pub))
 	res := Result{JID: r.JID, Fun: r.Fun, Return: Redact(ret), Success: err == nil, Duration: time.Since(r.Start)}
 	if err != nil {

@@ -78,6 +78,10 @@ type Job struct {
 	// SIGKILL); Rerun is the job that ran the same thing again, when known.
 	Interrupted bool   `json:"interrupted,omitempty"`
 	Rerun       string `json:"rerun,omitempty"`
+	// Steps are an orchestration's finished steps, by state key, each
+	// with Salt's result fields: what `brine jobs show` shows of a run in
+	// progress, and what a master resuming it does not run again.
+	Steps map[string]any `json:"steps,omitempty"`
 	// Revision is the record's key-value revision.
 	Revision uint64 `json:"-"`
 }
@@ -286,7 +290,8 @@ func isOtherTag(tag string) bool {
 
 // ParseTag splits a job event tag: salt/run/<jid>/new|ret,
 // salt/job/<jid>/new, salt/job/<jid>/ret/<minion>. ok is false for any other
-// tag (including salt/job/<jid>/prog/… and …/sub/…).
+// tag (including salt/job/<jid>/prog/… and …/sub/…), but an
+// orchestration's salt/run/<jid>/prog/<n> (what "prog").
 func ParseTag(tag string) (kind, jid, what, minion string, ok bool) {
 	parts := strings.Split(tag, "/")
 	if len(parts) < 4 || parts[0] != "salt" || !IsJID(parts[2]) {
@@ -295,6 +300,8 @@ func ParseTag(tag string) (kind, jid, what, minion string, ok bool) {
 	kind, jid, what = parts[1], parts[2], parts[3]
 	switch {
 	case kind == KindRun && len(parts) == 4 && (what == "new" || what == "ret"):
+		return kind, jid, what, "", true
+	case kind == KindRun && len(parts) == 5 && what == "prog":
 		return kind, jid, what, "", true
 	case kind == KindJob && len(parts) == 4 && what == "new":
 		return kind, jid, what, "", true
@@ -354,6 +361,10 @@ func (e *jobEvent) apply(j *Job) {
 	switch {
 	case e.what == "new":
 		mergeNew(j, e.ev, e.data)
+	case e.what == "prog":
+		if tag, ok := e.data["tag"].(string); ok {
+			j.addStep(tag, e.data["ret"])
+		}
 	case e.kind == KindRun:
 		mergeRunRet(j, e.ev, e.data)
 	default:
@@ -452,6 +463,27 @@ func mergeMinionRet(j *Job, ev *bus.Event, minion string, data map[string]any) {
 		j.Minions = append(j.Minions, minion)
 	}
 	j.finishIfComplete(ev.Time)
+}
+
+// addStep keeps one finished orchestration step.
+func (j *Job) addStep(tag string, ret any) {
+	if j.Steps == nil {
+		j.Steps = map[string]any{}
+	}
+	j.Steps[tag] = Redact(ret)
+}
+
+// RecordStep stores an orchestration's finished step in its job record
+// at once (the step's progress event is recorded too, later, with the
+// same content): a master killed after it resumes the run without the
+// step.
+func (s *Store) RecordStep(ctx context.Context, jid, tag string, ret map[string]any) error {
+	return s.update(ctx, jid, func(j *Job) {
+		if j.Kind == "" {
+			j.Kind = KindRun
+		}
+		j.addStep(tag, ret)
+	})
 }
 
 // finishIfComplete ends a targeted job once every targeted minion returned.

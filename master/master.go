@@ -76,11 +76,14 @@ type Master struct {
 	publisher *publisher
 	pillars   *pillars
 	orch      *orchestrator
-	jobs      *jobs.Store
-	dlq       *kvdlq.Store
-	cloud     *cloud.Functions
-	reactor   *reactor.Reactor
-	api       *api.Server // nil when the configuration has no api: section
+	// resume are orchestrations an earlier run of this master did not
+	// finish, resumed once it has started.
+	resume  []*jobs.Job
+	jobs    *jobs.Store
+	dlq     *kvdlq.Store
+	cloud   *cloud.Functions
+	reactor *reactor.Reactor
+	api     *api.Server // nil when the configuration has no api: section
 
 	integrations []integrations.Integration
 
@@ -177,6 +180,7 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	}
 	m.handleRequests()
 	m.agents.serve(m.ctx)
+	m.resumeOrchestrations()
 	m.served = true
 	m.grp.Go(func() error { return m.gateway.Run(m.ctx) })
 
@@ -296,10 +300,15 @@ func (m *Master) startStores(ctx context.Context) error {
 	// Jobs this master started and did not finish died with it: close them
 	// as interrupted (a reaction's event comes again and re-runs it).
 	owned := []string{m.source + "/run", m.source + "/jobs", m.source + "/reactor"}
-	closed, err := m.jobs.CloseOrphans(ctx, m.bus, owned, bus.Origin{Source: m.source + "/jobs"})
+	// An orchestration started with brine run is resumed instead, from
+	// its first unfinished step, once every part is up (resumeOrchestrations).
+	closed, resume, err := m.jobs.CloseOrphans(ctx, m.bus, owned, bus.Origin{Source: m.source + "/jobs"}, func(j *jobs.Job) bool {
+		return j.Source == m.source+"/run" && isOrchestration(j.Fun)
+	})
 	if err != nil {
 		return err
 	}
+	m.resume = resume
 	if len(closed) > 0 {
 		m.component("jobs").Warn("closed jobs an earlier run of this master did not finish", "jids", closed)
 	}

@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"time"
 
 	"github.com/brinehq/brine/agent/proto"
+	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/keys"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/state"
 	"github.com/brinehq/brine/states/event"
@@ -171,9 +174,24 @@ func (o *orchestrator) runChunks(ctx context.Context, in *function.Input, c *sta
 	}
 	run := jobs.RunOf(ctx)
 	if run != nil {
+		// A job the master resumes has the steps it finished before.
+		if j, err := o.m.jobs.Get(ctx, run.JID); err == nil && len(j.Steps) > 0 {
+			r.Done = map[string]map[string]any{}
+			for tag, res := range j.Steps {
+				if m, ok := res.(map[string]any); ok {
+					r.Done[tag] = m
+				}
+			}
+			o.m.component("orchestrate").Info("resuming the orchestration", "jid", run.JID, "finished_steps", len(r.Done))
+		}
 		fire := run.Fire(o.m.bus)
 		ctx = function.WithFire(ctx, fire)
 		r.Progress = func(tag string, res map[string]any, total int) {
+			// Kept in the job's record before the next step starts: a
+			// master killed now resumes after this step.
+			if err := o.m.jobs.RecordStep(ctx, run.JID, tag, res); err != nil {
+				o.m.log.Error("orchestrate: recording a step", "jid", run.JID, "step", tag, "err", err)
+			}
 			n := fmt.Sprint(res["__run_num__"])
 			data := map[string]any{"tag": tag, "ret": res, "len": total, "jid": run.JID}
 			if err := fire(ctx, jobs.RunTag(run.JID, "prog/"+n), data); err != nil {
@@ -276,4 +294,62 @@ func truthy(v any) bool {
 func (x minions) Targets(ctx context.Context, tgt any, tgtType string) ([]string, error) {
 	ids, _, err := x.m.publisher.Targets(ctx, tgt, tgtType)
 	return ids, err
+}
+
+// isOrchestration says whether a runner job's function is one this
+// master resumes (Salt's names, as runner events carry them).
+func isOrchestration(fun string) bool {
+	switch strings.TrimPrefix(fun, "runner.") {
+	case "state.orchestrate", "state.orch":
+		return true
+	}
+	return false
+}
+
+// resumeOrchestrations runs again, as the same jobs, the orchestrations an
+// earlier run of this master began and did not end: the steps they
+// finished are kept, the others run.
+func (m *Master) resumeOrchestrations() {
+	for _, j := range m.resume {
+		args, kwargs := splitFunArgs(j.Arg)
+		name := strings.TrimPrefix(j.Fun, "runner.")
+		r := &jobs.Run{JID: j.JID, Fun: j.Fun, FunArgs: j.Arg, User: j.User, Origin: bus.Origin{Source: j.Source}, Start: j.StartTime}
+		m.component("orchestrate").Warn("resuming an orchestration this master did not finish", "jid", j.JID, "finished_steps", len(j.Steps))
+		m.grp.Go(func() error {
+			m.agentsBack(m.ctx, resumeWait)
+			if _, err := r.Resume(m.ctx, m.funcs, m.bus, name, args, kwargs); err != nil && m.ctx.Err() == nil {
+				m.component("orchestrate").Error("resumed orchestration", "jid", j.JID, "err", err)
+			}
+			return nil
+		})
+	}
+	m.resume = nil
+}
+
+// splitFunArgs reads Salt's fun_args: positional arguments, then the
+// keyword arguments as one mapping.
+func splitFunArgs(funArgs []any) ([]any, map[string]any) {
+	if n := len(funArgs); n > 0 {
+		if kw, ok := funArgs[n-1].(map[string]any); ok {
+			return funArgs[:n-1], kw
+		}
+	}
+	return funArgs, nil
+}
+
+// resumeWait bounds how long a resumed orchestration waits for the agents
+// to reconnect to the restarted master before its next step.
+const resumeWait = 20 * time.Second
+
+// agentsBack waits until every agent with an accepted key is connected
+// again, or max: a step published before would find them away.
+func (m *Master) agentsBack(ctx context.Context, max time.Duration) {
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		l, err := m.keys.List(ctx, keys.Accepted)
+		if err == nil && len(m.agents.Connected()) >= len(l[keys.ListName(keys.Accepted)]) {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -383,3 +383,26 @@ func TestRelativeIncludes(t *testing.T) {
 		t.Errorf("errors %v", high.Errors)
 	}
 }
+
+// TestResume runs a chain whose first steps an earlier run finished:
+// they are not run again, their results are kept, and run numbers go on.
+func TestResume(t *testing.T) {
+	files := map[string]string{"main.sls": "a:\n  pkg.changes\nb:\n  pkg.ok:\n    - require:\n      - pkg: a\nc:\n  pkg.ok:\n    - require:\n      - pkg: b\n"}
+	done := map[string]map[string]any{
+		"pkg_|-a_|-a_|-changes": {"result": true, "changes": map[string]any{"a": "new"}, "comment": "before", "__run_num__": int64(0)},
+		"pkg_|-b_|-b_|-ok":      {"result": true, "changes": map[string]any{}, "comment": "before", "__run_num__": int64(1)},
+	}
+	ret, calls, errs := runSLS(t, files, state.Runner{Done: done})
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	if strings.Join(calls, ";") != "pkg.ok c" {
+		t.Errorf("calls %v", calls)
+	}
+	if r := res(t, ret, "pkg_|-a_|-a_|-changes"); r["comment"] != "before" {
+		t.Errorf("a: %v", r)
+	}
+	if r := res(t, ret, "pkg_|-c_|-c_|-ok"); fmt.Sprint(r["__run_num__"]) != "2" {
+		t.Errorf("c: %v", r)
+	}
+}

@@ -35,6 +35,10 @@ type Runner struct {
 	Progress func(tag string, result map[string]any, total int)
 	// Sleep waits between retries (nil: time, cancelled with ctx).
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Done are results of chunks an earlier run finished, by tag: they
+	// are not run again, and what requires them sees their result (a
+	// resumed orchestration).
+	Done map[string]map[string]any
 }
 
 // Run runs chunks (ordered, as Chunks returns them) and returns Salt's
@@ -42,6 +46,14 @@ type Runner struct {
 func (r *Runner) Run(ctx context.Context, chunks []*Chunk) map[string]any {
 	x := &run{Runner: r, chunks: chunks, index: newChunkIndex(chunks), results: map[*Chunk]map[string]any{},
 		active: map[*Chunk]bool{}, pending: map[*Chunk]chan struct{}{}}
+	for _, c := range chunks {
+		if res, ok := r.Done[c.Tag]; ok {
+			x.results[c] = res
+			if n, ok := number(res["__run_num__"]); ok && int(n) >= x.runNum {
+				x.runNum = int(n) + 1
+			}
+		}
+	}
 	for _, c := range chunks {
 		if x.stopped() {
 			break

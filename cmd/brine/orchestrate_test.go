@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,6 +107,32 @@ c:
     - tgt: web01
     - arg:
       - echo "event {{ pillar['event_tag'] }} version {{ pillar['event_data']['version'] }}" >> `+logFile+`
+`)
+	writeFile(t, filepath.Join(srv, "orch", "resume.sls"), `one:
+  salt.function:
+    - name: cmd.run
+    - tgt: web01
+    - arg: ["echo one >> `+logFile+`"]
+wait:
+  salt.runner:
+    - name: test.sleep
+    - s_time: 3
+    - require:
+      - salt: one
+two:
+  salt.function:
+    - name: cmd.run
+    - tgt: web01
+    - arg: ["echo two >> `+logFile+`"]
+    - require:
+      - salt: wait
+three:
+  salt.function:
+    - name: cmd.run
+    - tgt: web01
+    - arg: ["echo three >> `+logFile+`"]
+    - require:
+      - salt: two
 `)
 	writeFile(t, filepath.Join(srv, "reactor", "orch.sls"), `orchestrate_deploy:
   runner.state.orchestrate:
@@ -233,6 +261,38 @@ reactor:
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
+	})
+
+	t.Run("a master killed between steps resumes", func(t *testing.T) {
+		os.Remove(logFile)
+		// The client loses its master (and gives up); the job goes on.
+		client := exec.Command(brineBin, "-c", m.confDir, "run", "state.orchestrate", "orch.resume", "--timeout", "2s")
+		if err := client.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = client.Process.Kill(); _ = client.Wait() }()
+		ev, _ := evs.wait(t, "step one's progress", func(ev *bus.Event, d map[string]any) bool {
+			return strings.Contains(ev.Tag, "/prog/") && d["tag"] == "salt_|-one_|-cmd.run_|-function"
+		})
+		jid := strings.Split(ev.Tag, "/")[2]
+		evs.stop()
+		m.stop(syscall.SIGKILL) // during the wait step, before step two
+		m.start()
+		evs2 := watchEvents(t, m, t0)
+		_, ret := evs2.wait(t, "the resumed orchestration's end", tagIs("salt/run/"+jid+"/ret", nil))
+		if ret["success"] != true {
+			t.Errorf("ret: %v", ret)
+		}
+		if got := readLog(); got != "one\ntwo\nthree" {
+			t.Errorf("actions after the restart:\n%s", got)
+		}
+		out, _, code := m.run(nil, "jobs", "show", jid, "--json")
+		for _, step := range []string{"salt_|-one_|-cmd.run_|-function", "salt_|-two_|-cmd.run_|-function", "salt_|-three_|-cmd.run_|-function"} {
+			if code != 0 || !strings.Contains(out, step) {
+				t.Errorf("brine jobs show %s: no step %s (exit %d)\n%s", jid, step, code, out)
+			}
+		}
+		evs = evs2
 	})
 
 	t.Run("errors", func(t *testing.T) {

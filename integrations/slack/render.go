@@ -173,6 +173,9 @@ func (s *state) renderJob(i int, r *Rule, channel string, ev *bus.Event, lookup 
 		}
 		return []message{m}, nil
 	}
+	if what == "prog" {
+		return s.renderStep(channel, key, ev, lookup), nil
+	}
 	// A result: under its parent when the start was posted; on its own
 	// (with the command) when the start was not seen but the rule selects
 	// what the result tells.
@@ -420,4 +423,40 @@ func stateSummary(ret any) (string, bool) {
 		}
 	}
 	return strings.Join(out, "\n"), true
+}
+
+// renderStep is an orchestration step's end, in its job's thread (when
+// the job's start was posted): a person follows the run step by step.
+func (s *state) renderStep(channel, key string, ev *bus.Event, lookup func(string) *thread) []message {
+	parent := lookup(key)
+	if parent == nil || parent.Skip {
+		return nil
+	}
+	data, err := ev.DataMap()
+	if err != nil {
+		return nil
+	}
+	tag, _ := data["tag"].(string)
+	ret, _ := data["ret"].(map[string]any)
+	parts := strings.SplitN(tag, "_|-", 4)
+	if len(parts) != 4 || ret == nil {
+		return nil
+	}
+	icon, status, color := ":white_check_mark:", "succeeded", "good"
+	switch ret["result"] {
+	case false:
+		icon, status, color = ":x:", "failed", "danger"
+	case nil:
+		icon, status, color = ":large_yellow_circle:", "would change (test)", "warning"
+	}
+	if ret["__state_ran__"] == false {
+		icon, status = ":fast_forward:", "did not run"
+	}
+	ms, _ := ret["duration"].(float64)
+	m := message{Op: opReply, Channel: channel, Thread: key, Event: ev.ID, Color: color,
+		Text: fmt.Sprintf("%s step *%s* (`%s.%s`) %s in %.2fs", icon, escape(parts[1]), parts[0], parts[3], status, ms/1000)}
+	if c, ok := ret["comment"].(string); ok && c != "" {
+		m.Detail = s.excerpt(c)
+	}
+	return []message{m}
 }
