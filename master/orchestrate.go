@@ -3,6 +3,7 @@ package master
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"maps"
 	"strings"
 	"time"
@@ -147,6 +148,11 @@ func (o *orchestrator) orchestrate(ctx context.Context, in *function.Input) (any
 	chunks := h.Chunks()
 	if len(h.Errors) > 0 {
 		return o.reply(toAnyList(h.Errors), 1), nil
+	}
+	if log := o.m.component("orchestrate"); log.Enabled(ctx, slog.LevelDebug) {
+		for _, c := range chunks {
+			log.Debug("orchestration step compiled", "mods", in.Value("mods"), "step", c.Tag, "order", c.Order, "args", jobs.Redact(c.Args))
+		}
 	}
 	return o.runChunks(ctx, in, c, pillar, chunks)
 }

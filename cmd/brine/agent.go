@@ -206,6 +206,7 @@ the agent daemon.`,
 	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 10*time.Second, "how long to try to reach the master before leaving the messages queued")
 	cmd.Flags().BoolVar(&local, "local", false, "do not contact the master (messages stay queued for the agent)")
 	state.add(cmd.Flags())
+	g.saltLogFlag(cmd)
 	return cmd
 }
 

@@ -104,6 +104,7 @@ agent.`,
 	fl.BoolVar(&f.noColor, "no-color", false, "never colour the output")
 	fl.BoolVar(&f.color, "force-color", false, "colour the output even when it is not a terminal")
 	f.state.add(fl)
+	g.saltLogFlag(cmd)
 	cmd.MarkFlagsMutuallyExclusive("batch-size", "batch")
 	cmd.MarkFlagsMutuallyExclusive("out", "output")
 	return cmd

@@ -95,6 +95,14 @@ type globalFlags struct {
 	logFormat string
 }
 
+// saltLogFlag is Salt's -l LEVEL on the commands that mirror salt,
+// salt-run and salt-call (brine key's -l is salt-key's list): the same
+// setting as --log-level.
+func (g *globalFlags) saltLogFlag(cmd *cobra.Command) {
+	cmd.Flags().StringVarP(&g.logLevel, "log-level-salt", "l", "", "the same as --log-level (Salt's -l)")
+	_ = cmd.Flags().MarkHidden("log-level-salt")
+}
+
 func newRootCmd() *cobra.Command {
 	g := &globalFlags{}
 	root := &cobra.Command{

@@ -106,6 +106,7 @@ code is 1 when the function failed.`,
 	cf.longTimeout(cmd, "give up when the job has not returned within this time (the job goes on)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"jid", "fun", "return", "success", "error"} as JSON`)
 	state.add(cmd.Flags())
+	g.saltLogFlag(cmd)
 	return cmd
 }
 

@@ -120,6 +120,9 @@ func (s *steps) publish(ctx context.Context, in *function.Input, fun string, arg
 	if r := jobs.RunOf(ctx); r != nil {
 		t.Metadata = map[string]any{"orchestration_jid": r.JID}
 	}
+	if s.env.Log != nil {
+		s.env.Log.Debug("orchestration step publishes a job", "jid", t.JID, "fun", fun, "tgt", jobs.TargetText(t.Tgt), "tgt_type", t.TgtType)
+	}
 	batch := fmt.Sprint(in.Value("batch"))
 	if in.Value("batch") == nil || batch == "" {
 		return s.m.RunJob(ctx, t, o, wait)
