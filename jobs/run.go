@@ -116,7 +116,7 @@ func (r *Run) retData(ret any, err error, extra map[string]any) map[string]any {
 	for k, v := range extra {
 		d[k] = v
 	}
-	d["success"] = err == nil
+	d["success"] = err == nil && !FailedReturn(ret)
 	d["return"] = Redact(ret)
 	if err != nil {
 		d["return"] = RedactText(fmt.Sprintf("Exception occurred in runner %s: %v", strings.TrimPrefix(r.Fun, "runner."), err))
@@ -148,6 +148,26 @@ func (r *Run) Fire(pub bus.Publisher) func(ctx context.Context, tag string, data
 		_, err := bus.Fire(ctx, pub, tag, data, r.Origin)
 		return err
 	}
+}
+
+// FailedReturn says whether a runner function's return reports a failure
+// itself: {data, outputter, retcode} with a non-zero retcode, as
+// state.orchestrate returns when a step failed. Salt's runner client
+// counts such a job as unsuccessful (success false), and so does brine.
+func FailedReturn(ret any) bool {
+	m, ok := ret.(map[string]any)
+	if !ok || m["data"] == nil {
+		return false
+	}
+	switch rc := m["retcode"].(type) {
+	case int:
+		return rc != 0
+	case int64:
+		return rc != 0
+	case float64:
+		return rc != 0
+	}
+	return false
 }
 
 // Result is a finished job.
@@ -182,6 +202,12 @@ func RunOf(ctx context.Context) *Run {
 	return r
 }
 
+// WithoutRun returns ctx outside any runner job: what a job calls as a
+// part of its work (an orchestration's salt.runner step) is not the job.
+func WithoutRun(ctx context.Context) context.Context {
+	return context.WithValue(ctx, runKey{}, (*Run)(nil))
+}
+
 // Call runs the registry function name as the job r (see Call).
 func (r *Run) Call(ctx context.Context, c Caller, pub bus.Publisher, name string, args []any, kwargs map[string]any) (Result, error) {
 	stored := make(chan error, 1)
@@ -202,7 +228,7 @@ func (r *Run) Resume(ctx context.Context, c Caller, pub bus.Publisher, name stri
 func (r *Run) finish(ctx context.Context, c Caller, pub bus.Publisher, name string, args []any, kwargs map[string]any, stored chan error) (Result, error) {
 	ctx = context.WithValue(ctx, runKey{}, r)
 	ret, err := c.Call(ctx, name, args, kwargs, r.Fire(pub))
-	res := Result{JID: r.JID, Fun: r.Fun, Return: Redact(ret), Success: err == nil, Duration: time.Since(r.Start)}
+	res := Result{JID: r.JID, Fun: r.Fun, Return: Redact(ret), Success: err == nil && !FailedReturn(ret), Duration: time.Since(r.Start)}
 	if err != nil {
 		res.Error = RedactText(err.Error())
 	}

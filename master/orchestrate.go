@@ -2,11 +2,15 @@ package master
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/goccy/go-yaml"
 
 	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
@@ -36,7 +40,7 @@ type orchestrator struct {
 // the master (test.*, event.send, module.run of the master's functions).
 func (o *orchestrator) masterStates() []modules.Module {
 	return []modules.Module{
-		saltmod.New(minions{o.m}),
+		saltmod.New(orchMinions{minions{o.m}}),
 		test.Module,
 		event.Module,
 		module.Module,
@@ -75,6 +79,16 @@ func (o *orchestrator) Funcs() []function.Func {
 			},
 			VarKwargs: true,
 			Run:       o.single,
+		},
+		{
+			Name: "state.orchestrate_high", Out: "highstate",
+			Doc: "Run high data given as data ({id: {module.function: [arguments]}}) as an orchestration.",
+			Params: []function.Param{
+				{Name: "data", Kind: function.Map, Required: true},
+				{Name: "test", Kind: function.Any},
+				{Name: "pillar", Kind: function.Map},
+			},
+			Run: o.high,
 		},
 		{
 			Name: "state.orch_show_sls", ReadOnly: true,
@@ -192,6 +206,16 @@ func (o *orchestrator) runChunks(ctx context.Context, in *function.Input, c *sta
 		}
 		fire := run.Fire(o.m.bus)
 		ctx = function.WithFire(ctx, fire)
+		// A step's start is an event too, so that a person watching sees
+		// it begin: salt/run/<jid>/step/<n> (not a step result).
+		var started atomic.Int64
+		r.Starting = func(tag string) {
+			n := started.Add(1) - 1
+			data := map[string]any{"tag": tag, "phase": "start", "jid": run.JID}
+			if err := fire(ctx, jobs.RunTag(run.JID, fmt.Sprintf("step/%d", n)), data); err != nil {
+				o.m.log.Error("orchestrate: step start event", "jid", run.JID, "err", err)
+			}
+		}
 		r.Progress = func(tag string, res map[string]any, total int) {
 			// Kept in the job's record before the next step starts: a
 			// master killed now resumes after this step.
@@ -199,7 +223,7 @@ func (o *orchestrator) runChunks(ctx context.Context, in *function.Input, c *sta
 				o.m.log.Error("orchestrate: recording a step", "jid", run.JID, "step", tag, "err", err)
 			}
 			n := fmt.Sprint(res["__run_num__"])
-			data := map[string]any{"tag": tag, "ret": res, "len": total, "jid": run.JID}
+			data := map[string]any{"tag": tag, "ret": jobs.Redact(res), "len": total, "jid": run.JID}
 			if err := fire(ctx, jobs.RunTag(run.JID, "prog/"+n), data); err != nil {
 				o.m.log.Error("orchestrate: progress event", "jid", run.JID, "err", err)
 			}
@@ -241,6 +265,43 @@ func (o *orchestrator) single(ctx context.Context, in *function.Input) (any, err
 		return o.reply(toAnyList(h.Errors), 1), nil
 	}
 	return o.runChunks(ctx, in, c, pillar, chunks)
+}
+
+// highName is the SLS name state.orchestrate_high's data is compiled as.
+const highName = "__orchestrate_high__"
+
+// high is state.orchestrate_high: the data compiled as one SLS file of its
+// own (same engine, same checks), beside file_roots for what it includes.
+func (o *orchestrator) high(ctx context.Context, in *function.Input) (any, error) {
+	c, pillar, err := o.compiler(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	text, err := yaml.Marshal(in.Map("data"))
+	if err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	c.Source = overlay{Source: c.Source, name: highName + ".sls", text: text}
+	h := c.Compile(ctx, "base", []string{highName})
+	chunks := h.Chunks()
+	if len(h.Errors) > 0 {
+		return o.reply(toAnyList(h.Errors), 1), nil
+	}
+	return o.runChunks(ctx, in, c, pillar, chunks)
+}
+
+// overlay is a Source with one more file.
+type overlay struct {
+	state.Source
+	name string
+	text []byte
+}
+
+func (s overlay) Read(ctx context.Context, saltenv, name string) ([]byte, error) {
+	if name == s.name {
+		return s.text, nil
+	}
+	return s.Source.Read(ctx, saltenv, name)
 }
 
 // show is state.orch_show_sls.
@@ -296,8 +357,22 @@ func truthy(v any) bool {
 	return false
 }
 
+// orchMinions is how orchestration steps reach agents: a target that
+// selects nobody is an outcome with no minions (Salt's step comment says
+// so), not an error.
+type orchMinions struct{ minions }
+
+// RunJob implements saltmod.Minions.
+func (x orchMinions) RunJob(ctx context.Context, t jobs.Targeted, o bus.Origin, wait time.Duration) (jobs.Outcome, error) {
+	out, err := x.m.publisher.Run(ctx, t, o, wait)
+	if errors.Is(err, ErrNoMinions) {
+		return out, nil
+	}
+	return out, err
+}
+
 // Targets implements saltmod.Minions.
-func (x minions) Targets(ctx context.Context, tgt any, tgtType string) ([]string, error) {
+func (x orchMinions) Targets(ctx context.Context, tgt any, tgtType string) ([]string, error) {
 	ids, _, err := x.m.publisher.Targets(ctx, tgt, tgtType)
 	return ids, err
 }

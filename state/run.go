@@ -33,6 +33,9 @@ type Runner struct {
 	// Progress, when set, is told of each result as it is recorded, with
 	// the number of chunks (Salt's state_events).
 	Progress func(tag string, result map[string]any, total int)
+	// Starting, when set, is told of each state about to run (after its
+	// requisites, before its function).
+	Starting func(tag string)
 	// Sleep waits between retries (nil: time, cancelled with ctx).
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Done are results of chunks an earlier run finished, by tag: they
@@ -318,7 +321,7 @@ func (x *run) check(ctx context.Context, c *Chunk) (status, comment string) {
 // preview runs t in test mode, for a prereq: would it change anything?
 func (x *run) preview(ctx context.Context, t *Chunk) map[string]any {
 	test := *x.Runner
-	test.Test = true
+	test.Test, test.Starting = true, nil
 	tx := &run{Runner: &test, chunks: x.chunks, index: x.index, results: map[*Chunk]map[string]any{}}
 	return tx.execute(ctx, t, false)
 }
@@ -339,6 +342,9 @@ func hasChanges(res map[string]any) bool {
 // mod_watch when a watched state changed and the state itself did not,
 // with retry and check_cmd; the result has Salt's fields.
 func (x *run) execute(ctx context.Context, c *Chunk, watched bool) map[string]any {
+	if x.Starting != nil {
+		x.Starting(c.Tag)
+	}
 	start := time.Now()
 	res := x.attempts(ctx, c, c.Fun, nil)
 	if watched && !hasChanges(res) && res["skip_watch"] != true && res["result"] != false {

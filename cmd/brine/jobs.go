@@ -13,6 +13,7 @@ import (
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/master/rpc"
+	"github.com/brinehq/brine/output"
 )
 
 // beginJob asks the master to announce a job this CLI runs itself (a `brine
@@ -190,6 +191,19 @@ func printJob(out io.Writer, reply json.RawMessage) error {
 	}
 	if len(j.NotConnected) > 0 {
 		w.printf("not sent: %s (not connected)\n", strings.Join(j.NotConnected, ", "))
+	}
+	if len(j.Steps) > 0 {
+		// An orchestration's steps, in the order they ran, each with its
+		// result and timing, and its agents' returns below it.
+		w.printf("steps:\n")
+		var rets output.Returns
+		rets.Add("steps", j.Steps)
+		var b strings.Builder
+		if err := output.Write(&b, "highstate", rets, output.Options{StateOutput: "full"}); err == nil {
+			for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n")[1:] {
+				w.printf("  %s\n", l)
+			}
+		}
 	}
 	if w.err != nil {
 		return w.err

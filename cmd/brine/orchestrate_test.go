@@ -100,6 +100,17 @@ c:
     - require:
       - salt: a
       - salt: b
+d:
+  event.send:
+    - name: myco/orch/done
+    - data: {branches: 2}
+    - require:
+      - salt: c
+`)
+	writeFile(t, filepath.Join(srv, "orch", "nobody.sls"), `ping:
+  salt.function:
+    - name: test.ping
+    - tgt: 'nomatch*'
 `)
 	writeFile(t, filepath.Join(srv, "orch", "from_event.sls"), `record:
   salt.function:
@@ -228,6 +239,10 @@ reactor:
 				t.Errorf("no %q in the output:\n%s%s", want, out, errs)
 			}
 		}
+		// The job failed, as Salt's runner client says of it.
+		evs.wait(t, "the failed orchestration's ret", func(ev *bus.Event, d map[string]any) bool {
+			return strings.HasSuffix(ev.Tag, "/ret") && d["fun"] == "runner.state.orchestrate" && d["success"] == false
+		})
 	})
 
 	t.Run("parallel steps overlap", func(t *testing.T) {
@@ -242,9 +257,13 @@ reactor:
 		if !strings.Contains(out, "Runner function 'test.arg' executed.") {
 			t.Errorf("output:\n%s", out)
 		}
+		evs.wait(t, "the event.send step's event", tagIs("myco/orch/done", map[string]any{"branches": int64(2)}))
 	})
 
 	t.Run("progress events and the reactor", func(t *testing.T) {
+		evs.wait(t, "a step's start event", func(ev *bus.Event, d map[string]any) bool {
+			return strings.HasPrefix(ev.Tag, "salt/run/") && strings.Contains(ev.Tag, "/step/") && d["tag"] == "salt_|-smoke_test_|-cmd.run_|-function" && d["phase"] == "start"
+		})
 		evs.wait(t, "a step's progress event", func(ev *bus.Event, d map[string]any) bool {
 			return strings.HasPrefix(ev.Tag, "salt/run/") && strings.Contains(ev.Tag, "/prog/") && d["tag"] == "salt_|-smoke_test_|-cmd.run_|-function"
 		})
@@ -292,7 +311,24 @@ reactor:
 				t.Errorf("brine jobs show %s: no step %s (exit %d)\n%s", jid, step, code, out)
 			}
 		}
+		out, _, _ = m.run(nil, "jobs", "show", jid)
+		for _, want := range []string{"steps:", "ID: one", "ID: wait", "ID: two", "ID: three", "Function cmd.run ran on web01."} {
+			if !strings.Contains(out, want) {
+				t.Errorf("brine jobs show %s: no %q\n%s", jid, want, out)
+			}
+		}
 		evs = evs2
+	})
+
+	t.Run("orchestrate_high and a target selecting nobody", func(t *testing.T) {
+		out, errs, code := m.run(nil, "run", "state.orchestrate_high", `data={hi: {test.succeed_without_changes: []}}`)
+		if code != 0 || !strings.Contains(out, "ID: hi") {
+			t.Errorf("orchestrate_high: exit %d\n%s%s", code, out, errs)
+		}
+		out, _, code = orch(t, "orch.nobody")
+		if code == 0 || !strings.Contains(out, "No minions matched the target.") {
+			t.Errorf("a step targeting nobody: exit %d\n%s", code, out)
+		}
 	})
 
 	t.Run("errors", func(t *testing.T) {

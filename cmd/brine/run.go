@@ -93,11 +93,11 @@ code is 1 when the function failed.`,
 					return err
 				}
 			}
-			if !res.Success {
-				return fmt.Errorf("%s failed (job %s): %s", req.Fun, res.JID, res.Error)
-			}
 			if retcode != 0 {
 				return retcodeError{code: retcode, err: fmt.Errorf("%s: a step failed (job %s, retcode %d)", req.Fun, res.JID, retcode)}
+			}
+			if !res.Success {
+				return fmt.Errorf("%s failed (job %s): %s", req.Fun, res.JID, res.Error)
 			}
 			return nil
 		},

@@ -62,9 +62,13 @@ func sendEvent(ctx context.Context, env *modules.Env, in *function.Input) (state
 	if state.From(ctx).Test {
 		return state.Pending(name, "Event would have been fired", changes), nil
 	}
-	kwargs := map[string]any{
-		"data": in.Value("data"), "with_env": in.Value("with_env"),
-		"with_grains": in.Value("with_grains"), "with_pillar": in.Value("with_pillar"),
+	// Only what the SLS set: the master's event.send (an orchestration's
+	// step) takes tag and data alone.
+	kwargs := map[string]any{"data": in.Value("data")}
+	for _, k := range []string{"with_env", "with_grains", "with_pillar"} {
+		if v := in.Value(k); v != nil && v != false {
+			kwargs[k] = v
+		}
 	}
 	if in.Has("preload") {
 		kwargs["preload"] = in.Map("preload")

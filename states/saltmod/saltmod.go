@@ -376,7 +376,9 @@ func (s *steps) master(kind string) function.Handler {
 			delete(kwargs, "kwarg")
 			maps.Copy(kwargs, kw)
 		}
-		ret, err := s.env.Functions.Call(ctx, name, args, kwargs, nil)
+		// The function is a job of its own, not part of the
+		// orchestration's (a nested state.orchestrate keeps its own steps).
+		ret, err := s.env.Functions.Call(jobs.WithoutRun(ctx), name, args, kwargs, nil)
 		if err != nil {
 			r := state.Failed(name, "%s function '%s' failed.", kind, name)
 			r.Changes = map[string]any{"return": err.Error()}
