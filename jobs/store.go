@@ -197,6 +197,12 @@ func (s *Store) Run(ctx context.Context, c Consumer) error {
 				_ = d.Ack()
 				return
 			}
+			if je.what == "prog" {
+				// An orchestration's step: in its record already
+				// (RecordStep, before the event was fired).
+				_ = d.Ack()
+				return
+			}
 			b.add(je, d)
 		})
 	if err != nil {
@@ -318,6 +324,9 @@ func (s *Store) Record(ctx context.Context, ev *bus.Event) error {
 	if err != nil {
 		return err
 	}
+	if je.what == "prog" {
+		return nil // in the record already (RecordStep)
+	}
 	return s.update(ctx, je.jid, je.apply)
 }
 
@@ -362,9 +371,8 @@ func (e *jobEvent) apply(j *Job) {
 	case e.what == "new":
 		mergeNew(j, e.ev, e.data)
 	case e.what == "prog":
-		if tag, ok := e.data["tag"].(string); ok {
-			j.addStep(tag, e.data["ret"])
-		}
+		// The orchestration wrote the step into the record itself
+		// (RecordStep) before firing this event.
 	case e.kind == KindRun:
 		mergeRunRet(j, e.ev, e.data)
 	default:

@@ -42,11 +42,27 @@ type agents struct {
 	byID    map[string]map[*gateway.Peer]struct{} // id -> accepted connections
 	pending map[string]map[*gateway.Peer]struct{} // id -> connections awaiting acceptance
 	npend   int
+	// accepted are the ids whose key is accepted, kept from the keys
+	// watch once it synced (acceptedSynced): what every job's targeting
+	// starts from, without listing the keys bucket per job.
+	accepted       map[string]bool
+	acceptedSynced bool
+}
+
+// acceptedIDs returns the ids with an accepted key, sorted, and false
+// until the keys watch has synced.
+func (a *agents) acceptedIDs() ([]string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.acceptedSynced {
+		return nil, false
+	}
+	return slices.Sorted(maps.Keys(a.accepted)), true
 }
 
 func newAgents(m *Master) *agents {
 	return &agents{m: m, settings: m.cfg.Settings, bound: map[*gateway.Peer]string{}, byID: map[string]map[*gateway.Peer]struct{}{},
-		pending: map[string]map[*gateway.Peer]struct{}{}}
+		pending: map[string]map[*gateway.Peer]struct{}{}, accepted: map[string]bool{}}
 }
 
 // serve registers the agent methods with the gateway and follows key
@@ -158,6 +174,14 @@ func (a *agents) gone(p *gateway.Peer) {
 // longer accepted are closed at once.
 func (a *agents) keyChanged(c keys.Change) {
 	a.mu.Lock()
+	switch {
+	case c.Synced:
+		a.acceptedSynced = true
+	case c.Value != nil && c.Value.State == keys.Accepted:
+		a.accepted[c.Key] = true
+	default:
+		delete(a.accepted, c.Key)
+	}
 	var cut []*gateway.Peer
 	for p := range a.byID[c.Key] {
 		if c.Value == nil || !c.Value.Allows(p.Key().String()) {

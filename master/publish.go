@@ -140,11 +140,16 @@ func (p *publisher) Targets(ctx context.Context, tgt any, tgtType string) (minio
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := p.m.keys.List(ctx, keys.Accepted)
-	if err != nil {
-		return nil, nil, err
+	// The accepted ids as the keys watch keeps them (a change made on any
+	// master is there within milliseconds), else the bucket's list.
+	accepted, ok := p.m.agents.acceptedIDs()
+	if !ok {
+		l, err := p.m.keys.List(ctx, keys.Accepted)
+		if err != nil {
+			return nil, nil, err
+		}
+		accepted = l[keys.ListName(keys.Accepted)]
 	}
-	accepted := l[keys.ListName(keys.Accepted)]
 	p.mu.Lock()
 	for _, id := range accepted {
 		f := target.Facts{ID: id, Pillar: p.m.pillars.of(id)}
