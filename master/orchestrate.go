@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -207,26 +208,49 @@ func (o *orchestrator) runChunks(ctx context.Context, in *function.Input, c *sta
 		fire := run.Fire(o.m.bus)
 		ctx = function.WithFire(ctx, fire)
 		// A step's start is an event too, so that a person watching sees
-		// it begin: salt/run/<jid>/step/<n> (not a step result).
+		// it begin: salt/run/<jid>/step/<n> (not a step result). It is
+		// stored while the step runs, and before the step's end is fired.
 		var started atomic.Int64
+		var mu sync.Mutex
+		starts := map[string]chan struct{}{}
 		r.Starting = func(tag string) {
 			n := started.Add(1) - 1
-			data := map[string]any{"tag": tag, "phase": "start", "jid": run.JID}
-			if err := fire(ctx, jobs.RunTag(run.JID, fmt.Sprintf("step/%d", n)), data); err != nil {
-				o.m.log.Error("orchestrate: step start event", "jid", run.JID, "err", err)
-			}
+			done := make(chan struct{})
+			mu.Lock()
+			starts[tag] = done
+			mu.Unlock()
+			go func() {
+				defer close(done)
+				data := map[string]any{"tag": tag, "phase": "start", "jid": run.JID}
+				if err := fire(ctx, jobs.RunTag(run.JID, fmt.Sprintf("step/%d", n)), data); err != nil {
+					o.m.log.Error("orchestrate: step start event", "jid", run.JID, "err", err)
+				}
+			}()
 		}
 		r.Progress = func(tag string, res map[string]any, total int) {
-			// Kept in the job's record before the next step starts: a
-			// master killed now resumes after this step.
-			if err := o.m.jobs.RecordStep(ctx, run.JID, tag, res); err != nil {
-				o.m.log.Error("orchestrate: recording a step", "jid", run.JID, "step", tag, "err", err)
+			// The step is kept in the job's record, and its end fired,
+			// before the next step starts: a master killed now resumes
+			// after this step. The two writes go together.
+			recorded := make(chan struct{})
+			go func() {
+				defer close(recorded)
+				if err := o.m.jobs.RecordStep(ctx, run.JID, tag, res); err != nil {
+					o.m.log.Error("orchestrate: recording a step", "jid", run.JID, "step", tag, "err", err)
+				}
+			}()
+			mu.Lock()
+			start := starts[tag]
+			delete(starts, tag)
+			mu.Unlock()
+			if start != nil {
+				<-start
 			}
 			n := fmt.Sprint(res["__run_num__"])
 			data := map[string]any{"tag": tag, "ret": jobs.Redact(res), "len": total, "jid": run.JID}
 			if err := fire(ctx, jobs.RunTag(run.JID, "prog/"+n), data); err != nil {
 				o.m.log.Error("orchestrate: progress event", "jid", run.JID, "err", err)
 			}
+			<-recorded
 		}
 	}
 	ctx = modules.WithPillar(ctx, pillar)
