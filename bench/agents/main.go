@@ -305,7 +305,7 @@ func run(ctx context.Context, o options) (err error) {
 		return fmt.Errorf("%w\nmaster log (last lines):\n%s", err, masterproc.Tail(filepath.Join(dir, fmt.Sprintf("master-%d.log", masterRun)), 20))
 	}
 	masterRun = 1
-	key, err := waitKey(ctx, setup.KeyFile())
+	key, err := masterproc.WaitKey(ctx, setup.KeyFile())
 	if err != nil {
 		return fail(err)
 	}
@@ -334,7 +334,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 
 	// (2, before) The master with a watcher and no agent.
-	if !sleep(ctx, 3*time.Second) {
+	if !masterproc.Sleep(ctx, 3*time.Second) {
 		return ctx.Err()
 	}
 	pid := cur.PID()
@@ -343,7 +343,7 @@ func run(ctx context.Context, o options) (err error) {
 		return fail(err)
 	}
 	b0, bw0 := report.ProcCPU(pid), time.Now()
-	if !sleep(ctx, o.idle) {
+	if !masterproc.Sleep(ctx, o.idle) {
 		return ctx.Err()
 	}
 	baseCPU, baseWin := report.ProcCPU(pid)-b0, time.Since(bw0)
@@ -362,7 +362,7 @@ func run(ctx context.Context, o options) (err error) {
 
 	// (2) Idle: settle, sample the master's memory, then its CPU over the
 	// window.
-	if !sleep(ctx, 5*time.Second) {
+	if !masterproc.Sleep(ctx, 5*time.Second) {
 		return ctx.Err()
 	}
 	idle := &res.Idle
@@ -372,7 +372,7 @@ func run(ctx context.Context, o options) (err error) {
 		return fail(err)
 	}
 	m0, s0, w0 := report.ProcCPU(pid), report.ProcCPU(0), time.Now()
-	if !sleep(ctx, o.idle) {
+	if !masterproc.Sleep(ctx, o.idle) {
 		return ctx.Err()
 	}
 	m1, s1, w1 := report.ProcCPU(pid), report.ProcCPU(0), time.Now()
@@ -382,18 +382,18 @@ func run(ctx context.Context, o options) (err error) {
 		// recording the RSS every 5 s, then sample as before.
 		settled := t0.Add(time.Duration(ob.SettledSeconds * float64(time.Second)))
 		for time.Until(settled.Add(o.longIdle)) > 5*time.Second {
-			if !sleep(ctx, 5*time.Second) {
+			if !masterproc.Sleep(ctx, 5*time.Second) {
 				return ctx.Err()
 			}
 			if m, err := readMem(pid); err == nil {
-				idle.Series = append(idle.Series, rssPoint{Seconds: round(time.Since(settled).Seconds(), 1), RSSKiB: m.RSSKiB, AnonKiB: m.AnonKiB})
+				idle.Series = append(idle.Series, rssPoint{Seconds: report.Round(time.Since(settled).Seconds(), 1), RSSKiB: m.RSSKiB, AnonKiB: m.AnonKiB})
 			}
 		}
-		if !sleep(ctx, time.Until(settled.Add(o.longIdle))) {
+		if !masterproc.Sleep(ctx, time.Until(settled.Add(o.longIdle))) {
 			return ctx.Err()
 		}
 		_, idle.LongIdle, _ = sampleMem(pid, 5, time.Second)
-		idle.LongIdleSeconds = round(time.Since(settled).Seconds(), 1)
+		idle.LongIdleSeconds = report.Round(time.Since(settled).Seconds(), 1)
 		idle.RSSPerAgentKiBLongIdle = float64(idle.LongIdle.RSSKiB-idle.Before.RSSKiB) / float64(o.agents)
 		idle.AnonPerAgentKiBLongIdle = float64(idle.LongIdle.AnonKiB-idle.Before.AnonKiB) / float64(o.agents)
 		m2, w2 := report.ProcCPU(pid), time.Now()
@@ -456,9 +456,9 @@ func run(ctx context.Context, o options) (err error) {
 	rep.Results = res
 	rep.Setup["load_avg_after"] = report.LoadAvg()
 	s := res.Storm
-	rep.Check("onboarding", "seconds", "<=", targetOnboardSeconds, round(ob.Seconds, 3))
-	rep.Check("idle", "master_rss_kib_per_agent", "<=", targetRSSPerAgentKiB, round(idle.RSSPerAgentKiB, 2))
-	rep.Check("reconnect_storm", "seconds", "<=", targetStormSeconds, round(s.Seconds, 3))
+	rep.Check("onboarding", "seconds", "<=", targetOnboardSeconds, report.Round(ob.Seconds, 3))
+	rep.Check("idle", "master_rss_kib_per_agent", "<=", targetRSSPerAgentKiB, report.Round(idle.RSSPerAgentKiB, 2))
+	rep.Check("reconnect_storm", "seconds", "<=", targetStormSeconds, report.Round(s.Seconds, 3))
 	rep.Check("reconnect_storm", "stored.lost", "<=", 0, float64(s.Stored.Lost))
 	rep.Check("reconnect_storm", "stored.duplicated_by_id", "<=", 0, float64(s.Stored.DuplicatedByID))
 	rep.Check("reconnect_storm", "stored.duplicated_by_payload", "<=", 0, float64(s.Stored.DuplicatedByPayload))
@@ -514,14 +514,6 @@ func writeHeapProfile(path string) error {
 
 // masterRun numbers the master's runs (its log files).
 var masterRun int
-
-func round(v float64, digits int) float64 {
-	p := 1.0
-	for range digits {
-		p *= 10
-	}
-	return float64(int64(v*p+0.5)) / p
-}
 
 // prepareAgents writes each agent's configuration and makes it (its key
 // pair, outbox and grains) before anything is timed.
@@ -768,7 +760,7 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *masterpr
 
 	// A grace for late copies, then the verdicts: what the watch saw, and
 	// the whole stored log.
-	if !sleep(ctx, 3*time.Second) {
+	if !masterproc.Sleep(ctx, 3*time.Second) {
 		return st, next, ctx.Err()
 	}
 	st.Live = live.verdict(expected)
@@ -815,15 +807,6 @@ func waitFor(ctx context.Context, timeout time.Duration, cond func() bool, mu *s
 	})
 }
 
-func sleep(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-time.After(d):
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // waitGroup waits for wg at most timeout.
 func waitGroup(wg *sync.WaitGroup, timeout time.Duration) bool {
 	done := make(chan struct{})
@@ -837,15 +820,4 @@ func waitGroup(wg *sync.WaitGroup, timeout time.Duration) bool {
 	case <-time.After(timeout):
 		return false
 	}
-}
-
-// waitKey waits for the master to create its key file.
-func waitKey(ctx context.Context, path string) ([]byte, error) {
-	var key []byte
-	err := poll(ctx, time.Minute, func() bool {
-		k, err := gateway.LoadKey(path)
-		key = k
-		return err == nil
-	})
-	return key, err
 }

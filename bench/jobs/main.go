@@ -138,19 +138,8 @@ func distOf(ds []time.Duration) dist {
 	if len(ms) == 0 {
 		return dist{}
 	}
-	return dist{N: len(ms), P50: round(report.Percentile(ms, 0.5), 3), P90: round(report.Percentile(ms, 0.9), 3),
-		P99: round(report.Percentile(ms, 0.99), 3), Max: round(ms[len(ms)-1], 3)}
-}
-
-func round(v float64, digits int) float64 {
-	p := 1.0
-	for range digits {
-		p *= 10
-	}
-	if v < 0 {
-		return -float64(int64(-v*p+0.5)) / p
-	}
-	return float64(int64(v*p+0.5)) / p
+	return dist{N: len(ms), P50: report.Round(report.Percentile(ms, 0.5), 3), P90: report.Round(report.Percentile(ms, 0.9), 3),
+		P99: report.Round(report.Percentile(ms, 0.99), 3), Max: report.Round(ms[len(ms)-1], 3)}
 }
 
 // fleet is the simulated agents.
@@ -280,7 +269,7 @@ func run(ctx context.Context, o options) error {
 			b.cur.Kill()
 		}
 	}()
-	b.key, err = waitKey(ctx, setup.KeyFile())
+	b.key, err = masterproc.WaitKey(ctx, setup.KeyFile())
 	if err != nil {
 		return b.fail(err)
 	}
@@ -375,11 +364,11 @@ func run(ctx context.Context, o options) error {
 	rep.Setup["load_avg_after"] = report.LoadAvg()
 	n := float64(o.agents)
 	p, s, k, sw := res.Ping, res.Stream, res.Kill, res.StreamWire
-	rep.Check("ping", "seconds", "<=", targetPingSeconds, round(p.Seconds, 3))
+	rep.Check("ping", "seconds", "<=", targetPingSeconds, report.Round(p.Seconds, 3))
 	rep.Check("ping", "returned_min", ">=", n, float64(p.ReturnedMin))
-	rep.Check("stream", "returns_per_second", ">=", targetReturnsPerSecond, round(s.ReturnsPerSecond, 0))
+	rep.Check("stream", "returns_per_second", ">=", targetReturnsPerSecond, report.Round(s.ReturnsPerSecond, 0))
 	rep.Check("stream", "stored.lost", "<=", 0, float64(s.Stored.Lost))
-	rep.Check("stream_wire_agents", "returns_per_second", ">=", targetReturnsPerSecond, round(sw.ReturnsPerSecond, 0))
+	rep.Check("stream_wire_agents", "returns_per_second", ">=", targetReturnsPerSecond, report.Round(sw.ReturnsPerSecond, 0))
 	rep.Check("stream_wire_agents", "stored.lost", "<=", 0, float64(sw.Stored.Lost))
 	rep.Check("master_kill", "stored.lost", "<=", targetKillLost, float64(k.Stored.Lost))
 	for name, c := range map[string]check{"stream": s.Stored, "stream_wire_agents": sw.Stored, "master_kill": k.Stored} {
@@ -433,14 +422,14 @@ func (b *bench) onboard(ctx context.Context) (Onboarding, error) {
 			b.fl.errs[i] = a.Run(ctx)
 		}()
 	}
-	if err := poll(ctx, b.o.phaseTimeout, 50*time.Millisecond, func() bool { return b.fl.ready() == b.o.agents }); err != nil {
+	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 50*time.Millisecond, func() bool { return b.fl.ready() == b.o.agents }); err != nil {
 		return ob, fmt.Errorf("onboarding: %d of %d agents ready: %w", b.fl.ready(), b.o.agents, err)
 	}
 	if err := b.quiet(ctx); err != nil {
 		return ob, fmt.Errorf("onboarding: %w", err)
 	}
 	var rep rpc.TargetReply
-	err := poll(ctx, b.o.phaseTimeout, 100*time.Millisecond, func() bool {
+	err := masterproc.Poll(ctx, b.o.phaseTimeout, 100*time.Millisecond, func() bool {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		return b.op.Call(cctx, rpc.ExecTargets, rpc.TargetRequest{Tgt: "*", TgtType: "glob"}, &rep) == nil &&
@@ -449,14 +438,14 @@ func (b *bench) onboard(ctx context.Context) (Onboarding, error) {
 	if err != nil {
 		return ob, fmt.Errorf("onboarding: the master lists %d of %d agents connected: %w", len(rep.Connected), b.o.agents, err)
 	}
-	ob.Seconds = round(time.Since(t0).Seconds(), 3)
+	ob.Seconds = report.Round(time.Since(t0).Seconds(), 3)
 	return ob, nil
 }
 
 // quiet waits until every agent's outbox is empty: what a phase left
 // (start events, returns) is stored, and the next starts from rest.
 func (b *bench) quiet(ctx context.Context) error {
-	if err := poll(ctx, b.o.phaseTimeout, 200*time.Millisecond, func() bool { return b.fl.queued() == 0 }); err != nil {
+	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 200*time.Millisecond, func() bool { return b.fl.queued() == 0 }); err != nil {
 		return fmt.Errorf("outboxes not delivered: %d items left: %w", b.fl.queued(), err)
 	}
 	return nil
@@ -528,32 +517,6 @@ func newAgent(dir string, i int, o options, reqPort, pubPort int, log *slog.Logg
 	return a, nil
 }
 
-// poll calls done every interval until it is true, ctx ends or timeout
-// passes.
-func poll(ctx context.Context, timeout, every time.Duration, done func() bool) error {
-	deadline := time.Now().Add(timeout)
-	for !done() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not done within %s", timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(every):
-		}
-	}
-	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-time.After(d):
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // waitGroup waits for wg at most timeout.
 func waitGroup(wg *sync.WaitGroup, timeout time.Duration) bool {
 	done := make(chan struct{})
@@ -567,17 +530,6 @@ func waitGroup(wg *sync.WaitGroup, timeout time.Duration) bool {
 	case <-time.After(timeout):
 		return false
 	}
-}
-
-// waitKey waits for the master to create its key file.
-func waitKey(ctx context.Context, path string) ([]byte, error) {
-	var key []byte
-	err := poll(ctx, time.Minute, 10*time.Millisecond, func() bool {
-		k, err := gateway.LoadKey(path)
-		key = k
-		return err == nil
-	})
-	return key, err
 }
 
 // cliReturns reads `brine exec --static --out json --show-jid`'s output:

@@ -65,7 +65,7 @@ func (b *bench) ping(ctx context.Context) (Ping, error) {
 		if err := b.quiet(ctx); err != nil {
 			return p, fmt.Errorf("ping %d: %w", i+1, err)
 		}
-		if !sleep(ctx, time.Second) {
+		if !masterproc.Sleep(ctx, time.Second) {
 			return p, ctx.Err()
 		}
 		r, lat, err := b.pingOnce(ctx)
@@ -99,7 +99,7 @@ func (b *bench) pingOnce(ctx context.Context) (pingRun, []time.Duration, error) 
 	end := time.Now()
 	r.MasterCPUMs = float64(report.ProcCPU(b.cur.PID())-m0) / float64(time.Millisecond)
 	r.BenchCPUMs = float64(report.ProcCPU(0)-s0) / float64(time.Millisecond)
-	r.Seconds = round(wall.Seconds(), 4)
+	r.Seconds = report.Round(wall.Seconds(), 4)
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -119,7 +119,7 @@ func (b *bench) pingOnce(ctx context.Context) (pingRun, []time.Duration, error) 
 	}
 	// The CLI saw every return stored; the bench's watch may be a moment
 	// behind it.
-	_ = poll(ctx, 10*time.Second, 10*time.Millisecond, func() bool { return b.live.returned(jid) >= r.Returned })
+	_ = masterproc.Poll(ctx, 10*time.Second, 10*time.Millisecond, func() bool { return b.live.returned(jid) >= r.Returned })
 	r.Stored = b.live.returned(jid)
 	tm := b.live.timing([]string{jid})
 	r.LatencyMs = distOf(tm.latency)
@@ -131,14 +131,14 @@ func (b *bench) pingOnce(ctx context.Context) (pingRun, []time.Duration, error) 
 	b.live.mu.Unlock()
 	if !newTime.IsZero() && len(tm.retTimes) > 0 {
 		last := tm.retTimes[len(tm.retTimes)-1]
-		r.ToNewMs = round(float64(newTime.Sub(t0))/float64(time.Millisecond), 3)
-		r.NewToLastReturnMs = round(float64(last.Sub(newTime))/float64(time.Millisecond), 3)
-		r.LastReturnToExitMs = round(float64(end.Sub(last))/float64(time.Millisecond), 3)
+		r.ToNewMs = report.Round(float64(newTime.Sub(t0))/float64(time.Millisecond), 3)
+		r.NewToLastReturnMs = report.Round(float64(last.Sub(newTime))/float64(time.Millisecond), 3)
+		r.LastReturnToExitMs = report.Round(float64(end.Sub(last))/float64(time.Millisecond), 3)
 	}
-	if err := poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, b.recordsComplete(ctx, []string{jid}, r.Stored)); err != nil {
+	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, b.recordsComplete(ctx, []string{jid}, r.Stored)); err != nil {
 		return r, tm.latency, fmt.Errorf("the record of job %s: %w", jid, err)
 	}
-	r.RecordMs = round(float64(time.Since(t0))/float64(time.Millisecond), 1)
+	r.RecordMs = report.Round(float64(time.Since(t0))/float64(time.Millisecond), 1)
 	return r, tm.latency, nil
 }
 
@@ -205,7 +205,7 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 	if err := f.quiet(ctx); err != nil {
 		return st, fmt.Errorf("stream %s: %w", f.name, err)
 	}
-	if !sleep(ctx, time.Second) {
+	if !masterproc.Sleep(ctx, time.Second) {
 		return st, ctx.Err()
 	}
 	b.fl.logs.Reset()
@@ -257,17 +257,17 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 		}()
 	}
 	wg.Wait()
-	st.PublishSeconds = round(time.Since(t0).Seconds(), 3)
+	st.PublishSeconds = report.Round(time.Since(t0).Seconds(), 3)
 	st.PublishMs = distOf(pubDur)
 	if pubErr != nil {
 		_ = stopPerf()
 		return st, fmt.Errorf("stream %s: %w", f.name, pubErr)
 	}
-	werr := poll(ctx, o.phaseTimeout, 5*time.Millisecond, func() bool { return b.live.allReturned(jids, n) })
+	werr := masterproc.Poll(ctx, o.phaseTimeout, 5*time.Millisecond, func() bool { return b.live.allReturned(jids, n) })
 	m1, s1 := report.ProcCPU(b.cur.PID()), report.ProcCPU(0)
 	mw1, sw1 := writeBytes(b.cur.PID()), writeBytes(0)
-	rerr := poll(ctx, o.phaseTimeout, 200*time.Millisecond, b.recordsComplete(ctx, jids, n))
-	st.RecordsSeconds = round(time.Since(t0).Seconds(), 3)
+	rerr := masterproc.Poll(ctx, o.phaseTimeout, 200*time.Millisecond, b.recordsComplete(ctx, jids, n))
+	st.RecordsSeconds = report.Round(time.Since(t0).Seconds(), 3)
 	m2, mw2 := report.ProcCPU(b.cur.PID()), writeBytes(b.cur.PID())
 	if err := stopPerf(); err != nil {
 		b.rep.Notes = append(b.rep.Notes, "stream "+f.name+": "+err.Error())
@@ -278,34 +278,34 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 	tm := b.live.timing(jids)
 	got := len(tm.retTimes)
 	if got > 0 {
-		st.Seconds = round(tm.lastSeen.Sub(t0).Seconds(), 4)
-		st.ReturnsPerSecond = round(float64(got)/tm.lastSeen.Sub(t0).Seconds(), 1)
+		st.Seconds = report.Round(tm.lastSeen.Sub(t0).Seconds(), 4)
+		st.ReturnsPerSecond = report.Round(float64(got)/tm.lastSeen.Sub(t0).Seconds(), 1)
 		lo, hi := tm.retTimes[got/10], tm.retTimes[got*9/10]
 		if span := hi.Sub(lo).Seconds(); span > 0 {
-			st.SustainedReturnsPerSecond = round(float64(got*9/10-got/10)/span, 1)
+			st.SustainedReturnsPerSecond = report.Round(float64(got*9/10-got/10)/span, 1)
 		}
 	}
 	st.LatencyMs = distOf(tm.latency)
 	st.MasterCPUSeconds = (m1 - m0).Seconds()
 	st.BenchCPUSeconds = (s1 - s0).Seconds()
 	if st.Seconds > 0 {
-		st.MasterCPUPercent = round(100*st.MasterCPUSeconds/st.Seconds, 1)
+		st.MasterCPUPercent = report.Round(100*st.MasterCPUSeconds/st.Seconds, 1)
 	}
 	if got > 0 {
-		st.MasterCPUusPerReturn = round(float64(m1-m0)/float64(time.Microsecond)/float64(got), 1)
-		st.BenchCPUusPerReturn = round(float64(s1-s0)/float64(time.Microsecond)/float64(got), 1)
-		st.MasterWriteKiBPerRet = round(float64(mw1-mw0)/1024/float64(got), 2)
-		st.BenchWriteKiBPerRet = round(float64(sw1-sw0)/1024/float64(got), 2)
-		st.MasterCPUusPerReturnRecords = round(float64(m2-m0)/float64(time.Microsecond)/float64(got), 1)
-		st.MasterWriteKiBPerRetRecords = round(float64(mw2-mw0)/1024/float64(got), 2)
+		st.MasterCPUusPerReturn = report.Round(float64(m1-m0)/float64(time.Microsecond)/float64(got), 1)
+		st.BenchCPUusPerReturn = report.Round(float64(s1-s0)/float64(time.Microsecond)/float64(got), 1)
+		st.MasterWriteKiBPerRet = report.Round(float64(mw1-mw0)/1024/float64(got), 2)
+		st.BenchWriteKiBPerRet = report.Round(float64(sw1-sw0)/1024/float64(got), 2)
+		st.MasterCPUusPerReturnRecords = report.Round(float64(m2-m0)/float64(time.Microsecond)/float64(got), 1)
+		st.MasterWriteKiBPerRetRecords = report.Round(float64(mw2-mw0)/1024/float64(got), 2)
 	}
-	st.MasterWriteMiB, st.BenchWriteMiB = round(float64(mw1-mw0)/(1<<20), 1), round(float64(sw1-sw0)/(1<<20), 1)
+	st.MasterWriteMiB, st.BenchWriteMiB = report.Round(float64(mw1-mw0)/(1<<20), 1), report.Round(float64(sw1-sw0)/(1<<20), 1)
 	st.Live = b.live.verdict(jids, f.ids)
 	if werr != nil {
 		b.failures = append(b.failures, fmt.Sprintf("stream %s: %d of %d returns seen after %s", f.name, got, st.Expected, o.phaseTimeout))
 	}
 	// The stored truth: a replay of the jobs' events from the log.
-	if !sleep(ctx, time.Second) {
+	if !masterproc.Sleep(ctx, time.Second) {
 		return st, ctx.Err()
 	}
 	if f.name == "agents" {
@@ -394,7 +394,7 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 	if err := b.quiet(ctx); err != nil {
 		return k, fmt.Errorf("master kill: %w", err)
 	}
-	if !sleep(ctx, time.Second) {
+	if !masterproc.Sleep(ctx, time.Second) {
 		return k, ctx.Err()
 	}
 	b.fl.logs.Reset()
@@ -403,24 +403,24 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 	if _, err := b.publish(ctx, k.JID, agentGlob, o.agents, "test.sleep", []any{o.sleep}); err != nil {
 		return k, fmt.Errorf("master kill: %w", err)
 	}
-	if !sleep(ctx, time.Until(tPub.Add(o.killAfter))) {
+	if !masterproc.Sleep(ctx, time.Until(tPub.Add(o.killAfter))) {
 		return k, ctx.Err()
 	}
 	k.StoredBeforeKill = b.live.returned(k.JID)
 	k.RunningAtKill = b.fl.running(ctx, k.JID)
 	tKill := time.Now()
 	b.cur.Kill()
-	if err := poll(ctx, 30*time.Second, 5*time.Millisecond, func() bool { return b.fl.ready() == 0 }); err != nil {
+	if err := masterproc.Poll(ctx, 30*time.Second, 5*time.Millisecond, func() bool { return b.fl.ready() == 0 }); err != nil {
 		return k, fmt.Errorf("master kill: %d agents still ready after SIGKILL: %w", b.fl.ready(), err)
 	}
-	k.DroppedSeconds = round(time.Since(tKill).Seconds(), 3)
+	k.DroppedSeconds = report.Round(time.Since(tKill).Seconds(), 3)
 
 	tRestart := time.Now()
 	if err := b.startMaster(); err != nil {
 		return k, err
 	}
 	var allReady, allStored time.Duration
-	err := poll(ctx, o.phaseTimeout, 10*time.Millisecond, func() bool {
+	err := masterproc.Poll(ctx, o.phaseTimeout, 10*time.Millisecond, func() bool {
 		now := time.Since(tRestart)
 		if allReady == 0 && b.fl.ready() == o.agents {
 			allReady = now
@@ -430,7 +430,7 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 		}
 		return allReady != 0 && allStored != 0
 	})
-	k.AllReadySeconds, k.AllStoredSeconds = round(allReady.Seconds(), 3), round(allStored.Seconds(), 3)
+	k.AllReadySeconds, k.AllStoredSeconds = report.Round(allReady.Seconds(), 3), report.Round(allStored.Seconds(), 3)
 	b.live.mu.Lock()
 	var stored []time.Duration
 	if j := b.live.jobs[k.JID]; j != nil {
@@ -447,7 +447,7 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 
 	// A grace for late copies, then the verdicts: what the watch saw, and
 	// the stored log.
-	if !sleep(ctx, 3*time.Second) {
+	if !masterproc.Sleep(ctx, 3*time.Second) {
 		return k, ctx.Err()
 	}
 	k.Live = b.live.verdict([]string{k.JID}, b.fl.ids)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/brinehq/brine/bench/masterproc"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -161,7 +162,7 @@ func (wf *wireFleet) quiet(ctx context.Context, timeout time.Duration) error {
 		}
 		return n
 	}
-	if err := poll(ctx, timeout, 50*time.Millisecond, func() bool { return pending() == 0 }); err != nil {
+	if err := masterproc.Poll(ctx, timeout, 50*time.Millisecond, func() bool { return pending() == 0 }); err != nil {
 		return fmt.Errorf("wire agents: %d jobs not returned: %w", pending(), err)
 	}
 	return nil

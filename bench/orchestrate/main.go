@@ -165,7 +165,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer b.master.Kill()
-	key, err := waitKey(ctx, setup.KeyFile())
+	key, err := masterproc.WaitKey(ctx, setup.KeyFile())
 	if err != nil {
 		return failMaster(err)
 	}
@@ -304,11 +304,11 @@ func (b *bench) connected(ctx context.Context) error {
 		}
 		return true
 	}
-	if err := poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, ready); err != nil {
+	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, ready); err != nil {
 		return fmt.Errorf("the agents did not connect: %w", err)
 	}
 	var rep rpc.TargetReply
-	err := poll(ctx, b.o.phaseTimeout, 50*time.Millisecond, func() bool {
+	err := masterproc.Poll(ctx, b.o.phaseTimeout, 50*time.Millisecond, func() bool {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		return b.op.Call(cctx, rpc.ExecTargets, rpc.TargetRequest{Tgt: "*", TgtType: "glob"}, &rep) == nil && len(rep.Connected) == len(b.agents)
@@ -330,7 +330,7 @@ func (b *bench) settle(ctx context.Context, jid string) error {
 	if len(steps) > 0 {
 		last = steps[len(steps)-1].jid
 	}
-	err := poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, func() bool {
+	err := masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, func() bool {
 		for _, a := range b.agents {
 			if a.Queued() > 0 {
 				return false
@@ -352,7 +352,7 @@ func (b *bench) settle(ctx context.Context, jid string) error {
 	if err != nil {
 		return fmt.Errorf("after orchestration %s: %w", jid, err)
 	}
-	if !sleep(ctx, 300*time.Millisecond) {
+	if !masterproc.Sleep(ctx, 300*time.Millisecond) {
 		return ctx.Err()
 	}
 	return nil
@@ -381,43 +381,6 @@ func newAgent(dir string, i, reqPort, pubPort int, log *slog.Logger) (*agent.Age
 	return agent.New(cfg, agent.Options{Version: "bench", Log: log})
 }
 
-// waitKey waits for the master to create its key file.
-func waitKey(ctx context.Context, path string) ([]byte, error) {
-	var key []byte
-	err := poll(ctx, time.Minute, 10*time.Millisecond, func() bool {
-		k, err := gateway.LoadKey(path)
-		key = k
-		return err == nil
-	})
-	return key, err
-}
-
-// poll calls done every interval until it is true, ctx ends or timeout
-// passes.
-func poll(ctx context.Context, timeout, every time.Duration, done func() bool) error {
-	deadline := time.Now().Add(timeout)
-	for !done() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not done within %s", timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(every):
-		}
-	}
-	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-time.After(d):
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // dist summarises durations pooled over runs, in milliseconds.
 type dist struct {
 	N   int     `json:"n"`
@@ -432,8 +395,8 @@ func distOf(ds []time.Duration) dist {
 	if len(ms) == 0 {
 		return dist{}
 	}
-	return dist{N: len(ms), P50: round(report.Percentile(ms, 0.5), 3), P90: round(report.Percentile(ms, 0.9), 3),
-		P99: round(report.Percentile(ms, 0.99), 3), Max: round(ms[len(ms)-1], 3)}
+	return dist{N: len(ms), P50: report.Round(report.Percentile(ms, 0.5), 3), P90: report.Round(report.Percentile(ms, 0.9), 3),
+		P99: report.Round(report.Percentile(ms, 0.99), 3), Max: report.Round(ms[len(ms)-1], 3)}
 }
 
 // summary is a figure over the runs.
@@ -450,18 +413,7 @@ func summarize(v []float64, digits int) summary {
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
-	return summary{N: len(s), Median: round(s[(len(s)-1)/2], digits), Min: round(s[0], digits), Max: round(s[len(s)-1], digits)}
+	return summary{N: len(s), Median: report.Round(s[(len(s)-1)/2], digits), Min: report.Round(s[0], digits), Max: report.Round(s[len(s)-1], digits)}
 }
 
-func round(v float64, digits int) float64 {
-	p := 1.0
-	for range digits {
-		p *= 10
-	}
-	if v < 0 {
-		return -float64(int64(-v*p+0.5)) / p
-	}
-	return float64(int64(v*p+0.5)) / p
-}
-
-func ms(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 3) }
+func ms(d time.Duration) float64 { return report.Round(float64(d)/float64(time.Millisecond), 3) }

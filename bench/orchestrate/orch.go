@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/brinehq/brine/bench/masterproc"
 	"math"
 	"os"
 	"os/exec"
@@ -114,7 +115,7 @@ func (b *bench) orchestrate(ctx context.Context, mods string) (cliRun, error) {
 	}
 	// The day of the start times: the orchestration's new event, which
 	// the watch may deliver a moment after the CLI exited.
-	if err := poll(ctx, 10*time.Second, 5*time.Millisecond, func() bool {
+	if err := masterproc.Poll(ctx, 10*time.Second, 5*time.Millisecond, func() bool {
 		run, _ := b.seen.orchestration(r.jid)
 		return !run.newT.IsZero()
 	}); err != nil {
@@ -262,7 +263,7 @@ func (b *bench) chain(ctx context.Context) (Chain, error) {
 		if err != nil {
 			return c, err
 		}
-		if err := poll(ctx, b.o.phaseTimeout, 5*time.Millisecond, func() bool { return b.seen.complete(r.jid, b.o.steps, len(b.agents)) }); err != nil {
+		if err := masterproc.Poll(ctx, b.o.phaseTimeout, 5*time.Millisecond, func() bool { return b.seen.complete(r.jid, b.o.steps, len(b.agents)) }); err != nil {
 			b.fail("chain run %d (job %s): the watch did not see every step's job, return and progress event: %v", i+1, r.jid, err)
 		}
 		b.check(fmt.Sprintf("chain run %d", i+1), r, b.o.steps)
@@ -294,18 +295,18 @@ func (b *bench) chain(ctx context.Context) (Chain, error) {
 func (b *bench) chainFigures(r cliRun) (chainRun, stepTimes) {
 	run, js := b.seen.orchestration(r.jid)
 	start := runStart(r.jid, run)
-	cr := chainRun{JID: r.jid, WallSeconds: round(r.end.Sub(r.t0).Seconds(), 4), Exit: r.exit, Steps: len(r.steps),
+	cr := chainRun{JID: r.jid, WallSeconds: report.Round(r.end.Sub(r.t0).Seconds(), 4), Exit: r.exit, Steps: len(r.steps),
 		MasterCPUMs: r.masterCPU, BenchCPUMs: r.benchCPU, CLICPUMs: r.cliCPU}
 	if wall := r.end.Sub(r.t0); wall > 0 {
-		cr.CPUBusyPercent = round(100*(r.masterCPU+r.benchCPU+r.cliCPU)/(msCPU(wall)*float64(runtime.NumCPU())), 1)
+		cr.CPUBusyPercent = report.Round(100*(r.masterCPU+r.benchCPU+r.cliCPU)/(msCPU(wall)*float64(runtime.NumCPU())), 1)
 	}
 	var st stepTimes
 	if len(r.steps) == 0 || len(js) != len(r.steps) {
 		return cr, st
 	}
-	cr.MasterCPUPerStepMs = round(r.masterCPU/float64(len(r.steps)), 3)
+	cr.MasterCPUPerStepMs = report.Round(r.masterCPU/float64(len(r.steps)), 3)
 	first, last := r.steps[0], r.steps[len(r.steps)-1]
-	cr.OrchestrationSeconds = round(run.retT.Sub(start).Seconds(), 4)
+	cr.OrchestrationSeconds = report.Round(run.retT.Sub(start).Seconds(), 4)
 	cr.ToStartMs = ms(start.Sub(r.t0))
 	cr.RenderCompileMs = ms(first.start.Sub(start))
 	cr.StepsSpanMs = ms(last.end().Sub(first.start))
@@ -387,7 +388,7 @@ func (b *bench) branches(ctx context.Context, mods, fun string, sleep float64) (
 	br := Branches{Steps: b.o.branches, Agents: len(b.agents), Fun: fun, SleepSeconds: sleep,
 		Command: "brine run -c <master dir> state.orchestrate " + mods + " --json", MaxConcurrentMin: b.o.branches}
 	if sleep > 0 {
-		br.SerialSeconds = round(sleep*float64(b.o.branches), 3)
+		br.SerialSeconds = report.Round(sleep*float64(b.o.branches), 3)
 	}
 	var wall, orch, span, sum, overlap []float64
 	var durs, fans []time.Duration
@@ -396,12 +397,12 @@ func (b *bench) branches(ctx context.Context, mods, fun string, sleep float64) (
 		if err != nil {
 			return br, err
 		}
-		if err := poll(ctx, b.o.phaseTimeout, 5*time.Millisecond, func() bool { return b.seen.complete(r.jid, b.o.branches, len(b.agents)) }); err != nil {
+		if err := masterproc.Poll(ctx, b.o.phaseTimeout, 5*time.Millisecond, func() bool { return b.seen.complete(r.jid, b.o.branches, len(b.agents)) }); err != nil {
 			b.fail("%s run %d (job %s): the watch did not see every step's job, return and progress event: %v", mods, i+1, r.jid, err)
 		}
 		b.check(fmt.Sprintf("%s run %d", mods, i+1), r, b.o.branches)
 		run, js := b.seen.orchestration(r.jid)
-		x := branchRun{JID: r.jid, WallSeconds: round(r.end.Sub(r.t0).Seconds(), 4), OrchestrationSeconds: round(run.retT.Sub(runStart(r.jid, run)).Seconds(), 4),
+		x := branchRun{JID: r.jid, WallSeconds: report.Round(r.end.Sub(r.t0).Seconds(), 4), OrchestrationSeconds: report.Round(run.retT.Sub(runStart(r.jid, run)).Seconds(), 4),
 			Exit: r.exit, Steps: len(r.steps), MasterCPUMs: r.masterCPU, BenchCPUMs: r.benchCPU}
 		if len(r.steps) > 0 {
 			var lo, hi time.Time
@@ -418,7 +419,7 @@ func (b *bench) branches(ctx context.Context, mods, fun string, sleep float64) (
 			}
 			x.StepsSpanMs, x.StepDurationSumMs = ms(hi.Sub(lo)), ms(total)
 			if hi.After(lo) {
-				x.Overlap = round(float64(total)/float64(hi.Sub(lo)), 2)
+				x.Overlap = report.Round(float64(total)/float64(hi.Sub(lo)), 2)
 			}
 			x.MaxConcurrent = maxConcurrent(r.steps)
 		}

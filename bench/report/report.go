@@ -205,3 +205,15 @@ func ProcCPU(pid int) time.Duration {
 	st, _ := strconv.ParseInt(fields[12], 10, 64)
 	return time.Duration(ut+st) * clockTick
 }
+
+// Round rounds v to digits decimals, halves away from zero.
+func Round(v float64, digits int) float64 {
+	p := 1.0
+	for range digits {
+		p *= 10
+	}
+	if v < 0 {
+		return -float64(int64(-v*p+0.5)) / p
+	}
+	return float64(int64(v*p+0.5)) / p
+}

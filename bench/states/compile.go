@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/brinehq/brine/bench/report"
 	"strings"
 	"time"
 
@@ -85,4 +86,4 @@ func (e *engine) compile(ctx context.Context) (engineRun, error) {
 }
 
 // ms is d in milliseconds, to the microsecond.
-func ms(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 3) }
+func ms(d time.Duration) float64 { return report.Round(float64(d)/float64(time.Millisecond), 3) }

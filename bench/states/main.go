@@ -154,7 +154,7 @@ func summarize(v []float64) summary {
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
-	return summary{N: len(s), Median: round(s[(len(s)-1)/2], 3), Min: round(s[0], 3), Max: round(s[len(s)-1], 3)}
+	return summary{N: len(s), Median: report.Round(s[(len(s)-1)/2], 3), Min: report.Round(s[0], 3), Max: report.Round(s[len(s)-1], 3)}
 }
 
 // bench is one run's shared state.
@@ -214,7 +214,7 @@ func run(ctx context.Context, o options) error {
 	failMaster := func(err error) error {
 		return fmt.Errorf("%w\nmaster log (last lines):\n%s", err, masterproc.Tail(mlog, 20))
 	}
-	key, err := waitKey(ctx, setup.KeyFile())
+	key, err := masterproc.WaitKey(ctx, setup.KeyFile())
 	if err != nil {
 		return failMaster(err)
 	}
@@ -452,10 +452,10 @@ func tmpfs() (string, bool) {
 // settle waits until the agent delivered what the previous step queued
 // (a job's return) and pauses, so that each step starts from rest.
 func (b *bench) settle(ctx context.Context) error {
-	if err := poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, func() bool { return b.agent.Queued() == 0 }); err != nil {
+	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, func() bool { return b.agent.Queued() == 0 }); err != nil {
 		return fmt.Errorf("the agent's outbox: %d items not delivered: %w", b.agent.Queued(), err)
 	}
-	if !sleep(ctx, 300*time.Millisecond) {
+	if !masterproc.Sleep(ctx, 300*time.Millisecond) {
 		return ctx.Err()
 	}
 	return nil
@@ -464,7 +464,7 @@ func (b *bench) settle(ctx context.Context) error {
 // connected waits until the agent is accepted, its start events delivered
 // and the master lists it as connected, so that a job reaches it.
 func (b *bench) connected(ctx context.Context, reqAddr string, key []byte) error {
-	if err := poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, b.agent.Ready); err != nil {
+	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, b.agent.Ready); err != nil {
 		return fmt.Errorf("the agent did not connect: %w", err)
 	}
 	dctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -475,7 +475,7 @@ func (b *bench) connected(ctx context.Context, reqAddr string, key []byte) error
 	}
 	defer op.Close()
 	var rep rpc.TargetReply
-	err = poll(ctx, b.o.phaseTimeout, 50*time.Millisecond, func() bool {
+	err = masterproc.Poll(ctx, b.o.phaseTimeout, 50*time.Millisecond, func() bool {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		return b.agent.Queued() == 0 &&
@@ -506,52 +506,4 @@ func newAgent(dir string, reqPort, pubPort int, log *slog.Logger) (*agent.Agent,
 		return nil, fmt.Errorf("agent configuration: %v", cfg.Warnings)
 	}
 	return agent.New(cfg, agent.Options{Version: "bench", Log: log})
-}
-
-// waitKey waits for the master to create its key file.
-func waitKey(ctx context.Context, path string) ([]byte, error) {
-	var key []byte
-	err := poll(ctx, time.Minute, 10*time.Millisecond, func() bool {
-		k, err := gateway.LoadKey(path)
-		key = k
-		return err == nil
-	})
-	return key, err
-}
-
-// poll calls done every interval until it is true, ctx ends or timeout
-// passes.
-func poll(ctx context.Context, timeout, every time.Duration, done func() bool) error {
-	deadline := time.Now().Add(timeout)
-	for !done() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not done within %s", timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(every):
-		}
-	}
-	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-time.After(d):
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-func round(v float64, digits int) float64 {
-	p := 1.0
-	for range digits {
-		p *= 10
-	}
-	if v < 0 {
-		return -float64(int64(-v*p+0.5)) / p
-	}
-	return float64(int64(v*p+0.5)) / p
 }

@@ -73,7 +73,7 @@ func (b *bench) cli(ctx context.Context, fun string, kwargs map[string]any) (run
 	if ps := cmd.ProcessState; ps != nil {
 		f.CLICPUMs = msCPU(ps.UserTime() + ps.SystemTime())
 	}
-	f.ReturnKiB = round(float64(stdout.Len())/1024, 1)
+	f.ReturnKiB = report.Round(float64(stdout.Len())/1024, 1)
 	var ee *exec.ExitError
 	switch {
 	case errors.As(err, &ee):
@@ -167,7 +167,7 @@ func highstate(f *runFig, ret any, want string, states int) (problem string) {
 		last += 24 * time.Hour
 	}
 	f.StatesSpanMs = ms(last - first)
-	f.StatesSumMs = round(f.StatesSumMs, 3)
+	f.StatesSumMs = report.Round(f.StatesSumMs, 3)
 	switch {
 	case len(bad) > 0:
 		return fmt.Sprintf("%d of %d states not True, e.g. %s", f.States-f.ResultTrue, f.States, strings.Join(bad, "; "))
