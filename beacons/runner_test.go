@@ -36,7 +36,7 @@ func (f *fake) Check(context.Context) ([]Event, error) {
 	return out, nil
 }
 
-func (f *fake) Close() error            { f.closed = true; return nil }
+func (f *fake) Close() error           { f.closed = true; return nil }
 func (f *fake) Ready() <-chan struct{} { return f.ready }
 
 type recorder struct {
