@@ -33,6 +33,7 @@ import (
 
 	"github.com/brinehq/brine/agent/grains"
 	"github.com/brinehq/brine/agent/proto"
+	"github.com/brinehq/brine/beacons"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/gateway/curve"
@@ -68,6 +69,7 @@ type Agent struct {
 	states   *function.Registry
 	jobs     *jobRunner
 	pillar   atomic.Pointer[map[string]any]
+	beacons  *beacons.Runner
 	reload   chan *Loaded
 	accepted chan struct{}
 
@@ -124,6 +126,10 @@ func New(cfg *Loaded, opts Options) (*Agent, error) {
 		}
 	}
 	a.states = env.States
+	if err := a.newBeacons(cfg); err != nil {
+		return nil, err
+	}
+	env.Beacons = agentBeacons{a}
 	return a, nil
 }
 
@@ -278,6 +284,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := a.jobs.recover(); err != nil {
 		return err
 	}
+	if err := a.startBeacons(ctx); err != nil {
+		return err
+	}
+	defer a.beacons.Stop()
 	defer a.jobs.wait(jobGrace)
 	first := true
 	for ctx.Err() == nil {

@@ -347,7 +347,7 @@ var saltMinionKeys = []string{
 	"transport", "ipc_mode", "tcp_pub_port", "tcp_pull_port", "recon_default", "recon_max", "recon_randomize",
 	"return_retry_timer", "return_retry_timer_max", "loop_interval", "grains_refresh_every", "grains_cache",
 	"minion_id_caching", "append_domain", "minion_id_lowercase", "verify_env", "open_mode", "keysize",
-	"permissive_pki_access", "cache_jobs", "minion_pillar_cache", "beacons", "schedule", "mine_enabled",
+	"permissive_pki_access", "cache_jobs", "minion_pillar_cache", "schedule", "mine_enabled",
 	"mine_return_job", "pub_ret", "return", "returner_dirs", "disable_modules", "whitelist_modules",
 	"providers", "enable_legacy_startup_events", "zmq_filtering", "tcp_keepalive",
 	"tcp_keepalive_idle", "tcp_keepalive_cnt", "tcp_keepalive_intvl", "minion_sign_messages", "verify_master_pubkey_sign",

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"github.com/brinehq/brine/modules"
+	beaconsmod "github.com/brinehq/brine/modules/beacons"
 	"github.com/brinehq/brine/modules/cmd"
 	"github.com/brinehq/brine/modules/config"
 	"github.com/brinehq/brine/modules/cp"
@@ -26,6 +27,7 @@ import (
 
 // Modules are the agent's execution modules, one line each.
 var Modules = []modules.Module{
+	beaconsmod.Module,
 	cmd.Module,
 	config.Module,
 	cp.Module,
@@ -66,4 +68,5 @@ var ModuleOptions = []string{
 	"state_output",       // state: how `brine call` prints state returns
 	"state_verbose",      // state: whether `brine call` prints states that changed nothing
 	"nodegroups",         // state: nodegroups top files may match with
+	"beacons",            // beacons: the agent's beacons (agent/beacons.go)
 }

@@ -61,6 +61,8 @@ type Env struct {
 	// States are the agent's state functions ("file.managed"), which
 	// state.apply and its kin run. Set once all are registered.
 	States *function.Registry
+	// Beacons are the agent's running beacons (beacons.*); nil without.
+	Beacons Beacons
 	// Pillar returns the agent's pillar, which only the master compiles:
 	// the copy it has, or with refresh a new one asked of the master
 	// (and kept). nil when the agent has no master.
@@ -105,6 +107,25 @@ type Files interface {
 	Hash(ctx context.Context, path, saltenv string) (string, error)
 	// Envs lists the master's environments (saltenvs).
 	Envs(ctx context.Context) ([]string, error)
+}
+
+// Beacons are an agent's beacons as beacons.* changes them.
+type Beacons interface {
+	// Config returns the beacons in force, each as one mapping, and
+	// whether beacons are enabled at all.
+	Config() (map[string]map[string]any, bool)
+	// Set checks and puts a new configuration in force.
+	Set(cfg map[string]map[string]any, enabled bool) error
+	// Check checks one beacon's configuration (Salt's list form) without
+	// running it, and returns it as one mapping.
+	Check(name string, cfg any) (map[string]any, error)
+	// Available lists the beacon modules.
+	Available() []string
+	// Save writes the configuration in force to the agent's
+	// configuration (minion.d/beacons.conf) and returns the file.
+	Save() (string, error)
+	// Reset puts the configuration files' beacons in force again.
+	Reset() error
 }
 
 // Master is the agent's way of asking its master.
