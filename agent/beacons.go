@@ -12,11 +12,22 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/brinehq/brine/beacons"
+	"github.com/brinehq/brine/beacons/diskusage"
+	"github.com/brinehq/brine/beacons/inotify"
+	"github.com/brinehq/brine/beacons/load"
+	"github.com/brinehq/brine/beacons/memusage"
+	"github.com/brinehq/brine/beacons/network_info"
 	"github.com/brinehq/brine/internal/atomicfile"
 )
 
 // Beacons are the agent's beacon modules, one line each.
-var Beacons = []beacons.Module{}
+var Beacons = []beacons.Module{
+	diskusage.Module,
+	inotify.Module,
+	load.Module,
+	memusage.Module,
+	network_info.Module,
+}
 
 // beaconConfig reads the beacons option of cfg.
 func beaconConfig(cfg *Loaded) (map[string]any, error) {

@@ -24,6 +24,10 @@ import (
 type Event struct {
 	Tag  string
 	Data map[string]any
+	// Key tells events apart for rate limiting, when the tag does not
+	// (diskusage's mounts, network_info's interfaces): over the rate,
+	// events of one key are coalesced into one. "" means the tag.
+	Key string
 }
 
 // Beacon watches one thing.

@@ -279,7 +279,8 @@ func (l *limiter) refill(now time.Time) {
 // admit returns ev to send now, or keeps it for later.
 func (l *limiter) admit(now time.Time, ev Event) (Event, bool) {
 	l.refill(now)
-	if h, ok := l.pending[ev.Tag]; ok && l.coalesce {
+	key := ev.Tag + "\x00" + ev.Key
+	if h, ok := l.pending[key]; ok && l.coalesce {
 		h.ev, h.count = ev, h.count+1
 		return Event{}, false
 	}
@@ -299,8 +300,8 @@ func (l *limiter) admit(now time.Time, ev Event) (Event, bool) {
 		l.dropped++
 		return Event{}, false
 	}
-	l.pending[ev.Tag] = &held{ev: ev, count: 1}
-	l.order = append(l.order, ev.Tag)
+	l.pending[key] = &held{ev: ev, count: 1}
+	l.order = append(l.order, key)
 	return Event{}, false
 }
 

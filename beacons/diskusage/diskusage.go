@@ -138,7 +138,7 @@ func (b *Beacon) Check(context.Context) ([]beacons.Event, error) {
 		if err != nil || u < threshold {
 			continue
 		}
-		evs = append(evs, beacons.Event{Data: map[string]any{"mount": m.Dir, "diskusage": u}})
+		evs = append(evs, beacons.Event{Key: m.Dir, Data: map[string]any{"mount": m.Dir, "diskusage": u}})
 	}
 	if len(evs) == 0 && !b.anyMatch(seen) {
 		keys := make([]string, len(b.watches))

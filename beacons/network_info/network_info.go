@@ -223,7 +223,7 @@ func (b *Beacon) Check(context.Context) ([]beacons.Event, error) {
 		for k, n := range c {
 			info[k] = int64(n)
 		}
-		evs = append(evs, beacons.Event{Data: map[string]any{"interface": it.name, "network_info": info}})
+		evs = append(evs, beacons.Event{Key: it.name, Data: map[string]any{"interface": it.name, "network_info": info}})
 	}
 	if !found {
 		names := make([]string, len(b.ifaces))
