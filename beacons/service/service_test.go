@@ -145,8 +145,8 @@ func TestSysV(t *testing.T) {
 		t.Fatalf("pid %d still runs after kill -9", pid)
 	}
 	for _, step := range []struct {
-		what                string
-		act                 func(t *testing.T)
+		what                 string
+		act                  func(t *testing.T)
 		every, change, quiet []beacons.Event
 	}{
 		{"stopped at start", nil, payload(name, down), payload(name, clean), nil},
