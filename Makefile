@@ -56,6 +56,7 @@ bench: build
 	$(GO) run ./bench/jobs -brine $(BIN) -out bench/results/jobs.json
 	$(GO) run ./bench/states -brine $(BIN) -out bench/results/states.json
 	$(GO) run ./bench/orchestrate -brine $(BIN) -out bench/results/orchestrate.json
+	$(GO) run ./bench/beacons -brine $(BIN) -out bench/results/beacons.json
 
 # fuzz runs every fuzz target for FUZZTIME each; new corpus entries land in
 # the Go cache (copy interesting ones to the package's testdata/fuzz/).

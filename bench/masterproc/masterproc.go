@@ -1,7 +1,9 @@
 // Package masterproc runs `brine master` as a process of its own for the
 // benchmarks that measure a master with many agents (bench/agents,
 // bench/jobs), so that its memory, CPU and disk writes are its own and can
-// be read from /proc, and counts what the master and the agents logged.
+// be read from /proc, and counts what the master and the agents logged. It
+// runs `brine agent` the same way for a benchmark that measures one agent's
+// own CPU and memory (bench/beacons).
 package masterproc
 
 import (
@@ -19,10 +21,12 @@ import (
 	"time"
 )
 
-// Master is one run of `brine master` as a separate process, so that its
-// memory and CPU are its own and can be read from /proc.
+// Master is one run of `brine master` (or `brine agent`, StartAgent) as a
+// separate process, so that its memory and CPU are its own and can be read
+// from /proc.
 type Master struct {
 	cmd  *exec.Cmd
+	what string // "master" or "agent", for errors
 	log  *os.File
 	done chan struct{} // closed when the process has exited
 	err  error         // its exit status, once done
@@ -31,19 +35,25 @@ type Master struct {
 // Start runs bin as a master on the configuration directory dir,
 // its output going to logPath. The process gets SIGKILL if this one dies
 // without stopping it (the kernel sees to it, whatever kills us).
-func Start(bin, dir, logPath string) (*Master, error) {
+func Start(bin, dir, logPath string) (*Master, error) { return start(bin, "master", dir, logPath) }
+
+// StartAgent runs bin as an agent on the configuration directory dir, as
+// Start runs a master.
+func StartAgent(bin, dir, logPath string) (*Master, error) { return start(bin, "agent", dir, logPath) }
+
+func start(bin, what, dir, logPath string) (*Master, error) {
 	f, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "master", "-c", dir)
+	cmd := exec.Command(bin, what, "-c", dir)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, err
 	}
-	m := &Master{cmd: cmd, log: f, done: make(chan struct{})}
+	m := &Master{cmd: cmd, what: what, log: f, done: make(chan struct{})}
 	go func() {
 		m.err = cmd.Wait()
 		f.Close()
@@ -52,7 +62,7 @@ func Start(bin, dir, logPath string) (*Master, error) {
 	return m, nil
 }
 
-// PID is the master process's id.
+// PID is the process's id.
 func (m *Master) PID() int { return m.cmd.Process.Pid }
 
 // Stop sends SIGTERM and waits for the exit, killing the process after
@@ -71,7 +81,7 @@ func (m *Master) Stop(timeout time.Duration) (time.Duration, error) {
 	case <-time.After(timeout):
 		_ = m.cmd.Process.Kill()
 		<-m.done
-		return time.Since(start), fmt.Errorf("the master did not stop within %s of SIGTERM: killed", timeout)
+		return time.Since(start), fmt.Errorf("the %s did not stop within %s of SIGTERM: killed", m.what, timeout)
 	}
 }
 
