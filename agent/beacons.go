@@ -15,8 +15,11 @@ import (
 	"github.com/brinehq/brine/beacons/diskusage"
 	"github.com/brinehq/brine/beacons/inotify"
 	"github.com/brinehq/brine/beacons/load"
+	"github.com/brinehq/brine/beacons/log"
 	"github.com/brinehq/brine/beacons/memusage"
 	"github.com/brinehq/brine/beacons/network_info"
+	"github.com/brinehq/brine/beacons/ps"
+	"github.com/brinehq/brine/beacons/service"
 	"github.com/brinehq/brine/internal/atomicfile"
 )
 
@@ -25,8 +28,11 @@ var Beacons = []beacons.Module{
 	diskusage.Module,
 	inotify.Module,
 	load.Module,
+	log.Module,
 	memusage.Module,
 	network_info.Module,
+	ps.Module,
+	service.Module,
 }
 
 // beaconConfig reads the beacons option of cfg.
