@@ -11,6 +11,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/beacons"
 	"github.com/brinehq/brine/beacons/diskusage"
 	"github.com/brinehq/brine/beacons/inotify"
@@ -55,7 +56,7 @@ func (a *Agent) newBeacons(cfg *Loaded) error {
 	if err != nil {
 		return err
 	}
-	a.beacons = beacons.NewRunner(reg, a.id, a.FireMaster, a.log.With("component", "beacons"))
+	a.beacons = beacons.NewRunner(reg, a.id, a.fireBeacon, a.log.With("component", "beacons"))
 	a.beacons.StateRunning = a.stateRunning
 	bc, err := beaconConfig(cfg)
 	if err != nil {
@@ -65,6 +66,20 @@ func (a *Agent) newBeacons(cfg *Loaded) error {
 		return fmt.Errorf("%s: beacons: %w", cfg.Tree.Where("beacons"), err)
 	}
 	return nil
+}
+
+// fireBeacon queues a beacon's event: Salt's master fires a minion's
+// beacon events as their data (with the id), not wrapped in a
+// _minion_event load as event.send's.
+func (a *Agent) fireBeacon(_ context.Context, tag string, data map[string]any) error {
+	if err := proto.CheckTag(tag, a.id); err != nil {
+		return err
+	}
+	it, err := loadItem(tag, data)
+	if err != nil {
+		return err
+	}
+	return a.outbox.Put(it)
 }
 
 // startBeacons runs the configured beacons until ctx ends. They run

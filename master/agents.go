@@ -230,7 +230,14 @@ func (a *agents) event(ctx context.Context, id string, body json.RawMessage) (an
 	if load == nil {
 		load = map[string]any{}
 	}
-	load["id"], load["tag"], load["cmd"] = id, ev.Tag, "_minion_event"
+	if strings.HasPrefix(ev.Tag, "salt/beacon/") {
+		// A beacon's event is its data with the id, as Salt's master
+		// fires each of a minion's beacon events (data['path'] in a
+		// reaction, not data['data']['path']).
+		load["id"] = id
+	} else {
+		load["id"], load["tag"], load["cmd"] = id, ev.Tag, "_minion_event"
+	}
 	return a.publish(ctx, id, ev.ID, ev.Tag, load, nil)
 }
 
