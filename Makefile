@@ -5,7 +5,7 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Debian packages the tests start as real peers (installed when missing).
 DEB_PACKAGES  ?= bind9 bind9-dnsutils dnsmasq-base busybox udhcpc iproute2 curl openssh-server python3 python3-zmq iputils-ping git cron
 # Packages where concurrency lives run under the race detector.
-RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./api/... ./master/... ./agent/... ./keys/... ./jobs/... ./remote/... ./state/...
+RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./api/... ./master/... ./agent/... ./keys/... ./jobs/... ./remote/... ./state/... ./beacons/
 FUZZTIME      ?= 30s
 
 .PHONY: all build demo test deps unit race lint bench fuzz clean
