@@ -324,7 +324,22 @@ func TestBurst(t *testing.T) {
 	}
 	must(t, fh.Close())
 	write(t, dir+"/done", "")
-	got := collect(t, b, ev{dir, "IN_CREATE", dir + "/done"})
+	// One check once the burst is read: wait for its last change in the
+	// queue.
+	done := ev{dir, "IN_CREATE", dir + "/done"}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		b.mu.Lock()
+		in := done.in(b.queue)
+		b.mu.Unlock()
+		if in {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the burst's last change never queued")
+		}
+	}
+	got, err := b.Check(context.Background())
+	must(t, err)
 	n := 0
 	for _, e := range got {
 		if e.Data["path"] == f {
@@ -421,6 +436,68 @@ func TestGlob(t *testing.T) {
 		must(t, err)
 		if got := e.match(tc.path); got != tc.want {
 			t.Errorf("%s matches %s: %v, want %v", tc.glob, tc.path, got, tc.want)
+		}
+	}
+}
+
+// TestReadyAtOnce measures a write to Ready: well under the runner's
+// 1 s interval (milliseconds), which is what Notifier is for.
+func TestReadyAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	f := dir + "/f"
+	write(t, f, "")
+	b := start(t, beacons.Config{"files": map[string]any{f: nil}})
+	var worst time.Duration
+	for i := range 20 {
+		t0 := time.Now()
+		appendTo(t, f, fmt.Sprintln(i))
+		select {
+		case <-b.Ready():
+		case <-time.After(time.Second):
+			t.Fatalf("write %d: no Ready within 1 s", i)
+		}
+		worst = max(worst, time.Since(t0))
+		evs, err := b.Check(context.Background())
+		if err != nil || !(ev{f, "IN_MODIFY", f}).in(evs) {
+			t.Fatalf("write %d: Check = %v, %v", i, evs, err)
+		}
+	}
+	if worst > 250*time.Millisecond {
+		t.Errorf("slowest write to Ready: %v", worst)
+	}
+	t.Logf("slowest write to Ready: %v", worst)
+}
+
+// TestOneshot: with oneshot the kernel drops the watch after one event;
+// as Salt, the next check watches the file again.
+func TestOneshot(t *testing.T) {
+	dir := t.TempDir()
+	f := dir + "/f"
+	write(t, f, "")
+	b := start(t, beacons.Config{"files": map[string]any{f: map[string]any{"mask": []any{"modify", "oneshot"}}}})
+	wd := func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.roots[0].wd
+	}
+	for i := range 3 {
+		appendTo(t, f, "x")
+		select {
+		case <-b.Ready():
+		case <-time.After(5 * time.Second):
+			t.Fatalf("round %d: no event", i)
+		}
+		for deadline := time.Now().Add(5 * time.Second); wd() >= 0; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the oneshot watch is still there", i)
+			}
+		}
+		evs, err := b.Check(context.Background())
+		if err != nil || len(evs) != 1 || !(ev{f, "IN_MODIFY", f}).in(evs) {
+			t.Fatalf("round %d: Check = %v, %v; want one IN_MODIFY", i, evs, err)
+		}
+		if wd() < 0 {
+			t.Fatalf("round %d: Check did not watch the file again", i)
 		}
 	}
 }
