@@ -66,7 +66,7 @@ func TestRealTmpfs(t *testing.T) {
 	dir := filepath.Join(parent, "disk one")
 	tmpfs(t, dir)
 	quoted := regexp.QuoteMeta(parent)
-	full := []beacons.Event{{Data: map[string]any{"mount": dir, "diskusage": 58.6}}}
+	full := []beacons.Event{{Key: dir, Data: map[string]any{"mount": dir, "diskusage": 58.6}}}
 	cases := []struct {
 		name        string
 		cfg         beacons.Config
@@ -79,7 +79,7 @@ func TestRealTmpfs(t *testing.T) {
 		{"expression with its own $", beacons.Config{quoted + "/disk one$": "50%"}, full, nil},
 		{"a prefix is not the mount point", beacons.Config{quoted + "/disk": "1%", dir: "99%"}, nil, nil},
 		{"two keys, one event, the lower threshold", beacons.Config{dir: "90%", quoted + "/.*": "50%"}, full, nil},
-		{"0% fires empty", beacons.Config{dir: "0%"}, full, []beacons.Event{{Data: map[string]any{"mount": dir, "diskusage": 0.0}}}},
+		{"0% fires empty", beacons.Config{dir: "0%"}, full, []beacons.Event{{Key: dir, Data: map[string]any{"mount": dir, "diskusage": 0.0}}}},
 	}
 	file := filepath.Join(dir, "fill")
 	if err := os.WriteFile(file, make([]byte, 150*4096), 0o644); err != nil {
@@ -112,7 +112,7 @@ func TestRealOvermount(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "top"), make([]byte, 64*4096), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	want := []beacons.Event{{Data: map[string]any{"mount": dir, "diskusage": 25.0}}}
+	want := []beacons.Event{{Key: dir, Data: map[string]any{"mount": dir, "diskusage": 25.0}}}
 	if got := check(t, beacons.Config{dir: "10%"}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("overmounted: %#v\nwant %#v", got, want)
 	}
@@ -124,7 +124,7 @@ func TestRealRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []beacons.Event{{Data: map[string]any{"mount": "/", "diskusage": u}}}
+	want := []beacons.Event{{Key: "/", Data: map[string]any{"mount": "/", "diskusage": u}}}
 	for _, key := range []string{"/", `^\/$`} {
 		if got := check(t, beacons.Config{key: "0%"}); !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s at 0%%: %#v\nwant %#v", key, got, want)

@@ -39,7 +39,7 @@ func ifaces(m map[string]any) beacons.Config { return beacons.Config{"interfaces
 // TestCompare checks which configurations fire on a written /proc/net/dev.
 func TestCompare(t *testing.T) {
 	root := devRoot(t, netDev)
-	fired := []beacons.Event{{Data: map[string]any{"interface": "eth0", "network_info": eth0}}}
+	fired := []beacons.Event{{Key: "eth0", Data: map[string]any{"interface": "eth0", "network_info": eth0}}}
 	cases := []struct {
 		name string
 		cfg  beacons.Config
@@ -55,7 +55,7 @@ func TestCompare(t *testing.T) {
 			"wlan9": map[string]any{"errout": int64(0)}}), fired},
 		{"one event per interface", ifaces(map[string]any{"eth0": map[string]any{"dropin": int64(4)},
 			"lo": map[string]any{"type": "greater", "bytes_recv": int64(0)}}),
-			[]beacons.Event{fired[0], {Data: map[string]any{"interface": "lo", "network_info": map[string]any{
+			[]beacons.Event{fired[0], {Key: "lo", Data: map[string]any{"interface": "lo", "network_info": map[string]any{
 				"bytes_sent": int64(10488406286), "bytes_recv": int64(10488406286), "packets_sent": int64(11309648),
 				"packets_recv": int64(11309648), "errin": int64(0), "errout": int64(0), "dropin": int64(2494), "dropout": int64(0)}}}}},
 	}
