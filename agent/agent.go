@@ -421,6 +421,10 @@ func (a *Agent) apply(cfg *Loaded) {
 		a.log.Warn("configuration: " + w.String())
 	}
 	a.log.Info("configuration reloaded", "files", cfg.Tree.Files)
+	// The beacons of the files, as beacons.reset puts them in force.
+	if err := (agentBeacons{a}).resetFrom(cfg); err != nil {
+		a.log.Error("reload: the beacons configured are refused; those in force stay", "err", err)
+	}
 }
 
 // grainsChanged recollects grains and reports whether they changed.

@@ -166,6 +166,11 @@ func (b agentBeacons) Reset() error {
 		}
 		cfg = loaded
 	}
+	return b.resetFrom(cfg)
+}
+
+// resetFrom puts the beacons of cfg in force (a reload, beacons.reset).
+func (b agentBeacons) resetFrom(cfg *Loaded) error {
 	bc, err := beaconConfig(cfg)
 	if err != nil {
 		return err

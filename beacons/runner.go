@@ -207,6 +207,10 @@ func (r *Runner) loop(ctx context.Context, name string, b Beacon, s Settings) {
 			continue
 		}
 		if s.DisableDuringStateRun && r.StateRunning != nil && r.StateRunning() {
+			// What happens during a state run is the run's own doing (a
+			// file it writes): checked and dropped, as Salt closes the
+			// beacon for the run, not reported once it ends.
+			_, _ = b.Check(ctx)
 			continue
 		}
 		evs, err := b.Check(ctx)

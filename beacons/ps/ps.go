@@ -98,9 +98,9 @@ func (b *Beacon) Check(context.Context) ([]beacons.Event, error) {
 	for _, p := range b.procs {
 		switch {
 		case p.running && names[p.name]:
-			out = append(out, beacons.Event{Data: map[string]any{p.name: "Running"}})
+			out = append(out, beacons.Event{Key: p.name, Data: map[string]any{p.name: "Running"}})
 		case !p.running && !names[p.name]:
-			out = append(out, beacons.Event{Data: map[string]any{p.name: "Stopped"}})
+			out = append(out, beacons.Event{Key: p.name, Data: map[string]any{p.name: "Stopped"}})
 		}
 	}
 	return out, nil
