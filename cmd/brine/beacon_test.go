@@ -167,8 +167,14 @@ reactor:
 			t.Errorf("beacons.save: %v; %s: %q %v", rets, saved, b, err)
 		}
 		evs.wait(t, "beacons.save's completion event", tagIs("salt/minion/web01/beacons_save_complete", nil))
-		execJSON(t, m, "web01", "beacons.delete", "myload")
+		rets, _, _ = execJSON(t, m, "web01", "beacons.delete", "myload")
+		if fmt.Sprint(rets["web01"]) != "map[comment:Deleted beacon: myload. result:true]" {
+			t.Errorf("beacons.delete: %v", rets)
+		}
 		rets, _, _ = execJSON(t, m, "web01", "beacons.reset")
+		if fmt.Sprint(rets["web01"]) != "map[comment:Beacon configuration reset. result:true]" {
+			t.Errorf("beacons.reset: %v", rets)
+		}
 		rets, _, _ = execJSON(t, m, "web01", "beacons.list", "return_yaml=False")
 		if l, _ := rets["web01"].(map[string]any); l["myload"] == nil {
 			t.Errorf("after reset, the saved beacon is not back: %v", rets)
