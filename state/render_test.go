@@ -39,3 +39,22 @@ func TestSaltFilters(t *testing.T) {
 		}
 	}
 }
+
+// TestDictMethodsChangeTheDict: formulas build maps with do x.update(…),
+// on literals and on maps from functions alike.
+func TestDictMethodsChangeTheDict(t *testing.T) {
+	r := state.NewRenderer()
+	vars := map[string]any{"gm": map[string]any{"x": 0, "lookup": map[string]any{"pkg": "apache2"}}}
+	for _, tc := range []struct{ src, want string }{
+		{`{% set d = {} %}{% do d.update({'a': 1}) %}{{ d.a }}`, `1`},
+		{`{% set d = {'a': 1} %}{% do d.update(b=2) %}{{ d.a }}{{ d.b }}`, `12`},
+		{`{% do gm.update({'y': 1}) %}{{ gm.y }}`, `1`},
+		{`{% do gm.lookup.update({'srv': 'httpd'}) %}{{ gm.lookup.srv }}`, `httpd`},
+		{`{% set d = {} %}{{ d.setdefault('k', 'v') }}{{ d.k }}`, `vv`},
+	} {
+		out, err := r.Jinja(context.Background(), memSource{}, "base", "t.sls", []byte(tc.src), vars)
+		if err != nil || strings.TrimSpace(string(out)) != tc.want {
+			t.Errorf("%s = %q, %v; want %q", tc.src, out, err, tc.want)
+		}
+	}
+}

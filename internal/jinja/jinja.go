@@ -51,7 +51,72 @@ func Methods() exec.Methods {
 		return strings.Replace(self, old, repl, count), nil
 	}
 	m.Str = exec.NewMethodSet(set)
+	m.Dict = dictMethods(m.Dict)
 	return m
+}
+
+// dictMethods is gonja's dictionary methods with update and setdefault
+// changing the dictionary itself, as Python's do: formulas build their
+// maps with {% do apache.update(salt['pillar.get']('apache', {})) %}, and
+// gonja's change a copy. A Go map (from the context, a function's return)
+// is changed in place, so every reference sees it; a literal ({}) is
+// replaced by the changed map.
+func dictMethods(base *exec.MethodSet[map[string]any]) *exec.MethodSet[map[string]any] {
+	set := map[string]exec.Method[map[string]any]{}
+	for _, name := range []string{"keys", "values", "items", "get", "pop", "copy", "clear"} {
+		if f, ok := base.Get(name); ok {
+			set[name] = f
+		}
+	}
+	mutate := func(self map[string]any, selfValue *exec.Value, change func(map[string]any) any) any {
+		target, inPlace := selfValue.Interface().(map[string]any)
+		if !inPlace {
+			target = self
+		}
+		out := change(target)
+		if !inPlace {
+			*selfValue = *exec.AsValue(target)
+		}
+		return out
+	}
+	set["update"] = func(self map[string]any, selfValue *exec.Value, args *exec.VarArgs) (any, error) {
+		if len(args.Args) > 1 {
+			return nil, exec.ErrInvalidCall(fmt.Errorf("update() takes at most 1 positional argument"))
+		}
+		mutate(self, selfValue, func(m map[string]any) any {
+			if len(args.Args) == 1 {
+				args.Args[0].Iterate(func(_, _ int, k, v *exec.Value) bool {
+					if v != nil {
+						m[k.String()] = GoValue(v)
+					}
+					return true
+				}, func() {})
+			}
+			for k, v := range args.KwArgs {
+				m[k] = GoValue(v)
+			}
+			return nil
+		})
+		return nil, nil
+	}
+	set["setdefault"] = func(self map[string]any, selfValue *exec.Value, args *exec.VarArgs) (any, error) {
+		if len(args.Args) < 1 || len(args.Args) > 2 {
+			return nil, exec.ErrInvalidCall(fmt.Errorf("setdefault() takes a key and an optional default"))
+		}
+		key := args.Args[0].String()
+		var def any
+		if len(args.Args) == 2 {
+			def = GoValue(args.Args[1])
+		}
+		return mutate(self, selfValue, func(m map[string]any) any {
+			if v, ok := m[key]; ok {
+				return v
+			}
+			m[key] = def
+			return def
+		}), nil
+	}
+	return exec.NewMethodSet(set)
 }
 
 // GoValue converts a template value back to plain Go values.
