@@ -20,14 +20,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/brinehq/brine/agent"
@@ -73,17 +71,7 @@ func main() {
 	flag.StringVar(&o.memprofile, "memprofile", "", "write this process's (the agents') heap profile here, taken while they are idle")
 	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 2*time.Minute, "give up on a phase that takes longer")
 	flag.Parse()
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	stop, err := report.StartCPUProfile(o.cpuprofile)
-	if err == nil {
-		err = run(ctx, o)
-		stop()
-	}
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench/agents:", err)
-		os.Exit(1)
-	}
+	report.Main("bench/agents", o.cpuprofile, func(ctx context.Context) error { return run(ctx, o) })
 }
 
 // Results are the three measurements.

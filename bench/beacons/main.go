@@ -33,11 +33,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -85,13 +83,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (configurations, logs) for inspection")
 	flag.DurationVar(&o.phaseTimeout, "phase-timeout", time.Minute, "give up on a phase that takes longer")
 	flag.Parse()
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, o)
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench/beacons:", err)
-		os.Exit(1)
-	}
+	report.Main("bench/beacons", "", func(ctx context.Context) error { return run(ctx, o) })
 }
 
 // Results are the two measurements.

@@ -35,7 +35,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -43,7 +42,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/brinehq/brine/agent"
@@ -92,17 +90,7 @@ func main() {
 	flag.StringVar(&o.perf, "perf", "", "record the master's stacks with perf during the streams into PREFIX-stream-{agents,wire}.data")
 	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 2*time.Minute, "give up on a phase that takes longer")
 	flag.Parse()
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	stop, err := report.StartCPUProfile(o.cpuprofile)
-	if err == nil {
-		err = run(ctx, o)
-		stop()
-	}
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench/jobs:", err)
-		os.Exit(1)
-	}
+	report.Main("bench/jobs", o.cpuprofile, func(ctx context.Context) error { return run(ctx, o) })
 }
 
 // Results are the three measurements, after the agents' onboarding.

@@ -32,11 +32,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/brinehq/brine/agent"
@@ -79,17 +77,7 @@ func main() {
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write this process's (the agents' and the watch's) CPU profile here")
 	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 2*time.Minute, "give up on a step that takes longer")
 	flag.Parse()
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	stop, err := report.StartCPUProfile(o.cpuprofile)
-	if err == nil {
-		err = run(ctx, o)
-		stop()
-	}
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench/orchestrate:", err)
-		os.Exit(1)
-	}
+	report.Main("bench/orchestrate", o.cpuprofile, func(ctx context.Context) error { return run(ctx, o) })
 }
 
 // Results are the chain and the two kinds of branches.

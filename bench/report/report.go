@@ -4,16 +4,19 @@
 package report
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -216,4 +219,21 @@ func Round(v float64, digits int) float64 {
 		return -float64(int64(-v*p+0.5)) / p
 	}
 	return float64(int64(v*p+0.5)) / p
+}
+
+// Main runs a benchmark's run until it returns or the process is
+// interrupted (SIGINT, SIGTERM), with this process's CPU profile written to
+// cpuprofile when set, and exits 1 with the error, prefixed by name.
+func Main(name, cpuprofile string, run func(ctx context.Context) error) {
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stop, err := StartCPUProfile(cpuprofile)
+	if err == nil {
+		err = run(ctx)
+		stop()
+	}
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
 }

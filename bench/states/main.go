@@ -38,7 +38,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
 	"slices"
@@ -82,17 +81,7 @@ func main() {
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write this process's (the agent's and the engine's) CPU profile here")
 	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 2*time.Minute, "give up on a step that takes longer")
 	flag.Parse()
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	stop, err := report.StartCPUProfile(o.cpuprofile)
-	if err == nil {
-		err = run(ctx, o)
-		stop()
-	}
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench/states:", err)
-		os.Exit(1)
-	}
+	report.Main("bench/states", o.cpuprofile, func(ctx context.Context) error { return run(ctx, o) })
 }
 
 // Results are the tree and the three measurements.
