@@ -3,10 +3,8 @@ package agent
 import (
 	"context"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -125,20 +123,7 @@ func (b agentBeacons) Available() []string { return b.a.beacons.Available() }
 // Save writes the beacons in force to minion.d/beacons.conf, as Salt's
 // beacons.save does, so that they survive a restart.
 func (b agentBeacons) Save() (string, error) {
-	cfg, enabled := b.a.beacons.Config()
-	out := map[string]any{}
-	for name, m := range cfg {
-		// Salt's list form: one mapping per option.
-		list := []any{}
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			list = append(list, map[string]any{k: m[k]})
-		}
-		out[name] = list
-	}
-	if !enabled {
-		out["enabled"] = false
-	}
-	text, err := yaml.Marshal(map[string]any{"beacons": out})
+	text, err := yaml.Marshal(map[string]any{"beacons": beacons.ListForm(b.a.beacons.Config())})
 	if err != nil {
 		return "", err
 	}

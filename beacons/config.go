@@ -60,6 +60,24 @@ func Normalize(v any) (map[string]any, error) {
 	return nil, fmt.Errorf("want a list of key: value mappings (or a mapping), got %T", v)
 }
 
+// ListForm is a configuration as Salt writes and shows it (beacons.list,
+// beacons.save): each beacon a list of one-key mappings, in key order, and
+// enabled: False when beacons are off. Normalize reads it back.
+func ListForm(cfg map[string]map[string]any, enabled bool) map[string]any {
+	out := map[string]any{}
+	for name, m := range cfg {
+		list := []any{}
+		for _, k := range sortedNames(m) {
+			list = append(list, map[string]any{k: m[k]})
+		}
+		out[name] = list
+	}
+	if !enabled {
+		out["enabled"] = false
+	}
+	return out
+}
+
 // Split separates the runner's settings from the module's configuration,
 // checking the settings.
 func Split(name string, cfg map[string]any) (Settings, Config, error) {
@@ -86,11 +104,11 @@ func Split(name string, cfg map[string]any) (Settings, Config, error) {
 		case "rate":
 			s.Rate, err = positive(v)
 		case "disable_during_state_run":
-			s.DisableDuringStateRun, err = boolean(v)
+			s.DisableDuringStateRun, err = Bool(v)
 		case "enabled":
-			s.Enabled, err = boolean(v)
+			s.Enabled, err = Bool(v)
 		case "coalesce":
-			s.Coalesce, err = boolean(v)
+			s.Coalesce, err = Bool(v)
 		}
 		if err != nil {
 			return s, nil, fmt.Errorf("%s: %w", k, err)
@@ -99,32 +117,40 @@ func Split(name string, cfg map[string]any) (Settings, Config, error) {
 	return s, mod, nil
 }
 
-func positive(v any) (float64, error) {
-	var f float64
+// Number reads a YAML number (an integer of any width, or a float): how
+// every beacon's numeric options arrive.
+func Number(v any) (float64, bool) {
 	switch v := v.(type) {
 	case int:
-		f = float64(v)
+		return float64(v), true
 	case int64:
-		f = float64(v)
+		return float64(v), true
 	case uint64:
-		f = float64(v)
+		return float64(v), true
 	case float64:
-		f = v
-	default:
+		return v, true
+	}
+	return 0, false
+}
+
+// Bool reads a YAML boolean option.
+func Bool(v any) (bool, error) {
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("want True or False, got %v", v)
+	}
+	return b, nil
+}
+
+func positive(v any) (float64, error) {
+	f, ok := Number(v)
+	if !ok {
 		return 0, fmt.Errorf("want a number, got %v", v)
 	}
 	if f <= 0 {
 		return 0, fmt.Errorf("want a number above 0, got %v", v)
 	}
 	return f, nil
-}
-
-func boolean(v any) (bool, error) {
-	b, ok := v.(bool)
-	if !ok {
-		return false, fmt.Errorf("want True or False, got %v", v)
-	}
-	return b, nil
 }
 
 // sortedNames returns the keys of m in order.

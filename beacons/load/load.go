@@ -79,9 +79,9 @@ func newBeacon(cfg beacons.Config, root string) (*Beacon, error) {
 		case "averages":
 			err = b.averages(v)
 		case "onchangeonly":
-			b.onChangeOnly, err = boolean(v)
+			b.onChangeOnly, err = beacons.Bool(v)
 		case "emitatstartup":
-			b.emitAtStart, err = boolean(v)
+			b.emitAtStart, err = beacons.Bool(v)
 		default:
 			return nil, fmt.Errorf("%s: unknown option (want averages, onchangeonly or emitatstartup)", k)
 		}
@@ -131,29 +131,15 @@ func (b *Beacon) averages(v any) error {
 // number reads a bound as Salt's float() does: a number, or a string
 // holding one.
 func number(v any) (float64, error) {
-	switch v := v.(type) {
-	case int:
-		return float64(v), nil
-	case int64:
-		return float64(v), nil
-	case uint64:
-		return float64(v), nil
-	case float64:
-		return v, nil
-	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err == nil {
+	if f, ok := beacons.Number(v); ok {
+		return f, nil
+	}
+	if s, ok := v.(string); ok {
+		if f, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
 			return f, nil
 		}
 	}
 	return 0, fmt.Errorf("want a number, got %v", v)
-}
-
-func boolean(v any) (bool, error) {
-	if b, ok := v.(bool); ok {
-		return b, nil
-	}
-	return false, fmt.Errorf("want True or False, got %v", v)
 }
 
 // read returns the three load averages.

@@ -179,17 +179,8 @@ func parseService(name string, v any) (*svc, error) {
 
 // seconds reads a number of seconds, 0 or more.
 func seconds(v any) (time.Duration, error) {
-	var f float64
-	switch v := v.(type) {
-	case int:
-		f = float64(v)
-	case int64:
-		f = float64(v)
-	case uint64:
-		f = float64(v)
-	case float64:
-		f = v
-	default:
+	f, ok := beacons.Number(v)
+	if !ok {
 		return 0, fmt.Errorf("want a number of seconds, got %v", v)
 	}
 	if !(f >= 0) || math.IsInf(f, 0) || f > 1e9 {

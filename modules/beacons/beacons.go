@@ -10,10 +10,10 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"slices"
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/brinehq/brine/beacons"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
 )
@@ -61,30 +61,13 @@ func (b *mgr) beacons() (modules.Beacons, error) {
 	return b.env.Beacons, nil
 }
 
-// listForm is the configuration as Salt shows it: each beacon a list of
-// one-key mappings.
-func listForm(cfg map[string]map[string]any, enabled bool) map[string]any {
-	out := map[string]any{}
-	for name, m := range cfg {
-		list := []any{}
-		for _, k := range slices.Sorted(maps.Keys(m)) {
-			list = append(list, map[string]any{k: m[k]})
-		}
-		out[name] = list
-	}
-	if !enabled {
-		out["enabled"] = false
-	}
-	return out
-}
-
 func (b *mgr) list(_ context.Context, in *function.Input) (any, error) {
 	bs, err := b.beacons()
 	if err != nil {
 		return nil, err
 	}
 	cfg, enabled := bs.Config()
-	out := listForm(cfg, enabled)
+	out := beacons.ListForm(cfg, enabled)
 	if !in.Bool("return_yaml") {
 		return out, nil
 	}
@@ -197,7 +180,7 @@ func (b *mgr) complete(ctx context.Context, action string, bs modules.Beacons) {
 	}
 	cfg, enabled := bs.Config()
 	tag := fmt.Sprintf("salt/minion/%s/beacons_%s_complete", b.env.ID, action)
-	_ = b.env.FireMaster(ctx, tag, map[string]any{"complete": true, "beacons": listForm(cfg, enabled)})
+	_ = b.env.FireMaster(ctx, tag, map[string]any{"complete": true, "beacons": beacons.ListForm(cfg, enabled)})
 }
 
 func (b *mgr) save(ctx context.Context, _ *function.Input) (any, error) {

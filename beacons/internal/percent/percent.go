@@ -6,27 +6,20 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/brinehq/brine/beacons"
 )
 
 // Threshold reads a threshold as Salt does, "63%", "63" or a number, and
 // refuses one outside 0–100, which would fire always or never.
 func Threshold(v any) (float64, error) {
-	var f float64
-	switch v := v.(type) {
-	case int:
-		f = float64(v)
-	case int64:
-		f = float64(v)
-	case uint64:
-		f = float64(v)
-	case float64:
-		f = v
-	case string:
+	f, ok := beacons.Number(v)
+	if s, isStr := v.(string); isStr {
 		var err error
-		if f, err = strconv.ParseFloat(strings.TrimSpace(strings.ReplaceAll(v, "%", "")), 64); err != nil {
-			return 0, fmt.Errorf("want a percentage such as 63%%, got %q", v)
+		if f, err = strconv.ParseFloat(strings.TrimSpace(strings.ReplaceAll(s, "%", "")), 64); err != nil {
+			return 0, fmt.Errorf("want a percentage such as 63%%, got %q", s)
 		}
-	default:
+	} else if !ok {
 		return 0, fmt.Errorf("want a percentage such as 63%%, got %v", v)
 	}
 	if !(f >= 0 && f <= 100) {
