@@ -17,6 +17,7 @@ import (
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/keys"
 	"github.com/brinehq/brine/modules"
@@ -156,13 +157,13 @@ func (o *orchestrator) orchestrate(ctx context.Context, in *function.Input) (any
 	if err != nil {
 		return nil, err
 	}
-	h := c.Compile(ctx, in.String("saltenv"), modsOf(in.Value("mods")))
+	h := c.Compile(ctx, in.String("saltenv"), state.Mods(in.Value("mods")))
 	if ex := in.Value("exclude"); ex != nil {
-		h.Exclude(anyList(ex))
+		h.Exclude(ex)
 	}
 	chunks := h.Chunks()
 	if len(h.Errors) > 0 {
-		return o.reply(toAnyList(h.Errors), 1), nil
+		return o.reply(py.List(h.Errors), 1), nil
 	}
 	if log := o.m.component("orchestrate"); log.Enabled(ctx, slog.LevelDebug) {
 		for _, c := range chunks {
@@ -183,7 +184,7 @@ func (o *orchestrator) runChunks(ctx context.Context, in *function.Input, c *sta
 	}
 	r := &state.Runner{
 		Funcs: env.States,
-		Test:  truthy(in.Value("test")),
+		Test:  state.Flag(in.Value("test")),
 		Exec: func(ctx context.Context, name string, args []any, kwargs map[string]any) (any, error) {
 			return o.m.funcs.Call(ctx, name, args, kwargs, nil)
 		},
@@ -286,7 +287,7 @@ func (o *orchestrator) single(ctx context.Context, in *function.Input) (any, err
 	h := state.Single(&state.Decl{Module: mod, Fun: fun, Args: args}, "base")
 	chunks := h.Chunks()
 	if len(h.Errors) > 0 {
-		return o.reply(toAnyList(h.Errors), 1), nil
+		return o.reply(py.List(h.Errors), 1), nil
 	}
 	return o.runChunks(ctx, in, c, pillar, chunks)
 }
@@ -309,7 +310,7 @@ func (o *orchestrator) high(ctx context.Context, in *function.Input) (any, error
 	h := c.Compile(ctx, "base", []string{highName})
 	chunks := h.Chunks()
 	if len(h.Errors) > 0 {
-		return o.reply(toAnyList(h.Errors), 1), nil
+		return o.reply(py.List(h.Errors), 1), nil
 	}
 	return o.runChunks(ctx, in, c, pillar, chunks)
 }
@@ -334,51 +335,11 @@ func (o *orchestrator) show(ctx context.Context, in *function.Input) (any, error
 	if err != nil {
 		return nil, err
 	}
-	h := c.Compile(ctx, in.String("saltenv"), modsOf(in.Value("mods")))
+	h := c.Compile(ctx, in.String("saltenv"), state.Mods(in.Value("mods")))
 	if len(h.Errors) > 0 {
-		return toAnyList(h.Errors), nil
+		return py.List(h.Errors), nil
 	}
 	return h.Show(), nil
-}
-
-func modsOf(v any) []string {
-	var out []string
-	for _, x := range anyList(v) {
-		for _, p := range strings.Split(fmt.Sprint(x), ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-func anyList(v any) []any {
-	switch v := v.(type) {
-	case nil:
-		return nil
-	case []any:
-		return v
-	}
-	return []any{v}
-}
-
-func toAnyList(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
-
-func truthy(v any) bool {
-	switch v := v.(type) {
-	case bool:
-		return v
-	case string:
-		return strings.EqualFold(v, "true")
-	}
-	return false
 }
 
 // orchMinions is how orchestration steps reach agents: a target that

@@ -539,9 +539,16 @@ func Single(d *Decl, saltenv string) *High {
 	return &High{IDs: []*ID{id}, byID: map[string]*ID{name: id}}
 }
 
-// Exclude drops ids and SLS as an exclude declaration does: each item is
-// an SLS name (or glob), {sls: …} or {id: …}.
-func (h *High) Exclude(items []any) {
+// Exclude drops ids and SLS as an exclude declaration or a state
+// function's exclude= does: SLS names (or globs) as "a,b", or a list of
+// SLS names, {sls: …} and {id: …}.
+func (h *High) Exclude(v any) {
+	items, ok := v.([]any)
+	if !ok {
+		for _, m := range Mods(v) {
+			items = append(items, m)
+		}
+	}
 	h.addExcludes(items)
 	h.applyExcludes()
 }

@@ -16,6 +16,7 @@ package state
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // Result is what one state function returns: Salt's name, changes,
@@ -98,4 +99,44 @@ func From(ctx context.Context) *Running {
 
 func noTemplate(context.Context, string, string, []byte, map[string]any) ([]byte, error) {
 	return nil, fmt.Errorf("templates are rendered only while a state runs")
+}
+
+// Mods reads SLS names as Salt's state functions take them: "a,b", a
+// list (whose items may hold commas too), or nothing.
+func Mods(v any) []string {
+	var items []any
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		items = v
+	default:
+		items = []any{v}
+	}
+	var out []string
+	for _, x := range items {
+		for _, p := range strings.Split(fmt.Sprint(x), ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// Flag reads an on/off option such as test=: a boolean, or a string
+// "true", "yes", "on" or "1" (any case), as a command line may give it.
+func Flag(v any) bool {
+	switch v := v.(type) {
+	case bool:
+		return v
+	case string:
+		switch strings.ToLower(v) {
+		case "true", "yes", "1", "on":
+			return true
+		}
+	case int64:
+		return v != 0
+	}
+	return false
 }

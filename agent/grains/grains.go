@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules/network"
 )
 
@@ -239,17 +240,9 @@ func (c Collector) addresses(g map[string]any) {
 	}
 	slices.Sort(v4)
 	slices.Sort(v6)
-	g["ipv4"], g["ipv6"] = toAny(v4), toAny(v6)
+	g["ipv4"], g["ipv6"] = py.List(v4), py.List(v6)
 	g["ip4_interfaces"], g["ip6_interfaces"], g["ip_interfaces"] = ip4, ip6, ipAll
 	g["hwaddr_interfaces"] = hw
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
 }
 
 // virtual names the virtualisation the machine runs under, with Salt's

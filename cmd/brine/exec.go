@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/output"
 	"github.com/brinehq/brine/remote"
@@ -251,7 +252,7 @@ func (r *execRun) show(rep remote.Report) {
 	switch rep.Kind {
 	case remote.Published:
 		if r.f.batch != "" {
-			fmt.Fprintf(r.errw, "Executing run on %s\n", output.Repr(toAny(rep.IDs)))
+			fmt.Fprintf(r.errw, "Executing run on %s\n", output.Repr(py.List(rep.IDs)))
 		}
 		switch {
 		case r.f.verbose:
@@ -336,14 +337,6 @@ func (r *execRun) finish() error {
 			len(r.noAnswer), strings.Join(r.noAnswer, ", "))}
 	}
 	return nil
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
 
 // stateFlags are Salt's options for the highstate outputter.

@@ -162,3 +162,13 @@ func ReprValue(v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// List is a list of strings as decoded data holds it (Python's list of
+// str): what a return or an event carries.
+func List(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}

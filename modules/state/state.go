@@ -17,6 +17,7 @@ import (
 	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 	sls "github.com/brinehq/brine/state"
 	"github.com/brinehq/brine/target"
@@ -142,11 +143,11 @@ func (s *system) prepare(ctx context.Context, in *function.Input, exclusive bool
 	if v := in.String("saltenv"); v != "" {
 		r.saltenv = v
 	}
-	r.test = truth(opts["test"])
+	r.test = sls.Flag(opts["test"])
 	if in.Has("test") && in.Value("test") != nil {
-		r.test = truth(in.Value("test"))
+		r.test = sls.Flag(in.Value("test"))
 	}
-	r.events = truth(opts["state_events"]) || truth(in.Value("state_events")) || truth(in.ExtraKwargs["state_events"])
+	r.events = sls.Flag(opts["state_events"]) || sls.Flag(in.Value("state_events")) || sls.Flag(in.ExtraKwargs["state_events"])
 	release = func() {}
 	if !exclusive {
 		// Showing reads only: it neither waits for nor blocks a run.
@@ -234,7 +235,7 @@ func (s *system) matcher(r *run) sls.Matcher {
 // apply/test with mods) or the highstate.
 func (s *system) high(ctx context.Context, in *function.Input, r *run, kind string) (*sls.High, []string) {
 	c := s.compiler(ctx, r)
-	mods := modsOf(in.Value("mods"))
+	mods := sls.Mods(in.Value("mods"))
 	var h *sls.High
 	if kind == "highstate" || ((kind == "apply" || kind == "test" || kind == "lowstate") && len(mods) == 0) {
 		saltenv := ""
@@ -253,7 +254,7 @@ func (s *system) high(ctx context.Context, in *function.Input, r *run, kind stri
 		h = c.Compile(ctx, r.saltenv, mods)
 	}
 	if ex := in.Value("exclude"); ex != nil {
-		h.Exclude(modsList(ex))
+		h.Exclude(ex)
 	}
 	return h, nil
 }
@@ -273,12 +274,12 @@ func (s *system) apply(ctx context.Context, in *function.Input, kind string) (an
 	h, errList := s.high(ctx, in, r, kind)
 	if errList != nil {
 		modules.SetRetcode(ctx, retcodeCompile)
-		return toAny(errList), nil
+		return py.List(errList), nil
 	}
 	chunks := h.Chunks()
 	if len(h.Errors) > 0 {
 		modules.SetRetcode(ctx, retcodeCompile)
-		return toAny(h.Errors), nil
+		return py.List(h.Errors), nil
 	}
 	if kind == "sls_id" {
 		id := in.String("id_")
@@ -291,7 +292,7 @@ func (s *system) apply(ctx context.Context, in *function.Input, kind string) (an
 		}
 		if len(keep) == 0 {
 			modules.SetRetcode(ctx, retcodeCompile)
-			return []any{fmt.Sprintf("No matches for ID '%s' found in SLS '%s' within saltenv '%s'", id, strings.Join(modsOf(in.Value("mods")), ","), r.saltenv)}, nil
+			return []any{fmt.Sprintf("No matches for ID '%s' found in SLS '%s' within saltenv '%s'", id, strings.Join(sls.Mods(in.Value("mods")), ","), r.saltenv)}, nil
 		}
 		chunks = keep
 	}
@@ -326,7 +327,7 @@ func (s *system) single(ctx context.Context, in *function.Input) (any, error) {
 	chunks := h.Chunks()
 	if len(h.Errors) > 0 {
 		modules.SetRetcode(ctx, retcodeCompile)
-		return toAny(h.Errors), nil
+		return py.List(h.Errors), nil
 	}
 	return s.runChunks(ctx, r, chunks), nil
 }
@@ -339,7 +340,7 @@ func (s *system) runChunks(ctx context.Context, r *run, chunks []*sls.Chunk) map
 		opts = s.env.Opts()
 	}
 	runner := &sls.Runner{
-		Funcs: s.env.States, Test: r.test, Failhard: truth(opts["failhard"]),
+		Funcs: s.env.States, Test: r.test, Failhard: sls.Flag(opts["failhard"]),
 		Exec: func(ctx context.Context, name string, args []any, kwargs map[string]any) (any, error) {
 			return s.env.Functions.Call(modules.WithPillar(ctx, r.pillar), name, args, kwargs, nil)
 		},
@@ -381,11 +382,11 @@ func (s *system) show(ctx context.Context, in *function.Input, kind string) (any
 		top := c.Top(ctx, "", s.matcher(r))
 		if len(top.Errors) > 0 {
 			modules.SetRetcode(ctx, retcodeCompile)
-			return toAny(top.Errors), nil
+			return py.List(top.Errors), nil
 		}
 		out := map[string]any{}
 		for env, mods := range top.Mods {
-			out[env] = toAny(mods)
+			out[env] = py.List(mods)
 		}
 		if kind == "top" {
 			return out, nil
@@ -399,11 +400,11 @@ func (s *system) show(ctx context.Context, in *function.Input, kind string) (any
 	h, errList := s.high(ctx, in, r, hk)
 	if errList != nil {
 		modules.SetRetcode(ctx, retcodeCompile)
-		return toAny(errList), nil
+		return py.List(errList), nil
 	}
 	if len(h.Errors) > 0 {
 		modules.SetRetcode(ctx, retcodeCompile)
-		return toAny(h.Errors), nil
+		return py.List(h.Errors), nil
 	}
 	if kind == "sls" || kind == "highstate" {
 		return h.Show(), nil
@@ -411,7 +412,7 @@ func (s *system) show(ctx context.Context, in *function.Input, kind string) (any
 	chunks := h.Chunks()
 	if len(h.Errors) > 0 {
 		modules.SetRetcode(ctx, retcodeCompile)
-		return toAny(h.Errors), nil
+		return py.List(h.Errors), nil
 	}
 	out := make([]any, len(chunks))
 	for i, c := range chunks {
@@ -436,7 +437,7 @@ func (s *system) usage(ctx context.Context, top *sls.Top) (any, error) {
 				all = append(all, strings.ReplaceAll(name, "/", "."))
 			}
 		}
-		used := toAny(top.Mods[env])
+		used := py.List(top.Mods[env])
 		var unused []any
 		for _, a := range all {
 			found := false
@@ -451,58 +452,6 @@ func (s *system) usage(ctx context.Context, top *sls.Top) (any, error) {
 			"used": used, "unused": unused}
 	}
 	return out, nil
-}
-
-// modsOf reads mods: "a,b", a list, or nothing.
-func modsOf(v any) []string {
-	var out []string
-	for _, m := range modsList(v) {
-		if s, ok := m.(string); ok && s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func modsList(v any) []any {
-	switch v := v.(type) {
-	case string:
-		var out []any
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-		return out
-	case []any:
-		return v
-	case nil:
-		return nil
-	}
-	return []any{fmt.Sprint(v)}
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
-}
-
-func truth(v any) bool {
-	switch v := v.(type) {
-	case bool:
-		return v
-	case string:
-		switch strings.ToLower(v) {
-		case "true", "yes", "1", "on":
-			return true
-		}
-	case int64:
-		return v != 0
-	}
-	return false
 }
 
 // source reads SLS files through the master's file server, cached on the

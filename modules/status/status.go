@@ -240,7 +240,7 @@ func (r Reader) Cpuinfo() map[string]any {
 		}
 		k = strings.TrimSpace(k)
 		if k == "flags" {
-			out[k] = toAny(strings.Fields(v))
+			out[k] = py.List(strings.Fields(v))
 		} else {
 			out[k] = strings.TrimSpace(v)
 		}
@@ -304,14 +304,6 @@ func number(s string) any {
 		return f
 	}
 	return s
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
 
 // Diskusage returns Salt's status.diskusage of the mount points and

@@ -12,6 +12,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 )
 
@@ -38,7 +39,7 @@ func Module(env *modules.Env) []function.Func {
 					return nil, err
 				}
 				if len(in.Extra) == 0 {
-					return toAny(all), nil
+					return py.List(all), nil
 				}
 				var out []string
 				for _, a := range strs(in.Extra) {
@@ -52,7 +53,7 @@ func Module(env *modules.Env) []function.Func {
 						}
 					}
 				}
-				return toAny(sortedUnique(out)), nil
+				return py.List(sortedUnique(out)), nil
 			},
 		},
 		{
@@ -82,7 +83,7 @@ func Module(env *modules.Env) []function.Func {
 						}
 					}
 				}
-				return toAny(sortedUnique(out)), nil
+				return py.List(sortedUnique(out)), nil
 			},
 		},
 		{
@@ -226,12 +227,4 @@ func strs(args []any) []string {
 func sortedUnique(ss []string) []string {
 	slices.Sort(ss)
 	return slices.Compact(ss)
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }

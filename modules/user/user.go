@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/group"
 	"github.com/brinehq/brine/modules/internal/etcfile"
@@ -78,16 +79,8 @@ func info(u User, groups []group.Group) map[string]any {
 	return map[string]any{
 		"name": u.Name, "passwd": u.Passwd, "uid": u.UID, "gid": u.GID, "home": u.Home, "shell": u.Shell,
 		"fullname": gecos[0], "roomnumber": gecos[1], "workphone": gecos[2], "homephone": gecos[3], "other": gecos[4],
-		"groups": toAny(GroupNames(u, groups)),
+		"groups": py.List(GroupNames(u, groups)),
 	}
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
 
 // read reads root's users and groups.
@@ -157,7 +150,7 @@ func Module(*modules.Env) []function.Func {
 					names[i] = u.Name
 				}
 				slices.Sort(names)
-				return toAny(names), nil
+				return py.List(names), nil
 			},
 		},
 		{
@@ -175,7 +168,7 @@ func Module(*modules.Env) []function.Func {
 						break
 					}
 				}
-				return toAny(GroupNames(u, groups)), nil
+				return py.List(GroupNames(u, groups)), nil
 			},
 		},
 	}

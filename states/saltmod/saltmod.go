@@ -17,6 +17,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/output"
@@ -141,7 +142,7 @@ func (s *steps) publish(ctx context.Context, in *function.Input, fun string, arg
 	for start := 0; start < len(ids); start += size {
 		part := ids[start:min(start+size, len(ids))]
 		bt := t
-		bt.JID, bt.Tgt, bt.TgtType = jobs.NewJID(), toAny(part), "list"
+		bt.JID, bt.Tgt, bt.TgtType = jobs.NewJID(), py.List(part), "list"
 		out, err := s.m.RunJob(ctx, bt, o, wait)
 		all.Minions = append(all.Minions, out.Minions...)
 		all.NotConnected = append(all.NotConnected, out.NotConnected...)
@@ -152,14 +153,6 @@ func (s *steps) publish(ctx context.Context, in *function.Input, fun string, arg
 		}
 	}
 	return all, nil
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
 
 // failMinions reads fail_minions: ids whose failure does not fail the
@@ -250,7 +243,7 @@ func (s *steps) state(ctx context.Context, in *function.Input) (any, error) {
 	switch {
 	case in.Value("sls") != nil:
 		fun = "state.sls"
-		arg = append(arg, strings.Join(slsNames(in.Value("sls")), ","))
+		arg = append(arg, strings.Join(state.Mods(in.Value("sls")), ","))
 	case in.String("top") != "":
 		return state.Failed(name, "top: is not supported (brine applies sls or the highstate)"), nil
 	case !in.Bool("highstate"):
@@ -265,7 +258,7 @@ func (s *steps) state(ctx context.Context, in *function.Input) (any, error) {
 	if in.Bool("queue") {
 		kwarg["queue"] = true
 	}
-	test := state.From(ctx).Test || truth(in.Value("test"))
+	test := state.From(ctx).Test || state.Flag(in.Value("test"))
 	if test {
 		kwarg["test"] = true
 	}
@@ -396,23 +389,6 @@ func listArg(v any) []any {
 		return v
 	}
 	return []any{v}
-}
-
-func slsNames(v any) []string {
-	var out []string
-	for _, x := range listArg(v) {
-		for _, p := range strings.Split(fmt.Sprint(x), ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
-}
-
-func truth(v any) bool {
-	b, ok := v.(bool)
-	return ok && b
 }
 
 func sortedKeys(m map[string]any) []string {

@@ -415,7 +415,7 @@ func (s *states) present(ctx context.Context, in *function.Input) (any, error) {
 				pending[c.key] = redacted
 			}
 			if l, ok := c.value.([]string); ok {
-				pending[c.key] = toAny(l)
+				pending[c.key] = py.List(l)
 			}
 		}
 		return state.Pending(name, comment.String(), pending), nil
@@ -505,21 +505,13 @@ func (s *states) present(ctx context.Context, in *function.Input) (any, error) {
 				m[c.key] = redacted
 			}
 			if l, ok := c.value.([]string); ok {
-				m[c.key] = toAny(l)
+				m[c.key] = py.List(l)
 			}
 		}
 		ret.Comment = "These values could not be changed: " + py.ReprValue(m)
 		ret.Result = state.Bool(false)
 	}
 	return ret, nil
-}
-
-func toAny(ss []string) []any {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		out[i] = s
-	}
-	return out
 }
 
 // gecosField joins the GECOS fields, without the empty ones at the end.
