@@ -47,6 +47,24 @@ const waitDelay = 5 * time.Second
 // Exec is the Runner that runs real commands.
 func Exec(ctx context.Context, argv ...string) (Result, error) { return ExecEnv(ctx, nil, argv...) }
 
+// Run runs argv and makes a non-zero exit an error carrying what the
+// command said (its stderr, else its stdout): for the tools a state runs
+// to change the machine (useradd, groupmod…).
+func Run(ctx context.Context, argv ...string) error {
+	res, err := Exec(ctx, argv...)
+	if err != nil {
+		return err
+	}
+	if res.Code != 0 {
+		msg := res.Stderr
+		if msg == "" {
+			msg = res.Stdout
+		}
+		return fmt.Errorf("%s: exit status %d: %s", strings.Join(argv, " "), res.Code, msg)
+	}
+	return nil
+}
+
 // ExecEnv runs argv with env added to the agent's environment (the
 // package modules' DEBIAN_FRONTEND and the like). Output is trimmed.
 func ExecEnv(ctx context.Context, env []string, argv ...string) (Result, error) {

@@ -63,23 +63,6 @@ func (s *states) info(ctx context.Context, name string) (map[string]any, error) 
 	return m, nil
 }
 
-// run runs one of the shadow tools; a failure is an error with what it
-// said.
-func run(ctx context.Context, argv ...string) error {
-	res, err := service.Exec(ctx, argv...)
-	if err != nil {
-		return err
-	}
-	if res.Code != 0 {
-		msg := res.Stderr
-		if msg == "" {
-			msg = res.Stdout
-		}
-		return fmt.Errorf("%s: exit status %d: %s", strings.Join(argv, " "), res.Code, msg)
-	}
-	return nil
-}
-
 // strs reads a list of names.
 func strs(v any) ([]string, bool) {
 	l, ok := v.([]any)
@@ -217,7 +200,7 @@ func (s *states) present(ctx context.Context, in *function.Input) (any, error) {
 		if in.Bool("non_unique") {
 			argv = append(argv, "-o")
 		}
-		if err := run(ctx, append(argv, "--", name)...); err != nil {
+		if err := service.Run(ctx, append(argv, "--", name)...); err != nil {
 			r := state.Failed(name, "Failed to create new group %s", name)
 			r.Warnings = []string{err.Error()}
 			return r, nil
@@ -227,7 +210,7 @@ func (s *states) present(ctx context.Context, in *function.Input) (any, error) {
 			members = w.addusers
 		}
 		if len(members) > 0 {
-			if err := run(ctx, "gpasswd", "-M", strings.Join(members, ","), name); err != nil {
+			if err := service.Run(ctx, "gpasswd", "-M", strings.Join(members, ","), name); err != nil {
 				return state.Failed(name, "New group %s created, but its members were not set: %v", name, err), nil
 			}
 		}
@@ -261,21 +244,21 @@ func (s *states) present(ctx context.Context, in *function.Input) (any, error) {
 			if in.Bool("non_unique") {
 				argv = append(argv, "-o")
 			}
-			err = run(ctx, append(argv, "--", name)...)
+			err = service.Run(ctx, append(argv, "--", name)...)
 		case "addusers":
 			for _, u := range c.value.([]string) {
-				if e := run(ctx, "gpasswd", "-a", u, name); e != nil {
+				if e := service.Run(ctx, "gpasswd", "-a", u, name); e != nil {
 					err = e
 				}
 			}
 		case "delusers":
 			for _, u := range c.value.([]string) {
-				if e := run(ctx, "gpasswd", "-d", u, name); e != nil {
+				if e := service.Run(ctx, "gpasswd", "-d", u, name); e != nil {
 					err = e
 				}
 			}
 		case "members":
-			err = run(ctx, "gpasswd", "-M", strings.Join(w.members, ","), name)
+			err = service.Run(ctx, "gpasswd", "-M", strings.Join(w.members, ","), name)
 		}
 		if err != nil {
 			failures = append(failures, err.Error())
@@ -327,7 +310,7 @@ func (s *states) absent(ctx context.Context, in *function.Input) (any, error) {
 	if state.From(ctx).Test {
 		return state.Pending(name, fmt.Sprintf("Group %s is set for removal", name), map[string]any{name: ""}), nil
 	}
-	if err := run(ctx, "groupdel", "--", name); err != nil {
+	if err := service.Run(ctx, "groupdel", "--", name); err != nil {
 		r := state.Failed(name, "Failed to remove group %s", name)
 		r.Warnings = []string{err.Error()}
 		return r, nil

@@ -111,23 +111,6 @@ func (s *states) hash(name string) (string, error) {
 	return "", sc.Err()
 }
 
-// run runs one of the shadow tools; a failure is an error with what it
-// said.
-func run(ctx context.Context, argv ...string) error {
-	res, err := service.Exec(ctx, argv...)
-	if err != nil {
-		return err
-	}
-	if res.Code != 0 {
-		msg := res.Stderr
-		if msg == "" {
-			msg = res.Stdout
-		}
-		return fmt.Errorf("%s: exit status %d: %s", argv[0], res.Code, msg)
-	}
-	return nil
-}
-
 // names reads a list of names; ok is false for anything else.
 func names(v any) (out []string, ok bool) {
 	if v == nil {
@@ -466,12 +449,12 @@ func (s *states) present(ctx context.Context, in *function.Input) (any, error) {
 			}
 			continue
 		}
-		if err := run(ctx, append(argv, "--", name)...); err != nil {
+		if err := service.Run(ctx, append(argv, "--", name)...); err != nil {
 			failures = append(failures, err.Error())
 		}
 	}
 	if gecosChanged {
-		if err := run(ctx, "usermod", "-c", gecosField(gecos), "--", name); err != nil {
+		if err := service.Run(ctx, "usermod", "-c", gecosField(gecos), "--", name); err != nil {
 			failures = append(failures, err.Error())
 		}
 	}
@@ -583,7 +566,7 @@ func (s *states) add(ctx context.Context, name string, in *function.Input, w wan
 	if hasGecos {
 		argv = append(argv, "-c", gecosField(gecos))
 	}
-	if err := run(ctx, append(argv, "--", name)...); err != nil {
+	if err := service.Run(ctx, append(argv, "--", name)...); err != nil {
 		r := state.Failed(name, "Failed to create new user %s", name)
 		r.Warnings = []string{err.Error()}
 		return r, nil
@@ -601,14 +584,14 @@ func (s *states) add(ctx context.Context, name string, in *function.Input, w wan
 	}
 	switch {
 	case w.password != "" && !w.emptyPassword:
-		err := run(ctx, "usermod", "-p", w.password, "--", name)
+		err := service.Run(ctx, "usermod", "-p", w.password, "--", name)
 		if h, herr := s.hash(name); err != nil || herr != nil || h != w.password {
 			ret.Comment = fmt.Sprintf("User %s created but failed to set password to %s", name, redacted)
 			ret.Result = state.Bool(false)
 		}
 		ret.Changes["password"] = redacted
 	case w.emptyPassword:
-		err := run(ctx, "usermod", "-p", "", "--", name)
+		err := service.Run(ctx, "usermod", "-p", "", "--", name)
 		if h, herr := s.hash(name); err != nil || herr != nil || h != "" {
 			ret.Comment = fmt.Sprintf("User %s created but failed to empty password", name)
 			ret.Result = state.Bool(false)
@@ -638,7 +621,7 @@ func (s *states) absent(ctx context.Context, in *function.Input) (any, error) {
 	if in.Bool("force") {
 		argv = append(argv, "-f")
 	}
-	if err := run(ctx, append(argv, "--", name)...); err != nil {
+	if err := service.Run(ctx, append(argv, "--", name)...); err != nil {
 		// userdel -r reports a missing home or mail spool (status 12)
 		// after removing the user.
 		if u, ierr := s.info(ctx, "user.info", name); ierr != nil || u != nil {
