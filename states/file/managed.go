@@ -459,18 +459,9 @@ func contentDiff(old, new []byte, show bool) string {
 
 // managedTest is check_managed_changes: the changes a run would make.
 func (s *states) managedTest(ctx context.Context, name string, o managedOpts, mode string, keepMode bool, contents *string) state.Result {
-	var src *source
-	if contents == nil && py.Truth(o.source) {
-		var msg string
-		if src, msg = s.resolveSource(ctx, o, name, mode); msg != "" {
-			return state.Failed(name, "%s", msg)
-		}
-		if keepMode {
-			if msg := s.load(ctx, src, o, name, mode); msg != "" {
-				return state.Failed(name, "%s", msg)
-			}
-			mode = localMode(src.local)
-		}
+	src, mode, msg := s.sourceFor(ctx, o, name, mode, keepMode, contents)
+	if msg != "" {
+		return state.Failed(name, "%s", msg)
 	}
 	changes := map[string]any{}
 	if _, err := os.Lstat(name); err != nil {
@@ -522,43 +513,38 @@ func (s *states) metaChanges(path string, usr, group any, mode string, follow bo
 
 // localMode is the mode of a local file, for mode: keep.
 func localMode(p string) string {
-	fi, err := os.Stat(p)
+	st, err := filemod.Stats(p, "", true)
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("%04o", unixBits(fi.Mode()))
+	mode, _ := st["mode"].(string)
+	return mode
 }
 
-// unixBits converts an os.FileMode to chmod(2)'s permission bits.
-func unixBits(m fs.FileMode) uint32 {
-	bits := uint32(m.Perm())
-	if m&fs.ModeSetuid != 0 {
-		bits |= syscall.S_ISUID
+// sourceFor resolves o's source (when contents are not given), and with
+// mode: keep reads the source's own mode; msg is a failure to report.
+func (s *states) sourceFor(ctx context.Context, o managedOpts, name, mode string, keepMode bool, contents *string) (src *source, outMode, msg string) {
+	if contents != nil || !py.Truth(o.source) {
+		return nil, mode, ""
 	}
-	if m&fs.ModeSetgid != 0 {
-		bits |= syscall.S_ISGID
+	if src, msg = s.resolveSource(ctx, o, name, mode); msg != "" {
+		return nil, mode, msg
 	}
-	if m&fs.ModeSticky != 0 {
-		bits |= syscall.S_ISVTX
+	if keepMode {
+		if msg := s.load(ctx, src, o, name, mode); msg != "" {
+			return nil, mode, msg
+		}
+		mode = localMode(src.local)
 	}
-	return bits
+	return src, mode, ""
 }
 
 // manage is manage_file: it writes what differs, then keeps the owner and
 // mode.
 func (s *states) manage(ctx context.Context, name string, o managedOpts, mode string, keepMode bool, contents *string) state.Result {
-	var src *source
-	if contents == nil && py.Truth(o.source) {
-		var msg string
-		if src, msg = s.resolveSource(ctx, o, name, mode); msg != "" {
-			return state.Failed(name, "%s", msg)
-		}
-		if keepMode {
-			if msg := s.load(ctx, src, o, name, mode); msg != "" {
-				return state.Failed(name, "%s", msg)
-			}
-			mode = localMode(src.local)
-		}
+	src, mode, msg := s.sourceFor(ctx, o, name, mode, keepMode, contents)
+	if msg != "" {
+		return state.Failed(name, "%s", msg)
 	}
 	changes := map[string]any{}
 	fi, err := os.Lstat(name)
