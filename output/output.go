@@ -271,3 +271,34 @@ func Decode(raw []byte) (any, error) {
 	}
 	return bus.Numbers(v), nil
 }
+
+// Runner is a runner function's return that names its outputter, as
+// state.orchestrate's {data: {id: …}, outputter, retcode}: salt-run prints
+// data with that outputter and exits with retcode.
+type Runner struct {
+	Format  string
+	Returns Returns
+	Retcode int
+}
+
+// RunnerReturn recognises such a return (decoded); ok is false for any
+// other value. An unknown outputter is nested.
+func RunnerReturn(v any) (r Runner, ok bool) {
+	m, isMap := v.(map[string]any)
+	if !isMap || m["outputter"] == nil {
+		return r, false
+	}
+	data, isMap := m["data"].(map[string]any)
+	if !isMap {
+		return r, false
+	}
+	r.Format, _ = m["outputter"].(string)
+	if Check(r.Format) != nil {
+		r.Format = "nested"
+	}
+	for _, id := range slices.Sorted(maps.Keys(data)) {
+		r.Returns.Add(id, data[id])
+	}
+	r.Retcode = int(number(m["retcode"]))
+	return r, true
+}

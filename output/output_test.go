@@ -80,3 +80,20 @@ func TestRepr(t *testing.T) {
 		}
 	}
 }
+
+// A runner's return that names its outputter (state.orchestrate's) is
+// recognised with its retcode; other returns are not.
+func TestRunnerReturn(t *testing.T) {
+	r, ok := RunnerReturn(map[string]any{"data": map[string]any{"b_master": 1, "a_master": 2}, "outputter": "highstate", "retcode": int64(1)})
+	if !ok || r.Format != "highstate" || r.Retcode != 1 || strings.Join(r.Returns.IDs, ",") != "a_master,b_master" {
+		t.Errorf("RunnerReturn = %+v, %v", r, ok)
+	}
+	if r, _ := RunnerReturn(map[string]any{"data": map[string]any{}, "outputter": "nosuch"}); r.Format != "nested" {
+		t.Errorf("an unknown outputter: %q", r.Format)
+	}
+	for _, v := range []any{"text", map[string]any{"data": map[string]any{}}, map[string]any{"outputter": "txt", "data": "x"}} {
+		if _, ok := RunnerReturn(v); ok {
+			t.Errorf("%v taken for a runner's return", v)
+		}
+	}
+}

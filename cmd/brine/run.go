@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/user"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -78,10 +76,11 @@ code is 1 when the function failed.`,
 			// {data, outputter, retcode}) prints as Salt's salt-run does,
 			// and its retcode is the exit status.
 			if v, err := output.Decode(res.Return); err == nil {
-				if m, ok := v.(map[string]any); ok && m["outputter"] != nil && m["data"] != nil {
-					retcode = int(number(m["retcode"]))
+				if r, ok := output.RunnerReturn(v); ok {
+					retcode = r.Retcode
 					if !printed {
-						if err := printOutputter(out, m, state); err != nil {
+						opts := output.Options{Color: paletteFor(out, false).on, StateOutput: state.output, StateQuiet: !state.verbose}
+						if err := output.Write(out, r.Format, r.Returns, opts); err != nil {
 							return err
 						}
 						printed = true
@@ -207,43 +206,4 @@ func stateEvent(cmd *cobra.Command, g *globalFlags, cf *clientFlags, req rpc.Run
 	w.SetErr(cmd.ErrOrStderr())
 	w.SilenceErrors, w.SilenceUsage = true, true
 	return w.ExecuteContext(cmd.Context())
-}
-
-// printOutputter prints a return's data with the outputter it names
-// (highstate for orchestrations), each minion id in turn.
-func printOutputter(w io.Writer, ret map[string]any, state stateFlags) error {
-	format, _ := ret["outputter"].(string)
-	if output.Check(format) != nil {
-		format = "nested"
-	}
-	data, ok := ret["data"].(map[string]any)
-	if !ok {
-		return printYAMLValue(w, ret["data"])
-	}
-	var rets output.Returns
-	for _, id := range slices.Sorted(maps.Keys(data)) {
-		rets.Add(id, data[id])
-	}
-	return output.Write(w, format, rets, output.Options{Color: paletteFor(w, false).on, StateOutput: state.output, StateQuiet: !state.verbose})
-}
-
-func printYAMLValue(w io.Writer, v any) error {
-	b, err := yaml.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
-}
-
-func number(v any) float64 {
-	switch v := v.(type) {
-	case int64:
-		return float64(v)
-	case float64:
-		return v
-	case int:
-		return float64(v)
-	}
-	return 0
 }
