@@ -2,11 +2,13 @@ package state_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
@@ -41,7 +43,11 @@ func fakeStates(t *testing.T, calls *[]string) *function.Registry {
 			Params: []function.Param{{Name: "name", Kind: function.String, Required: true}},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
 				mu.Lock()
-				*calls = append(*calls, name+" "+in.String("name"))
+				call := name + " " + in.String("name")
+				if v, ok := in.ExtraKwargs["extra"]; ok {
+					call += fmt.Sprintf(" extra=%v", v)
+				}
+				*calls = append(*calls, call)
 				mu.Unlock()
 				return res(in.String("name"), state.From(ctx).Test), nil
 			}}
@@ -55,6 +61,10 @@ func fakeStates(t *testing.T, calls *[]string) *function.Registry {
 				return state.Succeeded(n, "changed", map[string]any{n: "new"})
 			}),
 			mk(mod+".ok", func(n string, _ bool) state.Result { return state.Succeeded(n, "in the correct state", nil) }),
+			mk(mod+".slow", func(n string, _ bool) state.Result {
+				time.Sleep(300 * time.Millisecond)
+				return state.Succeeded(n, "slowly", nil)
+			}),
 			mk(mod+".fail", func(n string, _ bool) state.Result { return state.Failed(n, "it failed") }),
 			mk(mod+".mod_watch", func(n string, _ bool) state.Result {
 				return state.Succeeded(n, "watch fired", map[string]any{n: true})
