@@ -15,37 +15,16 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/modules/modulestest"
 )
-
-// files is a master file server holding a few files.
-type files struct {
-	dir   string
-	files map[string]string // "saltenv:path" → content
-}
-
-func (f *files) Cache(_ context.Context, path, saltenv string) (string, error) {
-	body, ok := f.files[saltenv+":"+path]
-	if !ok {
-		return "", fmt.Errorf("salt://%s not found in saltenv %s", path, saltenv)
-	}
-	local := filepath.Join(f.dir, saltenv, path)
-	if err := os.MkdirAll(filepath.Dir(local), 0o700); err != nil {
-		return "", err
-	}
-	return local, os.WriteFile(local, []byte(body), 0o600)
-}
-
-func (f *files) List(context.Context, string, string) ([]string, error) { return nil, nil }
-func (f *files) Hash(context.Context, string, string) (string, error)   { return "", nil }
-func (f *files) Envs(context.Context) ([]string, error)                 { return []string{"base"}, nil }
 
 func newEnv(t *testing.T) *modules.Env {
 	t.Helper()
 	return &modules.Env{CacheDir: t.TempDir(), Opts: func() map[string]any { return map[string]any{} },
-		Files: &files{dir: t.TempDir(), files: map[string]string{
-			"base:scripts/hello.sh": "#!/bin/sh\necho \"hello $# [$1] [$2]\"\necho oops >&2\nexit 3\n",
-			"dev:scripts/hello.sh":  "#!/bin/sh\necho dev\n",
-			"base:scripts/plain.sh": "echo no shebang\n",
+		Files: &modulestest.Files{Dir: t.TempDir(), Tree: map[string]map[string]string{
+			"base": {"scripts/hello.sh": "#!/bin/sh\necho \"hello $# [$1] [$2]\"\necho oops >&2\nexit 3\n",
+				"scripts/plain.sh": "echo no shebang\n"},
+			"dev": {"scripts/hello.sh": "#!/bin/sh\necho dev\n"},
 		}}}
 }
 
@@ -433,7 +412,7 @@ func TestScript(t *testing.T) {
 
 func TestScriptSeesItsPrivateCopy(t *testing.T) {
 	env := newEnv(t)
-	env.Files.(*files).files["base:scripts/self.sh"] = "#!/bin/sh\nstat -c '%a %U' \"$0\" \"$(dirname \"$0\")\"\n"
+	env.Files.(*modulestest.Files).Tree["base"]["scripts/self.sh"] = "#!/bin/sh\nstat -c '%a %U' \"$0\" \"$(dirname \"$0\")\"\n"
 	reg := registry(t, env)
 	me, err := user.Current()
 	if err != nil {

@@ -2,68 +2,19 @@ package cmd
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
 	cmdmod "github.com/brinehq/brine/modules/cmd"
+	"github.com/brinehq/brine/modules/modulestest"
 	"github.com/brinehq/brine/state"
 )
-
-// fakeFiles is a master's file server: files by saltenv, then path.
-type fakeFiles struct {
-	cache string
-	envs  map[string]map[string]string
-}
-
-func (f *fakeFiles) Cache(_ context.Context, p, saltenv string) (string, error) {
-	body, ok := f.envs[saltenv][p]
-	if !ok {
-		return "", fmt.Errorf("%w: salt://%s", modules.ErrNoFile, p)
-	}
-	local := filepath.Join(f.cache, saltenv, p)
-	if err := os.MkdirAll(filepath.Dir(local), 0o700); err != nil {
-		return "", err
-	}
-	return local, os.WriteFile(local, []byte(body), 0o600)
-}
-
-func (f *fakeFiles) List(_ context.Context, saltenv, prefix string) ([]string, error) {
-	var out []string
-	for p := range f.envs[saltenv] {
-		if strings.HasPrefix(p, prefix) {
-			out = append(out, p)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-func (f *fakeFiles) Envs(context.Context) ([]string, error) {
-	out := make([]string, 0, len(f.envs))
-	for e := range f.envs {
-		out = append(out, e)
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-func (f *fakeFiles) Hash(_ context.Context, p, saltenv string) (string, error) {
-	body, ok := f.envs[saltenv][p]
-	if !ok {
-		return "", nil
-	}
-	sum := sha256.Sum256([]byte(body))
-	return hex.EncodeToString(sum[:]), nil
-}
 
 // render is a stand-in template engine: {{ key }} is the context's value.
 func render(_ context.Context, engine, _ string, src []byte, c map[string]any) ([]byte, error) {
@@ -79,7 +30,7 @@ func render(_ context.Context, engine, _ string, src []byte, c map[string]any) (
 
 func setup(t *testing.T) *function.Registry {
 	t.Helper()
-	files := &fakeFiles{cache: t.TempDir(), envs: map[string]map[string]string{
+	files := &modulestest.Files{Dir: t.TempDir(), Tree: map[string]map[string]string{
 		"base": {
 			"scripts/hello.sh": "#!/bin/sh\necho \"hello $*\"\n",
 			"scripts/tmpl.sh":  "#!/bin/sh\necho '{{ greeting }} {{ who }}'\n",

@@ -2,72 +2,19 @@ package file
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
 	filemod "github.com/brinehq/brine/modules/file"
+	"github.com/brinehq/brine/modules/modulestest"
 	"github.com/brinehq/brine/state"
 )
-
-// fakeFiles is a master's file server: files by saltenv, then path; it
-// counts the files fetched.
-type fakeFiles struct {
-	cache   string
-	envs    map[string]map[string]string
-	fetched atomic.Int64
-}
-
-func (f *fakeFiles) Cache(_ context.Context, p, saltenv string) (string, error) {
-	body, ok := f.envs[saltenv][p]
-	if !ok {
-		return "", fmt.Errorf("%w: salt://%s", modules.ErrNoFile, p)
-	}
-	f.fetched.Add(1)
-	local := filepath.Join(f.cache, saltenv, p)
-	if err := os.MkdirAll(filepath.Dir(local), 0o700); err != nil {
-		return "", err
-	}
-	return local, os.WriteFile(local, []byte(body), 0o640)
-}
-
-func (f *fakeFiles) List(_ context.Context, saltenv, prefix string) ([]string, error) {
-	var out []string
-	for p := range f.envs[saltenv] {
-		if strings.HasPrefix(p, prefix) {
-			out = append(out, p)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-func (f *fakeFiles) Envs(context.Context) ([]string, error) {
-	out := make([]string, 0, len(f.envs))
-	for e := range f.envs {
-		out = append(out, e)
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-func (f *fakeFiles) Hash(_ context.Context, p, saltenv string) (string, error) {
-	body, ok := f.envs[saltenv][p]
-	if !ok {
-		return "", modules.ErrNoFile
-	}
-	sum := sha256.Sum256([]byte(body))
-	return hex.EncodeToString(sum[:]), nil
-}
 
 // render is a stand-in template engine: {{ key }} is the context's value.
 func render(_ context.Context, engine, _ string, src []byte, c map[string]any) ([]byte, error) {
@@ -87,7 +34,7 @@ func render(_ context.Context, engine, _ string, src []byte, c map[string]any) (
 type harness struct {
 	t     *testing.T
 	dir   string
-	files *fakeFiles
+	files *modulestest.Files
 	env   *modules.Env
 	reg   *function.Registry
 	low   map[string]any
@@ -98,7 +45,7 @@ func newHarness(t *testing.T) *harness {
 	if os.Geteuid() != 0 {
 		t.Fatal("the file state tests change owners: run them as root")
 	}
-	files := &fakeFiles{cache: t.TempDir(), envs: map[string]map[string]string{
+	files := &modulestest.Files{Dir: t.TempDir(), Tree: map[string]map[string]string{
 		"base": {
 			"conf/app.conf":     "port = 80\n",
 			"conf/fallback":     "fallback\n",

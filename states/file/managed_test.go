@@ -142,14 +142,14 @@ func TestManagedSource(t *testing.T) {
 		{"new", "file.managed", false, map[string]any{"name": p, "source": "salt://conf/app.conf"}, true,
 			"File " + p + " updated", map[string]any{"diff": "New file", "mode": "0644"}, fileIs(p, "port = 80\n", "0644")},
 	})
-	fetched := h.files.fetched.Load()
+	fetched := h.files.Fetched.Load()
 	h.steps([]step{
 		{"second run", "file.managed", false, map[string]any{"name": p, "source": "salt://conf/app.conf"}, true,
 			"File " + p + " is in the correct state", nil, nil},
 		{"second run, test mode", "file.managed", true, map[string]any{"name": p, "source": "salt://conf/app.conf"}, true,
 			"The file " + p + " is in the correct state", nil, nil},
 	})
-	if n := h.files.fetched.Load(); n != fetched {
+	if n := h.files.Fetched.Load(); n != fetched {
 		t.Errorf("a file in the correct state was fetched again (%d fetches)", n-fetched)
 	}
 	h.steps([]step{
@@ -270,7 +270,7 @@ func TestManagedNoChangeIsFast(t *testing.T) {
 	if took > 300*time.Millisecond {
 		t.Errorf("%d unchanged files took %v, over the 300ms budget", n, took)
 	}
-	if h.files.fetched.Load() != 0 {
-		t.Errorf("unchanged files were fetched %d times", h.files.fetched.Load())
+	if h.files.Fetched.Load() != 0 {
+		t.Errorf("unchanged files were fetched %d times", h.files.Fetched.Load())
 	}
 }
