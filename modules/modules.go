@@ -103,7 +103,8 @@ type Files interface {
 	// List lists the files of saltenv under prefix ("" for all), as
 	// cp.list_master does: paths relative to the environment's root.
 	List(ctx context.Context, saltenv, prefix string) ([]string, error)
-	// Hash returns the master's sha256 of salt://path ("" when absent).
+	// Hash returns the master's sha256 of salt://path; a path that does
+	// not exist is an error wrapping ErrNoFile.
 	Hash(ctx context.Context, path, saltenv string) (string, error)
 	// Envs lists the master's environments (saltenvs).
 	Envs(ctx context.Context) ([]string, error)

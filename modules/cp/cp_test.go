@@ -2,65 +2,21 @@ package cp
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/modules/modulestest"
 )
 
-// fakeFiles is a master's file server over a map of salt:// paths
-// (relative to the root, as the master's List gives them).
-type fakeFiles struct {
-	cache string
-	files map[string]string
-}
-
-func (f *fakeFiles) Cache(_ context.Context, p, _ string) (string, error) {
-	rel := strings.TrimPrefix(p, "salt://")
-	body, ok := f.files[rel]
-	if !ok {
-		return "", fmt.Errorf("%w: salt://%s", modules.ErrNoFile, rel)
-	}
-	local := filepath.Join(f.cache, rel)
-	if err := os.MkdirAll(filepath.Dir(local), 0o700); err != nil {
-		return "", err
-	}
-	return local, os.WriteFile(local, []byte(body), 0o600)
-}
-
-func (f *fakeFiles) List(_ context.Context, _, prefix string) ([]string, error) {
-	var out []string
-	for p := range f.files {
-		if strings.HasPrefix(p, prefix) {
-			out = append(out, p)
-		}
-	}
-	slices.Sort(out)
-	return out, nil
-}
-
-func (f *fakeFiles) Envs(context.Context) ([]string, error) { return []string{"base"}, nil }
-
-func (f *fakeFiles) Hash(_ context.Context, p, _ string) (string, error) {
-	body, ok := f.files[strings.TrimPrefix(p, "salt://")]
-	if !ok {
-		return "", modules.ErrNoFile
-	}
-	sum := sha256.Sum256([]byte(body))
-	return hex.EncodeToString(sum[:]), nil
-}
-
 func TestCp(t *testing.T) {
-	files := &fakeFiles{cache: t.TempDir(), files: map[string]string{"lab/a.sh": "A", "lab/sub/b.txt": "B", "top.sls": "T"}}
+	files := &modulestest.Files{Dir: t.TempDir(), Tree: map[string]map[string]string{"base": {"lab/a.sh": "A", "lab/sub/b.txt": "B", "top.sls": "T"}}}
 	reg, err := modules.Registry(&modules.Env{Files: files}, Module)
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,8 @@ import (
 	"github.com/brinehq/brine/modules"
 )
 
-// Files is a master's file server (modules.Files) in memory: Tree[saltenv]
+// Files is a master's file server (modules.Files) in memory (paths with
+// or without salt://, as the agent's client takes them): Tree[saltenv]
 // [path] is the file's content; Cache writes it under Dir, counting the
 // fetches in Fetched.
 type Files struct {
@@ -30,6 +31,7 @@ var _ modules.Files = (*Files)(nil)
 
 // Cache implements modules.Files.
 func (f *Files) Cache(_ context.Context, p, saltenv string) (string, error) {
+	p = strings.TrimPrefix(p, "salt://")
 	body, ok := f.Tree[saltenv][p]
 	if !ok {
 		return "", fmt.Errorf("%w: salt://%s", modules.ErrNoFile, p)
@@ -64,12 +66,13 @@ func (f *Files) Envs(context.Context) ([]string, error) {
 	return out, nil
 }
 
-// Hash implements modules.Files: "" for a file that does not exist, as
-// the agent's file client answers.
+// Hash implements modules.Files: ErrNoFile for a file that does not
+// exist, as the agent's file client answers.
 func (f *Files) Hash(_ context.Context, p, saltenv string) (string, error) {
+	p = strings.TrimPrefix(p, "salt://")
 	body, ok := f.Tree[saltenv][p]
 	if !ok {
-		return "", nil
+		return "", fmt.Errorf("%w: salt://%s", modules.ErrNoFile, p)
 	}
 	sum := sha256.Sum256([]byte(body))
 	return hex.EncodeToString(sum[:]), nil
