@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -188,11 +187,7 @@ func (o *orchestrator) runChunks(ctx context.Context, in *function.Input, c *sta
 		Exec: func(ctx context.Context, name string, args []any, kwargs map[string]any) (any, error) {
 			return o.m.funcs.Call(ctx, name, args, kwargs, nil)
 		},
-		Template: func(ctx context.Context, engine, name string, src []byte, extra map[string]any) ([]byte, error) {
-			vars := c.Vars(saltenv)
-			maps.Copy(vars, extra)
-			return c.Renderer.Jinja(ctx, c.Source, saltenv, name, src, vars)
-		},
+		Template: c.Template(saltenv),
 	}
 	run := jobs.RunOf(ctx)
 	if run != nil {

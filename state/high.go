@@ -94,6 +94,27 @@ type Compiler struct {
 	Vars     Vars
 }
 
+// Template is what state functions render templates with
+// (Running.Template: file.managed's template: jinja): Jinja with the
+// compiler's context for saltenv, the state's own context over it.
+func (c *Compiler) Template(saltenv string) func(ctx context.Context, engine, name string, src []byte, extra map[string]any) ([]byte, error) {
+	return func(ctx context.Context, engine, name string, src []byte, extra map[string]any) ([]byte, error) {
+		if engine != "jinja" {
+			return nil, fmt.Errorf("template engine %q is not available (brine renders jinja)", engine)
+		}
+		vars := map[string]any{}
+		if c.Vars != nil {
+			for k, v := range c.Vars(saltenv) {
+				vars[k] = v
+			}
+		}
+		for k, v := range extra {
+			vars[k] = v
+		}
+		return c.Renderer.Jinja(ctx, c.Source, saltenv, name, src, vars)
+	}
+}
+
 // slsFile finds the file of an SLS name: a/b is a/b.sls or a/b/init.sls.
 func (c *Compiler) slsFile(ctx context.Context, saltenv, sls string) (string, []byte, error) {
 	base := strings.ReplaceAll(sls, ".", "/")

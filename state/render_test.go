@@ -58,3 +58,19 @@ func TestDictMethodsChangeTheDict(t *testing.T) {
 		}
 	}
 }
+
+// TestTemplate is what file.managed's template: jinja renders with: the
+// compiler's context, the state's own over it; other engines refused.
+func TestTemplate(t *testing.T) {
+	c := &state.Compiler{Renderer: state.NewRenderer(), Source: memSource{}, Vars: func(saltenv string) map[string]any {
+		return map[string]any{"grains": map[string]any{"id": "web01"}, "who": "compiler", "saltenv": saltenv}
+	}}
+	tpl := c.Template("dev")
+	out, err := tpl(context.Background(), "jinja", "motd", []byte("{{ grains.id }} {{ who }} {{ saltenv }}"), map[string]any{"who": "state"})
+	if err != nil || string(out) != "web01 state dev" {
+		t.Errorf("template = %q, %v", out, err)
+	}
+	if _, err := tpl(context.Background(), "mako", "motd", nil, nil); err == nil || !strings.Contains(err.Error(), `"mako" is not available`) {
+		t.Errorf("mako: %v", err)
+	}
+}

@@ -127,6 +127,10 @@ type run struct {
 	pillar  map[string]any
 	jid     string
 	events  bool
+	// opts and grains are read once per run (opts is the agent's whole
+	// configuration, decoded anew each time it is asked for).
+	opts, grains map[string]any
+	c            *sls.Compiler
 }
 
 // prepare reads a run's kwargs, waits for or refuses another state run
@@ -136,7 +140,7 @@ func (s *system) prepare(ctx context.Context, in *function.Input, exclusive bool
 	if s.env.Opts != nil {
 		opts = s.env.Opts()
 	}
-	r = &run{saltenv: "base", jid: jidOf(in)}
+	r = &run{saltenv: "base", jid: jidOf(in), opts: opts, grains: s.env.Grains()}
 	if v, ok := opts["saltenv"].(string); ok && v != "" {
 		r.saltenv = v
 	}
@@ -191,13 +195,12 @@ func (s *system) prepare(ctx context.Context, in *function.Input, exclusive bool
 	return r, release, nil, 0
 }
 
-// compiler is the state compiler for run r: SLS files from the master,
-// rendered with the agent's grains, the run's pillar, opts and salt.
+// compiler is the state compiler for run r, made once: SLS files from
+// the master, rendered with the agent's grains, the run's pillar, opts
+// and salt.
 func (s *system) compiler(ctx context.Context, r *run) *sls.Compiler {
-	grains := s.env.Grains()
-	opts := map[string]any{}
-	if s.env.Opts != nil {
-		opts = s.env.Opts()
+	if r.c != nil {
+		return r.c
 	}
 	pctx := modules.WithPillar(ctx, r.pillar)
 	var names []string
@@ -207,18 +210,16 @@ func (s *system) compiler(ctx context.Context, r *run) *sls.Compiler {
 	salt := jinja.Salt(names, func(name string, args []any, kwargs map[string]any) (any, error) {
 		return s.env.Functions.Call(pctx, name, args, kwargs, nil)
 	})
-	return &sls.Compiler{Renderer: s.renderer, Source: source{s.env.Files}, Vars: func(saltenv string) map[string]any {
-		return map[string]any{"grains": grains, "pillar": r.pillar, "opts": opts, "salt": salt, "saltenv": saltenv}
+	r.c = &sls.Compiler{Renderer: s.renderer, Source: source{s.env.Files}, Vars: func(saltenv string) map[string]any {
+		return map[string]any{"grains": r.grains, "pillar": r.pillar, "opts": r.opts, "salt": salt, "saltenv": saltenv}
 	}}
+	return r.c
 }
 
 // matcher matches top file targets against this agent.
 func (s *system) matcher(r *run) sls.Matcher {
-	facts := target.Facts{ID: s.env.ID, Grains: s.env.Grains(), Pillar: r.pillar}
-	var groups map[string]any
-	if s.env.Opts != nil {
-		groups, _ = s.env.Opts()["nodegroups"].(map[string]any)
-	}
+	facts := target.Facts{ID: s.env.ID, Grains: r.grains, Pillar: r.pillar}
+	groups, _ := r.opts["nodegroups"].(map[string]any)
 	return func(tgt, tgtType string) (bool, error) {
 		if tgtType == "" || tgtType == "glob" {
 			tgtType = "glob"
@@ -334,26 +335,12 @@ func (s *system) single(ctx context.Context, in *function.Input) (any, error) {
 
 func (s *system) runChunks(ctx context.Context, r *run, chunks []*sls.Chunk) map[string]any {
 	pctx := modules.WithPillar(ctx, r.pillar)
-	c := s.compiler(ctx, r)
-	opts := map[string]any{}
-	if s.env.Opts != nil {
-		opts = s.env.Opts()
-	}
 	runner := &sls.Runner{
-		Funcs: s.env.States, Test: r.test, Failhard: sls.Flag(opts["failhard"]),
+		Funcs: s.env.States, Test: r.test, Failhard: sls.Flag(r.opts["failhard"]),
 		Exec: func(ctx context.Context, name string, args []any, kwargs map[string]any) (any, error) {
 			return s.env.Functions.Call(modules.WithPillar(ctx, r.pillar), name, args, kwargs, nil)
 		},
-		Template: func(ctx context.Context, engine, name string, src []byte, extra map[string]any) ([]byte, error) {
-			if engine != "jinja" {
-				return nil, fmt.Errorf("template engine %q is not available (brine renders jinja)", engine)
-			}
-			vars := c.Vars(r.saltenv)
-			for k, v := range extra {
-				vars[k] = v
-			}
-			return c.Renderer.Jinja(ctx, c.Source, r.saltenv, name, src, vars)
-		},
+		Template: s.compiler(ctx, r).Template(r.saltenv),
 	}
 	if r.events && r.jid != "" && s.env.Master != nil {
 		runner.Progress = func(tag string, res map[string]any, total int) {
