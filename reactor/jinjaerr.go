@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/brinehq/brine/internal/jinja"
 )
 
 // gonja's runtime errors print its syntax tree: `unable to evaluate filter
@@ -12,22 +14,16 @@ import (
 // output expression's rewrite (scalar.go) adds a layer of them. A user
 // needs the file, line, column and the name at fault, in words.
 
-var (
-	// tokenRepr is gonja's print of a token, inside a node's print.
-	tokenRepr = regexp.MustCompile(`&?\{?<Token\[(\w+)\] Val='([^']*)' Pos=\d+ Line=(\d+) Col=(\d+)>[^}]*\}?`)
-	// nodeRepr is gonja's print of an expression node.
-	nodeRepr = regexp.MustCompile(`(?:filtered_expression|call|getattr|getitem)\([^:]*\)`)
-	// Known causes, rephrased.
-	causes = []struct {
-		re  *regexp.Regexp
-		say string
-	}{
-		{regexp.MustCompile(`filter '(\w+)' not found`), "unknown filter %q"},
-		{regexp.MustCompile(`unknown method '(\w+)'`), "unknown method %q"},
-		{regexp.MustCompile(`test '(\w+)' not found`), "unknown test %q"},
-		{regexp.MustCompile(`(\w+) is not callable`), "%q is not a function (an undefined name?)"},
-	}
-)
+// causes are known causes, rephrased.
+var causes = []struct {
+	re  *regexp.Regexp
+	say string
+}{
+	{regexp.MustCompile(`filter '(\w+)' not found`), "unknown filter %q"},
+	{regexp.MustCompile(`unknown method '(\w+)'`), "unknown method %q"},
+	{regexp.MustCompile(`test '(\w+)' not found`), "unknown test %q"},
+	{regexp.MustCompile(`(\w+) is not callable`), "%q is not a function (an undefined name?)"},
+}
 
 // renderError turns a gonja runtime error of the rewritten source into what
 // the user wrote: the line and column in the file, and the cause in words.
@@ -37,13 +33,11 @@ func renderError(msg string, cols columnMap) (line, col int, text string) {
 		line, _ = strconv.Atoi(m[1])
 	}
 	// The innermost token that is the user's names where the error is.
-	for _, m := range tokenRepr.FindAllStringSubmatch(msg, -1) {
-		if m[2] == scalarFilter {
+	for _, tok := range jinja.ErrorTokens(msg) {
+		if tok.Val == scalarFilter {
 			continue
 		}
-		line, _ = strconv.Atoi(m[3])
-		col, _ = strconv.Atoi(m[4])
-		col = cols.original(line, col)
+		line, col = tok.Line, cols.original(tok.Line, tok.Col)
 	}
 	for _, c := range causes {
 		if m := c.re.FindAllStringSubmatch(msg, -1); m != nil {
@@ -51,8 +45,7 @@ func renderError(msg string, cols columnMap) (line, col int, text string) {
 		}
 	}
 	// Unknown cause: the message without gonja's node prints and our filter.
-	text = tokenRepr.ReplaceAllString(msg, "")
-	text = nodeRepr.ReplaceAllString(text, "")
+	text = jinja.StripNodes(msg)
 	text = strings.ReplaceAll(text, "unable to evaluate filter : invalid call to filter '"+scalarFilter+"': ", "")
 	text = renderLine.ReplaceAllString(text, "")
 	text = strings.Join(strings.Fields(strings.Trim(text, " :")), " ")

@@ -306,8 +306,6 @@ func syntaxLine(err error) int {
 
 var (
 	lineRe     = regexp.MustCompile(`[Ll]ine[ =](\d+)`)
-	tokenRepr  = regexp.MustCompile(`&?\{?<Token\[(\w+)\] Val='([^']*)' Pos=\d+ Line=(\d+) Col=(\d+)>[^}]*\}?`)
-	nodeRepr   = regexp.MustCompile(`(?:filtered_expression|call|getattr|getitem)\([^:]*\)`)
 	wrapperRe  = regexp.MustCompile(`(?:unable to execute template|failed to reader? template '[^']*'|Unable to render expression|unable to evaluate filter)\s*:?\s*`)
 	spacesRe   = regexp.MustCompile(`\s+`)
 	emptyColon = regexp.MustCompile(`(:\s*)+:`)
@@ -317,8 +315,8 @@ var (
 // innermost token's.
 func execLine(msg string) int {
 	line := 0
-	for _, m := range tokenRepr.FindAllStringSubmatch(msg, -1) {
-		line, _ = strconv.Atoi(m[3])
+	if toks := jinja.ErrorTokens(msg); len(toks) > 0 {
+		line = toks[len(toks)-1].Line
 	}
 	if line == 0 {
 		if m := lineRe.FindStringSubmatch(msg); m != nil {
@@ -338,8 +336,7 @@ func cleanParseError(err error) error {
 
 // cleanExecError says a runtime error without gonja's syntax-tree prints.
 func cleanExecError(err error) error {
-	s := tokenRepr.ReplaceAllString(err.Error(), "")
-	s = nodeRepr.ReplaceAllString(s, "")
+	s := jinja.StripNodes(err.Error())
 	s = wrapperRe.ReplaceAllString(s, "")
 	s = lineRe.ReplaceAllString(s, "")
 	s = emptyColon.ReplaceAllString(s, ":")
