@@ -2,7 +2,6 @@ package reactor
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/goccy/go-yaml"
 	"github.com/nikolalohinski/gonja/v2/builtins"
 	gonjacfg "github.com/nikolalohinski/gonja/v2/config"
 	"github.com/nikolalohinski/gonja/v2/exec"
@@ -179,31 +177,26 @@ func lineCount(b []byte) int {
 	return bytes.Count(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) + 1
 }
 
-// filterJSON is Salt's `json` filter: compact JSON, usable inside YAML.
+// filterJSON and filterYAML are Salt's json and yaml filters (compact
+// JSON, one-line flow YAML), whose output the reaction's rewrite keeps
+// as the value it stands for (remember).
 func filterJSON(e *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
-	if in.IsError() {
-		return in
-	}
-	v := jinja.GoValue(in)
-	b, err := json.Marshal(v)
-	if err != nil {
-		return exec.AsValue(fmt.Errorf("json filter: %w", err))
-	}
-	remember(e, string(b), v)
-	return exec.AsSafeValue(string(b))
+	return serializeFilter(e, in, true)
 }
 
-// filterYAML is Salt's `yaml` filter: flow-style YAML on one line.
 func filterYAML(e *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	return serializeFilter(e, in, false)
+}
+
+func serializeFilter(e *exec.Evaluator, in *exec.Value, asJSON bool) *exec.Value {
 	if in.IsError() {
 		return in
 	}
 	v := jinja.GoValue(in)
-	b, err := yaml.MarshalWithOptions(v, yaml.Flow(true))
+	text, err := jinja.Serialize(v, asJSON)
 	if err != nil {
-		return exec.AsValue(fmt.Errorf("yaml filter: %w", err))
+		return exec.AsValue(fmt.Errorf("serializing %s: %w", in.String(), err))
 	}
-	text := strings.TrimSpace(string(b))
 	remember(e, text, v)
 	return exec.AsSafeValue(text)
 }
