@@ -324,9 +324,6 @@ func (s *Store) Record(ctx context.Context, ev *bus.Event) error {
 	if err != nil {
 		return err
 	}
-	if je.what == "prog" {
-		return nil // in the record already (RecordStep)
-	}
 	return s.update(ctx, je.jid, je.apply)
 }
 
