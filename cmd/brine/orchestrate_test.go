@@ -332,8 +332,7 @@ reactor:
 	})
 
 	t.Run("errors", func(t *testing.T) {
-		_, errs, code := orch(t, "orch.nosuch")
-		out, _, _ := orch(t, "orch.nosuch")
+		out, errs, code := orch(t, "orch.nosuch")
 		if code == 0 || !strings.Contains(out+errs, "No matching sls found for 'orch.nosuch' in env 'base'") {
 			t.Errorf("a missing SLS: exit %d\n%s%s", code, out, errs)
 		}
