@@ -9,6 +9,10 @@
 // returns go through an on-disk outbox, each with an id fixed when queued,
 // and are removed only once the master acknowledged storing them; the
 // master's bus stores a re-sent id once.
+//
+// With several masters (masters.go) the agent is connected to all of them
+// at once, or, with master_type failover, to one at a time, moving on when
+// it is lost or stops answering.
 package agent
 
 import (
@@ -18,7 +22,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -38,7 +41,6 @@ import (
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/gateway/curve"
 	"github.com/brinehq/brine/function"
-	"github.com/brinehq/brine/internal/backoff"
 	"github.com/brinehq/brine/modules"
 )
 
@@ -64,19 +66,24 @@ type Agent struct {
 	id     string
 	grains map[string]any
 
-	outbox   *Outbox
-	funcs    *function.Registry
-	states   *function.Registry
-	jobs     *jobRunner
-	pillar   atomic.Pointer[map[string]any]
-	beacons  *beacons.Runner
-	reload   chan *Loaded
-	accepted chan struct{}
+	outbox  *Outbox
+	funcs   *function.Registry
+	states  *function.Registry
+	jobs    *jobRunner
+	pillar  atomic.Pointer[map[string]any]
+	beacons *beacons.Runner
+	reload  chan *Loaded
 
 	// runCtx is Run's context, which jobs run under; cli the connection
-	// to the accepted master, nil while there is none.
+	// that carries the agent's own messages and requests (the first
+	// master connected), nil while there is none; links the connections
+	// to the masters.
 	runCtx context.Context
 	cli    atomic.Pointer[gateway.Client]
+	links  atomic.Pointer[[]*link]
+	// routes maps the id of a queued job return to the master the job
+	// came from, which it is returned to while connected.
+	routes sync.Map
 
 	// State for tests and status: connected to an accepted master.
 	ready atomic.Bool
@@ -104,12 +111,10 @@ func New(cfg *Loaded, opts Options) (*Agent, error) {
 	}
 	a := &Agent{
 		opts: opts, log: opts.Log.With("id", id), keys: kp, cfg: cfg, id: id,
-		outbox: out, reload: make(chan *Loaded, 1), accepted: make(chan struct{}, 1),
+		outbox: out, reload: make(chan *Loaded, 1),
 	}
 	a.grains = opts.Grains.Collect(id, a.staticGrains(cfg))
-	for _, w := range cfg.Warnings {
-		a.log.Warn("configuration: " + w.String())
-	}
+	a.logWarnings(cfg)
 	if a.jobs, err = newJobRunner(a, cfg.CacheDir); err != nil {
 		return nil, err
 	}
@@ -273,9 +278,11 @@ func newID() (string, error) {
 	return u.String(), nil
 }
 
-// Run connects to the master and serves until ctx ends, reconnecting
-// whenever the connection drops and reloading the configuration on SIGHUP
-// (with Options.Load).
+// Run connects to the masters and serves until ctx ends, reconnecting
+// whenever a connection drops and reloading the configuration on SIGHUP
+// (with Options.Load). It fails only when the agent must stop: a master
+// that does not hold the key the agent trusts, a master name that does not
+// resolve within retry_dns_count.
 func (a *Agent) Run(ctx context.Context) error {
 	if a.opts.Load != nil {
 		go a.reloadOnHUP(ctx)
@@ -289,87 +296,33 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	defer a.beacons.Stop()
 	defer a.jobs.wait(jobGrace)
-	first := true
-	for ctx.Err() == nil {
-		if !first {
-			// Salt's random_reauth_delay: agents that lost a master
-			// together do not all return at the same instant.
-			d := time.Duration(a.config().RandomReauthDelay) * time.Second
-			if d > 0 {
-				d = rand.N(d)
-			}
-			select {
-			case <-time.After(d):
-			case <-ctx.Done():
-				return nil
-			}
-		}
-		first = false
-		cli, err := a.connect(ctx)
-		if err != nil {
-			if errors.Is(err, ErrMasterKey) {
-				return err
-			}
-			continue
-		}
-		err = a.session(ctx, cli)
-		cli.Close()
-		a.ready.Store(false)
+	for {
+		err := a.session(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if errors.Is(err, errReload) {
-			first = true
-			continue
+		if !errors.Is(err, errReload) {
+			return err
 		}
-		a.log.Warn("connection to the master lost; reconnecting", "err", err)
 	}
-	return nil
 }
 
-// Ready reports whether the agent is connected and accepted.
+// Ready reports whether the agent is connected to a master that accepted
+// it (Masters says which).
 func (a *Agent) Ready() bool { return a.ready.Load() }
 
 var errReload = errors.New("configuration reloaded")
 
-// connect tries each master in turn until one answers, with a growing
-// wait between rounds. A master key that does not match the pinned one
-// ends it: retrying would not make the master trustworthy.
-func (a *Agent) connect(ctx context.Context) (*gateway.Client, error) {
-	for round := 1; ; round++ {
-		cfg := a.config()
-		for _, addr := range cfg.Addrs() {
-			cli, err := a.dial(ctx, cfg, addr)
-			if err == nil {
-				return cli, nil
-			}
-			if errors.Is(err, ErrMasterKey) {
-				a.log.Error("refusing the master", "master", addr, "err", err)
-				return nil, err
-			}
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			a.log.Warn("master not reachable", "master", addr, "err", err)
-		}
-		select {
-		case <-time.After(backoff.Delay(time.Second, 30*time.Second, round)):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case cfg := <-a.reload:
-			a.apply(cfg)
-		}
-	}
-}
-
-func (a *Agent) dial(ctx context.Context, cfg *Loaded, addr string) (*gateway.Client, error) {
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+// dial connects to the master at addr within timeout; onPush receives
+// what it sends unasked.
+func (a *Agent) dial(ctx context.Context, cfg *Loaded, addr string, timeout time.Duration, onPush func(string, []byte)) (*gateway.Client, error) {
+	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	mk, err := masterKey(dctx, cfg.PKIDir, addr, cfg.MasterFinger)
 	if err != nil {
 		return nil, err
 	}
-	cli, err := gateway.DialAgent(dctx, addr, gateway.AgentDial{Keys: a.keys, MasterKey: mk, OnPush: a.push})
+	cli, err := gateway.DialAgent(dctx, addr, gateway.AgentDial{Keys: a.keys, MasterKey: mk, OnPush: onPush})
 	if errors.Is(err, curve.ErrServerKey) {
 		return nil, fmt.Errorf("%w: the master at %s does not hold the key recorded in %s (fingerprint %s); "+
 			"if the master's key was replaced on purpose, delete that file", ErrMasterKey, addr,
@@ -378,14 +331,14 @@ func (a *Agent) dial(ctx context.Context, cfg *Loaded, addr string) (*gateway.Cl
 	return cli, err
 }
 
-// push handles what the master sends unasked. It runs on the
-// connection's reader, so anything slow goes to a goroutine.
-func (a *Agent) push(method string, body []byte) {
+// push handles what the master at origin sends unasked over cli, the
+// connection of l (nil for brine call's). It runs on the connection's
+// reader, so anything slow goes to a goroutine.
+func (a *Agent) push(l *link, origin string, cli *gateway.Client, method string, body []byte) {
 	switch method {
 	case proto.PushAccepted:
-		select {
-		case a.accepted <- struct{}{}:
-		default:
+		if l != nil {
+			notify(l.accepted)
 		}
 	case proto.PushJob:
 		job, err := proto.DecodeJob(body)
@@ -393,7 +346,7 @@ func (a *Agent) push(method string, body []byte) {
 			a.log.Error("job refused", "err", err)
 			return
 		}
-		a.jobs.start(a.runCtx, job)
+		a.jobs.start(a.runCtx, job, origin)
 	case proto.PushFindJob:
 		var q proto.FindJob
 		if err := json.Unmarshal(body, &q); err != nil {
@@ -404,7 +357,14 @@ func (a *Agent) push(method string, body []byte) {
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			if err := (masterCaller{a}).Call(ctx, proto.MethodJobState, st, nil); err != nil {
+			// Answered to the master that asked.
+			var err error
+			if cli != nil {
+				err = cli.Call(ctx, proto.MethodJobState, st, nil)
+			} else {
+				err = (masterCaller{a}).Call(ctx, proto.MethodJobState, st, nil)
+			}
+			if err != nil {
 				a.log.Debug("find_job answer not sent", "jid", q.JID, "err", err)
 			}
 		}()
@@ -417,13 +377,21 @@ func (a *Agent) apply(cfg *Loaded) {
 	a.mu.Lock()
 	a.cfg, a.grains = cfg, g
 	a.mu.Unlock()
-	for _, w := range cfg.Warnings {
-		a.log.Warn("configuration: " + w.String())
-	}
+	a.logWarnings(cfg)
 	a.log.Info("configuration reloaded", "files", cfg.Tree.Files)
 	// The beacons of the files, as beacons.reset puts them in force.
 	if err := (agentBeacons{a}).resetFrom(cfg); err != nil {
 		a.log.Error("reload: the beacons configured are refused; those in force stay", "err", err)
+	}
+}
+
+// logWarnings logs what in cfg is ignored or not used as written.
+func (a *Agent) logWarnings(cfg *Loaded) {
+	for _, w := range cfg.Warnings {
+		a.log.Warn("configuration: " + w.String())
+	}
+	for _, n := range cfg.Notes {
+		a.log.Warn("configuration: " + n)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/brinehq/brine/agent/proto"
+	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/jobs"
 )
 
@@ -19,7 +20,7 @@ func (a *Agent) Call(ctx context.Context, fun string, args []any, kwargs map[str
 	// the rest of its load.
 	job := proto.Job{JID: jobs.NewJID(), Fun: fun, Arg: jobs.PackArgs(args, kwargs), Tgt: "salt-call"}
 	ret := a.execute(ctx, job)
-	return ret, a.queueReturn(ret)
+	return ret, a.queueReturn(ret, "")
 }
 
 func returnItem(r proto.Return) (Item, error) {
@@ -40,9 +41,13 @@ var ErrPending = errors.New("the master has not accepted this agent's key yet")
 // then uses the same connection. The returned func closes it.
 func (a *Agent) Connect(ctx context.Context) (func(), error) {
 	cfg := a.config()
+	timeout := dialTimeout
+	if len(cfg.Master) > 1 {
+		timeout = failoverDialTimeout
+	}
 	var errs []error
 	for _, addr := range cfg.Addrs() {
-		cli, err := a.dial(ctx, cfg, addr)
+		cli, err := a.dial(ctx, cfg, addr, timeout, func(method string, body []byte) { a.push(nil, addr, nil, method, body) })
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -81,7 +86,7 @@ func (a *Agent) Deliver(ctx context.Context) error {
 		defer done()
 		cli = a.cli.Load()
 	}
-	dropped, err := a.drain(ctx, cli)
+	dropped, err := a.drain(ctx, func(Item) *gateway.Client { return cli })
 	return errors.Join(append(dropped, err)...)
 }
 

@@ -24,11 +24,40 @@ const DefaultConfigDir = "/etc/brine"
 // Config is an agent's configuration: Salt's minion keys, with brine's
 // defaults where Salt's are poor (each says so).
 type Config struct {
-	// Master is the master's host (or a list of hosts: the first that
-	// answers is used), default "salt" as Salt's.
+	// Master is the master's host, default "salt" as Salt's, or a list of
+	// them (see MasterType). An entry may carry its port, as Salt's
+	// master:port syntax: host:4506, [2001:db8::1]:4506.
 	Master Masters `yaml:"master"`
 	// MasterPort is the master's request port (Salt's ret_port), 4506.
 	MasterPort int `yaml:"master_port"`
+	// MasterType is what a list of masters means, Salt's: str (the
+	// default) connects to all of them at once (hot multi-master),
+	// failover to one at a time, in order, moving on when it is lost.
+	MasterType string `yaml:"master_type"`
+	// MasterAliveInterval is seconds between checks that the connected
+	// master still answers; one that does not within as long (at least 2
+	// s, at most 10) is left. Salt's default is 0 (no check); brine's is
+	// 3 with master_type failover, so that a master that hangs without
+	// closing its connections (a SIGSTOP, a wedged host) is left within
+	// 10 s, and 0 otherwise, as Salt.
+	MasterAliveInterval int `yaml:"master_alive_interval"`
+	// MasterFailback makes a failover agent connected to another master
+	// than the first of its list check, every MasterFailbackInterval
+	// seconds (0: every MasterAliveInterval, as Salt), whether the first
+	// answers again, and return to it.
+	MasterFailback         bool `yaml:"master_failback"`
+	MasterFailbackInterval int  `yaml:"master_failback_interval"`
+	// RandomMaster shuffles the list of masters once at start (all but the
+	// first with master_failback, which must know where to return);
+	// MasterShuffle is its deprecated Salt name.
+	RandomMaster  bool `yaml:"random_master"`
+	MasterShuffle bool `yaml:"master_shuffle"`
+	// RetryDNS is seconds between attempts to resolve a master's name that
+	// does not resolve (Salt's, default 30; 0: stop at once), at most
+	// RetryDNSCount times (unset: forever). A failover agent moves on to
+	// the next master of its list instead, as Salt's.
+	RetryDNS      float64 `yaml:"retry_dns"`
+	RetryDNSCount *int    `yaml:"retry_dns_count"`
 	// PublishPort is the master's publish port, 4505. brine's agents take
 	// jobs over their one request connection, so it is only checked.
 	PublishPort int `yaml:"publish_port"`
@@ -111,6 +140,8 @@ func Defaults(dir string) Config {
 	return Config{
 		Master:                Masters{"salt"},
 		MasterPort:            4506,
+		MasterType:            MasterTypeStr,
+		RetryDNS:              30,
 		PublishPort:           4505,
 		MineInterval:          60,
 		AcceptanceWaitTime:    10,
@@ -143,6 +174,9 @@ type Loaded struct {
 	// Warnings are keys brine does not know or does not use, with file
 	// and line; the agent logs them (strict mode refuses them).
 	Warnings []config.Problem
+	// Notes are settings that have no effect as written (Salt warns of
+	// the same); the agent logs them.
+	Notes []string
 }
 
 // LoadConfig reads dir/minion and dir/minion.d/*.conf (or dir as one
@@ -184,6 +218,12 @@ func (l *Loaded) validate() error {
 		if h == "" || strings.ContainsAny(h, " /") {
 			return bad("master", "%q is not a host name or address", h)
 		}
+		if _, _, err := splitMaster(h, c.MasterPort); err != nil {
+			return bad("master", "%v", err)
+		}
+	}
+	if err := l.validateMasters(bad); err != nil {
+		return err
 	}
 	for _, p := range []struct {
 		key  string
@@ -206,6 +246,7 @@ func (l *Loaded) validate() error {
 		{"mine_interval", c.MineInterval, 0}, {"acceptance_wait_time", c.AcceptanceWaitTime, 1},
 		{"acceptance_wait_time_max", c.AcceptanceWaitTimeMax, 0}, {"random_reauth_delay", c.RandomReauthDelay, 0},
 		{"event_queue_max", c.QueueMax, 1}, {"max_return_size", c.MaxReturnSize, 1024},
+		{"master_alive_interval", c.MasterAliveInterval, 0}, {"master_failback_interval", c.MasterFailbackInterval, 0},
 	} {
 		if n.v < n.min {
 			return bad(n.key, "%d is below %d", n.v, n.min)
@@ -314,13 +355,63 @@ func ResolveID(id, dir string) (string, error) {
 	return fqdn, nil
 }
 
-// Addrs returns the master endpoints to try, in order.
+// Addrs returns the masters' endpoints, in the order configured.
 func (c *Config) Addrs() []string {
 	out := make([]string, len(c.Master))
 	for i, h := range c.Master {
-		out[i] = "tcp://" + net.JoinHostPort(h, strconv.Itoa(c.MasterPort))
+		host, port, err := splitMaster(h, c.MasterPort)
+		if err != nil { // refused by validate; kept whole for the error it makes
+			host, port = h, c.MasterPort
+		}
+		out[i] = "tcp://" + net.JoinHostPort(host, strconv.Itoa(port))
 	}
 	return out
+}
+
+// splitMaster reads one master entry, Salt's prep_ip_port: host, host:port,
+// [v6]:port, [v6], or a bare IPv6 address; port is master_port unless
+// the entry gives one.
+func splitMaster(s string, port int) (string, int, error) {
+	switch {
+	case strings.HasPrefix(s, "["):
+		end := strings.Index(s, "]")
+		if end < 0 {
+			return "", 0, fmt.Errorf("%q: no closing ] after the IPv6 address", s)
+		}
+		host, rest := s[1:end], s[end+1:]
+		if net.ParseIP(host) == nil {
+			return "", 0, fmt.Errorf("%q: %q is not an IPv6 address", s, host)
+		}
+		if rest == "" {
+			return host, port, nil
+		}
+		p, ok := strings.CutPrefix(rest, ":")
+		if !ok {
+			return "", 0, fmt.Errorf("%q: want [address]:port", s)
+		}
+		n, err := parsePort(s, p)
+		return host, n, err
+	case strings.Count(s, ":") == 1:
+		host, p, _ := strings.Cut(s, ":")
+		if host == "" {
+			return "", 0, fmt.Errorf("%q: no host before the port", s)
+		}
+		n, err := parsePort(s, p)
+		return host, n, err
+	case strings.Contains(s, ":"):
+		if net.ParseIP(s) == nil {
+			return "", 0, fmt.Errorf("%q is not a host name, host:port or IPv6 address (write [address]:port)", s)
+		}
+	}
+	return s, port, nil
+}
+
+func parsePort(entry, p string) (int, error) {
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 {
+		return 0, fmt.Errorf("%q: %q is not a port (1 to 65535)", entry, p)
+	}
+	return n, nil
 }
 
 // Durations the configuration's counts stand for.
@@ -338,8 +429,7 @@ func (c *Config) acceptWait() (first, max time.Duration) {
 // saltMinionKeys are options of Salt's minion brine does not use; setting
 // one is reported as such rather than as a typo.
 var saltMinionKeys = []string{
-	"user", "sudo_user", "ipv6", "master_type", "master_alive_interval", "master_failback", "master_failback_interval",
-	"master_shuffle", "random_master", "retry_dns", "retry_dns_count", "master_tries", "auth_tries", "auth_timeout",
+	"user", "sudo_user", "ipv6", "master_tries", "auth_tries", "auth_timeout",
 	"auth_safemode", "ping_interval", "sock_dir", "backup_mode", "extension_modules", "module_dirs",
 	"hash_type", "file_client", "use_master_when_local", "file_roots", "pillar_roots", "fileserver_backend",
 	"top_file", "environment", "renderer",

@@ -75,7 +75,7 @@ func TestLoadConfigErrorsNameFileAndLine(t *testing.T) {
 
 func TestUnknownKeysReportedWithFileAndLine(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "minion"), "id: web01\nmaster_prot: 4506\nmaster_type: failover\n")
+	writeFile(t, filepath.Join(dir, "minion"), "id: web01\nmaster_prot: 4506\ntcp_keepalive: True\n")
 	cfg, err := LoadConfig(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +86,7 @@ func TestUnknownKeysReportedWithFileAndLine(t *testing.T) {
 	}
 	want := []string{
 		filepath.Join(dir, "minion") + `:2: unknown key "master_prot" (did you mean "master_port"?)`,
-		filepath.Join(dir, "minion") + `:3: "master_type" is a Salt option brine does not use (ignored)`,
+		filepath.Join(dir, "minion") + `:3: "tcp_keepalive" is a Salt option brine does not use (ignored)`,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/gateway/curve"
@@ -64,11 +65,46 @@ func masterKey(ctx context.Context, pkiDir, addr, finger string) (curve.Key, err
 	if recorded {
 		return k, nil
 	}
-	tmp := path + ".new"
-	if err := os.WriteFile(tmp, []byte(k.String()+"\n"), 0o644); err != nil {
+	return recordMasterKey(path, addr, k)
+}
+
+// recordMu serializes the recording of the master's key: with several
+// masters the agent asks them all at once, and the first key recorded is
+// the one the others must hold.
+var recordMu sync.Mutex
+
+// recordMasterKey records k, presented by the master at addr, in path,
+// unless a key was recorded meanwhile, which k must then be.
+func recordMasterKey(path, addr string, k curve.Key) (curve.Key, error) {
+	recordMu.Lock()
+	defer recordMu.Unlock()
+	if b, err := os.ReadFile(path); err == nil {
+		got, err := curve.ParseKey(strings.TrimSpace(string(b)))
+		if err != nil {
+			return curve.Key{}, fmt.Errorf("%s: %w", path, err)
+		}
+		if got != k {
+			return curve.Key{}, fmt.Errorf("%w: the master at %s presents a key with fingerprint %s, not the one just recorded in %s (%s); refusing to connect",
+				ErrMasterKey, addr, curve.Fingerprint(k), path, curve.Fingerprint(got))
+		}
+		return k, nil
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+masterKeyFile+"-*")
+	if err != nil {
 		return curve.Key{}, fmt.Errorf("master key: %w", err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	_, err = f.WriteString(k.String() + "\n")
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
 		return curve.Key{}, fmt.Errorf("master key: %w", err)
 	}
 	return k, nil

@@ -84,9 +84,10 @@ func validJID(jid string) error {
 	return nil
 }
 
-// start runs job in the background unless its jid was seen; ctx is the
-// agent's, ending the job when the agent stops.
-func (r *jobRunner) start(ctx context.Context, job proto.Job) {
+// start runs job, sent by the master at origin, in the background unless
+// its jid was seen (from any master); ctx is the agent's, ending the job
+// when the agent stops.
+func (r *jobRunner) start(ctx context.Context, job proto.Job, origin string) {
 	if err := validJID(job.JID); err != nil {
 		r.a.log.Error("job refused", "err", err)
 		return
@@ -118,7 +119,7 @@ func (r *jobRunner) start(ctx context.Context, job proto.Job) {
 		if ctx.Err() != nil && context.Cause(jctx) == ctx.Err() {
 			ret = failed(ret, errStopped)
 		}
-		r.finish(job.JID, ret)
+		r.finish(job.JID, ret, origin)
 	}()
 }
 
@@ -131,9 +132,10 @@ func (r *jobRunner) seenOnDisk(jid string) bool {
 	return false
 }
 
-// finish queues the return of jid, then forgets the running job.
-func (r *jobRunner) finish(jid string, ret proto.Return) {
-	if err := r.a.queueReturn(ret); err != nil {
+// finish queues the return of jid for origin, then forgets the running
+// job.
+func (r *jobRunner) finish(jid string, ret proto.Return, origin string) {
+	if err := r.a.queueReturn(ret, origin); err != nil {
 		// Not queued: leave proc/<jid>, so that the next start reports
 		// the job as interrupted rather than losing it silently.
 		r.a.log.Error("job return not kept", "jid", jid, "err", err)
@@ -233,7 +235,7 @@ func (r *jobRunner) recover() error {
 		r.a.log.Warn("job interrupted by the agent's restart; returning it as failed", "jid", jid, "fun", job.Fun)
 		ret := failed(proto.Return{JID: jid, Fun: job.Fun, FunArgs: nonNilArgs(job.Arg)},
 			errors.New("the agent was restarted while the job ran; the function's outcome is unknown"))
-		if err := r.a.queueReturn(ret); err != nil {
+		if err := r.a.queueReturn(ret, ""); err != nil {
 			return err
 		}
 		r.markDone(jid)
@@ -343,14 +345,22 @@ func truncateReturn(v any, limit int) any {
 	return fmt.Sprintf("%s\n[return truncated: %d bytes of %d kept (max_return_size)]", kept, len(kept), len(b))
 }
 
-// queueReturn puts a job's return in the outbox.
-func (a *Agent) queueReturn(r proto.Return) error {
+// queueReturn puts a job's return in the outbox, for the master at origin
+// ("": any).
+func (a *Agent) queueReturn(r proto.Return, origin string) error {
 	r.Time = time.Now().UTC()
 	it, err := returnItem(r)
 	if err != nil {
 		return err
 	}
-	return a.outbox.Put(it)
+	if origin != "" {
+		a.routes.Store(it.ID, origin)
+	}
+	if err := a.outbox.Put(it); err != nil {
+		a.routes.Delete(it.ID)
+		return err
+	}
+	return nil
 }
 
 // jobGrace is how long a stopping agent waits for its cancelled jobs to

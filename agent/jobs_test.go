@@ -112,9 +112,9 @@ func TestJobsRunOnceAndSurviveAKill(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	job := proto.Job{JID: "20261124000000000001", Fun: "test.ping"}
-	a.jobs.start(ctx, job)
+	a.jobs.start(ctx, job, "")
 	waitReturns(t, a, 1)
-	a.jobs.start(ctx, job) // published again: recognised
+	a.jobs.start(ctx, job, "") // published again: recognised
 	time.Sleep(100 * time.Millisecond)
 	if n := len(returns(t, a)); n != 1 {
 		t.Errorf("%d returns after a republished jid, want 1", n)
@@ -122,7 +122,7 @@ func TestJobsRunOnceAndSurviveAKill(t *testing.T) {
 
 	// kill_job ends a running job, which reports it.
 	long := proto.Job{JID: "20261124000000000002", Fun: "test.sleep", Arg: []any{int64(30)}}
-	a.jobs.start(ctx, long)
+	a.jobs.start(ctx, long, "")
 	if len(a.jobs.Running()) != 1 || a.jobs.state(long.JID).Running != true {
 		t.Fatalf("running: %v", a.jobs.Running())
 	}
@@ -162,7 +162,7 @@ func TestJobsRunOnceAndSurviveAKill(t *testing.T) {
 	if n := len(returns(t, a2)); n != 3 {
 		t.Errorf("a second recovery queued more returns: %d", n)
 	}
-	a2.jobs.start(ctx, orphan)
+	a2.jobs.start(ctx, orphan, "")
 	time.Sleep(100 * time.Millisecond)
 	if n := len(returns(t, a2)); n != 3 || len(a2.jobs.Running()) != 0 {
 		t.Errorf("a recovered jid published again ran again")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/brinehq/brine/agent/proto"
@@ -27,34 +28,37 @@ const (
 	grainsEvery = 5 * time.Minute
 )
 
-// session serves one connection: authenticate, announce the start, report
-// grains and the mine, and deliver the outbox until the connection drops
-// or the configuration is reloaded.
-func (a *Agent) session(ctx context.Context, cli *gateway.Client) error {
-	if err := a.authenticate(ctx, cli); err != nil {
-		return err
+// session connects to the masters and serves them until ctx ends or the
+// configuration of the masters changes (errReload): its links connect,
+// authenticate and reconnect by themselves; the session sends the agent's
+// own messages — the start events on connection, the grains and the mine,
+// the outbox — over the first link that is up (the primary), and each job
+// return to the master the job came from while it is connected. It fails
+// when every link gave up, or one found a master that does not hold the
+// trusted key.
+func (a *Agent) session(ctx context.Context) error {
+	cfg := a.config()
+	links := newLinks(&cfg.Config)
+	lctx, cancel := context.WithCancel(ctx)
+	changed := make(chan struct{}, 1)
+	ended := make(chan error, len(links))
+	var wg sync.WaitGroup
+	for _, l := range links {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ended <- a.keepLink(lctx, cfg, l, changed)
+		}()
 	}
-	a.ready.Store(true)
-	a.cli.Store(cli)
-	defer a.cli.CompareAndSwap(cli, nil)
-	a.log.Info("accepted by the master; agent started")
-	if err := a.announce(); err != nil {
-		return err
-	}
-	// Salt's minion compiles its pillar when it starts: pillar.get must
-	// answer before the first state run.
-	go func() {
-		if _, err := a.Pillar(ctx, true); err != nil && ctx.Err() == nil {
-			a.log.Warn("the pillar could not be fetched; pillar.get answers from an empty pillar until a state run or saltutil.refresh_pillar", "err", err)
-		}
+	a.links.Store(&links)
+	defer func() {
+		cancel()
+		wg.Wait()
+		a.cli.Store(nil)
+		a.ready.Store(false)
 	}()
-	if a.started.CompareAndSwap(false, true) {
-		go a.startupStates(ctx)
-	}
-	mineEvery := a.config().mineEvery()
-	if err := a.sendMine(ctx, cli); err != nil {
-		return err
-	}
+
+	mineEvery := cfg.mineEvery()
 	mine := time.NewTicker(max(mineEvery, time.Minute))
 	if mineEvery == 0 {
 		mine.Stop()
@@ -64,49 +68,167 @@ func (a *Agent) session(ctx context.Context, cli *gateway.Client) error {
 	defer grains.Stop()
 	poll := time.NewTicker(pollOutbox)
 	defer poll.Stop()
+
+	var (
+		primary *link
+		pcli    *gateway.Client
+		seen    = map[*link]*gateway.Client{}
+		gaveUp  []error
+	)
 	for {
-		if _, err := a.drain(ctx, cli); err != nil {
-			return err
+		if p, c := firstUp(links); c != pcli {
+			primary, pcli = p, c
+			a.cli.Store(c)
+			a.ready.Store(c != nil)
+			if c != nil && !a.connected(ctx, seen, links, primary, pcli) {
+				continue
+			}
+		}
+		a.logUp(seen, links)
+		if pcli != nil {
+			a.deliverVia(ctx, links, primary, pcli)
 		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-cli.Done():
-			return errors.New("connection closed by the master")
-		case cfg := <-a.reload:
-			old := a.config()
-			a.apply(cfg)
-			if !slices.Equal(old.Addrs(), cfg.Addrs()) || old.MasterFinger != cfg.MasterFinger {
-				return errReload
+		case err := <-ended:
+			if err == nil {
+				continue
 			}
-			if err := a.sendMine(ctx, cli); err != nil {
+			if errors.Is(err, ErrMasterKey) {
 				return err
 			}
+			a.log.Error("giving up on a master", "err", err)
+			if gaveUp = append(gaveUp, err); len(gaveUp) == len(links) {
+				return errors.Join(gaveUp...)
+			}
+		case <-changed:
+		case ncfg := <-a.reload:
+			old := a.config()
+			a.apply(ncfg)
+			if old.connection() != ncfg.connection() {
+				return errReload
+			}
+			a.updateMine(ctx, primary, pcli)
 		case <-a.outbox.Kicked():
 		case <-poll.C:
 		case <-mine.C:
-			if err := a.sendMine(ctx, cli); err != nil {
-				return err
-			}
+			a.updateMine(ctx, primary, pcli)
 		case <-grains.C:
 			if a.grainsChanged() {
-				if err := a.sendMine(ctx, cli); err != nil {
-					return err
-				}
+				a.updateMine(ctx, primary, pcli)
 			}
 		}
 	}
 }
 
+// firstUp is the first link, in the order of the masters, that is
+// connected and accepted, and its connection.
+func firstUp(links []*link) (*link, *gateway.Client) {
+	for _, l := range links {
+		if c, _ := l.client(); c != nil {
+			return l, c
+		}
+	}
+	return nil, nil
+}
+
+// connected starts the agent's business over a new primary connection:
+// when the agent was connected to no master before, Salt's start events,
+// the pillar and (once) startup_states; the grains and the mine always.
+// It reports false when the connection failed meanwhile.
+func (a *Agent) connected(ctx context.Context, seen map[*link]*gateway.Client, links []*link, primary *link, cli *gateway.Client) bool {
+	// The agent stayed connected if a connection that was up still is;
+	// otherwise it (re)connects, as Salt's minion starts on connecting.
+	stayed := false
+	for _, l := range links {
+		if c, _ := l.client(); c != nil && seen[l] == c {
+			stayed = true
+		}
+	}
+	a.logUp(seen, links)
+	if !stayed {
+		if err := a.announce(); err != nil {
+			a.log.Error("start events not queued", "err", err)
+		}
+		// Salt's minion compiles its pillar when it starts: pillar.get
+		// must answer before the first state run.
+		go func() {
+			if _, err := a.Pillar(ctx, true); err != nil && ctx.Err() == nil {
+				a.log.Warn("the pillar could not be fetched; pillar.get answers from an empty pillar until a state run or saltutil.refresh_pillar", "err", err)
+			}
+		}()
+		if a.started.CompareAndSwap(false, true) {
+			go a.startupStates(ctx)
+		}
+	}
+	return a.updateMine(ctx, primary, cli)
+}
+
+// logUp logs each link that came up since the last call, naming its master
+// and all those the agent is connected to, and records which are up in
+// seen.
+func (a *Agent) logUp(seen map[*link]*gateway.Client, links []*link) {
+	for _, l := range links {
+		c, addr := l.client()
+		if c != nil && seen[l] != c {
+			a.log.Info("accepted by the master; agent started", "master", addr, "masters", a.Masters())
+		}
+		seen[l] = c
+	}
+}
+
+// updateMine sends the grains and the mine over the primary connection;
+// a failure closes it (its link reconnects) and reports false.
+func (a *Agent) updateMine(ctx context.Context, primary *link, cli *gateway.Client) bool {
+	if cli == nil {
+		return false
+	}
+	if err := a.sendMine(ctx, cli); err != nil {
+		if ctx.Err() == nil {
+			primary.fail(cli, err)
+		}
+		return false
+	}
+	return true
+}
+
+// deliverVia delivers the outbox: a job return to the master its job came
+// from while that one is connected, everything else over the primary
+// connection. A connection a delivery fails on is closed; its link
+// reconnects and the session delivers again.
+func (a *Agent) deliverVia(ctx context.Context, links []*link, primary *link, pcli *gateway.Client) {
+	last, lastCli := primary, pcli
+	via := func(it Item) *gateway.Client {
+		last, lastCli = primary, pcli
+		if origin, ok := a.routes.Load(it.ID); ok {
+			for _, l := range links {
+				if c, addr := l.client(); c != nil && addr == origin {
+					last, lastCli = l, c
+					break
+				}
+			}
+		}
+		return lastCli
+	}
+	if _, err := a.drain(ctx, via); err != nil && ctx.Err() == nil {
+		last.fail(lastCli, err)
+	}
+}
+
 // authenticate says hello until the master accepts the key: while it is
 // pending the agent waits acceptance_wait_time, growing with jitter up to
-// acceptance_wait_time_max, or until the master says it was accepted.
-func (a *Agent) authenticate(ctx context.Context, cli *gateway.Client) error {
+// acceptance_wait_time_max, or until the master says it was accepted
+// (on l.accepted).
+func (a *Agent) authenticate(ctx context.Context, cli *gateway.Client, l *link) error {
 	for attempt := 1; ; attempt++ {
 		cfg := a.config()
 		hello := proto.Hello{ID: a.id, Version: a.opts.Version, AutosignGrains: a.grainsNamed(cfg.AutosignGrains)}
 		var rep proto.HelloReply
-		if err := cli.Call(ctx, proto.MethodHello, hello, &rep); err != nil {
+		hctx, cancel := context.WithTimeout(ctx, helloTimeout)
+		err := cli.Call(hctx, proto.MethodHello, hello, &rep)
+		cancel()
+		if err != nil {
 			return fmt.Errorf("authentication: %w", err)
 		}
 		first, limit := cfg.acceptWait()
@@ -125,7 +247,7 @@ func (a *Agent) authenticate(ctx context.Context, cli *gateway.Client) error {
 		}
 		select {
 		case <-time.After(backoff.Delay(first, limit, attempt)):
-		case <-a.accepted:
+		case <-l.accepted:
 		case <-cli.Done():
 			return errors.New("connection closed by the master")
 		case <-ctx.Done():
@@ -206,11 +328,12 @@ func (a *Agent) sendMine(ctx context.Context, cli *gateway.Client) error {
 }
 
 // drain delivers the outbox, oldest first and one at a time, so that the
-// master stores an agent's events in the order they happened; each item is
-// removed only once the master acknowledged it. An item the master
-// refuses for good (a reserved tag, an oversized event) is dropped, logged
-// and reported in dropped: re-sending it would never succeed.
-func (a *Agent) drain(ctx context.Context, cli *gateway.Client) (dropped []error, err error) {
+// master stores an agent's events in the order they happened, each over
+// the connection via chooses; each item is removed only once the master
+// acknowledged it. An item the master refuses for good (a reserved tag, an
+// oversized event) is dropped, logged and reported in dropped: re-sending
+// it would never succeed.
+func (a *Agent) drain(ctx context.Context, via func(Item) *gateway.Client) (dropped []error, err error) {
 	for {
 		items, names, errs := a.outbox.Pending(drainBatch)
 		for _, err := range errs {
@@ -220,7 +343,7 @@ func (a *Agent) drain(ctx context.Context, cli *gateway.Client) (dropped []error
 			return dropped, nil
 		}
 		for i, it := range items {
-			err := a.deliver(ctx, cli, it)
+			err := a.deliver(ctx, via(it), it)
 			var re *gateway.RemoteError
 			switch {
 			case err == nil:
@@ -233,6 +356,7 @@ func (a *Agent) drain(ctx context.Context, cli *gateway.Client) (dropped []error
 			if err := a.outbox.Ack(names[i]); err != nil {
 				return dropped, err
 			}
+			a.routes.Delete(it.ID)
 		}
 	}
 }
@@ -242,6 +366,8 @@ func (a *Agent) deliver(ctx context.Context, cli *gateway.Client, it Item) error
 	if it.Kind == "return" {
 		method = proto.MethodReturn
 	}
+	ctx, cancel := context.WithTimeout(ctx, deliverTimeout)
+	defer cancel()
 	return cli.Call(ctx, method, it.Body, nil)
 }
 
