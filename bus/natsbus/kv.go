@@ -14,9 +14,10 @@ import (
 
 // Bucket is a durable key-value bucket on the bus's server, for state that
 // belongs next to the events (the mine, jobs, dead letters, Slack threads).
-// On the embedded server a write returns once its block is fsync'ed (group
-// commit, as Publish), so nothing acknowledged is lost with the machine's
-// power; reads and watches pass through. Errors are the bus's (bus.ErrKeyNotFound,
+// On a lone embedded server a write returns once its block is fsync'ed
+// (group commit, as Publish), so nothing acknowledged is lost with the
+// machine's power; in a cluster every member fsyncs before it acknowledges
+// (sync_always); reads and watches pass through. Errors are the bus's (bus.ErrKeyNotFound,
 // bus.ErrKeyChanged), so that no package but this one knows JetStream.
 type Bucket struct {
 	kv   jetstream.KeyValue
@@ -26,18 +27,29 @@ type Bucket struct {
 // Bucket opens (creating if needed) the bucket cfg describes, with the bus's
 // replicas, and applies cfg to a bucket that exists.
 func (b *Bus) Bucket(ctx context.Context, cfg bus.BucketConfig) (*Bucket, error) {
-	kv, err := b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      cfg.Name,
-		Description: cfg.Description,
-		TTL:         cfg.TTL,
-		History:     uint8(max(cfg.History, 1)),
-		Storage:     jetstream.FileStorage,
-		Replicas:    b.cfg.Replicas,
+	have, err := b.streamReplicas(ctx, "KV_"+cfg.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.checkReplicas(ctx, "the key-value bucket", cfg.Name, have); err != nil {
+		return nil, err
+	}
+	var kv jetstream.KeyValue
+	err = b.admin(ctx, func(ctx context.Context) (err error) {
+		kv, err = b.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      cfg.Name,
+			Description: cfg.Description,
+			TTL:         cfg.TTL,
+			History:     uint8(max(cfg.History, 1)),
+			Storage:     jetstream.FileStorage,
+			Replicas:    b.cfg.Replicas,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("key-value bucket %s: %w", cfg.Name, err)
 	}
-	if b.ns == nil {
+	if b.ns == nil || b.cfg.Cluster != nil {
 		return &Bucket{kv: kv}, nil
 	}
 	b.mu.Lock()
@@ -68,7 +80,7 @@ func (kv *Bucket) SyncRounds() uint64 {
 // acknowledged to the caller.
 func (kv *Bucket) flush(ctx context.Context, rev uint64, err error) (uint64, error) {
 	if err != nil {
-		return rev, kvError(err)
+		return rev, notStored(kvError(err))
 	}
 	if kv.sync == nil {
 		return rev, nil

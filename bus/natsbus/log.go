@@ -9,14 +9,25 @@ import (
 )
 
 // serverLog routes the embedded nats-server's log to slog.
-type serverLog struct{ l *slog.Logger }
+// note, when set, sees every error the server reports.
+type serverLog struct {
+	l    *slog.Logger
+	note func(string)
+}
 
 func (s *serverLog) Noticef(format string, v ...any) { s.l.Debug(fmt.Sprintf(format, v...)) }
 func (s *serverLog) Warnf(format string, v ...any)   { s.l.Warn(fmt.Sprintf(format, v...)) }
-func (s *serverLog) Fatalf(format string, v ...any)  { s.l.Error(fmt.Sprintf(format, v...)) }
-func (s *serverLog) Errorf(format string, v ...any)  { s.l.Error(fmt.Sprintf(format, v...)) }
-func (s *serverLog) Debugf(format string, v ...any)  { s.l.Debug(fmt.Sprintf(format, v...)) }
-func (s *serverLog) Tracef(format string, v ...any)  {}
+func (s *serverLog) Fatalf(format string, v ...any)  { s.error(fmt.Sprintf(format, v...)) }
+func (s *serverLog) Errorf(format string, v ...any)  { s.error(fmt.Sprintf(format, v...)) }
+
+func (s *serverLog) error(msg string) {
+	s.l.Error(msg)
+	if s.note != nil {
+		s.note(msg)
+	}
+}
+func (s *serverLog) Debugf(format string, v ...any) { s.l.Debug(fmt.Sprintf(format, v...)) }
+func (s *serverLog) Tracef(format string, v ...any) {}
 
 func splitHostPort(addr string) (string, int, error) {
 	host, p, err := net.SplitHostPort(addr)

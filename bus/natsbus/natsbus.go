@@ -8,6 +8,13 @@
 // on disk: JetStream's own sync_always fsyncs every message (about 10,000/s on
 // a 2-core VM), so the bus fsyncs the stream's block files itself, once for
 // all the events acknowledged since the previous sync (group commit).
+//
+// Several masters form one JetStream cluster of their embedded servers
+// (Config.Cluster, cluster.go): every stream and bucket then has
+// Config.Replicas copies, each member fsyncs a write before it counts
+// towards the quorum that acknowledges it, and each event is a message of
+// its own, so that JetStream's duplicate detection catches an event re-sent
+// to another master.
 package natsbus
 
 import (
@@ -49,10 +56,25 @@ type Config struct {
 	// Duplicates is the window in which a re-sent event id is recognised
 	// (default 10 minutes).
 	Duplicates time.Duration
-	// Replicas for the stream on a cluster (default 1).
+	// Replicas of the stream and every bucket on a cluster (default 1, or
+	// 3 with Cluster set).
 	Replicas int
+	// ServerName names the embedded server (the master's id); a cluster
+	// member needs one unique in the cluster.
+	ServerName string
+	// Cluster joins the embedded server to other masters' (nil: alone).
+	Cluster *Cluster
+	// TLS, Credentials (a .creds file) and User/Password authenticate the
+	// connection to URL.
+	TLS            *TLSFiles
+	Credentials    string
+	User, Password string
 	// Logger receives the embedded server's log (default slog.Default()).
 	Logger *slog.Logger
+	// PublishTimeout bounds the wait for a write's acknowledgement (default
+	// 10 s): a cluster without quorum refuses writes after it, and the
+	// sender keeps the event to send again.
+	PublishTimeout time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -70,9 +92,15 @@ func (c *Config) setDefaults() {
 	}
 	if c.Replicas <= 0 {
 		c.Replicas = 1
+		if c.Cluster != nil {
+			c.Replicas = 3
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.PublishTimeout <= 0 {
+		c.PublishTimeout = 10 * time.Second
 	}
 }
 
@@ -83,12 +111,14 @@ type Bus struct {
 	nc     *nats.Conn
 	js     jetstream.JetStream
 	stream jetstream.Stream
-	sync   *syncer // nil when durability is the server's business
+	sync   *syncer // nil when durability is the server's business (a cluster, a URL)
 	kvSync map[string]*syncer
 	// On the embedded server, events are published in batches (batch.go)
 	// and seen catches re-sent ids; both nil on an external server.
 	batch *batcher
 	seen  *idIndex
+	// clog catches a cluster's refusal of this server while Open waits.
+	clog clusterLog
 
 	mu     sync.Mutex
 	subs   map[*subscription]struct{}
@@ -102,19 +132,23 @@ var _ bus.Bus = (*Bus)(nil)
 func Open(ctx context.Context, cfg Config) (*Bus, error) {
 	cfg.setDefaults()
 	b := &Bus{cfg: cfg, subs: make(map[*subscription]struct{}), kvSync: make(map[string]*syncer)}
-	var opts []nats.Option
-	opts = append(opts, nats.Name("brine"), nats.MaxReconnects(-1))
+	if cfg.Cluster != nil && cfg.URL != "" {
+		return nil, errors.New("natsbus: a cluster of embedded servers and a NATS URL exclude each other")
+	}
+	opts := []nats.Option{nats.Name("brine"), nats.MaxReconnects(-1)}
 	url := cfg.URL
 	if url == "" {
 		if cfg.Dir == "" {
 			return nil, errors.New("natsbus: a data directory or a NATS URL is required")
 		}
-		ns, err := startEmbedded(cfg)
+		ns, err := startEmbedded(cfg, &b.clog)
 		if err != nil {
 			return nil, err
 		}
 		b.ns = ns
 		opts = append(opts, nats.InProcessServer(ns))
+	} else {
+		opts = append(opts, clientOptions(cfg)...)
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
@@ -122,12 +156,25 @@ func Open(ctx context.Context, cfg Config) (*Bus, error) {
 		return nil, fmt.Errorf("natsbus: connect %s: %w", displayURL(url), err)
 	}
 	b.nc = nc
-	b.js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(8192))
+	// A write the cluster cannot acknowledge (no quorum) fails after
+	// PublishTimeout rather than hanging: the sender keeps it and retries.
+	b.js, err = jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(8192), jetstream.WithPublishAsyncTimeout(cfg.PublishTimeout))
 	if err != nil {
 		b.Close()
 		return nil, fmt.Errorf("natsbus: jetstream: %w", err)
 	}
-	b.stream, err = b.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	if err := b.awaitCluster(ctx); err != nil {
+		b.Close()
+		return nil, err
+	}
+	if have, err := b.streamReplicas(ctx, StreamName); err != nil {
+		b.Close()
+		return nil, err
+	} else if err := b.checkReplicas(ctx, "the event stream", StreamName, have); err != nil {
+		b.Close()
+		return nil, err
+	}
+	streamCfg := jetstream.StreamConfig{
 		Name:        StreamName,
 		Description: "brine events",
 		Subjects:    []string{subjectPrefix + ".>"},
@@ -139,12 +186,16 @@ func Open(ctx context.Context, cfg Config) (*Bus, error) {
 		MaxMsgSize:  int32(cfg.MaxEventSize + 4096),
 		Duplicates:  cfg.Duplicates,
 		Replicas:    cfg.Replicas,
+	}
+	err = b.admin(ctx, func(ctx context.Context) (err error) {
+		b.stream, err = b.js.CreateOrUpdateStream(ctx, streamCfg)
+		return err
 	})
 	if err != nil {
 		b.Close()
 		return nil, fmt.Errorf("natsbus: stream %s: %w", StreamName, err)
 	}
-	if b.ns != nil {
+	if b.ns != nil && cfg.Cluster == nil {
 		dir := filepath.Join(cfg.Dir, "jetstream", server.DEFAULT_GLOBAL_ACCOUNT, "streams", StreamName, "msgs")
 		b.sync = newSyncer(dir)
 		b.seen = newIDIndex(cfg.Duplicates)
@@ -157,7 +208,7 @@ func Open(ctx context.Context, cfg Config) (*Bus, error) {
 	return b, nil
 }
 
-func startEmbedded(cfg Config) (*server.Server, error) {
+func startEmbedded(cfg Config, clog *clusterLog) (*server.Server, error) {
 	opts := &server.Options{
 		ServerName:         "brine",
 		JetStream:          true,
@@ -177,6 +228,11 @@ func startEmbedded(cfg Config) (*server.Server, error) {
 		}
 		opts.Host, opts.Port = host, port
 	}
+	if cfg.Cluster != nil {
+		if err := clusterOptions(opts, cfg); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(opts.StoreDir, 0o700); err != nil {
 		return nil, fmt.Errorf("natsbus: %w", err)
 	}
@@ -184,7 +240,7 @@ func startEmbedded(cfg Config) (*server.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("natsbus: embedded server: %w", err)
 	}
-	ns.SetLoggerV2(&serverLog{l: cfg.Logger.With("component", "nats")}, false, false, false)
+	ns.SetLoggerV2(&serverLog{l: cfg.Logger.With("component", "nats"), note: clog.note}, false, false, false)
 	go ns.Start()
 	if !ns.ReadyForConnections(30 * time.Second) {
 		ns.Shutdown()
@@ -219,11 +275,24 @@ func (b *Bus) Publish(ctx context.Context, ev *bus.Event) error {
 			return b.flush(ctx, 0)
 		}
 	case err := <-f.Err():
-		return fmt.Errorf("publish %q: %w", ev.Tag, err)
+		return fmt.Errorf("publish %q: %w", ev.Tag, notStored(err))
 	case <-ctx.Done():
 		return fmt.Errorf("publish %q: %w", ev.Tag, ctx.Err())
 	}
 	return b.flush(ctx, 0)
+}
+
+// ErrNotStored: the event store did not acknowledge a write in time; the
+// write may not be stored and the sender must keep it (a cluster that lost
+// its quorum answers so until the quorum is back).
+var ErrNotStored = errors.New("not stored: the event store did not acknowledge it (is a quorum of the cluster up?)")
+
+// notStored marks the errors of a write nobody acknowledged.
+func notStored(err error) error {
+	if errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
+		return fmt.Errorf("%w: %w", ErrNotStored, err)
+	}
+	return err
 }
 
 // flush makes what the server acknowledged durable; seq is the stream

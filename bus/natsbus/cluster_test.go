@@ -1,0 +1,183 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/loopback"
+)
+
+// cluster is three embedded servers routed to each other, as three
+// masters' would be.
+type cluster struct {
+	dirs   []string
+	routes []string
+	names  []string
+	buses  []*Bus
+}
+
+func newCluster(t *testing.T, n int) *cluster {
+	t.Helper()
+	c := &cluster{buses: make([]*Bus, n)}
+	for i := range n {
+		p, err := loopback.Port()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.dirs = append(c.dirs, t.TempDir())
+		c.routes = append(c.routes, fmt.Sprintf("127.0.0.1:%d", p))
+		c.names = append(c.names, fmt.Sprintf("m%d", i+1))
+	}
+	t.Cleanup(func() {
+		for _, b := range c.buses {
+			if b != nil {
+				b.Close()
+			}
+		}
+	})
+	return c
+}
+
+func (c *cluster) config(i int, name string) Config {
+	return Config{Dir: c.dirs[i], ServerName: c.names[i], PublishTimeout: 3 * time.Second, Logger: quiet,
+		Cluster: &Cluster{Name: name, Listen: c.routes[i], Routes: c.routes}}
+}
+
+// start opens the members idx at once (each waits for a quorum).
+func (c *cluster) start(t *testing.T, idx ...int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.buses))
+	for _, i := range idx {
+		wg.Go(func() { c.buses[i], errs[i] = Open(ctx, c.config(i, "brine")) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (c *cluster) stop(i int) {
+	c.buses[i].Close()
+	c.buses[i] = nil
+}
+
+var quiet = slog.New(slog.DiscardHandler)
+
+var fromStart = bus.SubscribeOptions{Since: bus.Since{Time: time.Unix(1, 0)}}
+
+func TestClusterReplicatesAndRefusesWithoutQuorum(t *testing.T) {
+	c := newCluster(t, 3)
+	c.start(t, 0, 1, 2)
+	ctx := context.Background()
+	st, err := c.buses[0].ClusterState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Clustered || st.Name != "brine" || st.Leader == "" || len(st.Peers) != 2 || !st.Quorum {
+		t.Fatalf("cluster state: %+v", st)
+	}
+
+	// An event published on one master is read on another; the same id
+	// sent to a third is stored once.
+	ev := mustEvent(t, "salt/minion/web1/start", map[string]any{"n": 1})
+	if err := c.buses[0].Publish(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.buses[2].Publish(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, c.buses[1], fromStart)(1)
+	if got[0].ID != ev.ID {
+		t.Fatalf("read %v", got)
+	}
+	if n := streamMsgs(t, c.buses[1]); n != 1 {
+		t.Fatalf("stored %d messages for one event sent twice, want 1", n)
+	}
+	kv, err := c.buses[1].Bucket(ctx, bus.BucketConfig{Name: "cluster_test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+
+	// One master down: the other two still store.
+	c.stop(2)
+	if err := c.buses[0].Publish(ctx, mustEvent(t, "a/b", nil)); err != nil {
+		t.Fatalf("with 2 of 3 up: %v", err)
+	}
+	// Two down: writes are refused with ErrNotStored, not acknowledged.
+	c.stop(1)
+	start := time.Now()
+	lost := mustEvent(t, "a/lost", nil)
+	err = c.buses[0].Publish(ctx, lost)
+	if !errors.Is(err, ErrNotStored) {
+		t.Fatalf("with 1 of 3 up: %v, want ErrNotStored", err)
+	}
+	t.Logf("refused after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	if _, err := kv.Put(ctx, "k", []byte("w")); err == nil {
+		t.Fatal("a bucket write without quorum was acknowledged")
+	}
+
+	// The quorum back, the refused event goes in once sent again.
+	c.start(t, 1)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err = c.buses[0].Publish(ctx, lost)
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("quorum back: %v", err)
+	}
+	evs := collect(t, c.buses[1], fromStart)(3)
+	if evs[2].Tag != "a/lost" {
+		t.Fatalf("log after recovery: %v", evs)
+	}
+}
+
+func TestClusterRefusesMismatches(t *testing.T) {
+	c := newCluster(t, 3)
+	c.start(t, 0, 1, 2)
+	c.stop(2)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	// Another cluster name: refused by the peers, reported at start.
+	if b, err := Open(ctx, c.config(2, "other")); err == nil || !strings.Contains(err.Error(), "bus.cluster.name") {
+		if b != nil {
+			b.Close()
+		}
+		t.Fatalf("another cluster name: %v", err)
+	}
+	// Other replicas than the stream has: refused.
+	cfg := c.config(2, "brine")
+	cfg.Replicas = 1
+	if b, err := Open(ctx, cfg); err == nil || !strings.Contains(err.Error(), "bus.replicas") {
+		if b != nil {
+			b.Close()
+		}
+		t.Fatalf("other replicas: %v", err)
+	}
+}
+
+func streamMsgs(t *testing.T, b *Bus) uint64 {
+	t.Helper()
+	info, err := b.stream.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
