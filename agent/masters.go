@@ -34,6 +34,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/internal/backoff"
 )
@@ -70,9 +71,9 @@ const (
 )
 
 // pingMethod is what a liveness check asks. Any answer, an error reply
-// included (a master that does not know the method says so), shows that
-// the master reads and answers its connections; only silence is death.
-const pingMethod = "agent.ping"
+// included (an older master that does not know the method says so), shows
+// that the master reads and answers its connections; only silence is death.
+const pingMethod = proto.MethodPing
 
 // validateMasters checks the keys of several masters and applies their
 // defaults; bad reports a key's value with its file and line.

@@ -112,6 +112,9 @@ type Hook struct {
 type Check struct {
 	Name string
 	Func func(ctx context.Context) error
+	// Detail, when set, is reported beside the status (the cluster's
+	// peers and leases); it is read after Func.
+	Detail func(ctx context.Context) any
 }
 
 // Gauge is a metric read when /metrics is scraped: Sample returns a value

@@ -21,6 +21,7 @@ type Health struct {
 type ComponentHealth struct {
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
+	Detail any    `json:"detail,omitempty"`
 }
 
 // Health runs every check at once and reports.
@@ -35,6 +36,9 @@ func (s *Server) Health(ctx context.Context) Health {
 			ch := ComponentHealth{Status: "ok"}
 			if err := c.Func(cctx); err != nil {
 				ch = ComponentHealth{Status: "degraded", Reason: err.Error()}
+			}
+			if c.Detail != nil {
+				ch.Detail = c.Detail(cctx)
 			}
 			mu.Lock()
 			defer mu.Unlock()

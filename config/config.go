@@ -6,6 +6,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -94,9 +95,52 @@ type BusSettings struct {
 	Listen string `yaml:"listen"`
 	// MaxAge is how long events are kept (Go duration, e.g. 168h).
 	MaxAge time.Duration `yaml:"max_age"`
-	// Replicas of the event stream on a cluster.
+	// Replicas of the event stream and every bucket on a cluster (default
+	// 1, or 3 with cluster set); every master must say the same.
 	Replicas int `yaml:"replicas"`
+	// Credentials is a NATS credentials file (.creds) for url.
+	Credentials string `yaml:"credentials"`
+	// User and Password authenticate to url.
+	User     string `yaml:"user"`
+	Password string `yaml:"password"`
+	// TLS secures the connection to url.
+	TLS TLSFiles `yaml:"tls"`
+	// Cluster joins this master's embedded NATS server to the other
+	// masters' (nats-server's clustering): three masters, one JetStream
+	// cluster.
+	Cluster ClusterSettings `yaml:"cluster"`
 }
+
+// ClusterSettings are bus.cluster.
+type ClusterSettings struct {
+	// Name of the cluster, the same on every master.
+	Name string `yaml:"name"`
+	// Listen is host:port for the other masters' routes.
+	Listen string `yaml:"listen"`
+	// Advertise is the host:port the others reach this master at, when
+	// not Listen.
+	Advertise string `yaml:"advertise"`
+	// Routes are every master's route address (this one's may be listed).
+	Routes []string `yaml:"routes"`
+	// User and Password are required of every route when set.
+	User     string `yaml:"user"`
+	Password string `yaml:"password"`
+	// TLS secures the routes.
+	TLS TLSFiles `yaml:"tls"`
+}
+
+// Enabled reports whether a cluster is configured.
+func (c ClusterSettings) Enabled() bool { return c.Listen != "" || len(c.Routes) > 0 || c.Name != "" }
+
+// TLSFiles name PEM files.
+type TLSFiles struct {
+	CAFile   string `yaml:"ca_file"`
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+}
+
+// Set reports whether any file is named.
+func (t TLSFiles) Set() bool { return t.CAFile != "" || t.CertFile != "" || t.KeyFile != "" }
 
 // Defaults returns the settings used when a key is absent.
 func Defaults() Settings {
@@ -214,11 +258,65 @@ func (m *Master) validate() error {
 	if s.MaxEventSize < 1024 {
 		return bad("max_event_size", "%d is below 1024 bytes", s.MaxEventSize)
 	}
-	if s.Bus.Replicas < 0 || s.Bus.Replicas > 5 {
-		return bad("bus", "replicas %d: want 1 to 5 (JetStream's limit)", s.Bus.Replicas)
+	if err := m.validateBus(); err != nil {
+		return err
 	}
 	if s.LoopInterval < 1 {
 		return bad("loop_interval", "%d: want a number of seconds, at least 1", s.LoopInterval)
+	}
+	return nil
+}
+
+// validateBus checks the bus section: its keys, replicas, and a cluster
+// that is complete and not combined with url.
+func (m *Master) validateBus() error {
+	b := m.Settings.Bus
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%s: bus: %s", m.Where("bus"), fmt.Sprintf(format, args...))
+	}
+	for _, path := range [][]string{{"bus"}, {"bus", "cluster"}} {
+		var known []string
+		if len(path) == 1 {
+			known = YAMLKeys(BusSettings{})
+		} else {
+			known = YAMLKeys(ClusterSettings{})
+		}
+		if err := m.CheckKeys(known, path...); err != nil {
+			return err
+		}
+	}
+	for _, path := range [][]string{{"bus", "tls"}, {"bus", "cluster", "tls"}} {
+		if err := m.CheckKeys(YAMLKeys(TLSFiles{}), path...); err != nil {
+			return err
+		}
+	}
+	if b.Replicas < 0 || b.Replicas > 5 {
+		return bad("replicas %d: want 1 to 5 (JetStream's limit)", b.Replicas)
+	}
+	c := b.Cluster
+	if !c.Enabled() {
+		return nil
+	}
+	if b.URL != "" {
+		return bad("cluster and url exclude each other: masters either cluster their embedded servers or share an external NATS cluster")
+	}
+	if c.Name == "" {
+		return bad("cluster: name is required (the same on every master)")
+	}
+	if c.Listen == "" {
+		return bad("cluster: listen is required (host:port for the other masters' routes)")
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return bad("cluster: listen %q: %v", c.Listen, err)
+	}
+	if len(c.Routes) == 0 {
+		return bad("cluster: routes is required (every master's cluster address)")
+	}
+	if (c.User == "") != (c.Password == "") {
+		return bad("cluster: user and password go together")
+	}
+	if c.TLS.Set() && (c.TLS.CertFile == "" || c.TLS.KeyFile == "") {
+		return bad("cluster: tls needs cert_file and key_file (and ca_file to verify the other masters)")
 	}
 	return nil
 }

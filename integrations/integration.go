@@ -57,6 +57,15 @@ type Env struct {
 	// Go runs fn until the master stops: ctx ends at shutdown, and an error
 	// fn returns stops the master.
 	Go func(fn func(ctx context.Context) error)
+	// Lease runs fn while this master holds the cluster-wide lease name,
+	// waiting while another master does and again after losing it: work
+	// that must have one writer among several masters (a zone's sync)
+	// runs under it. ctx ends it (then nil).
+	Lease func(ctx context.Context, name string, fn func(ctx context.Context) error) error
+	// Cluster names the masters sharing the bus ("" for a master alone):
+	// what the integration's own records say wrote them, rather than
+	// one master of it.
+	Cluster string
 }
 
 // Reporter is an integration that counts what it does: the master exports

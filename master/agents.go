@@ -71,6 +71,7 @@ func newAgents(m *Master) *agents {
 func (a *agents) serve(ctx context.Context) {
 	gw := a.m.gateway
 	gw.HandleAgent(proto.MethodHello, a.hello)
+	gw.HandleAgent(proto.MethodPing, func(context.Context, *gateway.Peer, json.RawMessage) (any, error) { return map[string]any{}, nil })
 	gw.HandleAgent(proto.MethodEvent, a.bind(a.event))
 	gw.HandleAgent(proto.MethodReturn, a.bind(a.ret))
 	gw.HandleAgent(proto.MethodMine, a.bind(a.mineUpdate))
@@ -330,7 +331,8 @@ func (a *agents) mineUpdate(ctx context.Context, id string, body json.RawMessage
 	return map[string]any{}, nil
 }
 
-// Connected lists the ids of the agents connected to this master, sorted.
+// Connected lists the ids of the agents connected to this master, sorted
+// (Master.connected adds those connected to the other masters).
 func (a *agents) Connected() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -349,33 +351,36 @@ func (a *agents) presenceLoop(ctx context.Context) {
 	if every <= 0 {
 		every = time.Minute
 	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	var last []string
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		now := a.Connected()
-		a.m.fire(ctx, "salt/presence/present", map[string]any{"present": now})
-		var added, lost []string
-		for _, id := range now {
-			if !slices.Contains(last, id) {
-				added = append(added, id)
+	// One master of a cluster fires them, for the agents of every master.
+	_ = a.m.cluster.leases.Run(ctx, "presence", func(ctx context.Context) error {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		var last []string
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
 			}
-		}
-		for _, id := range last {
-			if !slices.Contains(now, id) {
-				lost = append(lost, id)
+			now := a.m.connected(ctx)
+			a.m.fire(ctx, "salt/presence/present", map[string]any{"present": now})
+			var added, lost []string
+			for _, id := range now {
+				if !slices.Contains(last, id) {
+					added = append(added, id)
+				}
 			}
+			for _, id := range last {
+				if !slices.Contains(now, id) {
+					lost = append(lost, id)
+				}
+			}
+			if len(added) > 0 || len(lost) > 0 {
+				a.m.fire(ctx, "salt/presence/change", map[string]any{"new": nonNil(added), "lost": nonNil(lost)})
+			}
+			last = now
 		}
-		if len(added) > 0 || len(lost) > 0 {
-			a.m.fire(ctx, "salt/presence/change", map[string]any{"new": nonNil(added), "lost": nonNil(lost)})
-		}
-		last = now
-	}
+	})
 }
 
 // Funcs are Salt's manage runner functions, answered from the agents'
@@ -386,7 +391,7 @@ func (a *agents) Funcs() []function.Func {
 		if err != nil {
 			return nil, nil, err
 		}
-		conn := a.Connected()
+		conn := a.m.connected(ctx)
 		for _, id := range l[keys.ListName(keys.Accepted)] {
 			if slices.Contains(conn, id) {
 				up = append(up, id)
@@ -420,8 +425,10 @@ func (a *agents) Funcs() []function.Func {
 				up, down, err := status(ctx)
 				return map[string]any{"up": up, "down": down}, err
 			}},
+		{Name: "manage.cluster", Doc: "The masters sharing this bus, the event stream's leader and replicas (lag), and the leases held.",
+			ReadOnly: true, Run: func(ctx context.Context, _ *function.Input) (any, error) { return a.m.clusterStatus(ctx), nil }},
 		{Name: "manage.present", Doc: "Connected agents (Salt's presence).", ReadOnly: true,
-			Run: func(context.Context, *function.Input) (any, error) { return nonNil(a.Connected()), nil }},
+			Run: func(ctx context.Context, _ *function.Input) (any, error) { return nonNil(a.m.connected(ctx)), nil }},
 		{Name: "manage.not_present", Doc: "Agents with an accepted key that are not connected.", ReadOnly: true,
 			Run: func(ctx context.Context, _ *function.Input) (any, error) {
 				_, down, err := status(ctx)

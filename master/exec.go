@@ -79,7 +79,7 @@ func (m *Master) execTargets(ctx context.Context, body json.RawMessage) (any, er
 	if err != nil {
 		return nil, err
 	}
-	conn := m.agents.Connected()
+	conn := m.connected(ctx)
 	rep := rpc.TargetReply{Minions: minions, Missing: missing, Connected: []string{}}
 	for _, id := range minions {
 		if _, ok := slices.BinarySearch(conn, id); ok {

@@ -32,11 +32,36 @@ func (m *Master) providers() []provider {
 // registerFunctions registers the functions of every provider.
 func (m *Master) registerFunctions(context.Context) error {
 	for _, p := range m.providers() {
-		if err := m.funcs.RegisterAll(p.Funcs()); err != nil {
+		fs := p.Funcs()
+		if p == provider(m.cloud) {
+			fs = m.cloudLeased(fs)
+		}
+		if err := m.funcs.RegisterAll(fs); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// cloudLease is the lease of the cloud runner: among several masters, the
+// functions that create and destroy VMs run on one at a time (a reaction
+// redelivered to another master while the first still creates the VM
+// waits for it, or takes over once it is gone).
+const cloudLease = "cloud"
+
+// cloudLeased runs the cloud functions that change something under the
+// cloud lease, waiting for it while another master holds it.
+func (m *Master) cloudLeased(fs []function.Func) []function.Func {
+	for i, f := range fs {
+		if f.ReadOnly {
+			continue
+		}
+		run := f.Run
+		fs[i].Run = func(ctx context.Context, in *function.Input) (any, error) {
+			return m.underLease(ctx, cloudLease, true, func(ctx context.Context) (any, error) { return run(ctx, in) })
+		}
+	}
+	return fs
 }
 
 // ErrNeedsMaster is what a function of an integration, the mine, jobs, keys

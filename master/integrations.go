@@ -31,6 +31,8 @@ func (m *Master) startIntegrations(ctx context.Context) error {
 			Mine:     m.mine,
 			Log:      m.component(in.Name()),
 			Go:       func(fn func(context.Context) error) { m.grp.Go(func() error { return fn(m.ctx) }) },
+			Lease:    m.cluster.leases.Run,
+			Cluster:  m.clusterName(),
 		}
 		if err := in.Start(ctx, env, m.cfg); err != nil {
 			return err

@@ -74,8 +74,10 @@ type Master struct {
 	agents  *agents
 	// publisher sends jobs to agents and routes their returns.
 	publisher *publisher
-	pillars   *pillars
-	orch      *orchestrator
+	// cluster is this master's part among the masters of its bus.
+	cluster *cluster
+	pillars *pillars
+	orch    *orchestrator
 	// resume are orchestrations an earlier run of this master did not
 	// finish, resumed once it has started.
 	resume  []*jobs.Job
@@ -124,15 +126,7 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	if err != nil {
 		return nil, err
 	}
-	m.bus, err = natsbus.Open(ctx, natsbus.Config{
-		Dir:          s.DataDir,
-		URL:          s.Bus.URL,
-		Listen:       s.Bus.Listen,
-		MaxEventSize: s.MaxEventSize,
-		MaxAge:       s.Bus.MaxAge,
-		Replicas:     s.Bus.Replicas,
-		Logger:       m.log,
-	})
+	m.bus, err = natsbus.Open(ctx, busConfig(s, m.log))
 	if err != nil {
 		return nil, err
 	}
@@ -166,6 +160,7 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	m.orch = &orchestrator{m: m, renderer: state.NewRenderer()}
 	for _, start := range []func(context.Context) error{
 		m.startStores,
+		m.startCluster,
 		m.startKeys,
 		m.startPublisher,
 		m.startIntegrations,
@@ -254,10 +249,43 @@ func (m *Master) Addrs() (publish, request string) {
 func (m *Master) Functions() *function.Registry { return m.funcs }
 
 func busKind(b config.BusSettings) string {
-	if b.URL != "" {
+	switch {
+	case b.URL != "":
 		return "nats"
+	case b.Cluster.Enabled():
+		return "embedded cluster " + b.Cluster.Name
 	}
 	return "embedded"
+}
+
+// busConfig is the bus the settings describe.
+func busConfig(s config.Settings, log *slog.Logger) natsbus.Config {
+	b := s.Bus
+	files := func(t config.TLSFiles) *natsbus.TLSFiles {
+		if !t.Set() {
+			return nil
+		}
+		return &natsbus.TLSFiles{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile}
+	}
+	cfg := natsbus.Config{
+		Dir:          s.DataDir,
+		URL:          b.URL,
+		Listen:       b.Listen,
+		MaxEventSize: s.MaxEventSize,
+		MaxAge:       b.MaxAge,
+		Replicas:     b.Replicas,
+		ServerName:   s.ID,
+		TLS:          files(b.TLS),
+		Credentials:  b.Credentials,
+		User:         b.User,
+		Password:     b.Password,
+		Logger:       log,
+	}
+	if c := b.Cluster; c.Enabled() {
+		cfg.Cluster = &natsbus.Cluster{Name: c.Name, Listen: c.Listen, Advertise: c.Advertise, Routes: c.Routes,
+			User: c.User, Password: c.Password, TLS: files(c.TLS)}
+	}
+	return cfg
 }
 
 // emitter fires events of the master's part name (brine://<id>/<name>).

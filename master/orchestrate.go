@@ -64,7 +64,7 @@ func (o *orchestrator) Funcs() []function.Func {
 		Doc: "Run the orchestration SLS named in mods (from file_roots) on the master: its steps publish jobs to " +
 			"agents (salt.function, salt.state) and call the master's functions (salt.runner, salt.wheel).",
 		Params: run,
-		Run:    o.orchestrate,
+		Run:    o.leased(o.orchestrate),
 	}
 	alias := orch
 	alias.Name, alias.Doc = "state.orch", "The same as state.orchestrate."
@@ -79,7 +79,7 @@ func (o *orchestrator) Funcs() []function.Func {
 				{Name: "pillar", Kind: function.Map},
 			},
 			VarKwargs: true,
-			Run:       o.single,
+			Run:       o.leased(o.single),
 		},
 		{
 			Name: "state.orchestrate_high", Out: "highstate",
@@ -89,7 +89,7 @@ func (o *orchestrator) Funcs() []function.Func {
 				{Name: "test", Kind: function.Any},
 				{Name: "pillar", Kind: function.Map},
 			},
-			Run: o.high,
+			Run: o.leased(o.high),
 		},
 		{
 			Name: "state.orch_show_sls", ReadOnly: true,
@@ -372,19 +372,67 @@ func isOrchestration(fun string) bool {
 // finished are kept, the others run.
 func (m *Master) resumeOrchestrations() {
 	for _, j := range m.resume {
-		args, kwargs := splitFunArgs(j.Arg)
-		name := strings.TrimPrefix(j.Fun, "runner.")
-		r := &jobs.Run{JID: j.JID, Fun: j.Fun, FunArgs: j.Arg, User: j.User, Origin: bus.Origin{Source: j.Source}, Start: j.StartTime}
-		m.component("orchestrate").Warn("resuming an orchestration this master did not finish", "jid", j.JID, "finished_steps", len(j.Steps))
-		m.grp.Go(func() error {
-			m.agentsBack(m.ctx, resumeWait)
-			if _, err := r.Resume(m.ctx, m.funcs, m.bus, name, args, kwargs); err != nil && m.ctx.Err() == nil {
-				m.component("orchestrate").Error("resumed orchestration", "jid", j.JID, "err", err)
-			}
-			return nil
-		})
+		m.resumeOrchestration(m.ctx, j)
 	}
 	m.resume = nil
+}
+
+// resumeOrphanOrchestrations resumes the unfinished orchestrations of
+// masters that are gone, each on the master that wins its lease.
+func (m *Master) resumeOrphanOrchestrations(ctx context.Context) {
+	list, err := m.jobs.List(ctx, jobs.Filter{Active: true})
+	if err != nil {
+		m.component("orchestrate").Error("listing the orchestrations of a dead master", "err", err)
+		return
+	}
+	for _, j := range list {
+		owner, _, _ := strings.Cut(strings.TrimPrefix(j.Source, "brine://"), "/")
+		if j.Kind == jobs.KindRun && isOrchestration(j.Fun) && !m.cluster.alive(owner) {
+			m.resumeOrchestration(ctx, j)
+		}
+	}
+}
+
+// resumeOrchestration resumes an orchestration from its first unfinished
+// step, under its lease: if another master holds it, that master runs it.
+func (m *Master) resumeOrchestration(ctx context.Context, j *jobs.Job) {
+	log := m.component("orchestrate")
+	l, err := m.cluster.leases.Acquire(ctx, orchLease(j.JID))
+	if err != nil {
+		log.Info("not resuming an orchestration another master runs", "jid", j.JID, "err", err)
+		return
+	}
+	args, kwargs := splitFunArgs(j.Arg)
+	name := strings.TrimPrefix(j.Fun, "runner.")
+	r := &jobs.Run{JID: j.JID, Fun: j.Fun, FunArgs: j.Arg, User: j.User, Origin: bus.Origin{Source: j.Source}, Start: j.StartTime}
+	log.Warn("resuming an orchestration its master did not finish", "jid", j.JID, "source", j.Source, "finished_steps", len(j.Steps))
+	m.grp.Go(func() error {
+		defer l.Release()
+		lctx, cancel := context.WithCancel(m.ctx)
+		defer cancel()
+		defer context.AfterFunc(l.Context(), cancel)()
+		m.agentsBack(lctx, resumeWait)
+		if _, err := r.Resume(lctx, m.funcs, m.bus, name, args, kwargs); err != nil && lctx.Err() == nil {
+			log.Error("resumed orchestration", "jid", j.JID, "err", err)
+		}
+		return nil
+	})
+}
+
+// orchLease is the lease of the orchestration jid: the master that runs
+// it holds it, and another resumes it when that one is gone.
+func orchLease(jid string) string { return "orch." + jid }
+
+// leased runs an orchestration function under its job's lease (the
+// shared lease is taken again, within this master, by a resumption).
+func (o *orchestrator) leased(fn function.Handler) function.Handler {
+	return func(ctx context.Context, in *function.Input) (any, error) {
+		r := jobs.RunOf(ctx)
+		if r == nil {
+			return fn(ctx, in)
+		}
+		return o.m.underLease(ctx, orchLease(r.JID), false, func(ctx context.Context) (any, error) { return fn(ctx, in) })
+	}
 }
 
 // splitFunArgs reads Salt's fun_args: positional arguments, then the
@@ -408,7 +456,7 @@ func (m *Master) agentsBack(ctx context.Context, max time.Duration) {
 	deadline := time.Now().Add(max)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		l, err := m.keys.List(ctx, keys.Accepted)
-		if err == nil && len(m.agents.Connected()) >= len(l[keys.ListName(keys.Accepted)]) {
+		if err == nil && len(m.connected(ctx)) >= len(l[keys.ListName(keys.Accepted)]) {
 			return
 		}
 		time.Sleep(200 * time.Millisecond)

@@ -67,6 +67,9 @@ type liveJob struct {
 	expires time.Time
 	// notify receives each return, for a caller waiting for the outcome.
 	notify chan jobs.Return
+	// origin is the master that published a job this one relayed to its
+	// agents ("" for a job published here): their returns go to it.
+	origin string
 }
 
 func newPublisher(m *Master) *publisher {
@@ -199,10 +202,19 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 	// Who is connected is known before the job is announced, so that its
 	// record does not wait for agents it was never sent to.
 	peers := make(map[string][]*gateway.Peer, len(minions))
+	var elsewhere []string
 	for _, id := range minions {
 		if ps := p.m.agents.peers(id); len(ps) > 0 {
 			peers[id] = ps
 		} else {
+			elsewhere = append(elsewhere, id)
+		}
+	}
+	// Agents connected to another master of the cluster get the job
+	// through it.
+	where := p.m.cluster.locate(ctx, elsewhere)
+	for _, id := range elsewhere {
+		if _, ok := where[id]; !ok {
 			pub.NotConnected = append(pub.NotConnected, id)
 		}
 	}
@@ -262,6 +274,25 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 		lj.sent[id] = true
 		p.mu.Unlock()
 	}
+	byPeer := map[string][]string{}
+	for _, id := range elsewhere {
+		if peer, ok := where[id]; ok {
+			byPeer[peer] = append(byPeer[peer], id)
+		}
+	}
+	for peer, ids := range byPeer {
+		sent := p.m.cluster.push(ctx, peer, body, newEv, ids)
+		p.mu.Lock()
+		for _, id := range sent {
+			lj.sent[id] = true
+		}
+		p.mu.Unlock()
+		for _, id := range ids {
+			if !slices.Contains(sent, id) {
+				pub.NotConnected = append(pub.NotConnected, id)
+			}
+		}
+	}
 	p.m.log.Debug("job published", "jid", t.JID, "fun", t.Fun, "minions", len(minions), "not_connected", len(pub.NotConnected))
 	return pub, notify, nil
 }
@@ -290,8 +321,11 @@ func (p *publisher) returned(id string, r proto.Return) {
 	if len(lj.waiting) == 0 && lj.notify == nil {
 		delete(p.live, r.JID)
 	}
-	notify := lj.notify
+	notify, origin := lj.notify, lj.origin
 	p.mu.Unlock()
+	if origin != "" {
+		p.m.cluster.forwardReturn(origin, id, r)
+	}
 	if notify != nil {
 		notify <- jobs.Return{ID: id, Return: r.Return, Retcode: r.Retcode, Success: r.Success, Out: r.Out, Time: r.Time}
 	}
@@ -328,6 +362,37 @@ func (p *publisher) reconnected(id string, peer *gateway.Peer) {
 	}
 }
 
+// relay pushes a job another master (origin) published to the agents
+// among ids connected here, and keeps it live: its returns are stored here
+// under its new event and passed on to origin. It returns the ids reached.
+func (p *publisher) relay(origin string, job proto.Job, body json.RawMessage, newEv *bus.Event, ids []string) []string {
+	var sent []string
+	for _, id := range ids {
+		ok := false
+		for _, peer := range p.m.agents.peers(id) {
+			ok = peer.Push(proto.PushJob, body) || ok
+		}
+		if ok {
+			sent = append(sent, id)
+		}
+	}
+	if len(sent) == 0 {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lj := p.live[job.JID]
+	if lj == nil {
+		lj = &liveJob{job: job, newEv: newEv, sent: map[string]bool{}, waiting: map[string]bool{},
+			expires: time.Now().Add(liveFor), origin: origin}
+		p.live[job.JID] = lj
+	}
+	for _, id := range sent {
+		lj.sent[id], lj.waiting[id] = true, true
+	}
+	return sent
+}
+
 // forget drops a job whose caller stopped waiting.
 func (p *publisher) forget(jid string) {
 	p.mu.Lock()
@@ -344,6 +409,27 @@ func (p *publisher) forget(jid string) {
 // (Salt's saltutil.find_job, without a job of its own) and returns, by id,
 // what those that answered within findJobWait said.
 func (p *publisher) FindJob(ctx context.Context, jid string, ids []string) map[string]proto.JobState {
+	var here, elsewhere []string
+	for _, id := range ids {
+		if len(p.m.agents.peers(id)) > 0 {
+			here = append(here, id)
+		} else {
+			elsewhere = append(elsewhere, id)
+		}
+	}
+	out := p.findLocal(ctx, jid, here)
+	if len(elsewhere) > 0 {
+		for id, st := range p.m.cluster.find(ctx, jid, elsewhere) {
+			if slices.Contains(elsewhere, id) {
+				out[id] = st
+			}
+		}
+	}
+	return out
+}
+
+// findLocal asks the agents among ids connected to this master.
+func (p *publisher) findLocal(ctx context.Context, jid string, ids []string) map[string]proto.JobState {
 	req := strconv.FormatUint(p.seq.Add(1), 10)
 	answers := make(chan proto.JobState, len(ids))
 	body, _ := json.Marshal(proto.FindJob{JID: jid, Req: req})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -72,7 +73,7 @@ func (m *Master) Reload(ctx context.Context) {
 	}
 	old, cur := m.cfg.Settings, cfg.Settings
 	if old.DataDir != cur.DataDir || old.Interface != cur.Interface || old.PublishPort != cur.PublishPort ||
-		old.RetPort != cur.RetPort || old.Bus != cur.Bus || old.KeyFile != cur.KeyFile || old.MaxEventSize != cur.MaxEventSize {
+		old.RetPort != cur.RetPort || !reflect.DeepEqual(old.Bus, cur.Bus) || old.KeyFile != cur.KeyFile || old.MaxEventSize != cur.MaxEventSize {
 		m.log.Warn("data_dir, interface, ports, key_file, max_event_size and bus settings take effect at the next start")
 	}
 	if l, err := logging.ParseLevel(cur.LogLevel); err == nil {

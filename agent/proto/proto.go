@@ -43,6 +43,9 @@ func CheckTag(tag, id string) error {
 
 // Methods an agent calls.
 const (
+	// MethodPing answers any connection, accepted or not: an agent's
+	// liveness check of its master (master_alive_interval).
+	MethodPing   = "agent.ping"
 	MethodHello  = "agent.hello"
 	MethodEvent  = "agent.event"
 	MethodReturn = "agent.return"

@@ -34,7 +34,12 @@ func (i *Integration) Funcs() []function.Func { return i.c.Funcs() }
 
 // Start implements integrations.Integration.
 func (i *Integration) Start(_ context.Context, env integrations.Env, cfg config.Decoder) error {
+	// Masters sharing a bus own the zone together: whichever holds the
+	// sync's lease deletes the names any of them wrote.
 	i.owner = env.MasterID
+	if env.Cluster != "" {
+		i.owner = env.Cluster
+	}
 	conf, err := LoadConfig(cfg, i.owner)
 	if err != nil {
 		return err
@@ -42,7 +47,10 @@ func (i *Integration) Start(_ context.Context, env integrations.Env, cfg config.
 	i.c.log = env.Log
 	i.c.SetConfig(conf)
 	if conf.Sync != nil {
-		env.Go(func(ctx context.Context) error { return i.c.Sync(ctx, env.Mine, env.Events.Fire) })
+		// One master of a cluster writes the zone at a time.
+		env.Go(func(ctx context.Context) error {
+			return env.Lease(ctx, "ddns.sync."+conf.Sync.Zone, func(ctx context.Context) error { return i.c.Sync(ctx, env.Mine, env.Events.Fire) })
+		})
 	}
 	return nil
 }
