@@ -146,7 +146,11 @@ func (s *Store) takeOver(ctx context.Context, name string, val []byte) (uint64, 
 	if err := json.Unmarshal(e.Value, &h); err != nil {
 		return 0, fmt.Errorf("lease %s: %w", name, err)
 	}
-	if h.Master != s.me.Master || h.Incarnation == s.me.Incarnation {
+	if h.Master == s.me.Master && h.Incarnation == s.me.Incarnation {
+		// Our own create, stored though its answer was lost.
+		return e.Revision, nil
+	}
+	if h.Master != s.me.Master {
 		return 0, &ErrHeld{Name: name, Holder: h}
 	}
 	return s.kv.Update(ctx, name, val, e.Revision)

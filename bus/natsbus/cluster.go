@@ -149,11 +149,19 @@ type clusterLog struct {
 }
 
 func (c *clusterLog) note(msg string) {
-	if strings.Contains(msg, "cluster name") && strings.Contains(msg, "does not match") {
-		c.mu.Lock()
-		c.refusal = msg
-		c.mu.Unlock()
+	var refusal string
+	switch {
+	case strings.Contains(msg, "cluster name") && strings.Contains(msg, "does not match"):
+		refusal = "the other masters refuse this one: " + msg + " (bus.cluster.name must be the same on every master)"
+	case strings.Contains(msg, "has a duplicate name"):
+		_, name, _ := strings.Cut(msg, "duplicate name: ")
+		refusal = fmt.Sprintf("another master with id %s is running in the cluster: every master needs its own id", name)
+	default:
+		return
 	}
+	c.mu.Lock()
+	c.refusal = refusal
+	c.mu.Unlock()
 }
 
 func (c *clusterLog) refused() string {
@@ -183,7 +191,7 @@ func (b *Bus) awaitCluster(ctx context.Context) error {
 			return nil
 		}
 		if r := b.clog.refused(); r != "" {
-			return fmt.Errorf("natsbus: the other masters refuse this one: %s (bus.cluster.name must be the same on every master)", r)
+			return fmt.Errorf("natsbus: %s", r)
 		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("natsbus: waiting for a quorum of the cluster %q: %w", b.cfg.Cluster.Name, ctx.Err())
@@ -231,28 +239,40 @@ func (b *Bus) streamReplicas(ctx context.Context, name string) (replicas int, er
 	return replicas, nil
 }
 
-// adminAttempt bounds one JetStream API call of Open's: while several
+// adminAttempt bounds the first try of a JetStream API call of Open's
+// (later ones wait twice as long, up to adminAttemptMax): while several
 // masters create the same stream at once, the cluster answers one of them
 // and may leave the others without an answer, so they ask again.
-const adminAttempt = 3 * time.Second
+const (
+	adminAttempt    = time.Second
+	adminAttemptMax = 8 * time.Second
+)
+
+// errAgain asks admin for another try.
+var errAgain = errors.New("try again")
 
 // admin runs a JetStream API call, again while the cluster does not answer
 // or says it is busy, until ctx ends.
 func (b *Bus) admin(ctx context.Context, call func(context.Context) error) error {
+	wait := adminAttempt
 	for {
-		actx, cancel := context.WithTimeout(ctx, adminAttempt)
+		actx, cancel := context.WithTimeout(ctx, wait)
 		err := call(actx)
 		cancel()
 		retry := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
-			errors.Is(err, nats.ErrTimeout) || isUnavailable(err)
+			errors.Is(err, nats.ErrTimeout) || errors.Is(err, errAgain) || isUnavailable(err)
 		if err == nil || !retry || ctx.Err() != nil {
 			return err
 		}
+		if r := b.clog.refused(); r != "" {
+			return errors.New(r)
+		}
 		b.cfg.Logger.Debug("natsbus: the cluster did not answer; asking again", "err", err)
+		wait = min(2*wait, adminAttemptMax)
 		select {
 		case <-ctx.Done():
 			return err
-		case <-time.After(100 * time.Millisecond):
+		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }

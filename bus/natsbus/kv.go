@@ -20,6 +20,7 @@ import (
 // (sync_always); reads and watches pass through. Errors are the bus's (bus.ErrKeyNotFound,
 // bus.ErrKeyChanged), so that no package but this one knows JetStream.
 type Bucket struct {
+	b    *Bus
 	kv   jetstream.KeyValue
 	sync *syncer // nil on an external server: durability is its business
 }
@@ -50,7 +51,7 @@ func (b *Bus) Bucket(ctx context.Context, cfg bus.BucketConfig) (*Bucket, error)
 		return nil, fmt.Errorf("key-value bucket %s: %w", cfg.Name, err)
 	}
 	if b.ns == nil || b.cfg.Cluster != nil {
-		return &Bucket{kv: kv}, nil
+		return &Bucket{b: b, kv: kv}, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -59,7 +60,7 @@ func (b *Bus) Bucket(ctx context.Context, cfg bus.BucketConfig) (*Bucket, error)
 		sy = newSyncer(filepath.Join(b.cfg.Dir, "jetstream", server.DEFAULT_GLOBAL_ACCOUNT, "streams", "KV_"+cfg.Name, "msgs"))
 		b.kvSync[cfg.Name] = sy
 	}
-	return &Bucket{kv: kv, sync: sy}, nil
+	return &Bucket{b: b, kv: kv, sync: sy}, nil
 }
 
 // Name is the bucket's name.
@@ -89,6 +90,19 @@ func (kv *Bucket) flush(ctx context.Context, rev uint64, err error) (uint64, err
 		return rev, fmt.Errorf("key-value %s sync: %w", kv.Name(), err)
 	}
 	return rev, nil
+}
+
+// write runs a write again while the cluster elects the bucket's leader
+// (Bus.untilStored). A write whose answer was lost but which was stored
+// fails its retry as a conflict (ErrKeyChanged), which callers handle by
+// reading the key again.
+func (kv *Bucket) write(ctx context.Context, w func() (uint64, error)) (rev uint64, err error) {
+	err = kv.b.untilStored(ctx, func() error {
+		var werr error
+		rev, werr = w()
+		return werr
+	})
+	return rev, err
 }
 
 // kvError turns JetStream's key-value errors into the bus's.
@@ -121,33 +135,35 @@ func (kv *Bucket) Get(ctx context.Context, key string) (bus.Entry, error) {
 
 // Put stores value under key, whatever was there, and returns its revision.
 func (kv *Bucket) Put(ctx context.Context, key string, value []byte) (uint64, error) {
-	rev, err := kv.kv.Put(ctx, key, value)
+	rev, err := kv.write(ctx, func() (uint64, error) { return kv.kv.Put(ctx, key, value) })
 	return kv.flush(ctx, rev, err)
 }
 
 // Create stores value under a key that has none, or fails with
 // bus.ErrKeyChanged.
 func (kv *Bucket) Create(ctx context.Context, key string, value []byte) (uint64, error) {
-	rev, err := kv.kv.Create(ctx, key, value)
+	rev, err := kv.write(ctx, func() (uint64, error) { return kv.kv.Create(ctx, key, value) })
 	return kv.flush(ctx, rev, err)
 }
 
 // Update stores value under key if its value is still at revision, or
 // fails with bus.ErrKeyChanged.
 func (kv *Bucket) Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error) {
-	rev, err := kv.kv.Update(ctx, key, value, revision)
+	rev, err := kv.write(ctx, func() (uint64, error) { return kv.kv.Update(ctx, key, value, revision) })
 	return kv.flush(ctx, rev, err)
 }
 
 // Delete removes key's value; watchers see the removal.
 func (kv *Bucket) Delete(ctx context.Context, key string) error {
-	_, err := kv.flush(ctx, 0, kv.kv.Delete(ctx, key))
+	_, err := kv.write(ctx, func() (uint64, error) { return 0, kv.kv.Delete(ctx, key) })
+	_, err = kv.flush(ctx, 0, err)
 	return err
 }
 
 // Purge removes key's value and its history.
 func (kv *Bucket) Purge(ctx context.Context, key string) error {
-	_, err := kv.flush(ctx, 0, kv.kv.Purge(ctx, key))
+	_, err := kv.write(ctx, func() (uint64, error) { return 0, kv.kv.Purge(ctx, key) })
+	_, err = kv.flush(ctx, 0, err)
 	return err
 }
 

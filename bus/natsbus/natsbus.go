@@ -264,22 +264,44 @@ func (b *Bus) Publish(ctx context.Context, ev *bus.Event) error {
 	}
 	msg := &nats.Msg{Subject: Subject(ev.Tag), Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, ev.ID)
-	f, err := b.js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Minute))
+	// Sent again (the same id: stored once) while the cluster elects a
+	// new leader for the stream, up to PublishTimeout.
+	err = b.untilStored(ctx, func() error {
+		f, err := b.js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Minute))
+		if err != nil {
+			return err
+		}
+		select {
+		case <-f.Ok():
+			return nil
+		case err := <-f.Err():
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("publish %q: %w", ev.Tag, err)
 	}
-	select {
-	case ack := <-f.Ok():
-		if ack.Duplicate {
-			// Stored before, and synced then (or by the next sync below).
-			return b.flush(ctx, 0)
-		}
-	case err := <-f.Err():
-		return fmt.Errorf("publish %q: %w", ev.Tag, notStored(err))
-	case <-ctx.Done():
-		return fmt.Errorf("publish %q: %w", ev.Tag, ctx.Err())
-	}
 	return b.flush(ctx, 0)
+}
+
+// untilStored runs a write again while the server says nothing stores it
+// (no leader for the stream: an election after a member died), until
+// PublishTimeout has passed; then the error is ErrNotStored.
+func (b *Bus) untilStored(ctx context.Context, write func() error) error {
+	deadline := time.Now().Add(b.cfg.PublishTimeout)
+	for {
+		err := notStored(write())
+		if !errors.Is(err, ErrNotStored) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // ErrNotStored: the event store did not acknowledge a write in time; the

@@ -214,16 +214,25 @@ func (b *Bus) Consume(ctx context.Context, cfg bus.ConsumerConfig, fn func(conte
 	if cfg.DeliverNew {
 		jcfg.DeliverPolicy = jetstream.DeliverNewPolicy
 	}
-	cons, err := b.js.Consumer(ctx, StreamName, cfg.Name)
-	if errors.Is(err, jetstream.ErrConsumerNotFound) {
-		cons, err = b.js.CreateConsumer(ctx, StreamName, jcfg)
-	} else if err == nil {
-		// Keep the consumer's position; update what may change.
-		jcfg.DeliverPolicy = cons.CachedInfo().Config.DeliverPolicy
-		jcfg.OptStartSeq = cons.CachedInfo().Config.OptStartSeq
-		jcfg.OptStartTime = cons.CachedInfo().Config.OptStartTime
-		cons, err = b.js.UpdateConsumer(ctx, StreamName, jcfg)
-	}
+	var cons jetstream.Consumer
+	err := b.admin(ctx, func(ctx context.Context) error {
+		c, err := b.js.Consumer(ctx, StreamName, cfg.Name)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			c, err = b.js.CreateConsumer(ctx, StreamName, jcfg)
+			if errors.Is(err, jetstream.ErrConsumerExists) {
+				return errAgain // another master created it meanwhile
+			}
+		} else if err == nil {
+			// Keep the consumer's position; update what may change.
+			upd := jcfg
+			upd.DeliverPolicy = c.CachedInfo().Config.DeliverPolicy
+			upd.OptStartSeq = c.CachedInfo().Config.OptStartSeq
+			upd.OptStartTime = c.CachedInfo().Config.OptStartTime
+			c, err = b.js.UpdateConsumer(ctx, StreamName, upd)
+		}
+		cons = c
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s: %w", cfg.Name, err)
 	}

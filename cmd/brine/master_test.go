@@ -77,6 +77,14 @@ func newTestMaster(t *testing.T) *testMaster {
 
 func (m *testMaster) start() {
 	m.t.Helper()
+	m.launch()
+	c := m.client()
+	c.Close()
+}
+
+// launch starts the master process without waiting for it to serve.
+func (m *testMaster) launch() {
+	m.t.Helper()
 	m.log = new(bytes.Buffer)
 	m.cmd = exec.Command(brineBin, "master", "-c", m.confDir)
 	m.cmd.Stderr = m.log
@@ -84,8 +92,6 @@ func (m *testMaster) start() {
 		m.t.Fatal(err)
 	}
 	m.t.Cleanup(func() { m.stop(syscall.SIGKILL) })
-	c := m.client()
-	c.Close()
 }
 
 func (m *testMaster) stop(sig syscall.Signal) {
