@@ -5,7 +5,7 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Debian packages the tests start as real peers (installed when missing).
 DEB_PACKAGES  ?= bind9 bind9-dnsutils dnsmasq-base busybox udhcpc iproute2 curl openssh-server python3 python3-zmq iputils-ping git cron
 # Packages where concurrency lives run under the race detector.
-RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./api/... ./master/... ./agent/... ./keys/... ./jobs/... ./remote/... ./state/... ./beacons/
+RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./api/... ./master/... ./agent/... ./keys/... ./jobs/... ./remote/... ./state/... ./beacons/ ./lease/
 FUZZTIME      ?= 30s
 
 .PHONY: all build demo test deps unit race lint bench fuzz clean
@@ -57,6 +57,7 @@ bench: build
 	$(GO) run ./bench/states -brine $(BIN) -out bench/results/states.json
 	$(GO) run ./bench/orchestrate -brine $(BIN) -out bench/results/orchestrate.json
 	$(GO) run ./bench/beacons -brine $(BIN) -out bench/results/beacons.json
+	$(GO) run ./bench/cluster -out bench/results/cluster.json
 
 # fuzz runs every fuzz target for FUZZTIME each; new corpus entries land in
 # the Go cache (copy interesting ones to the package's testdata/fuzz/).
