@@ -143,6 +143,30 @@ func TestMasterCluster(t *testing.T) {
     - arg:
       - echo {{ data['n'] }} >> %s
 `, marks))
+	steps := filepath.Join(t.TempDir(), "steps")
+	writeFile(t, filepath.Join(roots, "orch", "slow.sls"), fmt.Sprintf(`one:
+  salt.function:
+    - name: cmd.run
+    - tgt: a1
+    - arg:
+      - echo one >> %[1]s
+two:
+  salt.function:
+    - name: cmd.run
+    - tgt: a2
+    - arg:
+      - sleep 4; echo two >> %[1]s
+    - require:
+      - salt: one
+three:
+  salt.function:
+    - name: cmd.run
+    - tgt: a1
+    - arg:
+      - echo three >> %[1]s
+    - require:
+      - salt: two
+`, steps))
 	ms := clusterOf(t, 3, fmt.Sprintf("file_roots:\n  base: [%s]\nreactor:\n  - 'test/cluster/once':\n    - salt://reactor/once.sls\n", roots))
 	m1, m2, m3 := ms[0], ms[1], ms[2]
 	start := time.Now()
@@ -205,10 +229,21 @@ func TestMasterCluster(t *testing.T) {
 	}
 	evs.wait(t, "a2's event on m2's log", tagIs("test/cluster/app", nil))
 
+	// An orchestration runs on m3 and m3 dies during its second step: one
+	// of the others resumes it from that step once m3's leases expire.
+	orch := execBrine("-c", m3.confDir, "run", "state.orchestrate", "orch.slow")
+	if err := orch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the orchestration's first step", func() bool { return lines(steps) >= 1 }, m3)
+	time.Sleep(time.Second)
+
 	// m3 killed: its agent fails over to m1, the others see it gone, a job
 	// still reaches every agent.
 	m3.stop(syscall.SIGKILL)
 	killed := time.Now()
+	defer orch.Wait()
+	defer orch.Process.Kill()
 	back := a3.waitLine(2, failoverBound, logAccepted)
 	t.Logf("a3 accepted by m1 %v after m3's SIGKILL", back.Round(time.Millisecond))
 	gone := waitMasters(t, m1, 30*time.Second, "m1", "m2")
@@ -218,6 +253,18 @@ func TestMasterCluster(t *testing.T) {
 		t.Fatalf("with m3 down, brine exec via m2: exit %d: %v\n%s", code, rets, errs)
 	}
 	t.Logf("jobs reach every agent %v after m3's death", time.Since(killed).Round(time.Millisecond))
+
+	waitFor(t, 60*time.Second, "the orchestration resumed on another master", func() bool {
+		b, _ := os.ReadFile(steps)
+		return strings.Contains(string(b), "three")
+	}, m1, m2)
+	t.Logf("orchestration finished elsewhere %v after its master's death", time.Since(killed).Round(time.Millisecond))
+	if b, _ := os.ReadFile(steps); strings.Count(string(b), "one") != 1 || strings.Count(string(b), "three") != 1 {
+		t.Fatalf("steps run: %q, want one and three once (two at least once)", b)
+	}
+	if !strings.Contains(m1.log.String()+m2.log.String(), "resuming an orchestration its master did not finish") {
+		t.Fatal("no master says it resumed the orchestration")
+	}
 
 	// m3 restarts on its data and rejoins.
 	m3.launch()
