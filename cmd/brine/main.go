@@ -134,7 +134,27 @@ Exit codes: 0 success, 1 failure, 2 bad command line, 3 master unreachable.`,
 	root.AddCommand(newKeyCmd(g))
 	root.AddCommand(newAgentCmd(g), newCallCmd(g))
 	root.AddCommand(newExecCmd(g), newInstallAliasesCmd())
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// refuseUnknownSubcommands makes every command group (`brine event`, `brine
+// key`…) refuse a subcommand it does not have with a usage error (exit 2);
+// cobra would print the group's help and exit 0, so that a script's typo
+// (`brine event fire`) looked like success.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		refuseUnknownSubcommands(sub)
+	}
+	if c.HasParent() && c.HasSubCommands() && !c.Runnable() {
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("unknown command %q for %q (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())}
+			}
+			return cmd.Help()
+		}
+	}
 }
 
 // exactArgs is cobra.RangeArgs reporting a usage error.

@@ -445,3 +445,19 @@ func TestSIGHUPReloadsConfiguration(t *testing.T) {
 		t.Errorf("publish after a failed reload: %v", err)
 	}
 }
+
+// TestUnknownSubcommand: a command group refuses a subcommand it does not
+// have (exit 2) rather than printing its help with exit 0, and still shows
+// its help when given none.
+func TestUnknownSubcommand(t *testing.T) {
+	for _, args := range [][]string{{"event", "fire", "x"}, {"reactor", "nosuch"}} {
+		_, errs, code := runCmd(t, exec.Command(brineBin, args...))
+		if code != 2 || !strings.Contains(errs, `unknown command "`+args[1]+`"`) {
+			t.Errorf("brine %v: exit %d, %s", args, code, errs)
+		}
+	}
+	out, _, code := runCmd(t, exec.Command(brineBin, "event"))
+	if code != 0 || !strings.Contains(out, "send") {
+		t.Errorf("brine event: exit %d, %s", code, out)
+	}
+}
