@@ -18,6 +18,7 @@ import (
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/internal/loopback"
+	"github.com/brinehq/brine/internal/syncbuf"
 )
 
 // brineBin is the binary under test, built once by TestMain.
@@ -54,7 +55,7 @@ type testMaster struct {
 	confDir string
 	dataDir string
 	cmd     *exec.Cmd
-	log     *bytes.Buffer
+	log     *syncbuf.Buffer
 	reqAddr string
 	pubAddr string
 }
@@ -85,7 +86,7 @@ func (m *testMaster) start() {
 // launch starts the master process without waiting for it to serve.
 func (m *testMaster) launch() {
 	m.t.Helper()
-	m.log = new(bytes.Buffer)
+	m.log = new(syncbuf.Buffer)
 	m.cmd = exec.Command(brineBin, "master", "-c", m.confDir)
 	m.cmd.Stderr = m.log
 	if err := m.cmd.Start(); err != nil {
