@@ -89,9 +89,9 @@ type Onboarding struct {
 	// salt/minion/<id>/start is stored and seen by a watch.
 	Seconds float64 `json:"seconds"`
 	// AllReadySeconds is when the last agent was accepted (Ready).
-	AllReadySeconds float64 `json:"all_ready_seconds"`
-	ReadyMs         dist    `json:"ready_ms"`
-	StartStoredMs   dist    `json:"start_stored_ms"`
+	AllReadySeconds float64     `json:"all_ready_seconds"`
+	ReadyMs         report.Dist `json:"ready_ms"`
+	StartStoredMs   report.Dist `json:"start_stored_ms"`
 	// SettledSeconds is when every agent's outbox was empty (minion_start
 	// delivered too) and its mine sent.
 	SettledSeconds     float64             `json:"settled_seconds"`
@@ -175,11 +175,11 @@ type Storm struct {
 	AllStoredSeconds       float64 `json:"all_stored_seconds"`
 	Seconds                float64 `json:"seconds"`
 	// OutageSeconds runs from SIGTERM to the same end.
-	OutageSeconds    float64 `json:"outage_seconds"`
-	ReadyMs          dist    `json:"ready_ms"`
-	StoredMs         dist    `json:"events_stored_ms"`
-	MasterCPUSeconds float64 `json:"master_cpu_seconds"`
-	AgentsCPUSeconds float64 `json:"agents_cpu_seconds"`
+	OutageSeconds    float64     `json:"outage_seconds"`
+	ReadyMs          report.Dist `json:"ready_ms"`
+	StoredMs         report.Dist `json:"events_stored_ms"`
+	MasterCPUSeconds float64     `json:"master_cpu_seconds"`
+	AgentsCPUSeconds float64     `json:"agents_cpu_seconds"`
 	// Live is what the watch (started before the agents, and reconnecting
 	// across the restart) saw; Stored is a replay of the whole log after
 	// the storm: the verdict.
@@ -187,22 +187,6 @@ type Storm struct {
 	Stored     check               `json:"stored"`
 	OutboxLeft int                 `json:"outbox_items_left"`
 	AgentLog   masterproc.LogTally `json:"agent_log"`
-}
-
-// dist summarises latencies.
-type dist struct {
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
-}
-
-func distOf(ds []time.Duration) dist {
-	ms := report.Millis(ds)
-	if len(ms) == 0 {
-		return dist{}
-	}
-	return dist{P50: report.Percentile(ms, 0.5), P90: report.Percentile(ms, 0.9), P99: report.Percentile(ms, 0.99), Max: ms[len(ms)-1]}
 }
 
 // fleet is the simulated agents.
@@ -613,7 +597,7 @@ func onboard(ctx context.Context, o options, fl *fleet, live *tally, pid int) (O
 	}
 	ob.AuthEvents = live.auth
 	live.mu.Unlock()
-	ob.ReadyMs, ob.StartStoredMs = distOf(ready), distOf(stored)
+	ob.ReadyMs, ob.StartStoredMs = report.DistOf(ready), report.DistOf(stored)
 	if err != nil {
 		ob.AgentLog = fl.logs.Snapshot()
 		starts, _, _, _ := live.counts()
@@ -731,14 +715,14 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *masterpr
 			ready = append(ready, d)
 		}
 	}
-	st.ReadyMs = distOf(ready)
+	st.ReadyMs = report.DistOf(ready)
 	live.mu.Lock()
 	var stored []time.Duration
 	for _, at := range live.payloadAt {
 		stored = append(stored, at.Sub(tRestart))
 	}
 	live.mu.Unlock()
-	st.StoredMs = distOf(stored)
+	st.StoredMs = report.DistOf(stored)
 	if err != nil {
 		st.Live = live.verdict(expected)
 		st.AgentLog = fl.logs.Snapshot()

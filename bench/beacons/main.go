@@ -99,12 +99,12 @@ type Latency struct {
 	Changes int     `json:"changes"`
 	GapMs   float64 `json:"gap_ms"`
 	// ToStampMs is write → the master's time on the event.
-	ToStampMs dist `json:"write_to_master_stamp_ms"`
+	ToStampMs report.Dist `json:"write_to_master_stamp_ms"`
 	// ToStoredMs is write → the watch received it, stored.
-	ToStoredMs dist `json:"write_to_stored_seen_ms"`
+	ToStoredMs report.Dist `json:"write_to_stored_seen_ms"`
 	// StampToSeenMs is the master's part after its stamp.
-	StampToSeenMs dist `json:"stamp_to_seen_ms"`
-	Missing       int  `json:"missing"`
+	StampToSeenMs report.Dist `json:"stamp_to_seen_ms"`
+	Missing       int         `json:"missing"`
 	// Coalesced counts events carrying count or dropped: the rate
 	// limiter held them, which this phase is spaced to avoid.
 	Coalesced int `json:"coalesced"`
@@ -403,7 +403,7 @@ func latency(ctx context.Context, o options, w *watch, pid int, watched string) 
 	}
 	res.Seconds = report.Round(time.Since(start).Seconds(), 3)
 	res.AgentCPUMsPerChange = report.Round(float64(report.ProcCPU(pid)-cpu0)/float64(time.Millisecond)/float64(o.changes), 3)
-	res.ToStampMs, res.ToStoredMs, res.StampToSeenMs = distOf(stamp), distOf(stored), distOf(after)
+	res.ToStampMs, res.ToStoredMs, res.StampToSeenMs = report.DistOf(stamp), report.DistOf(stored), report.DistOf(after)
 	return res, nil
 }
 
@@ -589,22 +589,4 @@ func agentConfig(s *masterproc.Setup, id string, cfg map[string]any) (string, er
 		conf += describe(cfg)
 	}
 	return dir, os.WriteFile(filepath.Join(dir, "minion"), []byte(conf), 0o600)
-}
-
-// dist summarises durations, in milliseconds.
-type dist struct {
-	N   int     `json:"n"`
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
-}
-
-func distOf(ds []time.Duration) dist {
-	ms := report.Millis(ds)
-	if len(ms) == 0 {
-		return dist{}
-	}
-	return dist{N: len(ms), P50: report.Round(report.Percentile(ms, 0.5), 3), P90: report.Round(report.Percentile(ms, 0.9), 3),
-		P99: report.Round(report.Percentile(ms, 0.99), 3), Max: report.Round(ms[len(ms)-1], 3)}
 }

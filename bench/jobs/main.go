@@ -37,7 +37,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,24 +109,6 @@ type Onboarding struct {
 	// its outbox (start events) delivered and the master listed it as
 	// connected.
 	Seconds float64 `json:"seconds"`
-}
-
-// dist summarises latencies in milliseconds.
-type dist struct {
-	N   int     `json:"n"`
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
-}
-
-func distOf(ds []time.Duration) dist {
-	ms := report.Millis(ds)
-	if len(ms) == 0 {
-		return dist{}
-	}
-	return dist{N: len(ms), P50: report.Round(report.Percentile(ms, 0.5), 3), P90: report.Round(report.Percentile(ms, 0.9), 3),
-		P99: report.Round(report.Percentile(ms, 0.99), 3), Max: report.Round(ms[len(ms)-1], 3)}
 }
 
 // fleet is the simulated agents.
@@ -539,14 +520,4 @@ func clip(b []byte, n int) string {
 		return string(b)
 	}
 	return string(b[:n]) + "…"
-}
-
-// median of float64s (the lower middle for an even count).
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return s[(len(s)-1)/2]
 }

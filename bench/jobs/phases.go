@@ -32,7 +32,7 @@ type Ping struct {
 	// ReturnedMin is the fewest returns a run printed.
 	ReturnedMin int `json:"returned_min"`
 	// LatencyMs is every run's returns together.
-	LatencyMs dist `json:"latency_ms"`
+	LatencyMs report.Dist `json:"latency_ms"`
 }
 
 // pingRun is one `brine exec`.
@@ -50,10 +50,10 @@ type pingRun struct {
 	LastReturnToExitMs float64 `json:"last_return_to_exit_ms"`
 	// RecordMs is exec until the job's record (jobs.show) held every
 	// return; the next run waits for it, to start from rest.
-	RecordMs    float64 `json:"record_complete_ms"`
-	LatencyMs   dist    `json:"latency_ms"`
-	MasterCPUMs float64 `json:"master_cpu_ms"`
-	BenchCPUMs  float64 `json:"bench_cpu_ms"`
+	RecordMs    float64     `json:"record_complete_ms"`
+	LatencyMs   report.Dist `json:"latency_ms"`
+	MasterCPUMs float64     `json:"master_cpu_ms"`
+	BenchCPUMs  float64     `json:"bench_cpu_ms"`
 }
 
 func (b *bench) ping(ctx context.Context) (Ping, error) {
@@ -81,8 +81,8 @@ func (b *bench) ping(ctx context.Context) (Ping, error) {
 				i+1, r.JID, r.Returned, b.o.agents, r.Exit, r.Stored))
 		}
 	}
-	p.Seconds, p.MaxSeconds, p.FirstSeconds = median(secs), slices.Max(secs), secs[0]
-	p.LatencyMs = distOf(all)
+	p.Seconds, p.MaxSeconds, p.FirstSeconds = report.Median(secs), slices.Max(secs), secs[0]
+	p.LatencyMs = report.DistOf(all)
 	return p, nil
 }
 
@@ -122,7 +122,7 @@ func (b *bench) pingOnce(ctx context.Context) (pingRun, []time.Duration, error) 
 	_ = masterproc.Poll(ctx, 10*time.Second, 10*time.Millisecond, func() bool { return b.live.returned(jid) >= r.Returned })
 	r.Stored = b.live.returned(jid)
 	tm := b.live.timing([]string{jid})
-	r.LatencyMs = distOf(tm.latency)
+	r.LatencyMs = report.DistOf(tm.latency)
 	b.live.mu.Lock()
 	newTime := time.Time{}
 	if j := b.live.jobs[jid]; j != nil {
@@ -153,19 +153,19 @@ type Stream struct {
 	Expected   int    `json:"expected_returns"`
 	// PublishSeconds runs until every exec.publish call answered;
 	// PublishMs is each call's time.
-	PublishSeconds float64 `json:"publish_seconds"`
-	PublishMs      dist    `json:"publish_ms"`
+	PublishSeconds float64     `json:"publish_seconds"`
+	PublishMs      report.Dist `json:"publish_ms"`
 	// Seconds runs from the first publish until the watch saw the last
 	// return.
-	Seconds                   float64 `json:"seconds"`
-	ReturnsPerSecond          float64 `json:"returns_per_second"`
-	SustainedReturnsPerSecond float64 `json:"sustained_returns_per_second"`
-	LatencyMs                 dist    `json:"latency_ms"`
-	MasterCPUSeconds          float64 `json:"master_cpu_seconds"`
-	MasterCPUPercent          float64 `json:"master_cpu_percent_of_one_core"`
-	MasterCPUusPerReturn      float64 `json:"master_cpu_us_per_return"`
-	BenchCPUSeconds           float64 `json:"bench_cpu_seconds"`
-	BenchCPUusPerReturn       float64 `json:"bench_cpu_us_per_return"`
+	Seconds                   float64     `json:"seconds"`
+	ReturnsPerSecond          float64     `json:"returns_per_second"`
+	SustainedReturnsPerSecond float64     `json:"sustained_returns_per_second"`
+	LatencyMs                 report.Dist `json:"latency_ms"`
+	MasterCPUSeconds          float64     `json:"master_cpu_seconds"`
+	MasterCPUPercent          float64     `json:"master_cpu_percent_of_one_core"`
+	MasterCPUusPerReturn      float64     `json:"master_cpu_us_per_return"`
+	BenchCPUSeconds           float64     `json:"bench_cpu_seconds"`
+	BenchCPUusPerReturn       float64     `json:"bench_cpu_us_per_return"`
 	// What the master and this process (the agents) wrote to storage
 	// over the phase (/proc/<pid>/io write_bytes), in all and per return.
 	MasterWriteMiB       float64 `json:"master_disk_write_mib"`
@@ -258,7 +258,7 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 	}
 	wg.Wait()
 	st.PublishSeconds = report.Round(time.Since(t0).Seconds(), 3)
-	st.PublishMs = distOf(pubDur)
+	st.PublishMs = report.DistOf(pubDur)
 	if pubErr != nil {
 		_ = stopPerf()
 		return st, fmt.Errorf("stream %s: %w", f.name, pubErr)
@@ -285,7 +285,7 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 			st.SustainedReturnsPerSecond = report.Round(float64(got*9/10-got/10)/span, 1)
 		}
 	}
-	st.LatencyMs = distOf(tm.latency)
+	st.LatencyMs = report.DistOf(tm.latency)
 	st.MasterCPUSeconds = (m1 - m0).Seconds()
 	st.BenchCPUSeconds = (s1 - s0).Seconds()
 	if st.Seconds > 0 {
@@ -381,7 +381,7 @@ type Kill struct {
 	AllReadySeconds  float64 `json:"all_ready_seconds"`
 	AllStoredSeconds float64 `json:"all_stored_seconds"`
 	// StoredMs is when each return was seen stored, from the restart.
-	StoredMs   dist                `json:"stored_ms"`
+	StoredMs   report.Dist         `json:"stored_ms"`
 	Live       check               `json:"live_watch"`
 	Stored     check               `json:"stored"`
 	OutboxLeft int                 `json:"outbox_items_left"`
@@ -439,7 +439,7 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 		}
 	}
 	b.live.mu.Unlock()
-	k.StoredMs = distOf(stored)
+	k.StoredMs = report.DistOf(stored)
 	if err != nil {
 		b.failures = append(b.failures, fmt.Sprintf("master kill: after %s, %d of %d agents ready and %d of %d returns seen",
 			o.phaseTimeout, b.fl.ready(), o.agents, b.live.returned(k.JID), o.agents))

@@ -33,7 +33,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
@@ -367,41 +366,6 @@ func newAgent(dir string, i, reqPort, pubPort int, log *slog.Logger) (*agent.Age
 		return nil, fmt.Errorf("agent %s configuration: %v", agentID(i), cfg.Warnings)
 	}
 	return agent.New(cfg, agent.Options{Version: "bench", Log: log})
-}
-
-// dist summarises durations pooled over runs, in milliseconds.
-type dist struct {
-	N   int     `json:"n"`
-	P50 float64 `json:"p50"`
-	P90 float64 `json:"p90"`
-	P99 float64 `json:"p99"`
-	Max float64 `json:"max"`
-}
-
-func distOf(ds []time.Duration) dist {
-	ms := report.Millis(ds)
-	if len(ms) == 0 {
-		return dist{}
-	}
-	return dist{N: len(ms), P50: report.Round(report.Percentile(ms, 0.5), 3), P90: report.Round(report.Percentile(ms, 0.9), 3),
-		P99: report.Round(report.Percentile(ms, 0.99), 3), Max: report.Round(ms[len(ms)-1], 3)}
-}
-
-// summary is a figure over the runs.
-type summary struct {
-	N      int     `json:"n"`
-	Median float64 `json:"median"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
-}
-
-func summarize(v []float64, digits int) summary {
-	if len(v) == 0 {
-		return summary{}
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return summary{N: len(s), Median: report.Round(s[(len(s)-1)/2], digits), Min: report.Round(s[0], digits), Max: report.Round(s[len(s)-1], digits)}
 }
 
 func ms(d time.Duration) float64 { return report.Round(float64(d)/float64(time.Millisecond), 3) }

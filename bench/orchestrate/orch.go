@@ -201,49 +201,49 @@ type Chain struct {
 	// WallSeconds is the CLI's wall time (the target on its median);
 	// FirstWallSeconds the first run's. OrchestrationSeconds runs from
 	// the runner job's start (its JID's time) to its ret event.
-	WallSeconds          summary `json:"wall_seconds"`
-	FirstWallSeconds     float64 `json:"first_wall_seconds"`
-	OrchestrationSeconds summary `json:"orchestration_seconds"`
+	WallSeconds          report.Summary `json:"wall_seconds"`
+	FirstWallSeconds     float64        `json:"first_wall_seconds"`
+	OrchestrationSeconds report.Summary `json:"orchestration_seconds"`
 	// Per step, pooled over the runs (see the notes).
-	StepOverheadMs        dist `json:"step_overhead_ms"`
-	StepPreMs             dist `json:"step_pre_ms"`
-	StepPostMs            dist `json:"step_post_ms"`
-	StepFanOutMs          dist `json:"step_fan_out_ms"`
-	StepDurationMs        dist `json:"step_duration_ms"`
-	GapMs                 dist `json:"inter_step_gap_ms"`
-	GapRecordMs           dist `json:"gap_record_ms"`
-	GapAfterProgMs        dist `json:"gap_after_prog_ms"`
-	StepOverheadWithGapMs dist `json:"step_overhead_with_gap_ms"`
+	StepOverheadMs        report.Dist `json:"step_overhead_ms"`
+	StepPreMs             report.Dist `json:"step_pre_ms"`
+	StepPostMs            report.Dist `json:"step_post_ms"`
+	StepFanOutMs          report.Dist `json:"step_fan_out_ms"`
+	StepDurationMs        report.Dist `json:"step_duration_ms"`
+	GapMs                 report.Dist `json:"inter_step_gap_ms"`
+	GapRecordMs           report.Dist `json:"gap_record_ms"`
+	GapAfterProgMs        report.Dist `json:"gap_after_prog_ms"`
+	StepOverheadWithGapMs report.Dist `json:"step_overhead_with_gap_ms"`
 	// Per run: the runner job's start (its JID's time) → the first
 	// step's start.
-	RenderCompileMs summary    `json:"render_compile_ms"`
-	MasterCPUMs     summary    `json:"master_cpu_ms"`
-	Runs            []chainRun `json:"runs"`
+	RenderCompileMs report.Summary `json:"render_compile_ms"`
+	MasterCPUMs     report.Summary `json:"master_cpu_ms"`
+	Runs            []chainRun     `json:"runs"`
 }
 
 // chainRun is one run of the chain: where its wall time went. to_start +
 // render_compile + steps_span + tail + ret_to_exit is the wall time, and
 // steps_span is the sums of the fan-outs, overheads and gaps.
 type chainRun struct {
-	JID                  string  `json:"jid"`
-	WallSeconds          float64 `json:"wall_seconds"`
-	OrchestrationSeconds float64 `json:"orchestration_seconds"`
-	Exit                 int     `json:"exit_status"`
-	Steps                int     `json:"steps"`
-	ToStartMs            float64 `json:"to_start_ms"`
-	RenderCompileMs      float64 `json:"render_compile_ms"`
-	StepsSpanMs          float64 `json:"steps_span_ms"`
-	FanOutSumMs          float64 `json:"fan_out_sum_ms"`
-	OverheadSumMs        float64 `json:"step_overhead_sum_ms"`
-	GapSumMs             float64 `json:"inter_step_gap_sum_ms"`
-	TailMs               float64 `json:"tail_ms"`
-	RetToExitMs          float64 `json:"ret_to_exit_ms"`
-	StepOverheadMs       dist    `json:"step_overhead_ms"`
-	GapMs                dist    `json:"inter_step_gap_ms"`
-	MasterCPUMs          float64 `json:"master_cpu_ms"`
-	MasterCPUPerStepMs   float64 `json:"master_cpu_per_step_ms"`
-	BenchCPUMs           float64 `json:"bench_cpu_ms"`
-	CLICPUMs             float64 `json:"cli_cpu_ms"`
+	JID                  string      `json:"jid"`
+	WallSeconds          float64     `json:"wall_seconds"`
+	OrchestrationSeconds float64     `json:"orchestration_seconds"`
+	Exit                 int         `json:"exit_status"`
+	Steps                int         `json:"steps"`
+	ToStartMs            float64     `json:"to_start_ms"`
+	RenderCompileMs      float64     `json:"render_compile_ms"`
+	StepsSpanMs          float64     `json:"steps_span_ms"`
+	FanOutSumMs          float64     `json:"fan_out_sum_ms"`
+	OverheadSumMs        float64     `json:"step_overhead_sum_ms"`
+	GapSumMs             float64     `json:"inter_step_gap_sum_ms"`
+	TailMs               float64     `json:"tail_ms"`
+	RetToExitMs          float64     `json:"ret_to_exit_ms"`
+	StepOverheadMs       report.Dist `json:"step_overhead_ms"`
+	GapMs                report.Dist `json:"inter_step_gap_ms"`
+	MasterCPUMs          float64     `json:"master_cpu_ms"`
+	MasterCPUPerStepMs   float64     `json:"master_cpu_per_step_ms"`
+	BenchCPUMs           float64     `json:"bench_cpu_ms"`
+	CLICPUMs             float64     `json:"cli_cpu_ms"`
 	// CPUBusyPercent is the master's, this process's and the CLI's CPU
 	// over the run's wall time, as a share of every core of the machine.
 	CPUBusyPercent float64 `json:"cpu_busy_percent_of_machine"`
@@ -281,12 +281,12 @@ func (b *bench) chain(ctx context.Context) (Chain, error) {
 			return c, err
 		}
 	}
-	c.WallSeconds, c.FirstWallSeconds = summarize(wall, 4), wall[0]
-	c.OrchestrationSeconds, c.RenderCompileMs, c.MasterCPUMs = summarize(orch, 4), summarize(compile, 3), summarize(cpu, 0)
-	c.StepOverheadMs, c.StepPreMs, c.StepPostMs = distOf(all.overhead), distOf(all.pre), distOf(all.post)
-	c.StepFanOutMs, c.StepDurationMs = distOf(all.fanOut), distOf(all.dur)
-	c.GapMs, c.GapRecordMs, c.GapAfterProgMs = distOf(all.gap), distOf(all.gapRecord), distOf(all.gapAfterProg)
-	c.StepOverheadWithGapMs = distOf(all.withGap)
+	c.WallSeconds, c.FirstWallSeconds = report.Summarize(wall, 4), wall[0]
+	c.OrchestrationSeconds, c.RenderCompileMs, c.MasterCPUMs = report.Summarize(orch, 4), report.Summarize(compile, 3), report.Summarize(cpu, 0)
+	c.StepOverheadMs, c.StepPreMs, c.StepPostMs = report.DistOf(all.overhead), report.DistOf(all.pre), report.DistOf(all.post)
+	c.StepFanOutMs, c.StepDurationMs = report.DistOf(all.fanOut), report.DistOf(all.dur)
+	c.GapMs, c.GapRecordMs, c.GapAfterProgMs = report.DistOf(all.gap), report.DistOf(all.gapRecord), report.DistOf(all.gapAfterProg)
+	c.StepOverheadWithGapMs = report.DistOf(all.withGap)
 	return c, nil
 }
 
@@ -339,7 +339,7 @@ func (b *bench) chainFigures(r cliRun) (chainRun, stepTimes) {
 		}
 	}
 	cr.FanOutSumMs, cr.OverheadSumMs, cr.GapSumMs = ms(fanSum), ms(overSum), ms(gapSum)
-	cr.StepOverheadMs, cr.GapMs = distOf(over), distOf(gaps)
+	cr.StepOverheadMs, cr.GapMs = report.DistOf(over), report.DistOf(gaps)
 	return cr, st
 }
 
@@ -352,17 +352,17 @@ type Branches struct {
 	Command      string  `json:"command"`
 	// SerialSeconds is what the steps' sleeps alone would take one after
 	// the other.
-	SerialSeconds        float64 `json:"serial_seconds,omitempty"`
-	WallSeconds          summary `json:"wall_seconds"`
-	OrchestrationSeconds summary `json:"orchestration_seconds"`
-	StepsSpanMs          summary `json:"steps_span_ms"`
-	StepDurationSumMs    summary `json:"step_duration_sum_ms"`
-	Overlap              summary `json:"overlap"`
-	MaxConcurrentMin     int     `json:"max_concurrent_min"`
+	SerialSeconds        float64        `json:"serial_seconds,omitempty"`
+	WallSeconds          report.Summary `json:"wall_seconds"`
+	OrchestrationSeconds report.Summary `json:"orchestration_seconds"`
+	StepsSpanMs          report.Summary `json:"steps_span_ms"`
+	StepDurationSumMs    report.Summary `json:"step_duration_sum_ms"`
+	Overlap              report.Summary `json:"overlap"`
+	MaxConcurrentMin     int            `json:"max_concurrent_min"`
 	// StepDurationMs and JobFanOutMs (each step job's new event → its
 	// last return) pool the runs' steps.
-	StepDurationMs dist        `json:"step_duration_ms"`
-	JobFanOutMs    dist        `json:"job_fan_out_ms"`
+	StepDurationMs report.Dist `json:"step_duration_ms"`
+	JobFanOutMs    report.Dist `json:"job_fan_out_ms"`
 	Runs           []branchRun `json:"runs"`
 }
 
@@ -443,9 +443,9 @@ func (b *bench) branches(ctx context.Context, mods, fun string, sleep float64) (
 			return br, err
 		}
 	}
-	br.WallSeconds, br.OrchestrationSeconds = summarize(wall, 4), summarize(orch, 4)
-	br.StepsSpanMs, br.StepDurationSumMs, br.Overlap = summarize(span, 3), summarize(sum, 3), summarize(overlap, 2)
-	br.StepDurationMs, br.JobFanOutMs = distOf(durs), distOf(fans)
+	br.WallSeconds, br.OrchestrationSeconds = report.Summarize(wall, 4), report.Summarize(orch, 4)
+	br.StepsSpanMs, br.StepDurationSumMs, br.Overlap = report.Summarize(span, 3), report.Summarize(sum, 3), report.Summarize(overlap, 2)
+	br.StepDurationMs, br.JobFanOutMs = report.DistOf(durs), report.DistOf(fans)
 	return br, nil
 }
 

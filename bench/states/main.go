@@ -40,7 +40,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -102,16 +101,16 @@ type Results struct {
 type Phase struct {
 	// StatesSpanMs (the target) and StatesSumMs are the CLI runs'
 	// states, CLIWallMs the CLI's wall times.
-	StatesSpanMs summary `json:"states_span_ms"`
-	StatesSumMs  summary `json:"states_duration_sum_ms"`
-	CLIWallMs    summary `json:"cli_wall_ms"`
+	StatesSpanMs report.Summary `json:"states_span_ms"`
+	StatesSumMs  report.Summary `json:"states_duration_sum_ms"`
+	CLIWallMs    report.Summary `json:"cli_wall_ms"`
 	// FSCreateMs is the first runs' probes of the filesystem's creates.
-	FSCreateMs *summary `json:"fs_create_probe_ms,omitempty"`
+	FSCreateMs *report.Summary `json:"fs_create_probe_ms,omitempty"`
 	// FunctionMs is the agent's state.highstate called in this process,
 	// FunctionSpanMs its states' span.
-	FunctionMs     summary  `json:"agent_function_ms"`
-	FunctionSpanMs summary  `json:"agent_function_states_span_ms"`
-	Runs           []runFig `json:"runs"`
+	FunctionMs     report.Summary `json:"agent_function_ms"`
+	FunctionSpanMs report.Summary `json:"agent_function_states_span_ms"`
+	Runs           []runFig       `json:"runs"`
 }
 
 // Compile is the compile of the highstate without running it.
@@ -119,31 +118,14 @@ type Compile struct {
 	// EngineMs (the target) is the state engine alone; its steps are in
 	// Engine. EngineFirstMs is the first compile of the process (not in
 	// the median).
-	EngineMs      summary     `json:"engine_ms"`
-	EngineFirstMs float64     `json:"engine_first_ms"`
-	Engine        []engineRun `json:"engine_runs"`
+	EngineMs      report.Summary `json:"engine_ms"`
+	EngineFirstMs float64        `json:"engine_first_ms"`
+	Engine        []engineRun    `json:"engine_runs"`
 	// ShowLowstate* are state.show_lowstate through the CLI (its wall
 	// time) and as the agent's function.
-	ShowLowstateCLIMs      summary  `json:"show_lowstate_cli_wall_ms"`
-	ShowLowstateFunctionMs summary  `json:"show_lowstate_agent_function_ms"`
-	ShowLowstate           []runFig `json:"show_lowstate_runs"`
-}
-
-// summary is a figure over the repetitions, in milliseconds.
-type summary struct {
-	N      int     `json:"n"`
-	Median float64 `json:"median"`
-	Min    float64 `json:"min"`
-	Max    float64 `json:"max"`
-}
-
-func summarize(v []float64) summary {
-	if len(v) == 0 {
-		return summary{}
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	return summary{N: len(s), Median: report.Round(s[(len(s)-1)/2], 3), Min: report.Round(s[0], 3), Max: report.Round(s[len(s)-1], 3)}
+	ShowLowstateCLIMs      report.Summary `json:"show_lowstate_cli_wall_ms"`
+	ShowLowstateFunctionMs report.Summary `json:"show_lowstate_agent_function_ms"`
+	ShowLowstate           []runFig       `json:"show_lowstate_runs"`
 }
 
 // bench is one run's shared state.
@@ -335,7 +317,7 @@ func (b *bench) compile(ctx context.Context, fileRoot string, pillar map[string]
 		c.Engine = append(c.Engine, r)
 		engineMs = append(engineMs, r.TotalMs)
 	}
-	c.EngineMs = summarize(engineMs)
+	c.EngineMs = report.Summarize(engineMs, 3)
 	for range b.o.reps {
 		for _, via := range []func(context.Context, string, map[string]any) (runFig, any, error){b.cli, b.function} {
 			if err := b.settle(ctx); err != nil {
@@ -356,7 +338,7 @@ func (b *bench) compile(ctx context.Context, fileRoot string, pillar map[string]
 			}
 		}
 	}
-	c.ShowLowstateCLIMs, c.ShowLowstateFunctionMs = summarize(cliMs), summarize(fnMs)
+	c.ShowLowstateCLIMs, c.ShowLowstateFunctionMs = report.Summarize(cliMs, 3), report.Summarize(fnMs, 3)
 	return c, nil
 }
 
@@ -418,10 +400,10 @@ func (b *bench) runs(ctx context.Context, dir string, kwargs map[string]any) (fi
 		ph *Phase
 		fg figs
 	}{{&first, f1}, {&second, f2}} {
-		x.ph.StatesSpanMs, x.ph.StatesSumMs, x.ph.CLIWallMs = summarize(x.fg.span), summarize(x.fg.sum), summarize(x.fg.wall)
-		x.ph.FunctionMs, x.ph.FunctionSpanMs = summarize(x.fg.fn), summarize(x.fg.fnSpan)
+		x.ph.StatesSpanMs, x.ph.StatesSumMs, x.ph.CLIWallMs = report.Summarize(x.fg.span, 3), report.Summarize(x.fg.sum, 3), report.Summarize(x.fg.wall, 3)
+		x.ph.FunctionMs, x.ph.FunctionSpanMs = report.Summarize(x.fg.fn, 3), report.Summarize(x.fg.fnSpan, 3)
 		if len(x.fg.create) > 0 {
-			s := summarize(x.fg.create)
+			s := report.Summarize(x.fg.create, 3)
 			x.ph.FSCreateMs = &s
 		}
 	}
