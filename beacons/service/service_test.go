@@ -3,10 +3,8 @@ package service
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -15,77 +13,15 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/beacons"
+	"github.com/brinehq/brine/internal/sysvtest"
 )
-
-// initScript is an LSB init script of a daemon that sleeps, with a pid
-// file, as modules/service's TestSysV installs. Its status is 0 while the
-// pid file's process runs (a zombie, which a container's init may leave
-// unreaped, does not: its command line is empty); its stop removes the pid
-// file, a kill -9 does not.
-const initScript = `#!/bin/sh
-### BEGIN INIT INFO
-# Provides:          %[1]s
-# Required-Start:
-# Required-Stop:
-# Default-Start:     2 3 4 5
-# Default-Stop:      0 1 6
-# Short-Description: brine's service beacon test
-### END INIT INFO
-PIDFILE=%[2]s
-running() { [ -f "$PIDFILE" ] && [ -n "$(tr -d '\000' <"/proc/$(cat "$PIDFILE")/cmdline" 2>/dev/null)" ]; }
-case "$1" in
-start)
-	running && exit 0
-	setsid sleep 3600 </dev/null >/dev/null 2>&1 &
-	echo $! >"$PIDFILE"
-	;;
-stop)
-	if running; then
-		pid=$(cat "$PIDFILE")
-		kill "$pid"
-		for i in $(seq 50); do
-			[ -n "$(tr -d '\000' <"/proc/$pid/cmdline" 2>/dev/null)" ] || break
-			sleep 0.1
-		done
-	fi
-	rm -f "$PIDFILE"
-	;;
-status)
-	running && exit 0
-	exit 3
-	;;
-*)
-	exit 2
-	;;
-esac
-`
 
 // install writes a throwaway init script to /etc/init.d and returns its
 // service name and pid file.
 func install(t *testing.T) (name, pidfile string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("the service beacon test writes an init script to /etc/init.d: run the tests as root (CI does)")
-	}
-	for _, tool := range []string{"service", "setsid"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is needed (Debian's init-system-helpers, util-linux): %v", tool, err)
-		}
-	}
-	if fi, err := os.Stat("/run/systemd/system"); err == nil && fi.IsDir() {
-		t.Fatal("the service beacon test drives a SysV script: this machine runs systemd")
-	}
-	name = fmt.Sprintf("brine-beacon-svc-%08x", rand.Uint32())
-	script := filepath.Join("/etc/init.d", name)
-	pidfile = filepath.Join(t.TempDir(), name+".pid")
-	if err := os.WriteFile(script, fmt.Appendf(nil, initScript, name, pidfile), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = exec.Command(script, "stop").Run()
-		_ = os.Remove(script)
-	})
-	return name, pidfile
+	svc := sysvtest.Install(t, "brine-beacon-svc", sysvtest.Options{})
+	return svc.Name, svc.PIDFile
 }
 
 func run(t *testing.T, argv ...string) {

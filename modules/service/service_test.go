@@ -2,10 +2,7 @@ package service
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -15,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/sysvtest"
 )
 
 // registry returns m's functions, ready to call.
@@ -45,82 +43,11 @@ func caller(t *testing.T, reg *function.Registry) func(name string, args ...any)
 	}
 }
 
-// initScript is an LSB init script of a daemon that sleeps, with a pid
-// file: what Debian's service and update-rc.d work with.
-const initScript = `#!/bin/sh
-### BEGIN INIT INFO
-# Provides:          %[1]s
-# Required-Start:
-# Required-Stop:
-# Default-Start:     2 3 4 5
-# Default-Stop:      0 1 6
-# Short-Description: brine's test service
-### END INIT INFO
-PIDFILE=%[2]s
-running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
-case "$1" in
-start)
-	running && exit 0
-	# Detached and with no inherited descriptors, as a daemon.
-	setsid sleep %[3]s </dev/null >/dev/null 2>&1 &
-	echo $! >"$PIDFILE"
-	;;
-stop)
-	if running; then
-		pid=$(cat "$PIDFILE")
-		kill "$pid"
-		# Wait until it is gone (or a zombie: an empty command line), as
-		# start-stop-daemon --retry does.
-		for i in $(seq 50); do
-			[ -n "$(tr -d '\000' <"/proc/$pid/cmdline" 2>/dev/null)" ] || break
-			sleep 0.1
-		done
-	fi
-	rm -f "$PIDFILE"
-	;;
-restart|force-reload)
-	"$0" stop && "$0" start
-	;;
-reload)
-	running || exit 7
-	;;
-status)
-	running && { echo "%[1]s is running"; exit 0; }
-	echo "%[1]s is not running"
-	exit 3
-	;;
-*)
-	echo "Usage: $0 {start|stop|restart|reload|status}" >&2
-	exit 2
-	;;
-esac
-`
-
 // TestSysV drives a real init script through Debian's service and
 // update-rc.d: start, status, restart, reload, stop, enable, disable.
 func TestSysV(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("TestSysV writes an init script to /etc/init.d and runs update-rc.d: run the tests as root (CI does)")
-	}
-	for _, tool := range []string{"service", "update-rc.d", "setsid"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is needed (Debian's init-system-helpers, sysvinit-utils, util-linux): %v", tool, err)
-		}
-	}
-	id := fmt.Sprintf("%08x", rand.Uint32())
-	name := "brine-test-svc-" + id
-	script := filepath.Join("/etc/init.d", name)
-	pidfile := filepath.Join(t.TempDir(), name+".pid")
-	// A duration no other process has, for status's sig.
-	sleep := fmt.Sprintf("3599.%d", rand.IntN(1e6))
-	if err := os.WriteFile(script, fmt.Appendf(nil, initScript, name, pidfile, sleep), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = exec.Command(script, "stop").Run()
-		_ = exec.Command("update-rc.d", "-f", name, "remove").Run()
-		_ = os.Remove(script)
-	})
+	svc := sysvtest.Install(t, "brine-test-svc", sysvtest.Options{})
+	name, pidfile, sleep := svc.Name, svc.PIDFile, svc.Sleep
 	m := &Manager{Systemd: func() bool { return false }}
 	call := caller(t, registry(t, m))
 	pid := func() string {
@@ -140,7 +67,7 @@ func TestSysV(t *testing.T) {
 		{"service.start", []any{name}, true},
 		{"service.status", []any{name}, true},
 		{"service.status", []any{name, `sleep ` + strings.ReplaceAll(sleep, ".", `\.`)}, true},
-		{"service.status", []any{"brine-test-svc-" + id[:4] + "*"}, map[string]any{name: true}},
+		{"service.status", []any{name[:len(name)-4] + "*"}, map[string]any{name: true}},
 		{"service.reload", []any{name}, true},
 		{"service.stop", []any{name}, true},
 		{"service.status", []any{name}, false},

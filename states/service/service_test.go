@@ -3,83 +3,25 @@ package service
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/sysvtest"
 	"github.com/brinehq/brine/modules"
 	svcmod "github.com/brinehq/brine/modules/service"
 	"github.com/brinehq/brine/state"
 )
 
-// initScript is a SysV service whose daemon is a sleep: %[1]s its name,
-// %[2]s its pid file, %[3]s the exit status of start (1: it fails).
-const initScript = `#!/bin/sh
-### BEGIN INIT INFO
-# Provides:          %[1]s
-# Required-Start:
-# Required-Stop:
-# Default-Start:     2 3 4 5
-# Default-Stop:      0 1 6
-# Short-Description: brine's test service
-### END INIT INFO
-PIDFILE=%[2]s
-running() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
-case "$1" in
-start)
-	[ %[3]s = 0 ] || exit %[3]s
-	running && exit 0
-	setsid sleep 3599 </dev/null >/dev/null 2>&1 &
-	echo $! >"$PIDFILE"
-	;;
-stop)
-	if running; then
-		pid=$(cat "$PIDFILE")
-		kill "$pid"
-		for i in $(seq 50); do
-			[ -n "$(tr -d '\000' <"/proc/$pid/cmdline" 2>/dev/null)" ] || break
-			sleep 0.1
-		done
-	fi
-	rm -f "$PIDFILE"
-	;;
-restart|force-reload)
-	"$0" stop && "$0" start
-	;;
-reload)
-	running || exit 7
-	;;
-status)
-	running && exit 0
-	exit 3
-	;;
-*)
-	exit 2
-	;;
-esac
-`
-
 // install writes an init script to /etc/init.d, removed with its rc links
-// when the test ends; it returns the name and the pid file.
+// when the test ends, whose start exits with start; it returns the name
+// and the pid file.
 func install(t *testing.T, start int) (string, string) {
 	t.Helper()
-	name := fmt.Sprintf("brine-test-state-%08x", rand.Uint32())
-	script := filepath.Join("/etc/init.d", name)
-	pidfile := filepath.Join(t.TempDir(), name+".pid")
-	if err := os.WriteFile(script, fmt.Appendf(nil, initScript, name, pidfile, fmt.Sprint(start)), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = exec.Command(script, "stop").Run()
-		_ = exec.Command("update-rc.d", "-f", name, "remove").Run()
-		_ = os.Remove(script)
-	})
-	return name, pidfile
+	svc := sysvtest.Install(t, "brine-test-state", sysvtest.Options{StartStatus: start})
+	return svc.Name, svc.PIDFile
 }
 
 func result(r *bool) string {
@@ -96,17 +38,6 @@ func result(r *bool) string {
 // service execution module: start, watch restarts and reloads, stop,
 // boot links, in test mode and for real, and the failures.
 func TestStates(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("TestStates writes init scripts to /etc/init.d and runs update-rc.d: run the tests as root (CI does)")
-	}
-	for _, tool := range []string{"service", "update-rc.d", "setsid"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is needed (Debian's init-system-helpers, sysvinit-utils, util-linux): %v", tool, err)
-		}
-	}
-	if fi, err := os.Stat("/run/systemd/system"); err == nil && fi.IsDir() {
-		t.Fatal("TestStates drives SysV init scripts; this machine runs systemd")
-	}
 	env := &modules.Env{ID: "test"}
 	// The agent keeps states apart from execution functions: both have a
 	// service.enabled.
