@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/jobs"
 )
 
 // jobTally counts the jobs' events stored on the master's bus, as a watch
@@ -56,22 +56,14 @@ func (t *jobTally) job(jid string) *jobSeen {
 // ignored.
 func (t *jobTally) add(ev *bus.Event) error {
 	now := time.Now()
-	rest, ok := strings.CutPrefix(ev.Tag, "salt/job/")
-	if !ok {
-		return nil
-	}
-	jid, what, ok := strings.Cut(rest, "/")
-	if !ok {
+	kind, jid, what, id, ok := jobs.ParseTag(ev.Tag)
+	if !ok || kind != jobs.KindJob {
 		return nil
 	}
 	if what == "new" {
 		t.mu.Lock()
 		t.job(jid).newTime = ev.Time
 		t.mu.Unlock()
-		return nil
-	}
-	id, ok := strings.CutPrefix(what, "ret/")
-	if !ok {
 		return nil
 	}
 	// Only what the verdict needs is decoded: the watch competes with the

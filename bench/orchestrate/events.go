@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/jobs"
 )
 
 // tally keeps the times the master stamped on the events of the
@@ -86,12 +87,8 @@ func (t *tally) add(ev *bus.Event) error {
 		}
 		return nil
 	}
-	rest, ok := strings.CutPrefix(ev.Tag, "salt/job/")
-	if !ok {
-		return nil
-	}
-	jid, what, ok := strings.Cut(rest, "/")
-	if !ok {
+	kind, jid, what, id, ok := jobs.ParseTag(ev.Tag)
+	if !ok || kind != jobs.KindJob {
 		return nil
 	}
 	if what == "new" {
@@ -108,10 +105,6 @@ func (t *tally) add(ev *bus.Event) error {
 		j := t.job(jid)
 		j.newT, j.orch, j.minions = ev.Time, load.Metadata.Orch, len(load.Minions)
 		t.mu.Unlock()
-		return nil
-	}
-	id, ok := strings.CutPrefix(what, "ret/")
-	if !ok {
 		return nil
 	}
 	var load struct {
