@@ -38,6 +38,10 @@ var (
 	// ErrKeyChanged: a create found the key present, or an update found it
 	// at another revision than the one it named.
 	ErrKeyChanged = errors.New("key changed concurrently")
+	// ErrNotStored: the store did not acknowledge a write in time (a
+	// cluster without a quorum); it may not be stored, and the writer
+	// keeps it to write again. Events fail with it too.
+	ErrNotStored = errors.New("not stored: the event store did not acknowledge it (is a quorum of the cluster up?)")
 )
 
 // Record is one change of a bucket's decoded records, as WatchRecords

@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -274,7 +273,7 @@ func (s *Store) Wait(ctx context.Context, name string) (*Lease, error) {
 
 // retryable errors are the cluster's passing ones (no quorum, a timeout).
 func retryable(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "not stored")
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, bus.ErrNotStored)
 }
 
 // Holders lists the leases held now, by name.

@@ -211,7 +211,7 @@ func (b *Bus) awaitCluster(ctx context.Context) error {
 // checkReplicas refuses a stream or bucket whose replicas differ from
 // what this master is configured with: two masters disagreeing would
 // otherwise rescale it back and forth at each start.
-func (b *Bus) checkReplicas(ctx context.Context, kind, name string, have int) error {
+func (b *Bus) checkReplicas(kind, name string, have int) error {
 	if have == 0 || have == b.cfg.Replicas {
 		return nil
 	}

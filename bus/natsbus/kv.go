@@ -32,7 +32,7 @@ func (b *Bus) Bucket(ctx context.Context, cfg bus.BucketConfig) (*Bucket, error)
 	if err != nil {
 		return nil, err
 	}
-	if err := b.checkReplicas(ctx, "the key-value bucket", cfg.Name, have); err != nil {
+	if err := b.checkReplicas("the key-value bucket", cfg.Name, have); err != nil {
 		return nil, err
 	}
 	var kv jetstream.KeyValue

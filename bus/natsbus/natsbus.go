@@ -170,7 +170,7 @@ func Open(ctx context.Context, cfg Config) (*Bus, error) {
 	if have, err := b.streamReplicas(ctx, StreamName); err != nil {
 		b.Close()
 		return nil, err
-	} else if err := b.checkReplicas(ctx, "the event stream", StreamName, have); err != nil {
+	} else if err := b.checkReplicas("the event stream", StreamName, have); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -304,10 +304,9 @@ func (b *Bus) untilStored(ctx context.Context, write func() error) error {
 	}
 }
 
-// ErrNotStored: the event store did not acknowledge a write in time; the
-// write may not be stored and the sender must keep it (a cluster that lost
-// its quorum answers so until the quorum is back).
-var ErrNotStored = errors.New("not stored: the event store did not acknowledge it (is a quorum of the cluster up?)")
+// ErrNotStored is bus.ErrNotStored: a write nobody acknowledged (a
+// cluster that lost its quorum answers so until the quorum is back).
+var ErrNotStored = bus.ErrNotStored
 
 // notStored marks the errors of a write nobody acknowledged.
 func notStored(err error) error {
