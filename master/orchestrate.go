@@ -19,6 +19,7 @@ import (
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/keys"
+	"github.com/brinehq/brine/lease"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/state"
 	"github.com/brinehq/brine/states/event"
@@ -398,10 +399,41 @@ func (m *Master) resumeOrphanOrchestrations(ctx context.Context) {
 func (m *Master) resumeOrchestration(ctx context.Context, j *jobs.Job) {
 	log := m.component("orchestrate")
 	l, err := m.cluster.leases.Acquire(ctx, orchLease(j.JID))
+	var held *lease.ErrHeld
+	if errors.As(err, &held) && !m.cluster.alive(held.Holder.Master) {
+		// The dead master renewed the orchestration's lease apart from its
+		// own, so the one may outlive the other by a renewal period: wait
+		// for it to expire, then resume unless another survivor won it and
+		// finished the job meanwhile.
+		m.grp.Go(func() error {
+			wctx, cancel := context.WithTimeout(m.ctx, 2*m.cluster.leases.TTL())
+			defer cancel()
+			l, err := m.cluster.leases.Wait(wctx, orchLease(j.JID))
+			if err != nil {
+				log.Info("not resuming an orchestration another master runs", "jid", j.JID, "err", err)
+				return nil
+			}
+			cur, err := m.jobs.Get(m.ctx, j.JID)
+			if err != nil || !cur.Active() {
+				l.Release()
+				return nil
+			}
+			m.runResumed(cur, l)
+			return nil
+		})
+		return
+	}
 	if err != nil {
 		log.Info("not resuming an orchestration another master runs", "jid", j.JID, "err", err)
 		return
 	}
+	m.runResumed(j, l)
+}
+
+// runResumed runs orchestration j again under its lease l, which it
+// releases when done.
+func (m *Master) runResumed(j *jobs.Job, l *lease.Lease) {
+	log := m.component("orchestrate")
 	args, kwargs := splitFunArgs(j.Arg)
 	name := strings.TrimPrefix(j.Fun, "runner.")
 	r := &jobs.Run{JID: j.JID, Fun: j.Fun, FunArgs: j.Arg, User: j.User, Origin: bus.Origin{Source: j.Source}, Start: j.StartTime}

@@ -1,6 +1,7 @@
 // Package named runs a real BIND 9 name server for tests and benchmarks: a
 // primary for the zones asked for, with TSIG keys allowed to update and
-// transfer them, on 127.0.0.1 at a free high port, in a directory of its own.
+// transfer them, on 127.0.0.1 (or another address of this host) at a free
+// high port, in a directory of its own.
 //
 // As root the server runs as nobody (setpriv), as Debian's named would; it
 // needs no system configuration and leaves nothing behind after Stop. The
@@ -59,6 +60,9 @@ type Config struct {
 	// temporary directory); BIND syncs its journal to disk on every update,
 	// so a tmpfs here measures everything but the disk.
 	Parent string
+	// Address is the IPv4 address to listen on (default 127.0.0.1): a
+	// bridge's address lets masters in network namespaces reach it.
+	Address string
 }
 
 // Server is a running named.
@@ -70,6 +74,7 @@ type Server struct {
 	// Keys are the configured keys, secrets filled in.
 	Keys []Key
 
+	addr    string
 	port    int
 	threads int
 	zones   []string
@@ -89,7 +94,10 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Dir: dir, threads: cfg.Threads, zones: cfg.Zones}
+	s := &Server{Dir: dir, threads: cfg.Threads, zones: cfg.Zones, addr: cfg.Address}
+	if s.addr == "" {
+		s.addr = "127.0.0.1"
+	}
 	if s.threads <= 0 {
 		s.threads = 2
 	}
@@ -116,7 +124,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if s.port, err = loopback.Port(); err != nil {
 		return fail(err)
 	}
-	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
+	s.Addr = net.JoinHostPort(s.addr, strconv.Itoa(s.port))
 	if err := s.write(); err != nil {
 		return fail(err)
 	}
@@ -145,13 +153,13 @@ func (s *Server) write() error {
 	fmt.Fprintf(&conf, `options {
 	directory %[1]q; pid-file %[2]q;
 	session-keyfile %[3]q; managed-keys-directory %[1]q;
-	listen-on port %[4]d { 127.0.0.1; }; listen-on-v6 { none; };
+	listen-on port %[4]d { %[6]s; }; listen-on-v6 { none; };
 	recursion no; dnssec-validation no; notify no;
 	allow-transfer { %[5]s };
 };
 controls { };
 logging { category default { null; }; category lame-servers { null; }; };
-`, s.Dir, filepath.Join(s.Dir, "named.pid"), filepath.Join(s.Dir, "session.key"), s.port, s.transferACL())
+`, s.Dir, filepath.Join(s.Dir, "named.pid"), filepath.Join(s.Dir, "session.key"), s.port, s.transferACL(), s.addr)
 	for _, z := range s.zones {
 		fmt.Fprintf(&conf, "zone %q { type primary; file %q; update-policy {", z, z+".db")
 		for _, k := range s.Keys {
