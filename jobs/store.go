@@ -289,9 +289,15 @@ func (s *Store) writeBatches(ctx context.Context, b *batch) {
 }
 
 // isOtherTag reports tags the consumer pattern matches that are not job
-// events at all (nothing to warn about).
+// events at all, or that the record has no use for: an orchestration
+// step's start (salt/run/<jid>/step/<n>, for people watching; its end is
+// the prog event). Nothing to warn about.
 func isOtherTag(tag string) bool {
-	return !strings.HasPrefix(tag, "salt/job/") && !strings.HasPrefix(tag, "salt/run/")
+	if rest, ok := strings.CutPrefix(tag, "salt/run/"); ok {
+		_, after, _ := strings.Cut(rest, "/")
+		return strings.HasPrefix(after, "step/")
+	}
+	return !strings.HasPrefix(tag, "salt/job/")
 }
 
 // ParseTag splits a job event tag: salt/run/<jid>/new|ret,

@@ -271,9 +271,11 @@ func (s *Store) Wait(ctx context.Context, name string) (*Lease, error) {
 	}
 }
 
-// retryable errors are the cluster's passing ones (no quorum, a timeout).
+// retryable errors are the cluster's passing ones (no quorum, a timeout),
+// and a race lost to another master creating or taking the same key
+// between this one's read and write (the next poll reads its holder).
 func retryable(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, bus.ErrNotStored)
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, bus.ErrNotStored) || errors.Is(err, bus.ErrKeyChanged)
 }
 
 // Holders lists the leases held now, by name.

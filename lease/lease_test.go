@@ -3,10 +3,12 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/natsbus"
 )
 
@@ -122,4 +124,40 @@ func TestDeadHolderIsReplacedAndFenced(t *testing.T) {
 	if runs != 1 {
 		t.Fatalf("ran %d times after the holder released, want 1", runs)
 	}
+}
+
+// racyBucket loses the first creates of every key to another writer, as
+// two masters taking one lease at the same moment do: the create finds
+// the key present, and the read after it finds it gone again (expired).
+type racyBucket struct {
+	bus.Bucket
+	lose int
+}
+
+func (r *racyBucket) Create(ctx context.Context, key string, value []byte) (uint64, error) {
+	if r.lose > 0 {
+		r.lose--
+		return 0, fmt.Errorf("create %s: %w", key, bus.ErrKeyChanged)
+	}
+	return r.Bucket.Create(ctx, key, value)
+}
+
+// TestWaitSurvivesALostRace: a master that loses the race for a key
+// polls again rather than failing the work that waits for the lease (the
+// chaos suite saw a master exit on it).
+func TestWaitSurvivesALostRace(t *testing.T) {
+	const ttl = time.Second
+	kv := &racyBucket{Bucket: bucket(t, ttl), lose: 2}
+	s := New(kv, "m1", ttl)
+	if _, err := s.Acquire(context.Background(), "ddns"); !errors.Is(err, bus.ErrKeyChanged) {
+		t.Fatalf("Acquire after a lost race: %v, want ErrKeyChanged", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	kv.lose = 2
+	l, err := s.Wait(ctx, "ddns")
+	if err != nil {
+		t.Fatalf("Wait after lost races: %v", err)
+	}
+	l.Release()
 }
