@@ -265,7 +265,10 @@ func (b *Bus) Publish(ctx context.Context, ev *bus.Event) error {
 	msg := &nats.Msg{Subject: Subject(ev.Tag), Data: data, Header: nats.Header{}}
 	msg.Header.Set(jetstream.MsgIDHeader, ev.ID)
 	// Sent again (the same id: stored once) while the cluster elects a
-	// new leader for the stream, up to PublishTimeout.
+	// new leader for the stream, up to PublishTimeout. A leader that hung
+	// (SIGSTOP, a cut link) keeps what was sent to it, so an attempt
+	// unanswered for resendAfter is sent again rather than waited for: the
+	// one after the election is stored.
 	err = b.untilStored(ctx, func() error {
 		f, err := b.js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Minute))
 		if err != nil {
@@ -276,6 +279,8 @@ func (b *Bus) Publish(ctx context.Context, ev *bus.Event) error {
 			return nil
 		case err := <-f.Err():
 			return err
+		case <-time.After(resendAfter):
+			return jetstream.ErrAsyncPublishTimeout
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -285,6 +290,11 @@ func (b *Bus) Publish(ctx context.Context, ev *bus.Event) error {
 	}
 	return b.flush(ctx, 0)
 }
+
+// resendAfter is how long an event's write waits for its acknowledgement
+// before it is sent again; far above an acknowledgement's time in a
+// healthy cluster (milliseconds) and below a Raft election's (seconds).
+const resendAfter = 2 * time.Second
 
 // untilStored runs a write again while the server says nothing stores it
 // (no leader for the stream: an election after a member died), until
@@ -308,9 +318,16 @@ func (b *Bus) untilStored(ctx context.Context, write func() error) error {
 // cluster that lost its quorum answers so until the quorum is back).
 var ErrNotStored = bus.ErrNotStored
 
+// errMsgIDInProcess is JetStream's answer to a message sent again while
+// the first send of the same id is still being replicated: not stored
+// yet, one of the two will be.
+const errMsgIDInProcess jetstream.ErrorCode = 10158
+
 // notStored marks the errors of a write nobody acknowledged.
 func notStored(err error) error {
-	if errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) {
+	var api *jetstream.APIError
+	if errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.As(err, &api) && api.ErrorCode == errMsgIDInProcess {
 		return fmt.Errorf("%w: %w", ErrNotStored, err)
 	}
 	return err

@@ -162,14 +162,20 @@ func (a *Audit) Run(ctx context.Context, c Consumer) error {
 			// the bus the event is being worked on, so a short AckWait
 			// only matters when the master is gone.
 			stop := d.KeepAlive(ackWait / 3)
-			err := a.handle(ctx, d.Event)
-			stop()
-			if err != nil {
-				if ctx.Err() == nil {
-					a.log.Error("slack: event not posted; it will be retried", "tag", d.Event.Tag, "event", d.Event.ID, "err", err)
+			defer stop()
+			// A failure (the threads bucket without a quorum, say) is
+			// retried here, the event held: a Nak would let the next
+			// event (a job's result) go before this one (its start), and
+			// the result would be posted outside its thread. If this
+			// master dies meanwhile, another gets the event first.
+			for err := a.handle(ctx, d.Event); err != nil; err = a.handle(ctx, d.Event) {
+				if ctx.Err() != nil {
+					return
 				}
-				_ = d.Nak(time.Second)
-				return
+				a.log.Error("slack: event not posted; retrying", "tag", d.Event.Tag, "event", d.Event.ID, "err", err)
+				if !backoff.Sleep(ctx, time.Second) {
+					return
+				}
 			}
 			_ = d.Ack()
 		})
