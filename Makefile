@@ -1,4 +1,4 @@
-# brine — see README.md. Targets: demo, test, bench, lint, build, fuzz.
+# brine — see README.md. Targets: demo, test, bench, chaos, lint, build, fuzz.
 GO            ?= go
 BIN           := bin/brine
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -8,7 +8,7 @@ DEB_PACKAGES  ?= bind9 bind9-dnsutils dnsmasq-base busybox udhcpc iproute2 curl 
 RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./api/... ./master/... ./agent/... ./keys/... ./jobs/... ./remote/... ./state/... ./beacons/ ./lease/
 FUZZTIME      ?= 30s
 
-.PHONY: all build demo test deps unit race lint bench fuzz clean
+.PHONY: all build demo test deps unit race lint bench chaos fuzz clean
 
 all: build
 
@@ -58,6 +58,14 @@ bench: build
 	$(GO) run ./bench/orchestrate -brine $(BIN) -out bench/results/orchestrate.json
 	$(GO) run ./bench/beacons -brine $(BIN) -out bench/results/beacons.json
 	$(GO) run ./bench/cluster -out bench/results/cluster.json
+
+# chaos runs the several-masters chaos suite for CHAOS_DURATION (faults every
+# 15–30 s; CHAOS_SEED replays a schedule) and writes bench/results/chaos.json;
+# a short profile of it runs in make test (bench/chaos TestChaosShort).
+CHAOS_DURATION ?= 10m
+CHAOS_SEED     ?= 0
+chaos: build deps
+	$(GO) run ./bench/chaos -brine $(BIN) -duration $(CHAOS_DURATION) -seed $(CHAOS_SEED) -out bench/results/chaos.json
 
 # fuzz runs every fuzz target for FUZZTIME each; new corpus entries land in
 # the Go cache (copy interesting ones to the package's testdata/fuzz/).

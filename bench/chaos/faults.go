@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+)
+
+const (
+	syscallKill = syscall.SIGKILL
+	syscallCont = syscall.SIGCONT
+)
+
+// fault is one injected failure, as the report lists it.
+type fault struct {
+	At      string  `json:"at"` // seconds since the faults began
+	Kind    string  `json:"kind"`
+	Target  string  `json:"target"`
+	Seconds float64 `json:"seconds"` // how long it lasted
+	// Failover: for a master fault, how long each of its failover agents
+	// took to be accepted by another master (seconds).
+	Failover map[string]float64 `json:"failover,omitempty"`
+}
+
+// injector runs the seeded schedule: one fault at a time, each after a
+// pause drawn from [min, max], one master at most down at once so that
+// the cluster keeps its quorum (a fault that took it would be refused
+// writes, which the suite checks apart).
+type injector struct {
+	w     *world
+	rng   *rand.Rand
+	start time.Time
+
+	mu     sync.Mutex
+	faults []*fault
+	wg     sync.WaitGroup // failover measurements in progress
+}
+
+func newInjector(w *world, seed uint64) *injector {
+	return &injector{w: w, rng: rand.New(rand.NewPCG(seed, 1))}
+}
+
+func (f *injector) secs(d time.Duration) float64 { return float64(d.Milliseconds()) / 1000 }
+
+func (f *injector) between(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(f.rng.Int64N(int64(hi-lo)+1))
+}
+
+func (f *injector) run(ctx context.Context) {
+	f.start = time.Now()
+	kinds := []string{"kill", "stop", "partition", "agents"}
+	for {
+		sleep(ctx, f.between(f.w.cfg.faultMin, f.w.cfg.faultMax))
+		if ctx.Err() != nil {
+			return
+		}
+		// Every master serves again before the next fault.
+		for _, m := range f.w.masters {
+			if err := f.w.waitMaster(ctx, m, 2*time.Minute); err != nil && ctx.Err() == nil {
+				f.w.logf("before the next fault: %v", err)
+			}
+		}
+		kind := kinds[f.rng.IntN(len(kinds))]
+		m := f.w.masters[f.rng.IntN(len(f.w.masters))]
+		ft := &fault{At: fmt.Sprintf("%.1f", time.Since(f.start).Seconds()), Kind: kind, Target: m.id}
+		began := time.Now()
+		switch kind {
+		case "kill":
+			f.measureFailover(m, ft)
+			m.proc.signal(syscall.SIGKILL)
+			f.w.logf("fault: SIGKILL %s", m.id)
+			sleep(ctx, f.between(2*time.Second, 6*time.Second))
+			if err := m.proc.start(); err != nil {
+				f.w.logf("restart %s: %v", m.id, err)
+			}
+		case "stop":
+			f.measureFailover(m, ft)
+			m.proc.signal(syscall.SIGSTOP)
+			f.w.logf("fault: SIGSTOP %s", m.id)
+			sleep(ctx, leaseTTL+f.between(2*time.Second, 5*time.Second))
+			m.proc.signal(syscall.SIGCONT)
+		case "partition":
+			f.measureFailover(m, ft)
+			if err := setLink(m.i, false); err != nil {
+				f.w.logf("%v", err)
+			}
+			f.w.logf("fault: link of %s down", m.id)
+			sleep(ctx, f.between(8*time.Second, 15*time.Second))
+			if err := setLink(m.i, true); err != nil {
+				f.w.logf("%v", err)
+			}
+		case "agents":
+			n := 1 + f.rng.IntN(3)
+			perm := f.rng.Perm(len(f.w.agents))[:n]
+			slices.Sort(perm)
+			ft.Target = ""
+			for _, k := range perm {
+				a := f.w.agents[k]
+				a.proc.signal(syscall.SIGKILL)
+				ft.Target += a.id + " "
+			}
+			f.w.logf("fault: SIGKILL agents %s", ft.Target)
+			sleep(ctx, f.between(time.Second, 4*time.Second))
+			for _, k := range perm {
+				if err := f.w.agents[k].proc.start(); err != nil {
+					f.w.logf("restart agent: %v", err)
+				}
+			}
+		}
+		ft.Seconds = f.secs(time.Since(began))
+		f.mu.Lock()
+		f.faults = append(f.faults, ft)
+		f.mu.Unlock()
+	}
+}
+
+// measureFailover times how long each failover agent connected to m
+// takes to be accepted by another master (at most a minute).
+func (f *injector) measureFailover(m *master, ft *fault) {
+	ft.Failover = map[string]float64{}
+	var on []*agent
+	for _, a := range f.w.agents {
+		if a.failover && a.proc.running() && a.connectedTo() == masterAddr(m.i) {
+			on = append(on, a)
+		}
+	}
+	began := time.Now()
+	for _, a := range on {
+		f.wg.Go(func() {
+			for time.Since(began) < time.Minute {
+				if to := a.connectedTo(); to != "" && to != masterAddr(m.i) {
+					f.mu.Lock()
+					ft.Failover[a.id] = f.secs(time.Since(began))
+					f.mu.Unlock()
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			f.mu.Lock()
+			ft.Failover[a.id] = -1 // not within a minute
+			f.mu.Unlock()
+		})
+	}
+}
+
+// heal ends every fault: masters continued, links up, every process
+// running.
+func (f *injector) heal() {
+	for _, m := range f.w.masters {
+		m.proc.signal(syscall.SIGCONT)
+		_ = setLink(m.i, true)
+		if !m.proc.running() {
+			_ = m.proc.start()
+		}
+	}
+	for _, a := range f.w.agents {
+		if !a.proc.running() {
+			_ = a.proc.start()
+		}
+	}
+	f.wg.Wait()
+}
