@@ -201,11 +201,11 @@ func (w *world) report(cfg config, l *workload, inj *injector, f *findings) *rep
 		"cloud_failures": l.cloudErr, "orchestrations_started": l.orchs}
 	l.mu.Unlock()
 	rep.Results = map[string]any{
-		"faults_by_kind":          kinds,
-		"faults":                  faults,
-		"workload":                work,
-		"figures":                 f.Figures,
-		"violations":              f.Violations,
+		"faults_by_kind": kinds,
+		"faults":         faults,
+		"workload":       work,
+		"figures":        f.Figures,
+		"violations":     f.Violations,
 		"failover_ms": map[string]report.Dist{"sigkill": report.DistOf(failover),
 			"sigstop": report.DistOf(failovers["stop"]), "link_cut": report.DistOf(failovers["partition"])},
 	}
