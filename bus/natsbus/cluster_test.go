@@ -110,6 +110,22 @@ func TestClusterReplicatesAndRefusesWithoutQuorum(t *testing.T) {
 	if _, err := kv.Put(ctx, "k", []byte("v")); err != nil {
 		t.Fatal(err)
 	}
+	// Reads go to the bucket's leader: a replica that is behind must not
+	// answer a Get with what it had (direct reads off), even after another
+	// master opened the bucket again (which creating it turns them on for).
+	if _, err := c.buses[2].Bucket(ctx, bus.BucketConfig{Name: "cluster_test"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.buses[0].js.Stream(ctx, "KV_cluster_test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.CachedInfo().Config.AllowDirect {
+		t.Fatal("a replicated bucket answers reads from any replica (allow_direct)")
+	}
+	if e, err := kv.Get(ctx, "k"); err != nil || string(e.Value) != "v" {
+		t.Fatalf("get: %v %v", e, err)
+	}
 
 	// One master down: the other two still store.
 	c.stop(2)

@@ -47,6 +47,9 @@ func (b *Bus) Bucket(ctx context.Context, cfg bus.BucketConfig) (*Bucket, error)
 		})
 		return err
 	})
+	if err == nil && b.cfg.Replicas > 1 {
+		kv, err = b.leaderReads(ctx, cfg.Name)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("key-value bucket %s: %w", cfg.Name, err)
 	}
@@ -61,6 +64,40 @@ func (b *Bus) Bucket(ctx context.Context, cfg bus.BucketConfig) (*Bucket, error)
 		b.kvSync[cfg.Name] = sy
 	}
 	return &Bucket{b: b, kv: kv, sync: sy}, nil
+}
+
+// leaderReads turns a replicated bucket's direct reads off and opens it
+// again. With them any replica answers a read, and one that is behind (back
+// from a partition) answers with what it had: a master would not see a
+// write another master was told is stored (a Slack thread's parent, a job
+// record's revision, a lease). Without them every read goes to the
+// bucket's leader. Creating the bucket turns them on, so a master starting
+// beside another may find them on again: it looks until they stay off.
+func (b *Bus) leaderReads(ctx context.Context, name string) (jetstream.KeyValue, error) {
+	var kv jetstream.KeyValue
+	err := b.admin(ctx, func(ctx context.Context) error {
+		for range 5 {
+			s, err := b.js.Stream(ctx, "KV_"+name)
+			if err != nil {
+				return err
+			}
+			cfg := s.CachedInfo().Config
+			if !cfg.AllowDirect && kv != nil {
+				return nil
+			}
+			if cfg.AllowDirect {
+				cfg.AllowDirect = false
+				if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
+					return err
+				}
+			}
+			if kv, err = b.js.KeyValue(ctx, name); err != nil {
+				return err
+			}
+		}
+		return fmt.Errorf("its direct reads were turned on again five times (masters starting with other settings?)")
+	})
+	return kv, err
 }
 
 // Name is the bucket's name.
