@@ -255,13 +255,16 @@ func (s *Store) Run(ctx context.Context, name string, fn func(ctx context.Contex
 	}
 }
 
-// Wait acquires lease name, polling while another master holds it.
+// Wait acquires lease name, polling while another master holds it and
+// while the store fails: a cluster without a quorum, electing a leader or
+// just back (JetStream answers "temporarily unavailable" then) is waited
+// out, not a reason to give up the work waiting for the lease. It returns
+// an error only when ctx ends.
 func (s *Store) Wait(ctx context.Context, name string) (*Lease, error) {
 	for {
 		l, err := s.Acquire(ctx, name)
-		var held *ErrHeld
-		if err == nil || !errors.As(err, &held) && !retryable(err) {
-			return l, err
+		if err == nil {
+			return l, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -269,13 +272,6 @@ func (s *Store) Wait(ctx context.Context, name string) (*Lease, error) {
 		case <-time.After(s.poll):
 		}
 	}
-}
-
-// retryable errors are the cluster's passing ones (no quorum, a timeout),
-// and a race lost to another master creating or taking the same key
-// between this one's read and write (the next poll reads its holder).
-func retryable(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, bus.ErrNotStored) || errors.Is(err, bus.ErrKeyChanged)
 }
 
 // Holders lists the leases held now, by name.

@@ -132,19 +132,24 @@ func TestDeadHolderIsReplacedAndFenced(t *testing.T) {
 type racyBucket struct {
 	bus.Bucket
 	lose int
+	err  error // what a lost create returns (ErrKeyChanged when nil)
 }
 
 func (r *racyBucket) Create(ctx context.Context, key string, value []byte) (uint64, error) {
 	if r.lose > 0 {
 		r.lose--
+		if r.err != nil {
+			return 0, r.err
+		}
 		return 0, fmt.Errorf("create %s: %w", key, bus.ErrKeyChanged)
 	}
 	return r.Bucket.Create(ctx, key, value)
 }
 
-// TestWaitSurvivesALostRace: a master that loses the race for a key
-// polls again rather than failing the work that waits for the lease (the
-// chaos suite saw a master exit on it).
+// TestWaitSurvivesALostRace: a master that loses the race for a key, or
+// finds the store unavailable for a moment, polls again rather than
+// failing the work that waits for the lease (the chaos suite saw masters
+// exit on both).
 func TestWaitSurvivesALostRace(t *testing.T) {
 	const ttl = time.Second
 	kv := &racyBucket{Bucket: bucket(t, ttl), lose: 2}
@@ -160,4 +165,16 @@ func TestWaitSurvivesALostRace(t *testing.T) {
 		t.Fatalf("Wait after lost races: %v", err)
 	}
 	l.Release()
+
+	kv.lose, kv.err = 3, errors.New("nats: API error: code=503 err_code=10008 description=JetStream system temporarily unavailable")
+	if l, err = s.Wait(ctx, "ddns"); err != nil {
+		t.Fatalf("Wait while the store is unavailable: %v", err)
+	}
+	l.Release()
+	ctx, cancel = context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	kv.lose = 1000
+	if _, err := s.Wait(ctx, "other"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait on a store that keeps failing: %v, want the context's end", err)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/brinehq/brine/bench/masterproc"
 )
 
 const (
@@ -38,10 +40,15 @@ type injector struct {
 	mu     sync.Mutex
 	faults []*fault
 	wg     sync.WaitGroup // failover measurements in progress
+	// down are the processes a fault holds down; any other found not
+	// running exited on its own: a violation, and it is started again
+	// (as systemd would) so that the run goes on.
+	down      map[*proc]bool
+	selfExits []string
 }
 
 func newInjector(w *world, seed uint64) *injector {
-	return &injector{w: w, rng: rand.New(rand.NewPCG(seed, 1))}
+	return &injector{w: w, rng: rand.New(rand.NewPCG(seed, 1)), down: map[*proc]bool{}}
 }
 
 func (f *injector) secs(d time.Duration) float64 { return float64(d.Milliseconds()) / 1000 }
@@ -71,12 +78,14 @@ func (f *injector) run(ctx context.Context) {
 		switch kind {
 		case "kill":
 			f.measureFailover(m, ft)
+			f.hold(m.proc, true)
 			m.proc.signal(syscall.SIGKILL)
 			f.w.logf("fault: SIGKILL %s", m.id)
 			sleep(ctx, f.between(2*time.Second, 6*time.Second))
 			if err := m.proc.start(); err != nil {
 				f.w.logf("restart %s: %v", m.id, err)
 			}
+			f.hold(m.proc, false)
 		case "stop":
 			f.measureFailover(m, ft)
 			m.proc.signal(syscall.SIGSTOP)
@@ -100,6 +109,7 @@ func (f *injector) run(ctx context.Context) {
 			ft.Target = ""
 			for _, k := range perm {
 				a := f.w.agents[k]
+				f.hold(a.proc, true)
 				a.proc.signal(syscall.SIGKILL)
 				ft.Target += a.id + " "
 			}
@@ -109,6 +119,7 @@ func (f *injector) run(ctx context.Context) {
 				if err := f.w.agents[k].proc.start(); err != nil {
 					f.w.logf("restart agent: %v", err)
 				}
+				f.hold(f.w.agents[k].proc, false)
 			}
 		}
 		ft.Seconds = f.secs(time.Since(began))
@@ -163,4 +174,44 @@ func (f *injector) heal() {
 		}
 	}
 	f.wg.Wait()
+}
+
+// hold marks p as down by a fault (or no longer).
+func (f *injector) hold(p *proc, down bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if down {
+		f.down[p] = true
+	} else {
+		delete(f.down, p)
+	}
+}
+
+// watch starts again, every half second, a master or agent that exited
+// without a fault holding it down, and records it, until ctx ends.
+func (f *injector) watch(ctx context.Context) {
+	var ps []*proc
+	for _, m := range f.w.masters {
+		ps = append(ps, m.proc)
+	}
+	for _, a := range f.w.agents {
+		ps = append(ps, a.proc)
+	}
+	for ctx.Err() == nil {
+		sleep(ctx, 500*time.Millisecond)
+		for _, p := range ps {
+			f.mu.Lock()
+			held := f.down[p]
+			f.mu.Unlock()
+			if held || p.running() || ctx.Err() != nil {
+				continue
+			}
+			msg := fmt.Sprintf("%s exited on its own at %s: %s", p.name, time.Now().Format("15:04:05"), lastLine(masterproc.Tail(p.logPath, 1)))
+			f.w.logf("%s; starting it again", msg)
+			f.mu.Lock()
+			f.selfExits = append(f.selfExits, msg)
+			f.mu.Unlock()
+			_ = p.start()
+		}
+	}
 }

@@ -97,13 +97,18 @@ func run(ctx context.Context, cfg config) (*findings, error) {
 	}
 	w.logf("%d agents answer; load and faults for %s", len(w.agents), cfg.duration)
 
-	load, inj := newWorkload(w, cfg.seed), newInjector(w, cfg.seed)
+	load, inj := newWorkload(ctx, w, cfg.seed), newInjector(w, cfg.seed)
 	lctx, stop := context.WithTimeout(ctx, cfg.duration)
 	done := make(chan struct{})
 	go func() { load.run(lctx); close(done) }()
+	wctx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { inj.watch(wctx); close(watched) }()
 	inj.run(lctx)
 	<-done
 	stop()
+	stopWatch()
+	<-watched
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
@@ -113,6 +118,9 @@ func run(ctx context.Context, cfg config) (*findings, error) {
 	// Every agent answers every master again.
 	healed := time.Now()
 	f := &findings{Figures: map[string]any{}}
+	for _, e := range inj.selfExits {
+		f.violate("%s", e)
+	}
 	reconnected := map[string]float64{}
 	for _, m := range w.masters {
 		if err := w.waitMaster(ctx, m, 2*time.Minute); err != nil {

@@ -17,6 +17,9 @@ import (
 type workload struct {
 	w   *world
 	rng *rand.Rand
+	// ctx ends the operations in flight (the run was interrupted); the
+	// load's own end lets them finish.
+	ctx context.Context
 	mu  sync.Mutex
 
 	acked    []ackedEvent // events whose send was acknowledged
@@ -36,8 +39,8 @@ type ackedEvent struct {
 	At      time.Time
 }
 
-func newWorkload(w *world, seed uint64) *workload {
-	return &workload{w: w, rng: rand.New(rand.NewPCG(seed, 2)), exists: map[string]bool{}}
+func newWorkload(ctx context.Context, w *world, seed uint64) *workload {
+	return &workload{w: w, ctx: ctx, rng: rand.New(rand.NewPCG(seed, 2)), exists: map[string]bool{}}
 }
 
 func (l *workload) pick() *master {
@@ -96,7 +99,7 @@ func (l *workload) event(n int64) {
 		tag = fmt.Sprintf("chaos/react/%d", n)
 	}
 	m := l.pick()
-	out, _, err := l.w.brine(context.Background(), m, 30*time.Second, "event", "send", tag, fmt.Sprintf(`{"n": %d}`, n), "--timeout", "10s")
+	out, _, err := l.w.brine(l.ctx, m, 30*time.Second, "event", "send", tag, fmt.Sprintf(`{"n": %d}`, n), "--timeout", "10s")
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	id := strings.TrimSpace(out)
@@ -111,7 +114,7 @@ func (l *workload) event(n int64) {
 // by its argument).
 func (l *workload) job(k int) {
 	m := l.pick()
-	_, _, err := l.w.brine(context.Background(), m, 90*time.Second, "exec", "*", "test.arg", fmt.Sprintf("chaos-job-%d", k), "--json", "-t", "10")
+	_, _, err := l.w.brine(l.ctx, m, 90*time.Second, "exec", "*", "test.arg", fmt.Sprintf("chaos-job-%d", k), "--json", "-t", "10")
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.jobs++
@@ -131,7 +134,7 @@ func (l *workload) cloud() {
 	if destroy {
 		args = []string{"cloud", "-d", vm, "-y"}
 	}
-	_, errs, err := l.w.brine(context.Background(), m, 2*time.Minute, args...)
+	_, errs, err := l.w.brine(l.ctx, m, 2*time.Minute, args...)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -154,7 +157,7 @@ func (l *workload) orchestrate() {
 	l.mu.Lock()
 	l.orchs++
 	l.mu.Unlock()
-	_, errs, err := l.w.brine(context.Background(), m, 3*time.Minute, "run", "state.orchestrate", "orch.chaos", "--json")
+	_, errs, err := l.w.brine(l.ctx, m, 3*time.Minute, "run", "state.orchestrate", "orch.chaos", "--json")
 	if err != nil {
 		l.w.logf("orchestration via %s: %v: %s", m.id, err, lastLine(errs))
 	}

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -323,11 +324,13 @@ var ErrNotStored = bus.ErrNotStored
 // yet, one of the two will be.
 const errMsgIDInProcess jetstream.ErrorCode = 10158
 
-// notStored marks the errors of a write nobody acknowledged.
+// notStored marks the errors of a write nobody acknowledged, JetStream's
+// 503 among them ("JetStream system temporarily unavailable": a member
+// between leaders, just after a peer was lost).
 func notStored(err error) error {
 	var api *jetstream.APIError
 	if errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.As(err, &api) && api.ErrorCode == errMsgIDInProcess {
+		errors.As(err, &api) && (api.ErrorCode == errMsgIDInProcess || api.Code == http.StatusServiceUnavailable) {
 		return fmt.Errorf("%w: %w", ErrNotStored, err)
 	}
 	return err
