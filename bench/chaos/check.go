@@ -26,6 +26,9 @@ import (
 type findings struct {
 	Violations []string       `json:"violations"`
 	Figures    map[string]any `json:"figures"`
+	// reactions are the matched events: when each was stored and when its
+	// reaction first succeeded.
+	reactions [][2]time.Time
 }
 
 func (f *findings) violate(format string, args ...any) {
@@ -140,6 +143,7 @@ func (w *world) checkEvents(l *workload, evs []*bus.Event, f *findings) {
 		dups += len(runs) - 1
 		t, _ := bus.IDTime(a.ID)
 		lat = append(lat, runs[0].Sub(t).Seconds())
+		f.reactions = append(f.reactions, [2]time.Time{t, runs[0]})
 	}
 	var orchUnfinished int
 	for jid := range orchNew {

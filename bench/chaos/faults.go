@@ -19,13 +19,17 @@ const (
 
 // fault is one injected failure, as the report lists it.
 type fault struct {
+	at      time.Time
 	At      string  `json:"at"` // seconds since the faults began
 	Kind    string  `json:"kind"`
 	Target  string  `json:"target"`
 	Seconds float64 `json:"seconds"` // how long it lasted
 	// Failover: for a master fault, how long each of its failover agents
-	// took to be accepted by another master (seconds).
+	// took to be accepted by a master again (seconds): another one, or
+	// for those in Back the same one, back first (restarted, continued or
+	// healed before the others would take the agent).
 	Failover map[string]float64 `json:"failover,omitempty"`
+	Back     []string           `json:"back_on_the_same_master,omitempty"`
 }
 
 // injector runs the seeded schedule: one fault at a time, each after a
@@ -73,7 +77,7 @@ func (f *injector) run(ctx context.Context) {
 		}
 		kind := kinds[f.rng.IntN(len(kinds))]
 		m := f.w.masters[f.rng.IntN(len(f.w.masters))]
-		ft := &fault{At: fmt.Sprintf("%.1f", time.Since(f.start).Seconds()), Kind: kind, Target: m.id}
+		ft := &fault{at: time.Now(), At: fmt.Sprintf("%.1f", time.Since(f.start).Seconds()), Kind: kind, Target: m.id}
 		began := time.Now()
 		switch kind {
 		case "kill":
@@ -130,7 +134,7 @@ func (f *injector) run(ctx context.Context) {
 }
 
 // measureFailover times how long each failover agent connected to m
-// takes to be accepted by another master (at most a minute).
+// takes to be accepted by a master again (at most a minute).
 func (f *injector) measureFailover(m *master, ft *fault) {
 	ft.Failover = map[string]float64{}
 	var on []*agent
@@ -143,9 +147,12 @@ func (f *injector) measureFailover(m *master, ft *fault) {
 	for _, a := range on {
 		f.wg.Go(func() {
 			for time.Since(began) < time.Minute {
-				if to := a.connectedTo(); to != "" && to != masterAddr(m.i) {
+				if at, addr, ok := a.acceptedAfter(began); ok {
 					f.mu.Lock()
-					ft.Failover[a.id] = f.secs(time.Since(began))
+					ft.Failover[a.id] = f.secs(at.Sub(began))
+					if addr == masterAddr(m.i) {
+						ft.Back = append(ft.Back, a.id)
+					}
 					f.mu.Unlock()
 					return
 				}

@@ -196,7 +196,7 @@ func (w *world) report(cfg config, l *workload, inj *injector, f *findings) *rep
 		kinds[ft.Kind]++
 		for a, s := range ft.Failover {
 			if s < 0 {
-				f.violate("agent %s was not accepted by another master within a minute of %s's %s", a, ft.Target, ft.Kind)
+				f.violate("agent %s was not accepted by a master within a minute of %s's %s", a, ft.Target, ft.Kind)
 				continue
 			}
 			failovers[ft.Kind] = append(failovers[ft.Kind], time.Duration(s*float64(time.Second)))
@@ -220,8 +220,28 @@ func (w *world) report(cfg config, l *workload, inj *injector, f *findings) *rep
 	if len(failover) > 0 {
 		rep.Check("agents after a master's SIGKILL", "failover_max_s", "<=", 10, report.Round(slices.Max(failover).Seconds(), 3))
 	}
-	if lat, ok := f.Figures["reaction_latency_s"].(map[string]float64); ok && lat["over_ack_wait"] > 0 {
-		rep.Check("reactions a dead master held", "finished_after_ack_wait_s", "<=", 5, round(lat["max"]-ackWait.Seconds()))
+	// Reactions in flight when a master was killed: stored before, first
+	// succeeded after. Those the dead master held are redelivered after
+	// the ack wait; the goal is each done within 5 s of it.
+	var inFlight int
+	var resumed []float64
+	for _, ft := range faults {
+		if ft.Kind != "kill" {
+			continue
+		}
+		for _, r := range f.reactions {
+			if r[0].Before(ft.at) && r[1].After(ft.at) {
+				inFlight++
+				if d := r[1].Sub(ft.at); d > ackWait {
+					resumed = append(resumed, (d - ackWait).Seconds())
+				}
+			}
+		}
+	}
+	f.Figures["reactions_in_flight_at_a_sigkill"] = inFlight
+	f.Figures["reactions_redelivered_after_a_sigkill"] = len(resumed)
+	if len(resumed) > 0 {
+		rep.Check("reactions a killed master held", "finished_after_ack_wait_s", "<=", 5, round(slices.Max(resumed)))
 	}
 	if len(faults) == 0 {
 		rep.Fail("no fault was injected")
@@ -231,8 +251,9 @@ func (w *world) report(cfg config, l *workload, inj *injector, f *findings) *rep
 	}
 	rep.Notes = append(rep.Notes,
 		"faults are injected one at a time on one master at most, so a quorum of the cluster is always up; the quorum-loss behaviour is tested apart (TestMasterCluster, bus/natsbus)",
-		"failover_ms: from the fault until each failover agent the master held was accepted by another master; a SIGKILL closes the connections at once, a SIGSTOP or a cut link is noticed by the liveness check (master_alive_interval 3 s) and the new master's writes wait for the cluster to elect leaders in place of the lost one's (seconds)",
-		"reaction_latency_s: from an event's acknowledgement to its reaction's first successful return; a reaction a dead or stopped master held is redelivered after the consumer's ack wait (30 s)",
+		"failover_ms: from the fault until each failover agent the master held was accepted by a master again (another, or the same one when it was back first: listed per fault); a SIGKILL closes the connections at once, a SIGSTOP or a cut link is noticed by the liveness check (master_alive_interval 3 s) and the new master's writes wait for the cluster to elect leaders in place of the lost one's (seconds)",
+		"reaction_latency_s: from an event's acknowledgement to its reaction's first successful return; a reaction a dead or stopped master held is redelivered after the consumer's ack wait (30 s); one whose run could not be stored while the cluster had no leader for it is retried with backoff, which makes the tail",
+		"finished_after_ack_wait_s: for each reaction in flight at a master's SIGKILL that finished more than the ack wait after it, how long after the ack wait it finished",
 		"the workload's counts include operations that failed because their master was down at the time: they were not acknowledged, and the invariants hold for what was")
 	return rep
 }

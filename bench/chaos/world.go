@@ -362,6 +362,33 @@ func (w *world) ping(ctx context.Context, m *master, timeout string) (map[string
 	return rets, err
 }
 
+// acceptedAfter finds in the agent's log its first acceptance by a
+// master after t: when, and by which master's address.
+func (a *agent) acceptedAfter(t time.Time) (time.Time, string, bool) {
+	f, err := os.Open(a.proc.logPath)
+	if err != nil {
+		return time.Time{}, "", false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, `msg="accepted by the master; agent started"`) {
+			continue
+		}
+		ts, _, _ := strings.Cut(strings.TrimPrefix(line, "time="), " ")
+		at, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil || !at.After(t) {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, "master=tcp://")
+		addr, _, _ := strings.Cut(rest, ":")
+		return at, addr, true
+	}
+	return time.Time{}, "", false
+}
+
 // connectedTo is the master a failover agent was last accepted by, from
 // its log ("" before the first).
 func (a *agent) connectedTo() string {

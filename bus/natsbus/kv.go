@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/brinehq/brine/bus"
@@ -159,8 +162,38 @@ func entry(e jetstream.KeyValueEntry) bus.Entry {
 
 // Get returns the value of key, or bus.ErrKeyNotFound (also for a key no
 // value can have).
+//
+// Reads go to the bucket's leader (leaderReads): while the cluster elects
+// another in place of a lost one, a read is tried again, each attempt
+// bounded, until the caller's context ends or PublishTimeout has passed,
+// rather than failing at its first attempt's timeout.
 func (kv *Bucket) Get(ctx context.Context, key string) (bus.Entry, error) {
-	e, err := kv.kv.Get(ctx, key)
+	var e jetstream.KeyValueEntry
+	deadline := time.Now().Add(kv.b.cfg.PublishTimeout)
+	for {
+		actx, cancel := context.WithTimeout(ctx, readAttempt)
+		var err error
+		e, err = kv.kv.Get(actx, key)
+		cancel()
+		if !leaderless(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return readResult(key, e, err)
+		}
+	}
+}
+
+// readAttempt bounds one read: far above a read's time with a leader,
+// short enough to ask again soon after an election.
+const readAttempt = 2 * time.Second
+
+// leaderless reports the errors of a read nobody answered: a timeout, no
+// responders, JetStream's 503.
+func leaderless(err error) bool {
+	var api *jetstream.APIError
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) ||
+		errors.As(err, &api) && api.Code == http.StatusServiceUnavailable
+}
+
+func readResult(key string, e jetstream.KeyValueEntry, err error) (bus.Entry, error) {
 	if errors.Is(err, jetstream.ErrInvalidKey) {
 		return bus.Entry{}, fmt.Errorf("%w: %q is not a valid key", bus.ErrKeyNotFound, key)
 	}
