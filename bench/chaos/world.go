@@ -169,7 +169,7 @@ func (w *world) writeFiles() error {
 		// in flight when its master dies.
 		"srv/reactor/react.sls": `react_{{ data['n'] }}:
   runner.test.sleep:
-    - s_time: 0.5
+    - s_time: 2
 `,
 		"srv/orch/chaos.sls": `ping:
   salt.function:
