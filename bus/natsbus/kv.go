@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -23,9 +24,12 @@ import (
 // (sync_always); reads and watches pass through. Errors are the bus's (bus.ErrKeyNotFound,
 // bus.ErrKeyChanged), so that no package but this one knows JetStream.
 type Bucket struct {
-	b    *Bus
-	kv   jetstream.KeyValue
-	sync *syncer // nil on an external server: durability is its business
+	b  *Bus
+	kv jetstream.KeyValue
+	// leader reads the bucket's values at its leader (replicated buckets;
+	// nil: reads through kv).
+	leader jetstream.Stream
+	sync   *syncer // nil on an external server: durability is its business
 }
 
 // Bucket opens (creating if needed) the bucket cfg describes, with the bus's
@@ -50,14 +54,15 @@ func (b *Bus) Bucket(ctx context.Context, cfg bus.BucketConfig) (*Bucket, error)
 		})
 		return err
 	})
+	var leader jetstream.Stream
 	if err == nil && b.cfg.Replicas > 1 {
-		kv, err = b.leaderReads(ctx, cfg.Name)
+		leader, err = b.leaderReads(ctx, cfg.Name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("key-value bucket %s: %w", cfg.Name, err)
 	}
 	if b.ns == nil || b.cfg.Cluster != nil {
-		return &Bucket{b: b, kv: kv}, nil
+		return &Bucket{b: b, kv: kv, leader: leader}, nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -69,38 +74,36 @@ func (b *Bus) Bucket(ctx context.Context, cfg bus.BucketConfig) (*Bucket, error)
 	return &Bucket{b: b, kv: kv, sync: sy}, nil
 }
 
-// leaderReads turns a replicated bucket's direct reads off and opens it
-// again. With them any replica answers a read, and one that is behind (back
-// from a partition) answers with what it had: a master would not see a
-// write another master was told is stored (a Slack thread's parent, a job
-// record's revision, a lease). Without them every read goes to the
-// bucket's leader. Creating the bucket turns them on, so a master starting
-// beside another may find them on again: it looks until they stay off.
-func (b *Bus) leaderReads(ctx context.Context, name string) (jetstream.KeyValue, error) {
-	var kv jetstream.KeyValue
+// leaderReads turns a replicated bucket's direct reads off and returns a
+// handle on its stream that reads at the leader. With direct reads any
+// replica answers, and one that is behind (back from a partition) answers
+// with what it had: a master would not see a write another master was told
+// is stored (a Slack thread's parent, a job record's revision, a lease).
+// Creating the bucket turns them on, so a master starting beside another
+// may find them on again: it looks until the handle it keeps has them off.
+func (b *Bus) leaderReads(ctx context.Context, name string) (jetstream.Stream, error) {
+	var st jetstream.Stream
 	err := b.admin(ctx, func(ctx context.Context) error {
 		for range 5 {
 			s, err := b.js.Stream(ctx, "KV_"+name)
 			if err != nil {
 				return err
 			}
+			// The handle reads directly or not as its info said when
+			// fetched, whatever the stream's setting is later.
 			cfg := s.CachedInfo().Config
-			if !cfg.AllowDirect && kv != nil {
+			if !cfg.AllowDirect {
+				st = s
 				return nil
 			}
-			if cfg.AllowDirect {
-				cfg.AllowDirect = false
-				if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
-					return err
-				}
-			}
-			if kv, err = b.js.KeyValue(ctx, name); err != nil {
+			cfg.AllowDirect = false
+			if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
 				return err
 			}
 		}
 		return fmt.Errorf("its direct reads were turned on again five times (masters starting with other settings?)")
 	})
-	return kv, err
+	return st, err
 }
 
 // Name is the bucket's name.
@@ -168,18 +171,43 @@ func entry(e jetstream.KeyValueEntry) bus.Entry {
 // bounded, until the caller's context ends or PublishTimeout has passed,
 // rather than failing at its first attempt's timeout.
 func (kv *Bucket) Get(ctx context.Context, key string) (bus.Entry, error) {
-	var e jetstream.KeyValueEntry
+	if kv.leader == nil {
+		e, err := kv.kv.Get(ctx, key)
+		return readResult(key, e, err)
+	}
+	if !validKey(key) {
+		return bus.Entry{}, fmt.Errorf("%w: %q is not a valid key", bus.ErrKeyNotFound, key)
+	}
+	subject := "$KV." + kv.kv.Bucket() + "." + key
 	deadline := time.Now().Add(kv.b.cfg.PublishTimeout)
 	for {
 		actx, cancel := context.WithTimeout(ctx, readAttempt)
-		var err error
-		e, err = kv.kv.Get(actx, key)
+		m, err := kv.leader.GetLastMsgForSubject(actx, subject)
 		cancel()
-		if !leaderless(err) || ctx.Err() != nil || time.Now().After(deadline) {
-			return readResult(key, e, err)
+		if leaderless(err) && ctx.Err() == nil && time.Now().Before(deadline) {
+			continue
 		}
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return bus.Entry{}, fmt.Errorf("%w: %s", bus.ErrKeyNotFound, key)
+		case err != nil:
+			return bus.Entry{}, err
+		}
+		// A removal is a marker message: the key has no value.
+		if op := m.Header.Get("KV-Operation"); op == "DEL" || op == "PURGE" {
+			return bus.Entry{}, fmt.Errorf("%w: %s", bus.ErrKeyNotFound, key)
+		}
+		return bus.Entry{Key: key, Value: m.Data, Revision: m.Sequence}, nil
 	}
 }
+
+// validKey is JetStream's rule for key names (a key that breaks it can
+// have no value).
+func validKey(key string) bool {
+	return key != "" && key[0] != '.' && key[len(key)-1] != '.' && keyChars.MatchString(key)
+}
+
+var keyChars = regexp.MustCompile(`^[-/_=\.a-zA-Z0-9]+$`)
 
 // readAttempt bounds one read: far above a read's time with a leader,
 // short enough to ask again soon after an election.
