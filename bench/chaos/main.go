@@ -154,6 +154,7 @@ func run(ctx context.Context, cfg config) (*findings, error) {
 		sleep(ctx, 5*time.Second)
 	}
 	f.Violations = append(f.Violations, c.Violations...)
+	f.reactions = c.reactions
 	for k, v := range c.Figures {
 		f.Figures[k] = v
 	}
