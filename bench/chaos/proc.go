@@ -112,9 +112,3 @@ func (p *proc) isStopped() bool {
 	defer p.mu.Unlock()
 	return p.stopped
 }
-
-// restart kills the process if it runs and starts it again.
-func (p *proc) restart() error {
-	p.signal(syscall.SIGKILL)
-	return p.start()
-}
