@@ -299,31 +299,21 @@ func (w *world) checkDNS(ctx context.Context, f *findings) {
 // zone transfers the forward and reverse zones: A records by VM name and
 // PTR targets by address (VM names only).
 func (w *world) zone() (map[string][]string, map[string]string, error) {
-	k := w.bind.Key("ddns-key")
 	a, ptr := map[string][]string{}, map[string]string{}
 	for _, z := range []string{zone, reverseZone} {
-		m := new(dns.Msg)
-		m.SetAxfr(dns.Fqdn(z))
-		m.SetTsig("ddns-key.", dns.HmacSHA256, 300, time.Now().Unix())
-		t := &dns.Transfer{TsigSecret: map[string]string{"ddns-key.": k.Secret}}
-		ch, err := t.In(m, w.bind.Addr)
+		rrs, err := w.bind.Transfer(z)
 		if err != nil {
 			return nil, nil, err
 		}
-		for env := range ch {
-			if env.Error != nil {
-				return nil, nil, env.Error
-			}
-			for _, rr := range env.RR {
-				switch r := rr.(type) {
-				case *dns.A:
-					if name := strings.TrimSuffix(r.Hdr.Name, "."+zone+"."); strings.HasPrefix(name, "vm") {
-						a[name] = append(a[name], r.A.String())
-					}
-				case *dns.PTR:
-					if addr, err := reverseAddr(r.Hdr.Name); err == nil {
-						ptr[addr] = r.Ptr
-					}
+		for _, rr := range rrs {
+			switch r := rr.(type) {
+			case *dns.A:
+				if name := strings.TrimSuffix(r.Hdr.Name, "."+zone+"."); strings.HasPrefix(name, "vm") {
+					a[name] = append(a[name], r.A.String())
+				}
+			case *dns.PTR:
+				if addr, err := reverseAddr(r.Hdr.Name); err == nil {
+					ptr[addr] = r.Ptr
 				}
 			}
 		}

@@ -321,24 +321,14 @@ func cloudBurst(ctx context.Context, b bus.Bus, srv *named.Server, task string, 
 
 // zoneNames lists the names holding an A record, by AXFR.
 func zoneNames(srv *named.Server) (map[string]bool, error) {
-	m := new(dns.Msg)
-	m.SetAxfr("example.test.")
-	k := srv.Key("ddns-key")
-	m.SetTsig("ddns-key.", dns.HmacSHA256, 300, time.Now().Unix())
-	tr := &dns.Transfer{TsigSecret: map[string]string{"ddns-key.": k.Secret}}
-	ch, err := tr.In(m, srv.Addr)
+	rrs, err := srv.Transfer("example.test")
 	if err != nil {
 		return nil, err
 	}
 	names := map[string]bool{}
-	for env := range ch {
-		if env.Error != nil {
-			return nil, env.Error
-		}
-		for _, rr := range env.RR {
-			if rr.Header().Rrtype == dns.TypeA {
-				names[rr.Header().Name] = true
-			}
+	for _, rr := range rrs {
+		if rr.Header().Rrtype == dns.TypeA {
+			names[rr.Header().Name] = true
 		}
 	}
 	return names, nil

@@ -282,6 +282,33 @@ func (s *Server) serves(zone string) bool {
 	return true
 }
 
+// Transfer reads zone's records by AXFR, signed with the server's first
+// key (every key may transfer): what a test or benchmark checks the zone
+// against.
+func (s *Server) Transfer(zone string) ([]dns.RR, error) {
+	if len(s.Keys) == 0 {
+		return nil, errors.New("named: no key may transfer the zone")
+	}
+	k := s.Keys[0]
+	name := dns.Fqdn(k.Name)
+	m := new(dns.Msg)
+	m.SetAxfr(dns.Fqdn(zone))
+	m.SetTsig(name, dns.Fqdn(k.Algorithm), 300, time.Now().Unix())
+	tr := &dns.Transfer{TsigSecret: map[string]string{name: k.Secret}}
+	ch, err := tr.In(m, s.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("axfr %s: %w", zone, err)
+	}
+	var out []dns.RR
+	for env := range ch {
+		if env.Error != nil {
+			return nil, fmt.Errorf("axfr %s: %w", zone, env.Error)
+		}
+		out = append(out, env.RR...)
+	}
+	return out, nil
+}
+
 // Log returns what named printed so far (for failure messages).
 func (s *Server) Log() string {
 	s.mu.Lock()

@@ -51,6 +51,14 @@ func TestStartUpdateRestart(t *testing.T) {
 	if err != nil || len(r.Answer) != 1 {
 		t.Fatalf("after restart: %v %v", err, r)
 	}
+	rrs, err := s.Transfer("example.test")
+	var found bool
+	for _, rr := range rrs {
+		found = found || rr.String() == a.String()
+	}
+	if err != nil || !found {
+		t.Fatalf("transfer: %v, the update's record not among %v", err, rrs)
+	}
 	s.Stop()
 	if s.serves("example.test") {
 		t.Fatal("still answering after Stop")
