@@ -480,3 +480,21 @@ func TestNotConnectedMinionsDoNotKeepAJobOpen(t *testing.T) {
 		t.Errorf("job after a's return: active %v, missing %v, not connected %v", j.Active(), j.Missing(), j.NotConnected)
 	}
 }
+
+// TestIsOtherTag: the consumer's pattern also matches events the record
+// has no use for; those are skipped without a warning, a malformed job
+// event is not.
+func TestIsOtherTag(t *testing.T) {
+	const jid = "20261122004512123456"
+	for tag, want := range map[string]bool{
+		"salt/run/" + jid + "/step/0":   true, // an orchestration step's start
+		"salt/minion/web1/start":        true,
+		"salt/run/" + jid + "/args":     false,
+		"salt/job/" + jid + "/ret/":     false,
+		"salt/job/" + jid + "/prog/w/0": false,
+	} {
+		if got := isOtherTag(tag); got != want {
+			t.Errorf("isOtherTag(%q) = %v, want %v", tag, got, want)
+		}
+	}
+}

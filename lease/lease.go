@@ -234,10 +234,7 @@ func (s *Store) Run(ctx context.Context, name string, fn func(ctx context.Contex
 	for {
 		l, err := s.Wait(ctx, name)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
+			return nil // Wait fails only when ctx ends
 		}
 		lctx, cancel := context.WithCancel(ctx)
 		stop := context.AfterFunc(l.Context(), cancel)

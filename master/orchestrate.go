@@ -395,36 +395,37 @@ func (m *Master) resumeOrphanOrchestrations(ctx context.Context) {
 }
 
 // resumeOrchestration resumes an orchestration from its first unfinished
-// step, under its lease: if another master holds it, that master runs it.
+// step, under its lease: if another master holds it, that master runs it;
+// if a master that is gone holds it, it is resumed once that lease expires.
 func (m *Master) resumeOrchestration(ctx context.Context, j *jobs.Job) {
-	log := m.component("orchestrate")
 	l, err := m.cluster.leases.Acquire(ctx, orchLease(j.JID))
 	var held *lease.ErrHeld
-	if errors.As(err, &held) && !m.cluster.alive(held.Holder.Master) {
+	switch {
+	case err == nil:
+		m.runResumed(j, l)
+	case errors.As(err, &held) && !m.cluster.alive(held.Holder.Master):
 		// The dead master renewed the orchestration's lease apart from its
-		// own, so the one may outlive the other by a renewal period: wait
-		// for it to expire, then resume unless another survivor won it and
-		// finished the job meanwhile.
-		m.grp.Go(func() error {
-			wctx, cancel := context.WithTimeout(m.ctx, 2*m.cluster.leases.TTL())
-			defer cancel()
-			l, err := m.cluster.leases.Wait(wctx, orchLease(j.JID))
-			if err != nil {
-				log.Info("not resuming an orchestration another master runs", "jid", j.JID, "err", err)
-				return nil
-			}
-			cur, err := m.jobs.Get(m.ctx, j.JID)
-			if err != nil || !cur.Active() {
-				l.Release()
-				return nil
-			}
-			m.runResumed(cur, l)
-			return nil
-		})
+		// own, so the one may outlive the other by a renewal period.
+		m.grp.Go(func() error { m.resumeWhenFree(j.JID); return nil })
+	default:
+		m.component("orchestrate").Info("not resuming an orchestration another master runs", "jid", j.JID, "err", err)
+	}
+}
+
+// resumeWhenFree waits (two lease times at most) for the lease of
+// orchestration jid that a dead master held to expire, and resumes it
+// unless another survivor won the lease and finished the job meanwhile.
+func (m *Master) resumeWhenFree(jid string) {
+	ctx, cancel := context.WithTimeout(m.ctx, 2*m.cluster.leases.TTL())
+	defer cancel()
+	l, err := m.cluster.leases.Wait(ctx, orchLease(jid))
+	if err != nil {
+		m.component("orchestrate").Info("not resuming an orchestration another master runs", "jid", jid, "err", err)
 		return
 	}
-	if err != nil {
-		log.Info("not resuming an orchestration another master runs", "jid", j.JID, "err", err)
+	j, err := m.jobs.Get(m.ctx, jid)
+	if err != nil || !j.Active() {
+		l.Release()
 		return
 	}
 	m.runResumed(j, l)

@@ -97,7 +97,7 @@ func run(ctx context.Context, out string, n, conc int) error {
 		ev, _ := bus.NewEvent("bench/after", nil, bus.Origin{Source: "bench"})
 		if err := other.Publish(ctx, ev); err == nil {
 			break
-		} else if !errors.Is(err, natsbus.ErrNotStored) {
+		} else if !errors.Is(err, bus.ErrNotStored) {
 			return err
 		}
 	}

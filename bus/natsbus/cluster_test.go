@@ -137,7 +137,7 @@ func TestClusterReplicatesAndRefusesWithoutQuorum(t *testing.T) {
 	start := time.Now()
 	lost := mustEvent(t, "a/lost", nil)
 	err = c.buses[0].Publish(ctx, lost)
-	if !errors.Is(err, ErrNotStored) {
+	if !errors.Is(err, bus.ErrNotStored) {
 		t.Fatalf("with 1 of 3 up: %v, want ErrNotStored", err)
 	}
 	t.Logf("refused after %v: %v", time.Since(start).Round(time.Millisecond), err)

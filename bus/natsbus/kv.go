@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"regexp"
 	"time"
@@ -21,8 +20,10 @@ import (
 // On a lone embedded server a write returns once its block is fsync'ed
 // (group commit, as Publish), so nothing acknowledged is lost with the
 // machine's power; in a cluster every member fsyncs before it acknowledges
-// (sync_always); reads and watches pass through. Errors are the bus's (bus.ErrKeyNotFound,
-// bus.ErrKeyChanged), so that no package but this one knows JetStream.
+// (sync_always), and a replicated bucket's reads go to its leader (Get);
+// watches pass through. Errors are the bus's (bus.ErrKeyNotFound,
+// bus.ErrKeyChanged, bus.ErrNotStored), so that no package but this one
+// knows JetStream.
 type Bucket struct {
 	b  *Bus
 	kv jetstream.KeyValue
@@ -173,32 +174,37 @@ func entry(e jetstream.KeyValueEntry) bus.Entry {
 func (kv *Bucket) Get(ctx context.Context, key string) (bus.Entry, error) {
 	if kv.leader == nil {
 		e, err := kv.kv.Get(ctx, key)
-		return readResult(key, e, err)
+		switch {
+		case errors.Is(err, jetstream.ErrInvalidKey):
+			return bus.Entry{}, fmt.Errorf("%w: %q is not a valid key", bus.ErrKeyNotFound, key)
+		case err != nil:
+			return bus.Entry{}, kvError(err)
+		}
+		return entry(e), nil
 	}
 	if !validKey(key) {
 		return bus.Entry{}, fmt.Errorf("%w: %q is not a valid key", bus.ErrKeyNotFound, key)
 	}
-	subject := "$KV." + kv.kv.Bucket() + "." + key
-	deadline := time.Now().Add(kv.b.cfg.PublishTimeout)
-	for {
+	var m *jetstream.RawStreamMsg
+	err := kv.b.untilAnswered(ctx, func() (err error) {
 		actx, cancel := context.WithTimeout(ctx, readAttempt)
-		m, err := kv.leader.GetLastMsgForSubject(actx, subject)
-		cancel()
-		if leaderless(err) && ctx.Err() == nil && time.Now().Before(deadline) {
-			continue
-		}
-		switch {
-		case errors.Is(err, jetstream.ErrMsgNotFound):
-			return bus.Entry{}, fmt.Errorf("%w: %s", bus.ErrKeyNotFound, key)
-		case err != nil:
-			return bus.Entry{}, err
-		}
-		// A removal is a marker message: the key has no value.
-		if op := m.Header.Get("KV-Operation"); op == "DEL" || op == "PURGE" {
-			return bus.Entry{}, fmt.Errorf("%w: %s", bus.ErrKeyNotFound, key)
-		}
-		return bus.Entry{Key: key, Value: m.Data, Revision: m.Sequence}, nil
+		defer cancel()
+		m, err = kv.leader.GetLastMsgForSubject(actx, "$KV."+kv.Name()+"."+key)
+		return err
+	}, func(err error) bool {
+		return unavailable(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
+	})
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return bus.Entry{}, fmt.Errorf("%w: %s", bus.ErrKeyNotFound, key)
+	case err != nil:
+		return bus.Entry{}, err
 	}
+	// A removal is a marker message: the key has no value.
+	if op := m.Header.Get("KV-Operation"); op == "DEL" || op == "PURGE" {
+		return bus.Entry{}, fmt.Errorf("%w: %s", bus.ErrKeyNotFound, key)
+	}
+	return bus.Entry{Key: key, Value: m.Data, Revision: m.Sequence}, nil
 }
 
 // validKey is JetStream's rule for key names (a key that breaks it can
@@ -212,24 +218,6 @@ var keyChars = regexp.MustCompile(`^[-/_=\.a-zA-Z0-9]+$`)
 // readAttempt bounds one read: far above a read's time with a leader,
 // short enough to ask again soon after an election.
 const readAttempt = 2 * time.Second
-
-// leaderless reports the errors of a read nobody answered: a timeout, no
-// responders, JetStream's 503.
-func leaderless(err error) bool {
-	var api *jetstream.APIError
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.As(err, &api) && api.Code == http.StatusServiceUnavailable
-}
-
-func readResult(key string, e jetstream.KeyValueEntry, err error) (bus.Entry, error) {
-	if errors.Is(err, jetstream.ErrInvalidKey) {
-		return bus.Entry{}, fmt.Errorf("%w: %q is not a valid key", bus.ErrKeyNotFound, key)
-	}
-	if err != nil {
-		return bus.Entry{}, kvError(err)
-	}
-	return entry(e), nil
-}
 
 // Put stores value under key, whatever was there, and returns its revision.
 func (kv *Bucket) Put(ctx context.Context, key string, value []byte) (uint64, error) {

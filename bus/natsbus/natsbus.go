@@ -299,12 +299,20 @@ const resendAfter = 2 * time.Second
 
 // untilStored runs a write again while the server says nothing stores it
 // (no leader for the stream: an election after a member died), until
-// PublishTimeout has passed; then the error is ErrNotStored.
+// PublishTimeout has passed; then the error is bus.ErrNotStored.
 func (b *Bus) untilStored(ctx context.Context, write func() error) error {
+	return b.untilAnswered(ctx, func() error { return notStored(write()) },
+		func(err error) bool { return errors.Is(err, bus.ErrNotStored) })
+}
+
+// untilAnswered runs op again, a moment later, while its error is one
+// that again (a cluster electing a leader in place of a lost one), until
+// ctx ends or PublishTimeout has passed; then it returns op's last error.
+func (b *Bus) untilAnswered(ctx context.Context, op func() error, again func(error) bool) error {
 	deadline := time.Now().Add(b.cfg.PublishTimeout)
 	for {
-		err := notStored(write())
-		if !errors.Is(err, ErrNotStored) || time.Now().After(deadline) {
+		err := op()
+		if err == nil || !again(err) || time.Now().After(deadline) {
 			return err
 		}
 		select {
@@ -315,25 +323,28 @@ func (b *Bus) untilStored(ctx context.Context, write func() error) error {
 	}
 }
 
-// ErrNotStored is bus.ErrNotStored: a write nobody acknowledged (a
-// cluster that lost its quorum answers so until the quorum is back).
-var ErrNotStored = bus.ErrNotStored
-
 // errMsgIDInProcess is JetStream's answer to a message sent again while
 // the first send of the same id is still being replicated: not stored
 // yet, one of the two will be.
 const errMsgIDInProcess jetstream.ErrorCode = 10158
 
-// notStored marks the errors of a write nobody acknowledged, JetStream's
-// 503 among them ("JetStream system temporarily unavailable": a member
-// between leaders, just after a peer was lost).
+// notStored marks the errors of a write nobody acknowledged.
 func notStored(err error) error {
 	var api *jetstream.APIError
-	if errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrNoResponders) ||
-		errors.As(err, &api) && (api.ErrorCode == errMsgIDInProcess || api.Code == http.StatusServiceUnavailable) {
-		return fmt.Errorf("%w: %w", ErrNotStored, err)
+	if errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, jetstream.ErrNoStreamResponse) || unavailable(err) ||
+		errors.As(err, &api) && api.ErrorCode == errMsgIDInProcess {
+		return fmt.Errorf("%w: %w", bus.ErrNotStored, err)
 	}
 	return err
+}
+
+// unavailable reports the answers of a cluster with nobody to serve a
+// request for the moment: no responders, JetStream's 503 ("JetStream
+// system temporarily unavailable": a member between leaders, just after a
+// peer was lost).
+func unavailable(err error) bool {
+	var api *jetstream.APIError
+	return errors.Is(err, nats.ErrNoResponders) || errors.As(err, &api) && api.Code == http.StatusServiceUnavailable
 }
 
 // flush makes what the server acknowledged durable; seq is the stream
