@@ -9,12 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/miekg/dns"
 
+	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/jobs"
@@ -26,10 +26,13 @@ import (
 type findings struct {
 	Violations []string       `json:"violations"`
 	Figures    map[string]any `json:"figures"`
-	// reactions are the matched events: when each was stored and when its
-	// reaction first succeeded.
-	reactions [][2]time.Time
+	// reactions are the matched events whose reaction succeeded.
+	reactions []reaction
 }
+
+// reaction is when a matched event was stored and when its reaction first
+// succeeded.
+type reaction struct{ stored, done time.Time }
 
 func (f *findings) violate(format string, args ...any) {
 	// The same kind of violation many times is summarized by the first
@@ -121,7 +124,6 @@ func (w *world) checkEvents(l *workload, evs []*bus.Event, f *findings) {
 	acked := slices.Clone(l.acked)
 	l.mu.Unlock()
 	var missing, twice, unreacted, dups int
-	var lat []float64
 	for _, a := range acked {
 		switch n := stored[a.ID]; {
 		case n == 0:
@@ -142,8 +144,7 @@ func (w *world) checkEvents(l *workload, evs []*bus.Event, f *findings) {
 		}
 		dups += len(runs) - 1
 		t, _ := bus.IDTime(a.ID)
-		lat = append(lat, runs[0].Sub(t).Seconds())
-		f.reactions = append(f.reactions, [2]time.Time{t, runs[0]})
+		f.reactions = append(f.reactions, reaction{stored: t, done: runs[0]})
 	}
 	var orchUnfinished int
 	for jid := range orchNew {
@@ -152,33 +153,26 @@ func (w *world) checkEvents(l *workload, evs []*bus.Event, f *findings) {
 			f.violate("orchestration %s never finished", jid)
 		}
 	}
-	sort.Float64s(lat)
+	var lat []time.Duration
+	overAckWait := 0
+	for _, r := range f.reactions {
+		lat = append(lat, r.done.Sub(r.stored))
+		if lat[len(lat)-1] > ackWait {
+			overAckWait++
+		}
+	}
+	slices.Sort(lat)
 	f.Figures["events_acknowledged"] = len(acked)
 	f.Figures["events_missing"] = missing
 	f.Figures["events_stored_twice"] = twice
-	f.Figures["reactions_expected"] = len(lat) + unreacted
+	f.Figures["reactions_expected"] = len(f.reactions) + unreacted
 	f.Figures["reactions_missing"] = unreacted
 	f.Figures["reaction_duplicates"] = dups
-	f.Figures["reaction_latency_s"] = latencySummary(lat)
+	f.Figures["reaction_latency_ms"] = report.DistOf(lat)
+	f.Figures["reactions_done_after_the_ack_wait"] = overAckWait
 	f.Figures["orchestrations"] = len(orchNew)
 	f.Figures["orchestrations_unfinished"] = orchUnfinished
 }
-
-func latencySummary(sorted []float64) map[string]float64 {
-	if len(sorted) == 0 {
-		return nil
-	}
-	at := func(p float64) float64 { return round(sorted[int(p*float64(len(sorted)-1))]) }
-	redelivered := 0.0
-	for _, v := range sorted {
-		if v > ackWait.Seconds() {
-			redelivered++
-		}
-	}
-	return map[string]float64{"p50": at(0.5), "p99": at(0.99), "max": round(sorted[len(sorted)-1]), "over_ack_wait": redelivered}
-}
-
-func round(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
 
 // checkJobs: every remote job's returns in the log are in the job store,
 // and its Slack thread holds a result for each.

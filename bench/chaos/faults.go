@@ -10,11 +10,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bench/masterproc"
-)
-
-const (
-	syscallKill = syscall.SIGKILL
-	syscallCont = syscall.SIGCONT
+	"github.com/brinehq/brine/bench/report"
 )
 
 // fault is one injected failure, as the report lists it.
@@ -55,8 +51,6 @@ func newInjector(w *world, seed uint64) *injector {
 	return &injector{w: w, rng: rand.New(rand.NewPCG(seed, 1)), down: map[*proc]bool{}}
 }
 
-func (f *injector) secs(d time.Duration) float64 { return float64(d.Milliseconds()) / 1000 }
-
 func (f *injector) between(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(f.rng.Int64N(int64(hi-lo)+1))
 }
@@ -83,7 +77,7 @@ func (f *injector) run(ctx context.Context) {
 		case "kill":
 			f.measureFailover(m, ft)
 			f.hold(m.proc, true)
-			m.proc.signal(syscall.SIGKILL)
+			m.proc.kill()
 			f.w.logf("fault: SIGKILL %s", m.id)
 			sleep(ctx, f.between(2*time.Second, 6*time.Second))
 			if err := m.proc.start(); err != nil {
@@ -114,7 +108,7 @@ func (f *injector) run(ctx context.Context) {
 			for _, k := range perm {
 				a := f.w.agents[k]
 				f.hold(a.proc, true)
-				a.proc.signal(syscall.SIGKILL)
+				a.proc.kill()
 				ft.Target += a.id + " "
 			}
 			f.w.logf("fault: SIGKILL agents %s", ft.Target)
@@ -126,7 +120,7 @@ func (f *injector) run(ctx context.Context) {
 				f.hold(f.w.agents[k].proc, false)
 			}
 		}
-		ft.Seconds = f.secs(time.Since(began))
+		ft.Seconds = report.Round(time.Since(began).Seconds(), 3)
 		f.mu.Lock()
 		f.faults = append(f.faults, ft)
 		f.mu.Unlock()
@@ -149,7 +143,7 @@ func (f *injector) measureFailover(m *master, ft *fault) {
 			for time.Since(began) < time.Minute {
 				if at, addr, ok := a.acceptedAfter(began); ok {
 					f.mu.Lock()
-					ft.Failover[a.id] = f.secs(at.Sub(began))
+					ft.Failover[a.id] = report.Round(at.Sub(began).Seconds(), 3)
 					if addr == masterAddr(m.i) {
 						ft.Back = append(ft.Back, a.id)
 					}

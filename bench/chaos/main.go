@@ -132,7 +132,7 @@ func run(ctx context.Context, cfg config) (*findings, error) {
 				break
 			}
 		}
-		reconnected[m.id] = round(time.Since(healed).Seconds())
+		reconnected[m.id] = report.Round(time.Since(healed).Seconds(), 3)
 		for _, a := range w.agents {
 			if _, ok := rets[a.id]; !ok {
 				f.violate("agent %s does not answer %s %s after the faults ended", a.id, m.id, time.Since(healed).Round(time.Second))
@@ -158,7 +158,7 @@ func run(ctx context.Context, cfg config) (*findings, error) {
 	for k, v := range c.Figures {
 		f.Figures[k] = v
 	}
-	f.Figures["converged_after_s"] = round(time.Since(healed).Seconds())
+	f.Figures["converged_after_s"] = report.Round(time.Since(healed).Seconds(), 3)
 	f.Figures["agents_answer_every_master_after_s"] = reconnected
 
 	rep := w.report(cfg, load, inj, f)
@@ -231,9 +231,9 @@ func (w *world) report(cfg config, l *workload, inj *injector, f *findings) *rep
 			continue
 		}
 		for _, r := range f.reactions {
-			if r[0].Before(ft.at) && r[1].After(ft.at) {
+			if r.stored.Before(ft.at) && r.done.After(ft.at) {
 				inFlight++
-				if d := r[1].Sub(ft.at); d > ackWait {
+				if d := r.done.Sub(ft.at); d > ackWait {
 					resumed = append(resumed, (d - ackWait).Seconds())
 				}
 			}
@@ -242,7 +242,7 @@ func (w *world) report(cfg config, l *workload, inj *injector, f *findings) *rep
 	f.Figures["reactions_in_flight_at_a_sigkill"] = inFlight
 	f.Figures["reactions_redelivered_after_a_sigkill"] = len(resumed)
 	if len(resumed) > 0 {
-		rep.Check("reactions a killed master held", "finished_after_ack_wait_s", "<=", 5, round(slices.Max(resumed)))
+		rep.Check("reactions a killed master held", "finished_after_ack_wait_s", "<=", 5, report.Round(slices.Max(resumed), 3))
 	}
 	if len(faults) == 0 {
 		rep.Fail("no fault was injected")
@@ -253,7 +253,7 @@ func (w *world) report(cfg config, l *workload, inj *injector, f *findings) *rep
 	rep.Notes = append(rep.Notes,
 		"faults are injected one at a time on one master at most, so a quorum of the cluster is always up; the quorum-loss behaviour is tested apart (TestMasterCluster, bus/natsbus)",
 		"failover_ms: from the fault until each failover agent the master held was accepted by a master again (another, or the same one when it was back first: listed per fault); a SIGKILL closes the connections at once, a SIGSTOP or a cut link is noticed by the liveness check (master_alive_interval 3 s) and the new master's writes wait for the cluster to elect leaders in place of the lost one's (seconds)",
-		"reaction_latency_s: from an event's acknowledgement to its reaction's first successful return; a reaction a dead or stopped master held is redelivered after the consumer's ack wait (30 s); one whose run could not be stored while the cluster had no leader for it is retried with backoff, which makes the tail",
+		"reaction_latency_ms: from an event's acknowledgement to its reaction's first successful return; a reaction a dead or stopped master held is redelivered after the consumer's ack wait (30 s); one whose run could not be stored while the cluster had no leader for it is retried with backoff, which makes the tail",
 		"finished_after_ack_wait_s: for each reaction in flight at a master's SIGKILL that finished more than the ack wait after it, how long after the ack wait it finished",
 		"the workload's counts include operations that failed because their master was down at the time: they were not acknowledged, and the invariants hold for what was")
 	return rep

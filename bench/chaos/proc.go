@@ -3,112 +3,79 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/brinehq/brine/bench/masterproc"
 )
 
-// proc is a process the suite runs, kills and restarts: a master (in its
-// network namespace), an agent or a peer. Each start appends to the same
-// log file, so a restarted process's history is one file.
+// proc is a process the suite runs, kills and starts again: a master (in
+// its network namespace), an agent or a peer. Every run appends to the
+// same log file, after a line saying which start it is, so that a
+// restarted process's history is one file.
 type proc struct {
 	name    string
 	argv    []string
 	logPath string
 
-	mu      sync.Mutex
-	cmd     *exec.Cmd
-	done    chan struct{}
-	stopped bool // SIGSTOPped
-	starts  int
+	mu     sync.Mutex
+	cur    *masterproc.Master // the current run; nil before the first
+	starts int
 }
 
 func newProc(name, logPath string, argv ...string) *proc {
 	return &proc{name: name, argv: argv, logPath: logPath}
 }
 
-// start runs the process; the kernel kills it if the suite dies
-// (Pdeathsig survives `ip netns exec`, which execs in place).
+// start runs the process unless it runs already; the kernel kills it if
+// the suite dies (Pdeathsig survives `ip netns exec`, which execs in place).
 func (p *proc) start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cmd != nil {
+	if p.cur != nil && !p.cur.Exited() {
 		return nil
 	}
+	banner := fmt.Sprintf("=== chaos: start %d of %s at %s\n", p.starts+1, p.name, time.Now().UTC().Format(time.RFC3339Nano))
 	f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err == nil {
+		_, err = f.WriteString(banner)
+		f.Close()
+	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f, "=== chaos: start %d of %s at %s\n", p.starts+1, p.name, time.Now().UTC().Format(time.RFC3339Nano))
-	cmd := exec.Command(p.argv[0], p.argv[1:]...)
-	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
+	m, err := masterproc.StartCommand(p.name, p.logPath, p.argv...)
+	if err != nil {
 		return fmt.Errorf("%s: %w", p.name, err)
 	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		f.Close()
-		close(done)
-	}()
-	p.cmd, p.done, p.stopped = cmd, done, false
+	p.cur = m
 	p.starts++
 	return nil
 }
 
-// running reports whether the process is alive (stopped counts).
+// run is the current run, nil before the first start.
+func (p *proc) run() *masterproc.Master {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cur
+}
+
+// running reports whether the process is alive (a stopped one is).
 func (p *proc) running() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil {
-		return false
-	}
-	select {
-	case <-p.done:
-		p.cmd = nil
-		return false
-	default:
-		return true
+	m := p.run()
+	return m != nil && !m.Exited()
+}
+
+// signal sends sig (SIGSTOP, SIGCONT) to the process if it runs.
+func (p *proc) signal(sig os.Signal) {
+	if m := p.run(); m != nil {
+		m.Signal(sig)
 	}
 }
 
-// signal sends sig; SIGKILL and SIGTERM wait for the exit.
-func (p *proc) signal(sig syscall.Signal) {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	if sig == syscall.SIGSTOP {
-		p.stopped = true
+// kill ends the process with SIGKILL (a stopped one too) and waits for it.
+func (p *proc) kill() {
+	if m := p.run(); m != nil {
+		m.Kill()
 	}
-	if sig == syscall.SIGCONT {
-		p.stopped = false
-	}
-	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = cmd.Process.Signal(sig)
-	if sig != syscall.SIGKILL && sig != syscall.SIGTERM {
-		return
-	}
-	if p.isStopped() {
-		_ = cmd.Process.Signal(syscall.SIGCONT)
-	}
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-	}
-	p.mu.Lock()
-	p.cmd, p.stopped = nil, false
-	p.mu.Unlock()
-}
-
-func (p *proc) isStopped() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stopped
 }

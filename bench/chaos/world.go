@@ -417,15 +417,14 @@ func (a *agent) connectedTo() string {
 
 func (w *world) close() {
 	for _, a := range w.agents {
-		a.proc.signal(syscallKill)
+		a.proc.kill()
 	}
 	for _, m := range w.masters {
-		m.proc.signal(syscallCont)
-		m.proc.signal(syscallKill)
-		m.dnsmasq.signal(syscallKill)
+		m.proc.kill()
+		m.dnsmasq.kill()
 	}
 	if w.sim != nil {
-		w.sim.signal(syscallKill)
+		w.sim.kill()
 	}
 	if w.slack != nil {
 		w.slack.close()

@@ -21,8 +21,8 @@ import (
 	"time"
 )
 
-// Master is one run of `brine master` (or `brine agent`, StartAgent) as a
-// separate process, so that its memory and CPU are its own and can be read
+// Master is one run of `brine master` (or `brine agent`, StartAgent; or
+// any command, StartCommand) as a separate process, so that its memory and CPU are its own and can be read
 // from /proc.
 type Master struct {
 	cmd  *exec.Cmd
@@ -46,7 +46,24 @@ func start(bin, what, dir, logPath string) (*Master, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, what, "-c", dir)
+	return run(what, f, bin, what, "-c", dir)
+}
+
+// StartCommand runs argv (a master or agent under `ip netns exec`, a peer
+// such as dnsmasq) as what, its output appended to logPath, so that a
+// process started again keeps one log.
+func StartCommand(what, logPath string, argv ...string) (*Master, error) {
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	return run(what, f, argv...)
+}
+
+// run starts argv with its output to f, which it closes once the process
+// has exited.
+func run(what string, f *os.File, argv ...string) (*Master, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -64,6 +81,23 @@ func start(bin, what, dir, logPath string) (*Master, error) {
 
 // PID is the process's id.
 func (m *Master) PID() int { return m.cmd.Process.Pid }
+
+// Exited reports whether the process has exited.
+func (m *Master) Exited() bool {
+	select {
+	case <-m.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Signal sends sig (SIGSTOP, SIGCONT…) to a process that has not exited.
+func (m *Master) Signal(sig os.Signal) {
+	if !m.Exited() {
+		_ = m.cmd.Process.Signal(sig)
+	}
+}
 
 // Stop sends SIGTERM and waits for the exit, killing the process after
 // timeout; it returns how long the clean stop took.
