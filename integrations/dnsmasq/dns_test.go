@@ -78,12 +78,14 @@ func TestDNSWithRealDnsmasq(t *testing.T) {
 	p.publish(t, "web3", "destroyed", nil)
 	resolves("web2.cloud.test", dns.TypeA, "10.20.0.12")
 
-	reloaded := p.eventsTagged(ReloadedTag)
-	if len(reloaded) == 0 {
-		t.Fatal("no brine/dnsmasq/reloaded event")
-	}
-	last := reloaded[len(reloaded)-1]
-	if last["reload"] != "sighup" || last["addn_hosts"] != int64(2) || last["dhcp_hosts"] != int64(1) || last["conflicts"] != int64(0) {
-		t.Errorf("last reloaded event %v, want sighup with 2 host records, 1 reservation, 0 conflicts", last)
-	}
+	// dnsmasq answers as soon as it has reread the files; the reloaded event
+	// is published after the SIGHUP, so it is waited for, not read at once.
+	dnsmasqtest.WaitFor(t, "the last reloaded event: sighup with 2 host records, 1 reservation, 0 conflicts", func() (bool, string) {
+		reloaded := p.eventsTagged(ReloadedTag)
+		if len(reloaded) == 0 {
+			return false, "no brine/dnsmasq/reloaded event"
+		}
+		last := reloaded[len(reloaded)-1]
+		return last["reload"] == "sighup" && last["addn_hosts"] == int64(2) && last["dhcp_hosts"] == int64(1) && last["conflicts"] == int64(0), fmt.Sprint(last)
+	})
 }
