@@ -2,7 +2,9 @@
 // deploy step: wait until the VM answers on SSH, log in with the profile's
 // key or password (trying each ssh_username in turn), verify its host key
 // against a trust-on-first-use known_hosts store, upload the profile's
-// script to a private temporary directory, run it with script_args and
+// script to a private temporary directory with the agent's configuration
+// beside it (minion: the VM's name as id, the profile's minion settings
+// and grains, as salt-cloud leaves it for bootstrap-salt), run it with script_args and
 // script_env, stream its output to the log, clean up, and fire salt-cloud's
 // deploying and deploy_script events (reactions that register DNS key on
 // deploy_script's host).
@@ -10,11 +12,12 @@
 // Settings read from the VM (provider, profile and map keys merged):
 // script, script_args, script_env, ssh_username, ssh_port, ssh_interface,
 // ssh_connect_timeout, ssh_host_key_check, password, private_key, sudo,
-// sudo_password, tmp_dir, keep_tmp, deploy_fail.
+// sudo_password, tmp_dir, keep_tmp, deploy_fail, minion, grains.
 package deploy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -31,6 +34,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/goccy/go-yaml"
 	"golang.org/x/crypto/ssh"
 
 	"github.com/brinehq/brine/cloud"
@@ -290,6 +294,19 @@ func (d *Deployer) run(client *ssh.Client, o *options, user string, log *slog.Lo
 		return 0, fmt.Errorf("uploading %s to %s:%s: %w", o.scriptPath, o.host, dir, err)
 	}
 	log.Info("deploy script uploaded", "script", o.scriptPath, "dir", dir)
+	// salt-cloud leaves the minion's configuration beside the script, for
+	// bootstrap-salt -c <tmp_dir> (or any script) to install.
+	conf, err := yaml.Marshal(o.minion)
+	if err != nil {
+		return 0, fmt.Errorf("the minion configuration of %s: %w", o.name, err)
+	}
+	minion := dir + "/minion"
+	if code, err := d.exec(client, o, fmt.Sprintf("umask 077 && cat > %s", shellQuote(minion)), bytes.NewReader(conf), log, "upload", nil); err != nil || code != 0 {
+		if err == nil {
+			err = fmt.Errorf("exit status %d (see the log)", code)
+		}
+		return 0, fmt.Errorf("uploading the minion configuration to %s:%s: %w", o.host, minion, err)
+	}
 	if !o.keepTmp {
 		defer func() {
 			if _, err := d.exec(client, o, "rm -rf "+shellQuote(dir), nil, log, "cleanup", nil); err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goccy/go-yaml"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 
@@ -122,6 +123,8 @@ func TestDeployKeyAuthRunsScript(t *testing.T) {
   ssh_port: %d
   private_key: %s
   ssh_connect_timeout: 60
+  minion: {master: 10.0.0.5, master_port: 4510, grains: {dc: ams}}
+  grains: {role: web}
 `, marker, srv.Port, srv.KeyFile))
 	var f fired
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -147,6 +150,20 @@ func TestDeployKeyAuthRunsScript(t *testing.T) {
 	got, err := os.ReadFile(marker)
 	if err != nil || string(got) != "webserver --role web two words\n" {
 		t.Errorf("marker %q, %v: the script did not run with script_args and script_env", got, err)
+	}
+	// The minion configuration was beside the script, as salt-cloud
+	// leaves it: the VM's name as id, the profile's minion settings, its
+	// grains merged into the minion's; and the deploying event shows it.
+	var minion map[string]any
+	if b, err := os.ReadFile(marker + ".minion"); err != nil || yaml.Unmarshal(b, &minion) != nil {
+		t.Errorf("minion configuration %q, %v", b, err)
+	}
+	wantMinion := "map[grains:map[dc:ams role:web] id:web1 master:10.0.0.5 master_port:4510]"
+	if got := fmt.Sprint(minion); got != wantMinion {
+		t.Errorf("minion configuration %s, want %s", got, wantMinion)
+	}
+	if got := fmt.Sprint(kw["minion_conf"]); got != wantMinion {
+		t.Errorf("deploying minion_conf %s, want %s", got, wantMinion)
 	}
 	log := h.log.String()
 	for _, want := range []string{"hello from root in /tmp/.brine-deploy-", "a line on stderr", `"user":"root"`, "trusting the host key seen first"} {
@@ -332,6 +349,9 @@ func TestDeploySettingsErrors(t *testing.T) {
 		{"bad env name", "  script: hello\n  password: x\n  script_env: {'A-B': 1}\n", `script_env: "A-B" is not an environment variable name`, false},
 		{"bad deploy_fail", "  script: hello\n  password: x\n  deploy_fail: maybe\n", `deploy_fail: "maybe": want fail or ignore`, false},
 		{"bad timeout", "  script: hello\n  password: x\n  ssh_connect_timeout: 0\n", "ssh_connect_timeout: must be a positive", false},
+		{"minion not a mapping", "  script: hello\n  password: x\n  minion: salt.example.com\n", "cloud.profiles:5: minion: a mapping of agent settings", false},
+		{"minion grains not a mapping", "  script: hello\n  password: x\n  minion: {grains: [a]}\n  grains: {role: web}\n", "cloud.profiles:5: minion: grains: a mapping", false},
+		{"empty minion id", "  script: hello\n  password: x\n  minion: {id: ''}\n", "cloud.profiles:5: minion: id: a non-empty string", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var f fired

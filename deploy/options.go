@@ -3,6 +3,7 @@ package deploy
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -56,6 +57,10 @@ type options struct {
 	tmpDir         string
 	keepTmp        bool
 	failIgnore     bool
+	// minion is the agent configuration written to <tmp_dir>/minion
+	// before the script runs, as salt-cloud uploads the minion's config
+	// for bootstrap-salt -c <tmp_dir> to install.
+	minion map[string]any
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -143,6 +148,9 @@ func parseOptions(vm *cloud.VM, node *cloud.Node, scriptDirs []string) (*options
 	if o.keepTmp, err = s.Bool("keep_tmp", false); err != nil {
 		return nil, err
 	}
+	if o.minion, err = minionConfig(vm.Name, s); err != nil {
+		return nil, err
+	}
 	fail, err := s.String("deploy_fail")
 	if err != nil {
 		return nil, err
@@ -155,6 +163,38 @@ func parseOptions(vm *cloud.VM, node *cloud.Node, scriptDirs []string) (*options
 		return nil, s["deploy_fail"].Errorf("%q: want fail or ignore", fail)
 	}
 	return o, nil
+}
+
+// minionConfig is salt-cloud's minion_config: master "salt" and the VM's
+// name as id, under the profile's minion settings (which may override
+// both), with the profile's grains merged into the minion's grains.
+func minionConfig(name string, s cloud.Settings) (map[string]any, error) {
+	conf := map[string]any{"master": "salt", "id": name}
+	var minion map[string]any
+	if err := s.Decode("minion", &minion); err != nil {
+		return nil, s["minion"].Errorf("a mapping of agent settings: %v", err)
+	}
+	maps.Copy(conf, minion)
+	var grains map[string]any
+	if err := s.Decode("grains", &grains); err != nil {
+		return nil, s["grains"].Errorf("a mapping of grains: %v", err)
+	}
+	if len(grains) > 0 {
+		merged, ok := conf["grains"].(map[string]any)
+		if conf["grains"] != nil && !ok {
+			return nil, s["minion"].Errorf("grains: a mapping, not %T", conf["grains"])
+		}
+		merged = maps.Clone(merged)
+		if merged == nil {
+			merged = map[string]any{}
+		}
+		maps.Copy(merged, grains)
+		conf["grains"] = merged
+	}
+	if id, ok := conf["id"].(string); !ok || id == "" {
+		return nil, s["minion"].Errorf("id: a non-empty string, not %v", conf["id"])
+	}
+	return conf, nil
 }
 
 // findScript resolves script: a path to a file, or a name (with or
@@ -295,7 +335,7 @@ func (o *options) kwargs() map[string]any {
 		"name": o.name, "host": o.host, "port": o.port, "username": o.users[0], "usernames": o.users,
 		"key_filename": o.keyFile, "script": o.scriptName, "script_args": o.scriptArgs, "script_env": env,
 		"sudo": o.sudo, "tmp_dir": o.tmpDir, "keep_tmp": o.keepTmp, "host_key_check": o.hostKeyCheck,
-		"display_ssh_output": true,
+		"display_ssh_output": true, "minion_conf": o.minion,
 	}
 }
 
