@@ -25,6 +25,8 @@ type Functions struct {
 	Publisher Publisher
 	// Deployer is the deploy step; nil skips it with a warning.
 	Deployer Deployer
+	// Keys deletes destroyed VMs' agent keys; nil leaves them.
+	Keys KeyDeleter
 	// Log receives the lifecycle's messages (default: discard).
 	Log *slog.Logger
 }
@@ -104,6 +106,9 @@ func (f *Functions) open(in *function.Input) (*Cloud, error) {
 	opts := []Option{WithLogger(log)}
 	if f.Deployer != nil {
 		opts = append(opts, WithDeployer(f.Deployer))
+	}
+	if f.Keys != nil {
+		opts = append(opts, WithKeys(f.Keys))
 	}
 	return New(cfg, f.Openers, callPublisher{in: in, fallback: f.Publisher}, opts...), nil
 }

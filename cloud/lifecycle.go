@@ -62,6 +62,14 @@ type Forgetter interface {
 	Forget(ctx context.Context, node *Node) error
 }
 
+// KeyDeleter deletes the agent key of a destroyed VM, as salt-cloud -d
+// removes the minion's key from the master: the agent that ran there can
+// no longer act under that id, a machine made later under the name starts
+// pending, and the key's mine record (its DNS and DHCP entries) goes too.
+type KeyDeleter interface {
+	DeleteKey(ctx context.Context, id string) error
+}
+
 // Observer is told of each VM's progress, for live display. Calls come
 // from many goroutines.
 type Observer interface {
@@ -109,6 +117,7 @@ type Cloud struct {
 	pub     Publisher
 	log     *slog.Logger
 	deploy  Deployer
+	keys    KeyDeleter
 	obs     Observer
 
 	mu      sync.Mutex
@@ -124,6 +133,10 @@ func WithLogger(l *slog.Logger) Option { return func(c *Cloud) { c.log = l } }
 // WithDeployer sets the deploy step; without one, profiles with deploy:
 // True skip it with a warning.
 func WithDeployer(d Deployer) Option { return func(c *Cloud) { c.deploy = d } }
+
+// WithKeys sets who deletes a destroyed VM's agent key; without one,
+// keys are left as they are.
+func WithKeys(k KeyDeleter) Option { return func(c *Cloud) { c.keys = k } }
 
 // WithObserver sets who is told of progress.
 func WithObserver(o Observer) Option { return func(c *Cloud) { c.obs = o } }
@@ -598,6 +611,13 @@ func (c *Cloud) destroySteps(ctx context.Context, n *Node) *failure {
 	if f, ok := c.deploy.(Forgetter); ok {
 		if err := f.Forget(ctx, n); err != nil {
 			c.log.Warn("forgetting the destroyed VM's host keys", "vm", n.Name, "err", err)
+		}
+	}
+	if c.keys != nil {
+		// The VM is gone whatever becomes of its key: a failure is
+		// reported, and brine key -d finishes the job.
+		if err := c.keys.DeleteKey(ctx, n.Name); err != nil {
+			c.log.Warn("deleting the destroyed VM's agent key", "vm", n.Name, "err", err)
 		}
 	}
 	c.step(n.Name, "destroyed")

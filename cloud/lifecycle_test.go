@@ -113,13 +113,13 @@ func (e *env) write(name, content string) string {
 	return p
 }
 
-func (e *env) cloud() *cloud.Cloud {
+func (e *env) cloud(opts ...cloud.Option) *cloud.Cloud {
 	e.t.Helper()
 	cfg, err := cloud.LoadConfig(e.dir)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	c := cloud.New(cfg, map[string]cloud.Opener{vmware.Driver: vmware.Open}, e.pub, cloud.WithLogger(quiet))
+	c := cloud.New(cfg, map[string]cloud.Opener{vmware.Driver: vmware.Open}, e.pub, append([]cloud.Option{cloud.WithLogger(quiet)}, opts...)...)
 	e.t.Cleanup(func() { c.Close() })
 	return c
 }
@@ -337,22 +337,52 @@ func TestRerunIsIdempotent(t *testing.T) {
 	}
 }
 
+// keyDeleter records the agent keys a destroy deletes; a key named in
+// fail cannot be deleted.
+type keyDeleter struct {
+	mu      sync.Mutex
+	deleted []string
+	fail    string
+}
+
+func (k *keyDeleter) DeleteKey(_ context.Context, id string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if id == k.fail {
+		return errors.New("the master is away")
+	}
+	k.deleted = append(k.deleted, id)
+	return nil
+}
+
 func TestDestroyFiresDestroyingAndDestroyed(t *testing.T) {
 	e := newEnv(t, true)
-	c := e.cloud()
+	keys := &keyDeleter{fail: "gone2"}
+	c := e.cloud(cloud.WithKeys(keys))
 	ctx := ctxT(t)
-	plan, _ := c.PlanProfile(ctx, "nodeploy", []string{"gone1"})
+	plan, _ := c.PlanProfile(ctx, "nodeploy", []string{"gone1", "gone2"})
 	created := c.Run(ctx, plan, 1)[0]
 	if created.Status != cloud.Created {
 		t.Fatalf("%+v", created)
 	}
-	plan, err := c.PlanDestroy(ctx, []string{"gone1", "never-was"})
+	if len(keys.deleted) != 0 {
+		t.Fatalf("keys deleted by a create: %v", keys.deleted)
+	}
+	plan, err := c.PlanDestroy(ctx, []string{"gone1", "gone2", "never-was"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := c.Run(ctx, plan, 2)
-	if res[0].Name != "gone1" || res[0].Status != cloud.Destroyed || res[1].Status != cloud.Absent {
+	if res[0].Name != "gone1" || res[0].Status != cloud.Destroyed || res[2].Status != cloud.Absent {
 		t.Fatalf("%+v", res)
+	}
+	// As salt-cloud -d, the destroyed VM's agent key is deleted; a key that
+	// cannot be deleted does not undo a destroy that happened.
+	if res[1].Name != "gone2" || res[1].Status != cloud.Destroyed {
+		t.Errorf("a failed key deletion failed the destroy: %+v", res[1])
+	}
+	if !slices.Equal(keys.deleted, []string{"gone1"}) {
+		t.Errorf("keys deleted %v, want [gone1]", keys.deleted)
 	}
 	evs := e.eventsOf("gone1", len(createSequence)+2)
 	got := tasks("gone1", evs)

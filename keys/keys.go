@@ -188,6 +188,19 @@ func New(kv Bucket, events bus.Emitter, opts ...Option) *Store {
 // minion id in practice follows and every bucket key accepts.
 func validateID(id string) error { return mine.ValidateID(id) }
 
+// Everywhere selects id in every list, for the *_dict changes: a machine's
+// keys whatever their state (a valid id holds no glob character).
+func Everywhere(id string) (Listing, error) {
+	if err := validateID(id); err != nil {
+		return nil, err
+	}
+	l := Listing{}
+	for _, st := range States {
+		l[ListName(st)] = []string{id}
+	}
+	return l, nil
+}
+
 func decode(e bus.Entry) (*Key, error) {
 	var k Key
 	dec := json.NewDecoder(bytes.NewReader(e.Value))

@@ -7,6 +7,7 @@ import (
 	"github.com/brinehq/brine/cloud"
 	"github.com/brinehq/brine/cloud/drivers"
 	"github.com/brinehq/brine/deploy"
+	"github.com/brinehq/brine/keys"
 )
 
 // startCloud prepares the cloud runner functions (cloud.profile,
@@ -27,7 +28,21 @@ func (m *Master) startCloud(context.Context) error {
 		Openers:   drivers.Openers,
 		Publisher: cloud.BusPublisher{Bus: m.bus, Source: m.source + "/cloud"},
 		Deployer:  d,
+		Keys:      cloudKeys{m.keys},
 		Log:       m.component("cloud"),
 	}
 	return nil
+}
+
+// cloudKeys deletes the agent key of a VM the cloud runner functions
+// destroyed, as salt-cloud -d does.
+type cloudKeys struct{ store *keys.Store }
+
+func (k cloudKeys) DeleteKey(ctx context.Context, id string) error {
+	sel, err := keys.Everywhere(id)
+	if err != nil {
+		return err
+	}
+	_, err = k.store.DeleteDict(ctx, sel)
+	return err
 }

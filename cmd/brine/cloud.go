@@ -22,6 +22,7 @@ import (
 	"github.com/brinehq/brine/cloud"
 	"github.com/brinehq/brine/cloud/drivers"
 	"github.com/brinehq/brine/cloud/vmware"
+	"github.com/brinehq/brine/keys"
 )
 
 // cloudFlags are the flags of `brine cloud`, salt-cloud's where it has them.
@@ -154,7 +155,7 @@ func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, 
 		if err != nil {
 			return err
 		}
-		opts = append(opts, cloud.WithDeployer(d), cloud.WithLogger(log))
+		opts = append(opts, cloud.WithDeployer(d), cloud.WithLogger(log), cloud.WithKeys(masterKeys{client: client, timeout: f.client.timeout}))
 	}
 	c := cloud.New(cfg, drivers.Openers, pub, opts...)
 	defer c.Close()
@@ -290,6 +291,24 @@ func (p timedPublisher) Publish(ctx context.Context, tag string, data map[string
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	return p.client.Publish(ctx, tag, data)
+}
+
+// masterKeys deletes destroyed VMs' agent keys on the master, through
+// the connection the lifecycle's events go over.
+type masterKeys struct {
+	client  *gateway.Client
+	timeout time.Duration
+}
+
+func (k masterKeys) DeleteKey(ctx context.Context, id string) error {
+	sel, err := keys.Everywhere(id)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, k.timeout)
+	defer cancel()
+	var deleted keys.Listing
+	return runFunction(ctx, k.client.Call, "key.delete_dict", map[string]any{"match": sel}, &deleted)
 }
 
 // discardPublisher is used by commands that fire nothing (listings, plans).

@@ -342,12 +342,21 @@ func orList(words []string) string {
 // call runs a key function on the master through `brine run`'s request
 // and decodes its return into out.
 func (k *keyRun) call(ctx context.Context, fun string, kwargs map[string]any, out any) error {
+	return runFunction(ctx, func(ctx context.Context, method string, in, out any) error {
+		return callMaster(ctx, k.g, k.cf, method, in, out)
+	}, fun, kwargs, out)
+}
+
+// runFunction runs the master function fun through call (a connection's
+// Call, or callMaster) as this user, and decodes its return into out; a
+// failed run is an error naming its job.
+func runFunction(ctx context.Context, call func(ctx context.Context, method string, in, out any) error, fun string, kwargs map[string]any, out any) error {
 	user, err := osUser()
 	if err != nil {
 		return err
 	}
 	var reply json.RawMessage
-	if err := callMaster(ctx, k.g, k.cf, rpc.Run, rpc.RunRequest{Fun: fun, Kwargs: kwargs, User: user}, &reply); err != nil {
+	if err := call(ctx, rpc.Run, rpc.RunRequest{Fun: fun, Kwargs: kwargs, User: user}, &reply); err != nil {
 		return err
 	}
 	var res struct {
@@ -355,13 +364,13 @@ func (k *keyRun) call(ctx context.Context, fun string, kwargs map[string]any, ou
 		Return json.RawMessage `json:"return"`
 	}
 	if err := json.Unmarshal(reply, &res); err != nil {
-		return fmt.Errorf("key: reply: %w", err)
+		return fmt.Errorf("%s: reply: %w", fun, err)
 	}
 	if !res.Success {
 		return fmt.Errorf("%s failed (job %s): %s", fun, res.JID, res.Error)
 	}
 	if err := json.Unmarshal(res.Return, out); err != nil {
-		return fmt.Errorf("key: %s returned %s: %w", fun, res.Return, err)
+		return fmt.Errorf("%s returned %s: %w", fun, res.Return, err)
 	}
 	return nil
 }
