@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -136,16 +138,27 @@ func newJobsShowCmd(g *globalFlags) *cobra.Command {
 	var (
 		cf     clientFlags
 		asJSON bool
+		format string
 	)
 	cmd := &cobra.Command{
 		Use:   "show JID",
 		Short: "Show one job and its return (like salt-run jobs.lookup_jid)",
+		Long: `Show one job: its command line, user, start, status and steps, then its
+return. As salt-run jobs.lookup_jid, a state function's returns (state.apply,
+state.highstate, state.sls…) are printed by the highstate outputter, others
+as YAML; --out chooses another outputter.`,
 		Example: `  brine jobs show 20261122004512123456
+  brine jobs show 20261122004512123456 --out json
   brine jobs show 20261122004512123456 --json | jq .return`,
 		Args: rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !jobs.IsJID(args[0]) {
 				return usageError{fmt.Errorf("%q is not a JID (20 digits)", args[0])}
+			}
+			if format != "" {
+				if err := output.Check(format); err != nil {
+					return usageError{err}
+				}
 			}
 			var reply json.RawMessage
 			if err := callMaster(cmd.Context(), g, &cf, rpc.JobsShow, rpc.JobRequest{JID: args[0]}, &reply); err != nil {
@@ -156,16 +169,18 @@ func newJobsShowCmd(g *globalFlags) *cobra.Command {
 				_, err := fmt.Fprintf(out, "%s\n", reply)
 				return err
 			}
-			return printJob(out, reply)
+			return printJob(out, reply, format)
 		},
 	}
 	cf.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole job record as JSON")
+	cmd.Flags().StringVar(&format, "out", "", "outputter of the returns: "+strings.Join(output.Formats, ", ")+" (default: highstate for state functions, else YAML)")
 	return cmd
 }
 
-// printJob prints a job record (the master's JSON reply) for people.
-func printJob(out io.Writer, reply json.RawMessage) error {
+// printJob prints a job record (the master's JSON reply) for people, its
+// returns with outputter format (see newJobsShowCmd for the default).
+func printJob(out io.Writer, reply json.RawMessage, format string) error {
 	var j jobs.Job
 	if err := json.Unmarshal(reply, &j); err != nil {
 		return fmt.Errorf("jobs.show: reply: %w", err)
@@ -221,10 +236,34 @@ func printJob(out io.Writer, reply json.RawMessage) error {
 		}
 		ret = b
 	}
+	if format == "" && j.Kind == jobs.KindJob && strings.HasPrefix(j.Fun, "state.") {
+		format = "highstate"
+	}
 	if _, err := io.WriteString(out, "return:\n"); err != nil {
 		return err
 	}
-	return printYAML(&indented{w: out}, ret)
+	if format == "" {
+		return printYAML(&indented{w: out}, ret)
+	}
+	var rets output.Returns
+	add := func(id string, raw json.RawMessage) error {
+		v, err := output.Decode(raw)
+		if err != nil {
+			return fmt.Errorf("jobs.show: the return of %s: %w", id, err)
+		}
+		rets.Add(id, v)
+		return nil
+	}
+	if j.Kind == jobs.KindJob {
+		for _, id := range slices.Sorted(maps.Keys(raw.Returns)) {
+			if err := add(id, raw.Returns[id].Return); err != nil {
+				return err
+			}
+		}
+	} else if err := add(j.Fun, raw.Return); err != nil {
+		return err
+	}
+	return output.Write(&indented{w: out}, format, rets, output.Options{Color: paletteFor(out, false).on, StateOutput: "full"})
 }
 
 // indented prefixes every line written with two spaces.

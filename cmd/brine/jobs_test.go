@@ -212,3 +212,40 @@ func TestJobsOrphanedBySIGKILLAreClosedAtStart(t *testing.T) {
 		t.Errorf("jobs active still lists %s: %s", jid, out)
 	}
 }
+
+// TestPrintJobOutputters: as salt-run jobs.lookup_jid, a state function's
+// returns go through the highstate outputter, others are YAML, and --out
+// chooses another.
+func TestPrintJobOutputters(t *testing.T) {
+	state := `{"jid": "20261127170000000001", "kind": "job", "fun": "state.highstate", "tgt": "web1", "user": "root",
+		"start_time": "2026-11-27T17:00:00Z", "minions": ["web1"], "returns": {"web1": {"success": true, "retcode": 0, "time": "2026-11-27T17:00:01Z",
+		"return": {"file_|-motd_|-/etc/motd_|-managed": {"result": true, "comment": "File /etc/motd updated", "name": "/etc/motd",
+		"changes": {"diff": "New file"}, "__run_num__": 0, "duration": 1.5, "start_time": "17:00:00.5"}}}}}`
+	ping := `{"jid": "20261127170000000002", "kind": "job", "fun": "test.ping", "tgt": "web1", "user": "root",
+		"start_time": "2026-11-27T17:00:00Z", "minions": ["web1"], "returns": {"web1": {"success": true, "retcode": 0, "return": true}}}`
+	for _, tc := range []struct {
+		name, reply, format string
+		want, not           []string
+	}{
+		{"state function: highstate", state, "", []string{"return:\n  web1:\n  ----------\n", "ID: motd", "Function: file.managed", "Succeeded: 1 (changed=1)"}, []string{"__run_num__"}},
+		{"state function, --out json", state, "json", []string{`"web1": {`, `"__run_num__": 0`}, []string{"Succeeded:"}},
+		{"other function: YAML", ping, "", []string{"return:\n  web1: true\n"}, []string{"Succeeded:"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			if err := printJob(&b, json.RawMessage(tc.reply), tc.format); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, b.String())
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(b.String(), n) {
+					t.Errorf("output has %q:\n%s", n, b.String())
+				}
+			}
+		})
+	}
+}
