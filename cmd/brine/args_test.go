@@ -2,6 +2,7 @@ package main
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -20,5 +21,41 @@ func TestYAMLScalar(t *testing.T) {
 		if got := yamlScalar(in); !reflect.DeepEqual(got, want) {
 			t.Errorf("yamlScalar(%q) = %#v, want %#v", in, got, want)
 		}
+	}
+}
+
+// TestParallelCount: salt-cloud's bare -P (a switch in Salt) means the
+// default count, and brine's -P N still sets N, whatever the flag parser
+// made of it.
+func TestParallelCount(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want int
+		args string
+	}{
+		{"cloud -m map -P -y", 10, ""},
+		{"cloud -m map -P 3 -y", 3, ""},
+		{"cloud -p small -P 7 web1 web2", 7, "web1 web2"},
+		{"cloud -p small --parallel 2 web1", 2, "web1"},
+		{"cloud -p small -P web1 2", 10, "web1 2"},
+		{"cloud -p small -P=4 web1", 4, "web1"},
+	} {
+		t.Run(tc.raw, func(t *testing.T) {
+			root := newRootCmd()
+			raw := strings.Fields(tc.raw)
+			cmd, _, err := root.Find(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.ParseFlags(raw[1:]); err != nil {
+				t.Fatal(err)
+			}
+			f := &cloudFlags{}
+			f.parallel, _ = cmd.Flags().GetInt("parallel")
+			args := parallelCount(raw[1:], cmd.Flags().Args(), f)
+			if f.parallel != tc.want || strings.Join(args, " ") != tc.args {
+				t.Errorf("parallel %d, args %q; want %d, %q", f.parallel, args, tc.want, tc.args)
+			}
+		})
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"io"
 	"maps"
 	"net/netip"
+	"os"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -78,7 +80,7 @@ no script skips it with a warning; deploy: False skips it silently.`,
   brine cloud --list-images my-vcenter
   brine cloud simulator        # a vCenter simulator to try all this on`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCloud(cmd.Context(), g, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args)
+			return runCloud(cmd.Context(), g, f, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), parallelCount(os.Args[1:], args, f))
 		},
 	}
 	fl := cmd.Flags()
@@ -87,7 +89,8 @@ no script skips it with a warning; deploy: False skips it silently.`,
 	fl.BoolVarP(&f.hard, "hard", "H", false, "with -m: also destroy the VMs of the map's providers that the map does not list")
 	fl.BoolVarP(&f.destroy, "destroy", "d", false, "destroy the VMs named (or, with -m, those of the map)")
 	fl.BoolVarP(&f.yes, "assume-yes", "y", false, "do not ask before destroying")
-	fl.IntVarP(&f.parallel, "parallel", "P", cloud.DefaultParallel, "VMs worked on at once")
+	fl.IntVarP(&f.parallel, "parallel", "P", cloud.DefaultParallel, "VMs worked on at once (a bare -P, salt-cloud's switch, means the default)")
+	fl.Lookup("parallel").NoOptDefVal = strconv.Itoa(cloud.DefaultParallel)
 	fl.BoolVar(&f.listProviders, "list-providers", false, "list the configured providers")
 	fl.BoolVar(&f.listProfiles, "list-profiles", false, "list the configured profiles")
 	fl.StringVar(&f.listImages, "list-images", "", "list the images (vSphere: templates) of PROVIDER, or all")
@@ -100,6 +103,27 @@ no script skips it with a warning; deploy: False skips it silently.`,
 	f.client.register(cmd)
 	cmd.AddCommand(newCloudSimulatorCmd())
 	return cmd
+}
+
+// parallelCount reconciles salt-cloud's -P, a switch there ("build in
+// parallel"), with brine's count: the flag takes a bare -P as the default
+// count, which leaves the N of `-P N` among the arguments; found right
+// after -P in the command line raw, it is taken back as the count.
+func parallelCount(raw, args []string, f *cloudFlags) []string {
+	for i := 0; i+1 < len(raw); i++ {
+		if raw[i] != "-P" && raw[i] != "--parallel" {
+			continue
+		}
+		n, err := strconv.Atoi(raw[i+1])
+		if err != nil {
+			continue
+		}
+		if j := slices.Index(args, raw[i+1]); j >= 0 {
+			f.parallel = n
+			return slices.Delete(slices.Clone(args), j, j+1)
+		}
+	}
+	return args
 }
 
 func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, out, errOut io.Writer, args []string) error {
