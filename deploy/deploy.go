@@ -160,8 +160,9 @@ func (d *Deployer) Forget(_ context.Context, node *cloud.Node) error {
 
 // connect waits for the SSH port, then logs in, retrying with backoff
 // until ssh_connect_timeout: a VM's sshd starts, and cloud-init installs
-// its key, some time after the VM has an address. A changed host key is
-// not retried.
+// its key, some time after the VM has an address. The backoff stops at 2 s
+// (salt-cloud tries every second), so that a VM is deployed soon after its
+// sshd starts. A changed host key is not retried.
 func (d *Deployer) connect(ctx context.Context, o *options, log *slog.Logger) (*ssh.Client, string, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.connectTimeout)
 	defer cancel()
@@ -219,7 +220,7 @@ func (d *Deployer) connect(ctx context.Context, o *options, log *slog.Logger) (*
 			return nil, "", fmt.Errorf("%s: no login within ssh_connect_timeout %s: %w", addr, o.connectTimeout, lastErr)
 		case <-time.After(wait):
 		}
-		wait = min(wait*2, 10*time.Second)
+		wait = min(wait*2, 2*time.Second)
 	}
 }
 

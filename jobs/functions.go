@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -32,13 +33,20 @@ func (s *Store) Funcs() []function.Func {
 					return j.Return, nil
 				}
 				out := make(map[string]any, len(j.Returns))
+				outputter := ""
 				for id, r := range j.Returns {
 					out[id] = r.Return
+					outputter = cmp.Or(r.Out, outputter)
 				}
 				if in.Bool("missing") {
 					for _, id := range j.Missing() {
 						out[id] = "Minion did not return. [No response]"
 					}
+				}
+				// As Salt's: the returns' outputter travels with them, so
+				// that salt-run prints a highstate as a highstate.
+				if outputter != "" {
+					return map[string]any{"outputter": outputter, "data": out}, nil
 				}
 				return out, nil
 			},

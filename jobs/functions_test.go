@@ -20,7 +20,7 @@ func TestJobsRunnerFunctions(t *testing.T) {
 	if err := reg.RegisterAll(s.Funcs()); err != nil {
 		t.Fatal(err)
 	}
-	run, job := NewJID(), NewJID()
+	run, job, state := NewJID(), NewJID(), NewJID()
 	for _, e := range []struct {
 		tag  string
 		data map[string]any
@@ -30,6 +30,10 @@ func TestJobsRunnerFunctions(t *testing.T) {
 		{"salt/job/" + job + "/new", map[string]any{"jid": job, "tgt": "web*", "tgt_type": "glob", "fun": "cmd.run",
 			"arg": []any{"uptime"}, "minions": []any{"web1", "web2"}, "user": "bob"}},
 		{"salt/job/" + job + "/ret/web1", map[string]any{"id": "web1", "jid": job, "fun": "cmd.run", "return": "up 3 days", "retcode": 0, "success": true}},
+		{"salt/job/" + state + "/new", map[string]any{"jid": state, "tgt": "web1", "tgt_type": "glob", "fun": "state.apply",
+			"arg": []any{}, "minions": []any{"web1"}, "user": "bob"}},
+		{"salt/job/" + state + "/ret/web1", map[string]any{"id": "web1", "jid": state, "fun": "state.apply", "return": map[string]any{},
+			"retcode": 0, "success": true, "out": "highstate"}},
 	} {
 		if err := s.Record(ctx, event(t, e.tag, e.data)); err != nil {
 			t.Fatal(err)
@@ -49,6 +53,11 @@ func TestJobsRunnerFunctions(t *testing.T) {
 	want := map[string]any{"web1": "up 3 days", "web2": "Minion did not return. [No response]"}
 	if got := call("jobs.lookup_jid", map[string]any{"jid": job, "missing": true}); !reflect.DeepEqual(got, want) {
 		t.Errorf("lookup_jid missing=True = %#v, want %#v", got, want)
+	}
+	// As Salt's, the outputter the function named travels with the returns.
+	want = map[string]any{"outputter": "highstate", "data": map[string]any{"web1": map[string]any{}}}
+	if got := call("jobs.lookup_jid", map[string]any{"jid": state}); !reflect.DeepEqual(got, want) {
+		t.Errorf("lookup_jid of a state job = %#v, want %#v", got, want)
 	}
 	list := call("jobs.list_jobs", map[string]any{"search_function": "cmd.*"}).(map[string]any)
 	if len(list) != 1 || list[job].(map[string]any)["Target"] != "web*" || list[job].(map[string]any)["User"] != "bob" {

@@ -88,10 +88,13 @@ type Job struct {
 
 // MinionReturn is one minion's salt/job/<jid>/ret/<id>.
 type MinionReturn struct {
-	Return  any       `json:"return"`
-	Retcode int64     `json:"retcode"`
-	Success bool      `json:"success"`
-	Time    time.Time `json:"time"`
+	Return  any   `json:"return"`
+	Retcode int64 `json:"retcode"`
+	Success bool  `json:"success"`
+	// Out is the outputter the function named (Salt's out: highstate for
+	// the state functions), which jobs.lookup_jid hands on.
+	Out  string    `json:"out,omitempty"`
+	Time time.Time `json:"time"`
 }
 
 // Active reports whether the job has not finished.
@@ -462,6 +465,7 @@ func mergeMinionRet(j *Job, ev *bus.Event, minion string, data map[string]any) {
 	}
 	r := MinionReturn{Return: Redact(data["return"]), Time: ev.Time}
 	r.Retcode, _ = data["retcode"].(int64)
+	r.Out, _ = data["out"].(string)
 	if ok, isBool := data["success"].(bool); isBool {
 		r.Success = ok
 	} else {

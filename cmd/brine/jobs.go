@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -144,9 +145,9 @@ func newJobsShowCmd(g *globalFlags) *cobra.Command {
 		Use:   "show JID",
 		Short: "Show one job and its return (like salt-run jobs.lookup_jid)",
 		Long: `Show one job: its command line, user, start, status and steps, then its
-return. As salt-run jobs.lookup_jid, a state function's returns (state.apply,
-state.highstate, state.sls…) are printed by the highstate outputter, others
-as YAML; --out chooses another outputter.`,
+return. As salt-run jobs.lookup_jid, returns are printed by the outputter
+their function names (highstate for state.apply, state.highstate,
+state.sls…), others as YAML; --out chooses another outputter.`,
 		Example: `  brine jobs show 20261122004512123456
   brine jobs show 20261122004512123456 --out json
   brine jobs show 20261122004512123456 --json | jq .return`,
@@ -174,7 +175,7 @@ as YAML; --out chooses another outputter.`,
 	}
 	cf.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole job record as JSON")
-	cmd.Flags().StringVar(&format, "out", "", "outputter of the returns: "+strings.Join(output.Formats, ", ")+" (default: highstate for state functions, else YAML)")
+	cmd.Flags().StringVar(&format, "out", "", "outputter of the returns: "+strings.Join(output.Formats, ", ")+" (default: the function's, else YAML)")
 	return cmd
 }
 
@@ -236,8 +237,10 @@ func printJob(out io.Writer, reply json.RawMessage, format string) error {
 		}
 		ret = b
 	}
-	if format == "" && j.Kind == jobs.KindJob && strings.HasPrefix(j.Fun, "state.") {
-		format = "highstate"
+	if format == "" {
+		for _, r := range j.Returns {
+			format = cmp.Or(format, r.Out) // the outputter the function named
+		}
 	}
 	if _, err := io.WriteString(out, "return:\n"); err != nil {
 		return err

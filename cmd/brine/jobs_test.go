@@ -213,12 +213,12 @@ func TestJobsOrphanedBySIGKILLAreClosedAtStart(t *testing.T) {
 	}
 }
 
-// TestPrintJobOutputters: as salt-run jobs.lookup_jid, a state function's
-// returns go through the highstate outputter, others are YAML, and --out
-// chooses another.
+// TestPrintJobOutputters: as salt-run jobs.lookup_jid, returns go through
+// the outputter their function named (highstate for the state functions),
+// others are YAML, and --out chooses another.
 func TestPrintJobOutputters(t *testing.T) {
 	state := `{"jid": "20261127170000000001", "kind": "job", "fun": "state.highstate", "tgt": "web1", "user": "root",
-		"start_time": "2026-11-27T17:00:00Z", "minions": ["web1"], "returns": {"web1": {"success": true, "retcode": 0, "time": "2026-11-27T17:00:01Z",
+		"start_time": "2026-11-27T17:00:00Z", "minions": ["web1"], "returns": {"web1": {"success": true, "retcode": 0, "out": "highstate", "time": "2026-11-27T17:00:01Z",
 		"return": {"file_|-motd_|-/etc/motd_|-managed": {"result": true, "comment": "File /etc/motd updated", "name": "/etc/motd",
 		"changes": {"diff": "New file"}, "__run_num__": 0, "duration": 1.5, "start_time": "17:00:00.5"}}}}}`
 	ping := `{"jid": "20261127170000000002", "kind": "job", "fun": "test.ping", "tgt": "web1", "user": "root",
