@@ -15,8 +15,9 @@ all: build
 build:
 	$(GO) build -trimpath -o $(BIN) ./cmd/brine
 
-# demo needs real peers: BIND 9 (and dig), dnsmasq, OpenSSH's sshd.
-DEMO_PACKAGES := bind9 bind9-dnsutils dnsmasq-base openssh-server
+# demo needs real peers: BIND 9 (and dig), dnsmasq, OpenSSH's sshd and ssh,
+# iproute2 (network namespaces), busybox's udhcpc (a DHCP client), python3.
+DEMO_PACKAGES := bind9 bind9-dnsutils dnsmasq-base openssh-server openssh-client iproute2 busybox udhcpc python3
 
 demo:
 	@echo "make demo: building $(BIN) (the first build downloads and compiles the Go modules: about 2 minutes on 2 cores; later builds take seconds)"

@@ -1,46 +1,79 @@
 #!/usr/bin/env bash
-# The provisioning demo: brine creates three VMs on govmomi's vCenter
-# simulator in parallel and deploys them over SSH, and everything else
-# follows from the lifecycle events, with real peers on loopback high ports
-# in a temporary directory: an OpenSSH sshd playing the VMs' guests (the
-# simulator hands out loopback addresses it listens on), BIND 9
-# (TSIG-protected forward and reverse zones, updated by Salt-format reaction
-# files on deploy_script and destroyed), dnsmasq (hosts and DHCP
-# reservations written from the mine), and a Slack audit trail captured by a
-# local stand-in for Slack's Web API (or a real workspace when SLACK_TOKEN
-# and SLACK_CHANNEL are set).
-# Exits 0 only if every check passed; cleans up after itself, also on Ctrl-C.
+# make demo: the whole story of the five Salt write-ups brine was designed
+# from, with Salt's own commands, files and payloads, on real peers.
+#
+#  1. salt-cloud -m creates three VMs on govmomi's vCenter simulator. Each
+#     VM's guest is a network namespace that takes the address the
+#     simulator handed out, on a bridge, with an OpenSSH sshd; the deploy
+#     step logs in and installs and starts brine's agent there.
+#  2. The agents' keys arrive pending; a salt/auth reaction accepts web*
+#     and leaves a stray laptop's key pending (salt-key -L).
+#  3. On salt/minion/<id>/start a reaction applies the highstate: a file
+#     with a pillar value, a package.
+#  4. BIND (A + PTR, TSIG) and dnsmasq (DHCP reservations, real DHCP on the
+#     bridge) follow the addresses the agents report to the mine.
+#  5. An inotify beacon and a reaction put back a file changed by hand.
+#  6. salt-run state.orchestrate orch.deploy rolls a release over the web
+#     servers, and stops at the smoke test of a broken one.
+#  7. Slack (a local capture, or a workspace with SLACK_TOKEN and
+#     SLACK_CHANNEL) threads every job.
+#  8. salt-cloud -d destroys a VM: its key, DNS records and reservation go,
+#     and its agent is reported gone.
+#
+# Everything lives in a temporary directory and in namespaces named after
+# this run, and is removed at the end, also on Ctrl-C. Exits 0 only if
+# every check passed. Needs root (namespaces, sshd) and the packages make
+# demo installs.
 set -euo pipefail
 BRINE=${1:-bin/brine}
 BRINE=$(cd "$(dirname "$BRINE")" && pwd)/$(basename "$BRINE")
 examples=$(cd "$(dirname "$0")/../examples" && pwd)
 work=$(mktemp -d -t brine-demo.XXXXXX)
 chmod 755 "$work"
+run=$(printf '%04x' $((RANDOM % 65536)))
+P=brine-demo-$run # prefix of this run's namespaces
+BR=bd$run         # its bridge
+NET=10.79.0       # the bridge's subnet: the master is .1, dnsmasq .2, VMs .13 on
 pids=()
+
 cleanup() {
+	trap - EXIT INT TERM
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	[ -f "$work/bind/named.pid" ] && kill "$(cat "$work/bind/named.pid")" 2>/dev/null || true
-	[ -f "$work/dnsmasq/dnsmasq.pid" ] && kill "$(cat "$work/dnsmasq/dnsmasq.pid")" 2>/dev/null || true
-	wait 2>/dev/null || true
-	rm -rf "$work"
+	[ -f "$work/bind/named.pid" ] && kill "$(cat "$work/bind/named.pid")" 2>/dev/null
+	for ns in $(ip netns list 2>/dev/null | awk -v p="$P-" 'index($1, p) == 1 {print $1}'); do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+	ip link del "$BR" 2>/dev/null
+	wait 2>/dev/null
+	if [ -n "${DEMO_KEEP:-}" ]; then echo "demo: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Colour only on a terminal, and not when NO_COLOR is set, as brine does.
 if [ -t 1 ] && [ -z "${NO_COLOR:-}" ]; then
-	c_bold=$'\033[1m' c_pass=$'\033[32m' c_fail=$'\033[31m' c_off=$'\033[0m'
+	c_bold=$'\033[1m' c_dim=$'\033[2m' c_cmd=$'\033[36m' c_pass=$'\033[32m' c_fail=$'\033[31m' c_off=$'\033[0m'
 else
-	c_bold='' c_pass='' c_fail='' c_off=''
+	c_bold='' c_dim='' c_cmd='' c_pass='' c_fail='' c_off=''
 fi
-bold() { printf '\n%s== %s%s\n' "$c_bold" "$*" "$c_off"; }
+step=0
+chapter() { step=$((step + 1)); printf '\n%s== %d. %s%s\n' "$c_bold" "$step" "$*" "$c_off"; }
+say() { printf '%s%s%s\n' "$c_dim" "$*" "$c_off"; }
+indent() { sed 's/^/    /'; }
 checks=() failed=0
-check() { # check NAME COMMAND… — record whether COMMAND succeeds
+check() { # check NAME COMMAND… — record whether COMMAND succeeds, and say so
 	local name=$1; shift
-	if "$@" >/dev/null 2>&1; then checks+=("${c_pass}PASS${c_off}  $name"); else checks+=("${c_fail}FAIL${c_off}  $name"); failed=$((failed + 1)); fi
+	if "$@" >/dev/null 2>&1; then
+		checks+=("${c_pass}PASS${c_off}  $name"); printf '  %s✓%s %s\n' "$c_pass" "$c_off" "$name"
+	else
+		checks+=("${c_fail}FAIL${c_off}  $name"); printf '  %s✗ %s%s\n' "$c_fail" "$name" "$c_off"; failed=$((failed + 1))
+	fi
 }
-port() { # port [TAKEN...] — a loopback port free for both TCP and UDP (DNS servers bind both), not TAKEN,
-	# below the kernel's ephemeral range, where no outgoing connection can take it before our server binds it
+waitfor() { # waitfor SECONDS COMMAND…
+	local until=$((SECONDS + $1)); shift
+	until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $until ] && return 1; sleep 0.2; done
+}
+port() { # port [TAKEN...] — a loopback port free for TCP and UDP, below the ephemeral range
 	python3 - "$@" <<'PY'
 import random, socket, sys
 low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
@@ -58,34 +91,59 @@ while True:
         u.close(); t.close()
 PY
 }
-deployed() { # deployed VM ADDRESS — deploy_script fired with host ADDRESS, and the script ran there
-	python3 - "$work/deploy_script.events" "$@" <<'PY' && grep -qx "deployed $2 with role web by root" "$work/deployed/$2"
-import json, sys
-events, vm, addr = sys.argv[1:]
-tags = dict(l.rstrip("\n").split("\t", 1) for l in open(events))
-sys.exit(json.loads(tags.get(f"salt/cloud/{vm}/deploy_script", "{}")).get("host") != addr)
-PY
-}
-waitfor() { # waitfor SECONDS COMMAND…
-	local until=$((SECONDS + $1)); shift
-	until "$@" >/dev/null 2>&1; do [ $SECONDS -ge $until ] && return 1; sleep 0.2; done
+json() { # json EXPR — evaluate a Python expression over the JSON on stdin (as d)
+	python3 -c 'import json, sys; d = json.load(sys.stdin); r = eval(sys.argv[1]); print(r if isinstance(r, str) else json.dumps(r))' "$1"
 }
 
-for cmd in named dnsmasq dig tsig-keygen setpriv python3 /usr/sbin/sshd ssh-keygen; do
-	command -v "$cmd" >/dev/null || { echo "demo: $cmd is missing (make demo installs bind9, bind9-dnsutils, dnsmasq-base, openssh-server)" >&2; exit 1; }
+for cmd in named dnsmasq dig tsig-keygen setpriv python3 /usr/sbin/sshd ssh ssh-keygen ip busybox; do
+	command -v "$cmd" >/dev/null || { echo "demo: $cmd is missing (make demo installs bind9, bind9-dnsutils, dnsmasq-base, openssh-server, openssh-client, iproute2, busybox)" >&2; exit 1; }
 done
-[ "$(id -u)" = 0 ] || { echo "demo: run as root (sshd must run as root to log the deploy step in)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "demo: run as root (network namespaces, sshd)" >&2; exit 1; }
+busybox udhcpc --help >/dev/null 2>&1 || { echo "demo: busybox has no udhcpc (install busybox and udhcpc)" >&2; exit 1; }
 
-PUB=$(port); REQ=$(port $PUB); VC=$(port $PUB $REQ); NS=$(port $PUB $REQ $VC); DM=$(port $PUB $REQ $VC $NS)
-SL=$(port $PUB $REQ $VC $NS $DM); SSH=$(port $PUB $REQ $VC $NS $DM $SL)
-mkdir -p "$work"/{etc/master.d,etc/cloud.profiles.d,etc/cloud.deploy.d,bind,dnsmasq,reactor,data,ssh,deployed}
+# Salt's commands are brine under Salt's names; each gets this demo's
+# configuration directory, as -c /etc/salt would.
+mkdir -p "$work"/{bin,etc/cloud.deploy.d,bind,dnsmasq,data,ssh,guests,srv/salt/orch,srv/salt/reactor,srv/pillar}
+"$BRINE" install-aliases "$work/bin" >/dev/null
+for c in salt salt-key salt-run salt-cloud salt-call; do
+	eval "$c() { \"$work/bin/$c\" -c \"$work/etc\" \"\$@\"; }"
+done
+brine() { "$BRINE" -c "$work/etc" "$@"; }
+show() { # show COMMAND… — print the command line a person would type, then run it
+	printf '%s$ %s%s\n' "$c_cmd" "$*" "$c_off"
+	"$@" 2>&1 | indent
+	return "${PIPESTATUS[0]}"
+}
 
-bold "BIND 9 on 127.0.0.1:$NS with a TSIG key, zone example.test and 20.127.in-addr.arpa"
+PUB=$(port); REQ=$(port "$PUB"); VC=$(port "$PUB" "$REQ"); NS=$(port "$PUB" "$REQ" "$VC"); SL=$(port "$PUB" "$REQ" "$VC" "$NS")
+start=$SECONDS
+
+chapter "The site: a network, BIND, dnsmasq, Slack and a vCenter"
+say "A bridge $BR ($NET.0/24) is the site's LAN: the master listens on $NET.1, dnsmasq"
+say "serves DHCP and DNS from its own namespace at $NET.2, VMs come up at $NET.13 on."
+ip link add "$BR" type bridge
+ip addr add "$NET.1/24" dev "$BR"
+ip link set "$BR" up
+# netns NAME IP [MAC] — a namespace on the bridge holding IP on its eth0.
+netns() {
+	local ns=$P-$1 i=${2##*.}
+	ip netns add "$ns"
+	ip link add "v$run$i" type veth peer name "g$run$i"
+	ip link set "g$run$i" netns "$ns"
+	ip -n "$ns" link set "g$run$i" name eth0
+	[ -n "${3:-}" ] && ip -n "$ns" link set eth0 address "$3"
+	ip -n "$ns" addr add "$2/24" dev eth0
+	ip -n "$ns" link set eth0 up
+	ip -n "$ns" link set lo up
+	ip link set "v$run$i" master "$BR"
+	ip link set "v$run$i" up
+}
+
 tsig-keygen -a hmac-sha256 ddns-key > "$work/bind/ddns.key"
 secret=$(sed -n 's/.*secret "\(.*\)";/\1/p' "$work/bind/ddns.key")
 printf '{"ddns-key.": "%s"}\n' "$secret" > "$work/etc/ddns.keyring"
 chmod 600 "$work/etc/ddns.keyring"
-for z in example.test 20.127.in-addr.arpa; do
+for z in example.test 0.79.10.in-addr.arpa; do
 	printf '$TTL 300\n@ IN SOA ns1.example.test. hostmaster.example.test. ( 1 3600 600 86400 300 )\n@ IN NS ns1.example.test.\n' > "$work/bind/$z.db"
 done
 echo 'ns1 IN A 127.0.0.1' >> "$work/bind/example.test.db"
@@ -100,210 +158,421 @@ options {
 };
 controls { };
 zone "example.test" { type primary; file "example.test.db"; update-policy { grant ddns-key zonesub ANY; }; };
-zone "20.127.in-addr.arpa" { type primary; file "20.127.in-addr.arpa.db"; update-policy { grant ddns-key zonesub ANY; }; };
+zone "0.79.10.in-addr.arpa" { type primary; file "0.79.10.in-addr.arpa.db"; update-policy { grant ddns-key zonesub ANY; }; };
 CONF
 chown -R nobody "$work/bind"
 setpriv --reuid=nobody --regid=nogroup --clear-groups named -g -c "$work/bind/named.conf" > "$work/bind/named.log" 2>&1 &
 pids+=($!)
-waitfor 20 dig +short -p "$NS" @127.0.0.1 SOA example.test
+waitfor 20 dig +short -p "$NS" @127.0.0.1 SOA example.test || { echo "demo: BIND did not start:" >&2; cat "$work/bind/named.log" >&2; exit 1; }
+echo "  BIND 9 on 127.0.0.1:$NS: zones example.test and 0.79.10.in-addr.arpa, updates signed with TSIG key ddns-key"
 
-bold "dnsmasq on 127.0.0.1:$DM serving cloud.test from brine's files"
+netns dhcp "$NET.2"
 touch "$work/dnsmasq/addn-hosts" "$work/dnsmasq/dhcp-hosts"
 chmod -R a+rX "$work/dnsmasq"
-cat > "$work/dnsmasq/dnsmasq.conf" <<CONF
-port=$DM
-listen-address=127.0.0.1
-bind-interfaces
-no-resolv
-no-hosts
-domain=cloud.test
-local=/cloud.test/
-addn-hosts=$work/dnsmasq/addn-hosts
-dhcp-hostsfile=$work/dnsmasq/dhcp-hosts
-pid-file=$work/dnsmasq/dnsmasq.pid
-log-facility=-
-CONF
-dnsmasq -k -C "$work/dnsmasq/dnsmasq.conf" > "$work/dnsmasq/dnsmasq.log" 2>&1 &
+ip netns exec "$P-dhcp" dnsmasq -k --conf-file=/dev/null --interface=eth0 --bind-interfaces --except-interface=lo \
+	--no-resolv --no-hosts --domain=example.test --local=/example.test/ \
+	--addn-hosts="$work/dnsmasq/addn-hosts" --dhcp-hostsfile="$work/dnsmasq/dhcp-hosts" \
+	--dhcp-range="$NET.0,static,255.255.255.0,1h" --dhcp-leasefile="$work/dnsmasq/leases" --dhcp-authoritative \
+	--log-dhcp --log-facility=- --pid-file="$work/dnsmasq/dnsmasq.pid" > "$work/dnsmasq/dnsmasq.log" 2>&1 &
 pids+=($!)
-waitfor 10 test -s "$work/dnsmasq/dnsmasq.pid"
+waitfor 10 test -s "$work/dnsmasq/dnsmasq.pid" || { echo "demo: dnsmasq did not start:" >&2; cat "$work/dnsmasq/dnsmasq.log" >&2; exit 1; }
+echo "  dnsmasq on $NET.2: DHCP for reserved machines only, names from brine's files"
 
-# The simulator hands out addresses from 127.20.0.10 on (its own three VMs
-# take the first ones), all on loopback: one sshd listening on ten of them
-# (it takes at most 16) plays every VM's guest.
-first=10 last=19
-bold "OpenSSH sshd on 127.20.0.$first-$last:$SSH playing the VMs' guests"
-ssh-keygen -q -t ed25519 -N '' -C demo-host -f "$work/ssh/host_key"
-ssh-keygen -q -t ed25519 -N '' -C demo-deploy -f "$work/ssh/id_ed25519"
-cp "$work/ssh/id_ed25519.pub" "$work/ssh/authorized_keys"
-{
-	echo "Port $SSH"
-	for i in $(seq $first $last); do echo "ListenAddress 127.20.0.$i"; done
-	cat <<CONF
-HostKey $work/ssh/host_key
-PidFile $work/ssh/sshd.pid
-AuthorizedKeysFile $work/ssh/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-CONF
-} > "$work/ssh/sshd_config"
-mkdir -p /run/sshd
-/usr/sbin/sshd -D -e -f "$work/ssh/sshd_config" > "$work/ssh/sshd.log" 2>&1 &
-pids+=($!)
-waitfor 10 python3 -c 'import socket,sys; socket.create_connection(("127.20.0.'$first'", int(sys.argv[1])), 1)' "$SSH" ||
-	{ echo "demo: sshd did not start:" >&2; cat "$work/ssh/sshd.log" >&2; exit 1; }
-cat > "$work/etc/cloud.deploy.d/demo.sh" <<'SH'
-#!/bin/sh
-# The demo's deploy script: runs on the VM as root, leaves a marker named
-# after the address it was reached at.
-set -eu
-addr=$(echo "$SSH_CONNECTION" | cut -d' ' -f3)
-echo "deployed $addr with role $ROLE by $(id -un)" > "$MARKERS/$addr"
-echo "bootstrapped $addr"
-SH
-cat "$work/etc/cloud.deploy.d/demo.sh"
-
-bold "Slack: $( [ -n "${SLACK_TOKEN:-}" ] && echo "workspace channel $SLACK_CHANNEL" || echo "local capture on 127.0.0.1:$SL")"
 if [ -n "${SLACK_TOKEN:-}" ] && [ -n "${SLACK_CHANNEL:-}" ]; then
-	slack_conf="slack:\n  token_file: $work/etc/slack.token\n  channel: '$SLACK_CHANNEL'\n"
 	printf '%s\n' "$SLACK_TOKEN" > "$work/etc/slack.token"; chmod 600 "$work/etc/slack.token"
+	slack_conf="slack:\n  token_file: $work/etc/slack.token\n  channel: '$SLACK_CHANNEL'\n"
+	echo "  Slack: workspace channel $SLACK_CHANNEL"
 else
 	python3 "$examples/slack-capture.py" "$SL" "$work/slack.jsonl" &
 	pids+=($!)
-	slack_conf="slack:\n  token: xoxb-demo-not-a-real-token\n  channel: '#infra'\n  api_url: http://127.0.0.1:$SL/api/\n"
+	# The capture is not Slack: no need to keep to Slack's one message a second.
+	slack_conf="slack:\n  token: xoxb-demo-not-a-real-token\n  channel: '#infra'\n  api_url: http://127.0.0.1:$SL/api/\n  rate: 0\n"
+	echo "  Slack: a local capture of Slack's Web API on 127.0.0.1:$SL (SLACK_TOKEN and SLACK_CHANNEL post to a workspace)"
 fi
 
-bold "vCenter simulator on 127.0.0.1:$VC"
-"$BRINE" cloud simulator --listen "127.0.0.1:$VC" --dhcp-start "127.20.0.$first" --json > "$work/vcsim.json" 2> "$work/vcsim.log" &
+"$BRINE" cloud simulator --listen "127.0.0.1:$VC" --dhcp-start "$NET.10" --json > "$work/vcsim.json" 2> "$work/vcsim.log" &
 pids+=($!)
 waitfor 30 test -s "$work/vcsim.json"
-vc_url=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["url"])' "$work/vcsim.json")
-vc_user=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["user"])' "$work/vcsim.json")
+vc_url=$(json 'd["url"]' < "$work/vcsim.json")
+vc_user=$(json 'd["user"]' < "$work/vcsim.json")
+echo "  vCenter simulator on 127.0.0.1:$VC: VMs get addresses from $NET.10 (its own three take .10-.12)"
+
+chapter "The master: Salt's files, unchanged"
 export DEMO_VCSIM_PASSWORD=pass
 printf 'vcsim:\n  driver: vmware\n  url: %s\n  user: %s\n  password: sdb://osenv/DEMO_VCSIM_PASSWORD\n  verify_ssl: False\n' "$vc_url" "$vc_user" > "$work/etc/cloud.providers"
+ssh-keygen -q -t ed25519 -N '' -C demo-deploy -f "$work/ssh/id_ed25519"
+cp "$work/ssh/id_ed25519.pub" "$work/ssh/authorized_keys"
 cat > "$work/etc/cloud.profiles" <<CONF
 web:
   provider: vcsim
   clonefrom: linux-template
-  num_cpus: 2
-  memory: 2GB
-  script: demo
-  script_env: {ROLE: web, MARKERS: $work/deployed}
+  num_cpus: 1
+  memory: 1GB
+  script: install-agent
+  script_env: {PACKAGE: $BRINE}
   ssh_username: root
-  ssh_port: $SSH
   private_key: $work/ssh/id_ed25519
-  ssh_connect_timeout: 30
+  ssh_connect_timeout: 60
+  grains: {role: web}
+  minion:
+    master: $NET.1
+    master_port: $REQ
+    cachedir: /usr/local/var/cache/brine
+    beacons:
+      inotify:
+        - files:
+            /srv/www/index.html:
+              mask: [modify]
+        - disable_during_state_run: True
 CONF
-cat "$work/etc/cloud.profiles"
 printf 'web:\n  - web1\n  - web2\n  - web3\n' > "$work/etc/cloud.map"
+cat > "$work/etc/cloud.deploy.d/install-agent.sh" <<'SH'
+#!/bin/sh
+# Installs and starts brine's agent, as bootstrap-salt installs salt-minion:
+# the package, the configuration salt-cloud left beside this script
+# (./minion: id, master, grains, beacons), and the service.
+set -eu
+install -D -m 755 "$PACKAGE" /usr/local/bin/brine
+install -D -m 600 minion /usr/local/etc/brine/minion
+mkdir -p /usr/local/var/log
+setsid -f /usr/local/bin/brine agent -c /usr/local/etc/brine >> /usr/local/var/log/brine-agent.log 2>&1 < /dev/null
+echo "brine agent started as $(sed -n 's/^id: //p' minion), master $(sed -n 's/^master: //p' minion)"
+SH
 
-bold "Salt-format reaction files: DNS on deploy_script, removal on destroyed"
-cat > "$work/reactor/add_dns.sls" <<SLS
-add_dns_{{ data['name'] }}:
-  runner.ddns.add_host:
-    - zone: example.test
-    - name: {{ data['name'] }}
-    - ttl: 60
-    - ip: {{ data['host'] }}
-    - keyname: ddns-key
-    - keyfile: $work/etc/ddns.keyring
-    - nameserver: 127.0.0.1
-    - port: $NS
+cat > "$work/srv/salt/reactor/auth.sls" <<'SLS'
+{# seed 001: accept the keys of the web servers; anything else waits for a person #}
+{% if data['act'] == 'pend' and data['id'].startswith('web') %}
+minion_add:
+  wheel.key.accept:
+    - match: {{ data['id'] }}
+{% endif %}
 SLS
-cat > "$work/reactor/rem_dns.sls" <<SLS
-rem_dns_{{ data['name'] }}:
-  runner.ddns.delete_host:
-    - zone: example.test
-    - name: {{ data['name'] }}
-    - keyname: ddns-key
-    - keyfile: $work/etc/ddns.keyring
-    - nameserver: 127.0.0.1
-    - port: $NS
+cat > "$work/srv/salt/reactor/highstate.sls" <<'SLS'
+{# seeds 001 and 003: a machine that starts gets its highstate #}
+highstate_run:
+  local.state.highstate:
+    - tgt: {{ data['id'] }}
 SLS
-cat "$work/reactor/add_dns.sls"
+cat > "$work/srv/salt/reactor/restore.sls" <<'SLS'
+{# the beacon saw the page change: apply its state again #}
+restore_{{ data['id'] }}:
+  local.state.apply:
+    - tgt: {{ data['id'] }}
+    - arg:
+      - www
+    - kwarg:
+        queue: True
+SLS
+cat > "$work/srv/salt/top.sls" <<'SLS'
+base:
+  'web*':
+    - www
+SLS
+cat > "$work/srv/salt/www.sls" <<'SLS'
+/srv/www/index.html:
+  file.managed:
+    - makedirs: True
+    - contents: |
+        <h1>{{ pillar['site']['greeting'] }}</h1>
+        <p>served by {{ grains['id'] }} ({{ grains['role'] }})</p>
+
+openssh-server:
+  pkg.installed: []
+SLS
+cat > "$work/srv/salt/app.sls" <<'SLS'
+{% set version = pillar.get('version', '1.0') %}
+/srv/app/VERSION:
+  file.managed:
+    - makedirs: True
+    - contents: "{{ version }}"
+
+/srv/app/selftest:
+  file.managed:
+    - mode: '0755'
+    - contents: |
+        #!/bin/sh
+        {%- if pillar.get('broken') %}
+        echo "release {{ version }}: GET /health answered 500" >&2
+        exit 1
+        {%- else %}
+        echo "release {{ version }}: healthy"
+        {%- endif %}
+    - require:
+      - file: /srv/app/VERSION
+SLS
+cat > "$work/srv/salt/orch/deploy.sls" <<'SLS'
+{# seed 001: a rolling deploy, one web server at a time, each smoke-tested
+   before the next is touched #}
+{% set hosts = salt['mine.get']('web*', 'network.ip_addrs') | sort %}
+{% for host in hosts %}
+deploy_{{ host }}:
+  salt.state:
+    - tgt: {{ host }}
+    - sls:
+      - app
+    - pillar:
+        version: "{{ pillar.get('version', '1.0') }}"
+        broken: {{ pillar.get('broken', False) }}
+{%- if not loop.first %}
+    - require:
+      - salt: smoke_{{ hosts[loop.index0 - 1] }}
+{%- endif %}
+
+smoke_{{ host }}:
+  salt.function:
+    - name: cmd.run
+    - tgt: {{ host }}
+    - arg:
+      - /srv/app/selftest
+    - require:
+      - salt: deploy_{{ host }}
+{% endfor %}
+SLS
+cat > "$work/srv/pillar/top.sls" <<'SLS'
+base:
+  'web*':
+    - site
+SLS
+cat > "$work/srv/pillar/site.sls" <<'SLS'
+site:
+  greeting: Hello from the brine demo
+SLS
 
 cat > "$work/etc/master" <<CONF
 id: demo
-data_dir: $work/data
+interface: $NET.1
 publish_port: $PUB
 ret_port: $REQ
+data_dir: $work/data
 log_level: warn
+presence_events: True
+loop_interval: 2
+file_roots:
+  base: [$work/srv/salt]
+pillar_roots:
+  base: [$work/srv/pillar]
 reactor:
-  - 'salt/cloud/*/deploy_script':
-    - $work/reactor/add_dns.sls
-  - 'salt/cloud/*/destroyed':
-    - $work/reactor/rem_dns.sls
+  - 'salt/auth':
+    - salt://reactor/auth.sls
+  - 'salt/minion/*/start':
+    - salt://reactor/highstate.sls
+  - 'salt/beacon/*/inotify//srv/www/index.html':
+    - salt://reactor/restore.sls
+ddns:
+  nameserver: 127.0.0.1
+  port: $NS
+  keyfile: $work/etc/ddns.keyring
+  keyname: ddns-key
+  ttl: 60
+  zones:
+    example.test: {}
+    0.79.10.in-addr.arpa: {}
+  sync:
+    zone: example.test
+    targets: 'web*'
 dnsmasq:
   hostsfile: $work/dnsmasq/dhcp-hosts
   addn_hosts: $work/dnsmasq/addn-hosts
-  domain: cloud.test
+  domain: example.test
   pidfile: $work/dnsmasq/dnsmasq.pid
 CONF
 printf "$slack_conf" >> "$work/etc/master"
+sed -n '/^reactor:/,/^dnsmasq:/p' "$work/etc/master" | sed '$d' | indent
+say "  (and file_roots, pillar_roots, dnsmasq and slack: ${work}/etc/master)"
 export BRINE_DATA=$work/data
-B=("$BRINE" -c "$work/etc")
-
-bold "master (embedded bus)"
-"${B[@]}" master 2> "$work/master.log" &
+brine master 2> "$work/master.log" &
 pids+=($!)
-waitfor 30 "${B[@]}" event send demo/ping
+waitfor 30 brine event send demo/ping || { echo "demo: the master did not start:" >&2; cat "$work/master.log" >&2; exit 1; }
+brine event watch '*' --since 1h > "$work/events.log" 2>/dev/null &
+pids+=($!)
+echo "  master on $NET.1:$REQ (embedded NATS JetStream under $work/data)"
 
-start=$SECONDS
-bold "brine cloud -m cloud.map -P 3: three VMs in parallel, each deployed over SSH"
-"${B[@]}" cloud -m "$work/etc/cloud.map" -P 3 -y
-check "3 VMs created" test "$("${B[@]}" cloud -Q --json | python3 -c 'import json,sys; print(sum(1 for n in json.load(sys.stdin) if n["name"] in ("web1","web2","web3")))')" = 3
-timeout 15 "${B[@]}" event watch 'salt/cloud/*/deploy_script' --since 1h --count 3 > "$work/deploy_script.events" || true
-sed 's/^/  /' "$work/deploy_script.events"
+# The VMs' guests. The simulator gives a VM its address; salt-cloud then
+# waits for SSH there (salt/cloud/<vm>/waiting_for_ssh). This watcher plays
+# the VM booting: a namespace with that address and the VM's MAC, its own
+# /srv, /usr/local and resolv.conf (a mount namespace), and an sshd. When salt-cloud
+# destroys the VM, the guest's power is cut.
+boot_guest() { # boot_guest NAME IP
+	local name=$1 ip=$2 g=$work/guests/$1 mac
+	echo "$(date +%T.%N) booting $name"
+	mac=$(salt-cloud -Q --json | json "[m for n in d if n['name'] == '$name' for m in n.get('macs') or []][0]")
+	netns "$name" "$ip" "$mac"
+	mkdir -p "$g/srv" "$g/usr-local"
+	ssh-keygen -q -t ed25519 -N '' -C "$name" -f "$g/host_key"
+	printf 'ListenAddress %s\nPort 22\nHostKey %s\nPidFile %s\nAuthorizedKeysFile %s\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n' \
+		"$ip" "$g/host_key" "$g/sshd.pid" "$work/ssh/authorized_keys" > "$g/sshd_config"
+	mkdir -p /run/sshd
+	printf 'nameserver %s\nsearch example.test\n' "$NET.2" > "$g/resolv.conf" # the site's DNS, as DHCP would say
+	ip netns exec "$P-$name" sh -c 'mount --bind "$1/srv" /srv && mount --bind "$1/usr-local" /usr/local && mount --bind "$1/resolv.conf" /etc/resolv.conf &&
+		exec /usr/sbin/sshd -D -e -f "$1/sshd_config"' sh "$g" > "$g/sshd.log" 2>&1 &
+	echo "$(date +%T.%N) booted $name at $ip ($mac)"
+}
+halt_guest() { # halt_guest NAME
+	ip netns pids "$P-$1" 2>/dev/null | xargs -r kill -9
+	echo "powered off $1"
+}
+mkfifo "$work/cloud.fifo"
+brine event watch 'salt/cloud/*' --since 1h > "$work/cloud.fifo" 2>/dev/null &
+pids+=($!)
+while IFS=$'\t' read -r tag data; do
+	name=${tag#salt/cloud/}; name=${name%%/*}
+	case $tag in
+	*/waiting_for_ssh) boot_guest "$name" "$(json 'd["ip_address"]' <<< "$data")" & ;;
+	*/destroying) halt_guest "$name" ;;
+	esac
+done < "$work/cloud.fifo" > "$work/guests.log" 2>&1 &
+pids+=($!)
 
+chapter "salt-cloud -m: three VMs, each deployed with an agent"
+say "salt-cloud creates web1-web3 in parallel; on each, the deploy step logs in over SSH"
+say "and runs install-agent with the agent's configuration salt-cloud leaves beside it."
+show salt-cloud -m "$work/etc/cloud.map" -P -y || true
+check "3 VMs created" test "$(salt-cloud -Q --json | json 'sum(1 for n in d if n["name"] in ("web1", "web2", "web3"))')" = 3
 declare -A ip
 for vm in web1 web2 web3; do
-	ip[$vm]=$("${B[@]}" mine get "$vm" network.ip_addrs --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print((list(d.values())[0] or [""])[0])')
+	ip[$vm]=$(salt-cloud -Q --json | json "[n['private_ips'][0] for n in d if n['name'] == '$vm'][0]")
+	check "$vm deployed over SSH at ${ip[$vm]}, its agent running in the guest" \
+		sh -c "grep -q 'salt/cloud/$vm/deploy_script' '$work/events.log' && ip netns pids '$P-$vm' | xargs -r ps -o args= -p | grep -q '^/usr/local/bin/brine agent'"
 done
 
-bold "DNS and DHCP follow"
+chapter "Keys: a reaction accepts web*, a stray machine waits"
+say "Meanwhile someone points a laptop at the master. Its agent's key arrives pending"
+say "like the others, but the salt/auth reaction (seed 001) only accepts web*."
+netns laptop "$NET.50"
+mkdir -p "$work/guests/laptop/usr-local/etc/brine"
+printf 'id: laptop-dave\nmaster: %s\nmaster_port: %s\ncachedir: /usr/local/var/cache/brine\n' "$NET.1" "$REQ" > "$work/guests/laptop/usr-local/etc/brine/minion"
+ip netns exec "$P-laptop" sh -c 'mount --bind "$1" /usr/local && exec "$2" agent -c /usr/local/etc/brine' sh "$work/guests/laptop/usr-local" "$BRINE" \
+	> "$work/guests/laptop/agent.log" 2>&1 &
+pids+=($!)
+keys_are() { # keys_are LIST IDS… — salt-key lists exactly IDS under LIST
+	local list=$1; shift
+	[ "$(salt-key -L --json | json "' '.join(sorted(d.get('$list', [])))")" = "$*" ]
+}
+accepted() { [ "$(grep -cP '^salt/key\t.*"act": "accept".*"id": "web[123]"' "$work/events.log")" -ge 3 ]; }
+waitfor 60 accepted || true
+waitfor 30 grep -qP '^salt/auth\t.*"act": "pend".*"id": "laptop-dave"' "$work/events.log" || true
+show salt-key -L
+check "web1, web2, web3 accepted by the salt/auth reaction" keys_are minions web1 web2 web3
+check "laptop-dave left pending" keys_are minions_pre laptop-dave
+grep -m1 -P '^salt/auth\t.*"act": "pend".*"id": "laptop-dave"' "$work/events.log" | cut -c1-100 | sed 's/$/…/' | indent || true
+
+chapter "salt/minion/<id>/start: each web server applies its highstate"
+say "top.sls gives web* the www formula: a page with a pillar value, and a package."
+hs_done() { # hs_done VM — the VM's highstate job succeeded
+	brine jobs list --fun state.highstate --json | json "any(j['tgt'] == '$1' and j.get('end_time') and all(r['success'] for r in j.get('returns', {}).values()) and j.get('returns') for j in d)" | grep -q true
+}
+for vm in web1 web2 web3; do waitfor 60 hs_done "$vm" || true; done
+jid=$(brine jobs list --fun state.highstate --json | json "[j['jid'] for j in d if j['tgt'] == 'web1'][0]" 2>/dev/null || true)
+[ -n "$jid" ] && show salt-run jobs.lookup_jid "$jid" | head -60 || true
+for vm in web1 web2 web3; do
+	check "$vm highstate succeeded" hs_done "$vm"
+done
+show salt 'web*' cmd.run 'cat /srv/www/index.html' || true
+for vm in web1 web2 web3; do
+	check "$vm serves the pillar's greeting" grep -q "Hello from the brine demo" "$work/guests/$vm/srv/www/index.html"
+done
+
+chapter "DNS and DHCP follow the addresses the agents report to the mine"
+show salt-run mine.get 'web*' network.ip_addrs || true
 for vm in web1 web2 web3; do
 	a=${ip[$vm]}
-	ptr=$(echo "$a" | awk -F. '{print $4"."$3"."$2"."$1".in-addr.arpa"}')
-	check "$vm BIND A $a" waitfor 10 sh -c "dig +short -p $NS @127.0.0.1 $vm.example.test A | grep -qx '$a'"
-	check "$vm BIND PTR" waitfor 10 sh -c "dig +short -p $NS @127.0.0.1 -x $a | grep -qx '$vm.example.test.'"
-	check "$vm dnsmasq A $a" waitfor 10 sh -c "dig +short -p $DM @127.0.0.1 $vm.cloud.test A | grep -qx '$a'"
-	check "$vm DHCP reservation" grep -q ",$a,$vm" "$work/dnsmasq/dhcp-hosts"
-	check "$vm deployed over SSH at $a" deployed "$vm" "$a"
-	printf '  %-5s %-12s BIND: %-12s PTR: %-20s dnsmasq: %s\n' "$vm" "$a" \
-		"$(dig +short -p "$NS" @127.0.0.1 "$vm.example.test" A)" "$(dig +short -p "$NS" @127.0.0.1 -x "$a")" \
-		"$(dig +short -p "$DM" @127.0.0.1 "$vm.cloud.test" A)"
+	mac=$(salt-cloud -Q --json | json "[n['macs'][0] for n in d if n['name'] == '$vm'][0]")
+	check "$vm in the mine at $a, reported by its agent" sh -c "'$BRINE' -c '$work/etc' mine list --json | python3 -c 'import json,sys; h=[x for x in json.load(sys.stdin) if x[\"id\"]==\"$vm\"][0]; sys.exit(not (\"$a\" in h[\"ips\"] and h[\"grains\"].get(\"kernel\") == \"Linux\"))'"
+	check "$vm BIND A $a" waitfor 15 sh -c "dig +short -p $NS @127.0.0.1 $vm.example.test A | grep -qx '$a'"
+	check "$vm BIND PTR" waitfor 15 sh -c "dig +short -p $NS @127.0.0.1 -x $a | grep -qx '$vm.example.test.'"
+	check "$vm DHCP reservation $mac $a" waitfor 15 grep -q "^$mac,$a,$vm" "$work/dnsmasq/dhcp-hosts"
+	check "$vm dnsmasq answers $a" waitfor 15 sh -c "dig +short @$NET.2 $vm.example.test A | grep -qx '$a'"
 done
-echo "dhcp-hostsfile:"; sed 's/^/  /' "$work/dnsmasq/dhcp-hosts"
+printf '#!/bin/sh\n[ "$1" = bound ] && echo "lease $ip for $hostname"\nexit 0\n' > "$work/udhcpc.sh"; chmod 755 "$work/udhcpc.sh"
+dhcp() { ip netns exec "$P-$1" busybox udhcpc -i eth0 -f -q -n -R -t 3 -T 1 -s "$work/udhcpc.sh" 2>&1; }
+for vm in web1 web2 web3; do
+	printf '%s$ ip netns exec %s udhcpc -i eth0%s   %s(DHCP from inside %s)%s\n' "$c_cmd" "$vm" "$c_off" "$c_dim" "$vm" "$c_off"
+	dhcp "$vm" | grep lease | indent || true
+	check "$vm gets its reserved address by DHCP" sh -c "ip netns exec '$P-$vm' busybox udhcpc -i eth0 -f -q -n -R -t 3 -T 1 -s '$work/udhcpc.sh' 2>&1 | grep -q 'lease ${ip[$vm]} for $vm'"
+done
+check "laptop-dave (pending, not in the mine) gets no lease" sh -c "! ip netns exec '$P-laptop' busybox udhcpc -i eth0 -f -q -n -t 2 -T 1 -s '$work/udhcpc.sh'"
+echo "  dhcp-hostsfile:"; indent < "$work/dnsmasq/dhcp-hosts"
 
-bold "destroying web2"
-"${B[@]}" cloud -d web2 -y
-check "web2 gone from BIND" waitfor 10 sh -c "[ -z \"\$(dig +short -p $NS @127.0.0.1 web2.example.test A)\" ]"
-check "web2 PTR gone" waitfor 10 sh -c "[ -z \"\$(dig +short -p $NS @127.0.0.1 -x ${ip[web2]})\" ]"
-check "web2 gone from dnsmasq" waitfor 10 sh -c "[ -z \"\$(dig +short -p $DM @127.0.0.1 web2.cloud.test A)\" ]"
-check "web1 still in BIND" sh -c "dig +short -p $NS @127.0.0.1 web1.example.test A | grep -q ."
+chapter "A beacon: a file changed by hand is put back"
+say "Someone logs in to web1 and edits the page; the agent's inotify beacon fires"
+say "salt/beacon/web1/inotify//srv/www/index.html and a reaction re-applies www."
+show ssh -i "$work/ssh/id_ed25519" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
+	"root@${ip[web1]}" "echo '<h1>defaced</h1>' > /srv/www/index.html" || true
+check "web1's beacon fired" waitfor 20 grep -q '^salt/beacon/web1/inotify//srv/www/index.html' "$work/events.log"
+check "web1's page restored" waitfor 30 grep -q "Hello from the brine demo" "$work/guests/web1/srv/www/index.html"
+indent < "$work/guests/web1/srv/www/index.html"
 
-bold "the audit trail in Slack"
+chapter "salt-run state.orchestrate orch.deploy: a rolling deploy"
+say "Release 2.0 goes to web1, web2, web3 in turn, each smoke-tested before the next."
+rc=0; show salt-run state.orchestrate orch.deploy pillar='{"version": "2.0"}' --state-output terse_id || rc=$?
+check "release 2.0 rolled out (exit 0)" test "$rc" = 0
+for vm in web1 web2 web3; do
+	check "$vm runs 2.0" grep -qx 2.0 "$work/guests/$vm/srv/app/VERSION"
+done
+say "Release 2.1 is broken: web1's smoke test fails, and the rollout stops there."
+rc=0; show salt-run state.orchestrate orch.deploy pillar='{"version": "2.1", "broken": true}' --state-output terse_id || rc=$?
+check "release 2.1 stopped at web1's smoke test (exit 1)" test "$rc" = 1
+check "web2 and web3 still run 2.0" sh -c "grep -qx 2.0 '$work/guests/web2/srv/app/VERSION' && grep -qx 2.0 '$work/guests/web3/srv/app/VERSION'"
+
+chapter "Slack: every job in its own thread"
 if [ -f "$work/slack.jsonl" ]; then
-	check "Slack thread for web1's lifecycle" waitfor 15 sh -c "grep -q 'web1' '$work/slack.jsonl' && grep -q '\"thread_ts\": \"1' '$work/slack.jsonl'"
-	python3 - "$work/slack.jsonl" <<'PY'
+	cat > "$work/slack-check.py" <<'PY'
+"""Print the Slack capture as threads; with a job list (brine jobs list
+--json) as argument, check that every job has its message and, in its
+thread, a reply for each agent's return (targeted jobs) or its result."""
 import json, sys
-msgs = [json.loads(l) for l in open(sys.argv[1])]
-for m in msgs[:40]:
-    indent = "    └ " if m["thread_ts"] else "  "
-    print(f'{indent}[{m["method"]}] {(m["text"] or "").splitlines()[0][:100]}')
+msgs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+posts = [m for m in msgs if m["method"] == "chat.postMessage"]
+if len(sys.argv) < 3:
+    parents = [m for m in posts if not m["thread_ts"]]
+    for p in parents[-12:]:
+        print("    " + (p["text"] or "").splitlines()[0][:110])
+        for r in [m for m in posts if m["thread_ts"] == p["ts"]][:6]:
+            print("      └ " + (r["text"] or "").splitlines()[0][:104])
+    sys.exit(0)
+missing = []
+for j in json.loads(sys.argv[2]):
+    parent = next((m for m in posts if not m["thread_ts"] and j["jid"] in (m["text"] or "")), None)
+    if parent is None:
+        missing.append(f'{j["jid"]} {j["fun"]}: no message')
+        continue
+    replies = sum(1 for m in posts if m["thread_ts"] == parent["ts"])
+    need = len(j.get("returns") or {}) if j["kind"] == "job" else 1
+    if replies < need:
+        missing.append(f'{j["jid"]} {j["fun"]}: {replies} of {need} replies')
+print("\n".join(missing))
+sys.exit(1 if missing else 0)
 PY
+	slack_threaded() { python3 "$work/slack-check.py" "$work/slack.jsonl" "$(brine jobs list --limit 500 --json)"; }
+	check "every job threaded in Slack with its results" waitfor 20 slack_threaded
+	say "The last threads (each job's command line, then each agent's result):"
+	python3 "$work/slack-check.py" "$work/slack.jsonl"
+	slack_threaded | indent || true
+else
+	echo "  posted to $SLACK_CHANNEL"
 fi
 
-bold "jobs"
-"${B[@]}" jobs list --limit 8 || true
+chapter "salt-cloud -d web2: the VM, its key, its names and its lease go"
+show salt-cloud -d web2 -y || true
+check "web2's key deleted" waitfor 15 grep -qP '^salt/key\t.*"act": "delete".*"id": "web2"' "$work/events.log"
+check "web2 gone from BIND (A)" waitfor 15 sh -c "[ -z \"\$(dig +short -p $NS @127.0.0.1 web2.example.test A)\" ]"
+check "web2 gone from BIND (PTR)" waitfor 15 sh -c "[ -z \"\$(dig +short -p $NS @127.0.0.1 -x ${ip[web2]})\" ]"
+check "web2's reservation gone" waitfor 15 sh -c "! grep -q ',web2' '$work/dnsmasq/dhcp-hosts'"
+check "web2's agent reported gone (salt/presence/change)" waitfor 15 grep -qP '^salt/presence/change\t.*"lost": \[[^]]*"web2"' "$work/events.log"
+check "web1 and web3 still in BIND" sh -c "dig +short -p $NS @127.0.0.1 web1.example.test A | grep -q . && dig +short -p $NS @127.0.0.1 web3.example.test A | grep -q ."
+show salt-key -L
+check "salt-key -L lists web2 no more" sh -c "! '$work/bin/salt-key' -c '$work/etc' -L --json | grep -q '\"web2\"'"
+show salt-run manage.status
 
-bold "summary ($((SECONDS - start)) s after the master started)"
+chapter "The jobs"
+brine jobs list --limit 30 | indent
+
+printf '\n%s== summary: %d s%s\n' "$c_bold" $((SECONDS - start)) "$c_off"
 printf '  %s\n' "${checks[@]}"
 if [ "$failed" -gt 0 ]; then
-	echo "demo: $failed check(s) failed; master log:" >&2
-	tail -20 "$work/master.log" >&2
+	echo "demo: $failed check(s) failed; the master's log ends with:" >&2
+	tail -30 "$work/master.log" >&2
+	echo "guests:" >&2; cat "$work/guests.log" >&2
 	exit 1
 fi
 echo "all ${#checks[@]} checks passed"
