@@ -380,10 +380,12 @@ printf "$slack_conf" >> "$work/etc/master"
 sed -n '/^reactor:/,/^dnsmasq:/p' "$work/etc/master" | sed '$d' | indent
 say "  (and file_roots, pillar_roots, dnsmasq and slack: ${work}/etc/master)"
 export BRINE_DATA=$work/data
-brine master 2> "$work/master.log" &
+# Background processes run the binary itself, not through a shell function,
+# so that the pid cleanup kills is theirs.
+"$BRINE" -c "$work/etc" master 2> "$work/master.log" &
 pids+=($!)
 waitfor 30 brine event send demo/ping || { echo "demo: the master did not start:" >&2; cat "$work/master.log" >&2; exit 1; }
-brine event watch '*' --since 1h > "$work/events.log" 2>/dev/null &
+"$BRINE" -c "$work/etc" event watch '*' --since 1h > "$work/events.log" 2>/dev/null &
 pids+=($!)
 echo "  master on $NET.1:$REQ (embedded NATS JetStream under $work/data)"
 
@@ -412,7 +414,7 @@ halt_guest() { # halt_guest NAME
 	echo "powered off $1"
 }
 mkfifo "$work/cloud.fifo"
-brine event watch 'salt/cloud/*' --since 1h > "$work/cloud.fifo" 2>/dev/null &
+"$BRINE" -c "$work/etc" event watch 'salt/cloud/*' --since 1h > "$work/cloud.fifo" 2>/dev/null &
 pids+=($!)
 while IFS=$'\t' read -r tag data; do
 	name=${tag#salt/cloud/}; name=${name%%/*}
