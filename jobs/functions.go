@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -29,26 +28,7 @@ func (s *Store) Funcs() []function.Func {
 				if err != nil {
 					return nil, err
 				}
-				if j.Kind != KindJob {
-					return j.Return, nil
-				}
-				out := make(map[string]any, len(j.Returns))
-				outputter := ""
-				for id, r := range j.Returns {
-					out[id] = r.Return
-					outputter = cmp.Or(r.Out, outputter)
-				}
-				if in.Bool("missing") {
-					for _, id := range j.Missing() {
-						out[id] = "Minion did not return. [No response]"
-					}
-				}
-				// As Salt's: the returns' outputter travels with them, so
-				// that salt-run prints a highstate as a highstate.
-				if outputter != "" {
-					return map[string]any{"outputter": outputter, "data": out}, nil
-				}
-				return out, nil
+				return j.Lookup(in.Bool("missing")), nil
 			},
 		},
 		{

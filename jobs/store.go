@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -95,6 +96,31 @@ type MinionReturn struct {
 	// the state functions), which jobs.lookup_jid hands on.
 	Out  string    `json:"out,omitempty"`
 	Time time.Time `json:"time"`
+}
+
+// Lookup is the job's return as Salt's jobs.lookup_jid gives it: a runner
+// job's own, a targeted job's by minion id (with missing, those that did
+// not return say so), wrapped in {outputter, data} when the function named
+// an outputter, so that whoever prints it prints a highstate as one.
+func (j *Job) Lookup(missing bool) any {
+	if j.Kind != KindJob {
+		return j.Return
+	}
+	out := make(map[string]any, len(j.Returns))
+	outputter := ""
+	for id, r := range j.Returns {
+		out[id] = r.Return
+		outputter = cmp.Or(r.Out, outputter)
+	}
+	if missing {
+		for _, id := range j.Missing() {
+			out[id] = "Minion did not return. [No response]"
+		}
+	}
+	if outputter != "" {
+		return map[string]any{"outputter": outputter, "data": out}
+	}
+	return out
 }
 
 // Active reports whether the job has not finished.

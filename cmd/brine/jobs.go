@@ -1,13 +1,11 @@
 package main
 
 import (
-	"cmp"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -139,27 +137,20 @@ func newJobsShowCmd(g *globalFlags) *cobra.Command {
 	var (
 		cf     clientFlags
 		asJSON bool
-		format string
 	)
 	cmd := &cobra.Command{
 		Use:   "show JID",
 		Short: "Show one job and its return (like salt-run jobs.lookup_jid)",
 		Long: `Show one job: its command line, user, start, status and steps, then its
-return. As salt-run jobs.lookup_jid, returns are printed by the outputter
-their function names (highstate for state.apply, state.highstate,
-state.sls…), others as YAML; --out chooses another outputter.`,
+return as salt-run jobs.lookup_jid prints it: with the outputter its
+function names (highstate for state.apply, state.highstate, state.sls…),
+others as YAML.`,
 		Example: `  brine jobs show 20261122004512123456
-  brine jobs show 20261122004512123456 --out json
   brine jobs show 20261122004512123456 --json | jq .return`,
 		Args: rangeArgs(1, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !jobs.IsJID(args[0]) {
 				return usageError{fmt.Errorf("%q is not a JID (20 digits)", args[0])}
-			}
-			if format != "" {
-				if err := output.Check(format); err != nil {
-					return usageError{err}
-				}
 			}
 			var reply json.RawMessage
 			if err := callMaster(cmd.Context(), g, &cf, rpc.JobsShow, rpc.JobRequest{JID: args[0]}, &reply); err != nil {
@@ -170,30 +161,21 @@ state.sls…), others as YAML; --out chooses another outputter.`,
 				_, err := fmt.Fprintf(out, "%s\n", reply)
 				return err
 			}
-			return printJob(out, reply, format)
+			return printJob(out, reply)
 		},
 	}
 	cf.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the whole job record as JSON")
-	cmd.Flags().StringVar(&format, "out", "", "outputter of the returns: "+strings.Join(output.Formats, ", ")+" (default: the function's, else YAML)")
 	return cmd
 }
 
-// printJob prints a job record (the master's JSON reply) for people, its
-// returns with outputter format (see newJobsShowCmd for the default).
-func printJob(out io.Writer, reply json.RawMessage, format string) error {
+// printJob prints a job record (the master's JSON reply) for people.
+func printJob(out io.Writer, reply json.RawMessage) error {
 	var j jobs.Job
-	if err := json.Unmarshal(reply, &j); err != nil {
-		return fmt.Errorf("jobs.show: reply: %w", err)
-	}
-	// The returns again, undecoded, so that YAML shows them as sent.
-	var raw struct {
-		Return  json.RawMessage `json:"return"`
-		Returns map[string]struct {
-			Return json.RawMessage `json:"return"`
-		} `json:"returns"`
-	}
-	if err := json.Unmarshal(reply, &raw); err != nil {
+	// Numbers stay as sent, so that the return prints as the agent gave it.
+	dec := json.NewDecoder(bytes.NewReader(reply))
+	dec.UseNumber()
+	if err := dec.Decode(&j); err != nil {
 		return fmt.Errorf("jobs.show: reply: %w", err)
 	}
 	w := &errWriter{w: out}
@@ -221,52 +203,16 @@ func printJob(out io.Writer, reply json.RawMessage, format string) error {
 			}
 		}
 	}
+	w.printf("return:\n")
 	if w.err != nil {
 		return w.err
 	}
-	// Like lookup_jid: the return, by minion for targeted jobs.
-	ret := raw.Return
-	if j.Kind == jobs.KindJob {
-		byMinion := make(map[string]json.RawMessage, len(raw.Returns))
-		for id, r := range raw.Returns {
-			byMinion[id] = r.Return
-		}
-		b, err := json.Marshal(byMinion)
-		if err != nil {
-			return err
-		}
-		ret = b
-	}
-	if format == "" {
-		for _, r := range j.Returns {
-			format = cmp.Or(format, r.Out) // the outputter the function named
-		}
-	}
-	if _, err := io.WriteString(out, "return:\n"); err != nil {
+	ret, err := json.Marshal(j.Lookup(false))
+	if err != nil {
 		return err
 	}
-	if format == "" {
-		return printYAML(&indented{w: out}, ret)
-	}
-	var rets output.Returns
-	add := func(id string, raw json.RawMessage) error {
-		v, err := output.Decode(raw)
-		if err != nil {
-			return fmt.Errorf("jobs.show: the return of %s: %w", id, err)
-		}
-		rets.Add(id, v)
-		return nil
-	}
-	if j.Kind == jobs.KindJob {
-		for _, id := range slices.Sorted(maps.Keys(raw.Returns)) {
-			if err := add(id, raw.Returns[id].Return); err != nil {
-				return err
-			}
-		}
-	} else if err := add(j.Fun, raw.Return); err != nil {
-		return err
-	}
-	return output.Write(&indented{w: out}, format, rets, output.Options{Color: paletteFor(out, false).on, StateOutput: "full"})
+	_, err = printReturn(&indented{w: out}, ret, output.Options{Color: paletteFor(out, false).on, StateOutput: "full"})
+	return err
 }
 
 // indented prefixes every line written with two spaces.

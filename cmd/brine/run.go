@@ -65,30 +65,18 @@ code is 1 when the function failed.`,
 				return fmt.Errorf("run: reply: %w", err)
 			}
 			out := cmd.OutOrStdout()
-			printed, retcode := false, 0
-			if asJSON {
+			retcode := 0
+			switch {
+			case asJSON:
 				if _, err := fmt.Fprintf(out, "%s\n", reply); err != nil {
 					return err
 				}
-				printed = true
-			}
-			// A return naming its outputter (state.orchestrate's
-			// {data, outputter, retcode}) prints as Salt's salt-run does,
-			// and its retcode is the exit status.
-			if v, err := output.Decode(res.Return); err == nil {
-				if r, ok := output.RunnerReturn(v); ok {
+				if r, ok := namedOutput(res.Return); ok {
 					retcode = r.Retcode
-					if !printed {
-						opts := output.Options{Color: paletteFor(out, false).on, StateOutput: state.output, StateQuiet: !state.verbose}
-						if err := output.Write(out, r.Format, r.Returns, opts); err != nil {
-							return err
-						}
-						printed = true
-					}
 				}
-			}
-			if !printed && (res.Success || string(res.Return) != "null") {
-				if err := printYAML(out, res.Return); err != nil {
+			case res.Success || string(res.Return) != "null":
+				opts := output.Options{Color: paletteFor(out, false).on, StateOutput: state.output, StateQuiet: !state.verbose}
+				if retcode, err = printReturn(out, res.Return, opts); err != nil {
 					return err
 				}
 			}
@@ -144,6 +132,27 @@ func osUser() (string, error) {
 
 // printYAML writes a JSON value as YAML, the way salt-run's default
 // outputter shows nested data (key order and integers kept).
+// namedOutput recognises a runner return that names its outputter
+// (state.orchestrate's {data, outputter, retcode}, jobs.lookup_jid's
+// {outputter, data}).
+func namedOutput(raw json.RawMessage) (output.Runner, bool) {
+	v, err := output.Decode(raw)
+	if err != nil {
+		return output.Runner{}, false
+	}
+	return output.RunnerReturn(v)
+}
+
+// printReturn prints a runner function's return as salt-run does: with the
+// outputter it names, else as YAML. It returns the retcode such a return
+// carries (a failed orchestration's), which is the exit status.
+func printReturn(out io.Writer, raw json.RawMessage, opts output.Options) (int, error) {
+	if r, ok := namedOutput(raw); ok {
+		return r.Retcode, output.Write(out, r.Format, r.Returns, opts)
+	}
+	return 0, printYAML(out, raw)
+}
+
 func printYAML(w io.Writer, raw json.RawMessage) error {
 	if len(raw) == 0 {
 		raw = json.RawMessage("null")
