@@ -225,11 +225,26 @@ var ErrNoMaster = errors.New("not connected to the master")
 type masterCaller struct{ a *Agent }
 
 func (m masterCaller) Call(ctx context.Context, method string, in, out any) error {
-	cli := m.a.cli.Load()
+	cli := m.a.master()
 	if cli == nil {
 		return ErrNoMaster
 	}
 	return cli.Call(ctx, method, in, out)
+}
+
+// master is the connection to ask the master over: the session's primary,
+// or, in the moment between a link being accepted and the session making
+// it the primary, that link, since a job it delivered in that moment (a
+// cmd.script fetching salt://) already asks the master.
+func (a *Agent) master() *gateway.Client {
+	if c := a.cli.Load(); c != nil {
+		return c
+	}
+	if links := a.links.Load(); links != nil {
+		_, c := firstUp(*links)
+		return c
+	}
+	return nil
 }
 
 // FireMaster queues an event for the master (Salt's fire_master): it is on

@@ -373,7 +373,7 @@ func (a *Agent) deliver(ctx context.Context, cli *gateway.Client, it Item) error
 
 // UpdateMine runs the mine functions and sends them now (mine.update).
 func (a *Agent) UpdateMine(ctx context.Context) error {
-	cli := a.cli.Load()
+	cli := a.master()
 	if cli == nil {
 		return ErrNoMaster
 	}
