@@ -37,9 +37,11 @@ NET=10.79.0       # the bridge's subnet: the master is .1, dnsmasq .2, VMs .13 o
 pids=()
 
 cleanup() {
+	# Whatever fails while tearing down, the demo's own exit status stands.
+	local rc=$?
+	set +e
 	trap - EXIT INT TERM
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	[ -f "$work/bind/named.pid" ] && kill "$(cat "$work/bind/named.pid")" 2>/dev/null
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	for ns in $(ip netns list 2>/dev/null | awk -v p="$P-" 'index($1, p) == 1 {print $1}'); do
 		ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
 		ip netns del "$ns" 2>/dev/null
@@ -47,6 +49,7 @@ cleanup() {
 	ip link del "$BR" 2>/dev/null
 	wait 2>/dev/null
 	if [ -n "${DEMO_KEEP:-}" ]; then echo "demo: kept $work" >&2; else rm -rf "$work"; fi
+	exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -100,6 +103,11 @@ for cmd in named dnsmasq dig tsig-keygen setpriv python3 /usr/sbin/sshd ssh ssh-
 done
 [ "$(id -u)" = 0 ] || { echo "demo: run as root (network namespaces, sshd)" >&2; exit 1; }
 busybox udhcpc --help >/dev/null 2>&1 || { echo "demo: busybox has no udhcpc (install busybox and udhcpc)" >&2; exit 1; }
+if [ -n "$(ip -o addr show to "$NET.0/24")" ]; then
+	echo "demo: $NET.0/24 is already in use on this host (another demo running, or left over):" >&2
+	ip -o addr show to "$NET.0/24" >&2
+	exit 1
+fi
 
 # Salt's commands are brine under Salt's names; each gets this demo's
 # configuration directory, as -c /etc/salt would.
