@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/internal/loopback"
 )
@@ -198,30 +196,4 @@ func streamMsgs(t *testing.T, b *Bus) uint64 {
 		t.Fatal(err)
 	}
 	return info.State.Msgs
-}
-
-// TestAdminRetries: what admin asks again — a cluster between leaders, or
-// one whose meta leader has not heard from enough peers to place the
-// replicas yet (masters starting together) — and what it does not.
-func TestAdminRetries(t *testing.T) {
-	for _, tc := range []struct {
-		name          string
-		err           error
-		noPeers, down bool
-	}{
-		{"no suitable peers", &jetstream.APIError{Code: 400, ErrorCode: 10005, Description: "no suitable peers for placement, peer offline"}, true, false},
-		{"wrapped", fmt.Errorf("stream BRINE_EVENTS: %w", &jetstream.APIError{Code: 400, ErrorCode: 10005}), true, false},
-		{"503", &jetstream.APIError{Code: 503, ErrorCode: 10008}, false, true},
-		{"another refusal", &jetstream.APIError{Code: 400, ErrorCode: 10058, Description: "stream name already in use"}, false, false},
-		{"not an API error", errors.New("boom"), false, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := isNoPeers(tc.err); got != tc.noPeers {
-				t.Errorf("isNoPeers = %v, want %v", got, tc.noPeers)
-			}
-			if got := isUnavailable(tc.err); got != tc.down {
-				t.Errorf("isUnavailable = %v, want %v", got, tc.down)
-			}
-		})
-	}
 }
