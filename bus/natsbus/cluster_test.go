@@ -126,6 +126,51 @@ func TestClusterReplicatesAndRefusesWithoutQuorum(t *testing.T) {
 	if e, err := kv.Get(ctx, "k"); err != nil || string(e.Value) != "v" {
 		t.Fatalf("get: %v %v", e, err)
 	}
+	// Masters creating one key together: one wins, and each of the others
+	// is told of a conflict only when it can read the winner's value (the
+	// leader refuses a create while another is being replicated, before
+	// anyone can read it). Then a removed key is created again.
+	for round := range 20 {
+		key := fmt.Sprintf("race%d", round)
+		won := make(chan string, len(c.buses))
+		var wg sync.WaitGroup
+		for i, b := range c.buses {
+			wg.Go(func() {
+				bkv, err := b.Bucket(ctx, bus.BucketConfig{Name: "cluster_test"})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				me := fmt.Sprint("m", i)
+				_, err = bkv.Create(ctx, key, []byte(me))
+				switch {
+				case err == nil:
+					won <- me
+				case errors.Is(err, bus.ErrKeyChanged):
+					if e, gerr := bkv.Get(ctx, key); gerr != nil {
+						t.Errorf("%s: create of %s refused as a conflict, then the key reads as: %v", me, key, gerr)
+					} else if string(e.Value) == me {
+						t.Errorf("%s: create of %s refused, yet its own value is stored", me, key)
+					}
+				default:
+					t.Errorf("%s: create %s: %v", me, key, err)
+				}
+			})
+		}
+		wg.Wait()
+		if close(won); len(won) != 1 {
+			t.Fatalf("%s: %d creates won, want 1", key, len(won))
+		}
+	}
+	if err := kv.Delete(ctx, "race0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Create(ctx, "race0", []byte("again")); err != nil {
+		t.Fatalf("create over a removed key: %v", err)
+	}
+	if e, err := kv.Get(ctx, "race0"); err != nil || string(e.Value) != "again" {
+		t.Fatalf("get after create over a removed key: %v %v", e, err)
+	}
 
 	// One master down: the other two still store.
 	c.stop(2)

@@ -182,8 +182,21 @@ func (kv *Bucket) Get(ctx context.Context, key string) (bus.Entry, error) {
 		}
 		return entry(e), nil
 	}
+	m, err := kv.last(ctx, key)
+	if err != nil {
+		return bus.Entry{}, err
+	}
+	if removal(m) {
+		return bus.Entry{}, fmt.Errorf("%w: %s", bus.ErrKeyNotFound, key)
+	}
+	return bus.Entry{Key: key, Value: m.Data, Revision: m.Sequence}, nil
+}
+
+// last reads key's newest message at a replicated bucket's leader: its
+// value or its removal marker, or bus.ErrKeyNotFound if it never had one.
+func (kv *Bucket) last(ctx context.Context, key string) (*jetstream.RawStreamMsg, error) {
 	if !validKey(key) {
-		return bus.Entry{}, fmt.Errorf("%w: %q is not a valid key", bus.ErrKeyNotFound, key)
+		return nil, fmt.Errorf("%w: %q is not a valid key", bus.ErrKeyNotFound, key)
 	}
 	var m *jetstream.RawStreamMsg
 	err := kv.b.untilAnswered(ctx, func() (err error) {
@@ -194,17 +207,16 @@ func (kv *Bucket) Get(ctx context.Context, key string) (bus.Entry, error) {
 	}, func(err error) bool {
 		return unavailable(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
 	})
-	switch {
-	case errors.Is(err, jetstream.ErrMsgNotFound):
-		return bus.Entry{}, fmt.Errorf("%w: %s", bus.ErrKeyNotFound, key)
-	case err != nil:
-		return bus.Entry{}, err
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil, fmt.Errorf("%w: %s", bus.ErrKeyNotFound, key)
 	}
-	// A removal is a marker message: the key has no value.
-	if op := m.Header.Get("KV-Operation"); op == "DEL" || op == "PURGE" {
-		return bus.Entry{}, fmt.Errorf("%w: %s", bus.ErrKeyNotFound, key)
-	}
-	return bus.Entry{Key: key, Value: m.Data, Revision: m.Sequence}, nil
+	return m, err
+}
+
+// removal reports a key's removal marker (Delete, Purge).
+func removal(m *jetstream.RawStreamMsg) bool {
+	op := m.Header.Get("KV-Operation")
+	return op == "DEL" || op == "PURGE"
 }
 
 // validKey is JetStream's rule for key names (a key that breaks it can
@@ -227,9 +239,42 @@ func (kv *Bucket) Put(ctx context.Context, key string, value []byte) (uint64, er
 
 // Create stores value under a key that has none, or fails with
 // bus.ErrKeyChanged.
+//
+// In a replicated bucket the leader refuses a create while another write
+// of the key is still being replicated (another master's, or this one's
+// first attempt whose answer was lost), before anyone can read that write.
+// Create waits for it rather than report a conflict with a key that reads
+// as absent, which would leave the caller, reading it next, with neither
+// the key nor the right to create it. A removed key is created over its
+// removal marker, read at the leader too.
 func (kv *Bucket) Create(ctx context.Context, key string, value []byte) (uint64, error) {
-	rev, err := kv.write(ctx, func() (uint64, error) { return kv.kv.Create(ctx, key, value) })
-	return kv.flush(ctx, rev, err)
+	if kv.leader == nil {
+		rev, err := kv.write(ctx, func() (uint64, error) { return kv.kv.Create(ctx, key, value) })
+		return kv.flush(ctx, rev, err)
+	}
+	deadline := time.Now().Add(kv.b.cfg.PublishTimeout)
+	var after uint64 // the removal marker to write over; 0: none
+	for {
+		rev, err := kv.write(ctx, func() (uint64, error) { return kv.kv.Update(ctx, key, value, after) })
+		rev, err = kv.flush(ctx, rev, err)
+		if !errors.Is(err, bus.ErrKeyChanged) {
+			return rev, err
+		}
+		m, lerr := kv.last(ctx, key)
+		switch {
+		case lerr == nil && removal(m):
+			after = m.Sequence
+			continue
+		case lerr == nil || !errors.Is(lerr, bus.ErrKeyNotFound) || time.Now().After(deadline):
+			return rev, err
+		}
+		after = 0
+		select {
+		case <-ctx.Done():
+			return rev, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Update stores value under key if its value is still at revision, or
