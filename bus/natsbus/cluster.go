@@ -255,17 +255,24 @@ var errAgain = errors.New("try again")
 // or says it is busy, until ctx ends.
 func (b *Bus) admin(ctx context.Context, call func(context.Context) error) error {
 	wait := adminAttempt
+	warned := false
 	for {
 		actx, cancel := context.WithTimeout(ctx, wait)
 		err := call(actx)
 		cancel()
 		retry := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
-			errors.Is(err, nats.ErrTimeout) || errors.Is(err, errAgain) || isUnavailable(err)
+			errors.Is(err, nats.ErrTimeout) || errors.Is(err, errAgain) || isUnavailable(err) || isNoPeers(err)
 		if err == nil || !retry || ctx.Err() != nil {
 			return err
 		}
 		if r := b.clog.refused(); r != "" {
 			return errors.New(r)
+		}
+		if isNoPeers(err) && !warned {
+			// A start that waits for it says why: every replica needs a
+			// member of the cluster up.
+			b.cfg.Logger.Warn("natsbus: waiting for enough masters of the cluster to place the replicas", "replicas", b.cfg.Replicas, "err", err)
+			warned = true
 		}
 		b.cfg.Logger.Debug("natsbus: the cluster did not answer; asking again", "err", err)
 		wait = min(2*wait, adminAttemptMax)
@@ -276,6 +283,20 @@ func (b *Bus) admin(ctx context.Context, call func(context.Context) error) error
 		}
 	}
 }
+
+// isNoPeers: JetStream's "no suitable peers for placement", a replicated
+// stream or bucket asked for before the meta leader has heard from enough
+// peers, as when the masters of a cluster start together. Asked again
+// until the caller's deadline, it is the error a cluster with too few
+// members ends with.
+func isNoPeers(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == errCodeNoPeers
+}
+
+// errCodeNoPeers is JetStream's error code for "no suitable peers for
+// placement" (nats.go names no constant for it).
+const errCodeNoPeers jetstream.ErrorCode = 10005
 
 // isUnavailable: JetStream's 503, a cluster between leaders.
 func isUnavailable(err error) bool {

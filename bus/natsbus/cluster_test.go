@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/internal/loopback"
 )
@@ -241,4 +243,68 @@ func streamMsgs(t *testing.T, b *Bus) uint64 {
 		t.Fatal(err)
 	}
 	return info.State.Msgs
+}
+
+// TestAdminRetries: what admin asks again — a cluster between leaders, or
+// one whose meta leader has not heard from enough peers to place the
+// replicas yet (masters starting together) — and what it does not.
+func TestAdminRetries(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		err           error
+		noPeers, down bool
+	}{
+		{"no suitable peers", &jetstream.APIError{Code: 400, ErrorCode: 10005, Description: "no suitable peers for placement, peer offline"}, true, false},
+		{"wrapped", fmt.Errorf("stream BRINE_EVENTS: %w", &jetstream.APIError{Code: 400, ErrorCode: 10005}), true, false},
+		{"503", &jetstream.APIError{Code: 503, ErrorCode: 10008}, false, true},
+		{"another refusal", &jetstream.APIError{Code: 400, ErrorCode: 10058, Description: "stream name already in use"}, false, false},
+		{"not an API error", errors.New("boom"), false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := isNoPeers(tc.err); got != tc.noPeers {
+				t.Errorf("isNoPeers = %v, want %v", got, tc.noPeers)
+			}
+			if got := isUnavailable(tc.err); got != tc.down {
+				t.Errorf("isUnavailable = %v, want %v", got, tc.down)
+			}
+		})
+	}
+}
+
+// TestClusterWaitsForALateMaster: two of three masters of a new cluster
+// have a quorum but cannot place three replicas; their start waits (rather
+// than failing on "no suitable peers for placement") until the third
+// comes, then all three serve.
+func TestClusterWaitsForALateMaster(t *testing.T) {
+	c := newCluster(t, 3)
+	early := make(chan error, 1)
+	go func() {
+		defer close(early)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range 2 {
+			wg.Go(func() { c.buses[i], errs[i] = Open(ctx, c.config(i, "brine")) })
+		}
+		wg.Wait()
+		early <- errors.Join(errs...)
+	}()
+	select {
+	case err := <-early:
+		t.Fatalf("two of three masters started without the third: %v", err)
+	case <-time.After(3 * time.Second):
+	}
+	c.start(t, 2)
+	if err := <-early; err != nil {
+		t.Fatalf("the first two, once the third came: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.buses[0].Publish(ctx, mustEvent(t, "a/b", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if got := collect(t, c.buses[2], fromStart)(1); got[0].Tag != "a/b" {
+		t.Fatalf("read %v", got)
+	}
 }
