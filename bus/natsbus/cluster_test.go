@@ -308,3 +308,73 @@ func TestClusterWaitsForALateMaster(t *testing.T) {
 		t.Fatalf("read %v", got)
 	}
 }
+
+// TestClusterWatchOutlivesLostQuorum: a watch started while the cluster
+// has no quorum (this master cut off) is started again until it is
+// answered, instead of ending the master's work that follows the bucket;
+// then it reports the values and the changes as always.
+func TestClusterWatchOutlivesLostQuorum(t *testing.T) {
+	c := newCluster(t, 3)
+	c.start(t, 0, 1, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	kv, err := c.buses[0].Bucket(ctx, bus.BucketConfig{Name: "watched"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	c.stop(1)
+	c.stop(2)
+	seen := make(chan string, 16)
+	ended := make(chan error, 1)
+	// As a master's: no deadline, so each attempt to start it is bounded
+	// by the client's request timeout.
+	wctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	go func() {
+		ended <- kv.Watch(wctx, func(e *bus.Entry) {
+			if e == nil {
+				seen <- "synced"
+				return
+			}
+			seen <- e.Key + "=" + string(e.Value)
+		})
+	}()
+	select {
+	case err := <-ended:
+		t.Fatalf("the watch ended without quorum: %v", err)
+	case s := <-seen:
+		t.Fatalf("without quorum the watch saw %s", s)
+	case <-time.After(8 * time.Second):
+	}
+	c.start(t, 1, 2)
+	next := func(want string) {
+		t.Helper()
+		select {
+		case s := <-seen:
+			if s != want {
+				t.Fatalf("seen %q, want %q", s, want)
+			}
+		case err := <-ended:
+			t.Fatalf("the watch ended: %v", err)
+		case <-time.After(60 * time.Second):
+			t.Fatalf("waited for %s", want)
+		}
+	}
+	next("k=v")
+	next("synced")
+	// The bucket may still be electing its leader: written again until
+	// stored, as a master's callers do.
+	for {
+		_, err := kv.Put(ctx, "k", []byte("w"))
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal(err)
+		}
+	}
+	next("k=w")
+}

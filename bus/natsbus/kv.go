@@ -204,9 +204,7 @@ func (kv *Bucket) last(ctx context.Context, key string) (*jetstream.RawStreamMsg
 		defer cancel()
 		m, err = kv.leader.GetLastMsgForSubject(actx, "$KV."+kv.Name()+"."+key)
 		return err
-	}, func(err error) bool {
-		return unavailable(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout)
-	})
+	}, unanswered)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return nil, fmt.Errorf("%w: %s", bus.ErrKeyNotFound, key)
 	}
@@ -326,22 +324,50 @@ func (kv *Bucket) List(ctx context.Context) ([]bus.Entry, error) {
 // Watch calls fn with every value now in the bucket, then with nil, then
 // with each change as it is made (removals with Deleted set), in revision
 // order on one goroutine, until ctx ends (it returns nil then).
+//
+// A watch whose start the cluster does not answer (this master cut off
+// from the others, or the bucket between leaders) is started again until
+// it is, rather than ending: the master's work that follows a bucket (the
+// mine's DNS and DHCP, agent keys) must outlive a partition. Once started
+// the watch follows the bucket across such faults itself (JetStream's
+// ordered consumer recreates itself), so fn has seen nothing before a
+// start succeeds. Other errors (the bucket gone, the connection closed)
+// are returned.
 func (kv *Bucket) Watch(ctx context.Context, fn func(*bus.Entry)) error {
 	live := false
-	err := kv.watch(ctx, func(e *bus.Entry) bool {
+	wait := time.Second
+	for {
+		err := kv.watch(ctx, func(e *bus.Entry) bool {
+			switch {
+			case e == nil:
+				live = true
+			case e.Deleted && !live:
+				return true // the marker of a value removed before the watch began
+			}
+			fn(e)
+			return true
+		})
 		switch {
-		case e == nil:
-			live = true
-		case e.Deleted && !live:
-			return true // the marker of a value removed before the watch began
+		case ctx.Err() != nil:
+			return nil
+		case !unanswered(err):
+			return err
 		}
-		fn(e)
-		return true
-	})
-	if ctx.Err() != nil {
-		return nil
+		kv.b.cfg.Logger.Warn("natsbus: the start of a key-value watch was not answered; starting it again",
+			"bucket", kv.Name(), "in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 8*time.Second)
 	}
-	return err
+}
+
+// unanswered reports the errors of a request the cluster did not answer
+// for the moment (a timeout, no responders, between leaders).
+func unanswered(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || unavailable(err)
 }
 
 // watch feeds fn until it returns false (then it returns nil) or ctx ends

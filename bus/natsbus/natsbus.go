@@ -341,10 +341,13 @@ func notStored(err error) error {
 // unavailable reports the answers of a cluster with nobody to serve a
 // request for the moment: no responders, JetStream's 503 ("JetStream
 // system temporarily unavailable": a member between leaders, just after a
-// peer was lost).
+// peer was lost), as the jetstream package or (key-value watches) the
+// older nats one reports it.
 func unavailable(err error) bool {
 	var api *jetstream.APIError
-	return errors.Is(err, nats.ErrNoResponders) || errors.As(err, &api) && api.Code == http.StatusServiceUnavailable
+	var old *nats.APIError
+	return errors.Is(err, nats.ErrNoResponders) || errors.As(err, &api) && api.Code == http.StatusServiceUnavailable ||
+		errors.As(err, &old) && old.Code == http.StatusServiceUnavailable
 }
 
 // flush makes what the server acknowledged durable; seq is the stream

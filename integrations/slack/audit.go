@@ -360,6 +360,9 @@ func (a *Audit) send(ctx context.Context, p poster, m message) error {
 		}
 		switch {
 		case t == nil || t.TS == "" || !p.threads():
+			if m.Headline != "" {
+				m.Text = m.Headline + "\n" + m.Text
+			}
 			_, err = p.post(ctx, m.Channel, "", m)
 		case m.Op == opReply:
 			_, err = p.post(ctx, t.Channel, t.TS, m)

@@ -419,3 +419,59 @@ func TestThreadParentIsSyncedBeforeItIsRemembered(t *testing.T) {
 		t.Errorf("remembered thread %+v, %v", got, err)
 	}
 }
+
+// TestResultRenderedBeforeItsParentIsPosted: in a cluster another master
+// may post a job's parent between the moment a result is rendered (no
+// parent yet) and the moment it is sent. The result then goes into the
+// thread as any other (without the command line a lone result carries)
+// and counts toward the thread's summary; a result whose parent is still
+// missing when sent goes out on its own, with the command line.
+func TestResultRenderedBeforeItsParentIsPosted(t *testing.T) {
+	f := newFakeSlack(t)
+	b := openBus(t, t.TempDir())
+	ctx := context.Background()
+	kv, err := b.Bucket(ctx, ThreadBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := New(testConfig(t, f, nil), kv, b, WithLogger(quietLog()), WithSource("brine://test/slack"))
+	st := a.cur()
+	result := func(jid, id string) []message {
+		t.Helper()
+		ev, err := bus.NewEvent("salt/job/"+jid+"/ret/"+id, map[string]any{"cmd": "_return", "id": id, "jid": jid,
+			"fun": "cmd.run", "fun_args": []any{"uptime"}, "return": "up", "retcode": 0, "success": true}, bus.Origin{Source: "brine://test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		msgs, err := st.render(ev, func(string) *thread { return nil })
+		if err != nil || len(msgs) == 0 {
+			t.Fatalf("render: %v %v", msgs, err)
+		}
+		return msgs
+	}
+	threaded, alone := jobs.NewJID(), jobs.NewJID()
+	msgs := result(threaded, "web1")
+	// Meanwhile another master posts the parent, for one agent.
+	parent, err := st.post.post(ctx, "#audit", "", message{Text: "`salt web1 cmd.run uptime` by *alice* (jid " + threaded + ")"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.remember(ctx, "r0.job."+threaded, thread{Channel: "#audit", TS: parent, Event: "e", Minions: []string{"web1"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range append(msgs, result(alone, "web2")...) {
+		if err := a.deliver(ctx, st, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := f.waitMessages(t, 4, 30*time.Second)
+	if got[1].ThreadTS != parent || !strings.HasPrefix(got[1].Text, ":white_check_mark: *web1* succeeded") {
+		t.Errorf("the result whose parent was posted meanwhile:\n%s", dump(got))
+	}
+	if got[2].ThreadTS != parent || !strings.HasPrefix(got[2].Text, ":checkered_flag: all 1 agents returned") {
+		t.Errorf("its thread's summary:\n%s", dump(got))
+	}
+	if got[3].ThreadTS != "" || !strings.Contains(got[3].Text, "(jid "+alone+")\n:white_check_mark: *web2* succeeded") {
+		t.Errorf("the result without a parent:\n%s", dump(got))
+	}
+}

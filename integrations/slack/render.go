@@ -40,7 +40,10 @@ type message struct {
 	// parent is recognised and not posted twice.
 	Event string
 	Text  string
-	Color string
+	// Headline goes before Text when a reply is posted on its own (its
+	// parent not posted when it is sent): a job's command line.
+	Headline string
+	Color    string
 	// Detail is shown in an attachment under the text (a return excerpt).
 	Detail string
 	// Minions are the agents a job was sent to (a parent's, remembered
@@ -178,7 +181,8 @@ func (s *state) renderJob(i int, r *Rule, channel string, ev *bus.Event, lookup 
 	}
 	// A result: under its parent when the start was posted; on its own
 	// (with the command) when the start was not seen but the rule selects
-	// what the result tells.
+	// what the result tells. Which of the two is decided when it is sent:
+	// another master may be posting the parent meanwhile.
 	m := message{Op: opReply, Channel: channel, Thread: key, Event: ev.ID}
 	parent := lookup(key)
 	if parent != nil && parent.Skip {
@@ -188,7 +192,7 @@ func (s *state) renderJob(i int, r *Rule, channel string, ev *bus.Event, lookup 
 		if !r.matches(f) {
 			return nil, nil
 		}
-		m.Text = s.jobHeadline(j) + "\n"
+		m.Headline = s.jobHeadline(j)
 	}
 	ok, ret, dur := false, any(nil), j.Duration
 	if j.Kind == jobs.KindRun {
@@ -205,12 +209,12 @@ func (s *state) renderJob(i int, r *Rule, channel string, ev *bus.Event, lookup 
 	}
 	icon := map[bool]string{true: ":white_check_mark:", false: ":x:"}[ok]
 	if minion != "" {
-		m.Text += fmt.Sprintf("%s *%s* %s in %.2fs (retcode %d)", icon, escape(minion), status, dur, j.Returns[minion].Retcode)
+		m.Text = fmt.Sprintf("%s *%s* %s in %.2fs (retcode %d)", icon, escape(minion), status, dur, j.Returns[minion].Retcode)
 	} else {
-		m.Text += fmt.Sprintf("%s %s in %.2fs", icon, status, dur)
+		m.Text = fmt.Sprintf("%s %s in %.2fs", icon, status, dur)
 	}
 	m.Detail = s.excerpt(ret)
-	if minion == "" || parent == nil {
+	if minion == "" {
 		return []message{m}, nil
 	}
 	return []message{m, {Op: opTally, Channel: channel, Thread: key, Event: ev.ID, Minion: minion, OK: ok}}, nil
