@@ -31,6 +31,7 @@ var ThreadBucket = bus.BucketConfig{Name: "slack_threads", Description: "brine S
 type Threads interface {
 	Get(ctx context.Context, key string) (bus.Entry, error)
 	Put(ctx context.Context, key string, value []byte) (uint64, error)
+	Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error)
 }
 
 // maxBackoff caps the wait between retries of a failing Slack.
@@ -255,18 +256,25 @@ type thread struct {
 }
 
 func (a *Audit) thread(ctx context.Context, key string) (*thread, error) {
+	t, _, err := a.readThread(ctx, key)
+	return t, err
+}
+
+// readThread returns the remembered thread key and the revision it was
+// read at (nil when none is remembered).
+func (a *Audit) readThread(ctx context.Context, key string) (*thread, uint64, error) {
 	e, err := a.threads.Get(ctx, key)
 	if errors.Is(err, bus.ErrKeyNotFound) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("slack: thread %s: %w", key, err)
+		return nil, 0, fmt.Errorf("slack: thread %s: %w", key, err)
 	}
 	var t thread
 	if err := json.Unmarshal(e.Value, &t); err != nil {
-		return nil, fmt.Errorf("slack: thread %s: %w", key, err)
+		return nil, 0, fmt.Errorf("slack: thread %s: %w", key, err)
 	}
-	return &t, nil
+	return &t, e.Revision, nil
 }
 
 // deliver sends m, waiting for the channel's rate, through 429s (as long
@@ -442,15 +450,19 @@ func retryWait(n int) time.Duration { return backoff.Delay(time.Second, maxBacko
 // summary to post when it was the last one the job waited for (nil
 // otherwise, and when the thread does not know the job's agents).
 func (a *Audit) tally(ctx context.Context, m message) (*message, error) {
-	t, err := a.thread(ctx, m.Thread)
-	if err != nil || t == nil || t.Skip || len(t.Minions) == 0 || t.Summarized {
-		return nil, err
-	}
-	if t.Results == nil {
-		t.Results = map[string]bool{}
-	}
-	t.Results[m.Minion] = m.OK
-	if err := a.remember(ctx, m.Thread, *t); err != nil {
+	counted := false
+	t, err := a.change(ctx, m.Thread, func(t *thread) bool {
+		if t.Skip || len(t.Minions) == 0 || t.Summarized {
+			return false
+		}
+		if t.Results == nil {
+			t.Results = map[string]bool{}
+		}
+		t.Results[m.Minion] = m.OK
+		counted = true
+		return true
+	})
+	if err != nil || !counted {
 		return nil, err
 	}
 	var failed, waiting []string
@@ -478,10 +490,37 @@ func (a *Audit) tally(ctx context.Context, m message) (*message, error) {
 
 // summarized records that a thread's summary was posted.
 func (a *Audit) summarized(ctx context.Context, key string) error {
-	t, err := a.thread(ctx, key)
-	if err != nil || t == nil {
-		return err
+	_, err := a.change(ctx, key, func(t *thread) bool {
+		t.Summarized = true
+		return true
+	})
+	return err
+}
+
+// change applies fn to the remembered thread key and writes it back at
+// the revision it read, reading it again when another master wrote it
+// meanwhile: masters tally the results of one job concurrently, and a
+// plain write would lose the other's. fn returns false to write nothing;
+// a thread never remembered is left alone (nil, nil).
+func (a *Audit) change(ctx context.Context, key string, fn func(*thread) bool) (*thread, error) {
+	for {
+		t, rev, err := a.readThread(ctx, key)
+		if t == nil || err != nil {
+			return nil, err
+		}
+		if !fn(t) {
+			return t, nil
+		}
+		b, err := json.Marshal(t)
+		if err != nil {
+			return nil, err
+		}
+		_, err = a.threads.Update(ctx, key, b, rev)
+		if err == nil {
+			return t, nil
+		}
+		if !errors.Is(err, bus.ErrKeyChanged) || ctx.Err() != nil {
+			return nil, fmt.Errorf("slack: thread %s: %w", key, err)
+		}
 	}
-	t.Summarized = true
-	return a.remember(ctx, key, *t)
 }

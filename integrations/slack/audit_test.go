@@ -2,8 +2,10 @@ package slack
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -473,5 +475,50 @@ func TestResultRenderedBeforeItsParentIsPosted(t *testing.T) {
 	}
 	if got[3].ThreadTS != "" || !strings.Contains(got[3].Text, "(jid "+alone+")\n:white_check_mark: *web2* succeeded") {
 		t.Errorf("the result without a parent:\n%s", dump(got))
+	}
+}
+
+// TestConcurrentTalliesLoseNoResult: the masters of a cluster tally one
+// job's results at once; none is lost (each write names the revision it
+// read), so the thread gets its summary, once.
+func TestConcurrentTalliesLoseNoResult(t *testing.T) {
+	f := newFakeSlack(t)
+	b := openBus(t, t.TempDir())
+	ctx := context.Background()
+	kv, err := b.Bucket(ctx, ThreadBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, f, nil)
+	masters := []*Audit{New(cfg, kv, b, WithLogger(quietLog())), New(cfg, kv, b, WithLogger(quietLog()))}
+	var minions []string
+	for i := range 20 {
+		minions = append(minions, fmt.Sprintf("web%02d", i))
+	}
+	key := "r0.job." + jobs.NewJID()
+	if err := masters[0].remember(ctx, key, thread{Channel: "#audit", TS: "1700000000.000001", Event: "e", Minions: minions}); err != nil {
+		t.Fatal(err)
+	}
+	sums := make(chan *message, len(minions))
+	var wg sync.WaitGroup
+	for i, id := range minions {
+		wg.Go(func() {
+			sum, err := masters[i%2].tally(ctx, message{Op: opTally, Channel: "#audit", Thread: key, Minion: id, OK: i != 7})
+			if err != nil {
+				t.Error(err)
+			}
+			if sum != nil {
+				sums <- sum
+			}
+		})
+	}
+	wg.Wait()
+	close(sums)
+	if len(sums) != 1 {
+		th, _ := masters[0].thread(ctx, key)
+		t.Fatalf("%d summaries, want 1; results tallied: %d of %d", len(sums), len(th.Results), len(minions))
+	}
+	if sum := <-sums; sum.Text != ":checkered_flag: all 20 agents returned, 1 failed: web07" {
+		t.Fatalf("summary %q", sum.Text)
 	}
 }
