@@ -401,14 +401,8 @@ func TestReloadReleasesHeldMessages(t *testing.T) {
 // covered it, and so before the event it came from is acknowledged: a
 // SIGKILL cannot tell (the page cache survives it), the round counter can.
 func TestThreadParentIsSyncedBeforeItIsRemembered(t *testing.T) {
-	f := newFakeSlack(t)
-	b := openBus(t, t.TempDir())
+	_, kv, a := bareAudit(t)
 	ctx := context.Background()
-	kv, err := b.Bucket(ctx, ThreadBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := New(testConfig(t, f, nil), kv, b, WithLogger(quietLog()))
 	before := kv.SyncRounds()
 	if err := a.remember(ctx, "job/20261124000000000001", thread{Channel: "#audit", TS: "1.2", Event: "e1"}); err != nil {
 		t.Fatal(err)
@@ -429,14 +423,8 @@ func TestThreadParentIsSyncedBeforeItIsRemembered(t *testing.T) {
 // and counts toward the thread's summary; a result whose parent is still
 // missing when sent goes out on its own, with the command line.
 func TestResultRenderedBeforeItsParentIsPosted(t *testing.T) {
-	f := newFakeSlack(t)
-	b := openBus(t, t.TempDir())
+	f, _, a := bareAudit(t)
 	ctx := context.Background()
-	kv, err := b.Bucket(ctx, ThreadBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := New(testConfig(t, f, nil), kv, b, WithLogger(quietLog()), WithSource("brine://test/slack"))
 	st := a.cur()
 	result := func(jid, id string) []message {
 		t.Helper()
@@ -482,15 +470,9 @@ func TestResultRenderedBeforeItsParentIsPosted(t *testing.T) {
 // job's results at once; none is lost (each write names the revision it
 // read), so the thread gets its summary, once.
 func TestConcurrentTalliesLoseNoResult(t *testing.T) {
-	f := newFakeSlack(t)
-	b := openBus(t, t.TempDir())
+	_, kv, a := bareAudit(t)
 	ctx := context.Background()
-	kv, err := b.Bucket(ctx, ThreadBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := testConfig(t, f, nil)
-	masters := []*Audit{New(cfg, kv, b, WithLogger(quietLog())), New(cfg, kv, b, WithLogger(quietLog()))}
+	masters := []*Audit{a, New(a.cur().cfg, kv, a.events.Publisher, WithLogger(quietLog()))}
 	var minions []string
 	for i := range 20 {
 		minions = append(minions, fmt.Sprintf("web%02d", i))

@@ -244,3 +244,16 @@ func publish(t *testing.T, b bus.Bus, tag string, data map[string]any) *bus.Even
 	}
 	return ev
 }
+
+// bareAudit is an audit on a bus of its own that is not running: the test
+// drives rendering, delivery and the thread store itself.
+func bareAudit(t *testing.T) (*fakeSlack, *natsbus.Bucket, *Audit) {
+	t.Helper()
+	f := newFakeSlack(t)
+	b := openBus(t, t.TempDir())
+	kv, err := b.Bucket(context.Background(), ThreadBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, kv, New(testConfig(t, f, nil), kv, b, WithLogger(quietLog()), WithSource("brine://test/slack"))
+}
