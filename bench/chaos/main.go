@@ -172,7 +172,12 @@ func run(ctx context.Context, cfg config) (*findings, error) {
 		}
 		return f, fmt.Errorf("%d invariant violations; replay the fault schedule with -seed %d", len(f.Violations), cfg.seed)
 	}
-	failed = false
+	// A missed target is no violation (the run's exit status stays 0), but
+	// its logs are what explains it: they are kept too.
+	failed = !rep.Pass
+	if failed {
+		fmt.Fprintf(os.Stderr, "chaos: a target was missed (see %s); replay the fault schedule with -seed %d\n", cfg.out, cfg.seed)
+	}
 	return f, nil
 }
 
