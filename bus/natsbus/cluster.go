@@ -260,8 +260,7 @@ func (b *Bus) admin(ctx context.Context, call func(context.Context) error) error
 		actx, cancel := context.WithTimeout(ctx, wait)
 		err := call(actx)
 		cancel()
-		retry := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
-			errors.Is(err, nats.ErrTimeout) || errors.Is(err, errAgain) || isUnavailable(err) || isNoPeers(err)
+		retry := unanswered(err) || errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, errAgain) || isNoPeers(err)
 		if err == nil || !retry || ctx.Err() != nil {
 			return err
 		}
@@ -297,12 +296,6 @@ func isNoPeers(err error) bool {
 // errCodeNoPeers is JetStream's error code for "no suitable peers for
 // placement" (nats.go names no constant for it).
 const errCodeNoPeers jetstream.ErrorCode = 10005
-
-// isUnavailable: JetStream's 503, a cluster between leaders.
-func isUnavailable(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.Code == 503
-}
 
 // ClusterState is what health checks and metrics say of the cluster.
 type ClusterState struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/brinehq/brine/bus"
@@ -257,6 +258,8 @@ func TestAdminRetries(t *testing.T) {
 		{"no suitable peers", &jetstream.APIError{Code: 400, ErrorCode: 10005, Description: "no suitable peers for placement, peer offline"}, true, false},
 		{"wrapped", fmt.Errorf("stream BRINE_EVENTS: %w", &jetstream.APIError{Code: 400, ErrorCode: 10005}), true, false},
 		{"503", &jetstream.APIError{Code: 503, ErrorCode: 10008}, false, true},
+		{"503 from the older client", &nats.APIError{Code: 503, ErrorCode: 10008}, false, true},
+		{"a timeout", fmt.Errorf("key-value x: watch: %w", context.DeadlineExceeded), false, true},
 		{"another refusal", &jetstream.APIError{Code: 400, ErrorCode: 10058, Description: "stream name already in use"}, false, false},
 		{"not an API error", errors.New("boom"), false, false},
 	} {
@@ -264,8 +267,8 @@ func TestAdminRetries(t *testing.T) {
 			if got := isNoPeers(tc.err); got != tc.noPeers {
 				t.Errorf("isNoPeers = %v, want %v", got, tc.noPeers)
 			}
-			if got := isUnavailable(tc.err); got != tc.down {
-				t.Errorf("isUnavailable = %v, want %v", got, tc.down)
+			if got := unanswered(tc.err); got != tc.down {
+				t.Errorf("unanswered = %v, want %v", got, tc.down)
 			}
 		})
 	}
