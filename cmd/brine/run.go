@@ -130,8 +130,6 @@ func osUser() (string, error) {
 	return "", errors.New("cannot tell which OS user runs this command")
 }
 
-// printYAML writes a JSON value as YAML, the way salt-run's default
-// outputter shows nested data (key order and integers kept).
 // namedOutput recognises a runner return that names its outputter
 // (state.orchestrate's {data, outputter, retcode}, jobs.lookup_jid's
 // {outputter, data}).
@@ -153,6 +151,8 @@ func printReturn(out io.Writer, raw json.RawMessage, opts output.Options) (int, 
 	return 0, printYAML(out, raw)
 }
 
+// printYAML writes a JSON value as YAML, the way salt-run's default
+// outputter shows nested data (key order and integers kept).
 func printYAML(w io.Writer, raw json.RawMessage) error {
 	if len(raw) == 0 {
 		raw = json.RawMessage("null")
