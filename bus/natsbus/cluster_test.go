@@ -381,3 +381,35 @@ func TestClusterWatchOutlivesLostQuorum(t *testing.T) {
 	}
 	next("k=w")
 }
+
+// TestClusterOpensNewBucketsTogether: masters starting together open the
+// same new buckets at once. A bucket's stream, just created, can answer an
+// info request from a replica that has not built it yet ("stream not
+// found"), which once ended a master's start.
+func TestClusterOpensNewBucketsTogether(t *testing.T) {
+	c := newCluster(t, 3)
+	c.start(t, 0, 1, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const buckets = 12
+	var wg sync.WaitGroup
+	errs := make(chan error, 3*buckets)
+	for _, b := range c.buses {
+		for n := range buckets {
+			wg.Go(func() {
+				kv, err := b.Bucket(ctx, bus.BucketConfig{Name: fmt.Sprintf("together_%d", n)})
+				if err == nil {
+					_, err = kv.Put(ctx, "k", []byte("v"))
+				}
+				if err != nil {
+					errs <- fmt.Errorf("together_%d: %w", n, err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -82,11 +82,19 @@ func (b *Bus) Bucket(ctx context.Context, cfg bus.BucketConfig) (*Bucket, error)
 // is stored (a Slack thread's parent, a job record's revision, a lease).
 // Creating the bucket turns them on, so a master starting beside another
 // may find them on again: it looks until the handle it keeps has them off.
+//
+// A bucket just created can be reported missing: a replica the cluster
+// lets answer for a new stream may not have built its copy yet (the server
+// allows for it with a 10 ms wait, too short on a loaded machine). The
+// bucket exists, so it asks again.
 func (b *Bus) leaderReads(ctx context.Context, name string) (jetstream.Stream, error) {
 	var st jetstream.Stream
 	err := b.admin(ctx, func(ctx context.Context) error {
 		for range 5 {
 			s, err := b.js.Stream(ctx, "KV_"+name)
+			if errors.Is(err, jetstream.ErrStreamNotFound) {
+				return fmt.Errorf("%w (just created, not yet built on the replica that answered): %w", err, errAgain)
+			}
 			if err != nil {
 				return err
 			}
