@@ -302,3 +302,34 @@ func RunnerReturn(v any) (r Runner, ok bool) {
 	r.Retcode = int(number(m["retcode"]))
 	return r, true
 }
+
+// ParseRunner is RunnerReturn of a return as JSON: the runner returns that
+// name their outputter are state.orchestrate's {data, outputter, retcode}
+// and jobs.lookup_jid's {outputter, data}.
+func ParseRunner(raw []byte) (Runner, bool) {
+	v, err := Decode(raw)
+	if err != nil {
+		return Runner{}, false
+	}
+	return RunnerReturn(v)
+}
+
+// WriteRunner prints a runner function's return (JSON) as salt-run does:
+// with the outputter it names, else as YAML, the way salt-run's default
+// outputter shows nested data (key order and integers kept). It returns
+// the retcode such a return carries (a failed orchestration's), which is
+// salt-run's exit status.
+func WriteRunner(w io.Writer, raw []byte, o Options) (retcode int, err error) {
+	if r, ok := ParseRunner(raw); ok {
+		return r.Retcode, Write(w, r.Format, r.Returns, o)
+	}
+	if len(raw) == 0 {
+		raw = []byte("null")
+	}
+	b, err := yaml.JSONToYAML(raw)
+	if err != nil {
+		return 0, err
+	}
+	_, err = w.Write(b)
+	return 0, err
+}

@@ -97,3 +97,25 @@ func TestRunnerReturn(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteRunner(t *testing.T) {
+	for _, c := range []struct {
+		name, raw, want string
+		retcode         int
+	}{
+		{"named outputter", `{"outputter": "txt", "data": {"m1": "done"}, "retcode": 2}`, "m1: done\n", 2},
+		{"yaml keeps order and integers", `{"zeta": 1, "alpha": [10000000000, 1.5]}`, "zeta: 1\nalpha:\n- 10000000000\n- 1.5\n", 0},
+		{"nothing", ``, "null\n", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b strings.Builder
+			rc, err := WriteRunner(&b, []byte(c.raw), Options{})
+			if err != nil || rc != c.retcode || b.String() != c.want {
+				t.Errorf("WriteRunner = %d, %v:\n%s\nwant %d:\n%s", rc, err, b.String(), c.retcode, c.want)
+			}
+		})
+	}
+	if _, err := WriteRunner(&strings.Builder{}, []byte(`{"a":`), Options{}); err == nil {
+		t.Error("a truncated return printed without an error")
+	}
+}

@@ -211,7 +211,7 @@ func printJob(out io.Writer, reply json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	_, err = printReturn(&indented{w: out}, ret, output.Options{Color: paletteFor(out, false).on, StateOutput: "full"})
+	_, err = output.WriteRunner(&indented{w: out}, ret, output.Options{Color: paletteFor(out, false).on, StateOutput: "full"})
 	return err
 }
 

@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/user"
 	"strconv"
 	"strings"
 
-	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
 	"github.com/brinehq/brine/jobs"
@@ -71,12 +69,12 @@ code is 1 when the function failed.`,
 				if _, err := fmt.Fprintf(out, "%s\n", reply); err != nil {
 					return err
 				}
-				if r, ok := namedOutput(res.Return); ok {
+				if r, ok := output.ParseRunner(res.Return); ok {
 					retcode = r.Retcode
 				}
 			case res.Success || string(res.Return) != "null":
 				opts := output.Options{Color: paletteFor(out, false).on, StateOutput: state.output, StateQuiet: !state.verbose}
-				if retcode, err = printReturn(out, res.Return, opts); err != nil {
+				if retcode, err = output.WriteRunner(out, res.Return, opts); err != nil {
 					return err
 				}
 			}
@@ -128,41 +126,6 @@ func osUser() (string, error) {
 		return u, nil
 	}
 	return "", errors.New("cannot tell which OS user runs this command")
-}
-
-// namedOutput recognises a runner return that names its outputter
-// (state.orchestrate's {data, outputter, retcode}, jobs.lookup_jid's
-// {outputter, data}).
-func namedOutput(raw json.RawMessage) (output.Runner, bool) {
-	v, err := output.Decode(raw)
-	if err != nil {
-		return output.Runner{}, false
-	}
-	return output.RunnerReturn(v)
-}
-
-// printReturn prints a runner function's return as salt-run does: with the
-// outputter it names, else as YAML. It returns the retcode such a return
-// carries (a failed orchestration's), which is the exit status.
-func printReturn(out io.Writer, raw json.RawMessage, opts output.Options) (int, error) {
-	if r, ok := namedOutput(raw); ok {
-		return r.Retcode, output.Write(out, r.Format, r.Returns, opts)
-	}
-	return 0, printYAML(out, raw)
-}
-
-// printYAML writes a JSON value as YAML, the way salt-run's default
-// outputter shows nested data (key order and integers kept).
-func printYAML(w io.Writer, raw json.RawMessage) error {
-	if len(raw) == 0 {
-		raw = json.RawMessage("null")
-	}
-	b, err := yaml.JSONToYAML(raw)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
 }
 
 // stateEvent is `salt-run state.event [tagmatch] [count=N] [quiet=True]
