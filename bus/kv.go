@@ -3,6 +3,8 @@ package bus
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"time"
 )
 
@@ -98,4 +100,50 @@ func WatchRecords[T any](ctx context.Context, kv EntryWatcher, decode func(Entry
 			fn(Record[T]{Key: e.Key, Value: v})
 		}
 	})
+}
+
+// RevisionWriter is a bucket as WriteAt writes to it.
+type RevisionWriter interface {
+	Create(ctx context.Context, key string, value []byte) (uint64, error)
+	Update(ctx context.Context, key string, value []byte, revision uint64) (uint64, error)
+}
+
+// WriteAt writes value to key if the key is still at revision, the one its
+// writer read (0: the key must not exist), and returns the new revision;
+// otherwise ErrKeyChanged, and nothing is written.
+func WriteAt(ctx context.Context, kv RevisionWriter, key string, value []byte, revision uint64) (uint64, error) {
+	if revision == 0 {
+		return kv.Create(ctx, key, value)
+	}
+	return kv.Update(ctx, key, value, revision)
+}
+
+// MaxChangeAttempts is how many times Change reads, changes and writes a
+// key before it gives up: sixteen conflicts in a row take several writers
+// hammering one key, which is a bug to report rather than wait out.
+const MaxChangeAttempts = 16
+
+// Change is optimistic concurrency over one key: attempt reads the key,
+// changes what it read and writes it at the revision read (WriteAt), and
+// Change runs it again, up to MaxChangeAttempts times, while the write
+// finds the key changed (ErrKeyChanged) by another writer. Concurrent
+// writers thus never lose each other's changes, and writers that keep
+// colliding step apart with a random wait that grows with each conflict,
+// so that one cannot starve another. It returns attempt's first other
+// result; after the last conflict, ErrKeyChanged saying it gave up.
+func Change(ctx context.Context, attempt func() error) error {
+	var err error
+	for n := range MaxChangeAttempts {
+		if n > 0 {
+			select {
+			case <-time.After(rand.N(time.Duration(n) * time.Millisecond)):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		if err = attempt(); !errors.Is(err, ErrKeyChanged) {
+			return err
+		}
+	}
+	return fmt.Errorf("gave up after %d attempts: %w", MaxChangeAttempts, err)
 }

@@ -27,9 +27,6 @@ const DefaultKeep = 24 * time.Hour
 // sharing a bus share it, so each event is recorded once.
 const ConsumerName = "jobs"
 
-// maxAttempts bounds the read-modify-write retries of one record update.
-const maxAttempts = 16
-
 // Errors returned by the store; test them with errors.Is.
 var (
 	// ErrNotFound: no job with that JID is kept.
@@ -550,36 +547,27 @@ func jobStart(jid string, ev *bus.Event) time.Time {
 	return ev.Time
 }
 
-// update applies fn to the record of jid with compare-and-set, retrying when
-// another writer changed it in between.
+// update applies fn to the record of jid with compare-and-set, again when
+// another writer changed it in between (bus.Change).
 func (s *Store) update(ctx context.Context, jid string, fn func(*Job)) error {
-	for range maxAttempts {
+	return bus.Change(ctx, func() error {
 		j, err := s.Get(ctx, jid)
-		fresh := errors.Is(err, ErrNotFound)
-		if err != nil && !fresh {
-			return err
-		}
-		if fresh {
+		switch {
+		case errors.Is(err, ErrNotFound):
 			j = &Job{JID: jid}
+		case err != nil:
+			return err
 		}
 		fn(j)
 		b, err := json.Marshal(j)
 		if err != nil {
 			return fmt.Errorf("jobs: encode %s: %w", jid, err)
 		}
-		if fresh {
-			_, err = s.kv.Create(ctx, jid, b)
-		} else {
-			_, err = s.kv.Update(ctx, jid, b, j.Revision)
-		}
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, bus.ErrKeyChanged) {
+		if _, err := bus.WriteAt(ctx, s.kv, jid, b, j.Revision); err != nil {
 			return fmt.Errorf("jobs: write %s: %w", jid, err)
 		}
-	}
-	return fmt.Errorf("jobs: write %s: changed concurrently %d times", jid, maxAttempts)
+		return nil
+	})
 }
 
 // Get returns the job jid, or ErrNotFound.

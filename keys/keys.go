@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -100,15 +99,12 @@ type Listing map[string][]string
 var (
 	// ErrNotFound: no key for that id.
 	ErrNotFound = errors.New("no key for that id")
-	// ErrConflict: the record kept changing under every attempt to write it.
-	ErrConflict = errors.New("key record changed concurrently")
+	// ErrConflict: the record kept changing under every attempt to write it
+	// (the bucket's bus.ErrKeyChanged).
+	ErrConflict = bus.ErrKeyChanged
 	// ErrInvalidID: an id no agent may have (mine.ErrInvalidID).
 	ErrInvalidID = mine.ErrInvalidID
 )
-
-// maxAttempts bounds the read-modify-write retries of one change; each
-// retry means another master changed the record in between.
-const maxAttempts = 16
 
 // maxDenied bounds the denied keys kept per id: an impostor presenting a
 // new key at every hello would otherwise grow the record without end. The
@@ -487,19 +483,11 @@ func (s *Store) Watch(ctx context.Context, fn func(Change)) error {
 // nothing left (deleted). update returns the record as stored, or the
 // current one when mutate changed nothing.
 func (s *Store) update(ctx context.Context, id string, mutate func(cur *Key) (*Key, error)) (*Key, error) {
-	for attempt := range maxAttempts {
-		if attempt > 0 {
-			// Masters that keep colliding step apart: a random wait that
-			// grows with each conflict, so that one cannot starve another.
-			select {
-			case <-time.After(rand.N(time.Duration(attempt) * time.Millisecond)):
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
+	var out *Key
+	err := bus.Change(ctx, func() error {
 		cur, err := s.get(ctx, id)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		var prev *Key
 		if cur != nil {
@@ -509,23 +497,24 @@ func (s *Store) update(ctx context.Context, id string, mutate func(cur *Key) (*K
 		}
 		next, err := mutate(prev)
 		if err != nil || next == nil {
-			return cur, err
+			out = cur
+			return err
 		}
 		next.ID = id
 		next.Updated = s.now().UTC()
 		if len(next.Denied) > maxDenied {
 			next.Denied = next.Denied[len(next.Denied)-maxDenied:]
 		}
-		err = s.write(ctx, cur, next)
-		if errors.Is(err, bus.ErrKeyChanged) {
-			continue
+		if err := s.write(ctx, cur, next); err != nil {
+			return fmt.Errorf("keys: write %s: %w", id, err)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("keys: write %s: %w", id, err)
-		}
-		return next, nil
+		out = next
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w: %s: gave up after %d attempts", ErrConflict, id, maxAttempts)
+	return out, nil
 }
 
 // write stores next over cur (nil: the id has no record), at cur's
@@ -544,10 +533,10 @@ func (s *Store) write(ctx context.Context, cur, next *Key) error {
 	if err != nil {
 		return err
 	}
-	if cur == nil {
-		next.Revision, err = s.kv.Create(ctx, next.ID, b)
-	} else {
-		next.Revision, err = s.kv.Update(ctx, next.ID, b, cur.Revision)
+	var rev uint64
+	if cur != nil {
+		rev = cur.Revision
 	}
+	next.Revision, err = bus.WriteAt(ctx, s.kv, next.ID, b, rev)
 	return err
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -23,16 +22,13 @@ var BucketConfig = bus.BucketConfig{Name: BucketName, Description: "brine mine: 
 // Bucket is the key-value storage the mine lives in (*natsbus.Bucket is one).
 type Bucket = bus.Bucket
 
-// maxAttempts bounds the read-modify-write retries of one Update; each retry
-// means another writer changed the record in between.
-const maxAttempts = 16
-
 // Errors returned by the store; test them with errors.Is.
 var (
 	// ErrNotFound: no record for that id.
 	ErrNotFound = errors.New("host not in the mine")
-	// ErrConflict: the record changed since the revision the writer read.
-	ErrConflict = errors.New("host record changed concurrently")
+	// ErrConflict: the record changed since the revision the writer read
+	// (the bucket's bus.ErrKeyChanged).
+	ErrConflict = bus.ErrKeyChanged
 	// ErrStale: the write comes from an event older (in the log) than one
 	// already applied to the record, e.g. a redelivered event.
 	ErrStale = errors.New("stale host information")
@@ -112,19 +108,13 @@ func (s *Store) Put(ctx context.Context, h *Host) error {
 	if err != nil {
 		return fmt.Errorf("mine: %s: %w", h.ID, err)
 	}
-	var rev uint64
-	if h.Revision == 0 {
-		rev, err = s.kv.Create(ctx, h.ID, b)
-		if errors.Is(err, bus.ErrKeyChanged) {
-			return fmt.Errorf("%w: %s exists", ErrConflict, h.ID)
-		}
-	} else {
-		rev, err = s.kv.Update(ctx, h.ID, b, h.Revision)
-		if errors.Is(err, bus.ErrKeyChanged) {
-			return fmt.Errorf("%w: %s is no longer at revision %d", ErrConflict, h.ID, h.Revision)
-		}
-	}
-	if err != nil {
+	rev, err := bus.WriteAt(ctx, s.kv, h.ID, b, h.Revision)
+	switch {
+	case errors.Is(err, ErrConflict) && h.Revision == 0:
+		return fmt.Errorf("mine: %s exists: %w", h.ID, err)
+	case errors.Is(err, ErrConflict):
+		return fmt.Errorf("mine: %s is no longer at revision %d: %w", h.ID, h.Revision, err)
+	case err != nil:
 		return fmt.Errorf("mine: put %s: %w", h.ID, err)
 	}
 	h.Revision = rev
@@ -154,39 +144,27 @@ func (s *Store) Update(ctx context.Context, w Write) (*Host, error) {
 	if err := ValidateID(w.ID); err != nil {
 		return nil, err
 	}
-	for attempt := range maxAttempts {
-		if attempt > 0 {
-			// Writers that keep colliding step apart: a random wait that
-			// grows with each conflict, so one cannot starve the other.
-			select {
-			case <-time.After(rand.N(time.Duration(attempt) * time.Millisecond)):
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
-		h, err := s.Get(ctx, w.ID)
+	var h *Host
+	err := bus.Change(ctx, func() (err error) {
+		h, err = s.Get(ctx, w.ID)
 		switch {
 		case errors.Is(err, ErrNotFound):
 			h = &Host{ID: w.ID}
 		case err != nil:
-			return nil, err
+			return err
 		case w.Seq != 0 && h.Seq > w.Seq:
-			return nil, fmt.Errorf("%w: %s reflects event #%d, after #%d", ErrStale, w.ID, h.Seq, w.Seq)
+			return fmt.Errorf("%w: %s reflects event #%d, after #%d", ErrStale, w.ID, h.Seq, w.Seq)
 		}
 		if err := w.Mutate(h); err != nil {
-			return nil, fmt.Errorf("mine: %s: %w", w.ID, err)
+			return fmt.Errorf("mine: %s: %w", w.ID, err)
 		}
 		h.ID, h.Source, h.Updated, h.Seq = w.ID, w.Source, s.now().UTC(), max(h.Seq, w.Seq)
-		err = s.Put(ctx, h)
-		if errors.Is(err, ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		return h, nil
+		return s.Put(ctx, h)
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w: %s: gave up after %d attempts", ErrConflict, w.ID, maxAttempts)
+	return h, nil
 }
 
 // Delete removes the record of id and reports whether there was one.

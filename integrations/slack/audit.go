@@ -503,24 +503,28 @@ func (a *Audit) summarized(ctx context.Context, key string) error {
 // plain write would lose the other's. fn returns false to write nothing;
 // a thread never remembered is left alone (nil, nil).
 func (a *Audit) change(ctx context.Context, key string, fn func(*thread) bool) (*thread, error) {
-	for {
+	var out *thread
+	err := bus.Change(ctx, func() error {
 		t, rev, err := a.readThread(ctx, key)
 		if t == nil || err != nil {
-			return nil, err
+			return err
 		}
 		if !fn(t) {
-			return t, nil
+			out = t
+			return nil
 		}
 		b, err := json.Marshal(t)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		_, err = a.threads.Update(ctx, key, b, rev)
-		if err == nil {
-			return t, nil
+		if _, err := a.threads.Update(ctx, key, b, rev); err != nil {
+			return fmt.Errorf("slack: thread %s: %w", key, err)
 		}
-		if !errors.Is(err, bus.ErrKeyChanged) || ctx.Err() != nil {
-			return nil, fmt.Errorf("slack: thread %s: %w", key, err)
-		}
+		out = t
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return out, nil
 }
