@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/brinehq/brine/internal/backoff"
 )
 
 // BucketConfig describes a durable key-value bucket kept beside the events
@@ -130,20 +132,19 @@ const MaxChangeAttempts = 16
 // writers thus never lose each other's changes, and writers that keep
 // colliding step apart with a random wait that grows with each conflict,
 // so that one cannot starve another. It returns attempt's first other
-// result; after the last conflict, ErrKeyChanged saying it gave up.
-func Change(ctx context.Context, attempt func() error) error {
+// result (the record as written, say); after the last conflict, the zero
+// value and ErrKeyChanged saying it gave up.
+func Change[T any](ctx context.Context, attempt func() (T, error)) (T, error) {
+	var zero T
 	var err error
 	for n := range MaxChangeAttempts {
-		if n > 0 {
-			select {
-			case <-time.After(rand.N(time.Duration(n) * time.Millisecond)):
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		if n > 0 && !backoff.Sleep(ctx, rand.N(time.Duration(n)*time.Millisecond)) {
+			return zero, ctx.Err()
 		}
-		if err = attempt(); !errors.Is(err, ErrKeyChanged) {
-			return err
+		var v T
+		if v, err = attempt(); !errors.Is(err, ErrKeyChanged) {
+			return v, err
 		}
 	}
-	return fmt.Errorf("gave up after %d attempts: %w", MaxChangeAttempts, err)
+	return zero, fmt.Errorf("gave up after %d attempts: %w", MaxChangeAttempts, err)
 }

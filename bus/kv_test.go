@@ -73,12 +73,12 @@ func TestChangeLosesNoIncrement(t *testing.T) {
 	errs := make(chan error, writers)
 	for range writers {
 		wg.Go(func() {
-			errs <- Change(ctx, func() error {
+			_, err := Change(ctx, func() (uint64, error) {
 				v, rev := kv.get("n")
 				n, _ := strconv.Atoi(string(v))
-				_, err := WriteAt(ctx, kv, "n", []byte(strconv.Itoa(n+1)), rev)
-				return err
+				return WriteAt(ctx, kv, "n", []byte(strconv.Itoa(n+1)), rev)
 			})
+			errs <- err
 		})
 	}
 	wg.Wait()
@@ -108,21 +108,25 @@ func TestChangeStops(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			n := 0
-			err := Change(context.Background(), func() error {
+			got, err := Change(context.Background(), func() (int, error) {
 				n++
 				if n <= len(c.results) {
-					return c.results[n-1]
+					return n, c.results[n-1]
 				}
-				return ErrKeyChanged
+				return n, ErrKeyChanged
 			})
 			if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) || n != c.attempts {
 				t.Errorf("Change = %v after %d attempts, want %v after %d", err, n, c.want, c.attempts)
+			}
+			// The value of the attempt that ended it; none when it gave up.
+			if want := map[bool]int{true: 0, false: n}[errors.Is(err, ErrKeyChanged)]; got != want {
+				t.Errorf("Change returned %d, want %d", got, want)
 			}
 		})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Change(ctx, func() error { return ErrKeyChanged }); !errors.Is(err, context.Canceled) {
+	if _, err := Change(ctx, func() (int, error) { return 1, ErrKeyChanged }); !errors.Is(err, context.Canceled) {
 		t.Errorf("Change after its context ended = %v", err)
 	}
 }

@@ -550,24 +550,26 @@ func jobStart(jid string, ev *bus.Event) time.Time {
 // update applies fn to the record of jid with compare-and-set, again when
 // another writer changed it in between (bus.Change).
 func (s *Store) update(ctx context.Context, jid string, fn func(*Job)) error {
-	return bus.Change(ctx, func() error {
+	_, err := bus.Change(ctx, func() (uint64, error) {
 		j, err := s.Get(ctx, jid)
 		switch {
 		case errors.Is(err, ErrNotFound):
 			j = &Job{JID: jid}
 		case err != nil:
-			return err
+			return 0, err
 		}
 		fn(j)
 		b, err := json.Marshal(j)
 		if err != nil {
-			return fmt.Errorf("jobs: encode %s: %w", jid, err)
+			return 0, fmt.Errorf("jobs: encode %s: %w", jid, err)
 		}
-		if _, err := bus.WriteAt(ctx, s.kv, jid, b, j.Revision); err != nil {
-			return fmt.Errorf("jobs: write %s: %w", jid, err)
+		rev, err := bus.WriteAt(ctx, s.kv, jid, b, j.Revision)
+		if err != nil {
+			return 0, fmt.Errorf("jobs: write %s: %w", jid, err)
 		}
-		return nil
+		return rev, nil
 	})
+	return err
 }
 
 // Get returns the job jid, or ErrNotFound.

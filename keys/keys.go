@@ -483,11 +483,10 @@ func (s *Store) Watch(ctx context.Context, fn func(Change)) error {
 // nothing left (deleted). update returns the record as stored, or the
 // current one when mutate changed nothing.
 func (s *Store) update(ctx context.Context, id string, mutate func(cur *Key) (*Key, error)) (*Key, error) {
-	var out *Key
-	err := bus.Change(ctx, func() error {
+	return bus.Change(ctx, func() (*Key, error) {
 		cur, err := s.get(ctx, id)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		var prev *Key
 		if cur != nil {
@@ -497,8 +496,7 @@ func (s *Store) update(ctx context.Context, id string, mutate func(cur *Key) (*K
 		}
 		next, err := mutate(prev)
 		if err != nil || next == nil {
-			out = cur
-			return err
+			return cur, err
 		}
 		next.ID = id
 		next.Updated = s.now().UTC()
@@ -506,15 +504,10 @@ func (s *Store) update(ctx context.Context, id string, mutate func(cur *Key) (*K
 			next.Denied = next.Denied[len(next.Denied)-maxDenied:]
 		}
 		if err := s.write(ctx, cur, next); err != nil {
-			return fmt.Errorf("keys: write %s: %w", id, err)
+			return nil, fmt.Errorf("keys: write %s: %w", id, err)
 		}
-		out = next
-		return nil
+		return next, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // write stores next over cur (nil: the id has no record), at cur's

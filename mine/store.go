@@ -144,27 +144,25 @@ func (s *Store) Update(ctx context.Context, w Write) (*Host, error) {
 	if err := ValidateID(w.ID); err != nil {
 		return nil, err
 	}
-	var h *Host
-	err := bus.Change(ctx, func() (err error) {
-		h, err = s.Get(ctx, w.ID)
+	return bus.Change(ctx, func() (*Host, error) {
+		h, err := s.Get(ctx, w.ID)
 		switch {
 		case errors.Is(err, ErrNotFound):
 			h = &Host{ID: w.ID}
 		case err != nil:
-			return err
+			return nil, err
 		case w.Seq != 0 && h.Seq > w.Seq:
-			return fmt.Errorf("%w: %s reflects event #%d, after #%d", ErrStale, w.ID, h.Seq, w.Seq)
+			return nil, fmt.Errorf("%w: %s reflects event #%d, after #%d", ErrStale, w.ID, h.Seq, w.Seq)
 		}
 		if err := w.Mutate(h); err != nil {
-			return fmt.Errorf("mine: %s: %w", w.ID, err)
+			return nil, fmt.Errorf("mine: %s: %w", w.ID, err)
 		}
 		h.ID, h.Source, h.Updated, h.Seq = w.ID, w.Source, s.now().UTC(), max(h.Seq, w.Seq)
-		return s.Put(ctx, h)
+		if err := s.Put(ctx, h); err != nil {
+			return nil, err
+		}
+		return h, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return h, nil
 }
 
 // Delete removes the record of id and reports whether there was one.

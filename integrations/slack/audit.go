@@ -503,28 +503,18 @@ func (a *Audit) summarized(ctx context.Context, key string) error {
 // plain write would lose the other's. fn returns false to write nothing;
 // a thread never remembered is left alone (nil, nil).
 func (a *Audit) change(ctx context.Context, key string, fn func(*thread) bool) (*thread, error) {
-	var out *thread
-	err := bus.Change(ctx, func() error {
+	return bus.Change(ctx, func() (*thread, error) {
 		t, rev, err := a.readThread(ctx, key)
-		if t == nil || err != nil {
-			return err
-		}
-		if !fn(t) {
-			out = t
-			return nil
+		if t == nil || err != nil || !fn(t) {
+			return t, err
 		}
 		b, err := json.Marshal(t)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := a.threads.Update(ctx, key, b, rev); err != nil {
-			return fmt.Errorf("slack: thread %s: %w", key, err)
+			return nil, fmt.Errorf("slack: thread %s: %w", key, err)
 		}
-		out = t
-		return nil
+		return t, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
