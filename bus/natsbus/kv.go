@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/backoff"
 )
 
 // Bucket is a durable key-value bucket on the bus's server, for state that
@@ -343,8 +343,7 @@ func (kv *Bucket) List(ctx context.Context) ([]bus.Entry, error) {
 // are returned.
 func (kv *Bucket) Watch(ctx context.Context, fn func(*bus.Entry)) error {
 	live := false
-	wait := time.Second
-	for {
+	for failures := 1; ; failures++ {
 		err := kv.watch(ctx, func(e *bus.Entry) bool {
 			switch {
 			case e == nil:
@@ -361,21 +360,13 @@ func (kv *Bucket) Watch(ctx context.Context, fn func(*bus.Entry)) error {
 		case !unanswered(err):
 			return err
 		}
+		wait := backoff.Delay(time.Second, 8*time.Second, failures)
 		kv.b.cfg.Logger.Warn("natsbus: the start of a key-value watch was not answered; starting it again",
 			"bucket", kv.Name(), "in", wait, "err", err)
-		select {
-		case <-ctx.Done():
+		if !backoff.Sleep(ctx, wait) {
 			return nil
-		case <-time.After(wait):
 		}
-		wait = min(2*wait, 8*time.Second)
 	}
-}
-
-// unanswered reports the errors of a request the cluster did not answer
-// for the moment (a timeout, no responders, between leaders).
-func unanswered(err error) bool {
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || unavailable(err)
 }
 
 // watch feeds fn until it returns false (then it returns nil) or ctx ends

@@ -338,6 +338,12 @@ func notStored(err error) error {
 	return err
 }
 
+// unanswered reports the errors of a request the cluster did not answer
+// for the moment (a timeout, no responders, between leaders).
+func unanswered(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || unavailable(err)
+}
+
 // unavailable reports the answers of a cluster with nobody to serve a
 // request for the moment: no responders, JetStream's 503 ("JetStream
 // system temporarily unavailable": a member between leaders, just after a
