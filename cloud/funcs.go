@@ -129,19 +129,7 @@ func (f *Functions) run(ctx context.Context, in *function.Input, plan func(c *Cl
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in.Func, err)
 	}
-	out := map[string]any{}
-	var failed []string
-	for _, r := range c.Run(ctx, p, int(in.Int("parallel"))) {
-		entry := map[string]any{"status": string(r.Status)}
-		if r.Node != nil {
-			entry["instance_id"], entry["ip_address"], entry["macs"] = r.Node.ID, r.Node.IP(), nonNil(r.Node.MACs)
-		}
-		if r.Status == Failed {
-			entry["error"], entry["step"] = r.Error, r.Step
-			failed = append(failed, r.Name+": "+r.Error)
-		}
-		out[r.Name] = entry
-	}
+	out, failed := Outcomes(c.Run(ctx, p, int(in.Int("parallel"))))
 	if len(failed) > 0 {
 		return out, fmt.Errorf("%s: %d of %d failed: %s", in.Func, len(failed), len(out), strings.Join(failed, "; "))
 	}

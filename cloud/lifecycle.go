@@ -110,6 +110,27 @@ type Result struct {
 	Err    error `json:"-"`
 }
 
+// Outcomes is a run's results as a job returns them, by VM name: the
+// action, its status and provider; the instance's id, address and MACs
+// when there is one; the error and the step it failed at. failed lists
+// "name: error" for each VM that failed. `brine cloud` (salt-cloud) and
+// the cloud.* functions (runner and reactions) return the same.
+func Outcomes(results []Result) (out map[string]any, failed []string) {
+	out = make(map[string]any, len(results))
+	for _, r := range results {
+		o := map[string]any{"action": r.Action, "status": string(r.Status), "provider": r.Provider}
+		if r.Node != nil {
+			o["instance_id"], o["ip_address"], o["macs"] = r.Node.ID, r.Node.IP(), nonNil(r.Node.MACs)
+		}
+		if r.Status == Failed {
+			o["error"], o["step"] = r.Error, r.Step
+			failed = append(failed, r.Name+": "+r.Error)
+		}
+		out[r.Name] = o
+	}
+	return out, failed
+}
+
 // Cloud runs VM lifecycles against the configured providers.
 type Cloud struct {
 	cfg     *Config

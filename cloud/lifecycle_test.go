@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -807,5 +808,26 @@ func TestFilterEvents(t *testing.T) {
 	c = e.cloud()
 	if _, err := c.PlanProfile(ctx, "badfilter", []string{"f2"}); !errors.Is(err, cloud.ErrConfig) || !strings.Contains(err.Error(), "zz-bad.conf:4: filter_events") {
 		t.Errorf("bad filter_events: %v", err)
+	}
+}
+
+func TestOutcomes(t *testing.T) {
+	out, failed := cloud.Outcomes([]cloud.Result{
+		{Name: "web1", Action: "create", Provider: "vc", Status: cloud.Created,
+			Node: &cloud.Node{ID: "vm-42", PrivateIPs: []string{"10.0.0.5"}, MACs: []string{"00:50:56:aa:bb:01"}}},
+		{Name: "web2", Action: "create", Provider: "vc", Status: cloud.Failed, Step: "deploy", Error: "ssh: refused"},
+		{Name: "web3", Action: "destroy", Provider: "vc", Status: cloud.Absent},
+	})
+	want := map[string]any{
+		"web1": map[string]any{"action": "create", "status": "created", "provider": "vc",
+			"instance_id": "vm-42", "ip_address": "10.0.0.5", "macs": []string{"00:50:56:aa:bb:01"}},
+		"web2": map[string]any{"action": "create", "status": "failed", "provider": "vc", "error": "ssh: refused", "step": "deploy"},
+		"web3": map[string]any{"action": "destroy", "status": "absent", "provider": "vc"},
+	}
+	if !reflect.DeepEqual(out, want) {
+		t.Errorf("Outcomes =\n%#v\nwant\n%#v", out, want)
+	}
+	if len(failed) != 1 || failed[0] != "web2: ssh: refused" {
+		t.Errorf("failed = %q", failed)
 	}
 }

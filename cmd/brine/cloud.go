@@ -243,27 +243,15 @@ func cloudJob(f *cloudFlags, names []string) (string, map[string]any) {
 	return "cloud.destroy", kw
 }
 
-// cloudOutcomes is the job's return: each VM's outcome by name, and an error
-// when any failed or the run was interrupted.
+// cloudOutcomes is the job's return (cloud.Outcomes), and an error when
+// any VM failed or the run was interrupted.
 func cloudOutcomes(results []cloud.Result, cancelled error) (map[string]any, error) {
-	out := make(map[string]any, len(results))
-	failed := 0
-	for _, r := range results {
-		o := map[string]any{"action": r.Action, "status": r.Status, "provider": r.Provider}
-		if r.Error != "" {
-			o["error"], o["step"] = r.Error, r.Step
-			failed++
-		}
-		if r.Node != nil {
-			o["instance_id"], o["ip_address"] = r.Node.ID, r.Node.IP()
-		}
-		out[r.Name] = o
-	}
+	out, failed := cloud.Outcomes(results)
 	switch {
 	case cancelled != nil:
 		return out, fmt.Errorf("interrupted: %w", cancelled)
-	case failed > 0:
-		return out, fmt.Errorf("%d of %d VMs failed", failed, len(results))
+	case len(failed) > 0:
+		return out, fmt.Errorf("%d of %d VMs failed: %s", len(failed), len(results), strings.Join(failed, "; "))
 	}
 	return out, nil
 }
