@@ -93,6 +93,15 @@ func CanonicalIP(s string) string {
 	return s
 }
 
+// LinkScoped reports whether a is a link-local or multicast address.
+// Agents report every address of their interfaces, and these are among
+// them; they mean nothing off their link, so no DNS or DHCP record is made
+// of them.
+func LinkScoped(a netip.Addr) bool {
+	a = a.Unmap()
+	return a.IsLinkLocalUnicast() || a.IsMulticast()
+}
+
 // CanonicalMAC returns a hardware address in lower-case colon form, or s
 // trimmed when it is not one.
 func CanonicalMAC(s string) string {

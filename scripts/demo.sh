@@ -24,7 +24,9 @@
 # this run, and is removed at the end, also on Ctrl-C. Exits 0 only if
 # every check passed. Needs root (namespaces, sshd) and the packages make
 # demo installs.
-set -euo pipefail
+set -eEuo pipefail
+# A command that ends the demo early says which, and where.
+trap 'echo "demo: line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&2' ERR
 BRINE=${1:-bin/brine}
 BRINE=$(cd "$(dirname "$BRINE")" && pwd)/$(basename "$BRINE")
 examples=$(cd "$(dirname "$0")/../examples" && pwd)
@@ -198,7 +200,21 @@ else
 	echo "  Slack: a local capture of Slack's Web API on 127.0.0.1:$SL (SLACK_TOKEN and SLACK_CHANNEL post to a workspace)"
 fi
 
-"$BRINE" cloud simulator --listen "127.0.0.1:$VC" --dhcp-start "$NET.10" --json > "$work/vcsim.json" 2> "$work/vcsim.log" &
+# A VM's guest (below) stops as the simulator powers the VM off, and the
+# power-off waits for it, as a real VM's guest stops with it: salt-cloud -d
+# deletes the key after the power-off, and a guest still running would
+# reconnect its agent, whose key would come back pending.
+cat > "$work/bin/power-off" <<SH
+#!/bin/sh
+ns="$P-\$1"
+pids=\$(ip netns pids "\$ns" 2>/dev/null) || exit 0 # no guest booted
+[ -z "\$pids" ] || kill -9 \$pids
+for i in \$(seq 100); do [ -z "\$(ip netns pids "\$ns")" ] && break; sleep 0.05; done
+echo "\$(date +%T.%N) powered off \$1"
+SH
+chmod 755 "$work/bin/power-off"
+"$BRINE" cloud simulator --listen "127.0.0.1:$VC" --dhcp-start "$NET.10" --on-power-off "$work/bin/power-off" --json \
+	> "$work/vcsim.json" 2>> "$work/guests.log" &
 pids+=($!)
 waitfor 30 test -s "$work/vcsim.json"
 vc_url=$(json 'd["url"]' < "$work/vcsim.json")
@@ -400,8 +416,8 @@ echo "  master on $NET.1:$REQ (embedded NATS JetStream under $work/data)"
 # The VMs' guests. The simulator gives a VM its address; salt-cloud then
 # waits for SSH there (salt/cloud/<vm>/waiting_for_ssh). This watcher plays
 # the VM booting: a namespace with that address and the VM's MAC, its own
-# /srv, /usr/local and resolv.conf (a mount namespace), and an sshd. When salt-cloud
-# destroys the VM, the guest's power is cut.
+# /srv, /usr/local and resolv.conf (a mount namespace), and an sshd. The
+# simulator stops it when the VM powers off (power-off, above).
 boot_guest() { # boot_guest NAME IP
 	local name=$1 ip=$2 g=$work/guests/$1 mac
 	echo "$(date +%T.%N) booting $name"
@@ -417,10 +433,6 @@ boot_guest() { # boot_guest NAME IP
 		exec /usr/sbin/sshd -D -e -f "$1/sshd_config"' sh "$g" > "$g/sshd.log" 2>&1 &
 	echo "$(date +%T.%N) booted $name at $ip ($mac)"
 }
-halt_guest() { # halt_guest NAME
-	ip netns pids "$P-$1" 2>/dev/null | xargs -r kill -9
-	echo "powered off $1"
-}
 mkfifo "$work/cloud.fifo"
 "$BRINE" -c "$work/etc" event watch 'salt/cloud/*' --since 1h > "$work/cloud.fifo" 2>/dev/null &
 pids+=($!)
@@ -428,9 +440,8 @@ while IFS=$'\t' read -r tag data; do
 	name=${tag#salt/cloud/}; name=${name%%/*}
 	case $tag in
 	*/waiting_for_ssh) boot_guest "$name" "$(json 'd["ip_address"]' <<< "$data")" & ;;
-	*/destroying) halt_guest "$name" ;;
 	esac
-done < "$work/cloud.fifo" > "$work/guests.log" 2>&1 &
+done < "$work/cloud.fifo" >> "$work/guests.log" 2>&1 &
 pids+=($!)
 
 chapter "salt-cloud -m: three VMs, each deployed with an agent"
@@ -470,9 +481,10 @@ grep -m1 -P '^salt/auth\t.*"act": "pend".*"id": "laptop-dave"' "$work/events.log
 
 chapter "salt/minion/<id>/start: each web server applies its highstate"
 say "top.sls gives web* the www formula: a page with a pillar value, and a package."
-hs_done() { # hs_done VM — the VM's highstate job succeeded
-	brine jobs list --fun state.highstate --json | json "any(j['tgt'] == '$1' and j.get('end_time') and all(r['success'] for r in j.get('returns', {}).values()) and j.get('returns') for j in d)" | grep -q true
+job_done() { # job_done FUN TGT — a FUN job on TGT has ended, and every return succeeded
+	brine jobs list --fun "$1" --json | json "any(j['tgt'] == '$2' and j.get('end_time') and j.get('returns') and all(r['success'] for r in j['returns'].values()) for j in d)" | grep -q true
 }
+hs_done() { job_done state.highstate "$1"; }
 for vm in web1 web2 web3; do waitfor 60 hs_done "$vm" || true; done
 jid=$(brine jobs list --fun state.highstate --json | json "[j['jid'] for j in d if j['tgt'] == 'web1'][0]" 2>/dev/null || true)
 [ -n "$jid" ] && show salt-run jobs.lookup_jid "$jid" | head -60 || true
@@ -518,7 +530,11 @@ say "salt/beacon/web1/inotify//srv/www/index.html and a reaction re-applies www.
 show ssh -i "$work/ssh/id_ed25519" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
 	"root@${ip[web1]}" "echo '<h1>defaced</h1>' > /srv/www/index.html" || true
 check "web1's beacon fired" waitfor 20 grep -q '^salt/beacon/web1/inotify//srv/www/index.html' "$work/events.log"
-check "web1's page restored" waitfor 30 grep -q "Hello from the brine demo" "$work/guests/web1/srv/www/index.html"
+# Restored once the reaction's state run has ended, not when its first state
+# has rewritten the page: an agent runs one state run at a time, and the
+# orchestration below would be refused while this one finishes.
+restored() { job_done state.apply web1 && grep -q "Hello from the brine demo" "$work/guests/web1/srv/www/index.html"; }
+check "web1's page restored" waitfor 30 restored
 indent < "$work/guests/web1/srv/www/index.html"
 
 chapter "salt-run state.orchestrate orch.deploy: a rolling deploy"

@@ -35,6 +35,13 @@ type SimulatorConfig struct {
 	// A loopback one (127.20.0.10) makes the VMs reachable on this host,
 	// where a local sshd can play their guests for the deploy step.
 	DHCPStart netip.Addr
+	// PowerOff, when set, is called with a VM's name while the VM powers
+	// off (brine's destroy powers a VM off first), and the power-off task
+	// completes only once it has returned. Whatever plays the VM's guest
+	// (a network namespace, for the demo) stops with it, as a real VM's
+	// guest does: a guest stopped later, on an event, could still be
+	// running and reconnecting its agent when salt-cloud deletes its key.
+	PowerOff func(name string)
 }
 
 // Simulator is govmomi's vCenter simulator (the VPX model: datacenter DC0,
@@ -75,6 +82,10 @@ func StartSimulator(cfg SimulatorConfig) (*Simulator, error) {
 		s.Close()
 		return nil, fmt.Errorf("simulator: %w", err)
 	}
+	if cfg.PowerOff != nil {
+		// After makeTemplate, whose power-off is the simulator's own.
+		model.Map().AddHandler(&powerHook{off: cfg.PowerOff})
+	}
 	if cfg.DHCP {
 		s.wg.Add(1)
 		go func() {
@@ -97,6 +108,34 @@ func (s *Simulator) Close() {
 	s.wg.Wait()
 	s.server.Close()
 	s.model.Remove()
+}
+
+// powerHook is a handler of the simulator's object registry, which tells
+// it of every property change as it is made: a VM's power state turning
+// off calls off, inside the power-off task.
+type powerHook struct{ off func(name string) }
+
+// Reference names the handler in the registry, which keys its handlers by
+// managed object reference; no object has this one.
+func (*powerHook) Reference() types.ManagedObjectReference {
+	return types.ManagedObjectReference{Type: "BrinePowerHook", Value: "power-hook"}
+}
+
+func (*powerHook) PutObject(*simulator.Context, mo.Reference) {}
+
+func (*powerHook) RemoveObject(*simulator.Context, types.ManagedObjectReference) {}
+
+func (h *powerHook) UpdateObject(_ *simulator.Context, obj mo.Reference, changes []types.PropertyChange) {
+	vm, ok := obj.(*mo.VirtualMachine)
+	if !ok {
+		return
+	}
+	for _, c := range changes {
+		if c.Name == "runtime.powerState" && c.Val == types.VirtualMachinePowerStatePoweredOff {
+			h.off(vm.Name)
+			return
+		}
+	}
 }
 
 // makeTemplate turns the model's second cluster VM into SimulatorTemplate:

@@ -3,10 +3,16 @@ package vmware
 import (
 	"context"
 	"net/netip"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/types"
+
+	"github.com/brinehq/brine/cloud"
 )
 
 // TestSimulatorDHCPStart checks that the simulated DHCP server hands out
@@ -57,5 +63,76 @@ func TestSimulatorDHCPStart(t *testing.T) {
 				t.Errorf("start %v: address %s is outside %s", tc.start, ip, tc.prefix)
 			}
 		}
+	}
+}
+
+// TestSimulatorPowerOffHook checks that PowerOff is called with the name of
+// a VM that brine's destroy powers off, and that the destroy waits for it:
+// the demo cuts a guest's power there, and a guest still running after
+// its VM was destroyed would reconnect its agent under a deleted key.
+func TestSimulatorPowerOffHook(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		off []string
+	)
+	sim, err := StartSimulator(SimulatorConfig{PowerOff: func(name string) {
+		time.Sleep(300 * time.Millisecond) // the guest takes a while to stop
+		mu.Lock()
+		off = append(off, name)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sim.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := govmomi.NewClient(ctx, sim.URL(), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &vsphere{client: c}
+	nodes, err := d.Nodes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var on []*cloud.Node
+	for _, n := range nodes {
+		if n.State == string(types.VirtualMachinePowerStatePoweredOn) {
+			on = append(on, n)
+		}
+	}
+	if len(on) < 2 {
+		t.Fatalf("want two powered-on VMs in the simulator: %+v", nodes)
+	}
+	calls := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(off)
+	}
+	if got := calls(); len(got) != 0 {
+		t.Errorf("PowerOff called before any VM powered off (the template's power-off is the simulator's own): %q", got)
+	}
+	if err := d.Destroy(ctx, on[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(); !slices.Equal(got, []string{on[0].Name}) {
+		t.Fatalf("when destroying %s returned, PowerOff had been called for %q; want [%s]", on[0].Name, got, on[0].Name)
+	}
+	// A VM powered off by hand calls it too, and is not powered off again
+	// when destroyed.
+	vm := object.NewVirtualMachine(c.Client, types.ManagedObjectReference{Type: "VirtualMachine", Value: on[1].ID})
+	task, err := vm.PowerOff(ctx)
+	if err == nil {
+		err = task.Wait(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Destroy(ctx, on[1]); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(); !slices.Equal(got, []string{on[0].Name, on[1].Name}) {
+		t.Errorf("after powering off and destroying %s, PowerOff had been called for %q; want [%s %s]", on[1].Name, got, on[0].Name, on[1].Name)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/netip"
 	"os"
+	"os/exec"
 	"slices"
 	"sort"
 	"strconv"
@@ -722,10 +723,30 @@ func (p *progress) draw(final bool) {
 	_, _ = io.WriteString(p.w, b.String())
 }
 
+// powerOffTimeout bounds an --on-power-off program: the simulator's power-off
+// task, and whoever waits for it, wait for the program.
+const powerOffTimeout = 30 * time.Second
+
+// powerOffHook runs program with a VM's name as its argument, its output
+// going to w, and waits for it (at most powerOffTimeout); a failure is
+// reported on w and does not stop the power-off, as a guest that will not
+// shut down does not stop a VM's power being cut.
+func powerOffHook(ctx context.Context, program string, w io.Writer) func(name string) {
+	return func(name string) {
+		ctx, cancel := context.WithTimeout(ctx, powerOffTimeout)
+		defer cancel()
+		c := exec.CommandContext(ctx, program, name)
+		c.Stdout, c.Stderr = w, w
+		if err := c.Run(); err != nil {
+			fmt.Fprintf(w, "brine cloud simulator: --on-power-off %s %s: %v\n", program, name, err)
+		}
+	}
+}
+
 func newCloudSimulatorCmd() *cobra.Command {
 	var (
-		listen, user, password, dhcpStart string
-		noDHCP, asJSON                    bool
+		listen, user, password, dhcpStart, onPowerOff string
+		noDHCP, asJSON                                bool
 	)
 	cmd := &cobra.Command{
 		Use:   "simulator",
@@ -733,11 +754,12 @@ func newCloudSimulatorCmd() *cobra.Command {
 		Long: `Run govmomi's vCenter simulator: datacenter DC0, cluster DC0_C0, a few VMs and
 a template called linux-template, over HTTPS with a self-signed certificate.
 Powered-on VMs get an address from 10.20.0.0/16 (from --dhcp-start on) and a
-MAC address of their own, as a DHCP server and vCenter would give them; with
+MAC address of their own, as a DHCP server and vCenter would give them. With
 a loopback --dhcp-start, an sshd on this host can play the VMs' guests for
-the deploy step, as make demo does. It prints the provider
-entry to put in cloud.providers and runs until interrupted; everything in
-it is lost when it stops.`,
+the deploy step; --on-power-off stops such a guest with its VM (brine cloud
+-d powers a VM off before deleting it), as make demo does. It prints the
+provider entry to put in cloud.providers and runs until interrupted;
+everything in it is lost when it stops.`,
 		Example: `  brine cloud simulator --listen 127.0.0.1:8989 &
   brine cloud -p small web1 web2 web3
   brine cloud simulator --dhcp-start 127.20.0.10   # VMs on loopback addresses`,
@@ -747,7 +769,11 @@ it is lost when it stops.`,
 			if err != nil {
 				return usageError{fmt.Errorf("--dhcp-start: %w", err)}
 			}
-			sim, err := vmware.StartSimulator(vmware.SimulatorConfig{Listen: listen, User: user, Password: password, DHCP: !noDHCP, DHCPStart: start})
+			cfg := vmware.SimulatorConfig{Listen: listen, User: user, Password: password, DHCP: !noDHCP, DHCPStart: start}
+			if onPowerOff != "" {
+				cfg.PowerOff = powerOffHook(cmd.Context(), onPowerOff, cmd.ErrOrStderr())
+			}
+			sim, err := vmware.StartSimulator(cfg)
 			if err != nil {
 				return err
 			}
@@ -778,6 +804,7 @@ vcsim:
 	cmd.Flags().StringVar(&user, "user", "user", "the user name accepted")
 	cmd.Flags().StringVar(&password, "password", "pass", "the password accepted")
 	cmd.Flags().StringVar(&dhcpStart, "dhcp-start", "10.20.0.10", "the first address VMs get")
+	cmd.Flags().StringVar(&onPowerOff, "on-power-off", "", "a program run, and waited for, with a VM's name as its argument as the VM powers off")
 	cmd.Flags().BoolVar(&noDHCP, "no-dhcp", false, "give VMs no IP address (to see wait_for_ip_timeout at work)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"url", "user", "template"} instead of a provider entry`)
 	return cmd

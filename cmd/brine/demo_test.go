@@ -33,7 +33,7 @@ func TestDemoScenario(t *testing.T) {
 	}
 	out, err := exec.Command(script, brineBin).CombinedOutput()
 	if err != nil {
-		t.Fatalf("demo failed: %v\n%s", err, out)
+		t.Fatalf("demo failed: %v%s\n\nthe whole output:\n%s", err, demoFailures(out), out)
 	}
 	if !regexp.MustCompile(`(?m)^all \d+ checks passed$`).Match(out) || regexp.MustCompile(`(?m)^\s*FAIL `).Match(out) {
 		t.Fatalf("demo summary not all passing:\n%s", out)
@@ -46,4 +46,21 @@ func TestDemoScenario(t *testing.T) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
+}
+
+// demoFailures picks out of the demo's output the checks that failed and
+// the demo's own complaints ("demo: …", the command that ended it), to
+// print before the whole output: a CI log that keeps only the head and
+// tail of a long failure must still say what went wrong.
+func demoFailures(out []byte) string {
+	var b strings.Builder
+	for _, line := range strings.Split(string(out), "\n") {
+		if l := strings.TrimSpace(line); strings.HasPrefix(l, "✗ ") || strings.HasPrefix(l, "demo: ") {
+			b.WriteString("\n  " + l)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "; what failed:" + b.String()
 }

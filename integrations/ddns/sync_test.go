@@ -117,6 +117,14 @@ func TestSyncWithMine(t *testing.T) {
 	want("103.0.20.10.in-addr.arpa", dns.TypePTR, "web4.example.test.")
 	want("101.0.20.10.in-addr.arpa", dns.TypePTR)
 	want("102.0.20.10.in-addr.arpa", dns.TypePTR)
+	// An agent reports every address of its interfaces, link-local ones
+	// too (as Salt's network.ip_addrs6 does): they mean nothing off their
+	// link, and get no record.
+	cloud("brine/mine/update", map[string]any{"id": "web4", "ips": []any{"10.20.0.103", "fe80::250:56ff:fe00:1", "2001:db8::103", "169.254.7.7"}})
+	want("web4.example.test", dns.TypeAAAA, "2001:db8::103")
+	want("web4.example.test", dns.TypeA, "10.20.0.103")
+	revLL, _ := dns.ReverseAddr("fe80::250:56ff:fe00:1")
+	want(revLL, dns.TypePTR)
 
 	// web2 loses its IPv6 address: its AAAA and that PTR go.
 	cloud("brine/mine/update", map[string]any{"id": "web2", "ips": []any{"10.20.0.94"}})

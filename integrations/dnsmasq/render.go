@@ -199,6 +199,9 @@ func (r *Rendered) check(h *mine.Host, cfg *Config, addrs *[]netip.Addr, macs *[
 			continue
 		}
 		a = a.Unmap()
+		if mine.LinkScoped(a) {
+			continue
+		}
 		if !inRanges(a, cfg.Ranges) {
 			outside = append(outside, s)
 			continue

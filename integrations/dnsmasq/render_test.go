@@ -53,6 +53,15 @@ func TestRender(t *testing.T) {
 				"10.0.0.12 web2.cloud.test web2\n",
 		},
 		{
+			name: "link-local and multicast addresses an agent reports are left out, and are no conflict",
+			hosts: []*mine.Host{
+				{ID: "a", IPs: []string{"10.0.0.5", "fe80::250:56ff:fe00:1", "169.254.1.1"}, MACs: []string{"00:50:56:00:00:01"}},
+				{ID: "b", IPs: []string{"10.0.0.6", "fe80::250:56ff:fe00:1", "169.254.1.1", "ff02::1"}},
+			},
+			dhcp: "00:50:56:00:00:01,10.0.0.5,a\nb,10.0.0.6\n",
+			addn: "10.0.0.5 a.cloud.test a\n10.0.0.6 b.cloud.test b\n",
+		},
+		{
 			name: "lease time, macs paired with addresses in order",
 			mod:  func(c *Config) { c.LeaseTime = "infinite" },
 			hosts: []*mine.Host{
