@@ -481,10 +481,10 @@ grep -m1 -P '^salt/auth\t.*"act": "pend".*"id": "laptop-dave"' "$work/events.log
 
 chapter "salt/minion/<id>/start: each web server applies its highstate"
 say "top.sls gives web* the www formula: a page with a pillar value, and a package."
-job_done() { # job_done FUN TGT — a FUN job on TGT has ended, and every return succeeded
-	brine jobs list --fun "$1" --json | json "any(j['tgt'] == '$2' and j.get('end_time') and j.get('returns') and all(r['success'] for r in j['returns'].values()) for j in d)" | grep -q true
+jobs_done() { # jobs_done any|all FUN TGT — any or all of the FUN jobs on TGT (one at least) ended, every return a success
+	brine jobs list --fun "$2" --json | json "(lambda js: bool(js) and $1(j.get('end_time') and j.get('returns') and all(r['success'] for r in j['returns'].values()) for j in js))([j for j in d if j['tgt'] == '$3'])" | grep -qx true
 }
-hs_done() { job_done state.highstate "$1"; }
+hs_done() { jobs_done any state.highstate "$1"; }
 for vm in web1 web2 web3; do waitfor 60 hs_done "$vm" || true; done
 jid=$(brine jobs list --fun state.highstate --json | json "[j['jid'] for j in d if j['tgt'] == 'web1'][0]" 2>/dev/null || true)
 [ -n "$jid" ] && show salt-run jobs.lookup_jid "$jid" | head -60 || true
@@ -530,10 +530,11 @@ say "salt/beacon/web1/inotify//srv/www/index.html and a reaction re-applies www.
 show ssh -i "$work/ssh/id_ed25519" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
 	"root@${ip[web1]}" "echo '<h1>defaced</h1>' > /srv/www/index.html" || true
 check "web1's beacon fired" waitfor 20 grep -q '^salt/beacon/web1/inotify//srv/www/index.html' "$work/events.log"
-# Restored once the reaction's state run has ended, not when its first state
-# has rewritten the page: an agent runs one state run at a time, and the
-# orchestration below would be refused while this one finishes.
-restored() { job_done state.apply web1 && grep -q "Hello from the brine demo" "$work/guests/web1/srv/www/index.html"; }
+# Restored once the reaction's state runs have ended (an edit can fire the
+# beacon twice), not when the first state has rewritten the page: an agent
+# runs one state run at a time, and the orchestration below would be
+# refused while one finishes.
+restored() { jobs_done all state.apply web1 && grep -q "Hello from the brine demo" "$work/guests/web1/srv/www/index.html"; }
 check "web1's page restored" waitfor 30 restored
 indent < "$work/guests/web1/srv/www/index.html"
 
