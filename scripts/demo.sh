@@ -559,12 +559,14 @@ thread, a reply for each agent's return (targeted jobs) or its result."""
 import json, sys
 msgs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 posts = [m for m in msgs if m["method"] == "chat.postMessage"]
+def first_line(m):
+    return ((m["text"] or "").splitlines() or [""])[0]
 if len(sys.argv) < 3:
     parents = [m for m in posts if not m["thread_ts"]]
     for p in parents[-12:]:
-        print("    " + (p["text"] or "").splitlines()[0][:110])
+        print("    " + first_line(p)[:110])
         for r in [m for m in posts if m["thread_ts"] == p["ts"]][:6]:
-            print("      └ " + (r["text"] or "").splitlines()[0][:104])
+            print("      └ " + first_line(r)[:104])
     sys.exit(0)
 missing = []
 for j in json.loads(sys.argv[2]):
