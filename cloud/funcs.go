@@ -129,9 +129,9 @@ func (f *Functions) run(ctx context.Context, in *function.Input, plan func(c *Cl
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in.Func, err)
 	}
-	out, failed := Outcomes(c.Run(ctx, p, int(in.Int("parallel"))))
-	if len(failed) > 0 {
-		return out, fmt.Errorf("%s: %d of %d failed: %s", in.Func, len(failed), len(out), strings.Join(failed, "; "))
+	out, err := Outcomes(c.Run(ctx, p, int(in.Int("parallel"))))
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", in.Func, err)
 	}
 	return out, nil
 }

@@ -104,7 +104,7 @@ func TestRunnerFunctionFailsWhenAVMFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := reg.Call(ctxT(t), "cloud.profile", nil, map[string]any{"prof": "slow", "instances": "s1"}, nil)
-	if !errors.Is(err, cloud.ErrIPTimeout) && (err == nil || !strings.Contains(err.Error(), "1 of 1 failed")) {
+	if !errors.Is(err, cloud.ErrIPTimeout) && (err == nil || !strings.Contains(err.Error(), "1 of 1 VMs failed")) {
 		t.Errorf("err %v", err)
 	}
 	if r, _ := out.(map[string]any)["s1"].(map[string]any); r["status"] != "failed" || r["step"] != "querying" {

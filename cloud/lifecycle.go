@@ -112,11 +112,12 @@ type Result struct {
 
 // Outcomes is a run's results as a job returns them, by VM name: the
 // action, its status and provider; the instance's id, address and MACs
-// when there is one; the error and the step it failed at. failed lists
-// "name: error" for each VM that failed. `brine cloud` (salt-cloud) and
-// the cloud.* functions (runner and reactions) return the same.
-func Outcomes(results []Result) (out map[string]any, failed []string) {
-	out = make(map[string]any, len(results))
+// when there is one; the error and the step it failed at. The error names
+// each VM that failed and why. `brine cloud` (salt-cloud) and the cloud.*
+// functions (runner and reactions) return the same.
+func Outcomes(results []Result) (map[string]any, error) {
+	out := make(map[string]any, len(results))
+	var failed []string
 	for _, r := range results {
 		o := map[string]any{"action": r.Action, "status": string(r.Status), "provider": r.Provider}
 		if r.Node != nil {
@@ -128,7 +129,10 @@ func Outcomes(results []Result) (out map[string]any, failed []string) {
 		}
 		out[r.Name] = o
 	}
-	return out, failed
+	if len(failed) > 0 {
+		return out, fmt.Errorf("%d of %d VMs failed: %s", len(failed), len(results), strings.Join(failed, "; "))
+	}
+	return out, nil
 }
 
 // Cloud runs VM lifecycles against the configured providers.

@@ -812,7 +812,7 @@ func TestFilterEvents(t *testing.T) {
 }
 
 func TestOutcomes(t *testing.T) {
-	out, failed := cloud.Outcomes([]cloud.Result{
+	out, err := cloud.Outcomes([]cloud.Result{
 		{Name: "web1", Action: "create", Provider: "vc", Status: cloud.Created,
 			Node: &cloud.Node{ID: "vm-42", PrivateIPs: []string{"10.0.0.5"}, MACs: []string{"00:50:56:aa:bb:01"}}},
 		{Name: "web2", Action: "create", Provider: "vc", Status: cloud.Failed, Step: "deploy", Error: "ssh: refused"},
@@ -827,7 +827,7 @@ func TestOutcomes(t *testing.T) {
 	if !reflect.DeepEqual(out, want) {
 		t.Errorf("Outcomes =\n%#v\nwant\n%#v", out, want)
 	}
-	if len(failed) != 1 || failed[0] != "web2: ssh: refused" {
-		t.Errorf("failed = %q", failed)
+	if err == nil || err.Error() != "1 of 3 VMs failed: web2: ssh: refused" {
+		t.Errorf("err = %v, want 1 of 3 VMs failed: web2: ssh: refused", err)
 	}
 }

@@ -214,7 +214,10 @@ func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, 
 	prog.start()
 	results := c.Run(ctx, plan, f.parallel)
 	prog.stop()
-	outcomes, runErr := cloudOutcomes(results, ctx.Err())
+	outcomes, runErr := cloud.Outcomes(results)
+	if ctx.Err() != nil {
+		runErr = fmt.Errorf("interrupted: %w", ctx.Err())
+	}
 	// The job's ret is stored even when the run was interrupted.
 	if err := endJob(context.WithoutCancel(ctx), client, job, outcomes, runErr); err != nil {
 		fmt.Fprintf(errOut, "brine: cloud: recording the job's result: %v\n", err)
@@ -242,19 +245,6 @@ func cloudJob(f *cloudFlags, names []string) (string, map[string]any) {
 	}
 	kw["names"] = names
 	return "cloud.destroy", kw
-}
-
-// cloudOutcomes is the job's return (cloud.Outcomes), and an error when
-// any VM failed or the run was interrupted.
-func cloudOutcomes(results []cloud.Result, cancelled error) (map[string]any, error) {
-	out, failed := cloud.Outcomes(results)
-	switch {
-	case cancelled != nil:
-		return out, fmt.Errorf("interrupted: %w", cancelled)
-	case len(failed) > 0:
-		return out, fmt.Errorf("%d of %d VMs failed: %s", len(failed), len(results), strings.Join(failed, "; "))
-	}
-	return out, nil
 }
 
 func makePlan(ctx context.Context, c *cloud.Cloud, f *cloudFlags, args []string) (*cloud.Plan, error) {
