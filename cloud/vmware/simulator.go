@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net/netip"
 	"net/url"
+	"os/exec"
 	"sync"
 	"time"
 
@@ -108,6 +110,26 @@ func (s *Simulator) Close() {
 	s.wg.Wait()
 	s.server.Close()
 	s.model.Remove()
+}
+
+// powerOffTimeout bounds a PowerOffProgram: the simulator's power-off task,
+// and whoever waits for it, wait for the program.
+const powerOffTimeout = 30 * time.Second
+
+// PowerOffProgram is a PowerOff that runs program with the VM's name as its
+// argument, its output going to w, and waits for it (at most 30 s). A
+// failure is reported on w and does not stop the power-off, as a guest that
+// will not shut down does not stop a VM's power being cut.
+func PowerOffProgram(ctx context.Context, program string, w io.Writer) func(name string) {
+	return func(name string) {
+		ctx, cancel := context.WithTimeout(ctx, powerOffTimeout)
+		defer cancel()
+		c := exec.CommandContext(ctx, program, name)
+		c.Stdout, c.Stderr = w, w
+		if err := c.Run(); err != nil {
+			fmt.Fprintf(w, "simulator: power-off program %s %s: %v\n", program, name, err)
+		}
+	}
 }
 
 // powerHook is a handler of the simulator's object registry, which tells

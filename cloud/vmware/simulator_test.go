@@ -3,7 +3,10 @@ package vmware
 import (
 	"context"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -134,5 +137,30 @@ func TestSimulatorPowerOffHook(t *testing.T) {
 	}
 	if got := calls(); !slices.Equal(got, []string{on[0].Name, on[1].Name}) {
 		t.Errorf("after powering off and destroying %s, PowerOff had been called for %q; want [%s %s]", on[1].Name, got, on[0].Name, on[1].Name)
+	}
+}
+
+// TestPowerOffProgram checks that the program runs with the VM's name and
+// is waited for, and that its failure is said, not hidden.
+func TestPowerOffProgram(t *testing.T) {
+	dir := t.TempDir()
+	prog := filepath.Join(dir, "power-off")
+	script := "#!/bin/sh\nsleep 0.2\necho \"$1\" > " + filepath.Join(dir, "off") + "\necho stopped \"$1\"\n[ \"$1\" != stuck ]\n"
+	if err := os.WriteFile(prog, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	off := PowerOffProgram(context.Background(), prog, &out)
+	off("web2")
+	if b, err := os.ReadFile(filepath.Join(dir, "off")); err != nil || string(b) != "web2\n" {
+		t.Fatalf("when the hook returned, the program had written %q (%v); want web2", b, err)
+	}
+	if out.String() != "stopped web2\n" {
+		t.Errorf("output %q, want the program's own", out.String())
+	}
+	out.Reset()
+	off("stuck")
+	if want := "simulator: power-off program " + prog + " stuck: exit status 1"; !strings.Contains(out.String(), want) {
+		t.Errorf("output %q, want it to say %q", out.String(), want)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"maps"
 	"net/netip"
 	"os"
-	"os/exec"
 	"slices"
 	"sort"
 	"strconv"
@@ -713,26 +712,6 @@ func (p *progress) draw(final bool) {
 	_, _ = io.WriteString(p.w, b.String())
 }
 
-// powerOffTimeout bounds an --on-power-off program: the simulator's power-off
-// task, and whoever waits for it, wait for the program.
-const powerOffTimeout = 30 * time.Second
-
-// powerOffHook runs program with a VM's name as its argument, its output
-// going to w, and waits for it (at most powerOffTimeout); a failure is
-// reported on w and does not stop the power-off, as a guest that will not
-// shut down does not stop a VM's power being cut.
-func powerOffHook(ctx context.Context, program string, w io.Writer) func(name string) {
-	return func(name string) {
-		ctx, cancel := context.WithTimeout(ctx, powerOffTimeout)
-		defer cancel()
-		c := exec.CommandContext(ctx, program, name)
-		c.Stdout, c.Stderr = w, w
-		if err := c.Run(); err != nil {
-			fmt.Fprintf(w, "brine cloud simulator: --on-power-off %s %s: %v\n", program, name, err)
-		}
-	}
-}
-
 func newCloudSimulatorCmd() *cobra.Command {
 	var (
 		listen, user, password, dhcpStart, onPowerOff string
@@ -761,7 +740,7 @@ everything in it is lost when it stops.`,
 			}
 			cfg := vmware.SimulatorConfig{Listen: listen, User: user, Password: password, DHCP: !noDHCP, DHCPStart: start}
 			if onPowerOff != "" {
-				cfg.PowerOff = powerOffHook(cmd.Context(), onPowerOff, cmd.ErrOrStderr())
+				cfg.PowerOff = vmware.PowerOffProgram(cmd.Context(), onPowerOff, cmd.ErrOrStderr())
 			}
 			sim, err := vmware.StartSimulator(cfg)
 			if err != nil {
