@@ -484,12 +484,11 @@ say "top.sls gives web* the www formula: a page with a pillar value, and a packa
 jobs_done() { # jobs_done any|all FUN TGT — any or all of the FUN jobs on TGT (one at least) ended, every return a success
 	brine jobs list --fun "$2" --json | json "(lambda js: bool(js) and $1(j.get('end_time') and j.get('returns') and all(r['success'] for r in j['returns'].values()) for j in js))([j for j in d if j['tgt'] == '$3'])" | grep -qx true
 }
-hs_done() { jobs_done any state.highstate "$1"; }
-for vm in web1 web2 web3; do waitfor 60 hs_done "$vm" || true; done
+for vm in web1 web2 web3; do waitfor 60 jobs_done any state.highstate "$vm" || true; done
 jid=$(brine jobs list --fun state.highstate --json | json "[j['jid'] for j in d if j['tgt'] == 'web1'][0]" 2>/dev/null || true)
 [ -n "$jid" ] && show salt-run jobs.lookup_jid "$jid" | head -60 || true
 for vm in web1 web2 web3; do
-	check "$vm highstate succeeded" hs_done "$vm"
+	check "$vm highstate succeeded" jobs_done any state.highstate "$vm"
 done
 show salt 'web*' cmd.run 'cat /srv/www/index.html' || true
 for vm in web1 web2 web3; do

@@ -199,7 +199,7 @@ func (s *syncer) desired(id string) ([]netip.Addr, bool) {
 	}
 	var out []netip.Addr
 	for _, ip := range h.IPs {
-		if a, err := netip.ParseAddr(ip); err == nil && a.IsValid() && !a.IsLoopback() && !a.IsUnspecified() && !mine.LinkScoped(a) {
+		if a, err := netip.ParseAddr(ip); err == nil && !a.IsLoopback() && !a.IsUnspecified() && !mine.LinkScoped(a) {
 			out = append(out, a.Unmap())
 		}
 	}
