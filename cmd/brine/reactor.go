@@ -65,34 +65,6 @@ master). The exit code is 1 if anything failed.`,
 	return cmd
 }
 
-// testReport is `reactor test --json`.
-type testReport struct {
-	Tag     string              `json:"tag"`
-	Files   []testFile          `json:"files"`
-	Calls   []*reactor.Reaction `json:"calls"`
-	Errors  []string            `json:"errors"`
-	Results []testResult        `json:"results,omitempty"`
-	Events  []*bus.Event        `json:"events,omitempty"`
-}
-
-type testFile struct {
-	Glob     string `json:"glob"`
-	Spec     string `json:"spec"`
-	Path     string `json:"path,omitempty"`
-	Rendered string `json:"rendered,omitempty"`
-}
-
-type testResult struct {
-	ID       string `json:"id"`
-	Call     string `json:"call"`
-	Status   string `json:"status"`
-	JID      string `json:"jid,omitempty"`
-	Return   any    `json:"return,omitempty"`
-	Error    string `json:"error,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-	Attempts int    `json:"attempts,omitempty"`
-}
-
 func reactorTest(ctx context.Context, g *globalFlags, out io.Writer, tag string, data map[string]any, execute, asJSON bool) error {
 	if err := bus.ValidateTag(tag); err != nil {
 		return usageError{err}
@@ -117,46 +89,9 @@ func reactorTest(ctx context.Context, g *globalFlags, out io.Writer, tag string,
 	if err != nil {
 		return usageError{err}
 	}
-	evData, err := ev.DataMap()
+	rep, err := r.Test(ctx, ev, execute)
 	if err != nil {
 		return err
-	}
-	plan := r.Plan(ctx, tag, evData)
-	rep := testReport{Tag: tag, Calls: plan.Reactions, Errors: []string{}}
-	for _, f := range plan.Files {
-		rep.Files = append(rep.Files, testFile{Glob: f.Glob, Spec: f.Spec, Path: f.Path, Rendered: string(f.Rendered)})
-	}
-	if rep.Calls == nil {
-		rep.Calls = []*reactor.Reaction{}
-	}
-	failed := len(plan.Errors)
-	for _, e := range plan.Errors {
-		rep.Errors = append(rep.Errors, e.Error())
-	}
-	if !execute {
-		// What the live reactor would refuse to run is a problem now, not
-		// when the event comes (--execute reports it as a result).
-		for _, c := range plan.Reactions {
-			if err := r.Runnable(c); err != nil {
-				rep.Errors = append(rep.Errors, err.Error())
-				failed++
-			}
-		}
-	}
-	if execute {
-		pub := &bus.Recorder{}
-		for _, res := range r.Execute(ctx, ev, plan.Reactions, pub, nil) {
-			tr := testResult{ID: res.Reaction.ID, Call: res.Reaction.Call(), Status: string(res.Status), JID: res.JID,
-				Return: res.Return, Reason: res.Reason, Attempts: res.Attempts}
-			if res.Err != nil {
-				tr.Error = res.Err.Error()
-			}
-			if res.Status != reactor.Succeeded && res.Status != reactor.Skipped {
-				failed++
-			}
-			rep.Results = append(rep.Results, tr)
-		}
-		rep.Events = pub.Events()
 	}
 	if asJSON {
 		enc := json.NewEncoder(out)
@@ -164,30 +99,30 @@ func reactorTest(ctx context.Context, g *globalFlags, out io.Writer, tag string,
 		if err := enc.Encode(rep); err != nil {
 			return err
 		}
-	} else if err := printTestReport(out, plan, rep); err != nil {
+	} else if err := printTestReport(out, rep); err != nil {
 		return err
 	}
-	if failed > 0 {
-		return fmt.Errorf("reactor test %s: %d problem(s)", tag, failed)
+	if rep.Problems > 0 {
+		return fmt.Errorf("reactor test %s: %d problem(s)", tag, rep.Problems)
 	}
 	return nil
 }
 
-func printTestReport(out io.Writer, plan *reactor.Plan, rep testReport) error {
+func printTestReport(out io.Writer, rep *reactor.TestReport) error {
 	w := &errWriter{w: out}
 	w.printf("tag: %s\n", rep.Tag)
-	if len(plan.Files) == 0 {
+	if len(rep.Files) == 0 {
 		w.printf("no mapping entry matches this tag\n")
 	}
-	for _, f := range plan.Files {
+	for _, f := range rep.Files {
 		path := f.Path
 		if path == "" {
 			path = "(not found)"
 		}
 		w.printf("\nmatched %q -> %s (%s)\n", f.Glob, f.Spec, path)
-		if f.Rendered != nil {
+		if f.Rendered != "" {
 			w.printf("rendered:\n")
-			for i, line := range strings.Split(strings.TrimRight(string(f.Rendered), "\n"), "\n") {
+			for i, line := range strings.Split(strings.TrimRight(f.Rendered, "\n"), "\n") {
 				w.printf("%5d  %s\n", i+1, line)
 			}
 		}
