@@ -102,6 +102,34 @@ func From(act string, includeOther, includeDenied bool) []State {
 	return from
 }
 
+// Chosen keeps the lists of found (key.name_match's answer) of the states
+// in from: the keys a change taking keys from those states would change,
+// which salt-key shows before it asks "Proceed?".
+func Chosen(found Listing, from []State) Listing {
+	out := Listing{}
+	for _, st := range from {
+		if ids := found[ListName(st)]; len(ids) > 0 {
+			out[ListName(st)] = ids
+		}
+	}
+	return out
+}
+
+// DictCall is the wheel call (key.<act>_dict) that changes exactly the
+// keys chosen, with act's include flags: naming them rather than matching
+// the glob again, a key that arrived after they were shown is not changed
+// unseen.
+func DictCall(act string, chosen Listing, includeOther, includeDenied bool) (fun string, kwargs map[string]any) {
+	kwargs = map[string]any{"match": chosen}
+	switch act {
+	case ActAccept:
+		kwargs["include_rejected"], kwargs["include_denied"] = includeOther, includeDenied
+	case ActReject:
+		kwargs["include_accepted"], kwargs["include_denied"] = includeOther, includeDenied
+	}
+	return "key." + act + "_dict", kwargs
+}
+
 func (s *Store) accept(ctx context.Context, fire fireFunc, sel selection, includeRejected, includeDenied bool) (Listing, error) {
 	return s.change(ctx, fire, sel, ActAccept, From(ActAccept, includeRejected, includeDenied), moveTo(Accepted))
 }

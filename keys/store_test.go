@@ -741,3 +741,42 @@ func TestStatesNamed(t *testing.T) {
 		t.Error("StatesNamed(foo-acc) is not an error")
 	}
 }
+
+// TestChosenAndDictCall: what salt-key shows before "Proceed?" is the
+// glob's keys in the states the act takes keys from, and the call that
+// follows names exactly those, with the act's own include flags.
+func TestChosenAndDictCall(t *testing.T) {
+	found := Listing{ListAccepted: {"a1"}, ListPending: {"p1", "p2"}, ListRejected: {"r1"}, ListDenied: {"d1"}}
+	for _, tc := range []struct {
+		act                string
+		other, denied      bool
+		chosen             Listing
+		fun                string
+		include1, include2 string
+	}{
+		{act: ActAccept, chosen: Listing{ListPending: {"p1", "p2"}},
+			fun: "key.accept_dict", include1: "include_rejected", include2: "include_denied"},
+		{act: ActAccept, other: true, denied: true,
+			chosen: Listing{ListPending: {"p1", "p2"}, ListRejected: {"r1"}, ListDenied: {"d1"}},
+			fun:    "key.accept_dict", include1: "include_rejected", include2: "include_denied"},
+		{act: ActReject, other: true, chosen: Listing{ListPending: {"p1", "p2"}, ListAccepted: {"a1"}},
+			fun: "key.reject_dict", include1: "include_accepted", include2: "include_denied"},
+		{act: ActDelete, chosen: found, fun: "key.delete_dict"},
+	} {
+		chosen := Chosen(found, From(tc.act, tc.other, tc.denied))
+		if !reflect.DeepEqual(chosen, tc.chosen) {
+			t.Errorf("%s other=%v denied=%v: chosen %v, want %v", tc.act, tc.other, tc.denied, chosen, tc.chosen)
+		}
+		fun, kwargs := DictCall(tc.act, chosen, tc.other, tc.denied)
+		want := map[string]any{"match": chosen}
+		if tc.include1 != "" {
+			want[tc.include1], want[tc.include2] = tc.other, tc.denied
+		}
+		if fun != tc.fun || !reflect.DeepEqual(kwargs, want) {
+			t.Errorf("%s: DictCall = %s %v, want %s %v", tc.act, fun, kwargs, tc.fun, want)
+		}
+	}
+	if got := Chosen(Listing{ListAccepted: {"a1"}}, From(ActAccept, false, false)); len(got) != 0 {
+		t.Errorf("an accept of accepted keys chose %v", got)
+	}
+}

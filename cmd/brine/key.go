@@ -228,20 +228,16 @@ func (k *keyRun) change(ctx context.Context, name, match string) error {
 	f := k.f
 	incOther := name == keys.ActAccept && (f.includeRejected || f.includeAll) ||
 		name == keys.ActReject && (f.includeAcc || f.includeAll)
-	incDen := name != keys.ActDelete && f.includeDenied
-	from := keys.From(name, incOther, incDen)
-	chosen := keys.Listing{}
-	var statuses []string
-	for _, st := range from {
-		statuses = append(statuses, stateWords[st])
-		if ids := found[keys.ListName(st)]; len(ids) > 0 {
-			chosen[keys.ListName(st)] = ids
-		}
-	}
+	from := keys.From(name, incOther, f.includeDenied)
+	chosen := keys.Chosen(found, from)
 	asJSON, _ := f.json()
 	if len(chosen) == 0 {
 		if asJSON {
 			return k.show(keys.Listing{})
+		}
+		statuses := make([]string, len(from))
+		for i, st := range from {
+			statuses[i] = stateWords[st]
 		}
 		_, err := fmt.Fprintf(k.out, "The key glob '%s' does not match any %s keys.\n", match, orList(statuses))
 		return err
@@ -265,15 +261,9 @@ func (k *keyRun) change(ctx context.Context, name, match string) error {
 			return err
 		}
 	}
-	kwargs := map[string]any{"match": chosen}
-	switch name {
-	case keys.ActAccept:
-		kwargs["include_rejected"], kwargs["include_denied"] = incOther, incDen
-	case keys.ActReject:
-		kwargs["include_accepted"], kwargs["include_denied"] = incOther, incDen
-	}
+	fun, kwargs := keys.DictCall(name, chosen, incOther, f.includeDenied)
 	var after keys.Listing
-	if err := k.call(ctx, "key."+name+"_dict", kwargs, &after); err != nil {
+	if err := k.call(ctx, fun, kwargs, &after); err != nil {
 		return err
 	}
 	if name == "delete" {
