@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -357,4 +358,27 @@ func matchToks(toks []globTok, s string) bool {
 		_, w := decodeRune(s[starSi:])
 		ti, si = starTi, starSi+w
 	}
+}
+
+// ExprMatcher is Salt's expr_match, with which state.event selects tags and
+// signing files select minion ids: the string itself, an fnmatch glob, or a
+// regular expression of the whole string when the pattern is a valid one.
+func ExprMatcher(pattern string) func(string) bool {
+	g := CompileGlob(pattern)
+	re, err := regexp.Compile(`\A(?:` + pattern + `)\z`)
+	if err != nil {
+		return func(s string) bool { return s == pattern || g.Match(s) }
+	}
+	return func(s string) bool { return s == pattern || g.Match(s) || re.MatchString(s) }
+}
+
+// ExprPrefix is the literal head of an expr_match pattern that both its
+// glob and its regular-expression readings require, so a subscriber can
+// filter early; it holds no glob metacharacter, so prefix+"*" is the glob
+// of that filter.
+func ExprPrefix(pattern string) string {
+	if i := strings.IndexAny(pattern, `*?[\.^$+(){}|`); i >= 0 {
+		return pattern[:i]
+	}
+	return pattern
 }

@@ -339,3 +339,34 @@ func fnmatchRegexp(tag, pat string) (*regexp.Regexp, bool) {
 	re.WriteString(`\z`)
 	return regexp.MustCompile(re.String()), true
 }
+
+// TestExprMatcher: Salt's expr_match, as state.event and signing files use
+// it, and the prefix a subscriber can filter on.
+func TestExprMatcher(t *testing.T) {
+	cases := []struct {
+		pattern, tag string
+		want         bool
+	}{
+		{"*", "salt/job/1/new", true},
+		{"salt/job/*/new", "salt/job/2026/new", true},
+		{"salt/job/*/new", "salt/job/2026/ret/web1", false},
+		{`salt/job/\d+/new`, "salt/job/2026/new", true}, // a regular expression, as Salt's expr_match
+		{`salt/job/\d+/new`, "salt/job/x/new", false},
+		{"salt/auth", "salt/auth", true},
+		{"salt/auth", "salt/authx", false},
+		{"salt/(", "salt/(", true}, // not a valid regexp: glob only
+		{"web.", "webX", true},     // regexp reading of '.'
+		{"a[b", "a[b", true},       // the string itself
+	}
+	for _, tc := range cases {
+		if got := ExprMatcher(tc.pattern)(tc.tag); got != tc.want {
+			t.Errorf("ExprMatcher(%q)(%q) = %v, want %v", tc.pattern, tc.tag, got, tc.want)
+		}
+	}
+	prefixes := map[string]string{"salt/job/*/new": "salt/job/", "salt/auth": "salt/auth", `salt/job/\d+`: "salt/job/", "*": "", "my.co/x": "my"}
+	for p, want := range prefixes {
+		if got := ExprPrefix(p); got != want {
+			t.Errorf("ExprPrefix(%q) = %q, want %q", p, got, want)
+		}
+	}
+}

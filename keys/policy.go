@@ -10,7 +10,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -49,25 +48,16 @@ const recheckInterval = time.Second
 // rules is a loaded policy.
 type rules struct {
 	Policy
-	sign, reject []idPattern
+	// sign and reject match ids with the lines of autosign_file and
+	// autoreject_file (Salt's expr_match: the id, a glob or a regular
+	// expression of the whole id).
+	sign, reject []func(id string) bool
 	// grains maps a grain name to the values that accept.
 	grains map[string][]string
 	// seen describes the files as read (names, sizes, times); checked is
 	// when it was last compared with the disk.
 	seen    string
 	checked time.Time
-}
-
-// idPattern is one line of a signing file: Salt's expr_match, which
-// accepts the id itself, a glob, or a regular expression of the whole id.
-type idPattern struct {
-	line string
-	glob *bus.Glob
-	re   *regexp.Regexp // nil when the line is not a valid expression
-}
-
-func (p idPattern) match(id string) bool {
-	return id == p.line || p.glob.Match(id) || p.re != nil && p.re.MatchString(id)
 }
 
 // SetPolicy loads p's files and applies it to the hellos that follow. A
@@ -141,7 +131,7 @@ func loadRules(p Policy, strict bool, log *slog.Logger) (*rules, error) {
 	for _, f := range []struct {
 		key  string
 		path string
-		dst  *[]idPattern
+		dst  *[]func(id string) bool
 	}{{"autosign_file", p.AutosignFile, &r.sign}, {"autoreject_file", p.AutorejectFile, &r.reject}} {
 		if f.path == "" {
 			continue
@@ -154,9 +144,7 @@ func loadRules(p Policy, strict bool, log *slog.Logger) (*rules, error) {
 			continue
 		}
 		for _, l := range lines {
-			pat := idPattern{line: l, glob: bus.CompileGlob(l)}
-			pat.re, _ = regexp.Compile(`^(?:` + l + `)$`)
-			*f.dst = append(*f.dst, pat)
+			*f.dst = append(*f.dst, bus.ExprMatcher(l))
 		}
 	}
 	if p.AutosignGrainsDir != "" {
@@ -277,7 +265,7 @@ func describeFiles(p Policy) string {
 
 // autoreject reports whether id's new key is rejected by autoreject_file.
 func (r *rules) autoreject(id string) bool {
-	return slices.ContainsFunc(r.reject, func(p idPattern) bool { return p.match(id) })
+	return slices.ContainsFunc(r.reject, func(match func(string) bool) bool { return match(id) })
 }
 
 // autosign reports why id's new key is accepted without an operator ("" if
@@ -288,7 +276,7 @@ func (r *rules) autosign(id string, grains map[string]any) string {
 	switch {
 	case r.AutoAccept:
 		return "auto_accept"
-	case slices.ContainsFunc(r.sign, func(p idPattern) bool { return p.match(id) }):
+	case slices.ContainsFunc(r.sign, func(match func(string) bool) bool { return match(id) }):
 		return "autosign_file"
 	}
 	for _, name := range slices.Sorted(maps.Keys(grains)) {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -283,7 +282,7 @@ no duplicate: after an event id, from an RFC 3339 time, from a duration ago
 			if len(args) == 1 {
 				pattern = args[0]
 			}
-			match := tagMatcher(pattern)
+			match := bus.ExprMatcher(pattern)
 			from, err := parseSince(since)
 			if err != nil {
 				return usageError{err}
@@ -303,7 +302,7 @@ no duplicate: after an event id, from an RFC 3339 time, from a duration ago
 			defer client.Close()
 			out := cmd.OutOrStdout()
 			seen := 0
-			err = client.Watch(ctx, pubAddr, subscriptionPrefix(pattern)+"*", from, func(ev *bus.Event) error {
+			err = client.Watch(ctx, pubAddr, bus.ExprPrefix(pattern)+"*", from, func(ev *bus.Event) error {
 				if !match(ev.Tag) {
 					return nil
 				}
@@ -352,27 +351,6 @@ func printEvent(w io.Writer, ev *bus.Event, pretty, asJSON bool) error {
 	}
 	_, err = fmt.Fprintf(w, "%s\t%s\n", ev.Tag, data)
 	return err
-}
-
-// tagMatcher implements Salt's expr_match: the exact string, an fnmatch glob,
-// or a regular expression anchored at both ends.
-func tagMatcher(pattern string) func(string) bool {
-	g := bus.CompileGlob(pattern)
-	re, err := regexp.Compile(`\A(?:` + pattern + `)\z`)
-	if err != nil {
-		return g.Match
-	}
-	return func(tag string) bool { return g.Match(tag) || re.MatchString(tag) }
-}
-
-// subscriptionPrefix is the literal head of pattern that both its glob and
-// its regular-expression readings require, so the master can filter early;
-// it holds no glob metacharacter, so prefix+"*" is the glob of that filter.
-func subscriptionPrefix(pattern string) string {
-	if i := strings.IndexAny(pattern, `*?[\.^$+(){}|`); i >= 0 {
-		return pattern[:i]
-	}
-	return pattern
 }
 
 // parseSince reads --since.

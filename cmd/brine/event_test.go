@@ -42,34 +42,6 @@ func TestParseEventData(t *testing.T) {
 	}
 }
 
-func TestTagMatcher(t *testing.T) {
-	cases := []struct {
-		pattern, tag string
-		want         bool
-	}{
-		{"*", "salt/job/1/new", true},
-		{"salt/job/*/new", "salt/job/2026/new", true},
-		{"salt/job/*/new", "salt/job/2026/ret/web1", false},
-		{`salt/job/\d+/new`, "salt/job/2026/new", true}, // a regular expression, as Salt's expr_match
-		{`salt/job/\d+/new`, "salt/job/x/new", false},
-		{"salt/auth", "salt/auth", true},
-		{"salt/auth", "salt/authx", false},
-		{"salt/(", "salt/(", true}, // not a valid regexp: glob only
-		{"web.", "webX", true},     // regexp reading of '.'
-	}
-	for _, tc := range cases {
-		if got := tagMatcher(tc.pattern)(tc.tag); got != tc.want {
-			t.Errorf("tagMatcher(%q)(%q) = %v, want %v", tc.pattern, tc.tag, got, tc.want)
-		}
-	}
-	prefixes := map[string]string{"salt/job/*/new": "salt/job/", "salt/auth": "salt/auth", `salt/job/\d+`: "salt/job/", "*": "", "my.co/x": "my"}
-	for p, want := range prefixes {
-		if got := subscriptionPrefix(p); got != want {
-			t.Errorf("subscriptionPrefix(%q) = %q, want %q", p, got, want)
-		}
-	}
-}
-
 func TestPrintEventSaltFormat(t *testing.T) {
 	ev := &bus.Event{ID: "01936f3c-0000-7000-8000-000000000000", Tag: "salt/cloud/web1/created", Time: time.Date(2026, 11, 21, 22, 48, 14, 123456000, time.UTC),
 		Data: json.RawMessage(`{"name":"web1","_stamp":"2026-11-21T22:48:14.123456","ips":["10.0.0.1"]}`)}
