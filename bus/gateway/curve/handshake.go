@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 
+	"golang.org/x/crypto/curve25519"
 	"golang.org/x/crypto/nacl/box"
 	"golang.org/x/crypto/nacl/secretbox"
+	"golang.org/x/crypto/salsa20/salsa"
 )
 
 // Sizes of the command bodies as zmq4 hands them over (the command name and
@@ -74,6 +76,29 @@ func longNonce(prefix string, tail []byte) *[24]byte {
 // keyPtr returns k as the array pointer nacl wants.
 func keyPtr(k *Key) *[32]byte { return (*[32]byte)(k) }
 
+// precompute sets shared to the box key of peer and secret, as
+// box.Precompute does, but refuses a peer key of small order (0, 1, the
+// points of order 2, 4 and 8, in any of their encodings): with such a key
+// the X25519 result is all zero whatever the secret, so the box key is
+// HSalsa20(0), known to anyone, and a client holding no secret at all could
+// pass for that key. libsodium (and so libzmq) refuses these the same way
+// (crypto_scalarmult fails on an all-zero result). which names the key for
+// the error, e.g. "HELLO client transient key".
+func precompute(shared *[32]byte, peer, secret *Key, which string) error {
+	dh, err := curve25519.X25519(secret[:], peer[:])
+	if err != nil {
+		// x/crypto's only failure here is an all-zero result.
+		return protoErr("%s %s is a low-order point (shared secret all zero)", which, peer)
+	}
+	var in [32]byte
+	copy(in[:], dh)
+	var zero [16]byte
+	salsa.HSalsa20(shared, &zero, &in, &salsa.Sigma)
+	clear(in[:])
+	clear(dh)
+	return nil
+}
+
 // serverHandshake is the server's side of one connection's handshake, kept
 // free of I/O so that its parsing can be fuzzed.
 type serverHandshake struct {
@@ -103,7 +128,13 @@ func (h *serverHandshake) hello(body []byte) ([]byte, error) {
 	}
 	copy(h.client[:], body[74:106])
 	h.helloNonce = binary.BigEndian.Uint64(body[106:114])
-	sig, ok := box.Open(nil, body[114:], shortNonce(helloPrefix, h.helloNonce), keyPtr(&h.client), keyPtr(&h.keys.Secret))
+	// C' and s seal both HELLO's signature box and WELCOME.
+	var hk [32]byte
+	defer clear(hk[:])
+	if err := precompute(&hk, &h.client, &h.keys.Secret, "HELLO client transient key"); err != nil {
+		return nil, err
+	}
+	sig, ok := box.OpenAfterPrecomputation(nil, body[114:], shortNonce(helloPrefix, h.helloNonce), &hk)
 	if !ok {
 		return nil, fmt.Errorf("curve: %w: %w: HELLO signature box does not open with this server's key", ErrProtocol, ErrServerKey)
 	}
@@ -133,7 +164,7 @@ func (h *serverHandshake) hello(body []byte) ([]byte, error) {
 
 	welcome := make([]byte, 0, welcomeSize)
 	welcome = append(welcome, nonces[16:]...)
-	welcome = box.Seal(welcome, plain, longNonce(welcomePrefix, nonces[16:]), keyPtr(&h.client), keyPtr(&h.keys.Secret))
+	welcome = box.SealAfterPrecomputation(welcome, plain, longNonce(welcomePrefix, nonces[16:]), &hk)
 	clear(plain)
 	return welcome, nil
 }
@@ -158,13 +189,20 @@ func (h *serverHandshake) initiate(body []byte) (client Key, meta []byte, nonce 
 	if nonce <= h.helloNonce {
 		return Key{}, nil, 0, protoErr("INITIATE short nonce %d does not follow HELLO's %d", nonce, h.helloNonce)
 	}
-	box.Precompute(&h.shared, keyPtr(&h.client), keyPtr(&h.transient.Secret))
+	if err := precompute(&h.shared, &h.client, &h.transient.Secret, "INITIATE client transient key"); err != nil {
+		return Key{}, nil, 0, err
+	}
 	plain, ok := box.OpenAfterPrecomputation(nil, body[cookieSize+8:], shortNonce(initiatePrefix, nonce), &h.shared)
 	if !ok {
 		return Key{}, nil, 0, protoErr("INITIATE box does not open")
 	}
 	copy(client[:], plain[:32])
-	vouch, ok := box.Open(nil, plain[48:initiatePlain], longNonce(vouchPrefix, plain[32:48]), keyPtr(&client), keyPtr(&h.transient.Secret))
+	var vk [32]byte
+	defer clear(vk[:])
+	if err := precompute(&vk, &client, &h.transient.Secret, "INITIATE client key"); err != nil {
+		return Key{}, nil, 0, err
+	}
+	vouch, ok := box.OpenAfterPrecomputation(nil, plain[48:initiatePlain], longNonce(vouchPrefix, plain[32:48]), &vk)
 	if !ok {
 		return Key{}, nil, 0, protoErr("INITIATE vouch does not open with the client's key")
 	}
@@ -200,6 +238,7 @@ type clientHandshake struct {
 	transient KeyPair // C', c'
 	serverT   Key     // S'
 	cookie    [cookieSize]byte
+	helloKey  [32]byte // precomputed from S and c': HELLO and WELCOME
 	shared    [32]byte // precomputed from S' and c'
 }
 
@@ -220,8 +259,11 @@ func (h *clientHandshake) hello() ([]byte, error) {
 	out[0] = 1 // version 1.0, then 72 bytes of zero padding
 	out = append(out, h.transient.Public[:]...)
 	out = binary.BigEndian.AppendUint64(out, helloNonce)
+	if err := precompute(&h.helloKey, &h.server, &h.transient.Secret, "configured server key"); err != nil {
+		return nil, err
+	}
 	var zero [64]byte
-	return box.Seal(out, zero[:], shortNonce(helloPrefix, helloNonce), keyPtr(&h.server), keyPtr(&h.transient.Secret)), nil
+	return box.SealAfterPrecomputation(out, zero[:], shortNonce(helloPrefix, helloNonce), &h.helloKey), nil
 }
 
 // welcome opens a WELCOME body, keeping S' and the cookie.
@@ -229,14 +271,13 @@ func (h *clientHandshake) welcome(body []byte) error {
 	if len(body) != welcomeSize {
 		return protoErr("WELCOME of %d bytes, want %d", len(body), welcomeSize)
 	}
-	plain, ok := box.Open(nil, body[16:], longNonce(welcomePrefix, body[:16]), keyPtr(&h.server), keyPtr(&h.transient.Secret))
+	plain, ok := box.OpenAfterPrecomputation(nil, body[16:], longNonce(welcomePrefix, body[:16]), &h.helloKey)
 	if !ok {
 		return fmt.Errorf("curve: %w: WELCOME was not sealed with the configured server key %s", ErrServerKey, h.server)
 	}
 	copy(h.serverT[:], plain[:32])
 	copy(h.cookie[:], plain[32:])
-	box.Precompute(&h.shared, keyPtr(&h.serverT), keyPtr(&h.transient.Secret))
-	return nil
+	return precompute(&h.shared, &h.serverT, &h.transient.Secret, "WELCOME server transient key")
 }
 
 // initiate returns the INITIATE body carrying meta.
@@ -251,7 +292,14 @@ func (h *clientHandshake) initiate(meta []byte) ([]byte, error) {
 	plain := make([]byte, 0, initiatePlain+len(meta))
 	plain = append(plain, h.keys.Public[:]...)
 	plain = append(plain, vn[:]...)
-	plain = box.Seal(plain, vouchPlain[:], longNonce(vouchPrefix, vn[:]), keyPtr(&h.serverT), keyPtr(&h.keys.Secret))
+	// S' was checked in welcome; the vouch key is computed afresh because
+	// it is the long-term secret's.
+	var vk [32]byte
+	defer clear(vk[:])
+	if err := precompute(&vk, &h.serverT, &h.keys.Secret, "WELCOME server transient key"); err != nil {
+		return nil, err
+	}
+	plain = box.SealAfterPrecomputation(plain, vouchPlain[:], longNonce(vouchPrefix, vn[:]), &vk)
 	plain = append(plain, meta...)
 
 	out := make([]byte, 0, cookieSize+8+len(plain)+box.Overhead)
@@ -280,6 +328,7 @@ func (h *clientHandshake) ready(body []byte) (meta []byte, nonce uint64, err err
 // forget clears the handshake's secrets.
 func (h *clientHandshake) forget() {
 	clear(h.transient.Secret[:])
+	clear(h.helloKey[:])
 	clear(h.shared[:])
 }
 

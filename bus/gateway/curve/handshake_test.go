@@ -3,12 +3,14 @@ package curve
 import (
 	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"golang.org/x/crypto/nacl/box"
+	"golang.org/x/crypto/salsa20/salsa"
 )
 
 // started returns a server that has answered ch's HELLO, and ch after WELCOME.
@@ -41,6 +43,9 @@ type craft struct {
 	vouchS  *Key     // S in the vouch
 	meta    []byte
 	cookie  []byte
+	// vouchKey, when set, seals the vouch instead of the box key of
+	// signer and S' (a forger's key).
+	vouchKey *[32]byte
 }
 
 func (c craft) initiate(ch *clientHandshake) []byte {
@@ -67,7 +72,12 @@ func (c craft) initiate(ch *clientHandshake) []byte {
 	vn := make([]byte, 16)
 	rand.Read(vn)
 	plain := append(slices.Clone(claimed[:]), vn...)
-	plain = box.Seal(plain, append(slices.Clone(vouchC[:]), vouchS[:]...), longNonce(vouchPrefix, vn), keyPtr(&ch.serverT), keyPtr(&signer.Secret))
+	vouchPlain := append(slices.Clone(vouchC[:]), vouchS[:]...)
+	if c.vouchKey != nil {
+		plain = box.SealAfterPrecomputation(plain, vouchPlain, longNonce(vouchPrefix, vn), c.vouchKey)
+	} else {
+		plain = box.Seal(plain, vouchPlain, longNonce(vouchPrefix, vn), keyPtr(&ch.serverT), keyPtr(&signer.Secret))
+	}
 	plain = append(plain, c.meta...)
 	out := binary.BigEndian.AppendUint64(slices.Clone(cookie), c.nonce)
 	return box.SealAfterPrecomputation(out, plain, shortNonce(initiatePrefix, c.nonce), &ch.shared)
@@ -277,5 +287,112 @@ func TestErrorBody(t *testing.T) {
 		if _, err := parseErrorBody(b); !errors.Is(err, ErrProtocol) {
 			t.Errorf("parseErrorBody(%q): %v", b, err)
 		}
+	}
+}
+
+// lowOrderKeys are the public keys libsodium's crypto_scalarmult refuses
+// (its has_small_order blacklist), each also with bit 255 set, which X25519
+// ignores: with any of them the X25519 result is all zero whatever the
+// secret, so the box key is zeroKey and needs no secret at all.
+func lowOrderKeys(t *testing.T) map[string]Key {
+	t.Helper()
+	base := []struct{ name, hex string }{
+		{"0", "0000000000000000000000000000000000000000000000000000000000000000"},
+		{"1", "0100000000000000000000000000000000000000000000000000000000000000"},
+		{"order 8 a", "e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800"},
+		{"order 8 b", "5f9c95bca3508c24b1d0b1559c83ef5b04445cc4581c8e86d8224eddd09f1157"},
+		{"p-1", "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"},
+		{"p", "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"},
+		{"p+1", "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"},
+	}
+	keys := make(map[string]Key)
+	for _, b := range base {
+		raw, err := hex.DecodeString(b.hex)
+		if err != nil || len(raw) != 32 {
+			t.Fatalf("%s: bad test key", b.name)
+		}
+		var k Key
+		copy(k[:], raw)
+		keys[b.name] = k
+		k[31] |= 0x80
+		keys[b.name+" (bit 255 set)"] = k
+	}
+	return keys
+}
+
+// zeroKey is the box key of a low-order public key: HSalsa20 of an all-zero
+// X25519 result, which is what box.Precompute computes without complaint.
+func zeroKey() *[32]byte {
+	var k, zero [32]byte
+	var in [16]byte
+	salsa.HSalsa20(&k, &in, &zero, &salsa.Sigma)
+	return &k
+}
+
+// TestLowOrderKeysRefused forges, for every low-order key, each step a
+// holder of no secret could take with it: a HELLO from C' = key, an
+// INITIATE for C = key with a vouch sealed under zeroKey, a WELCOME with
+// S' = key, and a client configured with S = key. Each is refused as a
+// protocol violation naming the low-order key.
+func TestLowOrderKeysRefused(t *testing.T) {
+	skp := mustKeyPair(t)
+	steps := []struct {
+		name string
+		run  func(k Key) error
+	}{
+		{"HELLO from C'", func(k Key) error {
+			out := make([]byte, 74, helloSize)
+			out[0] = 1
+			out = append(out, k[:]...)
+			out = binary.BigEndian.AppendUint64(out, helloNonce)
+			out = box.SealAfterPrecomputation(out, make([]byte, 64), shortNonce(helloPrefix, helloNonce), zeroKey())
+			sh := &serverHandshake{keys: skp, rand: rand.Reader}
+			welcome, err := sh.hello(out)
+			if welcome != nil {
+				return errors.New("WELCOME sent")
+			}
+			return err
+		}},
+		{"INITIATE for C", func(k Key) error {
+			sh, ch := started(t)
+			_, _, _, err := sh.initiate(craft{claimed: &k, vouchKey: zeroKey()}.initiate(ch))
+			return err
+		}},
+		{"WELCOME with S'", func(k Key) error {
+			ch := &clientHandshake{keys: mustKeyPair(t), server: skp.Public, rand: rand.Reader}
+			if _, err := ch.hello(); err != nil {
+				t.Fatal(err)
+			}
+			plain := append(slices.Clone(k[:]), make([]byte, cookieSize)...)
+			welcome := box.Seal(make([]byte, 16), plain, longNonce(welcomePrefix, make([]byte, 16)), keyPtr(&ch.transient.Public), keyPtr(&skp.Secret))
+			return ch.welcome(welcome)
+		}},
+		{"configured server key S", func(k Key) error {
+			ch := &clientHandshake{keys: mustKeyPair(t), server: k, rand: rand.Reader}
+			_, err := ch.hello()
+			return err
+		}},
+	}
+	for name, k := range lowOrderKeys(t) {
+		for _, st := range steps {
+			err := st.run(k)
+			if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "low-order point") || !strings.Contains(err.Error(), k.String()) {
+				t.Errorf("%s, key %s: %v; want an ErrProtocol naming the low-order key", st.name, name, err)
+			}
+		}
+	}
+}
+
+// TestPrecomputeMatchesBox checks that precompute derives the key
+// box.Precompute does for ordinary keys: the handshake stays libzmq's.
+func TestPrecomputeMatchesBox(t *testing.T) {
+	a, b := mustKeyPair(t), mustKeyPair(t)
+	var got, want [32]byte
+	if err := precompute(&got, &a.Public, &b.Secret, "test key"); err != nil {
+		t.Fatal(err)
+	}
+	box.Precompute(&want, keyPtr(&a.Public), keyPtr(&b.Secret))
+	if got != want {
+		t.Fatal("precompute differs from box.Precompute")
 	}
 }
