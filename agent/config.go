@@ -128,7 +128,7 @@ func (m *Masters) UnmarshalYAML(unmarshal func(any) error) error {
 	}
 	var list []string
 	if err := unmarshal(&list); err != nil {
-		return errors.New("master: want a host name or a list of host names")
+		return errors.New("want a host name or a list of host names")
 	}
 	*m = list
 	return nil

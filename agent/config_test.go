@@ -51,14 +51,18 @@ func TestLoadConfigDefaultsAndMerge(t *testing.T) {
 
 func TestLoadConfigErrorsNameFileAndLine(t *testing.T) {
 	cases := []struct{ name, body, want string }{
-		{"type", "id: web01\nmaster_port: many\n", "minion: line 2"},
+		{"type", "id: web01\nmaster_port: many\n", `minion:2: master_port: want a port number, got "many"`},
+		{"bool", "master_failback: often\n", `minion:1: master_failback: want true or false, got "often"`},
+		{"number", "retry_dns: soon\n", `minion:1: retry_dns: want a number, got "soon"`},
+		{"list", "autosign_grains: {a: b}\n", `minion:1: autosign_grains: want a list of strings, got a mapping`},
+		{"grains", "grains: [a]\n", `minion:1: grains: want a mapping, got a list`},
 		{"port", "master_port: 70000\n", "minion:1: master_port: 70000 is not a port"},
 		{"id", "\nid: 'bad id!'\n", "minion:2: id:"},
 		{"finger", "master_finger: abc\n", `minion:1: master_finger: "abc": not a SHA-256 fingerprint`},
 		{"wait", "acceptance_wait_time: 20\nacceptance_wait_time_max: 5\n", "minion:2: acceptance_wait_time_max: 5 is below acceptance_wait_time (20)"},
 		{"mine", "mine_functions:\n  alias: {mine_function: 42}\n", "minion:1: mine_functions: alias: mine_function must name a function"},
 		{"level", "log_level: loud\n", `minion:1: log_level: "loud"`},
-		{"master list", "master: {a: b}\n", "master: want a host name or a list"},
+		{"master list", "master: {a: b}\n", "minion:1: master: want a host name or a list of host names"},
 		{"not a mapping", "- a\n", "minion:1: the configuration must be a mapping"},
 	}
 	for _, tc := range cases {
@@ -68,6 +72,11 @@ func TestLoadConfigErrorsNameFileAndLine(t *testing.T) {
 			_, err := LoadConfig(dir)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want it to contain %q", err, tc.want)
+			}
+			for _, w := range []string{"Go struct", "unmarshal", "int64", "map[string]", "interface {}"} {
+				if strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v shows %q", err, w)
+				}
 			}
 		})
 	}

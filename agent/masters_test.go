@@ -109,7 +109,7 @@ func TestSeveralMastersRefusals(t *testing.T) {
 		{"port name", "master: 'm1:ret'\n", `minion:1: master: "m1:ret": "ret" is not a port`},
 		{"bracket", "master: '[::1'\n", `no closing ]`},
 		{"v6 without brackets", "master: 'fe80::zz'\n", `write [address]:port`},
-		{"type", "master_failback: maybe\n", "minion: line 1"},
+		{"type", "master_failback: maybe\n", `minion:1: master_failback: want true or false, got "maybe"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

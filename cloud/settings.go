@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/brinehq/brine/config"
@@ -38,9 +37,8 @@ func (s Setting) Where() string { return fmt.Sprintf("%s:%d", s.File, s.Line()) 
 
 // Decode decodes the value into out; an error names the file, line and key.
 func (s Setting) Decode(out any) error {
-	if err := yaml.NodeToValue(s.Node, out); err != nil {
-		line, msg := config.ErrorLine(err, s.Line())
-		return fmt.Errorf("%w: %s:%d: %s: %s", ErrConfig, s.File, line, s.Key, msg)
+	if err := config.DecodeNode(s.File, []string{s.Key}, s.Node, out); err != nil {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
 }

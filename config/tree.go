@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 )
@@ -115,10 +114,7 @@ func (t *Tree) Decode(key string, out any) error {
 	if !ok {
 		return nil
 	}
-	if err := yaml.NodeToValue(src.node, out); err != nil {
-		return fmt.Errorf("%s: %s: %s", src.file, key, oneLine(err))
-	}
-	return nil
+	return DecodeNode(src.file, []string{key}, src.node, out)
 }
 
 // DecodeAll decodes every file into out in merge order, so that out holds
@@ -126,8 +122,8 @@ func (t *Tree) Decode(key string, out any) error {
 // held: its defaults).
 func (t *Tree) DecodeAll(out any) error {
 	for _, d := range t.docs {
-		if err := yaml.NodeToValue(d.node, out); err != nil {
-			return fmt.Errorf("%s: %s", d.file, oneLine(err))
+		if err := DecodeNode(d.file, nil, d.node, out); err != nil {
+			return err
 		}
 	}
 	return nil

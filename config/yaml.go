@@ -32,15 +32,22 @@ func Key(k ast.MapKeyNode) string {
 }
 
 // ErrorLine returns the line a goccy YAML error points at (def when it
-// points nowhere) and its message without the source excerpt.
+// points nowhere) and its message without the source excerpt; a decoding
+// error says what the value should have been, never which Go type it was
+// to be read into.
 func ErrorLine(err error, def int) (int, string) {
-	ye, ok := errors.AsType[yaml.Error](err)
-	if !ok {
-		return def, err.Error()
-	}
 	line := def
-	if tok := ye.GetToken(); tok != nil && tok.Position != nil {
-		line = tok.Position.Line
+	ye, isYAML := errors.AsType[yaml.Error](err)
+	if isYAML {
+		if tok := ye.GetToken(); tok != nil && tok.Position != nil {
+			line = tok.Position.Line
+		}
+	}
+	if msg, ok := goccyMessage(err); ok {
+		return line, msg
+	}
+	if !isYAML {
+		return def, err.Error()
 	}
 	return line, ye.GetMessage()
 }

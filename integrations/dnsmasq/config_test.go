@@ -78,13 +78,13 @@ dnsmasq:
 		{"dnsmasq:\n  hostsfile: DIR/x\n  pidfile: /p\n  reload_command: [x]\n", "give one way to reload"},
 		{"dnsmasq:\n  hostsfile: DIR/x\n  domain: bad_domain\n", "domain:"},
 		{"dnsmasq:\n  hostsfile: DIR/x\n  targets: {a: b}\n", "targets:"},
-		{"dnsmasq:\n  hostsfile: [DIR/x]\n", "line 2"},
+		{"dnsmasq:\n  hostsfile: [DIR/x]\n", "master:2: dnsmasq.hostsfile: want a string, got a list"},
 	} {
 		_, err := loadFrom(t, tc.yaml)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want one containing %q", tc.yaml, err, tc.want)
 		}
-		if err != nil && !strings.Contains(tc.want, "line") && !errors.Is(err, ErrConfig) {
+		if err != nil && !strings.Contains(tc.want, ": want ") && !errors.Is(err, ErrConfig) { // a type error is the config package's
 			t.Errorf("%q: error %v is not ErrConfig", tc.yaml, err)
 		}
 	}

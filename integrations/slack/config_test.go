@@ -71,7 +71,8 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"slack:\n  token: x\n  channel: c\n  audit: [{tag: 'a/*'}]\n", "audit[0]: a rule needs a preset, or a tag and a text"},
 		{"slack:\n  token: x\n  channel: c\n  audit: [{preset: jobs, text: hi}]\n", "preset jobs takes no tag or text"},
 		{"slack:\n  token: x\n  channel: c\n  audit: [{preset: jobs, color: pink}]\n", `color "pink"`},
-		{"slack:\n  token: x\n  channel: c\n  audit: [{preset: jobs, fun: {a: b}}]\n", "line"},
+		{"slack:\n  token: x\n  channel: c\n  audit: [{preset: jobs, fun: {a: b}}]\n", "master:4: slack.audit[0].fun: want a string or a list of strings"},
+		{"slack:\n  token: x\n  channel: c\n  rate: fast\n", `master:4: slack.rate: want a number, got "fast"`},
 		{"slack:\n  token: x\n  chanel: c\n", `master:3: unknown key slack: "chanel" (did you mean "channel"?)`},
 		{"slack:\n  token: x\n  channel: c\n  audit:\n    - tag: 'a/*'\n      text: hi\n      chanel: '#b'\n", `master:7: unknown key slack.audit.*: "chanel" (did you mean "channel"?)`},
 	}
