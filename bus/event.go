@@ -381,3 +381,38 @@ func HasReservedPrefix(tag string) bool {
 
 // ReservedPrefixes are the tag prefixes only the master may publish under.
 var ReservedPrefixes = []string{"salt/job/", "salt/run/", "salt/wheel/", "salt/auth", "salt/key", "brine/"}
+
+// OperatorPrefixes are the tag prefixes the master and its operators (the
+// CLI holding the shared key: `brine cloud`, salt-cloud's job) publish
+// under and agents never do: salt-cloud's lifecycle events, from which the
+// mine, and so DNS and DHCP, learn which machines exist where. An agent
+// that could fire salt/cloud/<other>/destroyed would remove another host's
+// records.
+var OperatorPrefixes = []string{"salt/cloud/"}
+
+// AgentReserved reports the prefix that keeps an agent from firing tag: a
+// reserved prefix or an operator's; "" when an agent may fire it.
+func AgentReserved(tag string) string {
+	for _, list := range [][]string{ReservedPrefixes, OperatorPrefixes} {
+		for _, p := range list {
+			if strings.HasPrefix(tag, p) {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// agentScheme starts the source of every event an agent sent: the master
+// stamps it with the id the agent's key was accepted under.
+const agentScheme = "agent://"
+
+// AgentSource is the source of the events agent id sends.
+func AgentSource(id string) string { return agentScheme + id }
+
+// Agent returns the id of the agent that sent e, as the master stamped it,
+// and false for an event the master or an operator fired. Whatever changes
+// state from an event checks this, not only its tag.
+func (e *Event) Agent() (string, bool) {
+	return strings.CutPrefix(e.Source, agentScheme)
+}

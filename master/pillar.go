@@ -165,7 +165,7 @@ func (m *Master) stateProgress(ctx context.Context, id string, body json.RawMess
 		}
 		tag := "salt/job/" + pr.JID + "/prog/" + id + "/" + strconv.Itoa(n)
 		data := map[string]any{"data": map[string]any{"ret": pr.Ret, "len": pr.Len}, "id": id, "jid": pr.JID}
-		e, err := bus.NewEvent(tag, data, bus.Origin{Source: "agent://" + id, Cause: cause})
+		e, err := bus.NewEvent(tag, data, bus.Origin{Source: bus.AgentSource(id), Cause: cause})
 		if err != nil {
 			return nil, err
 		}

@@ -476,3 +476,40 @@ func TestFeedReportsOnlyAWatchThatStoppedEarly(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 }
+
+// TestApplyRefusesAgentsEvents: salt-cloud's events and the mine's own
+// tags change the mine only when the master or an operator fired them. One
+// an agent sent (its source says so, whatever the tag) is ErrBadEvent, and
+// no host moves or disappears.
+func TestApplyRefusesAgentsEvents(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := testCtx(t)
+	if err := s.Apply(ctx, cloudEvent(t, "a2", "created", map[string]any{"event": "created instance", "private_ips": []any{"10.1.0.2"}})); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		tag  string
+		data map[string]any
+	}{
+		{"salt/cloud/a2/destroyed", map[string]any{"name": "a2", "event": "destroyed instance"}},
+		{"salt/cloud/a2/created", map[string]any{"name": "a2", "event": "created instance", "private_ips": []any{"6.6.6.6"}}},
+		{"salt/cloud/ghost/created", map[string]any{"name": "ghost", "event": "created instance", "private_ips": []any{"6.6.6.7"}}},
+		{UpdateTag, map[string]any{"id": "a2", "ips": []any{"6.6.6.6"}}},
+		{DeleteTag, map[string]any{"id": "a2"}},
+	} {
+		ev, err := bus.NewEvent(tc.tag, tc.data, bus.Origin{Source: bus.AgentSource("a1")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Apply(ctx, ev); !errors.Is(err, ErrBadEvent) || !strings.Contains(err.Error(), "agent a1") {
+			t.Errorf("%s from agent a1: err %v, want ErrBadEvent naming the agent", tc.tag, err)
+		}
+	}
+	h, err := s.Get(ctx, "a2")
+	if err != nil || !slices.Equal(h.IPs, []string{"10.1.0.2"}) {
+		t.Errorf("a2 after agent a1's events = %+v, %v; want it unchanged at 10.1.0.2", h, err)
+	}
+	if _, err := s.Get(ctx, "ghost"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("an agent's created event made a host: %v", err)
+	}
+}

@@ -1,49 +1,35 @@
 package proto
 
 import (
-	"encoding/json"
-	"reflect"
+	"errors"
 	"testing"
 )
 
-func TestDecodeJobKeepsIntegers(t *testing.T) {
-	j, err := DecodeJob([]byte(`{"jid":"20261124000000000001","fun":"test.arg","arg":[1,2.5,{"__kwarg__":true,"n":9007199254740993}],"tgt":"*","tgt_type":"glob","user":"root","metadata":{"k":1}}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []any{int64(1), 2.5, map[string]any{"__kwarg__": true, "n": int64(9007199254740993)}}
-	if !reflect.DeepEqual(j.Arg, want) || j.Metadata["k"] != int64(1) {
-		t.Errorf("DecodeJob: arg %#v metadata %#v", j.Arg, j.Metadata)
-	}
-	for _, bad := range []string{`{}`, `{"jid":"1"}`, `[1]`, `{"jid":"1","fun":"a.b","arg":{}}`, ``} {
-		if _, err := DecodeJob([]byte(bad)); err == nil {
-			t.Errorf("DecodeJob(%q): no error", bad)
+// TestCheckTag: an agent fires its own tags and nobody else's: not the
+// master's reserved prefixes, not salt-cloud's lifecycle (from which the
+// mine, DNS and DHCP learn what exists), not another agent's start or
+// beacon events.
+func TestCheckTag(t *testing.T) {
+	for _, tc := range []struct {
+		tag string
+		ok  bool
+	}{
+		{"instar/custom/event", true},
+		{"salt/minion/a1/start", true},
+		{"salt/beacon/a1/inotify//etc/x", true},
+		{"salt/cloud/a2/destroyed", false},
+		{"salt/cloud/a1/created", false},
+		{"salt/job/20260101000000000000/ret/a2", false},
+		{"salt/run/20260101000000000000/new", false},
+		{"salt/auth", false},
+		{"salt/key", false},
+		{"brine/mine/update", false},
+		{"salt/minion/a2/start", false},
+		{"salt/beacon/a2/x", false},
+	} {
+		err := CheckTag(tc.tag, "a1")
+		if (err == nil) != tc.ok || err != nil && !errors.Is(err, ErrReservedTag) {
+			t.Errorf("CheckTag(%q, a1) = %v, want allowed %v", tc.tag, err, tc.ok)
 		}
 	}
-}
-
-// FuzzDecodeJob checks that any body either decodes to a job with a jid
-// and a function, whose re-encoding decodes to the same job, or is refused.
-func FuzzDecodeJob(f *testing.F) {
-	for _, s := range []string{`{"jid":"1","fun":"test.ping","arg":[]}`, `{"jid":"2","fun":"cmd.run","arg":["ls",{"__kwarg__":true,"cwd":"/"}],"timeout":1.5}`,
-		`{"jid":"3","fun":"x.y","tgt":["a","b"],"metadata":{"a":[1,{"b":null}]}}`, `{"jid":1}`, `null`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		j, err := DecodeJob(body)
-		if err != nil {
-			return
-		}
-		if j.JID == "" || j.Fun == "" {
-			t.Fatalf("decoded a job without jid or fun: %+v", j)
-		}
-		b, err := json.Marshal(j)
-		if err != nil {
-			t.Fatalf("re-encoding %+v: %v", j, err)
-		}
-		again, err := DecodeJob(b)
-		if err != nil || !reflect.DeepEqual(again, j) {
-			t.Fatalf("round trip: %+v != %+v (%v)", again, j, err)
-		}
-	})
 }
