@@ -9,12 +9,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/brinehq/brine/internal/logging"
 )
 
 // Exit codes, documented in the package comment and in `brine --help`.
@@ -47,6 +50,10 @@ func (e unreachableError) Error() string { return e.err.Error() }
 func (e unreachableError) Unwrap() error { return e.err }
 
 func main() {
+	// Packages given no logger log to slog's default (and libraries to the
+	// log package, which then goes through it too): mask those lines as
+	// the configured loggers do, so that no path writes a secret.
+	slog.SetDefault(slog.New(logging.Redacting(slog.NewTextHandler(os.Stderr, nil))))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd()

@@ -26,14 +26,15 @@ func ParseLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 
-// New returns a logger writing to w in format (text or json) at level.
+// New returns a logger writing to w in format (text or json) at level,
+// masking secrets in every line (see Redacting).
 func New(w io.Writer, format string, level slog.Leveler) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: level}
 	switch format {
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(Redacting(slog.NewJSONHandler(w, opts))), nil
 	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(Redacting(slog.NewTextHandler(w, opts))), nil
 	}
 	return nil, &SettingError{fmt.Sprintf("log format %q: want text or json", format)}
 }
