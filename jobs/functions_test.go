@@ -88,7 +88,7 @@ func TestCloseOrphansEndsWhatTheMasterOwned(t *testing.T) {
 	b := openBus(t)
 	s := openStore(t, b, 0)
 	ctx := context.Background()
-	go func() { _ = s.Run(ctx, b) }()
+	go func() { _ = s.Run(ctx, b, "brine://test/jobs") }()
 	cause := event(t, "salt/cloud/web1/created", nil)
 	mine, other := NewRun("ddns.add_host", nil, map[string]any{"name": "web1"}, UserReactor, bus.Origin{Source: "brine://m1/reactor", Cause: cause}),
 		NewRun("test.sleep", nil, nil, "bob", bus.Origin{Source: "brine://m2/run"})

@@ -7,6 +7,7 @@
 package jobs
 
 import (
+	"fmt"
 	"sync"
 	"time"
 )
@@ -40,9 +41,13 @@ func formatJID(t time.Time) string {
 }
 
 // IsJID reports whether s is a Salt JID: 20 digits, optionally followed by
-// `_<suffix>` (Salt's unique_jid form).
+// `_<suffix>` (Salt's unique_jid form, `_<pid>`), the suffix 1 to
+// MaxJIDSuffix letters or digits. A jid names a record in the job store and
+// is part of event tags, so nothing else passes: a colon, a slash, a space
+// or a character that reorders text (U+202E) would make a key the store
+// cannot write or a tag that reads as another.
 func IsJID(s string) bool {
-	if len(s) < 20 || (len(s) > 20 && s[20] != '_') {
+	if len(s) < 20 {
 		return false
 	}
 	for i := range 20 {
@@ -50,7 +55,31 @@ func IsJID(s string) bool {
 			return false
 		}
 	}
+	if len(s) == 20 {
+		return true
+	}
+	suffix := s[21:]
+	if s[20] != '_' || len(suffix) == 0 || len(suffix) > MaxJIDSuffix {
+		return false
+	}
+	for i := range len(suffix) {
+		c := suffix[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
 	return true
+}
+
+// MaxJIDSuffix bounds the suffix of a unique_jid (Salt's is a pid).
+const MaxJIDSuffix = 32
+
+// CheckJID says why s is not a jid, in the words a refusal needs.
+func CheckJID(s string) error {
+	if IsJID(s) {
+		return nil
+	}
+	return fmt.Errorf("jid %q: want 20 digits (YYYYMMDDhhmmssffffff), optionally followed by _ and up to %d letters or digits", s, MaxJIDSuffix)
 }
 
 // JIDTime returns the time a JID was issued.

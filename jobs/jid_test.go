@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -58,11 +59,22 @@ func TestIsJID(t *testing.T) {
 		{"20261122001500123456x", false},
 		{"2026112200150012345a", false},
 		{"", false},
+		{"20250101000000000000_x:1", false},      // not a key the job store can write
+		{"20250101000000000000_", false},         // an empty suffix
+		{"20250101000000000000_a\u202eb", false}, // text direction override
+		{"20250101000000000000_a/b", false},
+		{"20250101000000000000_a b", false},
+		{"20250101000000000000_" + strings.Repeat("9", MaxJIDSuffix), true},
+		{"20250101000000000000_" + strings.Repeat("9", MaxJIDSuffix+1), false},
+		{"20250101000000000000_abcXYZ09", true},
 	}
 	for _, tt := range tests {
 		if got := IsJID(tt.in); got != tt.want {
 			t.Errorf("IsJID(%q) = %v, want %v", tt.in, got, tt.want)
 		}
+	}
+	if err := CheckJID("20250101000000000000_x:1"); err == nil || !strings.Contains(err.Error(), "20 digits") {
+		t.Errorf("CheckJID of a bad jid = %v", err)
 	}
 	if _, err := JIDTime("nope"); err == nil {
 		t.Error("JIDTime(nope) succeeded")

@@ -183,6 +183,9 @@ type Bucket interface {
 type Store struct {
 	kv  Bucket
 	log *slog.Logger
+	// retryWait is how long a failed write's events wait before they are
+	// delivered again.
+	retryWait time.Duration
 }
 
 // NewStore wraps an open bucket (BucketConfig). log may be nil.
@@ -190,11 +193,13 @@ func NewStore(kv Bucket, log *slog.Logger) *Store {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Store{kv: kv, log: log}
+	return &Store{kv: kv, log: log, retryWait: time.Second}
 }
 
-// Consumer is the part of bus.Bus the store reads events from.
+// Consumer is the part of bus.Bus the store reads events from, and
+// publishes its dead letters to.
 type Consumer interface {
+	bus.Publisher
 	Consume(ctx context.Context, cfg bus.ConsumerConfig, fn func(context.Context, *bus.Delivery)) (bus.Subscription, error)
 }
 
@@ -204,15 +209,17 @@ const Pattern = "salt/[jr][ou][bn]/*"
 
 // Run records job events from the durable consumer ConsumerName until ctx
 // ends. An event that is not a usable job event is logged and skipped; a
-// failed write is retried, so no job is lost.
+// failed write is retried, so no job is lost, up to bus.MaxAttempts: an
+// event whose record cannot be written then is dead-lettered (fired as
+// bus.DeadLetterTag under source), so that no event can stop the store.
 //
 // Events are taken as they come and written in batches: every event of a
 // job waiting when its record is written goes into that one write. A job
 // of 1,000 agents would otherwise rewrite its growing record 1,000 times.
-func (s *Store) Run(ctx context.Context, c Consumer) error {
+func (s *Store) Run(ctx context.Context, c Consumer, source string) error {
 	b := &batch{kick: make(chan struct{}, 1), byJID: map[string][]pending{}}
 	done := make(chan struct{})
-	go func() { defer close(done); s.writeBatches(ctx, b) }()
+	go func() { defer close(done); s.writeBatches(ctx, b, c, source) }()
 	sub, err := c.Consume(ctx, bus.ConsumerConfig{Name: ConsumerName, Pattern: Pattern, MaxInFlight: maxInFlight},
 		func(ctx context.Context, d *bus.Delivery) {
 			je, err := parseEvent(d.Event)
@@ -281,8 +288,10 @@ func (b *batch) take() ([]string, map[string][]pending) {
 
 // writeBatches writes each job's waiting events in one update of its
 // record, then settles them: acknowledged once written, redelivered later
-// when the write failed.
-func (s *Store) writeBatches(ctx context.Context, b *batch) {
+// when the write failed, dead-lettered when it failed bus.MaxAttempts
+// times. An event the record refuses (another kind of job's, a return from
+// an agent the job was not sent to) is acknowledged and logged.
+func (s *Store) writeBatches(ctx context.Context, b *batch, p bus.Publisher, source string) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -292,23 +301,34 @@ func (s *Store) writeBatches(ctx context.Context, b *batch) {
 		order, by := b.take()
 		for _, jid := range order {
 			evs := by[jid]
+			refused := make([]error, len(evs))
 			err := s.update(ctx, jid, func(j *Job) {
-				for _, p := range evs {
-					p.je.apply(j)
+				for i, p := range evs {
+					refused[i] = p.je.apply(j)
 				}
 			})
-			for _, p := range evs {
+			for i, pe := range evs {
 				switch {
 				case err == nil:
-					_ = p.d.Ack()
+					if refused[i] != nil {
+						s.log.Warn("jobs: event not recorded", "tag", pe.d.Event.Tag, "event", pe.d.Event.ID, "source", pe.d.Event.Source, "err", refused[i])
+					}
+					_ = pe.d.Ack()
 				case ctx.Err() != nil:
-					_ = p.d.Nak(0)
+					_ = pe.d.Nak(0)
+				case pe.d.GiveUp():
+					if derr := bus.DeadLetter(ctx, p, source, ConsumerName, pe.d, pe.d.Attempt, err, s.retryWait); derr != nil {
+						s.log.Error("jobs: dead letter", "err", derr)
+					} else {
+						s.log.Error("jobs: event dead-lettered: its record could not be written", "tag", pe.d.Event.Tag,
+							"event", pe.d.Event.ID, "attempts", pe.d.Attempt, "err", err)
+					}
 				default:
-					_ = p.d.Nak(time.Second)
+					_ = pe.d.Nak(s.retryWait)
 				}
 			}
 			if err != nil && ctx.Err() == nil {
-				s.log.Error("jobs: recording failed; will retry", "jid", jid, "events", len(evs), "err", err)
+				s.log.Warn("jobs: recording failed; will retry", "jid", jid, "events", len(evs), "err", err)
 			}
 		}
 	}
@@ -351,12 +371,17 @@ func ParseTag(tag string) (kind, jid, what, minion string, ok bool) {
 
 // Record merges one job event into its job's record. Events may arrive in
 // any order and more than once; the record converges to the same content.
+// An event the record refuses (ErrRefused) leaves it as it was.
 func (s *Store) Record(ctx context.Context, ev *bus.Event) error {
 	je, err := parseEvent(ev)
 	if err != nil {
 		return err
 	}
-	return s.update(ctx, je.jid, je.apply)
+	var refused error
+	if err := s.update(ctx, je.jid, func(j *Job) { refused = je.apply(j) }); err != nil {
+		return err
+	}
+	return refused
 }
 
 // FromEvent reads one job event on its own: the job as far as that event
@@ -391,10 +416,18 @@ func parseEvent(ev *bus.Event) (*jobEvent, error) {
 	return &jobEvent{kind: kind, jid: jid, what: what, minion: minion, ev: ev, data: data}, nil
 }
 
-// apply merges the event into j.
-func (e *jobEvent) apply(j *Job) {
+// ErrRefused reports an event its job's record does not take: one of
+// another kind of job under the same jid (a return for an orchestration's
+// jid), or the return of a minion the job was not sent to.
+var ErrRefused = errors.New("not this job's")
+
+// apply merges the event into j, or says why the record refuses it.
+func (e *jobEvent) apply(j *Job) error {
 	if j.Kind == "" {
 		j.Kind = e.kind
+	}
+	if j.Kind != e.kind {
+		return fmt.Errorf("%w: %s is a %s job, this is a %s event", ErrRefused, j.JID, kindName(j.Kind), kindName(e.kind))
 	}
 	switch {
 	case e.what == "new":
@@ -405,8 +438,19 @@ func (e *jobEvent) apply(j *Job) {
 	case e.kind == KindRun:
 		mergeRunRet(j, e.ev, e.data)
 	default:
+		if j.Event != "" && !slices.Contains(j.Minions, e.minion) {
+			return fmt.Errorf("%w: job %s was not sent to %s", ErrRefused, j.JID, e.minion)
+		}
 		mergeMinionRet(j, e.ev, e.minion, e.data)
 	}
+	return nil
+}
+
+func kindName(kind string) string {
+	if kind == KindRun {
+		return "runner (salt/run)"
+	}
+	return "targeted (salt/job)"
 }
 
 func mergeNew(j *Job, ev *bus.Event, data map[string]any) {
@@ -434,6 +478,13 @@ func mergeNew(j *Job, ev *bus.Event, data map[string]any) {
 		for _, m := range ms {
 			if s, ok := m.(string); ok {
 				j.Minions = append(j.Minions, s)
+			}
+		}
+		// A return recorded before the job's announcement, from a minion
+		// it does not target, was never this job's.
+		for id := range j.Returns {
+			if !slices.Contains(j.Minions, id) {
+				delete(j.Returns, id)
 			}
 		}
 		j.finishIfComplete(ev.Time)
@@ -496,9 +547,22 @@ func mergeMinionRet(j *Job, ev *bus.Event, minion string, data map[string]any) {
 	}
 	j.Returns[minion] = r
 	if !slices.Contains(j.Minions, minion) {
-		// Not targeted as far as the new event (if seen) says: keep it
-		// listed, as Salt's lookup_jid shows every return.
+		// The job's announcement is not recorded yet: the minion is
+		// listed until it is (mergeNew keeps only those targeted).
 		j.Minions = append(j.Minions, minion)
+	}
+	if tgt, ok := data["tgt"]; ok && j.Event == "" {
+		// A minion's own job (salt-call), which the master gave its jid
+		// when the return came (Salt's jid "req"): there is no
+		// announcement, and its one return ends it.
+		j.Tgt = tgt
+		j.TgtType, _ = data["tgt_type"].(string)
+		j.EndTime = &r.Time
+		j.Duration = 0
+		if t, err := JIDTime(j.JID); err == nil && r.Time.After(t) {
+			j.Duration = r.Time.Sub(t).Seconds()
+		}
+		return
 	}
 	j.finishIfComplete(ev.Time)
 }

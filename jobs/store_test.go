@@ -3,7 +3,10 @@ package jobs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -330,7 +333,7 @@ func TestStoreConsumesAndLists(t *testing.T) {
 	s := openStore(t, b, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, b) }()
+	go func() { done <- s.Run(ctx, b, "brine://test/jobs") }()
 	funcs := function.NewWithBuiltins()
 	before := time.Now().Add(-time.Second)
 	var jids []string
@@ -496,5 +499,136 @@ func TestIsOtherTag(t *testing.T) {
 		if got := isOtherTag(tag); got != want {
 			t.Errorf("isOtherTag(%q) = %v, want %v", tag, got, want)
 		}
+	}
+}
+
+// TestRecordRefusesOtherJobsEvents: a jid names one job. A targeted job's
+// return under a runner job's jid (an orchestration's, say) and a return
+// from a minion the job was not sent to leave the record as it was, in
+// whatever order the events come.
+func TestRecordRefusesOtherJobsEvents(t *testing.T) {
+	jid := NewJID()
+	newJob := func() *bus.Event {
+		return event(t, "salt/job/"+jid+"/new", map[string]any{"jid": jid, "fun": "test.ping", "tgt": "a", "tgt_type": "glob",
+			"minions": []any{"a"}, "arg": []any{}, "user": "root"})
+	}
+	ret := func(id string) *bus.Event {
+		return event(t, "salt/job/"+jid+"/ret/"+id, map[string]any{"jid": jid, "id": id, "fun": "test.ping", "return": true, "retcode": 0, "success": true})
+	}
+	runNew := event(t, "salt/run/"+jid+"/new", map[string]any{"jid": jid, "fun": "runner.state.orchestrate", "user": "root"})
+	tests := []struct {
+		name    string
+		evs     []*bus.Event
+		refused []bool
+		check   func(t *testing.T, j *Job)
+	}{
+		{"return under an orchestration's jid", []*bus.Event{runNew, ret("x")}, []bool{false, true}, func(t *testing.T, j *Job) {
+			if j.Kind != KindRun || len(j.Returns) != 0 || !j.Active() {
+				t.Errorf("orchestration record: kind %s returns %v active %v", j.Kind, j.Returns, j.Active())
+			}
+		}},
+		{"return from a minion not targeted", []*bus.Event{newJob(), ret("x"), ret("a")}, []bool{false, true, false}, func(t *testing.T, j *Job) {
+			if _, ok := j.Returns["x"]; ok || slices.Contains(j.Minions, "x") || j.Active() {
+				t.Errorf("record: minions %v returns %v active %v", j.Minions, j.Returns, j.Active())
+			}
+		}},
+		{"the same, recorded before the announcement", []*bus.Event{ret("x"), newJob(), ret("a")}, []bool{false, false, false}, func(t *testing.T, j *Job) {
+			if _, ok := j.Returns["x"]; ok || !slices.Equal(j.Minions, []string{"a"}) || j.Active() {
+				t.Errorf("record: minions %v returns %v active %v", j.Minions, j.Returns, j.Active())
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			j := &Job{JID: jid}
+			for i, ev := range tt.evs {
+				je, err := parseEvent(ev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				err = je.apply(j)
+				if got := errors.Is(err, ErrRefused); got != tt.refused[i] {
+					t.Errorf("event %d (%s): err %v, refused want %v", i, ev.Tag, err, tt.refused[i])
+				}
+			}
+			tt.check(t, j)
+		})
+	}
+}
+
+// TestOwnJobEndsWithItsReturn: a minion's own job (salt-call's, which the
+// master gives a jid with tgt and tgt_type, as Salt's does for jid "req")
+// has no announcement; its one return ends it instead of leaving it
+// running (1/1 returned) for ever.
+func TestOwnJobEndsWithItsReturn(t *testing.T) {
+	jid := NewJID()
+	ev := event(t, "salt/job/"+jid+"/ret/a1", map[string]any{"cmd": "_return", "jid": jid, "id": "a1", "fun": "event.send",
+		"fun_args": []any{"x"}, "arg": []any{"x"}, "tgt": "a1", "tgt_type": "glob", "return": true, "retcode": 0, "success": true})
+	j := &Job{JID: jid}
+	je, err := parseEvent(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := je.apply(j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Active() || j.Tgt != "a1" || j.TgtType != "glob" || !slices.Equal(j.Minions, []string{"a1"}) || j.Kind != KindJob {
+		t.Errorf("own job: active %v tgt %v/%s minions %v kind %s", j.Active(), j.Tgt, j.TgtType, j.Minions, j.Kind)
+	}
+}
+
+// refusingBucket fails every write of one key, as a store that cannot take
+// a record would.
+type refusingBucket struct {
+	Bucket
+	key string
+}
+
+var errRefusedKey = errors.New("the store refuses this key")
+
+func (b refusingBucket) Create(ctx context.Context, key string, value []byte) (uint64, error) {
+	if key == b.key {
+		return 0, errRefusedKey
+	}
+	return b.Bucket.Create(ctx, key, value)
+}
+
+func (b refusingBucket) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, error) {
+	if key == b.key {
+		return 0, errRefusedKey
+	}
+	return b.Bucket.Update(ctx, key, value, rev)
+}
+
+// TestUnwritableEventIsDeadLettered: an event whose record can never be
+// written is tried bus.MaxAttempts times, then dead-lettered with the
+// reason and acknowledged; the jobs after it are recorded all the while.
+func TestUnwritableEventIsDeadLettered(t *testing.T) {
+	b := openBus(t)
+	kv, err := b.Bucket(context.Background(), BucketConfig(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := NewJID()
+	s := NewStore(refusingBucket{Bucket: kv, key: bad}, nil)
+	s.retryWait = 20 * time.Millisecond
+	dead := collect(t, b, bus.DeadLetterTag)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = s.Run(ctx, b, "brine://test/jobs") }()
+	poison := event(t, "salt/job/"+bad+"/ret/a", map[string]any{"jid": bad, "id": "a", "fun": "test.ping", "return": true})
+	if err := b.Publish(ctx, poison); err != nil {
+		t.Fatal(err)
+	}
+	good := NewJID()
+	if err := b.Publish(ctx, event(t, "salt/run/"+good+"/new", map[string]any{"jid": good, "fun": "test.ping"})); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { _, err := s.Get(ctx, good); return err == nil })
+	d := dead(1)[0]
+	data, _ := d.DataMap()
+	if d.Cause != poison.ID || data["consumer"] != ConsumerName || data["event_id"] != poison.ID || data["tag"] != poison.Tag ||
+		data["attempts"] != int64(bus.MaxAttempts) || !strings.Contains(fmt.Sprint(data["error"]), errRefusedKey.Error()) {
+		t.Errorf("dead letter: cause %s data %v", d.Cause, data)
 	}
 }

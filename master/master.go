@@ -341,6 +341,6 @@ func (m *Master) startStores(ctx context.Context) error {
 		m.component("jobs").Warn("closed jobs an earlier run of this master did not finish", "jids", closed)
 	}
 	m.grp.Go(func() error { return m.mine.Follow(m.ctx, m.bus, m.source+"/mine", m.component("mine")) })
-	m.grp.Go(func() error { return m.jobs.Run(m.ctx, m.bus) })
+	m.grp.Go(func() error { return m.jobs.Run(m.ctx, m.bus, m.source+"/jobs") })
 	return nil
 }

@@ -43,7 +43,16 @@ var ErrBadEvent = errors.New("bad mine event")
 // DeleteTag do the same for other sources. Other events are ignored. The
 // event's log position (Seq) orders the writes: an event older than one the
 // record already reflects is ErrStale; a removal always applies.
+//
+// Only the master and its operators change the mine through events: an
+// event an agent sent (its source says so, whatever its tag) is
+// ErrBadEvent, so that no agent can move or remove another host's records,
+// and with them its DNS and DHCP entries. Agents report their own record
+// with mine.send, which writes under the id their key was accepted as.
 func (s *Store) Apply(ctx context.Context, ev *bus.Event) error {
+	if id, ok := ev.Agent(); ok && (ev.Tag == UpdateTag || ev.Tag == DeleteTag || strings.HasPrefix(ev.Tag, "salt/cloud/")) {
+		return fmt.Errorf("%w: %s: sent by agent %s: only the master and its operators change the mine through events", ErrBadEvent, ev.Tag, id)
+	}
 	data, err := ev.DataMap()
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrBadEvent, ev.Tag, err)
@@ -316,7 +325,8 @@ type EventBus interface {
 // apply each event in log order, one at a time, acknowledging it once the
 // record is written. A failed write is retried in place (with back-off)
 // rather than put back, so that no later event about the host overtakes
-// it. An event that cannot describe a host is acknowledged and reported
+// it, up to bus.MaxAttempts (some minutes), after which the event is
+// dead-lettered (bus.DeadLetterTag) and the mine goes on. An event that cannot describe a host is acknowledged and reported
 // with ErrorTag. source names the events Follow fires.
 func (s *Store) Follow(ctx context.Context, b EventBus, source string, log *slog.Logger) error {
 	if log == nil {
@@ -329,11 +339,23 @@ func (s *Store) Follow(ctx context.Context, b EventBus, source string, log *slog
 			// Retries may take long: the delivery stays this master's.
 			defer d.KeepAlive(5 * time.Second)()
 		}
+		attempts := max(d.Attempt, 1)
 		for wait := time.Second; err != nil && !errors.Is(err, ErrStale) && !errors.Is(err, ErrBadEvent) && !errors.Is(err, ErrInvalidID); wait = min(2*wait, maxRetryWait) {
+			if attempts >= bus.MaxAttempts {
+				// Never written after minutes of trying: recorded as a
+				// dead letter rather than holding every later event
+				// back for ever.
+				log.Error("mine: event dead-lettered", "tag", ev.Tag, "id", ev.ID, "attempts", attempts, "err", err)
+				if derr := bus.DeadLetter(ctx, b, source, consumerOf(ev.Tag), d, attempts, err, time.Second); derr != nil {
+					log.Error("mine: dead letter", "err", derr)
+				}
+				return
+			}
 			log.Warn("mine: event not applied; retrying", "tag", ev.Tag, "id", ev.ID, "retry_in", wait, "err", err)
 			if !backoff.Sleep(ctx, wait) {
 				return // not acknowledged: redelivered after a restart
 			}
+			attempts++
 			err = s.Apply(ctx, ev)
 		}
 		switch {
@@ -368,6 +390,14 @@ func (s *Store) Follow(ctx context.Context, b EventBus, source string, log *slog
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// consumerOf names the consumer that follows tag.
+func consumerOf(tag string) string {
+	if strings.HasPrefix(tag, "salt/cloud/") {
+		return CloudConsumer
+	}
+	return UpdateConsumer
 }
 
 // maxRetryWait caps the back-off of a failed write.

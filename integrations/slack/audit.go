@@ -169,14 +169,26 @@ func (a *Audit) Run(ctx context.Context, c Consumer) error {
 			// event (a job's result) go before this one (its start), and
 			// the result would be posted outside its thread. If this
 			// master dies meanwhile, another gets the event first.
+			// After bus.MaxAttempts (minutes, the waits doubling) the
+			// event is dead-lettered, so that one event no handler can
+			// post does not stop the audit for ever.
+			attempts, wait := max(d.Attempt, 1), time.Second
 			for err := a.handle(ctx, d.Event); err != nil; err = a.handle(ctx, d.Event) {
 				if ctx.Err() != nil {
 					return
 				}
-				a.log.Error("slack: event not posted; retrying", "tag", d.Event.Tag, "event", d.Event.ID, "err", err)
-				if !backoff.Sleep(ctx, time.Second) {
+				if attempts >= bus.MaxAttempts {
+					a.log.Error("slack: event dead-lettered", "tag", d.Event.Tag, "event", d.Event.ID, "attempts", attempts, "err", err)
+					if derr := bus.DeadLetter(ctx, a.events.Publisher, a.events.Source, a.consumer, d, attempts, err, time.Second); derr != nil {
+						a.log.Error("slack: dead letter", "err", derr)
+					}
 					return
 				}
+				a.log.Error("slack: event not posted; retrying", "tag", d.Event.Tag, "event", d.Event.ID, "retry_in", wait, "err", err)
+				if !backoff.Sleep(ctx, wait) {
+					return
+				}
+				attempts, wait = attempts+1, min(2*wait, 30*time.Second)
 			}
 			_ = d.Ack()
 		})
