@@ -10,7 +10,6 @@ import (
 	"golang.org/x/crypto/curve25519"
 	"golang.org/x/crypto/nacl/box"
 	"golang.org/x/crypto/nacl/secretbox"
-	"golang.org/x/crypto/salsa20/salsa"
 )
 
 // Sizes of the command bodies as zmq4 hands them over (the command name and
@@ -83,19 +82,17 @@ func keyPtr(k *Key) *[32]byte { return (*[32]byte)(k) }
 // HSalsa20(0), known to anyone, and a client holding no secret at all could
 // pass for that key. libsodium (and so libzmq) refuses these the same way
 // (crypto_scalarmult fails on an all-zero result). which names the key for
-// the error, e.g. "HELLO client transient key".
+// the error, e.g. "HELLO client transient key". box.Precompute does not
+// tell, so the X25519 is done once more to check (a handshake's few extra
+// tens of microseconds).
 func precompute(shared *[32]byte, peer, secret *Key, which string) error {
 	dh, err := curve25519.X25519(secret[:], peer[:])
 	if err != nil {
 		// x/crypto's only failure here is an all-zero result.
 		return protoErr("%s %s is a low-order point (shared secret all zero)", which, peer)
 	}
-	var in [32]byte
-	copy(in[:], dh)
-	var zero [16]byte
-	salsa.HSalsa20(shared, &zero, &in, &salsa.Sigma)
-	clear(in[:])
 	clear(dh)
+	box.Precompute(shared, keyPtr(peer), keyPtr(secret))
 	return nil
 }
 
