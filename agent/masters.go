@@ -26,12 +26,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/brinehq/brine/agent/proto"
@@ -63,6 +65,10 @@ const (
 	// master that accepts connections but does not answer (stopped, or
 	// its host overloaded) must not hold the agent for long.
 	failoverDialTimeout = 4 * time.Second
+	// refusedRetry bounds the wait before dialling again a master whose
+	// port refused the connection: the agent gives up such a dial within a
+	// second, so it finds a restarted master within seconds.
+	refusedRetry = 3 * time.Second
 	// helloTimeout bounds each hello, so that a master that hangs while
 	// the key is pending is left too.
 	helloTimeout = time.Minute
@@ -350,6 +356,7 @@ func (a *Agent) connectFrom(ctx context.Context, cfg *Loaded, l *link, start int
 		timeout = failoverDialTimeout
 	}
 	dnsRetries := 0
+	said, saidAt := map[string]string{}, map[string]time.Time{}
 	for round := 1; ; round++ {
 		wait := backoff.Delay(time.Second, 30*time.Second, round)
 		for _, i := range attempts(n, start) {
@@ -378,6 +385,24 @@ func (a *Agent) connectFrom(ctx context.Context, cfg *Loaded, l *link, start int
 				continue
 			}
 			dnsRetries = 0
+			if ue, ok := errors.AsType[*gateway.UnreachableError](err); ok {
+				// Said at once, with the reason ("connection refused", "…
+				// is the master's publish port, not its request port"),
+				// rather than after a dial timeout of silence.
+				level := slog.LevelWarn
+				if said[addr] == ue.Reason && time.Since(saidAt[addr]) < time.Minute {
+					level = slog.LevelDebug // said already: no line every few seconds
+				} else {
+					said[addr], saidAt[addr] = ue.Reason, time.Now()
+				}
+				a.log.Log(ctx, level, "master not reachable", "master", addr, "reason", ue.Reason)
+				if errors.Is(err, syscall.ECONNREFUSED) {
+					// Nothing listens there yet (a master restarting):
+					// look again soon rather than after a long backoff.
+					wait = min(wait, refusedRetry)
+				}
+				continue
+			}
 			a.log.Warn("master not reachable", "master", addr, "err", err)
 		}
 		select {

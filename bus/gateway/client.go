@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/go-zeromq/zmq4"
@@ -76,12 +78,15 @@ type Client struct {
 	signer *signer // signs requests (nil: they carry no mac)
 	newSec func() zmq4.Security
 	redial bool // reconnect when the connection drops (operators)
-	queue  int  // requests waiting to be written, at most
-	onPush func(method string, body []byte)
-	ep     string
-	source string
-	prefix string // makes correlation ids unique across clients
-	seq    atomic.Uint64
+	// refusedFor ends the first dial once the port has refused connections
+	// that long (agents; 0: wait until the context ends).
+	refusedFor time.Duration
+	queue      int // requests waiting to be written, at most
+	onPush     func(method string, body []byte)
+	ep         string
+	source     string
+	prefix     string // makes correlation ids unique across clients
+	seq        atomic.Uint64
 
 	smu sync.RWMutex
 	pc  *peerConn // the connection, replaced when it drops
@@ -150,6 +155,11 @@ func Dial(ctx context.Context, addr string, key []byte, opts ...Option) (*Client
 	}
 	if err := c.Call(ctx, "ping", struct{}{}, nil); err != nil {
 		c.Close()
+		if ctx.Err() != nil && !errors.Is(err, ErrAuth) {
+			// Connected, but nothing answers: a master that hangs, or
+			// something else listening on the port.
+			return nil, &UnreachableError{Addr: strings.TrimPrefix(c.ep, "tcp://"), Reason: "timed out (connected, but no answer)", Err: err}
+		}
 		return nil, fmt.Errorf("gateway: %s: %w", c.ep, err)
 	}
 	return c, nil
@@ -186,11 +196,25 @@ func DialAgent(ctx context.Context, addr string, d AgentDial) (*Client, error) {
 	c := newClient(endpoint(addr, DefaultRequestPort), func() zmq4.Security { return curve.NewClient(d.Keys, d.MasterKey) })
 	// An agent has a request or two in flight, not thousands.
 	c.onPush, c.source, c.queue = d.OnPush, d.Source, agentQueue
+	c.refusedFor = agentRefusedFor
 	if err := c.start(ctx); err != nil {
+		if errors.Is(err, curve.ErrRefused) && !errors.Is(err, curve.ErrServerKey) && strings.HasSuffix(err.Error(), ": "+reasonWrongKey) {
+			// The request port takes any agent key (and decides at
+			// hello); only the publish port, open to operators alone,
+			// refuses one in the handshake.
+			return nil, &UnreachableError{Addr: strings.TrimPrefix(c.ep, "tcp://"),
+				Reason: strings.TrimPrefix(c.ep, "tcp://") + " is the master's publish port, not its request port", Err: err}
+		}
 		return nil, err
 	}
 	return c, nil
 }
+
+// agentRefusedFor is how long an agent's dial waits on a port that refuses
+// connections before it gives up: the agent says so in its log within a
+// second, then dials again on its own schedule, instead of waiting out
+// its whole dial timeout in silence.
+const agentRefusedFor = time.Second
 
 // MasterKey asks the master at addr for its public key over a connection
 // without encryption (the one thing such a connection may ask). The answer
@@ -198,6 +222,7 @@ func DialAgent(ctx context.Context, addr string, d AgentDial) (*Client, error) {
 // master_finger, or records it and trusts it from then on.
 func MasterKey(ctx context.Context, addr string) (curve.Key, error) {
 	c := newClient(endpoint(addr, DefaultRequestPort), null.Security)
+	c.refusedFor = agentRefusedFor // agents ask it, and retry on their own
 	if err := c.start(ctx); err != nil {
 		return curve.Key{}, err
 	}
@@ -232,7 +257,7 @@ func (c *Client) start(ctx context.Context) error {
 	}
 	c.prefix = hex.EncodeToString(nonce[:]) + "-"
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	pc, err := connect(ctx, c.ep, c.newSec, zmq4.Dealer, c.queue)
+	pc, err := dialPeer(ctx, c.ep, c.newSec, zmq4.Dealer, c.queue, c.refusedFor)
 	if err != nil {
 		c.cancel()
 		return err
@@ -275,15 +300,32 @@ const (
 )
 
 // connect dials endpoint ep and runs the handshake as a typ socket with a
-// mechanism from sec (queue: the requests that may wait to be written), again every redialEvery until the master answers or
-// ctx ends; a key the master refuses, or a master without the expected
-// key, ends it at once. The connection's writer runs until it is closed.
+// mechanism from sec (queue: the requests that may wait to be written),
+// again every redialEvery until the master answers or ctx ends; a key the
+// master refuses, a master without the expected key, or a port that is
+// not the one asked for (the publish port dialled as the request port)
+// ends it at once. The connection's writer runs until it is closed. When
+// it gives up the error is an *UnreachableError saying why.
 func connect(ctx context.Context, ep string, sec func() zmq4.Security, typ zmq4.SocketType, queue int) (*peerConn, error) {
+	return dialPeer(ctx, ep, sec, typ, queue, 0)
+}
+
+// dialPeer is connect; with refusedFor set, it also gives up once the
+// port has refused connections for that long (an agent, which retries,
+// and logs, on its own).
+func dialPeer(ctx context.Context, ep string, sec func() zmq4.Security, typ zmq4.SocketType, queue int, refusedFor time.Duration) (*peerConn, error) {
 	network, addr, ok := splitEndpoint(ep)
 	if !ok {
 		return nil, fmt.Errorf("gateway: dial %s: not a tcp:// or ipc:// endpoint", ep)
 	}
-	var d net.Dialer
+	var (
+		d            net.Dialer
+		last         error
+		refusedSince time.Time
+	)
+	unreachable := func(cause error) *UnreachableError {
+		return &UnreachableError{Addr: strings.TrimPrefix(ep, "tcp://"), Reason: reason(addr, typ, sec().Type(), cause), Err: cause, ctx: ctx.Err()}
+	}
 	for {
 		raw, err := d.DialContext(ctx, network, addr)
 		if err == nil {
@@ -296,13 +338,104 @@ func connect(ctx context.Context, ep string, sec func() zmq4.Security, typ zmq4.
 			if errors.Is(err, ErrAuth) || errors.Is(err, curve.ErrServerKey) || errors.Is(err, curve.ErrRefused) {
 				return nil, fmt.Errorf("gateway: %s: %w", ep, err)
 			}
+			if wrongPeer(err) {
+				return nil, unreachable(err) // it will not become the right port by waiting
+			}
+			refusedSince = time.Time{}
+		} else if errors.Is(err, syscall.ECONNREFUSED) {
+			if refusedSince.IsZero() {
+				refusedSince = time.Now()
+			}
+			if refusedFor > 0 && time.Since(refusedSince) >= refusedFor {
+				return nil, unreachable(err)
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			last = err
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("gateway: dial %s: master not reachable: %w", ep, ctx.Err())
+			return nil, unreachable(last)
 		case <-time.After(redialEvery):
 		}
 	}
+}
+
+// UnreachableError is a master that could not be reached at Addr, and
+// why, in an operator's words: "master 127.0.0.1:4506 not reachable:
+// connection refused". errors.Is matches the last cause (syscall.
+// ECONNREFUSED…) and the context's end (context.DeadlineExceeded).
+type UnreachableError struct {
+	// Addr is the address dialled ("host:port", or the endpoint).
+	Addr string
+	// Reason: "connection refused", "timed out", "127.0.0.1:4505 is the
+	// master's publish port, not its request port"…
+	Reason string
+	// Err is the last failure (nil when the time ran out on the first
+	// attempt).
+	Err error
+	ctx error
+}
+
+func (e *UnreachableError) Error() string { return "master " + e.Addr + " not reachable: " + e.Reason }
+
+func (e *UnreachableError) Unwrap() []error {
+	var out []error
+	for _, err := range []error{e.Err, e.ctx} {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// ErrWrongPort is the cause of an UnreachableError for a port that
+// answers as another of the master's sockets: the publish port dialled as
+// the request port, or the reverse.
+var ErrWrongPort = errors.New("not the expected port of the master")
+
+// wrongPeer reports a handshake that failed because the other end is not
+// the kind of socket asked for: zmq4 checks the socket types (a PUB
+// answering a DEALER), and a brine request port takes NULL (for the
+// master's key) where its publish port takes only CURVE.
+func wrongPeer(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "not compatible with") || strings.Contains(msg, "invalid or unsupported security mechanism")
+}
+
+// reason says why dialling addr as a typ socket with mechanism mech failed
+// with cause (nil: nothing answered before the time ran out).
+func reason(addr string, typ zmq4.SocketType, mech zmq4.SecurityType, cause error) string {
+	var dns *net.DNSError
+	switch {
+	case cause == nil:
+		return "timed out"
+	case errors.Is(cause, syscall.ECONNREFUSED):
+		return "connection refused"
+	case wrongPeer(cause) && strings.Contains(cause.Error(), "security mechanism"):
+		if mech == zmq4.NullSecurity {
+			// A brine request port takes NULL for the master's key;
+			// only its publish port insists on CURVE.
+			return addr + " is the master's publish port, not its request port"
+		}
+		return addr + " does not speak CURVE: not a brine master"
+	case wrongPeer(cause):
+		if typ == zmq4.Sub {
+			return addr + " is the master's request port, not its publish port"
+		}
+		return addr + " is the master's publish port, not its request port"
+	case errors.As(cause, &dns):
+		return "the name does not resolve"
+	case errors.Is(cause, syscall.EHOSTUNREACH), errors.Is(cause, syscall.ENETUNREACH):
+		return "no route to host"
+	case errors.Is(cause, os.ErrDeadlineExceeded), errors.Is(cause, context.DeadlineExceeded):
+		return "timed out"
+	case errors.Is(cause, io.EOF), errors.Is(cause, syscall.ECONNRESET), errors.Is(cause, io.ErrUnexpectedEOF):
+		return "the connection was closed during the ZeroMQ handshake (not a brine master?)"
+	case errors.Is(cause, os.ErrNotExist):
+		return "no such socket"
+	}
+	return "the ZeroMQ handshake failed"
 }
 
 // splitEndpoint turns a zmq4 endpoint into what net.Dial takes.

@@ -85,9 +85,21 @@ func (c *clientFlags) endpoints(g *globalFlags) (reqAddr, pubAddr string, key []
 	return reqAddr, pubAddr, key, nil
 }
 
-// dial connects to the master.
+// connectTimeout bounds reaching the master, whatever --timeout allows
+// the request: `brine run` waits ten minutes for a job, not for a master
+// that is not there.
+const connectTimeout = 10 * time.Second
+
+// dial connects to the master, within --timeout and connectTimeout. A
+// master that cannot be reached is an unreachableError (exit 3) saying
+// why: "master 127.0.0.1:4506 not reachable: connection refused".
 func (c *clientFlags) dial(ctx context.Context, addr string, key []byte) (*gateway.Client, error) {
-	client, err := gateway.Dial(ctx, addr, key)
+	dctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	client, err := gateway.Dial(dctx, addr, key)
+	if ue, ok := errors.AsType[*gateway.UnreachableError](err); ok {
+		return nil, unreachableError{ue}
+	}
 	if err != nil {
 		return nil, c.masterError(addr, fmt.Errorf("master %s: %w", addr, err))
 	}

@@ -255,12 +255,12 @@ func TestEventSendRefusals(t *testing.T) {
 		{"wrong key, mine list", []string{"BRINE_KEY=not-the-key"}, []string{"mine", "list"}, 1, "wrong key"},
 		{"wrong key, reactor list", []string{"BRINE_KEY=not-the-key"}, []string{"reactor", "list"}, 1, "wrong key"},
 		{"wrong key, run", []string{"BRINE_KEY=not-the-key"}, []string{"run", "test.ping"}, 1, "wrong key"},
-		{"unreachable, jobs list", nil, []string{"jobs", "list", "--master", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--timeout", "1s"}, 3, "did not answer within 1s"},
+		{"unreachable, jobs list", nil, []string{"jobs", "list", "--master", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--timeout", "1s"}, 3, "not reachable: connection refused"},
 		{"bad data", nil, []string{"event", "send", "myco/x", "[1,2]"}, 2, "neither a JSON/YAML mapping"},
 		{"bad tag", nil, []string{"event", "send", "bad\x01tag"}, 2, "control character"},
 		{"no tag", nil, []string{"event", "send"}, 2, "needs a TAG"},
 		{"unknown flag", nil, []string{"event", "send", "x", "--nope"}, 2, "unknown flag"},
-		{"unreachable", nil, []string{"event", "send", "myco/x", "--master", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--timeout", "1s"}, 3, "did not answer within 1s"},
+		{"unreachable", nil, []string{"event", "send", "myco/x", "--master", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "--timeout", "1s"}, 3, "not reachable: connection refused"},
 		{"oversize", nil, []string{"event", "send", "myco/x", "blob=" + strings.Repeat("x", 70000)}, 1, "too large"},
 	}
 	for _, tc := range cases {
