@@ -40,6 +40,12 @@ type running struct {
 
 func startServer(t testing.TB, b bus.Bus, mod func(*Config)) *running {
 	t.Helper()
+	return startServerLog(t, b, mod, quiet)
+}
+
+// startServerLog is startServer with the server's log going to log.
+func startServerLog(t testing.TB, b bus.Bus, mod func(*Config), log *slog.Logger) *running {
+	t.Helper()
 	cfg := Config{
 		Key:             testKey,
 		PublishEndpoint: "tcp://127.0.0.1:0",
@@ -48,7 +54,7 @@ func startServer(t testing.TB, b bus.Bus, mod func(*Config)) *running {
 	if mod != nil {
 		mod(&cfg)
 	}
-	srv, err := New(cfg, b, quiet)
+	srv, err := New(cfg, b, log)
 	if err != nil {
 		t.Fatal(err)
 	}

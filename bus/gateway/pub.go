@@ -67,8 +67,8 @@ const reasonWrongKey = "wrong key"
 // serveWatcher authenticates a watcher and then reads its subscriptions
 // (ZMTP 3.0 style: a message whose first byte is 1 to subscribe, 0 to cancel)
 // until it leaves; events reach it through fanout.
-func (s *Server) serveWatcher(ctx context.Context, raw net.Conn) {
-	pc := s.open(ctx, raw, nil, 0, curve.NewServer(s.cfg.Keys, s.operatorOnly), zmq4.Pub)
+func (s *Server) serveWatcher(ctx context.Context, raw net.Conn, slot *unauthSlot) {
+	pc := s.open(ctx, raw, nil, 0, curve.NewServer(s.cfg.Keys, s.operatorOnly), zmq4.Pub, slot)
 	if pc == nil {
 		return
 	}
@@ -90,6 +90,9 @@ func (s *Server) serveWatcher(ctx context.Context, raw net.Conn) {
 	for {
 		frames, cmd, err := pc.readMsg(maxSubscriptionMsg)
 		if err != nil {
+			if overLimit(err) || errors.Is(err, curve.ErrProtocol) {
+				s.log.Warn("watcher dropped", "remote", pc.remote, "err", err)
+			}
 			return
 		}
 		if cmd || len(frames) != 1 || len(frames[0]) == 0 {

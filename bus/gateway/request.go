@@ -58,9 +58,9 @@ type errorBody struct {
 // serveRequests runs a requester's handshake — CURVE, or NULL for a
 // client that only asks for the master's key — and serves it as an
 // operator, an agent or a key bootstrap, by the key it proved it holds.
-func (s *Server) serveRequests(ctx context.Context, raw net.Conn) {
+func (s *Server) serveRequests(ctx context.Context, raw net.Conn, slot *unauthSlot) {
 	br := bufio.NewReaderSize(raw, readBuffer)
-	mech, err := peekMechanism(raw, br, s.cfg.HandshakeTimeout)
+	mech, err := peekMechanism(ctx, raw, br, slot.accepted.Add(s.cfg.HandshakeTimeout))
 	if err != nil {
 		s.log.Info("connection refused", "remote", raw.RemoteAddr().String(), "err", err)
 		raw.Close()
@@ -78,13 +78,18 @@ func (s *Server) serveRequests(ctx context.Context, raw net.Conn) {
 		raw.Close()
 		return
 	}
-	pc := s.open(ctx, raw, br, len(greetingPrefix), sec, zmq4.Router)
+	pc := s.open(ctx, raw, br, len(greetingPrefix), sec, zmq4.Router, slot)
 	if pc == nil {
 		return
 	}
 	switch {
 	case pc.sess == nil:
+		// Unauthenticated, and so still counted in slot, until it ends:
+		// a key bootstrap takes one request, so the connection is given
+		// little time.
 		pc.start(1, 64<<10)
+		pc.idle = s.cfg.BootstrapIdle
+		pc.expires = slot.accepted.Add(s.cfg.BootstrapLifetime)
 		s.serveLoop(ctx, pc, maxBootstrapMsg, s.serveBootstrap)
 	case pc.sess.Peer() == s.operator:
 		pc.start(s.cfg.ReplyQueue, s.cfg.QueueBytes)
@@ -98,11 +103,15 @@ func (s *Server) serveRequests(ctx context.Context, raw net.Conn) {
 }
 
 // peekMechanism sends the start of the greeting and reads the peer's
-// whole greeting (without consuming it) for its security mechanism.
-func peekMechanism(raw net.Conn, br *bufio.Reader, timeout time.Duration) (string, error) {
-	if err := raw.SetDeadline(time.Now().Add(timeout)); err != nil {
+// whole greeting (without consuming it) for its security mechanism, by
+// deadline; it is abandoned when ctx ends, so that a shutdown does not wait
+// for a peer that sends nothing.
+func peekMechanism(ctx context.Context, raw net.Conn, br *bufio.Reader, deadline time.Time) (string, error) {
+	if err := raw.SetDeadline(deadline); err != nil {
 		return "", err
 	}
+	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
 	if _, err := raw.Write(greetingPrefix); err != nil {
 		return "", fmt.Errorf("greeting: %w", err)
 	}
@@ -130,10 +139,20 @@ func (s *Server) serveLoop(ctx context.Context, pc *peerConn, limit int, serve f
 		s.forget(pc)
 	}()
 	for {
+		if !s.readDeadline(ctx, pc) {
+			return
+		}
 		frames, cmd, err := pc.readMsg(limit)
 		if err != nil {
-			if errors.Is(err, errFrameTooLarge) || errors.Is(err, curve.ErrProtocol) {
+			switch {
+			case overLimit(err) || errors.Is(err, curve.ErrProtocol):
 				s.log.Warn("requester dropped", "remote", pc.remote, "err", err)
+			case pc.idle > 0 && isTimeout(err):
+				reason := fmt.Sprintf("no request for %s", pc.idle)
+				if !time.Now().Before(pc.expires) {
+					reason = "its lifetime is over"
+				}
+				s.log.Debug("unauthenticated connection closed", "remote", pc.remote, "reason", reason)
 			}
 			return
 		}
@@ -156,6 +175,30 @@ func (s *Server) serveLoop(ctx context.Context, pc *peerConn, limit int, serve f
 			}
 		})
 	}
+}
+
+// readDeadline sets the read deadline of a connection with an idle bound
+// (pc.idle): pc.idle from now, and never past pc.expires. It reports false
+// when the server is stopping: Run sets every connection's read deadline to
+// now once ctx ended, which this must not push back.
+func (s *Server) readDeadline(ctx context.Context, pc *peerConn) bool {
+	if pc.idle > 0 {
+		d := time.Now().Add(pc.idle)
+		if pc.expires.Before(d) {
+			d = pc.expires
+		}
+		if err := pc.raw.SetReadDeadline(d); err != nil {
+			return false
+		}
+	}
+	// Run sets the deadlines only after ctx ended: either it did so after
+	// the line above, or ctx has ended by now.
+	return ctx.Err() == nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // MethodMasterKey is the one request an unencrypted connection may make:

@@ -105,8 +105,26 @@ type Config struct {
 	// When all are busy, reading further requests waits: back-pressure, not
 	// loss.
 	Workers int
-	// HandshakeTimeout bounds a new connection's ZMTP handshake (default 10 s).
+	// HandshakeTimeout bounds a new connection's ZMTP handshake, from
+	// accept to the end of CURVE (default 10 s).
 	HandshakeTimeout time.Duration
+	// BootstrapIdle and BootstrapLifetime bound an unencrypted (NULL)
+	// connection on the request endpoint, which exists only to ask for the
+	// master's public key: it is closed after BootstrapIdle without a
+	// request (default 10 s) and BootstrapLifetime after it was accepted
+	// (default 30 s), whatever it does.
+	BootstrapIdle     time.Duration
+	BootstrapLifetime time.Duration
+	// MaxUnauthenticated bounds the connections, on both endpoints, that
+	// have not authenticated with CURVE: those in their handshake and NULL
+	// ones (default 1024). MaxUnauthenticatedPerAddr bounds them per
+	// remote IP address (default 64; not applied to ipc:// endpoints,
+	// where every peer has the same address and the socket file's mode
+	// decides who connects). A connection over either is closed at once.
+	// Authenticated connections (agents, operators, watchers) count
+	// against neither.
+	MaxUnauthenticated        int
+	MaxUnauthenticatedPerAddr int
 	// ShutdownGrace is how long Run lets in-flight requests finish after its
 	// context ends before cancelling them (default 5 s).
 	ShutdownGrace time.Duration
@@ -156,6 +174,18 @@ func (c *Config) setDefaults() error {
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = 10 * time.Second
 	}
+	if c.BootstrapIdle <= 0 {
+		c.BootstrapIdle = 10 * time.Second
+	}
+	if c.BootstrapLifetime <= 0 {
+		c.BootstrapLifetime = 30 * time.Second
+	}
+	if c.MaxUnauthenticated <= 0 {
+		c.MaxUnauthenticated = 1024
+	}
+	if c.MaxUnauthenticatedPerAddr <= 0 {
+		c.MaxUnauthenticatedPerAddr = 64
+	}
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = 5 * time.Second
 	}
@@ -201,6 +231,8 @@ type Server struct {
 	wmu      sync.RWMutex
 	watchers map[*watcher]struct{}
 
+	unauth unauthCount
+
 	head    atomic.Uint64 // newest log position seen on the bus
 	workers chan struct{}
 	pool    *workers.Pool // runs the requests
@@ -234,6 +266,7 @@ func New(cfg Config, b bus.Bus, log *slog.Logger) (*Server, error) {
 		agentH:   make(map[string]AgentHandler),
 		operator: OperatorKeys(cfg.Key).Public,
 		conns:    make(map[*peerConn]struct{}),
+		unauth:   unauthCount{byAddr: make(map[string]int)},
 		watchers: make(map[*watcher]struct{}),
 		workers:  make(chan struct{}, cfg.Workers),
 		pool:     workers.New(),
@@ -322,6 +355,14 @@ func (s *Server) addr(ln func() net.Listener) string {
 	return l.Addr().String()
 }
 
+// keepAlive is the TCP keepalive of accepted connections. Authenticated
+// connections have no idle deadline (an agent without
+// master_alive_interval, Salt's default, sends nothing for hours, and so
+// does a `brine event watch` on a quiet bus): a peer that vanished without
+// closing (power cut, cable, NAT state lost) is found by the kernel's
+// probes instead, after Idle + Interval*Count, 2.5 minutes.
+var keepAlive = net.KeepAliveConfig{Enable: true, Idle: 15 * time.Second, Interval: 15 * time.Second, Count: 9}
+
 // listen binds a tcp:// or ipc:// endpoint. For ipc, a socket file nobody
 // listens on any more (a crashed master's) is removed first: binding would
 // otherwise fail with "address already in use".
@@ -332,7 +373,8 @@ func listen(endpoint string) (net.Listener, error) {
 	}
 	switch network {
 	case "tcp":
-		return net.Listen("tcp", addr)
+		lc := net.ListenConfig{KeepAliveConfig: keepAlive}
+		return lc.Listen(context.Background(), "tcp", addr)
 	case "ipc":
 		if err := removeStaleSocket(addr); err != nil {
 			return nil, err
@@ -404,7 +446,7 @@ func (s *Server) Run(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, serve func(context.Context, net.Conn)) {
+func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, serve func(context.Context, net.Conn, *unauthSlot)) {
 	defer s.wg.Done()
 	var delay time.Duration
 	for {
@@ -420,19 +462,36 @@ func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, serve func(con
 			continue
 		}
 		delay = 0
+		// Counted from accept until CURVE authenticates it (or it ends):
+		// before its handshake completes nobody knows who it is.
+		slot, reason := s.unauth.admit(raw, s.cfg.MaxUnauthenticated, s.cfg.MaxUnauthenticatedPerAddr)
+		if slot == nil {
+			raw.Close()
+			s.unauth.logRefusal(s.log, raw.RemoteAddr().String(), reason)
+			continue
+		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			serve(ctx, raw)
+			defer slot.release()
+			serve(ctx, raw, slot)
 		}()
 	}
 }
 
-// open runs the handshake and registers the connection; it returns nil when
-// the peer failed the handshake or the server is shutting down. br and sent
-// are handshake's: what was peeked of the peer and written of the greeting.
-func (s *Server) open(ctx context.Context, raw net.Conn, br *bufio.Reader, sent int, sec zmq4.Security, typ zmq4.SocketType) *peerConn {
-	pc, err := handshake(ctx, raw, br, sent, sec, typ, true, s.cfg.HandshakeTimeout)
+// open runs the handshake, within what is left of HandshakeTimeout since
+// accepted, and registers the connection; it returns nil when the peer
+// failed the handshake or the server is shutting down. br and sent are
+// handshake's: what was peeked of the peer and written of the greeting. A
+// connection CURVE authenticated gives up its unauthenticated slot.
+func (s *Server) open(ctx context.Context, raw net.Conn, br *bufio.Reader, sent int, sec zmq4.Security, typ zmq4.SocketType, slot *unauthSlot) *peerConn {
+	timeout := time.Until(slot.accepted.Add(s.cfg.HandshakeTimeout))
+	if timeout <= 0 {
+		raw.Close()
+		s.log.Info("connection refused", "remote", raw.RemoteAddr().String(), "socket", typ, "err", "handshake timed out")
+		return nil
+	}
+	pc, err := handshake(ctx, raw, br, sent, sec, typ, true, timeout)
 	if err != nil {
 		raw.Close()
 		level := slog.LevelInfo
@@ -449,6 +508,9 @@ func (s *Server) open(ctx context.Context, raw net.Conn, br *bufio.Reader, sent 
 		return nil
 	}
 	s.conns[pc] = struct{}{}
+	if pc.sess != nil {
+		slot.release()
+	}
 	return pc
 }
 

@@ -42,7 +42,29 @@ const (
 	maxHandshakeFrame = 64 << 10
 )
 
-var errFrameTooLarge = errors.New("frame too large")
+// Bounds of one message after the handshake. Every message of this
+// protocol has at most 4 frames (a request: id, method, body, mac), and the
+// bound on bytes alone let a peer send empty frames, which add nothing to a
+// byte count while each costs a slice header: 32 MiB of 2-byte empty
+// frames held 1.4 GiB. So frames are counted, and each frame costs its
+// header and frameCost besides its payload.
+const (
+	maxFrames = 8
+	// frameCost is what holding one frame costs beyond its payload: its
+	// slice header in the message's frame list.
+	frameCost = 24
+)
+
+var (
+	errFrameTooLarge = errors.New("frame too large")
+	errTooManyFrames = errors.New("too many frames")
+)
+
+// overLimit reports whether err is a message refused for its size or its
+// frame count: the peer broke a bound, not the network, and is logged.
+func overLimit(err error) bool {
+	return errors.Is(err, errFrameTooLarge) || errors.Is(err, errTooManyFrames)
+}
 
 // handshakeConn is what zmq4.Open reads and writes during a handshake: reads
 // come from the connection's buffered reader through a guard that refuses
@@ -127,7 +149,12 @@ type peerConn struct {
 	// sess seals and opens the frames of a CURVE connection (nil: frames
 	// travel in clear, as with NULL).
 	sess *curve.Session
-	out  chan []byte
+	// idle, when set, bounds the wait for each message and expires the
+	// connection's whole life. Only unauthenticated (NULL) connections have
+	// them: authenticated ones may be idle for hours (see keepAlive).
+	idle    time.Duration
+	expires time.Time
+	out     chan []byte
 	// queued counts the bytes in out, bounded by maxQueued: a count alone
 	// would let a stalled peer pin gigabytes of large events.
 	queued    atomic.Int64
@@ -402,16 +429,20 @@ func sealMsg(sess *curve.Session, dst, m []byte) []byte {
 
 // readMsg reads one message (all its frames), opening the frames of a
 // CURVE connection. Commands (PING and the like) are reported with cmd set.
-// A message over max bytes is an error: the connection cannot be
+// A message of more than maxFrames frames, or over max bytes counting each
+// frame's header and frameCost, is an error: the connection cannot be
 // resynchronised, so it is dropped.
 func (pc *peerConn) readMsg(max int) (frames [][]byte, cmd bool, err error) {
 	r := pc.br
-	total := 0
+	total := 0 // payload, headers and frameCost of the frames so far
 	limit := max
 	if pc.sess != nil {
 		limit += curve.Overhead // each frame's seal, checked per frame
 	}
 	for {
+		if len(frames) == maxFrames {
+			return nil, false, fmt.Errorf("%w: more than %d in one message", errTooManyFrames, maxFrames)
+		}
 		flags, err := r.ReadByte()
 		if err != nil {
 			return nil, false, err
@@ -423,14 +454,17 @@ func (pc *peerConn) readMsg(max int) (frames [][]byte, cmd bool, err error) {
 				return nil, false, err
 			}
 			size = binary.BigEndian.Uint64(b[:])
+			total += 9
 		} else {
 			b, err := r.ReadByte()
 			if err != nil {
 				return nil, false, err
 			}
 			size = uint64(b)
+			total += 2
 		}
-		if size > uint64(limit-total) {
+		total += frameCost
+		if total > limit || size > uint64(limit-total) {
 			return nil, false, fmt.Errorf("%w: message over %d bytes", errFrameTooLarge, max)
 		}
 		body := make([]byte, size)
