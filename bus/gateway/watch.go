@@ -23,6 +23,12 @@ var liveBuffer = 4096
 // by when its subscription has reached the master.
 const settleAfter = time.Second
 
+// firstSubscribe bounds the first connection to the publish port: a
+// watch whose master answered on the request port but whose publish port
+// is wrong or closed fails (an *UnreachableError) rather than waiting in
+// silence; later reconnects wait as long as the watch runs.
+const firstSubscribe = 10 * time.Second
+
 type liveItem struct {
 	ev    *bus.Event
 	reset bool  // the connection dropped: live delivery has a gap
@@ -51,7 +57,7 @@ func (c *Client) Watch(ctx context.Context, pubAddr, pattern string, since bus.S
 	}
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
-	sub, err := w.subscribe(rctx)
+	sub, err := w.subscribe(rctx, firstSubscribe)
 	if err != nil {
 		return err
 	}
@@ -150,11 +156,17 @@ func (w *watch) deliver(ev *bus.Event) error {
 }
 
 // subscribe connects to the publish endpoint as a SUB and subscribes to
-// the glob's literal prefix; it waits for the master until ctx ends, and the
-// connection is closed when ctx ends.
-func (w *watch) subscribe(ctx context.Context) (*peerConn, error) {
+// the glob's literal prefix; it waits for the master until ctx ends (or
+// limit passes, when set), and the connection is closed when ctx ends.
+func (w *watch) subscribe(ctx context.Context, limit time.Duration) (*peerConn, error) {
 	op, master := OperatorKeys(w.c.key), MasterKeys(w.c.key).Public
-	pc, err := connect(ctx, w.ep, func() zmq4.Security { return curve.NewClient(op, master) }, zmq4.Sub, clientQueue)
+	dctx := ctx
+	if limit > 0 {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	pc, err := connect(dctx, w.ep, func() zmq4.Security { return curve.NewClient(op, master) }, zmq4.Sub, clientQueue)
 	if err != nil {
 		return nil, operatorAuth(err)
 	}
@@ -182,7 +194,7 @@ func (w *watch) receive(ctx context.Context, pc *peerConn, live chan<- liveItem,
 		case err != nil:
 			it.reset = true
 			pc.close()
-			if pc, err = w.subscribe(ctx); err != nil {
+			if pc, err = w.subscribe(ctx, 0); err != nil {
 				if ctx.Err() != nil {
 					return
 				}

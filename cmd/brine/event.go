@@ -335,6 +335,9 @@ no duplicate: after an event id, from an RFC 3339 time, from a duration ago
 			if err != nil && cmd.Context().Err() != nil {
 				return nil // interrupted
 			}
+			if ue, ok := errors.AsType[*gateway.UnreachableError](err); ok {
+				return unreachableError{ue} // the publish port
+			}
 			return err
 		},
 	}

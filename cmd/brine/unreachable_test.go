@@ -73,6 +73,29 @@ func TestPublishPortIsNotTheRequestPort(t *testing.T) {
 		t.Errorf("run against the publish port took %s", took)
 	}
 
+	// brine event watch reaches the request port, then the publish port.
+	_, reqPort, _ := strings.Cut(m.reqAddr, ":")
+	dead := freePort(t)
+	for _, tc := range []struct {
+		port  string
+		want  string
+		limit time.Duration
+	}{
+		{reqPort, m.reqAddr + " is the master's request port, not its publish port", 3 * time.Second},
+		{fmt.Sprint(dead), "connection refused", 13 * time.Second},
+	} {
+		start := time.Now()
+		_, errs, code := m.run(nil, "event", "watch", "--publish-port", tc.port)
+		host, _, _ := strings.Cut(m.reqAddr, ":")
+		want := "brine: master " + host + ":" + tc.port + " not reachable: " + tc.want + "\n"
+		if code != exitUnreachable || errs != want {
+			t.Errorf("watch --publish-port %s: exit %d, stderr %q; want exit 3 and %q", tc.port, code, errs, want)
+		}
+		if took := time.Since(start); took > tc.limit {
+			t.Errorf("watch --publish-port %s took %s", tc.port, took)
+		}
+	}
+
 	for _, tc := range []struct{ name, addr, want string }{
 		{"publish port", m.pubAddr, m.pubAddr + " is the master's publish port, not its request port"},
 		{"dead port", fmt.Sprintf("127.0.0.1:%d", freePort(t)), "connection refused"},
