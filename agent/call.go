@@ -12,15 +12,18 @@ import (
 
 // Call runs an execution function on this agent, as salt-call does: the
 // same execution as a published job (Salt's __pub_* keywords, retcodes,
-// error returns), and its return is queued for the master as
-// salt/job/<jid>/ret/<id>.
+// error returns), and its return is queued for the master, which stores it
+// as salt/job/<jid>/ret/<id> under a jid of its own (proto.RequestJID), as
+// Salt's master does salt-call's.
 func (a *Agent) Call(ctx context.Context, fun string, args []any, kwargs map[string]any) (proto.Return, error) {
 	// salt-call's __pub_* keywords are fun, jid, pid and tgt "salt-call"
 	// (seed 003 shows them in event.send's data); a published job's add
 	// the rest of its load.
 	job := proto.Job{JID: jobs.NewJID(), Fun: fun, Arg: jobs.PackArgs(args, kwargs), Tgt: "salt-call"}
 	ret := a.execute(ctx, job)
-	return ret, a.queueReturn(ret, "")
+	up := ret
+	up.JID = proto.RequestJID
+	return ret, a.queueReturn(up, "")
 }
 
 func returnItem(r proto.Return) (Item, error) {

@@ -60,6 +60,9 @@ type Settings struct {
 	KeyFile string `yaml:"key_file"`
 	// Bus configures the event store.
 	Bus BusSettings `yaml:"bus"`
+	// Gateway bounds what connections to 4505/4506 may cost before they
+	// authenticate (docs/security.md); zero values take the defaults.
+	Gateway GatewaySettings `yaml:"gateway"`
 	// Strict refuses to start with a configuration key brine does not know
 	// (also --strict); by default such keys are warnings.
 	Strict bool `yaml:"strict"`
@@ -79,12 +82,33 @@ type Settings struct {
 	AutosignGrainsDir string `yaml:"autosign_grains_dir"`
 	// AuthEvents fires salt/auth for every agent hello (default true).
 	AuthEvents bool `yaml:"auth_events"`
+	// MaxPendingKeys bounds the keys waiting in pending (default 1000;
+	// 0 lifts the bound): a hello from a new id beyond it is turned away
+	// and stores nothing, so a flood of made-up ids cannot grow the key
+	// store without end. brine's; Salt has no bound.
+	MaxPendingKeys int `yaml:"max_pending_keys"`
 	// PresenceEvents fires salt/presence/present and salt/presence/change
 	// every LoopInterval (Salt's presence_events).
 	PresenceEvents bool `yaml:"presence_events"`
 	// LoopInterval is the period of the master's maintenance loop in
 	// seconds (Salt's loop_interval, default 60).
 	LoopInterval int `yaml:"loop_interval"`
+}
+
+// GatewaySettings are the gateway's connection limits; a zero value
+// takes the gateway's default.
+type GatewaySettings struct {
+	// HandshakeTimeout bounds a connection from accept to the end of its
+	// CURVE handshake, and an agent's connection until its first request.
+	HandshakeTimeout time.Duration `yaml:"handshake_timeout"`
+	// BootstrapIdle and BootstrapLifetime bound an unencrypted connection
+	// (which may only ask for the master's public key).
+	BootstrapIdle     time.Duration `yaml:"bootstrap_idle"`
+	BootstrapLifetime time.Duration `yaml:"bootstrap_lifetime"`
+	// MaxUnauthenticated and MaxUnauthenticatedPerAddress cap connections
+	// that have not completed their handshake, in all and per address.
+	MaxUnauthenticated           int `yaml:"max_unauthenticated"`
+	MaxUnauthenticatedPerAddress int `yaml:"max_unauthenticated_per_address"`
 }
 
 // BusSettings select the event store backend.
@@ -153,17 +177,18 @@ func Defaults() Settings {
 		dataDir = "brine-data"
 	}
 	return Settings{
-		ID:           host,
-		DataDir:      dataDir,
-		LogLevel:     "info",
-		LogFormat:    "text",
-		MaxEventSize: 1 << 20,
-		Interface:    "127.0.0.1",
-		PublishPort:  4505,
-		RetPort:      4506,
-		Bus:          BusSettings{MaxAge: 7 * 24 * time.Hour},
-		AuthEvents:   true,
-		LoopInterval: 60,
+		ID:             host,
+		DataDir:        dataDir,
+		LogLevel:       "info",
+		LogFormat:      "text",
+		MaxEventSize:   1 << 20,
+		Interface:      "127.0.0.1",
+		PublishPort:    4505,
+		RetPort:        4506,
+		Bus:            BusSettings{MaxAge: 7 * 24 * time.Hour},
+		AuthEvents:     true,
+		MaxPendingKeys: 1000,
+		LoopInterval:   60,
 	}
 }
 

@@ -2,6 +2,7 @@ package keys
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -67,6 +68,9 @@ func (s *Store) Authenticate(ctx context.Context, id, pub string, grains map[str
 		return Result{}, fmt.Errorf("keys: hello from %s: %w", id, err)
 	}
 	pol := s.rules()
+	if err := s.roomForPending(ctx, pol, id, pub, grains); err != nil {
+		return Result{}, err
+	}
 	var res Result
 	_, err := s.update(ctx, id, func(cur *Key) (*Key, error) {
 		var next *Key
@@ -85,6 +89,63 @@ func (s *Store) Authenticate(ctx context.Context, id, pub string, grains map[str
 		}
 	}
 	return res, nil
+}
+
+// ErrTooManyPending turns away a new id's hello while max_pending_keys keys
+// wait in pending: the agent is told to try again later, and nothing is
+// stored.
+var ErrTooManyPending = errors.New("too many keys pending")
+
+// roomForPending refuses the hello of an id without a key, that the policy
+// would leave pending, while MaxPending keys are pending already; it fires
+// salt/auth (act reject, result False, with the reason) within the flood
+// bound, and logs it as often. Two new ids at once may both pass the
+// count: the bound is approximate by a few, never by a flood.
+func (s *Store) roomForPending(ctx context.Context, pol *rules, id, pub string, grains map[string]any) error {
+	if pol.MaxPending <= 0 || pol.autoreject(id) || pol.autosign(id, grains) != "" {
+		return nil
+	}
+	cur, err := s.get(ctx, id)
+	if err != nil || cur != nil && cur.State != "" {
+		return err
+	}
+	l, err := s.List(ctx, Pending)
+	if err != nil {
+		return err
+	}
+	n := len(l[ListName(Pending)])
+	if n < pol.MaxPending {
+		return nil
+	}
+	reason := fmt.Sprintf("%d keys are pending (max_pending_keys: %d): accept, reject or delete some "+
+		"(brine key --delete-pending-older-than 24h), or raise max_pending_keys", n, pol.MaxPending)
+	if s.flood.allow(s.now(), id, pub, ActReject) {
+		s.log.Warn("keys: hello turned away", "id", id, "reason", reason)
+		if pol.AuthEvents {
+			data := map[string]any{"act": ActReject, "id": id, "pub": pub, "result": false, "reason": reason}
+			if err := s.events.Fire(ctx, TagAuth, data); err != nil && ctx.Err() == nil {
+				s.log.Error("keys: cannot fire salt/auth", "id", id, "act", ActReject, "err", err)
+			}
+		}
+	}
+	return fmt.Errorf("%w: %s", ErrTooManyPending, reason)
+}
+
+// PendingOlderThan lists the keys that have waited in pending, unchanged,
+// for age or longer: what `brine key --delete-pending-older-than` deletes.
+func (s *Store) PendingOlderThan(ctx context.Context, age time.Duration) (Listing, error) {
+	all, err := s.all(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cutoff := s.now().Add(-age)
+	ids := []string{}
+	for _, k := range all {
+		if k.State == Pending && !k.Updated.After(cutoff) {
+			ids = append(ids, k.ID)
+		}
+	}
+	return Listing{ListName(Pending): ids}, nil
 }
 
 // decide is _auth's decision for a hello on the record cur (nil: unknown

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/brinehq/brine/function"
 )
@@ -133,6 +135,21 @@ func (s *Store) Funcs() []function.Func {
 			},
 		},
 		{
+			Name: "key.pending_older_than",
+			Doc: "List the pending keys that have waited age or longer (a duration such as 24h, or seconds): " +
+				"what brine key --delete-pending-older-than deletes. brine's; Salt has none.",
+			Params:   []function.Param{{Name: "age", Kind: function.Any, Required: true}},
+			ReadOnly: true,
+			Wheel:    true,
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				age, err := ParseAge(in.Value("age"))
+				if err != nil {
+					return nil, fmt.Errorf("key.pending_older_than: %w", err)
+				}
+				return s.PendingOlderThan(ctx, age)
+			},
+		},
+		{
 			Name: "key.finger",
 			Doc:  "Return the SHA-256 fingerprints of the keys match selects, by state and id.",
 			Params: []function.Param{{Name: "match", Kind: function.String, Required: true},
@@ -157,6 +174,34 @@ func (s *Store) Funcs() []function.Func {
 			},
 		},
 	}
+}
+
+// ParseAge reads an age as a duration (24h, 90m) or a number of seconds.
+func ParseAge(v any) (time.Duration, error) {
+	var d time.Duration
+	switch t := v.(type) {
+	case string:
+		var err error
+		if d, err = time.ParseDuration(t); err != nil {
+			n, nerr := strconv.ParseFloat(t, 64)
+			if nerr != nil {
+				return 0, fmt.Errorf("age %q: want a duration such as 24h or 90m, or seconds", t)
+			}
+			d = time.Duration(n * float64(time.Second))
+		}
+	case int64:
+		d = time.Duration(t) * time.Second
+	case int:
+		d = time.Duration(t) * time.Second
+	case float64:
+		d = time.Duration(t * float64(time.Second))
+	default:
+		return 0, fmt.Errorf("age: want a duration such as 24h or 90m, or seconds, got %v", v)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("age %v: must not be negative", v)
+	}
+	return d, nil
 }
 
 // StatesNamed are the states salt-key's -l and key.list name: pre, un or

@@ -35,10 +35,19 @@ type Policy struct {
 	AutosignGrainsDir string
 	// AuthEvents fires salt/auth for each hello (auth_events).
 	AuthEvents bool
+	// MaxPending bounds the keys in pending (max_pending_keys; 0: no
+	// bound): a new id's hello beyond it is turned away and stores
+	// nothing (ErrTooManyPending).
+	MaxPending int
 }
 
-// DefaultPolicy is Salt's: new keys wait for an operator, salt/auth is fired.
-var DefaultPolicy = Policy{AuthEvents: true}
+// DefaultMaxPending is max_pending_keys' default: more than an autoscaling
+// burst waiting for an operator, far fewer than a flood of made-up ids.
+const DefaultMaxPending = 1000
+
+// DefaultPolicy is Salt's (new keys wait for an operator, salt/auth is
+// fired), with brine's bound on pending keys.
+var DefaultPolicy = Policy{AuthEvents: true, MaxPending: DefaultMaxPending}
 
 // recheckInterval is how often the policy's files are looked at for a
 // change, at most: an autosign_file edited takes effect within it, without

@@ -780,3 +780,53 @@ func TestChosenAndDictCall(t *testing.T) {
 		t.Errorf("an accept of accepted keys chose %v", got)
 	}
 }
+
+// TestPendingKeysAreBounded: past max_pending_keys a new id's hello is
+// turned away with a reason (salt/auth reject, result False) and nothing
+// is stored; an id already pending or accepted, or one the policy accepts,
+// still gets its answer; deleting old pending keys makes room.
+func TestPendingKeysAreBounded(t *testing.T) {
+	e := newEnv(t, nil)
+	if err := e.s.SetPolicy(Policy{AuthEvents: true, MaxPending: 3}); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	pubs := map[string]string{}
+	for _, id := range []string{"p1", "p2", "p3"} {
+		pubs[id] = newPub(t)
+		if r := e.hello(t, id, pubs[id], nil); r.Act != ActPend {
+			t.Fatalf("%s: %+v", id, r)
+		}
+	}
+	e.events(&seen)
+	e.clk.add(time.Hour)
+	_, err := e.s.Authenticate(testCtx(t), "p4", newPub(t), nil)
+	if !errors.Is(err, ErrTooManyPending) || !strings.Contains(err.Error(), "max_pending_keys: 3") {
+		t.Fatalf("fourth pending id: %v, want ErrTooManyPending naming max_pending_keys", err)
+	}
+	if k, err := e.s.Get(testCtx(t), "p4"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the turned-away id was stored: %+v, %v", k, err)
+	}
+	if got := e.events(&seen); len(got) != 1 || got[0] != "salt/auth reject p4 false" {
+		t.Errorf("events = %v, want one salt/auth reject for p4", got)
+	}
+	// A pending id saying hello again is still answered.
+	if r := e.hello(t, "p2", pubs["p2"], nil); r.Act != ActPend {
+		t.Errorf("p2 again: %+v", r)
+	}
+	// Keys that waited long enough go; then there is room.
+	e.clk.add(time.Hour)
+	old, err := e.s.PendingOlderThan(testCtx(t), 90*time.Minute)
+	if err != nil || !reflect.DeepEqual(old, Listing{ListPending: {"p1", "p2", "p3"}}) {
+		t.Fatalf("PendingOlderThan(90m) = %v, %v", old, err)
+	}
+	if old, _ := e.s.PendingOlderThan(testCtx(t), 3*time.Hour); len(old[ListPending]) != 0 {
+		t.Errorf("PendingOlderThan(3h) = %v, want none", old)
+	}
+	if _, err := e.s.DeleteDict(testCtx(t), Listing{ListPending: {"p1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.hello(t, "p4", newPub(t), nil); r.Act != ActPend {
+		t.Errorf("p4 after a deletion: %+v", r)
+	}
+}

@@ -3,6 +3,7 @@ package master
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -23,9 +24,17 @@ import (
 )
 
 // maxPendingPeers bounds the connections of pending agents the master
-// remembers to tell of their acceptance; beyond it they are answered but
-// not remembered, and learn of it at their next hello.
-const maxPendingPeers = 10_000
+// keeps open to tell of their acceptance, and maxPendingPerID those of one
+// id; beyond them a pending agent is answered and its connection closed:
+// it learns of its acceptance at its next hello, on a new connection.
+const (
+	maxPendingPeers = 10_000
+	maxPendingPerID = 4
+)
+
+// hangUpAfter is how long a connection the master turns away lives after
+// its answer: long enough for the answer to be sent.
+const hangUpAfter = time.Second
 
 // agents serves the connections of agents (Salt's minions): their hello,
 // their events, returns and mine data, and knows which are connected. The
@@ -42,6 +51,9 @@ type agents struct {
 	byID    map[string]map[*gateway.Peer]struct{} // id -> accepted connections
 	pending map[string]map[*gateway.Peer]struct{} // id -> connections awaiting acceptance
 	npend   int
+	// said is the id each connection said hello as, whatever the answer:
+	// a connection speaks for one id only.
+	said map[*gateway.Peer]string
 	// accepted are the ids whose key is accepted, kept from the keys
 	// watch once it synced (acceptedSynced): what every job's targeting
 	// starts from, without listing the keys bucket per job.
@@ -62,7 +74,7 @@ func (a *agents) acceptedIDs() ([]string, bool) {
 
 func newAgents(m *Master) *agents {
 	return &agents{m: m, settings: m.cfg.Settings, bound: map[*gateway.Peer]string{}, byID: map[string]map[*gateway.Peer]struct{}{},
-		pending: map[string]map[*gateway.Peer]struct{}{}, accepted: map[string]bool{}}
+		pending: map[string]map[*gateway.Peer]struct{}{}, accepted: map[string]bool{}, said: map[*gateway.Peer]string{}}
 }
 
 // serve registers the agent methods with the gateway and follows key
@@ -92,15 +104,27 @@ func (a *agents) hello(ctx context.Context, p *gateway.Peer, body json.RawMessag
 	if err := json.Unmarshal(body, &h); err != nil {
 		return nil, fmt.Errorf("%w: hello: %v", gateway.ErrInvalidRequest, err)
 	}
+	// One id per connection, checked before anything is recorded: a
+	// connection that said hello as a1 and then as a2 gets a refusal,
+	// not a2's denied-keys list holding its key and a salt/auth about a2.
+	a.mu.Lock()
+	if said, ok := a.said[p]; ok && said != h.ID {
+		a.mu.Unlock()
+		return nil, fmt.Errorf("%w: this connection said hello as %q; one connection is one agent", gateway.ErrInvalidRequest, said)
+	}
+	a.said[p] = h.ID
+	a.mu.Unlock()
 	res, err := a.m.keys.Authenticate(ctx, h.ID, p.Key().String(), h.AutosignGrains)
 	if err != nil {
+		if errors.Is(err, keys.ErrTooManyPending) {
+			// Turned away: the connection goes too (after its answer),
+			// so that strangers cannot keep them; the agent comes back.
+			time.AfterFunc(hangUpAfter, p.Close)
+		}
 		return nil, err
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if old, ok := a.bound[p]; ok && old != h.ID {
-		return nil, fmt.Errorf("%w: this connection is already %q", gateway.ErrInvalidRequest, old)
-	}
 	switch res.State {
 	case keys.Accepted:
 		a.unpend(h.ID, p)
@@ -112,15 +136,20 @@ func (a *agents) hello(ctx context.Context, p *gateway.Peer, body json.RawMessag
 		a.m.log.Info("agent connected", "id", h.ID, "remote", p.Remote(), "version", h.Version)
 		defer a.m.publisher.reconnected(h.ID, p)
 	case keys.Pending:
-		if a.npend < maxPendingPeers {
-			if a.pending[h.ID] == nil {
-				a.pending[h.ID] = map[*gateway.Peer]struct{}{}
-			}
-			if _, ok := a.pending[h.ID][p]; !ok {
-				a.pending[h.ID][p] = struct{}{}
-				a.npend++
-			}
+		if _, ok := a.pending[h.ID][p]; ok {
+			break
 		}
+		if a.npend >= maxPendingPeers || len(a.pending[h.ID]) >= maxPendingPerID {
+			// Answered, then closed: pending connections are bounded in
+			// all and per id; the agent's next hello comes on a new one.
+			time.AfterFunc(hangUpAfter, p.Close)
+			break
+		}
+		if a.pending[h.ID] == nil {
+			a.pending[h.ID] = map[*gateway.Peer]struct{}{}
+		}
+		a.pending[h.ID][p] = struct{}{}
+		a.npend++
 	}
 	return proto.HelloReply{State: string(res.State), Reason: res.Reason, Master: a.settings.ID}, nil
 }
@@ -155,6 +184,7 @@ func (a *agents) bind(h func(ctx context.Context, id string, body json.RawMessag
 func (a *agents) gone(p *gateway.Peer) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	delete(a.said, p)
 	if id, ok := a.bound[p]; ok {
 		delete(a.bound, p)
 		delete(a.byID[id], p)
@@ -255,7 +285,7 @@ func (a *agents) publish(ctx context.Context, id, evID, tag string, data map[str
 	if _, err := uuid.Parse(evID); err != nil {
 		return nil, fmt.Errorf("%w: event id %q: %v", gateway.ErrInvalidRequest, evID, err)
 	}
-	e, err := bus.NewEvent(tag, data, bus.Origin{Source: "agent://" + id, Cause: cause})
+	e, err := bus.NewEvent(tag, data, bus.Origin{Source: bus.AgentSource(id), Cause: cause})
 	if err != nil {
 		return nil, err
 	}
@@ -270,32 +300,83 @@ func (a *agents) publish(ctx context.Context, id, evID, tag string, data map[str
 }
 
 // ret fires the return of a job the agent ran, salt/job/<jid>/ret/<id>,
-// in Salt's shape.
+// in Salt's shape. An agent returns only for a job sent to it (admitReturn)
+// or for one it started itself, which the master gives a jid of its own
+// (proto.RequestJID, Salt's "req"): no agent can write into the record of
+// another agent's job, a runner's or an orchestration's.
 func (a *agents) ret(ctx context.Context, id string, body json.RawMessage) (any, error) {
 	var r proto.Return
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, fmt.Errorf("%w: return: %v", gateway.ErrInvalidRequest, err)
 	}
-	if r.JID == "" || strings.ContainsAny(r.JID, "/*> ") {
-		return nil, fmt.Errorf("%w: return: jid %q", gateway.ErrInvalidRequest, r.JID)
-	}
 	args := r.FunArgs
 	if args == nil {
 		args = []any{}
+	}
+	own := r.JID == proto.RequestJID
+	var cause *bus.Event
+	if own {
+		r.JID = jobs.NewJID()
+	} else {
+		if err := jobs.CheckJID(r.JID); err != nil {
+			return nil, fmt.Errorf("%w: return: %w", gateway.ErrInvalidRequest, err)
+		}
+		c, err := a.admitReturn(ctx, id, r.JID)
+		if err != nil {
+			a.m.log.Warn("agent return refused", "id", id, "jid", r.JID, "err", err)
+			return nil, err
+		}
+		cause = c
 	}
 	// Secrets go no further than the agent: arguments and returns are
 	// masked by key name (a pillar= override's password, pillar.items'
 	// secrets) before the event exists.
 	data := map[string]any{"cmd": "_return", "id": id, "jid": r.JID, "fun": r.Fun, "fun_args": jobs.Redact(args),
 		"return": jobs.Redact(r.Return), "retcode": r.Retcode, "success": r.Success}
+	if own {
+		// Salt's master fills these in for a minion's own job.
+		data["tgt"], data["tgt_type"], data["arg"] = id, "glob", data["fun_args"]
+	}
 	if r.Out != "" {
 		data["out"] = r.Out
 	}
-	rep, err := a.publish(ctx, id, r.ID, "salt/job/"+r.JID+"/ret/"+id, data, a.m.publisher.cause(r.JID))
-	if err == nil {
+	rep, err := a.publish(ctx, id, r.ID, "salt/job/"+r.JID+"/ret/"+id, data, cause)
+	if err == nil && !own {
 		a.m.publisher.returned(id, r)
 	}
 	return rep, err
+}
+
+// unrecordedGrace is how long a job may be unknown to this master without
+// a return for it being refused: one published by another master moments
+// ago may not be in the job store yet. Such a return is handed back (the
+// agent keeps it and sends it again), not refused.
+const unrecordedGrace = time.Minute
+
+// admitReturn checks that job jid was sent to agent id: a job this master
+// (or one it relays for) has live, or one the job store records as
+// targeting id (a return after the master's restart, or through another
+// master). It gives the job's new event when it knows it.
+func (a *agents) admitReturn(ctx context.Context, id, jid string) (*bus.Event, error) {
+	if ev, ok := a.m.publisher.targeted(jid, id); ok {
+		return ev, nil
+	}
+	j, err := a.m.jobs.Get(ctx, jid)
+	switch {
+	case err == nil && j.Kind == jobs.KindJob && slices.Contains(j.Minions, id):
+		return nil, nil
+	case err == nil && j.Kind != jobs.KindJob:
+		return nil, fmt.Errorf("%w: return for %s: that jid is a runner job's (%s), not a job sent to %s", gateway.ErrInvalidRequest, jid, j.Fun, id)
+	case err == nil:
+		return nil, fmt.Errorf("%w: return for %s: that job was not sent to %s", gateway.ErrInvalidRequest, jid, id)
+	case errors.Is(err, jobs.ErrNotFound):
+		if t, terr := jobs.JIDTime(jid); terr == nil && time.Since(t) < unrecordedGrace && time.Until(t) < unrecordedGrace {
+			return nil, fmt.Errorf("return for %s: this master does not know the job yet; send it again", jid)
+		}
+		return nil, fmt.Errorf("%w: return for %s: no job with that jid was sent to %s", gateway.ErrInvalidRequest, jid, id)
+	default:
+		return nil, fmt.Errorf("return for %s: %w", jid, err)
+	}
 }
 
 // mineUpdate writes an agent's grains and mine function results to its

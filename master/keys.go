@@ -50,5 +50,6 @@ func (m *Master) keyPolicy(c *config.Master) keys.Policy {
 		AutorejectFile:    path(s.AutorejectFile),
 		AutosignGrainsDir: path(s.AutosignGrainsDir),
 		AuthEvents:        s.AuthEvents,
+		MaxPending:        s.MaxPendingKeys,
 	}
 }

@@ -144,6 +144,12 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 		Key:          key,
 		MaxEventSize: s.MaxEventSize,
 		Source:       m.source + "/gateway",
+
+		HandshakeTimeout:          s.Gateway.HandshakeTimeout,
+		BootstrapIdle:             s.Gateway.BootstrapIdle,
+		BootstrapLifetime:         s.Gateway.BootstrapLifetime,
+		MaxUnauthenticated:        s.Gateway.MaxUnauthenticated,
+		MaxUnauthenticatedPerAddr: s.Gateway.MaxUnauthenticatedPerAddress,
 	}, m.bus, m.log); err != nil {
 		return nil, err
 	}

@@ -331,6 +331,19 @@ func (p *publisher) returned(id string, r proto.Return) {
 	}
 }
 
+// targeted says whether job jid is live and targets agent id (it may
+// return before its send is noted), and gives its new event, the cause of
+// its return.
+func (p *publisher) targeted(jid, id string) (*bus.Event, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lj := p.live[jid]
+	if lj == nil || !lj.sent[id] && !lj.waiting[id] {
+		return nil, false
+	}
+	return lj.newEv, true
+}
+
 // sentTo says whether job jid is live and was sent to agent id, and
 // gives its new event (the cause of what the agent says of it).
 func (p *publisher) sentTo(jid, id string) (*bus.Event, bool) {

@@ -24,12 +24,12 @@ import (
 var ErrReservedTag = errors.New("reserved tag prefix")
 
 // CheckTag refuses the tags agent id may not fire: the master's reserved
-// prefixes, and salt/minion/<x>/ or salt/beacon/<x>/ of another agent. The
+// prefixes, salt-cloud's lifecycle (bus.OperatorPrefixes), and salt/minion/<x>/ or salt/beacon/<x>/ of another agent. The
 // master enforces it; the agent checks first so that its caller hears of
 // the refusal instead of the event being dropped later.
 func CheckTag(tag, id string) error {
-	if bus.HasReservedPrefix(tag) {
-		return fmt.Errorf("%w: %q: only the master publishes there", ErrReservedTag, tag)
+	if p := bus.AgentReserved(tag); p != "" {
+		return fmt.Errorf("%w: %q: only the master publishes under %q", ErrReservedTag, tag, p)
 	}
 	for _, prefix := range []string{"salt/minion/", "salt/beacon/"} {
 		if rest, ok := strings.CutPrefix(tag, prefix); ok {
@@ -135,6 +135,13 @@ type Event struct {
 	Load map[string]any `json:"load"`
 	Time time.Time      `json:"time"`
 }
+
+// RequestJID is the jid of a return for a job the agent started itself
+// (salt-call's, brine call's): the master gives it a jid of its own when it
+// stores it, as Salt's master does for salt-call's return ("req"). An
+// agent cannot name a jid it was not sent, so it cannot write into another
+// job's record.
+const RequestJID = "req"
 
 // Return is the result of a job run on the agent (Salt's `_return`).
 type Return struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/brinehq/brine/bus/gateway/curve"
 )
@@ -80,6 +81,11 @@ func (s *Server) serveAgent(ctx context.Context, pc *peerConn) {
 	pc.start(agentQueue, agentQueueBytes)
 	p := &Peer{pc: pc, key: pc.sess.Peer()}
 	s.log.Debug("agent connection", "remote", pc.remote, "key", p.key.String())
+	// Any fresh key completes CURVE: a connection is an agent's only once
+	// it asks something (its hello). Until then it has HandshakeTimeout,
+	// as a handshake does, so that strangers cannot hold connections by
+	// saying nothing.
+	pc.idle, pc.expires, pc.firstOnly = s.cfg.HandshakeTimeout, time.Now().Add(s.cfg.HandshakeTimeout), true
 	var once sync.Once
 	defer once.Do(func() {
 		s.hmu.RLock()

@@ -177,6 +177,12 @@ func TestUnauthenticatedTimeouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	agent := curveConn(t, srv.RequestAddr(), agentKeys, zmq4.Dealer)
+	// An agent's connection is one once it asks something (its hello).
+	agent.send(encodeMsg([]byte("h"), []byte("agent.hello"), []byte("{}")))
+	agent.raw.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, _, err := agent.readMsg(maxReply); err != nil {
+		t.Fatalf("agent's first request: %v", err)
+	}
 	watcher, err := rawSub(t, srv.PublishAddr(), testKey, "app/")
 	if err != nil {
 		t.Fatal(err)
@@ -216,6 +222,14 @@ func TestUnauthenticatedTimeouts(t *testing.T) {
 			}
 			return start, pc.raw
 		}, lifetime - 200*time.Millisecond, lifetime + 3*time.Second},
+		{"CURVE with a fresh key, never asking anything", func(t *testing.T) (time.Time, net.Conn) {
+			kp, err := curve.GenerateKeyPair()
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			return start, curveConn(t, srv.RequestAddr(), kp, zmq4.Dealer).raw
+		}, handshake / 2, handshake + 3*time.Second},
 		{"greeting sent, handshake not finished", func(t *testing.T) (time.Time, net.Conn) {
 			c := dialRaw(t, "127.0.0.1", srv.RequestAddr())
 			start := time.Now()

@@ -156,6 +156,14 @@ func (s *Server) serveLoop(ctx context.Context, pc *peerConn, limit int, serve f
 			}
 			return
 		}
+		if pc.firstOnly && !cmd {
+			// The first request lifts the bound (an agent may then be
+			// silent for hours; TCP keepalive finds a dead one).
+			pc.firstOnly, pc.idle = false, 0
+			if err := pc.raw.SetReadDeadline(time.Time{}); err != nil || ctx.Err() != nil {
+				return
+			}
+		}
 		if cmd {
 			continue
 		}

@@ -150,11 +150,13 @@ type peerConn struct {
 	// travel in clear, as with NULL).
 	sess *curve.Session
 	// idle, when set, bounds the wait for each message and expires the
-	// connection's whole life. Only unauthenticated (NULL) connections have
-	// them: authenticated ones may be idle for hours (see keepAlive).
-	idle    time.Duration
-	expires time.Time
-	out     chan []byte
+	// connection's whole life. Only unauthenticated (NULL) connections and
+	// agents' before their first request (firstOnly) have them:
+	// authenticated ones may be idle for hours (see keepAlive).
+	firstOnly bool
+	idle      time.Duration
+	expires   time.Time
+	out       chan []byte
 	// queued counts the bytes in out, bounded by maxQueued: a count alone
 	// would let a stalled peer pin gigabytes of large events.
 	queued    atomic.Int64

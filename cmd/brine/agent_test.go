@@ -401,11 +401,17 @@ func TestAgentKeysAndEvents(t *testing.T) {
 		if jid == "" {
 			t.FailNow()
 		}
-		_, r := evs.wait(t, "salt/job/"+jid+"/ret/web-asg-1", tagIs("salt/job/"+jid+"/ret/web-asg-1", nil))
+		// As Salt's master does with salt-call's return (jid "req"), the
+		// master stores it under a jid of its own, with tgt and tgt_type.
+		rev, r := evs.wait(t, "the return of web-asg-1's call", func(ev *bus.Event, d map[string]any) bool {
+			return strings.HasSuffix(ev.Tag, "/ret/web-asg-1") && d["fun"] == "event.send"
+		})
 		wantArgs := []any{"instar/custom/event", map[string]any{"what": "something happened", "is it serious": true}}
-		if r["cmd"] != "_return" || r["id"] != "web-asg-1" || r["jid"] != jid || r["fun"] != "event.send" ||
+		rjid, _ := r["jid"].(string)
+		if r["cmd"] != "_return" || r["id"] != "web-asg-1" || !jidPattern.MatchString(rjid) || rev.Tag != "salt/job/"+rjid+"/ret/web-asg-1" ||
+			r["tgt"] != "web-asg-1" || r["tgt_type"] != "glob" || !reflect.DeepEqual(r["arg"], wantArgs) ||
 			!reflect.DeepEqual(r["fun_args"], wantArgs) || r["retcode"] != int64(0) || r["return"] != true || r["success"] != true {
-			t.Errorf("return = %v", r)
+			t.Errorf("return = %s %v", rev.Tag, r)
 		}
 	})
 

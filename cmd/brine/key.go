@@ -28,6 +28,7 @@ type keyFlags struct {
 	accept, reject, del         string
 	acceptAll, rejectAll        bool
 	deleteAll                   bool
+	pendingOlder                string
 	finger, print               string
 	fingerAll, printAll         bool
 	yes                         bool
@@ -64,6 +65,7 @@ print the keys' SHA-256 fingerprints and public keys (Z85).`,
   brine key -l un
   brine key -a 'web-asg-*' -y
   brine key -d web1 -y
+  brine key --delete-pending-older-than 24h -y
   brine key -f web1
   brine key -L --out json`,
 		Args: rangeArgs(0, 0),
@@ -85,6 +87,7 @@ print the keys' SHA-256 fingerprints and public keys (Z85).`,
 	fl.BoolVarP(&f.rejectAll, "reject-all", "R", false, "reject every pending key")
 	fl.StringVarP(&f.del, "delete", "d", "", "delete the keys GLOB selects, in every state")
 	fl.BoolVarP(&f.deleteAll, "delete-all", "D", false, "delete every key")
+	fl.StringVar(&f.pendingOlder, "delete-pending-older-than", "", "delete the pending keys that have waited AGE or longer (24h, 90m)")
 	fl.StringVarP(&f.finger, "finger", "f", "", "print the fingerprints of the keys GLOB selects")
 	fl.BoolVarP(&f.fingerAll, "finger-all", "F", false, "print the fingerprints of every key")
 	fl.StringVarP(&f.print, "print", "p", "", "print the public keys GLOB selects")
@@ -111,6 +114,7 @@ func (f *keyFlags) action() (name, match string, n int) {
 		{f.accept != "", "accept", f.accept}, {f.acceptAll, "accept", "*"},
 		{f.reject != "", "reject", f.reject}, {f.rejectAll, "reject", "*"},
 		{f.del != "", "delete", f.del}, {f.deleteAll, "delete", "*"},
+		{f.pendingOlder != "", "delete", ""},
 		{f.finger != "", "finger", f.finger}, {f.fingerAll, "finger", "*"},
 		{f.print != "", "print", f.print}, {f.printAll, "print", "*"},
 	} {
@@ -129,7 +133,12 @@ func (f *keyFlags) action() (name, match string, n int) {
 
 func (f *keyFlags) check() error {
 	if _, _, n := f.action(); n > 1 {
-		return errors.New("key: give one of -L, -l, -a, -A, -r, -R, -d, -D, -f, -F, -p, -P")
+		return errors.New("key: give one of -L, -l, -a, -A, -r, -R, -d, -D, --delete-pending-older-than, -f, -F, -p, -P")
+	}
+	if f.pendingOlder != "" {
+		if _, err := keys.ParseAge(f.pendingOlder); err != nil {
+			return fmt.Errorf("key: --delete-pending-older-than: %w", err)
+		}
 	}
 	if f.list != "" && !slices.Contains(listNames, f.list) {
 		return fmt.Errorf("key: -l %q: want one of %s", f.list, strings.Join(listNames, ", "))
@@ -222,7 +231,11 @@ const listLocal = "local"
 // between is not changed unseen).
 func (k *keyRun) change(ctx context.Context, name, match string) error {
 	var found keys.Listing
-	if err := k.call(ctx, "key.name_match", map[string]any{"match": match}, &found); err != nil {
+	if k.f.pendingOlder != "" {
+		if err := k.call(ctx, "key.pending_older_than", map[string]any{"age": k.f.pendingOlder}, &found); err != nil {
+			return err
+		}
+	} else if err := k.call(ctx, "key.name_match", map[string]any{"match": match}, &found); err != nil {
 		return err
 	}
 	f := k.f
@@ -234,6 +247,10 @@ func (k *keyRun) change(ctx context.Context, name, match string) error {
 	if len(chosen) == 0 {
 		if asJSON {
 			return k.show(keys.Listing{})
+		}
+		if k.f.pendingOlder != "" {
+			_, err := fmt.Fprintf(k.out, "No unaccepted key has waited %s or longer.\n", k.f.pendingOlder)
+			return err
 		}
 		statuses := make([]string, len(from))
 		for i, st := range from {
