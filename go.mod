@@ -65,3 +65,8 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
+
+// gonja is kept in the tree (third_party/gonja, MIT, forked from v2.9.1)
+// so that its value model and parser follow Python's semantics as Salt's
+// templates need: see third_party/gonja/BRINE.md.
+replace github.com/nikolalohinski/gonja/v2 => ./third_party/gonja

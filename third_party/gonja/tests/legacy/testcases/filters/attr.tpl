@@ -1,0 +1,2 @@
+{{ complex.user|attr('Name')|default('not found') }}
+{{ complex.user|attr('missing')|default('not found') }}

@@ -1,0 +1,2 @@
+{{ persons|pprint }}
+{{ simple.multiple_item_list|pprint }}

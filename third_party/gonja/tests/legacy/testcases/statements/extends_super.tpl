@@ -1,0 +1,3 @@
+{% extends "./inheritance/base.tpl" %}
+
+{% block content %}{{ super() }}extends-level-1{% endblock %}

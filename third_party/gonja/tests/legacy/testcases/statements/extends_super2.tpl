@@ -1,0 +1,3 @@
+{% extends "extends_super.tpl" %}
+
+{% block content %}{{ super() }}extends-level-2{% endblock %}

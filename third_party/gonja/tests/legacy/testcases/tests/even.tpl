@@ -1,0 +1,5 @@
+{{ 2 is even }}
+{{ 1 is even }}
+{{ 0 is even }}
+{{ 2.1 is even }}
+{{ 'test' is even }}

@@ -1,0 +1,12 @@
+{{ 42 is lt 51 }}
+{{ 42 is lessthan 51 }}
+{{ 42 is < 51 }}
+{{ 42 is lt 51.0 }}
+{{ 42 is lt 42 }}
+{{ 42 is lessthan 42 }}
+{{ 42 is < 42 }}
+{{ 42.0 is lt 42 }}
+{{ 42 is lt 2 }}
+{{ 42.0 is lt 2 }}
+{{ 'test' is lt 42 }}
+{{ 42 is lt 'test' }}
