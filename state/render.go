@@ -121,9 +121,9 @@ func NewRenderer() *Renderer {
 	cfg := gonjacfg.New()
 	return &Renderer{
 		env: &exec.Environment{
-			Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables),
+			Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables).Update(jinja.Globals()),
 			Filters:           filters,
-			Tests:             builtins.Tests,
+			Tests:             jinja.Tests(),
 			ControlStructures: controlStructures(),
 			Methods:           jinja.Methods(),
 		},

@@ -14,8 +14,8 @@ func TestSaltFilters(t *testing.T) {
 	r := state.NewRenderer()
 	vars := map[string]any{"d": map[string]any{"a": map[string]any{"b": "deep"}, "l": []any{"x", "x", "y"}}}
 	for _, tc := range []struct{ src, want string }{
-		{`{{ d.l | json }}`, `["x","x","y"]`},
-		{`{{ d.l | tojson }}`, `["x","x","y"]`},
+		{`{{ d.l | json }}`, `["x", "x", "y"]`},
+		{`{{ d.l | tojson }}`, `["x", "x", "y"]`},
 		{`{{ d.a | yaml }}`, `{b: deep}`},
 		{`{{ ('{"k": 1}' | load_json).k }}`, `1`},
 		{`{{ ('k: v' | load_yaml).k }}`, `v`},
@@ -24,9 +24,9 @@ func TestSaltFilters(t *testing.T) {
 		{`{{ d.l | unique | join(',') }}`, `x,y`},
 		{`{{ 'one' | sequence | join(',') }}`, `one`},
 		{`{{ 'yes' | to_bool }}`, `True`},
-		{`{{ 'abc123' | regex_match('([a-z]+)(\\d+)') }}`, `['abc', '123']`},
+		{`{{ 'abc123' | regex_match('([a-z]+)([0-9]+)') }}`, `['abc', '123']`},
 		{`{{ 'x-abc' | regex_search('a(b)c') }}`, `['b']`},
-		{`{{ 'a1b2' | regex_replace('\\d', '#') }}`, `a#b#`},
+		{`{{ 'a1b2' | regex_replace('[0-9]', '#') }}`, `a#b#`},
 		{`{{ "it's" | quote }}`, `'it'"'"'s'`},
 		{`{{ 'say "hi"' | yaml_dquote }}`, `"say \"hi\""`},
 		{`{{ "it's" | yaml_squote }}`, `'it''s'`},

@@ -8,15 +8,11 @@ package jinja
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/nikolalohinski/gonja/v2/builtins"
 	"github.com/nikolalohinski/gonja/v2/exec"
-
-	"github.com/brinehq/brine/target"
 )
 
 // strMethodNames are the string methods gonja implements.
@@ -172,29 +168,6 @@ func Salt(names []string, call Caller) map[string]any {
 	return salt
 }
 
-// Filters are Salt's own Jinja filters (salt/utils/jinja.py and the
-// serializer extension) that formulas use, added to gonja's.
-func Filters() map[string]exec.FilterFunction {
-	return map[string]exec.FilterFunction{
-		"json":          filterJSON,
-		"tojson":        filterJSON,
-		"yaml":          filterYAML,
-		"load_yaml":     filterLoadYAML,
-		"load_json":     filterLoadJSON,
-		"traverse":      filterTraverse,
-		"unique":        filterUnique,
-		"sequence":      filterSequence,
-		"to_bool":       filterToBool,
-		"regex_match":   regexFilter(true),
-		"regex_search":  regexFilter(false),
-		"regex_replace": filterRegexReplace,
-		"quote":         filterQuote,
-		"yaml_dquote":   filterYAMLDquote,
-		"yaml_squote":   filterYAMLSquote,
-		"yaml_encode":   filterYAMLEncode,
-	}
-}
-
 // Serialize is the text Salt's json and yaml filters give for v:
 // compact JSON, or flow-style YAML on one line, usable inside YAML.
 func Serialize(v any, asJSON bool) (string, error) {
@@ -204,14 +177,6 @@ func Serialize(v any, asJSON bool) (string, error) {
 	}
 	b, err := yaml.MarshalWithOptions(v, yaml.Flow(true))
 	return strings.TrimSpace(string(b)), err
-}
-
-func filterJSON(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
-	return serialized(in, true)
-}
-
-func filterYAML(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
-	return serialized(in, false)
 }
 
 func serialized(in *exec.Value, asJSON bool) *exec.Value {
@@ -248,105 +213,6 @@ func filterLoadJSON(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Va
 	return exec.AsValue(v)
 }
 
-// filterTraverse is Salt's traverse: data|traverse('a:b:c', default).
-func filterTraverse(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
-	key := params.First().String()
-	def := params.GetKeywordArgument("default", nil)
-	if len(params.Args) > 1 {
-		def = params.Args[1]
-	}
-	delim := params.GetKeywordArgument("delimiter", ":").String()
-	if v, ok := target.Traverse(GoValue(in), key, delim); ok {
-		return exec.AsValue(v)
-	}
-	return def
-}
-
-func filterUnique(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
-	var out []any
-	seen := map[string]bool{}
-	in.Iterate(func(_, _ int, key, _ *exec.Value) bool {
-		k := key.String()
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, GoValue(key))
-		}
-		return true
-	}, func() {})
-	return exec.AsValue(out)
-}
-
-// filterSequence makes a list of a single value, and leaves a list alone.
-func filterSequence(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
-	if in.IsList() {
-		return in
-	}
-	return exec.AsValue([]any{GoValue(in)})
-}
-
-func filterToBool(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
-	if in.IsString() {
-		return exec.AsValue(slices.Contains([]string{"true", "yes", "on", "1"}, strings.ToLower(in.String())))
-	}
-	if in.IsInteger() {
-		return exec.AsValue(in.Integer() > 0)
-	}
-	return exec.AsValue(in.IsTrue())
-}
-
-// regexFilter is regex_match (anchored at the start, as Python's
-// re.match) or regex_search: the match's groups, or None.
-func regexFilter(anchored bool) exec.FilterFunction {
-	return func(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
-		pattern := params.First().String()
-		if anchored {
-			pattern = "^(?:" + pattern + ")"
-		}
-		re, err := compileFlags(pattern, params.GetKeywordArgument("ignorecase", false).IsTrue())
-		if err != nil {
-			return exec.AsValue(err)
-		}
-		m := re.FindStringSubmatch(in.String())
-		if m == nil {
-			return exec.AsValue(nil)
-		}
-		return exec.AsValue(groups(m))
-	}
-}
-
-// groups is Python's match.groups().
-func groups(m []string) []any {
-	out := make([]any, len(m)-1)
-	for i, g := range m[1:] {
-		out[i] = g
-	}
-	return out
-}
-
-func compileFlags(pattern string, ignoreCase bool) (*regexp.Regexp, error) {
-	if ignoreCase {
-		pattern = "(?i)" + pattern
-	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return nil, fmt.Errorf("regex %q: %w", pattern, err)
-	}
-	return re, nil
-}
-
-func filterRegexReplace(_ *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
-	if len(params.Args) < 2 {
-		return exec.AsValue(fmt.Errorf("regex_replace needs a pattern and a replacement"))
-	}
-	re, err := compileFlags(params.Args[0].String(), params.GetKeywordArgument("ignorecase", false).IsTrue())
-	if err != nil {
-		return exec.AsValue(err)
-	}
-	// Python writes groups \1; Go ${1}.
-	repl := regexp.MustCompile(`\\(\d+)`).ReplaceAllString(params.Args[1].String(), `$${$1}`)
-	return exec.AsValue(re.ReplaceAllString(in.String(), repl))
-}
-
 // filterQuote quotes for a POSIX shell, as Python's shlex.quote.
 func filterQuote(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
 	s := in.String()
@@ -358,15 +224,6 @@ func filterQuote(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value
 	return exec.AsValue("'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'")
 }
 
-func filterYAMLDquote(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
-	b, _ := json.Marshal(in.String())
-	return exec.AsSafeValue(string(b))
-}
-
 func filterYAMLSquote(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
 	return exec.AsSafeValue("'" + strings.ReplaceAll(in.String(), "'", "''") + "'")
-}
-
-func filterYAMLEncode(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
-	return serialized(in, false)
 }

@@ -1,0 +1,341 @@
+package jinja
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+
+	"github.com/goccy/go-yaml"
+	"github.com/nikolalohinski/gonja/v2/exec"
+)
+
+// The filters of Salt's SerializerExtension and its tojson: Python's
+// json.dumps, pprint and yaml.safe_dump as Salt calls them.
+
+// pyJSON is Python's json.dumps(v) with ensure_ascii: ", " and ": "
+// between items, non-ASCII as \uXXXX; with indent, one item a line.
+func pyJSON(v any, indent int, pretty bool) (string, error) {
+	var b strings.Builder
+	if err := writeJSON(&b, v, indent, pretty, 0); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func writeJSON(b *strings.Builder, v any, indent int, pretty bool, depth int) error {
+	newline := func(d int) {
+		b.WriteByte('\n')
+		b.WriteString(strings.Repeat(" ", indent*d))
+	}
+	sep := ", "
+	if pretty {
+		sep = ","
+	}
+	switch t := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case bool:
+		b.WriteString(strconv.FormatBool(t))
+	case string:
+		writeJSONString(b, t)
+	case pyByteString:
+		return pyErr("Object of type bytes is not JSON serializable")
+	case int, int64, int32, uint, uint64:
+		fmt.Fprint(b, t)
+	case float64:
+		s := pyFloat(t)
+		switch s {
+		case "inf":
+			s = "Infinity"
+		case "-inf":
+			s = "-Infinity"
+		case "nan":
+			s = "NaN"
+		}
+		b.WriteString(s)
+	case []any:
+		if len(t) == 0 {
+			b.WriteString("[]")
+			return nil
+		}
+		b.WriteByte('[')
+		for i, x := range t {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			if pretty {
+				newline(depth + 1)
+			}
+			if err := writeJSON(b, x, indent, pretty, depth+1); err != nil {
+				return err
+			}
+		}
+		if pretty {
+			newline(depth)
+		}
+		b.WriteByte(']')
+	case map[string]any:
+		if len(t) == 0 {
+			b.WriteString("{}")
+			return nil
+		}
+		b.WriteByte('{')
+		for i, k := range sortedKeys(t) {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			if pretty {
+				newline(depth + 1)
+			}
+			writeJSONString(b, k)
+			b.WriteString(": ")
+			if err := writeJSON(b, t[k], indent, pretty, depth+1); err != nil {
+				return err
+			}
+		}
+		if pretty {
+			newline(depth)
+		}
+		b.WriteByte('}')
+	default:
+		return pyErr("Object of type %s is not JSON serializable", pyTypeName(v))
+	}
+	return nil
+}
+
+func writeJSONString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20 || r >= 0x7f && r < 0x10000:
+			fmt.Fprintf(b, `\u%04x`, r)
+		case r >= 0x10000:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+}
+
+// jsonIndent reads json's indent argument: None, or a number of spaces.
+func jsonIndent(v any) (int, bool) {
+	if v == nil {
+		return 0, false
+	}
+	n, ok := asInt(v)
+	return n, ok
+}
+
+// filterJSONSalt is Salt's json filter: json.dumps(sort_keys=True,
+// indent=None), safe.
+func filterJSONSalt(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	if in.IsError() {
+		return in
+	}
+	args, err := bind("json", va, []param{opt("sort_keys", true), opt("indent", nil)})
+	if err != nil {
+		return exec.AsValue(err)
+	}
+	n, pretty := jsonIndent(args[1])
+	s, err := pyJSON(GoValue(in), n, pretty)
+	if err != nil {
+		return exec.AsValue(err)
+	}
+	return exec.AsSafeValue(s)
+}
+
+// filterToJSONSalt is Salt's tojson: json.dumps with <, >, & and '
+// escaped as \u003c…, safe for HTML.
+func filterToJSONSalt(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	if in.IsError() {
+		return in
+	}
+	indent := va.GetKeywordArgument("indent", nil)
+	if len(va.Args) > 0 {
+		indent = va.Args[0]
+	}
+	n, pretty := jsonIndent(GoValue(indent))
+	s, err := pyJSON(GoValue(in), n, pretty)
+	if err != nil {
+		return exec.AsValue(err)
+	}
+	s = strings.NewReplacer("<", `\u003c`, ">", `\u003e`, "&", `\u0026`, "'", `\u0027`).Replace(s)
+	return exec.AsSafeValue(s)
+}
+
+// filterPython is Salt's python filter: pprint.pformat of the value.
+func filterPython(in any, _ []any) (any, error) {
+	return pyRepr(in), nil
+}
+
+// filterDictToSLSYAMLParams is Salt's dict_to_sls_yaml_params: each key
+// a one-item mapping of a list, in block style, as a state's arguments.
+func filterDictToSLSYAMLParams(in any, args []any) (any, error) {
+	m, ok := in.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("'%s' object has no attribute 'items'", pyTypeName(in))
+	}
+	list := make([]any, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		list = append(list, yaml.MapSlice{{Key: k, Value: m[k]}})
+	}
+	var b []byte
+	var err error
+	if truthy(args[0]) {
+		b, err = yaml.MarshalWithOptions(list, yaml.Flow(true))
+	} else {
+		b, err = yaml.MarshalWithOptions(list, yaml.IndentSequence(false))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// filterLoadText is Salt's load_text: the text itself.
+func filterLoadText(in any, _ []any) (any, error) { return pyStr(in), nil }
+
+// filterXML is Salt's xml filter: a dictionary (or list of pairs) as an
+// XML document, scalars as text, a dictionary's scalars as attributes.
+func filterXML(in any, _ []any) (any, error) {
+	items, err := xmlItems(in)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	b.WriteString("<?xml version=\"1.0\" ?>\n")
+	if len(items) == 0 {
+		return nil, pyErr("Value is not a dict or list. Cannot render as XML")
+	}
+	// ElementTree's root is the last top-level element made.
+	var root *xmlNode
+	for _, it := range items {
+		root = xmlBuild(it.tag, it.val, nil)
+	}
+	if root != nil {
+		root.write(&b, 0)
+	}
+	return b.String(), nil
+}
+
+type xmlPair struct {
+	tag string
+	val any
+}
+
+type xmlNode struct {
+	tag      string
+	attrs    [][2]string
+	text     string
+	children []*xmlNode
+}
+
+func xmlItems(v any) ([]xmlPair, error) {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make([]xmlPair, 0, len(t))
+		for _, k := range sortedKeys(t) {
+			out = append(out, xmlPair{k, t[k]})
+		}
+		return out, nil
+	case []any:
+		if len(t) > 0 {
+			if _, ok := t[0].(string); ok {
+				return nil, pyErr("Value is not a dict or list. Cannot render as XML")
+			}
+		}
+		return nil, nil
+	}
+	return nil, pyErr("Value is not a dict or list. Cannot render as XML")
+}
+
+func xmlBuild(tag string, val any, parent *xmlNode) *xmlNode {
+	if l, ok := val.([]any); ok {
+		var last *xmlNode
+		for _, x := range l {
+			last = xmlBuild(tag, x, parent)
+		}
+		return last
+	}
+	n := &xmlNode{tag: tag}
+	if parent != nil {
+		parent.children = append(parent.children, n)
+	}
+	switch t := val.(type) {
+	case string, int, bool, float64:
+		n.text = pyStr(t)
+		return n
+	case map[string]any:
+		for _, k := range sortedKeys(t) {
+			switch t[k].(type) {
+			case map[string]any, []any:
+				xmlBuild(k, t[k], n)
+			default:
+				n.attrs = append(n.attrs, [2]string{k, pyStr(t[k])})
+			}
+		}
+	}
+	return n
+}
+
+func xmlEscape(s string, attr bool) string {
+	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+	s = r.Replace(s)
+	if attr {
+		s = strings.NewReplacer(`"`, "&quot;", "\n", "&#10;", "\t", "&#9;", "\r", "&#13;").Replace(s)
+	}
+	return s
+}
+
+// write is minidom's toprettyxml(indent=" ").
+func (n *xmlNode) write(b *strings.Builder, depth int) {
+	pad := strings.Repeat(" ", depth)
+	b.WriteString(pad + "<" + n.tag)
+	sort.SliceStable(n.attrs, func(i, j int) bool { return false })
+	for _, a := range n.attrs {
+		b.WriteString(" " + a[0] + `="` + xmlEscape(a[1], true) + `"`)
+	}
+	switch {
+	case n.text == "" && len(n.children) == 0:
+		b.WriteString("/>\n")
+	case len(n.children) == 0:
+		b.WriteString(">" + xmlEscape(n.text, false) + "</" + n.tag + ">\n")
+	default:
+		b.WriteString(">\n")
+		if n.text != "" {
+			b.WriteString(pad + " " + xmlEscape(n.text, false) + "\n")
+		}
+		for _, c := range n.children {
+			c.write(b, depth+1)
+		}
+		b.WriteString(pad + "</" + n.tag + ">\n")
+	}
+}
+
+// blockYAML is yaml.safe_dump in block style, without the trailing
+// newline.
+func blockYAML(v any) (string, error) {
+	b, err := yaml.MarshalWithOptions(v, yaml.IndentSequence(false))
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(strings.TrimSpace(string(b)), "\n..."), nil
+}
