@@ -132,13 +132,16 @@ func NewRenderer() *Renderer {
 }
 
 // importTag is Salt's serializer tags: {% import_yaml "x.yaml" as x %},
-// rewritten into a call of the same name, on the same line.
-var importTag = regexp.MustCompile(`\{%(-?)\s*import_(yaml|json|text)\s+(\S+)\s+as\s+(\w+)\s*(-?)%\}`)
+// the path any expression (tpldir ~ '/defaults.yaml'), rewritten into a
+// call of the same name, on the same line.
+var importTag = regexp.MustCompile(`(?s)\{%(-?)\s*import_(yaml|json|text)\s+(.+?)\s+as\s+(\w+)(?:\s+with(?:out)?\s+context)?\s*(-?)%\}`)
 
-// loadTag is Salt's {% load_yaml as x %}…{% endload_yaml %} blocks.
+// loadTag is Salt's {% load_yaml as x %}…{% endload %} blocks (brine
+// also takes endload_yaml, endload_json, endload_text).
 var (
 	loadOpen  = regexp.MustCompile(`\{%(-?)\s*load_(yaml|json|text)\s+as\s+(\w+)\s*(-?)%\}`)
-	loadClose = regexp.MustCompile(`\{%(-?)\s*endload_(yaml|json|text)\s*(-?)%\}`)
+	loadClose = regexp.MustCompile(`\{%(-?)\s*endload(?:_(?:yaml|json|text))?\s*(-?)%\}`)
+	loadTag   = regexp.MustCompile(loadOpen.String() + `|` + loadClose.String())
 )
 
 // jinjaTag is a statement or an expression of a template.
@@ -159,23 +162,23 @@ func rewriteTags(src string) string {
 	if !strings.Contains(src, "load_") {
 		return src
 	}
-	var names []string
-	src = loadOpen.ReplaceAllStringFunc(src, func(m string) string {
-		g := loadOpen.FindStringSubmatch(m)
-		names = append(names, g[3]+"|"+g[2])
-		return "{%" + g[1] + " set " + g[3] + " %}"
-	})
-	return loadClose.ReplaceAllStringFunc(src, func(m string) string {
+	// Blocks may nest: each endload closes the innermost open one.
+	var open []string
+	return loadTag.ReplaceAllStringFunc(src, func(m string) string {
+		if g := loadOpen.FindStringSubmatch(m); g != nil {
+			open = append(open, g[3]+"|"+g[2])
+			return "{%" + g[1] + " set " + g[3] + " %}"
+		}
 		g := loadClose.FindStringSubmatch(m)
-		if len(names) == 0 {
+		if len(open) == 0 {
 			return m
 		}
-		name, kind, _ := strings.Cut(names[0], "|")
-		names = names[1:]
+		name, kind, _ := strings.Cut(open[len(open)-1], "|")
+		open = open[:len(open)-1]
 		if kind == "text" {
-			return "{%" + g[1] + " endset " + g[3] + "%}"
+			return "{%" + g[1] + " endset " + g[2] + "%}"
 		}
-		return "{%" + g[1] + " endset %}{% set " + name + " = " + name + "|load_" + kind + " " + g[3] + "%}"
+		return "{%" + g[1] + " endset %}{% set " + name + " = " + name + "|load_" + kind + " " + g[2] + "%}"
 	})
 }
 
@@ -305,8 +308,8 @@ func syntaxLine(err error) int {
 }
 
 var (
-	lineRe     = regexp.MustCompile(`[Ll]ine[ =](\d+)`)
-	wrapperRe  = regexp.MustCompile(`(?:unable to execute template|failed to reader? template '[^']*'|Unable to render expression|unable to evaluate filter)\s*:?\s*`)
+	lineRe     = regexp.MustCompile(`(?:\bat )?[Ll]ine[ =](\d+)`)
+	wrapperRe  = regexp.MustCompile(`(?:unable to execute template|failed to reader? template '[^']*'|Unable to render expression|unable to evaluate filter|Unable to execute controlStructure(?: at)?\s*:?\s*\w+ControlStructure\([^)]*\))\s*:?\s*`)
 	spacesRe   = regexp.MustCompile(`\s+`)
 	emptyColon = regexp.MustCompile(`(:\s*)+:`)
 )

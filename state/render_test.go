@@ -74,3 +74,43 @@ func TestTemplate(t *testing.T) {
 		t.Errorf("mako: %v", err)
 	}
 }
+
+// TestSaltTags: Salt's load_*/import_* tags (endload, a computed path),
+// dictsort, dict() and `is match`; each want is what Salt 3006.6 renders.
+func TestSaltTags(t *testing.T) {
+	r := state.NewRenderer()
+	src := memSource{"defaults.yaml": "a: 1\n", "sub/defaults.yaml": "a: {{ 1 + 2 }}\n", "x.json": "{\"k\": \"jv\"}\n",
+		"x.txt": "text {{ 5 }}\n", "lib.jinja": "{% set v = 'libv' %}\n"}
+	for _, tc := range []struct{ src, want string }{
+		{"{% load_yaml as m %}k: v{% endload %}{{ m.k }}", "v"},
+		{"{% load_json as m %}{\"k\": [1, 2]}{% endload %}{{ m.k }}", "[1, 2]"},
+		{"{% load_text as m %}hello {{ 1 + 1 }}{% endload %}{{ m }}", "hello 2"},
+		{"{% load_yaml as a %}x: {% load_yaml as b %}y: 1{% endload %}{{ b.y }}{% endload %}{{ a.x }}", "1"},
+		{"{% set t = {'b': 2, 'a': 1} %}{% for k, v in t|dictsort %}{{ k }}={{ v }};{% endfor %}", "a=1;b=2;"},
+		{"{{ dict(a=1) }}", "{'a': 1}"},
+		{"{{ dict({'a': 1}, b=2) | json }}", "{\"a\": 1, \"b\": 2}"},
+		{"{{ 'abc' is match('a') }}", "True"},
+		{"{%- load_yaml as m -%}\nk: v\n{%- endload -%}\n[{{ m.k }}]", "[v]"},
+		{"{% import_yaml 'defaults.yaml' as d %}{{ d.a }}", "1"},
+		{"{% set tpldir = 'sub' %}{% import_yaml tpldir ~ '/defaults.yaml' as d %}{{ d.a }}", "3"},
+		{"{% import_json 'x.json' as j %}{{ j.k }}", "jv"},
+		{"{% import_text 'x.txt' as t %}[{{ t }}]", "[text 5]"},
+		{"{% from 'lib.jinja' import v with context %}{{ v }}", "libv"},
+		{"{% import 'lib.jinja' as lib %}{{ lib.v }}", "libv"},
+	} {
+		out, err := r.Jinja(context.Background(), src, "base", "t.sls", []byte(tc.src), nil)
+		if err != nil || string(out) != tc.want {
+			t.Errorf("%s = %q, %v; Salt renders %q", tc.src, out, err, tc.want)
+		}
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"a\n{% load_yaml as m %}k: [1{% endload %}", "t.sls:2"},
+		{"{{ 'x' | union }}", "union() missing 1 required positional argument: 'lst2'"},
+		{"{{ raise('custom') }}", "custom"},
+	} {
+		_, err := r.Jinja(context.Background(), src, "base", "t.sls", []byte(tc.src), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "at :") {
+			t.Errorf("%s: error %v, want %q", tc.src, err, tc.want)
+		}
+	}
+}

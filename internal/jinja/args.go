@@ -46,7 +46,8 @@ func pyFilter(name string, f pyFunc, params ...param) exec.FilterFunction {
 		}
 		out, err := f(GoValue(in), args)
 		if err != nil {
-			return exec.AsValue(fmt.Errorf("%s: %w", name, err))
+			// gonja names the filter: "invalid call to filter 'x'".
+			return exec.AsValue(err)
 		}
 		return exec.AsValue(out)
 	}

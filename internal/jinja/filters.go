@@ -51,6 +51,7 @@ func Filters() map[string]exec.FilterFunction {
 		"random_shuffle":    pyFilter("random_shuffle", randomShuffle, opt("seed", nil)),
 		"sorted_ignorecase": pyFilter("sorted_ignorecase", sortedIgnorecase),
 		"substring_in_list": pyFilter("substring_in_list", substringInList, req("list_to_search")),
+		"dictsort":          pyFilter("dictsort", filterDictsort, opt("case_sensitive", false), opt("by", "key"), opt("reverse", false)),
 		"traverse":          pyFilter("traverse", filterTraverseSalt, req("key"), opt("default", nil), opt("delimiter", ":")),
 
 		// salt/utils/dictupdate.py

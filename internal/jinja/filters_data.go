@@ -630,3 +630,38 @@ func filterToBoolSalt(in any, _ []any) (any, error) {
 	}
 	return false, nil
 }
+
+// filterDictsort is Jinja's dictsort(value, case_sensitive=False,
+// by='key', reverse=False): the (key, value) pairs, sorted.
+func filterDictsort(in any, args []any) (any, error) {
+	m, ok := in.(map[string]any)
+	if !ok {
+		return nil, pyErr("'%s' object has no attribute 'items'", pyTypeName(in))
+	}
+	by := pyStr(args[1])
+	if by != "key" && by != "value" {
+		return nil, pyErr("You can only sort by either 'key' or 'value'")
+	}
+	fold := func(v any) any {
+		if s, ok := v.(string); ok && !truthy(args[0]) {
+			return strings.ToLower(s)
+		}
+		return v
+	}
+	pairs := make([]any, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		pairs = append(pairs, []any{k, m[k]})
+	}
+	idx := 0
+	if by == "value" {
+		idx = 1
+	}
+	sort.SliceStable(pairs, func(i, j int) bool {
+		a, b := fold(pairs[i].([]any)[idx]), fold(pairs[j].([]any)[idx])
+		if truthy(args[2]) {
+			return pyLess(b, a)
+		}
+		return pyLess(a, b)
+	})
+	return pairs, nil
+}

@@ -39,11 +39,14 @@ func testMatch(_ *exec.Context, in *exec.Value, va *exec.VarArgs) (bool, error) 
 	}
 	txt, ok := GoValue(in).(string)
 	if !ok {
-		return false, fmt.Errorf("match: expected string or bytes-like object, got '%s'", pyTypeName(GoValue(in)))
+		return false, fmt.Errorf("expected string or bytes-like object, got '%s'", pyTypeName(GoValue(in)))
+	}
+	if _, err := compilePy(pyStr(args[0]), false, false); err != nil {
+		return false, err
 	}
 	re, err := compilePy(`\A(?:`+pyStr(args[0])+`)`, truthy(args[1]), truthy(args[2]))
 	if err != nil {
-		return false, fmt.Errorf("match: %w", err)
+		return false, err
 	}
 	return re.MatchString(txt), nil
 }
