@@ -16,7 +16,7 @@ func (e *Evaluator) evalCall(node *nodes.Call) *Value {
 		if node.Parent == nil || !ok {
 			return AsValue(errors.Errorf(`%s is not callable`, node.Func))
 		}
-		return e.evalMethod(node.Parent, getAttributeNode.Attribute, node.Args, node.Kwargs)
+		return e.evalMethod(node.Parent, getAttributeNode.Attribute, node)
 	}
 	if fn.IsError() {
 		return AsValue(errors.Wrapf(fn, `unable to evaluate function '%s'`, node.Func))
@@ -84,26 +84,14 @@ func (e *Evaluator) evalCall(node *nodes.Call) *Value {
 	return value
 }
 
-func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, args []nodes.Expression, kwargs map[string]nodes.Expression) *Value {
+func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, call *nodes.Call) *Value {
 	parent := e.Eval(parentNode)
 	if parent.IsError() {
 		return AsValue(errors.Wrapf(parent, "unable to evaluate '%s'", parentNode))
 	}
-	parameters := NewVarArgs()
-	for _, param := range args {
-		value := e.Eval(param)
-		if value.IsError() {
-			return AsValue(errors.Wrapf(value, "unable to evaluate parameter %s", param))
-		}
-		parameters.Args = append(parameters.Args, value)
-	}
-
-	for key, param := range kwargs {
-		value := e.Eval(param)
-		if value.IsError() {
-			return AsValue(errors.Wrapf(value, "unable to evaluate parameter %s=%s", key, param))
-		}
-		parameters.KwArgs[key] = value
+	parameters, evalErr := e.evalArguments(call.Args, call.Kwargs, call.DynArgs, call.DynKwargs)
+	if evalErr != nil {
+		return AsValue(evalErr)
 	}
 	var result any
 	err := fmt.Errorf("unknown method '%s' for '%s'", method, parent.String())

@@ -63,6 +63,18 @@ func (e *Evaluator) Eval(node nodes.Expression) *Value {
 		return result.Negate()
 	case *nodes.BinaryExpression:
 		return e.evalBinaryExpression(n)
+	case *nodes.Conditional:
+		condition := e.Eval(n.Condition)
+		if condition.IsError() {
+			return condition
+		}
+		if condition.IsTrue() {
+			return e.Eval(n.Expression)
+		}
+		if n.Alternative == nil {
+			return AsValue(nil)
+		}
+		return e.Eval(n.Alternative)
 	case *nodes.UnaryExpression:
 		return e.evalUnaryExpression(n)
 	case *nodes.FilteredExpression:
@@ -101,6 +113,9 @@ func (e *Evaluator) evalBinaryExpression(node *nodes.BinaryExpression) *Value {
 				return AsValue(errors.Wrapf(right, `Unable to concatenate list to %s`, node.Right))
 			}
 
+			if left.IsTuple() && right.IsTuple() {
+				return AsValue(append(append(Tuple{}, left.Interface().(Tuple)...), right.Interface().(Tuple)...))
+			}
 			v := &Value{Val: reflect.ValueOf([]any{})}
 
 			for ix := 0; ix < left.getResolvedValue().Len(); ix++ {
@@ -143,17 +158,51 @@ func (e *Evaluator) evalBinaryExpression(node *nodes.BinaryExpression) *Value {
 		return AsValue(left.Integer() * right.Integer())
 	case tokens.Division:
 		// Float division
+		if right.Float() == 0 {
+			return AsValue(errors.New("division by zero"))
+		}
 		return AsValue(left.Float() / right.Float())
 	case tokens.FloorDivision:
-		// Int division
-		return AsValue(int(left.Float() / right.Float()))
+		if left.IsFloat() || right.IsFloat() {
+			if right.Float() == 0 {
+				return AsValue(errors.New("float floor division by zero"))
+			}
+			return AsValue(math.Floor(left.Float() / right.Float()))
+		}
+		if right.Integer() == 0 {
+			return AsValue(errors.New("integer division or modulo by zero"))
+		}
+		return AsValue(floorDiv(left.Integer(), right.Integer()))
 	case tokens.Modulo:
-		// Result will be int
-		return AsValue(left.Integer() % right.Integer())
+		// Python's printf-style formatting: '/home/%s' % name
+		if left.IsString() {
+			formatted, err := PercentFormat(left.String(), right)
+			if err != nil {
+				return AsValue(err)
+			}
+			return AsValue(formatted)
+		}
+		if left.IsFloat() || right.IsFloat() {
+			if right.Float() == 0 {
+				return AsValue(errors.New("float modulo"))
+			}
+			return AsValue(pyFloatMod(left.Float(), right.Float()))
+		}
+		if right.Integer() == 0 {
+			return AsValue(errors.New("integer division or modulo by zero"))
+		}
+		return AsValue(left.Integer() - right.Integer()*floorDiv(left.Integer(), right.Integer()))
 	case tokens.Power:
+		if !left.IsFloat() && !right.IsFloat() && right.Integer() >= 0 {
+			result := 1
+			for base, exp := left.Integer(), right.Integer(); exp > 0; exp-- {
+				result *= base
+			}
+			return AsValue(result)
+		}
 		return AsValue(math.Pow(left.Float(), right.Float()))
 	case tokens.Tilde:
-		return AsValue(strings.Join([]string{left.String(), right.String()}, ""))
+		return AsValue(e.str(left) + e.str(right))
 	case tokens.And:
 		// Python/Jinja2 semantics: `x and y` returns x if x is falsy,
 		// otherwise y. The result is the operand value, not a coerced bool,
@@ -256,7 +305,7 @@ func (e *Evaluator) evalList(node *nodes.List) *Value {
 }
 
 func (e *Evaluator) evalTuple(node *nodes.Tuple) *Value {
-	values := ValuesList{}
+	values := Tuple{}
 	for _, val := range node.Val {
 		value := e.Eval(val)
 		values = append(values, value)
@@ -271,7 +320,19 @@ func (e *Evaluator) evalDict(node *nodes.Dict) *Value {
 		if p.IsError() {
 			return AsValue(errors.Wrapf(p, `Unable to evaluate pair "%s"`, pair))
 		}
-		pairs = append(pairs, p.Interface().(*Pair))
+		pair := p.Interface().(*Pair)
+		// A key equal to an earlier one (1 and True are) replaces its value.
+		replaced := false
+		for _, earlier := range pairs {
+			if earlier.Key.EqualValueTo(pair.Key) && earlier.Key.IsString() == pair.Key.IsString() {
+				earlier.Value = pair.Value
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			pairs = append(pairs, pair)
+		}
 	}
 	return AsValue(&Dict{pairs})
 }
@@ -312,6 +373,9 @@ func (e *Evaluator) evalGetItem(node *nodes.GetItem) *Value {
 	argument := e.Eval(node.Arg)
 	var key any
 	switch {
+	case value.IsDict() && !argument.IsError() && !argument.IsString() && !argument.IsInteger():
+		// a key of another type: None, True, 1.5, a tuple
+		key = argument.Interface()
 	case argument != nil && argument.IsString():
 		key = argument.String()
 	case argument != nil && argument.IsInteger():
@@ -570,32 +634,80 @@ func (e *Evaluator) evalGetAttribute(node *nodes.GetAttribute) *Value {
 }
 
 func (e *Evaluator) evalVarArgs(node *nodes.Call) ([]reflect.Value, error) {
-	params := &VarArgs{
-		Args:   []*Value{},
-		KwArgs: map[string]*Value{},
+	params, err := e.evalArguments(node.Args, node.Kwargs, node.DynArgs, node.DynKwargs)
+	if err != nil {
+		return nil, err
 	}
-	for _, param := range node.Args {
+	return []reflect.Value{reflect.ValueOf(params)}, nil
+}
+
+// evalArguments evaluates the arguments of a call, a filter or a test,
+// with Python's *args (any iterable) and **kwargs (a mapping).
+func (e *Evaluator) evalArguments(args []nodes.Expression, kwargs map[string]nodes.Expression, dynArgs, dynKwargs nodes.Expression) (*VarArgs, error) {
+	params := NewVarArgs()
+	for _, param := range args {
 		value := e.Eval(param)
 		if value.IsError() {
 			return nil, value
 		}
 		params.Args = append(params.Args, value)
 	}
-
-	for key, param := range node.Kwargs {
+	for key, param := range kwargs {
 		value := e.Eval(param)
 		if value.IsError() {
 			return nil, value
 		}
 		params.KwArgs[key] = value
 	}
-	return []reflect.Value{reflect.ValueOf(params)}, nil
+	if dynArgs != nil {
+		value := e.Eval(dynArgs)
+		if value.IsError() {
+			return nil, value
+		}
+		if !value.IsIterable() {
+			return nil, errors.Errorf("argument after * must be an iterable, not %s", value.TypeName())
+		}
+		value.Iterate(func(_, _ int, key, _ *Value) bool {
+			params.Args = append(params.Args, key)
+			return true
+		}, func() {})
+	}
+	if dynKwargs != nil {
+		value := e.Eval(dynKwargs)
+		if value.IsError() {
+			return nil, value
+		}
+		if !value.IsDict() {
+			return nil, errors.Errorf("argument after ** must be a mapping, not %s", value.TypeName())
+		}
+		var err error
+		value.Iterate(func(_, _ int, key, item *Value) bool {
+			if !key.IsString() {
+				err = errors.New("keywords must be strings")
+				return false
+			}
+			if _, ok := params.KwArgs[key.String()]; ok {
+				err = errors.Errorf("got multiple values for keyword argument '%s'", key.String())
+				return false
+			}
+			params.KwArgs[key.String()] = item
+			return true
+		}, func() {})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return params, nil
 }
 
 func (e *Evaluator) evalParams(node *nodes.Call, fn *Value) ([]reflect.Value, error) {
 	// TODO: add the ability to detect the function signature and see if it wants a pointer to the evaluator
 
-	args := node.Args
+	evaluated, err := e.evalArguments(node.Args, node.Kwargs, node.DynArgs, node.DynKwargs)
+	if err != nil {
+		return nil, err
+	}
+	args := evaluated.Args
 	t := fn.Val.Type()
 
 	if len(args) != t.NumIn() && !(len(args) >= t.NumIn()-1 && t.IsVariadic()) {
@@ -620,11 +732,7 @@ func (e *Evaluator) evalParams(node *nodes.Call, fn *Value) ([]reflect.Value, er
 	isVariadic := t.IsVariadic()
 	var functionArgument reflect.Type
 
-	for index, argument := range args {
-		evaluatedArgument := e.Eval(argument)
-		if evaluatedArgument.IsError() {
-			return nil, evaluatedArgument
-		}
+	for index, evaluatedArgument := range args {
 
 		if isVariadic {
 			if index >= numArgs-1 {
@@ -668,4 +776,32 @@ func (e *Evaluator) evalParams(node *nodes.Call, fn *Value) ([]reflect.Value, er
 	}
 
 	return parameters, nil
+}
+
+// floorDiv is Python's // of integers: it rounds toward negative infinity.
+func floorDiv(a, b int) int {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+// pyFloatMod is Python's % of floats: the result has the divisor's sign.
+func pyFloatMod(a, b float64) float64 {
+	m := math.Mod(a, b)
+	if m != 0 && (m < 0) != (b < 0) {
+		m += b
+	}
+	return m
+}
+
+// str is the text of a value in output and in ~: with StrictUndefined a
+// nil value can only be None, and prints as Python prints it; without,
+// a nil is also what an undefined name gives, which prints as nothing.
+func (e *Evaluator) str(v *Value) string {
+	if v.IsNil() && e.Config != nil && e.Config.StrictUndefined {
+		return "None"
+	}
+	return v.String()
 }

@@ -27,22 +27,9 @@ func (e *Evaluator) EvaluateFiltered(expr *nodes.FilteredExpression) *Value {
 
 // ExecuteFilter executes a filter node
 func (e *Evaluator) ExecuteFilter(fc *nodes.FilterCall, v *Value) *Value {
-	params := NewVarArgs()
-
-	for _, param := range fc.Args {
-		value := e.Eval(param)
-		if value.IsError() {
-			return AsValue(errors.Wrapf(value, "unable to evaluate parameter %s", param))
-		}
-		params.Args = append(params.Args, value)
-	}
-
-	for key, param := range fc.Kwargs {
-		value := e.Eval(param)
-		if value.IsError() {
-			return AsValue(errors.Wrapf(value, "unable to evaluate parameter %s=%s", key, param))
-		}
-		params.KwArgs[key] = value
+	params, err := e.evalArguments(fc.Args, fc.Kwargs, fc.DynArgs, fc.DynKwargs)
+	if err != nil {
+		return AsValue(errors.Wrapf(err, "unable to evaluate the arguments of filter '%s'", fc.Name))
 	}
 	return e.ExecuteFilterByName(fc.Name, v, params)
 }

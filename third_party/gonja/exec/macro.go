@@ -47,6 +47,16 @@ func MacroNodeToFunc(node *nodes.Macro, r *Renderer) (Macro, error) {
 		sub := r.Inherit()
 		sub.Output = &out
 
+		// Jinja gives every macro `varargs` and `kwargs`, the arguments
+		// beyond its parameters, when it does not name its own.
+		varArgsName, kwArgsName := node.VarArgsName, node.KwArgsName
+		if varArgsName == "" {
+			varArgsName = "varargs"
+		}
+		if kwArgsName == "" {
+			kwArgsName = "kwargs"
+		}
+
 		// --- Bind positional arguments to named macro params (up to len(Kwargs)) ---
 		macroArguments := make([]*Pair, len(node.Kwargs))
 		positionalCount := len(params.Args)
@@ -72,12 +82,6 @@ func MacroNodeToFunc(node *nodes.Macro, r *Renderer) (Macro, error) {
 		// --- Collect overflow positional args into *args (if declared) ---
 		var varArgsList []any
 		if positionalCount > len(node.Kwargs) {
-			if node.VarArgsName == "" {
-				return AsValue(fmt.Errorf(
-					"macro '%s' received %d arguments but expected only %d",
-					node.Name, positionalCount, len(node.Kwargs),
-				))
-			}
 			for i := len(node.Kwargs); i < positionalCount; i++ {
 				varArgsList = append(varArgsList, params.Args[i].Interface())
 			}
@@ -108,14 +112,8 @@ func MacroNodeToFunc(node *nodes.Macro, r *Renderer) (Macro, error) {
 					continue kwargs
 				}
 			}
-			// Unmatched keyword arg: route to **kwargs if defined, else error.
-			if node.KwArgsName != "" {
-				extraKwargs[keyword] = argument.Interface()
-			} else {
-				return AsValue(fmt.Errorf(
-					"macro '%s' takes no keyword argument '%s'", node.Name, keyword,
-				))
-			}
+			// Unmatched keyword arg: route to **kwargs.
+			extraKwargs[keyword] = argument.Interface()
 		}
 
 		// --- Fill defaults for any params still unbound ---
@@ -147,18 +145,20 @@ func MacroNodeToFunc(node *nodes.Macro, r *Renderer) (Macro, error) {
 			sub.Environment.Context.Set(arg.Key.String(), arg.Value)
 		}
 
-		// Inject *args
+		// Inject *args (a list) or Jinja's varargs (a tuple), and **kwargs
 		if node.VarArgsName != "" {
 			if varArgsList == nil {
 				varArgsList = []any{}
 			}
-			sub.Environment.Context.Set(node.VarArgsName, varArgsList)
+			sub.Environment.Context.Set(varArgsName, varArgsList)
+		} else {
+			varArgs := Tuple{}
+			for _, arg := range varArgsList {
+				varArgs = append(varArgs, ToValue(arg))
+			}
+			sub.Environment.Context.Set(varArgsName, varArgs)
 		}
-
-		// Inject **kwargs
-		if node.KwArgsName != "" {
-			sub.Environment.Context.Set(node.KwArgsName, extraKwargs)
-		}
+		sub.Environment.Context.Set(kwArgsName, extraKwargs)
 
 		// --- Inject caller() if a {% call %} block supplied one ---
 		// The {% call %} control structure writes a callable into a special

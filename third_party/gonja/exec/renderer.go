@@ -106,7 +106,7 @@ func (r *Renderer) Visit(node nodes.Node) (nodes.Visitor, error) {
 		if r.Config.AutoEscape && value.IsString() && !value.Safe {
 			_, err = io.WriteString(r.Output, value.Escaped())
 		} else {
-			_, err = io.WriteString(r.Output, value.String())
+			_, err = io.WriteString(r.Output, r.Evaluator().str(value))
 		}
 		return nil, err
 	case *nodes.ControlStructureBlock:

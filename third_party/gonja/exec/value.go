@@ -262,46 +262,9 @@ func (v *Value) String() string {
 			out.WriteString("'")
 			return out.String()
 		}
-		out.WriteByte('[')
-		length := v.Len()
-		for i := range length {
-			if i > 0 {
-				out.WriteString(", ")
-			}
-			item, ok := v.Index(i).Interface().(*Value)
-			if !ok {
-				item = ToValue(v.Index(i).Val)
-			}
-			if item.IsString() {
-				out.WriteString(fmt.Sprintf(`'%s'`, item.String()))
-			} else {
-				out.WriteString(item.String())
-			}
-		}
-		out.WriteByte(']')
-		return out.String()
+		return v.Repr()
 	case reflect.Map:
-		pairs := []string{}
-		for _, key := range resolved.MapKeys() {
-			keyLabel := key.String()
-			if key.Kind() == reflect.String {
-				keyLabel = fmt.Sprintf(`'%s'`, keyLabel)
-			}
-
-			value := resolved.MapIndex(key)
-			// Check whether this is an interface and resolve it where required
-			for value.Kind() == reflect.Interface {
-				value = reflect.ValueOf(value.Interface())
-			}
-			valueLabel := ToValue(value).String()
-			if value.Kind() == reflect.String {
-				valueLabel = fmt.Sprintf(`'%s'`, valueLabel)
-			}
-			pair := fmt.Sprintf(`%s: %s`, keyLabel, valueLabel)
-			pairs = append(pairs, pair)
-		}
-		sort.Strings(pairs)
-		return fmt.Sprintf("{%s}", strings.Join(pairs, ", "))
+		return v.Repr()
 	}
 
 	if logging.Enabled() {
@@ -394,6 +357,12 @@ func (v *Value) Integer() int {
 		return int(v.getResolvedValue().Uint())
 	case reflect.Float32, reflect.Float64:
 		return int(v.getResolvedValue().Float())
+	case reflect.Bool:
+		// Python's bool is an int: True + 1 is 2.
+		if v.getResolvedValue().Bool() {
+			return 1
+		}
+		return 0
 	case reflect.String:
 		// Try to convert from string to int (base 10)
 		f, err := strconv.ParseFloat(v.getResolvedValue().String(), 64)
@@ -432,6 +401,8 @@ func (v *Value) Float() float64 {
 		return float64(v.getResolvedValue().Uint())
 	case reflect.Float32, reflect.Float64:
 		return v.getResolvedValue().Float()
+	case reflect.Bool:
+		return float64(v.Integer())
 	case reflect.String:
 		// Try to convert from string to float64 (base 10)
 		f, err := strconv.ParseFloat(v.getResolvedValue().String(), 64)
@@ -880,6 +851,11 @@ func (v *Value) EqualValueTo(other *Value) bool {
 		return v.Float() == other.Float()
 	}
 
+	// Python's bool is an int: True == 1.
+	if v.IsBool() && other.IsNumber() || v.IsNumber() && other.IsBool() {
+		return v.Float() == other.Float()
+	}
+
 	// Both nil → equal.
 	if v.IsNil() && other.IsNil() {
 		return true
@@ -1097,6 +1073,17 @@ func (v *Value) GetItem(key any) (*Value, bool) {
 		val = v.Val
 	}
 
+	// A dict of the template has keys of any type: {1: 'a'}[1].
+	if val.Kind() == reflect.Struct && val.Type() == TypeDict {
+		k := ToValue(key)
+		for _, pair := range val.Interface().(Dict).Pairs {
+			if pair.Key.EqualValueTo(k) && pair.Key.IsString() == k.IsString() {
+				return pair.Value, true
+			}
+		}
+		return AsValue(nil), false
+	}
+
 	switch t := key.(type) {
 	case string:
 		if val.Kind() == reflect.Map {
@@ -1207,22 +1194,7 @@ func (vl ValuesList) Swap(i, j int) {
 }
 
 func (vl ValuesList) String() string {
-	var out strings.Builder
-	out.WriteByte('[')
-	for idx, key := range vl {
-		if idx > 0 {
-			out.WriteString(", ")
-		}
-		if key.IsString() {
-			out.WriteString("'")
-		}
-		out.WriteString(key.String())
-		if key.IsString() {
-			out.WriteString("'")
-		}
-	}
-	out.WriteByte(']')
-	return out.String()
+	return AsValue(vl).Repr()
 }
 
 func (vl ValuesList) Contains(value *Value) bool {
@@ -1235,18 +1207,7 @@ type Pair struct {
 }
 
 func (p *Pair) String() string {
-	var key, value string
-	if p.Key.IsString() {
-		key = fmt.Sprintf(`'%s'`, p.Key.String())
-	} else {
-		key = p.Key.String()
-	}
-	if p.Value.IsString() {
-		value = fmt.Sprintf(`'%s'`, p.Value.String())
-	} else {
-		value = p.Value.String()
-	}
-	return fmt.Sprintf(`%s: %s`, key, value)
+	return fmt.Sprintf(`%s: %s`, p.Key.Repr(), p.Value.Repr())
 }
 
 type Dict struct {
@@ -1258,11 +1219,7 @@ func NewDict() *Dict {
 }
 
 func (d *Dict) String() string {
-	pairs := []string{}
-	for _, pair := range d.Pairs {
-		pairs = append(pairs, pair.String())
-	}
-	return fmt.Sprintf(`{%s}`, strings.Join(pairs, ", "))
+	return AsValue(d).Repr()
 }
 
 func (d *Dict) Keys() ValuesList {

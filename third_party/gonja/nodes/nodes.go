@@ -142,6 +142,9 @@ type FilterCall struct {
 	Name   string
 	Args   []Expression
 	Kwargs map[string]Expression
+	// DynArgs and DynKwargs are Python's *args and **kwargs, nil if absent.
+	DynArgs   Expression
+	DynKwargs Expression
 
 	// filterFunc FilterFunction
 }
@@ -304,6 +307,9 @@ type Call struct {
 	Args     []Expression
 	Parent   Node
 	Kwargs   map[string]Expression
+	// DynArgs and DynKwargs are Python's *args and **kwargs, nil if absent.
+	DynArgs   Expression
+	DynKwargs Expression
 }
 
 func (c *Call) Position() *tokens.Token { return c.Location }
@@ -364,6 +370,22 @@ type Negation struct {
 func (n *Negation) Position() *tokens.Token { return n.Operator }
 func (n *Negation) String() string {
 	return fmt.Sprintf("!%s", n.Term)
+}
+
+// Conditional is Python's inline if: Expression if Condition else
+// Alternative. Alternative is nil when there is no else.
+type Conditional struct {
+	Expression  Expression
+	Condition   Expression
+	Alternative Expression
+}
+
+func (c *Conditional) Position() *tokens.Token { return c.Expression.Position() }
+func (c *Conditional) String() string {
+	if c.Alternative == nil {
+		return fmt.Sprintf("%s if %s", c.Expression, c.Condition)
+	}
+	return fmt.Sprintf("%s if %s else %s", c.Expression, c.Condition, c.Alternative)
 }
 
 type UnaryExpression struct {

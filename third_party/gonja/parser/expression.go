@@ -43,32 +43,50 @@ func (p *Parser) ParseFilterExpression(expr nodes.Expression) (nodes.Expression,
 	return expr, nil
 }
 
-// ParseExpression parses an expression with optional filters
-// Nested expression should call this method
+// ParseExpression parses an expression, with Python's inline if
+// (x if c else y). Nested expression should call this method.
 func (p *Parser) ParseExpression() (nodes.Expression, error) {
 	if logging.Enabled() {
 		log.WithFields(log.Fields{
 			"current": p.Current(),
 		}).Trace("ParseExpression")
 	}
-	var expr nodes.Expression
+	expr, err := p.ParseExpressionWithoutCondition()
+	if err != nil || expr == nil {
+		return expr, err
+	}
+	for p.MatchName("if") != nil {
+		condition, err := p.ParseExpressionWithoutCondition()
+		if err != nil {
+			return nil, err
+		}
+		if condition == nil {
+			return nil, p.Error("Expected a condition", p.Current())
+		}
+		conditional := &nodes.Conditional{Expression: expr, Condition: condition}
+		if p.MatchName("else") != nil {
+			alternative, err := p.ParseExpression()
+			if err != nil {
+				return nil, err
+			}
+			if alternative == nil {
+				return nil, p.Error("Expected an alternative", p.Current())
+			}
+			conditional.Alternative = alternative
+		}
+		expr = conditional
+	}
+	return expr, nil
+}
 
+// ParseExpressionWithoutCondition parses an expression that stops before
+// an `if`, as the iterable of a for loop (for x in items if x).
+func (p *Parser) ParseExpressionWithoutCondition() (nodes.Expression, error) {
 	expr, err := p.ParseLogicalExpression()
 	if err != nil {
 		return nil, err
 	}
-
-	expr, err = p.ParseFilterExpression(expr)
-	if err != nil {
-		return nil, err
-	}
-
-	if logging.Enabled() {
-		log.WithFields(log.Fields{
-			"expr": expr,
-		}).Trace("ParseExpression return")
-	}
-	return expr, nil
+	return p.ParseFilterExpression(expr)
 }
 
 func (p *Parser) ParseCondition() (nodes.Expression, nodes.Expression, error) {
@@ -122,6 +140,11 @@ func (p *Parser) ParseExpressionNode() (nodes.Node, error) {
 		return nil, p.Error("Expected an expression.", p.Current())
 	}
 	node.Expression = expr
+	if conditional, ok := expr.(*nodes.Conditional); ok {
+		node.Expression = conditional.Expression
+		node.Condition = conditional.Condition
+		node.Alternative = conditional.Alternative
+	}
 
 	condition, alternative, err := p.ParseCondition()
 	if err != nil {

@@ -19,29 +19,13 @@ func (p *Parser) ParseFilter() (*nodes.FilterCall, error) {
 		Kwargs: map[string]nodes.Expression{},
 	}
 
-	if p.Match(tokens.LeftParenthesis) != nil {
-		if p.Current(tokens.VariableEnd) != nil {
-			return nil, p.Error("filter parameter required after '('", p.stream.Current())
+	if leftParenthesis := p.Match(tokens.LeftParenthesis); leftParenthesis != nil {
+		args, err := p.parseCallArguments(leftParenthesis)
+		if err != nil {
+			return nil, err
 		}
-
-		for p.Match(tokens.Comma) != nil || p.Match(tokens.RightParenthesis) == nil {
-			// TODO: Handle multiple args and kwargs
-			v, err := p.ParseExpression()
-			if err != nil {
-				return nil, err
-			}
-
-			if p.Match(tokens.Assign) != nil {
-				key := v.Position().Val
-				value, errValue := p.ParseExpression()
-				if errValue != nil {
-					return nil, errValue
-				}
-				filter.Kwargs[key] = value
-			} else {
-				filter.Args = append(filter.Args, v)
-			}
-		}
+		filter.Args, filter.Kwargs = args.Args, args.Kwargs
+		filter.DynArgs, filter.DynKwargs = args.DynArgs, args.DynKwargs
 	}
 
 	return filter, nil

@@ -20,6 +20,8 @@ func BinOp(token *tokens.Token) *nodes.BinOperator {
 	return &nodes.BinOperator{Token: token}
 }
 
+// ParseLogicalExpression parses an expression without an inline if, the
+// `or` level of Jinja's grammar.
 func (p *Parser) ParseLogicalExpression() (nodes.Expression, error) {
 	if logging.Enabled() {
 		log.WithFields(log.Fields{
@@ -30,145 +32,101 @@ func (p *Parser) ParseLogicalExpression() (nodes.Expression, error) {
 }
 
 func (p *Parser) parseOr() (nodes.Expression, error) {
-	if logging.Enabled() {
-		log.WithFields(log.Fields{
-			"current": p.Current(),
-		}).Trace("parseOr")
-	}
-
-	var expr nodes.Expression
-
 	expr, err := p.parseAnd()
 	if err != nil {
 		return nil, err
 	}
-
 	for p.Current(tokens.Or) != nil {
 		op := BinOp(p.Pop())
 		right, err := p.parseAnd()
 		if err != nil {
 			return nil, err
 		}
-		expr = &nodes.BinaryExpression{
-			Left:     expr,
-			Right:    right,
-			Operator: op,
+		if right == nil {
+			return nil, p.Error("Expected an expression after 'or'", p.Current())
 		}
-	}
-
-	if logging.Enabled() {
-		log.WithFields(log.Fields{
-			"expr": expr,
-		}).Trace("parseOr return")
+		expr = &nodes.BinaryExpression{Left: expr, Right: right, Operator: op}
 	}
 	return expr, nil
 }
 
 func (p *Parser) parseAnd() (nodes.Expression, error) {
-	if logging.Enabled() {
-		log.WithFields(log.Fields{
-			"current": p.Current(),
-		}).Trace("parseAnd")
-	}
-
-	var expr nodes.Expression
-
 	expr, err := p.parseNot()
 	if err != nil {
 		return nil, err
 	}
-
 	for p.Current(tokens.And) != nil {
 		op := BinOp(p.Pop())
-
 		right, err := p.parseNot()
 		if err != nil {
 			return nil, err
 		}
-
-		expr = &nodes.BinaryExpression{
-			Left:     expr,
-			Right:    right,
-			Operator: op,
+		if right == nil {
+			return nil, p.Error("Expected an expression after 'and'", p.Current())
 		}
-	}
-
-	if logging.Enabled() {
-		log.WithFields(log.Fields{
-			"expr": expr,
-		}).Trace("parseAnd return")
+		expr = &nodes.BinaryExpression{Left: expr, Right: right, Operator: op}
 	}
 	return expr, nil
 }
 
+// parseNot is `not` applied to a comparison, or to another `not`.
 func (p *Parser) parseNot() (nodes.Expression, error) {
-	if logging.Enabled() {
-		log.WithFields(log.Fields{
-			"current": p.Current(),
-		}).Trace("parseNot")
-	}
-
-	op := p.Match(tokens.Not)
-	expr, err := p.parseCompare()
-	if err != nil {
-		return nil, err
-	}
-
-	if op != nil {
-		expr = &nodes.Negation{
-			Operator: op,
-			Term:     expr,
+	if op := p.Match(tokens.Not); op != nil {
+		expr, err := p.parseNot()
+		if err != nil {
+			return nil, err
 		}
+		if expr == nil {
+			return nil, p.Error("Expected an expression after 'not'", p.Current())
+		}
+		return &nodes.Negation{Operator: op, Term: expr}, nil
 	}
-
-	if logging.Enabled() {
-		log.WithFields(log.Fields{
-			"expr": expr,
-		}).Trace("parseNot return")
-	}
-	return expr, nil
+	return p.parseCompare()
 }
 
+// parseCompare parses comparisons, `in` and `not in` as Python does: they
+// bind looser than arithmetic and filters, and chain (a < b < c is
+// a < b and b < c).
 func (p *Parser) parseCompare() (nodes.Expression, error) {
-	if logging.Enabled() {
-		log.WithFields(log.Fields{
-			"current": p.Current(),
-		}).Trace("parseCompare")
-	}
-
-	var expr nodes.Expression
-
 	expr, err := p.ParseMath()
 	if err != nil {
 		return nil, err
 	}
-
-	for p.Current(compareOps...) != nil {
-		op := p.Pop()
-
+	var result nodes.Expression
+	left := expr
+	for {
+		var op, not *tokens.Token
+		switch {
+		case p.Current(compareOps...) != nil, p.Current(tokens.In) != nil:
+			op = p.Pop()
+		case p.Current(tokens.Not) != nil && p.Peek(tokens.In) != nil:
+			not = p.Pop()
+			op = p.Pop()
+		}
+		if op == nil {
+			break
+		}
 		right, err := p.ParseMath()
 		if err != nil {
 			return nil, err
 		}
-
-		if right != nil {
-			expr = &nodes.BinaryExpression{
-				Left:     expr,
-				Operator: BinOp(op),
-				Right:    right,
-			}
+		if right == nil {
+			return nil, p.Error("Expected an expression", p.Current())
 		}
+		var comparison nodes.Expression = &nodes.BinaryExpression{Left: left, Right: right, Operator: BinOp(op)}
+		if not != nil {
+			comparison = &nodes.Negation{Operator: not, Term: comparison}
+		}
+		if result == nil {
+			result = comparison
+		} else {
+			and := &tokens.Token{Type: tokens.And, Val: "and", Pos: op.Pos, Line: op.Line, Col: op.Col}
+			result = &nodes.BinaryExpression{Left: result, Right: comparison, Operator: BinOp(and)}
+		}
+		left = right
 	}
-
-	expr, err = p.ParseTest(expr)
-	if err != nil {
-		return nil, err
+	if result == nil {
+		return expr, nil
 	}
-
-	if logging.Enabled() {
-		log.WithFields(log.Fields{
-			"expr": expr,
-		}).Trace("parseCompare return")
-	}
-	return expr, nil
+	return result, nil
 }

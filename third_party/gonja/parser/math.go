@@ -109,38 +109,67 @@ func (p *Parser) ParseMathPrioritary() (nodes.Expression, error) {
 }
 
 func (p *Parser) parseUnary() (nodes.Expression, error) {
+	return p.parseUnaryWithFilter(true)
+}
+
+// parseUnaryWithFilter is Jinja's parse_unary: a sign applies to the
+// term before its filters and tests (-1|abs is abs(-1)), and filters and
+// tests bind tighter than any binary operator.
+func (p *Parser) parseUnaryWithFilter(withFilter bool) (nodes.Expression, error) {
 	if logging.Enabled() {
 		log.WithFields(log.Fields{
 			"current": p.Current(),
 		}).Trace("parseUnary")
 	}
 
-	sign := p.Match(tokens.Addition, tokens.Subtraction)
-
-	expr, err := p.ParseVariableOrLiteral()
-	if err != nil {
-		return nil, err
-	}
-
-	if sign != nil {
+	var expr nodes.Expression
+	if sign := p.Match(tokens.Addition, tokens.Subtraction); sign != nil {
+		term, err := p.parseUnaryWithFilter(false)
+		if err != nil {
+			return nil, err
+		}
+		if term == nil {
+			return nil, p.Error("Expected an expression after the sign", p.Current())
+		}
 		expr = &nodes.UnaryExpression{
 			Operator: sign,
 			Negative: sign.Val == "-",
-			Term:     expr,
+			Term:     term,
+		}
+	} else {
+		var err error
+		expr, err = p.ParseVariableOrLiteral()
+		if err != nil {
+			return nil, err
 		}
 	}
-
-	expr, err = p.ParseFilterExpression(expr)
-	if err != nil {
-		return nil, err
+	if !withFilter {
+		return expr, nil
 	}
+	return p.parseFilterAndTests(expr)
+}
 
-	if logging.Enabled() {
-		log.WithFields(log.Fields{
-			"expr": expr,
-		}).Trace("parseUnary return")
+// parseFilterAndTests parses the filters and tests that follow a term, in
+// the order written: x|f is t|g.
+func (p *Parser) parseFilterAndTests(expr nodes.Expression) (nodes.Expression, error) {
+	for {
+		switch {
+		case p.Current(tokens.Pipe) != nil:
+			var err error
+			expr, err = p.ParseFilterExpression(expr)
+			if err != nil {
+				return nil, err
+			}
+		case p.Current(tokens.Is) != nil:
+			var err error
+			expr, err = p.ParseTest(expr)
+			if err != nil {
+				return nil, err
+			}
+		default:
+			return expr, nil
+		}
 	}
-	return expr, nil
 }
 
 func (p *Parser) ParsePower() (nodes.Expression, error) {
@@ -148,10 +177,6 @@ func (p *Parser) ParsePower() (nodes.Expression, error) {
 		log.WithFields(log.Fields{
 			"current": p.Current(),
 		}).Trace("ParsePower")
-	}
-
-	if p.Current(tokens.In) != nil {
-		return nil, nil
 	}
 
 	expr, err := p.parseUnary()

@@ -667,14 +667,12 @@ var _ = Context("parser", func() {
 			[]string{"{{ var not in list }}"},
 			[]types.GomegaMatcher{
 				MatchNodeOutput(
+					// brine: `not in` is Python's operator, as `in` is.
 					MatchNodeNegation(
-						MatchTestExpressionNode(
+						MatchNodeBinaryExpression(
 							MatchNameNode("var"),
-							MatchTestCall(
-								"in",
-								[]types.GomegaMatcher{PointTo(MatchNameNode("list"))},
-								nil,
-							),
+							tokens.In,
+							MatchNameNode("list"),
 						),
 					),
 				),

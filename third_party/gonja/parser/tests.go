@@ -8,6 +8,8 @@ import (
 	"github.com/nikolalohinski/gonja/v2/tokens"
 )
 
+// ParseTest parses `is [not] name [argument]` after expr, as Jinja does:
+// the argument is a call's arguments in parentheses, or one term.
 func (p *Parser) ParseTest(expr nodes.Expression) (nodes.Expression, error) {
 	if logging.Enabled() {
 		log.WithFields(log.Fields{
@@ -15,47 +17,38 @@ func (p *Parser) ParseTest(expr nodes.Expression) (nodes.Expression, error) {
 		}).Trace("parseTest")
 	}
 
-	expr, err := p.ParseFilterExpression(expr)
-	if err != nil {
-		return nil, err
+	if p.Match(tokens.Is) == nil {
+		return expr, nil
 	}
-	if p.Current(
-		tokens.GreaterThan,
-		tokens.GreaterThanOrEqual,
-		tokens.LowerThan,
-		tokens.LowerThanOrEqual,
-		tokens.Not,
-		tokens.In,
-		tokens.Is,
-	) != nil {
-		_ = p.Match(tokens.Is) // ignore the is keyword entirely if present
-
-		not := p.Match(tokens.Not)
-		ident := p.Next()
-
-		test := &nodes.TestCall{
-			Token:  ident,
-			Name:   ident.Val,
-			Args:   []nodes.Expression{},
-			Kwargs: map[string]nodes.Expression{},
+	not := p.Match(tokens.Not)
+	ident := p.Match(append([]tokens.Type{tokens.Name, tokens.In}, compareOps...)...)
+	if ident == nil {
+		return nil, p.Error("Expected a test name after 'is'", p.Current())
+	}
+	test := &nodes.TestCall{
+		Token:  ident,
+		Name:   ident.Val,
+		Args:   []nodes.Expression{},
+		Kwargs: map[string]nodes.Expression{},
+	}
+	// The argument is one term; in parentheses it may also be a tuple,
+	// which gonja has always accepted (x is in (1, 2)).
+	if p.Current(tokens.Name, tokens.String, tokens.Integer, tokens.Float) != nil && p.CurrentName("else", "if") == nil ||
+		p.Current(tokens.LeftParenthesis, tokens.LeftBracket, tokens.LeftBrace) != nil {
+		arg, err := p.ParseVariableOrLiteral()
+		if err != nil {
+			return nil, err
 		}
-		// avoid trying to parse "else" as test arguments
-		if p.CurrentName("else") == nil {
-			arg, err := p.ParseVariableOrLiteral()
-			if err == nil && arg != nil {
-				test.Args = append(test.Args, arg)
-			}
-		}
-		expr = &nodes.TestExpression{
-			Expression: expr,
-			Test:       test,
-		}
-
-		if not != nil {
-			expr = &nodes.Negation{
-				Term:     expr,
-				Operator: not,
-			}
+		test.Args = append(test.Args, arg)
+	}
+	expr = &nodes.TestExpression{
+		Expression: expr,
+		Test:       test,
+	}
+	if not != nil {
+		expr = &nodes.Negation{
+			Term:     expr,
+			Operator: not,
 		}
 	}
 

@@ -72,11 +72,11 @@ func (p *Parser) parseString() (nodes.Expression, error) {
 	if t == nil {
 		return nil, p.Error("Expected a string", t)
 	}
-	str := strconv.Quote(t.Val)
-	replaced := strings.Replace(str, `\\`, "\\", -1)
-	newstr, err := strconv.Unquote(replaced)
-	if err != nil {
-		return nil, p.Error(err.Error(), t)
+	// The lexer has read the literal's escapes; literals written next to
+	// each other are one string, as in Python ('a' 'b' is 'ab').
+	newstr := t.Val
+	for next := p.Match(tokens.String); next != nil; next = p.Match(tokens.String) {
+		newstr += next.Val
 	}
 	sr := &nodes.String{
 		Location: t,
@@ -242,6 +242,10 @@ func (p *Parser) parseDict() (nodes.Expression, error) {
 	}
 
 	for p.Match(tokens.Comma) != nil {
+		if p.Current(tokens.RightBrace) != nil {
+			// Trailing comma
+			break
+		}
 		pair, err := p.parsePair()
 		if err != nil {
 			return nil, err
@@ -410,30 +414,18 @@ func (p *Parser) ParseVariableOrLiteral() (nodes.Expression, error) {
 			ident = getter
 			continue
 		} else if leftParenthesis := p.Match(tokens.LeftParenthesis); leftParenthesis != nil {
-			call := &nodes.Call{
-				Location: leftParenthesis,
-				Func:     ident,
-				Args:     []nodes.Expression{},
-				Kwargs:   map[string]nodes.Expression{},
-				Parent:   parent,
+			args, err := p.parseCallArguments(leftParenthesis)
+			if err != nil {
+				return nil, err
 			}
-
-			for p.Match(tokens.Comma) != nil || p.Match(tokens.RightParenthesis) == nil {
-				v, err := p.ParseExpression()
-				if err != nil {
-					return nil, err
-				}
-
-				if p.Match(tokens.Assign) != nil {
-					key := v.Position().Val
-					value, errValue := p.ParseExpression()
-					if errValue != nil {
-						return nil, errValue
-					}
-					call.Kwargs[key] = value
-				} else {
-					call.Args = append(call.Args, v)
-				}
+			call := &nodes.Call{
+				Location:  leftParenthesis,
+				Func:      ident,
+				Args:      args.Args,
+				Kwargs:    args.Kwargs,
+				DynArgs:   args.DynArgs,
+				DynKwargs: args.DynKwargs,
+				Parent:    parent,
 			}
 			ident = call
 			continue
@@ -442,4 +434,86 @@ func (p *Parser) ParseVariableOrLiteral() (nodes.Expression, error) {
 	}
 
 	return ident, nil
+}
+
+// callArguments are the arguments of a call, a filter or a test.
+type callArguments struct {
+	Args      []nodes.Expression
+	Kwargs    map[string]nodes.Expression
+	DynArgs   nodes.Expression
+	DynKwargs nodes.Expression
+}
+
+// parseCallArguments parses a call's arguments after its opening
+// parenthesis, up to and with the closing one, as Python does: positional
+// arguments, then name=value, *args and **kwargs, and a trailing comma.
+func (p *Parser) parseCallArguments(leftParenthesis *tokens.Token) (*callArguments, error) {
+	args := &callArguments{
+		Args:   []nodes.Expression{},
+		Kwargs: map[string]nodes.Expression{},
+	}
+	requireComma := false
+	for p.Match(tokens.RightParenthesis) == nil {
+		if p.Stream().EOF() || p.Current(tokens.VariableEnd, tokens.BlockEnd) != nil {
+			return nil, p.Error("Expected ')' to close the call", p.Current())
+		}
+		if requireComma {
+			if p.Match(tokens.Comma) == nil {
+				return nil, p.Error("Expected ',' or ')' in the call's arguments", p.Current())
+			}
+			if p.Match(tokens.RightParenthesis) != nil {
+				break
+			}
+		}
+		switch {
+		case p.Current(tokens.Multiply) != nil:
+			if args.DynArgs != nil || args.DynKwargs != nil {
+				return nil, p.Error("invalid syntax for function call expression", p.Current())
+			}
+			p.Pop()
+			expr, err := p.ParseExpression()
+			if err != nil {
+				return nil, err
+			}
+			args.DynArgs = expr
+		case p.Current(tokens.Power) != nil:
+			if args.DynKwargs != nil {
+				return nil, p.Error("invalid syntax for function call expression", p.Current())
+			}
+			p.Pop()
+			expr, err := p.ParseExpression()
+			if err != nil {
+				return nil, err
+			}
+			args.DynKwargs = expr
+		case p.Current(tokens.Name) != nil && p.Peek(tokens.Assign) != nil:
+			if args.DynKwargs != nil {
+				return nil, p.Error("invalid syntax for function call expression", p.Current())
+			}
+			key := p.Pop().Val
+			p.Pop()
+			value, err := p.ParseExpression()
+			if err != nil {
+				return nil, err
+			}
+			if value == nil {
+				return nil, p.Error("Expected a value", p.Current())
+			}
+			args.Kwargs[key] = value
+		default:
+			if args.DynArgs != nil || args.DynKwargs != nil || len(args.Kwargs) > 0 {
+				return nil, p.Error("positional argument follows keyword argument", p.Current())
+			}
+			expr, err := p.ParseExpression()
+			if err != nil {
+				return nil, err
+			}
+			if expr == nil {
+				return nil, p.Error("Expected a value", p.Current())
+			}
+			args.Args = append(args.Args, expr)
+		}
+		requireComma = true
+	}
+	return args, nil
 }

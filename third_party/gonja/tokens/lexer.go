@@ -5,7 +5,7 @@ import (
 
 	// "encoding/json"
 	"regexp"
-	// "strconv"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -18,11 +18,6 @@ import (
 
 // EOF is an arbitraty value for End Of File
 const rEOF = -1
-
-var escapedStrings = map[string]string{
-	`\"`: `"`,
-	`\'`: `'`,
-}
 
 // var pattern = regexp.MustCompile(`(?m)(?P<key>\w+):\s+(?P<value>\w+)$`)
 
@@ -744,6 +739,9 @@ func (l *Lexer) lexExpression() lexFn {
 			return l.lexEOF
 		case isSpace(r):
 			return l.lexSpace
+		case (r == '\n' || r == '\r') && !l.lineStatement:
+			// an expression may span lines, as in Python
+			return l.lexSpace
 		case isNumeric(r):
 			l.backup()
 			return l.lexNumber
@@ -840,33 +838,35 @@ func (l *Lexer) lexExpression() lexFn {
 				return nil
 			}
 			l.emit(RightBracket)
-		// in
+		// in, is, and, or, not: a keyword is a whole word, followed by
+		// anything but a letter, digit or underscore (a space, a newline,
+		// a parenthesis), as in Python.
 		case r == 'i' && l.accept("n"):
-			if !isSpace(l.peek()) {
+			if !endsKeyword(l.peek()) {
 				return l.lexIdentifier
 			}
 			l.emit(In)
 		// is
 		case r == 'i' && l.accept("s"):
-			if !isSpace(l.peek()) {
+			if !endsKeyword(l.peek()) {
 				return l.lexIdentifier
 			}
 			l.emit(Is)
 		// and
 		case r == 'a' && l.accept("n"):
-			if !(l.accept("d") && isSpace(l.peek())) {
+			if !(l.accept("d") && endsKeyword(l.peek())) {
 				return l.lexIdentifier
 			}
 			l.emit(And)
 		// or
 		case r == 'o' && l.accept("r"):
-			if !isSpace(l.peek()) {
+			if !endsKeyword(l.peek()) {
 				return l.lexIdentifier
 			}
 			l.emit(Or)
 		// not
 		case r == 'n' && l.accept("o"):
-			if !(l.accept("t") && (isSpace(l.peek()) || l.peek() == '(')) {
+			if !(l.accept("t") && endsKeyword(l.peek())) {
 				return l.lexIdentifier
 			}
 			l.emit(Not)
@@ -877,7 +877,7 @@ func (l *Lexer) lexExpression() lexFn {
 }
 
 func (l *Lexer) lexSpace() lexFn {
-	for isSpace(l.peek()) {
+	for isSpace(l.peek()) || !l.lineStatement && (l.peek() == '\n' || l.peek() == '\r') {
 		l.next()
 	}
 	l.emit(Whitespace)
@@ -1052,18 +1052,67 @@ func (l *Lexer) scanExponent() (bool, error) {
 }
 
 func unescape(str string) string {
-	str = str[1 : len(str)-1]
-	for escaped, unescaped := range escapedStrings {
-		str = strings.ReplaceAll(str, escaped, unescaped)
+	return PythonUnescape(str[1 : len(str)-1])
+}
+
+// PythonUnescape reads the escapes of a Python string literal as
+// Jinja does (Python's unicode-escape): \n, \t, \\, \', \x41, \101,
+// \u00e9, \U0001F600 and a backslash before a newline; an unknown or
+// incomplete escape such as \s stays as written.
+func PythonUnescape(str string) string {
+	if !strings.Contains(str, `\`) {
+		return str
 	}
-	return str
+	var out strings.Builder
+	for i := 0; i < len(str); i++ {
+		c := str[i]
+		if c != '\\' || i+1 >= len(str) {
+			out.WriteByte(c)
+			continue
+		}
+		next := str[i+1]
+		if simple, ok := simpleEscapes[next]; ok {
+			out.WriteString(simple)
+			i++
+			continue
+		}
+		switch next {
+		case '\n':
+			i++
+		case 'x', 'u', 'U':
+			size := map[byte]int{'x': 2, 'u': 4, 'U': 8}[next]
+			if i+2+size <= len(str) {
+				if r, err := strconv.ParseUint(str[i+2:i+2+size], 16, 32); err == nil && r <= unicode.MaxRune {
+					out.WriteRune(rune(r))
+					i += 1 + size
+					continue
+				}
+			}
+			out.WriteByte(c)
+		case '0', '1', '2', '3', '4', '5', '6', '7':
+			end := i + 2
+			for end < len(str) && end < i+4 && isOctalDigit(rune(str[end])) {
+				end++
+			}
+			r, _ := strconv.ParseUint(str[i+1:end], 8, 32)
+			out.WriteRune(rune(r))
+			i = end - 1
+		default:
+			out.WriteByte(c)
+		}
+	}
+	return out.String()
+}
+
+var simpleEscapes = map[byte]string{
+	'\\': `\`, '\'': `'`, '"': `"`, 'a': "\a", 'b': "\b", 'f': "\f", 'n': "\n", 'r': "\r", 't': "\t", 'v': "\v",
 }
 
 func (l *Lexer) lexString() lexFn {
 	quote := l.next() // should be either ' or "
-	var prev rune
+	escaped := false
 	near := make([]rune, 0)
-	for r := l.next(); r != quote || prev == '\\'; r, prev = l.next(), r {
+	for r := l.next(); r != quote || escaped; r = l.next() {
 		// only keep near context of the current line in case of error
 		if (len(near) == 0 || near[len(near)-1] != '\n') && r != rEOF {
 			near = append(near, r)
@@ -1071,11 +1120,17 @@ func (l *Lexer) lexString() lexFn {
 		if r == rEOF {
 			return l.errorf(`%s`, string(near))
 		}
+		escaped = r == '\\' && !escaped
 	}
 	l.processAndEmit(String, func(value string) string {
-		return normalizeNewlines(unescape(value), l.Config.NewlineSequence)
+		return unescape(normalizeNewlines(value, l.Config.NewlineSequence))
 	})
 	return l.lexExpression
+}
+
+// endsKeyword reports whether r may follow a keyword such as `and`.
+func endsKeyword(r rune) bool {
+	return r != rEOF && !isAlphaNumeric(r) && r != '.'
 }
 
 // isSpace reports whether r is a space character.

@@ -14,6 +14,7 @@ import (
 type SetControlStructure struct {
 	location    *tokens.Token
 	target      nodes.Expression
+	names       []string // the names of {% set a, b = pair %}
 	expression  nodes.Expression
 	condition   nodes.Expression
 	alternative nodes.Expression
@@ -69,6 +70,10 @@ func (scs *SetControlStructure) Execute(r *exec.Renderer, tag *nodes.ControlStru
 		return value
 	}
 
+	if len(scs.names) > 0 {
+		return scs.unpack(r, value)
+	}
+
 	switch n := scs.target.(type) {
 	case *nodes.Name:
 		r.Environment.Context.Set(n.Name.Val, value.Interface())
@@ -99,6 +104,58 @@ func (scs *SetControlStructure) Execute(r *exec.Renderer, tag *nodes.ControlStru
 	return nil
 }
 
+// unpack sets each name to an item of value, as Python's a, b = value.
+func (scs *SetControlStructure) unpack(r *exec.Renderer, value *exec.Value) error {
+	if !value.IsIterable() {
+		return errors.Errorf("cannot unpack non-iterable %s object", value.TypeName())
+	}
+	items := []*exec.Value{}
+	value.Iterate(func(_, _ int, key, _ *exec.Value) bool {
+		items = append(items, key)
+		return true
+	}, func() {})
+	if len(items) > len(scs.names) {
+		return errors.Errorf("too many values to unpack (expected %d)", len(scs.names))
+	}
+	if len(items) < len(scs.names) {
+		return errors.Errorf("not enough values to unpack (expected %d, got %d)", len(scs.names), len(items))
+	}
+	for i, name := range scs.names {
+		r.Environment.Context.Set(name, items[i].Interface())
+	}
+	return nil
+}
+
+// parseSetNames reads the names of {% set a, b = … %} or
+// {% set (a, b) = … %}, after the first target.
+func parseSetNames(args *parser.Parser, first nodes.Expression) ([]string, error) {
+	var targets []nodes.Expression
+	if tuple, ok := first.(*nodes.Tuple); ok {
+		targets = tuple.Val
+	} else {
+		targets = []nodes.Expression{first}
+		for args.Match(tokens.Comma) != nil {
+			if args.Current(tokens.Assign) != nil {
+				break
+			}
+			target, err := args.ParseVariableOrLiteral()
+			if err != nil {
+				return nil, err
+			}
+			targets = append(targets, target)
+		}
+	}
+	names := []string{}
+	for _, target := range targets {
+		name, ok := target.(*nodes.Name)
+		if !ok {
+			return nil, args.Error(fmt.Sprintf("can't assign to %s", target), target.Position())
+		}
+		names = append(names, name.Name.Val)
+	}
+	return names, nil
+}
+
 func setParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, error) {
 	cs := &SetControlStructure{
 		location: p.Current(),
@@ -112,11 +169,24 @@ func setParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, e
 	switch n := ident.(type) {
 	case *nodes.Name, *nodes.Call, *nodes.GetItem, *nodes.GetAttribute:
 		cs.target = n
+		if _, isName := n.(*nodes.Name); isName && args.Current(tokens.Comma) != nil {
+			if cs.names, err = parseSetNames(args, n); err != nil {
+				return nil, err
+			}
+		}
+	case *nodes.Tuple:
+		cs.target = n
+		if cs.names, err = parseSetNames(args, n); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, errors.Errorf(`unexpected set target %s`, n)
 	}
 
 	if args.Match(tokens.Assign) == nil {
+		if len(cs.names) > 0 {
+			return nil, args.Error("Expected '=' after the names to set", args.Current())
+		}
 		if !args.End() {
 			return nil, args.Error("Expected '=' or end of tag for block-set.", args.Current())
 		}
@@ -135,6 +205,21 @@ func setParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, e
 	expr, err := args.ParseExpression()
 	if err != nil {
 		return nil, err
+	}
+	// set x = 1, 2 sets a tuple, as Python does.
+	if args.Current(tokens.Comma) != nil {
+		tuple := &nodes.Tuple{Location: expr.Position(), Val: []nodes.Expression{expr}}
+		for args.Match(tokens.Comma) != nil {
+			if args.End() {
+				break
+			}
+			item, err := args.ParseExpression()
+			if err != nil {
+				return nil, err
+			}
+			tuple.Val = append(tuple.Val, item)
+		}
+		expr = tuple
 	}
 	cs.expression = expr
 

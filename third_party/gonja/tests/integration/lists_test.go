@@ -221,11 +221,12 @@ var _ = Context("lists", func() {
 			By("not returning any error")
 			Expect(*returnedErr).To(BeNil())
 			By("returning the expected result")
+			// brine: a None in a list prints as Python prints it.
 			expected := heredoc.Doc(`
-					from context: [, 1]
-					list:         [, 1]
-					unique:       [, 1]
-					literal:      [, 1]
+					from context: [None, 1]
+					list:         [None, 1]
+					unique:       [None, 1]
+					literal:      [None, 1]
 					without nil:  [1, 'a']`)
 			AssertPrettyDiff(expected, *returnedResult)
 		})

@@ -1,0 +1,158 @@
+package exec_test
+
+// Python semantics that Salt's templates rely on. Every expected output
+// here is what Python's Jinja2 (3.1, with StrictUndefined, as Salt 3006
+// uses it) renders for the same template and context.
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/nikolalohinski/gonja/v2/builtins"
+	"github.com/nikolalohinski/gonja/v2/config"
+	"github.com/nikolalohinski/gonja/v2/exec"
+	"github.com/nikolalohinski/gonja/v2/loaders"
+)
+
+type pyCase struct {
+	template string
+	want     string // Python's output, or "ERROR: " and Python's message
+}
+
+// render renders source with gonja's builtins, StrictUndefined on.
+func render(t *testing.T, source string, ctx map[string]any) (string, error) {
+	t.Helper()
+	cfg := config.New()
+	cfg.StrictUndefined = true
+	env := &exec.Environment{
+		Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables),
+		Filters:           builtins.Filters,
+		Tests:             builtins.Tests,
+		ControlStructures: builtins.ControlStructures,
+		Methods:           builtins.Methods,
+	}
+	loader := loaders.MustNewMemoryLoader(map[string]string{"/tpl": source})
+	tpl, err := exec.NewTemplate("/tpl", cfg, loader, env)
+	if err != nil {
+		return "", err
+	}
+	all := map[string]any{"f": pyF}
+	for k, v := range ctx {
+		all[k] = v
+	}
+	return tpl.ExecuteToString(exec.NewContext(all))
+}
+
+// pyF is f(*a, **k) = list(a) + [k[x] for x in sorted(k)].
+func pyF(va *exec.VarArgs) any {
+	out := []any{}
+	for _, a := range va.Args {
+		out = append(out, a)
+	}
+	keys := []string{}
+	for k := range va.KwArgs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out = append(out, va.KwArgs[k])
+	}
+	return out
+}
+
+func runPyCases(t *testing.T, cases []pyCase, ctx func() map[string]any) {
+	t.Helper()
+	for _, c := range cases {
+		var vars map[string]any
+		if ctx != nil {
+			vars = ctx()
+		}
+		got, err := render(t, c.template, vars)
+		if want, isErr := strings.CutPrefix(c.want, "ERROR: "); isErr {
+			if err == nil {
+				t.Errorf("%q: rendered %q, Python fails with %q", c.template, got, want)
+			} else if !strings.Contains(err.Error(), want) {
+				t.Errorf("%q: error %q does not say Python's %q", c.template, err, want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v, Python renders %q", c.template, err, c.want)
+			continue
+		}
+		if got != c.want {
+			t.Errorf("%q:\n got %q\nwant %q (Python)", c.template, got, c.want)
+		}
+	}
+}
+
+func TestPythonRepr(t *testing.T) {
+	runPyCases(t, []pyCase{
+		{`{{ None }} {{ True }} {{ False }} {{ ('a','b') }} {{ ['a','b'] }} {{ ["it's"] }} {{ {'a': 1} }}`, `None True False ('a', 'b') ['a', 'b'] ["it's"] {'a': 1}`},
+		{`{{ 1.0 }} {{ 1e20 }} {{ 1e16 }} {{ 1.5e-5 }} {{ 0.1+0.2 }} {{ [None, True] }} {{ 10/4 }} {{ 3.0*2 }}`, `1.0 1e+20 1e+16 1.5e-05 0.30000000000000004 [None, True] 2.5 6.0`},
+		{`{{ [1.0, 'a"b', "x'y\"z"] }}`, `[1.0, 'a"b', 'x\'y"z']`},
+		{`{{ {'a': None, 'b': [1, (2,3)], 1: 'x'} }}`, `{'a': None, 'b': [1, (2, 3)], 1: 'x'}`},
+		{`{{ ('a',) }} {{ () }} {{ [] }} {{ {} }}`, `('a',) () [] {}`},
+		{`{{ ('a', 1, None, True, 1.5) }}`, `('a', 1, None, True, 1.5)`},
+		{`{{ {'k': ('a',), 'l': [{'m': None}]} }}`, `{'k': ('a',), 'l': [{'m': None}]}`},
+		{`{{ "it's" }} {{ ["it's", 'say "hi"', "both ' \""] }}`, `it's ["it's", 'say "hi"', 'both \' "']`},
+		{`{{ ['\n', '\t', '\\', 'é', '\x01'] }}`, `['\n', '\t', '\\', 'é', '\x01']`},
+		{`{{ [1e100, 1.0e-7, 123456789.0, 0.0001, -0.0, 2.5] }}`, `[1e+100, 1e-07, 123456789.0, 0.0001, -0.0, 2.5]`},
+		{`{{ 'x' ~ 1 ~ None }} {{ 'a' ~ [None] }}`, `x1None a[None]`},
+		{`{{ (1, 2) + (3,) }} {{ [1] + [2] }}`, `(1, 2, 3) [1, 2]`},
+		{`{% macro m(x, y=2) %}{{ x }}{{ y }}{{ kwargs }}{{ varargs }}{% endmacro %}{{ m(1, 3, 4, z=5) }}`, `13{'z': 5}(4,)`},
+	}, nil)
+}
+
+func syntaxContext() map[string]any {
+	return map[string]any{"a": true, "b": false, "name": "bob", "l": []any{1}}
+}
+
+func TestPythonSyntax(t *testing.T) {
+	runPyCases(t, []pyCase{
+		{`{% if a
+   and b %}y{% else %}n{% endif %}`, `n`},
+		{`{% if a and
+ a %}ok{% endif %}`, `ok`},
+		{`{{ f(1 if a else 2) }} {{ f(x=1 if b else 2) }} {{ [1 if a else 2, 3] }} {{ [1, 2 if b else 3] }}`, `[1] [2] [1, 3] [1, 3]`},
+		{`{{ f(1 if a else 2, k='v' if a else 'w') }}`, `[1, 'v']`},
+		{`{{ 'a' if a else 'b' | upper }} {{ 'a' if b else 'b' | upper }}`, `a B`},
+		{`{{ 'x' if a else 'y' if b else 'z' }} {{ 'x' if b else 'y' if b else 'z' }}`, `x z`},
+		{`{{ 1 if false }}|{{ 1 + 2 if a else 3 }}`, `|3`},
+		{`{% for x in [1,2,3] if x > 1 %}{{ x }}{% endfor %}`, `23`},
+		{`{{ dict(**{'a': 1}) }} {{ f(*[1, 2], **{'z': 3}) }} {{ f(1, *(2, 3), x=4) }} {{ [1,2]|join(*['-']) }}`, `{'a': 1} [1, 2, 3] [1, 2, 3, 4] 1-2`},
+		{`{{ {True: 1, 1: 'a', None: 2} }} {{ {1: 'a', 2: 'b'}[1] }} {{ {1: 'a'}[True] }} {{ {None: 'n'}[None] }}`, `{True: 'a', None: 2} a a n`},
+		{`{% set l = [] %}{% do l.append(1) if a %}{% do l.append(2) if b %}{{ l }}`, `[1]`},
+		{`{% set l = [] %}{% do l.append(1) if b else l.append(2) %}{{ l }}`, `[2]`},
+		{`{% set a, b = 1, 2 %}{{ a }} {{ b }}`, `1 2`},
+		{`{% set p = ('x', 'y') %}{% set a, b = p %}{{ a }} {{ b }}`, `x y`},
+		{`{% set (a, b) = [3, 4] %}{{ a }}{{ b }}`, `34`},
+		{`{% set t = 1, 2 %}{{ t }}`, `(1, 2)`},
+		{`{{ '\s' }}|{{ '\n' }}|{{ '\t' }}|{{ '\\' }}|{{ '\x41' }}|{{ '\u00e9' }}|{{ 'a\'b' }}|{{ "a\"b" }}`, `\s|
+|	|\|A|é|a'b|a"b`},
+		{`{{ '\d+\.\w' }}|{{ '\101' }}|{{ 'a\\' ~ 'b' }}`, `\d+\.\w|A|a\b`},
+		{`{{ 'a' 'b' }}`, `ab`},
+		{`{{ ('s' in 'x'|lower) and 'wrong' }}`, `False`},
+		{`{{ 's' in 'x'|lower and 'wrong' }}`, `False`},
+		{`{{ 'x' in 'X'|lower and 'right' }}`, `right`},
+		{`{{ 'x' not in 'X'|lower or 'z' }}`, `z`},
+		{`{{ not 'a' in 'abc' }} {{ 2 not in [1] }} {{ not 1 in [1] }} {{ not a == b }} {{ not not a }}`, `False True False True True`},
+		{`{{ 'A-B'|lower|replace('-', '_') in 'xa_bx' and 'yes' }}`, `yes`},
+		{`{{ 1 < 2 < 3 }} {{ 3 > 2 > 1 }} {{ 1 == 1 == 1 }} {{ 1 < 3 < 2 }}`, `True True True False`},
+		{`{{ -1|abs }} {{ 1 + 1 is number }} {{ 3 is divisibleby 3 }} {{ 1 is number and 2 }}`, `1 2 True 2`},
+		{`{{ '/home/%s' % name }}`, `/home/bob`},
+		{`{{ '%d-%s' % (1, 'a') }}`, `1-a`},
+		{`{{ '%s' % 'x' }} {{ '%5.2f' % 3.14159 }} {{ '%(a)s' % {'a': 1} }} {{ '%%' % () }} {{ '%r' % 'a' }}`, `x  3.14 1 % 'a'`},
+		{`{{ '%-5s|%5s|%05d|%+d|%x|%o|%e|%g|%c' % ('a', 'b', 42, 5, 255, 8, 12345.678, 0.00001, 65) }}`, `a    |    b|00042|+5|ff|10|1.234568e+04|1e-05|A`},
+		{`{{ '%s and %s' % ('a', 'b') }} {{ '%s' % None }} {{ '%s' % [None] }} {{ '%s' % (None,) }} {{ '%.2f%%' % 12.345 }}`, `a and b None [None] None 12.35%`},
+		{`{{ 7 % 3 }} {{ -7 % 3 }} {{ 7.5 % 2 }} {{ -7 % -3 }} {{ 7 % -3 }}`, `1 2 1.5 -1 -2`},
+		{`{{ 1 + 2 * 3 ** 2 }} {{ -2 ** 2 }} {{ 2 ** -1 }} {{ 2 ** 10 }} {{ 2.0 ** 2 }}`, `19 4 0.5 1024 4.0`},
+		{`{{ 7 // 2 }} {{ -7 // 2 }} {{ 7 / 2 }} {{ 7 // -2 }} {{ 7.5 // 2 }}`, `3 -4 3.5 -4 3.0`},
+		{`{{ True + 1 }} {{ 1 == True }}`, `2 True`},
+		{`{{ ['{{', ] }} {{ ['}}', '%}'] }}`, `['{{'] ['}}', '%}']`},
+		{`{{ ['a', ] }} {{ {'a': 1, } }} {{ f(1, ) }} {{ (1, ) }}`, `['a'] {'a': 1} [1] (1,)`},
+		{`{% for a, b in [(1, 2), (3, 4)] %}{{ a }}{{ b }}{% endfor %}`, `1234`},
+		{`{{ l|length > 0 and l[0] }}`, `1`},
+	}, syntaxContext)
+}
