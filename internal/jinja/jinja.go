@@ -127,6 +127,23 @@ func GoValue(v *exec.Value) any {
 	return g
 }
 
+// argValue is an argument of a salt function: a dictionary or a list
+// the template holds is passed itself, not a copy, so that functions
+// that change theirs in place, as Salt's do
+// ({% do salt['defaults.merge'](defaults, overrides) %}), change the
+// template's.
+func argValue(v *exec.Value) any {
+	if v != nil {
+		switch t := v.Interface().(type) {
+		case map[string]any:
+			return t
+		case []any:
+			return t
+		}
+	}
+	return GoValue(v)
+}
+
 // Caller calls one function by name, as `salt` in a template does.
 type Caller func(name string, args []any, kwargs map[string]any) (any, error)
 
@@ -143,11 +160,11 @@ func Salt(names []string, call Caller) map[string]any {
 		fn := func(va *exec.VarArgs) (any, error) {
 			args := make([]any, len(va.Args))
 			for i, a := range va.Args {
-				args[i] = GoValue(a)
+				args[i] = argValue(a)
 			}
 			kwargs := make(map[string]any, len(va.KwArgs))
 			for k, v := range va.KwArgs {
-				kwargs[k] = GoValue(v)
+				kwargs[k] = argValue(v)
 			}
 			out, err := call(name, args, kwargs)
 			if err != nil {

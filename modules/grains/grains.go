@@ -8,13 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path"
 	"reflect"
 	"slices"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/modules"
-	"github.com/brinehq/brine/state"
 	"github.com/brinehq/brine/target"
 )
 
@@ -104,18 +103,19 @@ func Module(env *modules.Env) []function.Func {
 		},
 		{
 			Name: "grains.filter_by", ReadOnly: true,
-			Doc: "The entry of lookup_dict for this agent's value of grain (os_family; keys may be globs), else the " +
-				"entry named default; base's entry under it and merge over it, as formulas' map.jinja use it.",
+			Doc: "The entry of lookup_dict whose key (a glob) matches this agent's value of grain (os_family; each " +
+				"item of a list grain in turn), else the entry named default; base's entry under it and merge over it, " +
+				"as formulas' map.jinja use it (Salt's salt.utils.data.filter_by).",
 			Params: []function.Param{
 				{Name: "lookup_dict", Kind: function.Map, Required: true},
 				{Name: "grain", Kind: function.String, Default: "os_family"},
-				{Name: "merge", Kind: function.Map},
-				{Name: "default", Kind: function.String, Default: "default"},
-				{Name: "base", Kind: function.String},
+				{Name: "merge", Kind: function.Any},
+				{Name: "default", Kind: function.Any, Default: "default"},
+				{Name: "base", Kind: function.Any},
 			},
 			Run: func(_ context.Context, in *function.Input) (any, error) {
-				return filterBy(in.Map("lookup_dict"), env.Grains(), in.String("grain"), in.Map("merge"),
-					in.String("default"), in.String("base")), nil
+				return FilterBy(in.Map("lookup_dict"), env.Grains(), in.String("grain"), in.Value("merge"),
+					in.Value("default"), in.Value("base"))
 			},
 		},
 		{
@@ -152,42 +152,73 @@ func empty(v any) bool {
 	return false
 }
 
-// filterBy is Salt's grains.filter_by (salt.utils.data.filter_by).
-func filterBy(lookup, grains map[string]any, grain string, merge map[string]any, def, base string) any {
-	val, _ := target.Traverse(grains, grain, target.DefaultDelimiter)
-	var keys []string
-	switch v := val.(type) {
-	case []any:
-		for _, x := range v {
-			keys = append(keys, fmt.Sprint(x))
-		}
-	case nil:
-	default:
-		keys = []string{fmt.Sprint(v)}
+// FilterBy is Salt's salt.utils.data.filter_by: the lookup entry
+// whose key matches (fnmatchcase) the value at traverse in data (each
+// item of a list in turn), else lookup[def]; the entry named base
+// updated with it (or base's alone when nothing matched); merge, when
+// truthy, updated into it. Keys are tried in sorted order, where Salt
+// tries them in the order written.
+func FilterBy(lookup, data map[string]any, traverse string, merge, def, base any) (any, error) {
+	val, ok := target.Traverse(data, traverse, target.DefaultDelimiter)
+	if !ok {
+		val = []any{}
 	}
+	each, isList := val.([]any)
+	if !isList {
+		each = []any{val}
+	}
+	keys := slices.Sorted(maps.Keys(lookup))
 	var ret any
 	found := false
-	for _, k := range keys {
-		for pattern, entry := range lookup {
-			if ok, _ := path.Match(pattern, k); ok || pattern == k {
-				ret, found = entry, true
+	for _, v := range each {
+		s := jinja.PyStr(v)
+		for _, k := range keys {
+			if jinja.FnmatchCase(s, k) {
+				ret, found = lookup[k], true
 				break
 			}
 		}
-		if found {
+		if found && ret != nil {
 			break
 		}
+		found = false
 	}
-	if !found {
-		ret = lookup[def]
+	if ret == nil {
+		ret = lookup[jinja.PyStr(def)]
 	}
-	if base != "" {
-		if b, ok := lookup[base].(map[string]any); ok {
-			ret = state.Merge(b, ret)
+	if jinja.Truthy(base) {
+		if baseValues, ok := lookup[jinja.PyStr(base)]; ok {
+			switch b := baseValues.(type) {
+			case map[string]any:
+				if ret == nil {
+					ret = baseValues
+					break
+				}
+				r, ok := ret.(map[string]any)
+				if !ok {
+					return nil, jinja.PyError("filter_by default and look-up values must both be dictionaries.")
+				}
+				ret = jinja.DictUpdate(jinja.DeepCopy(b).(map[string]any), r, true, false)
+			default:
+				if ret == nil {
+					ret = baseValues
+				}
+			}
 		}
 	}
-	if merge != nil {
-		ret = state.Merge(ret, merge)
+	if jinja.Truthy(merge) {
+		m, ok := merge.(map[string]any)
+		if !ok {
+			return nil, jinja.PyError("filter_by merge argument must be a dictionary.")
+		}
+		if ret == nil {
+			return m, nil
+		}
+		r, ok := ret.(map[string]any)
+		if !ok {
+			return nil, jinja.PyError("Cannot update using non-dict types in dictupdate.update()")
+		}
+		ret = jinja.DictUpdate(r, jinja.DeepCopy(m).(map[string]any), true, false)
 	}
-	return ret
+	return ret, nil
 }
