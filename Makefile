@@ -1,4 +1,4 @@
-# brine — see README.md. Targets: demo, test, bench, chaos, lint, build, fuzz.
+# brine — see README.md. Targets: demo, test, interop, bench, chaos, lint, build, fuzz.
 GO            ?= go
 BIN           := bin/brine
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -8,7 +8,7 @@ DEB_PACKAGES  ?= bind9 bind9-dnsutils dnsmasq-base busybox udhcpc iproute2 curl 
 RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./api/... ./master/... ./agent/... ./keys/... ./jobs/... ./remote/... ./state/... ./beacons/ ./lease/
 FUZZTIME      ?= 30s
 
-.PHONY: all build demo test deps unit race lint bench chaos fuzz clean
+.PHONY: all build demo test deps unit race lint bench chaos fuzz clean interop
 
 all: build
 
@@ -29,6 +29,16 @@ test: deps
 	$(GO) vet ./...
 	$(GO) test -count=1 ./...
 	$(GO) test -count=1 -race $(RACE_PKGS)
+	cd third_party/gonja && $(GO) test -count=1 ./...
+
+# Salt 3006.6 from ../shared/peers (or SALT_SRC=/path/to/salt-tree), run with
+# Debian's python3 packages: make interop renders the differential suites
+# (testdata/salt/*) with Salt and compares brine with it, live.
+INTEROP_PACKAGES := python3 python3-zmq python3-msgpack python3-yaml python3-jinja2 python3-markupsafe python3-tornado \
+	python3-pycryptodome python3-psutil python3-requests python3-distro python3-packaging python3-jmespath
+interop:
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(INTEROP_PACKAGES)"
+	./scripts/interop.sh
 
 # deps installs the Debian packages the tests need, only when one is missing.
 deps:

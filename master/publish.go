@@ -297,18 +297,6 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 	return pub, notify, nil
 }
 
-// cause returns the new event of a live job, the cause of its returns:
-// a reaction to a return is one step deeper than the job, which is what
-// keeps a reaction on salt/job/*/ret/* from feeding itself.
-func (p *publisher) cause(jid string) *bus.Event {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if lj := p.live[jid]; lj != nil {
-		return lj.newEv
-	}
-	return nil
-}
-
 // returned notes agent id's return to jid, once it is stored.
 func (p *publisher) returned(id string, r proto.Return) {
 	p.mu.Lock()

@@ -185,7 +185,22 @@ func rewriteTags(src string) string {
 // Jinja renders text (the file name of saltenv) with vars; names it
 // imports are found in src, relative to name's directory when they start
 // with "./" or "../", else from the environment's root.
-func (r *Renderer) Jinja(ctx context.Context, src Source, saltenv, name string, text []byte, vars map[string]any) (out []byte, err error) {
+//
+// As Salt's render_jinja_tmpl, it ends the output with a newline when the
+// template ends with one (Jinja itself drops it): a templated file ends as
+// its source does.
+func (r *Renderer) Jinja(ctx context.Context, src Source, saltenv, name string, text []byte, vars map[string]any) ([]byte, error) {
+	out, err := r.jinja(ctx, src, saltenv, name, text, vars)
+	if err == nil && bytes.HasSuffix(text, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return out, err
+}
+
+// jinja renders as Jinja does, for Jinja and for the templates a template
+// imports (import_text gives an imported file's text without its final
+// newline, as Salt's does).
+func (r *Renderer) jinja(ctx context.Context, src Source, saltenv, name string, text []byte, vars map[string]any) (out []byte, err error) {
 	// gonja panics on some templates (a division by zero): a template
 	// is the user's input, and its failure an error, never a crash.
 	defer func() {
@@ -233,7 +248,7 @@ func (r *Renderer) importer(ctx context.Context, l *loader, kind string, vars ma
 		if err != nil {
 			return nil, fmt.Errorf("import_%s %q: %w", kind, name, err)
 		}
-		out, err := r.Jinja(ctx, l.src, l.saltenv, full, b, vars)
+		out, err := r.jinja(ctx, l.src, l.saltenv, full, b, vars)
 		if err != nil {
 			return nil, err
 		}
