@@ -1626,6 +1626,13 @@ func filterDefault(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exe
 	); err != nil {
 		return exec.AsValue(exec.ErrInvalidCall(err))
 	}
+	if e.Config != nil && e.Config.StrictUndefined {
+		// Only an undefined value takes the default; None is a value.
+		if in.IsUndefined() || boolean && !in.IsError() && !in.IsTrue() {
+			return defaultValue
+		}
+		return in
+	}
 	if in.IsError() || in.IsNil() {
 		return defaultValue
 	}

@@ -58,7 +58,18 @@ func testCallable(_ *exec.Context, in *exec.Value, params *exec.VarArgs) (bool, 
 	return in.IsCallable(), nil
 }
 
-func testDefined(_ *exec.Context, in *exec.Value, params *exec.VarArgs) (bool, error) {
+func testDefined(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) (bool, error) {
+	if e.Config != nil && e.Config.StrictUndefined {
+		// None is defined; an error other than an undefined value's is
+		// an error, as d.x.y is when d.x is undefined.
+		if in.IsUndefined() {
+			return false, nil
+		}
+		if in.IsError() {
+			return false, in
+		}
+		return true, nil
+	}
 	return !(in.IsError() || in.IsNil()), nil
 }
 
@@ -191,8 +202,8 @@ func testTrue(_ *exec.Context, in *exec.Value, params *exec.VarArgs) (bool, erro
 	return in.Bool(), nil
 }
 
-func testUndefined(ctx *exec.Context, in *exec.Value, params *exec.VarArgs) (bool, error) {
-	defined, err := testDefined(ctx, in, params)
+func testUndefined(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) (bool, error) {
+	defined, err := testDefined(e, in, params)
 	return !defined, err
 }
 

@@ -3,7 +3,7 @@ package exec
 import (
 	"fmt"
 	"reflect"
-	"runtime"
+	"strconv"
 
 	"github.com/nikolalohinski/gonja/v2/nodes"
 	"github.com/pkg/errors"
@@ -11,6 +11,11 @@ import (
 
 func (e *Evaluator) evalCall(node *nodes.Call) *Value {
 	fn := e.Eval(node.Func)
+	if fn.IsUndefined() {
+		if _, isName := node.Func.(*nodes.Name); isName {
+			return fn
+		}
+	}
 	if !fn.IsCallable() {
 		getAttributeNode, ok := node.Func.(*nodes.GetAttribute)
 		if node.Parent == nil || !ok {
@@ -40,10 +45,7 @@ func (e *Evaluator) evalCall(node *nodes.Call) *Value {
 	if err != nil {
 		return AsValue(errors.Wrapf(err, `unable to evaluate parameters`))
 	}
-	functionName := runtime.FuncForPC(fn.Val.Pointer()).Name()
-	if nameNode, ok := node.Func.(*nodes.Name); ok {
-		functionName = nameNode.Name.Val
-	}
+	functionName := calleeName(node.Func)
 
 	// Call it and get first return parameter back
 	values := fn.Val.Call(params)
@@ -150,4 +152,29 @@ func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, call *nodes
 	}
 
 	return AsValue(result)
+}
+
+// calleeName is a function as the template calls it: name, salt.cmd.run,
+// salt['cmd.run'].
+func calleeName(node nodes.Node) string {
+	switch n := node.(type) {
+	case *nodes.Name:
+		return n.Name.Val
+	case *nodes.GetAttribute:
+		if n.Attribute != "" {
+			return calleeName(n.Node) + "." + n.Attribute
+		}
+		return calleeName(n.Node) + "." + strconv.Itoa(n.Index)
+	case *nodes.GetItem:
+		switch arg := n.Arg.(type) {
+		case *nodes.String:
+			return calleeName(n.Node) + "[" + PyQuote(arg.Val) + "]"
+		case *nodes.Integer:
+			return calleeName(n.Node) + "[" + strconv.Itoa(arg.Val) + "]"
+		}
+		return calleeName(n.Node) + "[…]"
+	case *nodes.Call:
+		return calleeName(n.Func) + "(…)"
+	}
+	return "function"
 }

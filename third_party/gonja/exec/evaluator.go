@@ -352,7 +352,7 @@ func (e *Evaluator) evalPair(node *nodes.Pair) *Value {
 func (e *Evaluator) evalName(node *nodes.Name) *Value {
 	val, ok := e.Environment.Context.Get(node.Name.Val)
 	if !ok && e.Config.StrictUndefined {
-		return AsValue(errors.Errorf(`Unable to evaluate name "%s"`, node.Name.Val))
+		return Undefined(node.Name.Val)
 	}
 	return ToValue(val)
 }
@@ -391,11 +391,11 @@ func (e *Evaluator) evalGetItem(node *nodes.GetItem) *Value {
 		item, found = value.GetAttribute(argument.String())
 	}
 	if !found {
+		if e.Config.StrictUndefined {
+			return UndefinedMember(value, key)
+		}
 		if item.IsError() {
 			return AsValue(errors.Wrapf(item, `unable to evaluate %s`, node))
-		}
-		if e.Config.StrictUndefined {
-			return AsValue(errors.Errorf(`unable to evaluate %s: item '%s' not found`, node, node.Arg))
 		}
 		return AsValue(nil)
 	}
@@ -609,11 +609,11 @@ func (e *Evaluator) evalGetAttribute(node *nodes.GetAttribute) *Value {
 			attr, found = value.GetItem(node.Attribute)
 		}
 		if !found {
+			if e.Config.StrictUndefined {
+				return UndefinedMember(value, node.Attribute)
+			}
 			if attr.IsError() {
 				return AsValue(errors.Wrapf(attr, `Unable to evaluate %s`, node))
-			}
-			if e.Config.StrictUndefined {
-				return AsValue(errors.Errorf(`Unable to evaluate %s: attribute '%s' not found`, node, node.Attribute))
 			}
 			return AsValue(nil)
 		}
@@ -621,11 +621,11 @@ func (e *Evaluator) evalGetAttribute(node *nodes.GetAttribute) *Value {
 	} else {
 		item, found := value.GetItem(node.Index)
 		if !found {
+			if e.Config.StrictUndefined {
+				return UndefinedMember(value, node.Index)
+			}
 			if item.IsError() {
 				return AsValue(errors.Wrapf(item, `Unable to evaluate %s`, node))
-			}
-			if e.Config.StrictUndefined {
-				return AsValue(errors.Errorf(`Unable to evaluate %s: item %d not found`, node, node.Index))
 			}
 			return AsValue(nil)
 		}

@@ -348,3 +348,52 @@ func pyFloat(f float64) string {
 func (t Tuple) String() string {
 	return AsValue(t).Repr()
 }
+
+// UndefinedError is the value of an undefined name, attribute or item
+// when the environment's StrictUndefined is on, as Jinja's StrictUndefined:
+// any use of it fails with its message, while `is defined`, the default
+// filter and {% set %} take it as it is.
+type UndefinedError struct {
+	Message string
+}
+
+func (u *UndefinedError) Error() string { return u.Message }
+
+// Undefined is the value of a name that is not defined.
+func Undefined(name string) *Value {
+	return AsValue(&UndefinedError{Message: fmt.Sprintf("'%s' is undefined", name)})
+}
+
+// UndefinedMember is the value of obj's missing attribute or item name,
+// with Jinja's message: 'dict object' has no attribute 'x', list object
+// has no element 5.
+func UndefinedMember(obj *Value, name any) *Value {
+	typeRepr := "None"
+	if obj != nil && !obj.IsNil() {
+		typeRepr = obj.TypeName() + " object"
+	}
+	if s, ok := name.(string); ok {
+		return AsValue(&UndefinedError{Message: fmt.Sprintf("%s has no attribute %s", PyQuote(typeRepr), PyQuote(s))})
+	}
+	return AsValue(&UndefinedError{Message: fmt.Sprintf("%s has no element %s", typeRepr, ToValue(name).Repr())})
+}
+
+// IsUndefined is true for the value of something undefined (with
+// StrictUndefined), not for an error in using it.
+func (v *Value) IsUndefined() bool {
+	if v == nil || !v.Val.IsValid() || !v.Val.CanInterface() {
+		return false
+	}
+	_, ok := v.Val.Interface().(*UndefinedError)
+	return ok
+}
+
+// Unwrap gives the error a value holds, so that errors.As finds an
+// UndefinedError or a caller's error through gonja's wrapping.
+func (v *Value) Unwrap() error {
+	if v == nil || !v.Val.IsValid() || !v.Val.CanInterface() {
+		return nil
+	}
+	err, _ := v.Val.Interface().(error)
+	return err
+}

@@ -83,7 +83,8 @@ func (r *Renderer) Visit(node nodes.Node) (nodes.Visitor, error) {
 		if n.Condition != nil {
 			condition := r.Eval(n.Condition)
 			if condition.IsError() {
-				return nil, errors.Wrapf(condition, `Unable to render condition at line %d: %s`, n.Condition.Position().Line, n.Condition)
+				line := n.Condition.Position().Line
+				return nil, newTemplateError(line, errors.Wrapf(condition, `Unable to render condition at line %d: %s`, line, n.Condition))
 			}
 			if !condition.IsNil() && condition.IsTrue() {
 				value = r.Eval(n.Expression)
@@ -100,7 +101,8 @@ func (r *Renderer) Visit(node nodes.Node) (nodes.Visitor, error) {
 			value = r.Eval(n.Expression)
 		}
 		if value.IsError() {
-			return nil, errors.Wrapf(value, `Unable to render expression at line %d: %s`, n.Expression.Position().Line, n.Expression)
+			line := n.Expression.Position().Line
+			return nil, newTemplateError(line, errors.Wrapf(value, `Unable to render expression at line %d: %s`, line, n.Expression))
 		}
 		var err error
 		if r.Config.AutoEscape && value.IsString() && !value.Safe {
@@ -113,7 +115,8 @@ func (r *Renderer) Visit(node nodes.Node) (nodes.Visitor, error) {
 		controlStructure, ok := n.ControlStructure.(ControlStructure)
 		if ok {
 			if err := controlStructure.Execute(r, n); err != nil {
-				return nil, errors.Wrapf(err, `Unable to execute controlStructure at line %d: %s`, n.ControlStructure.Position().Line, n.ControlStructure)
+				line := n.ControlStructure.Position().Line
+				return nil, newTemplateError(line, errors.Wrapf(err, `Unable to execute controlStructure at line %d: %s`, line, n.ControlStructure))
 			}
 		}
 		return nil, nil

@@ -1,6 +1,7 @@
 package parser
 
 import (
+	stderrors "errors"
 	"fmt"
 
 	log "github.com/sirupsen/logrus"
@@ -33,7 +34,7 @@ func (p *Parser) ParseControlStructureBlock() (*nodes.ControlStructureBlock, err
 
 	controlStructureParser, exists := p.controlStructures.Get(name.Val)
 	if !exists {
-		return nil, p.Error(fmt.Sprintf("ControlStructure '%s' not found (or beginning not provided)", name.Val), name)
+		return nil, p.Error(fmt.Sprintf("Encountered unknown tag '%s'.", name.Val), name)
 	}
 
 	if logging.Enabled() {
@@ -77,6 +78,13 @@ func (p *Parser) ParseControlStructureBlock() (*nodes.ControlStructureBlock, err
 
 	controlStructure, err := controlStructureParser(p, argParser)
 	if err != nil {
+		// An error without a place is at the tag's line.
+		var syntaxError *SyntaxError
+		if !stderrors.As(err, &syntaxError) {
+			err = &SyntaxError{Message: err.Error(), Raw: name.Val, Line: name.Line, Column: name.Col}
+		} else if syntaxError.Line == 0 {
+			syntaxError.Line, syntaxError.Column = name.Line, name.Col
+		}
 		return nil, errors.Wrapf(err, `Unable to parse controlStructure "%s"`, name.Val)
 	}
 	if logging.Enabled() {

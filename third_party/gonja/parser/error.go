@@ -24,6 +24,14 @@ func (e *SyntaxError) Error() string {
 
 func (p *Parser) Error(message string, token *tokens.Token) error {
 	if token == nil {
+		// the place of the token at hand, or of the last one read
+		if current := p.stream.Current(); current != nil && current.Line > 0 {
+			token = current
+		} else if previous := p.stream.Previous(); previous != nil && previous.Line > 0 {
+			token = previous
+		}
+	}
+	if token == nil {
 		return errors.New(message)
 	}
 

@@ -107,6 +107,11 @@ func (s *Stream) Current() *Token {
 	return s.current
 }
 
+// Previous is the token read last, nil at the start.
+func (s *Stream) Previous() *Token {
+	return s.previous
+}
+
 func (s *Stream) Next() *Token {
 	return s.consume()
 }

@@ -66,7 +66,7 @@ func (scs *SetControlStructure) Execute(r *exec.Renderer, tag *nodes.ControlStru
 	if value == nil {
 		return errors.Errorf(`Invalid value in 'set' tag: %s`, scs.expression)
 	}
-	if value.IsError() {
+	if value.IsError() && !(value.IsUndefined() && len(scs.names) == 0) {
 		return value
 	}
 

@@ -1,0 +1,48 @@
+package exec
+
+import (
+	"errors"
+)
+
+// TemplateError is an error in executing a template: the line of the
+// expression or tag that failed, and what was wrong in Jinja's words (an
+// undefined name's message, a function's error), without gonja's prints of
+// its syntax tree. Its Error() is the whole chain, as gonja has always
+// said it; errors.As finds it in an error that Execute returns.
+type TemplateError struct {
+	Line    int
+	Message string
+	Err     error
+}
+
+func (e *TemplateError) Error() string { return e.Err.Error() }
+func (e *TemplateError) Unwrap() error { return e.Err }
+
+// newTemplateError is err at line, unless err already tells its line.
+func newTemplateError(line int, err error) error {
+	var known *TemplateError
+	if errors.As(err, &known) {
+		return err
+	}
+	return &TemplateError{Line: line, Message: ErrorMessage(err), Err: err}
+}
+
+// ErrorMessage is what was wrong, in Jinja's words when gonja has them:
+// an undefined value's message, else the innermost error of the chain.
+func ErrorMessage(err error) string {
+	var undefined *UndefinedError
+	if errors.As(err, &undefined) {
+		return undefined.Message
+	}
+	var templateError *TemplateError
+	if errors.As(err, &templateError) {
+		return templateError.Message
+	}
+	for {
+		inner := errors.Unwrap(err)
+		if inner == nil {
+			return err.Error()
+		}
+		err = inner
+	}
+}
