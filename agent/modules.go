@@ -6,17 +6,20 @@ import (
 	"github.com/brinehq/brine/modules/cmd"
 	"github.com/brinehq/brine/modules/config"
 	"github.com/brinehq/brine/modules/cp"
+	"github.com/brinehq/brine/modules/defaults"
 	"github.com/brinehq/brine/modules/disk"
 	"github.com/brinehq/brine/modules/event"
 	"github.com/brinehq/brine/modules/file"
 	"github.com/brinehq/brine/modules/grains"
 	"github.com/brinehq/brine/modules/group"
+	"github.com/brinehq/brine/modules/logmod"
 	"github.com/brinehq/brine/modules/mine"
 	"github.com/brinehq/brine/modules/network"
 	"github.com/brinehq/brine/modules/pillar"
 	"github.com/brinehq/brine/modules/pkg"
 	"github.com/brinehq/brine/modules/saltutil"
 	"github.com/brinehq/brine/modules/service"
+	"github.com/brinehq/brine/modules/slsutil"
 	statemod "github.com/brinehq/brine/modules/state"
 	"github.com/brinehq/brine/modules/status"
 	"github.com/brinehq/brine/modules/sys"
@@ -31,17 +34,20 @@ var Modules = []modules.Module{
 	cmd.Module,
 	config.Module,
 	cp.Module,
+	defaults.Module,
 	disk.Module,
 	event.Module,
 	file.Module,
 	grains.Module,
 	group.Module,
+	logmod.Module,
 	mine.Module,
 	network.Module,
 	pillar.Module,
 	pkg.Module,
 	saltutil.Module,
 	service.Module,
+	slsutil.Module,
 	statemod.Module,
 	status.Module,
 	sys.Module,

@@ -58,6 +58,46 @@ func Module(*modules.Env) []function.Func {
 	}
 	return []function.Func{
 		{
+			Name: "file.basename", ReadOnly: true, Doc: "The final component of path (Python's os.path.basename: \"\" after a trailing slash).",
+			Params: []function.Param{path},
+			Run: func(_ context.Context, in *function.Input) (any, error) {
+				p := in.String("path")
+				return p[strings.LastIndex(p, "/")+1:], nil
+			},
+		},
+		{
+			Name: "file.dirname", ReadOnly: true, Doc: "The directory of path (Python's os.path.dirname: \"\" for a bare name).",
+			Params: []function.Param{path},
+			Run: func(_ context.Context, in *function.Input) (any, error) {
+				p := in.String("path")
+				head := p[:strings.LastIndex(p, "/")+1]
+				if t := strings.TrimRight(head, "/"); t != "" {
+					head = t
+				}
+				return head, nil
+			},
+		},
+		{
+			Name: "file.join", ReadOnly: true, VarArgs: true, Doc: "The arguments joined into a path (Python's os.path.join: an absolute part starts over).",
+			Run: func(_ context.Context, in *function.Input) (any, error) {
+				out := ""
+				for i, a := range in.Extra {
+					s := fmt.Sprint(a)
+					switch {
+					case i == 0:
+						out = s
+					case strings.HasPrefix(s, "/"):
+						out = s
+					case out == "" || strings.HasSuffix(out, "/"):
+						out += s
+					default:
+						out += "/" + s
+					}
+				}
+				return out, nil
+			},
+		},
+		{
 			Name: "file.file_exists", Doc: "Whether path is a file (symlinks followed).",
 			Params: []function.Param{path}, ReadOnly: true,
 			Run: withPath(func(p string, _ *function.Input) (any, error) {

@@ -1,0 +1,165 @@
+// Package defaults is Salt's defaults execution module, which formulas'
+// templates call: merge, update, deepcopy, and get, which reads a
+// formula's defaults.yaml (or defaults.json) from the master.
+package defaults
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/target"
+)
+
+// Module declares the defaults functions.
+func Module(env *modules.Env) []function.Func {
+	return []function.Func{
+		{
+			Name: "defaults.merge", ReadOnly: true,
+			Doc: "Merge src into dest (recursively; lists replaced unless merge_lists) and return it; in_place (the " +
+				"default) changes dest itself; None counts as {} when convert_none.",
+			Params: []function.Param{
+				{Name: "dest", Kind: function.Any, Required: true}, {Name: "src", Kind: function.Any, Required: true},
+				{Name: "merge_lists", Kind: function.Bool, Default: false}, {Name: "in_place", Kind: function.Bool, Default: true},
+				{Name: "convert_none", Kind: function.Bool, Default: true},
+			},
+			Run: func(_ context.Context, in *function.Input) (any, error) {
+				return Merge(in.Value("dest"), in.Value("src"), in.Bool("merge_lists"), in.Bool("in_place"), in.Bool("convert_none"))
+			},
+		},
+		{
+			Name: "defaults.update", ReadOnly: true,
+			Doc: "Each entry of dest merged over a copy of defaults (lists merged unless merge_lists=False): " +
+				"the per-item defaults of a formula's pillar.",
+			Params: []function.Param{
+				{Name: "dest", Kind: function.Any, Required: true}, {Name: "defaults", Kind: function.Any, Required: true},
+				{Name: "merge_lists", Kind: function.Bool, Default: true}, {Name: "in_place", Kind: function.Bool, Default: true},
+				{Name: "convert_none", Kind: function.Bool, Default: true},
+			},
+			Run: func(_ context.Context, in *function.Input) (any, error) {
+				return Update(in.Value("dest"), in.Value("defaults"), in.Bool("merge_lists"), in.Bool("in_place"), in.Bool("convert_none"))
+			},
+		},
+		{
+			Name: "defaults.deepcopy", ReadOnly: true, Doc: "A deep copy of source.",
+			Params: []function.Param{{Name: "source", Kind: function.Any, Required: true}},
+			Run: func(_ context.Context, in *function.Input) (any, error) {
+				return jinja.DeepCopy(in.Value("source")), nil
+			},
+		},
+		{
+			Name: "defaults.get", ReadOnly: true,
+			Doc: "formula:key of salt://<formula>/defaults.yaml (or .json) on the master, keys separated by ':'; " +
+				"the whole file without a key; default when absent.",
+			Params: []function.Param{{Name: "key", Kind: function.String, Required: true}, {Name: "default", Kind: function.Any, Default: ""}},
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				namespace, key, _ := strings.Cut(in.String("key"), ":")
+				data, err := load(ctx, env, namespace)
+				if err != nil {
+					return nil, err
+				}
+				if key == "" {
+					return data, nil
+				}
+				if v, ok := target.Traverse(data, key, target.DefaultDelimiter); ok {
+					return v, nil
+				}
+				return in.Value("default"), nil
+			},
+		},
+	}
+}
+
+// Merge is Salt's defaults.merge.
+func Merge(dest, src any, mergeLists, inPlace, convertNone bool) (any, error) {
+	if src == nil && convertNone {
+		src = map[string]any{}
+	}
+	if dest == nil && convertNone {
+		if inPlace {
+			return nil, jinja.PyError("Can't perform in-place merge into NoneType")
+		}
+		dest = map[string]any{}
+	}
+	d, ok1 := dest.(map[string]any)
+	s, ok2 := src.(map[string]any)
+	if !ok1 || !ok2 {
+		return nil, jinja.PyError("Cannot update using non-dict types in dictupdate.update()")
+	}
+	if !inPlace {
+		d = jinja.DeepCopy(d).(map[string]any)
+	}
+	return jinja.DictUpdate(d, s, true, mergeLists), nil
+}
+
+// Update is Salt's defaults.update: each of dest's entries is defaults
+// with the entry merged over it.
+func Update(dest, defaults any, mergeLists, inPlace, convertNone bool) (any, error) {
+	if inPlace && dest == nil {
+		return nil, jinja.PyError("Can't perform in-place update into NoneType")
+	}
+	if dest == nil && convertNone {
+		dest = map[string]any{}
+	}
+	nodes, ok := dest.(map[string]any)
+	if !ok {
+		return nil, jinja.PyError("'%s' object has no attribute 'items'", jinja.PyStr(dest))
+	}
+	if !inPlace {
+		nodes = jinja.DeepCopy(nodes).(map[string]any)
+	}
+	if defaults == nil && convertNone {
+		defaults = map[string]any{}
+	}
+	for name, vars := range nodes {
+		merged, err := Merge(jinja.DeepCopy(defaults), vars, mergeLists, true, convertNone)
+		if err != nil {
+			return nil, err
+		}
+		nodes[name] = merged
+	}
+	return nodes, nil
+}
+
+// load reads salt://<formula>/defaults.yaml, else defaults.json; {} when
+// neither exists or the file is empty.
+func load(ctx context.Context, env *modules.Env, formula string) (map[string]any, error) {
+	if env.Files == nil {
+		return nil, errors.New("defaults.get reads salt:// files, and this agent has no master")
+	}
+	for _, ext := range []string{"yaml", "json"} {
+		p, err := env.Files.Cache(ctx, formula+"/defaults."+ext, "base")
+		if errors.Is(err, modules.ErrNoFile) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		var v any
+		if ext == "json" {
+			err = json.Unmarshal(b, &v)
+		} else {
+			err = yaml.Unmarshal(b, &v)
+		}
+		if err != nil {
+			return nil, jinja.PyError("salt://%s/defaults.%s: %v", formula, ext, err)
+		}
+		m, _ := v.(map[string]any)
+		if m == nil {
+			m = map[string]any{}
+		}
+		return m, nil
+	}
+	return map[string]any{}, nil
+}
