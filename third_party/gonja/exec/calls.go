@@ -115,6 +115,15 @@ func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, call *nodes
 			result, err = method(parent.Integer(), parent, parameters)
 		}
 	case parent.IsDict():
+		// a template's dict keeps its order, and its methods change it
+		// in place, as Python's do
+		if dict, isDict := parent.Interface().(*Dict); isDict {
+			var found bool
+			if result, found, err = dictMethod(dict, method, parameters); found {
+				break
+			}
+			err = fmt.Errorf("unknown method '%s' for '%s'", method, parent.String())
+		}
 		if method, ok := e.Environment.Methods.Dict.Get(method); ok {
 			dict := parent.ToGoSimpleType(false)
 			if err, ok := dict.(error); err != nil && ok {
@@ -148,10 +157,10 @@ func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, call *nodes
 		return AsValue(err)
 	}
 	if n, ok := parentNode.(*nodes.Name); ok && e.Environment.Context.Has(n.Name.Val) {
-		e.Environment.Context.Set(n.Name.Val, parent.Interface())
+		e.Environment.Context.Replace(n.Name.Val, parent.Interface())
 	}
 
-	return AsValue(result)
+	return ToValue(result)
 }
 
 // calleeName is a function as the template calls it: name, salt.cmd.run,

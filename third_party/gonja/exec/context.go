@@ -47,6 +47,24 @@ func (ctx *Context) Set(name string, value any) {
 	ctx.lock.Unlock()
 }
 
+// Replace sets name in the context that defines it (this one or a
+// parent), else in this one: a list a method changed inside a for loop is
+// the list of the enclosing scope, as a Python list is one object.
+func (ctx *Context) Replace(name string, value any) {
+	for c := ctx; c != nil; c = c.parent {
+		c.lock.Lock()
+		_, exists := c.data[name]
+		if exists {
+			c.data[name] = value
+		}
+		c.lock.Unlock()
+		if exists {
+			return
+		}
+	}
+	ctx.Set(name, value)
+}
+
 func (ctx *Context) Inherit() *Context {
 	ctx.lock.Lock()
 	inherited := &Context{

@@ -46,7 +46,10 @@ func (v *Value) IsTuple() bool {
 	return resolved.IsValid() && resolved.Type() == typeTuple
 }
 
-var typeTuple = reflect.TypeFor[Tuple]()
+var (
+	typeTuple      = reflect.TypeFor[Tuple]()
+	typeValuesList = reflect.TypeFor[ValuesList]()
+)
 
 // Tuple is Python's tuple: a list that prints as (a, b).
 type Tuple []*Value
@@ -257,6 +260,13 @@ func (v *Value) writeRepr(out *strings.Builder) {
 	case reflect.Slice, reflect.Array:
 		if resolved.Type().Elem().Kind() == reflect.Uint8 {
 			break
+		}
+		// a slice type of its own that prints itself, as a filter's tuple
+		if t := resolved.Type(); t != typeTuple && t != typeValuesList && t.PkgPath() != "" && resolved.CanInterface() {
+			if stringer, ok := resolved.Interface().(fmt.Stringer); ok {
+				out.WriteString(stringer.String())
+				return
+			}
 		}
 		open, end := "[", "]"
 		if resolved.Type() == typeTuple {

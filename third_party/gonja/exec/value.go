@@ -823,6 +823,7 @@ func (v *Value) IterateOrder(fn func(idx, count int, key, value *Value) bool, em
 		} else {
 			empty()
 		}
+		return // done
 
 	default:
 		if logging.Enabled() {
@@ -934,19 +935,17 @@ func (v *Value) Keys() ValuesList {
 	return keys
 }
 
+// Items are the key-value pairs of a dict: a Dict's in order, a map's in
+// its keys' sorted order.
 func (v *Value) Items() []*Pair {
 	out := []*Pair{}
-	resolved := v.getResolvedValue()
-	if resolved.Kind() != reflect.Map {
+	if !v.IsDict() {
 		return out
 	}
-	iter := resolved.MapRange()
-	for iter.Next() {
-		out = append(out, &Pair{
-			Key:   ToValue(iter.Key()),
-			Value: ToValue(iter.Value()),
-		})
-	}
+	v.Iterate(func(_, _ int, key, value *Value) bool {
+		out = append(out, &Pair{Key: key, Value: value})
+		return true
+	}, func() {})
 	return out
 }
 
