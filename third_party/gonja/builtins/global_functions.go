@@ -60,11 +60,8 @@ func rangeFunction(_ *exec.Evaluator, params *exec.VarArgs) (<-chan int, error) 
 
 func dictFunction(_ *exec.Evaluator, params *exec.VarArgs) *exec.Value {
 	dict := exec.NewDict()
-	for key, value := range params.KwArgs {
-		dict.Pairs = append(dict.Pairs, &exec.Pair{
-			Key:   exec.AsValue(key),
-			Value: value,
-		})
+	for _, key := range params.KeywordNames() {
+		dict.Set(key, params.KwArgs[key])
 	}
 	return exec.AsValue(dict)
 }

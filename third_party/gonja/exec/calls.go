@@ -91,7 +91,7 @@ func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, call *nodes
 	if parent.IsError() {
 		return AsValue(errors.Wrapf(parent, "unable to evaluate '%s'", parentNode))
 	}
-	parameters, evalErr := e.evalArguments(call.Args, call.Kwargs, call.DynArgs, call.DynKwargs)
+	parameters, evalErr := e.evalArguments(call.Args, call.Kwargs, call.DynArgs, call.DynKwargs, call.KwargsOrder...)
 	if evalErr != nil {
 		return AsValue(evalErr)
 	}

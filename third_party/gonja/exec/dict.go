@@ -139,7 +139,7 @@ func dictMethod(d *Dict, name string, args *VarArgs) (result any, ok bool, err e
 				}
 			}
 		}
-		for _, key := range sortedKeys(args.KwArgs) {
+		for _, key := range args.KeywordNames() {
 			d.Set(key, args.KwArgs[key])
 		}
 		return nil, true, nil

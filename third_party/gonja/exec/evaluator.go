@@ -634,7 +634,7 @@ func (e *Evaluator) evalGetAttribute(node *nodes.GetAttribute) *Value {
 }
 
 func (e *Evaluator) evalVarArgs(node *nodes.Call) ([]reflect.Value, error) {
-	params, err := e.evalArguments(node.Args, node.Kwargs, node.DynArgs, node.DynKwargs)
+	params, err := e.evalArguments(node.Args, node.Kwargs, node.DynArgs, node.DynKwargs, node.KwargsOrder...)
 	if err != nil {
 		return nil, err
 	}
@@ -643,7 +643,7 @@ func (e *Evaluator) evalVarArgs(node *nodes.Call) ([]reflect.Value, error) {
 
 // evalArguments evaluates the arguments of a call, a filter or a test,
 // with Python's *args (any iterable) and **kwargs (a mapping).
-func (e *Evaluator) evalArguments(args []nodes.Expression, kwargs map[string]nodes.Expression, dynArgs, dynKwargs nodes.Expression) (*VarArgs, error) {
+func (e *Evaluator) evalArguments(args []nodes.Expression, kwargs map[string]nodes.Expression, dynArgs, dynKwargs nodes.Expression, kwargsOrder ...string) (*VarArgs, error) {
 	params := NewVarArgs()
 	for _, param := range args {
 		value := e.Eval(param)
@@ -658,6 +658,9 @@ func (e *Evaluator) evalArguments(args []nodes.Expression, kwargs map[string]nod
 			return nil, value
 		}
 		params.KwArgs[key] = value
+	}
+	if len(kwargsOrder) == len(kwargs) {
+		params.KwArgsOrder = append([]string{}, kwargsOrder...)
 	}
 	if dynArgs != nil {
 		value := e.Eval(dynArgs)
@@ -691,6 +694,7 @@ func (e *Evaluator) evalArguments(args []nodes.Expression, kwargs map[string]nod
 				return false
 			}
 			params.KwArgs[key.String()] = item
+			params.KwArgsOrder = append(params.KwArgsOrder, key.String())
 			return true
 		}, func() {})
 		if err != nil {
@@ -703,7 +707,7 @@ func (e *Evaluator) evalArguments(args []nodes.Expression, kwargs map[string]nod
 func (e *Evaluator) evalParams(node *nodes.Call, fn *Value) ([]reflect.Value, error) {
 	// TODO: add the ability to detect the function signature and see if it wants a pointer to the evaluator
 
-	evaluated, err := e.evalArguments(node.Args, node.Kwargs, node.DynArgs, node.DynKwargs)
+	evaluated, err := e.evalArguments(node.Args, node.Kwargs, node.DynArgs, node.DynKwargs, node.KwargsOrder...)
 	if err != nil {
 		return nil, err
 	}

@@ -45,6 +45,10 @@ func TestOrderedDict(t *testing.T) {
 		{`{{ pillar.items()|list }} {% for k in pillar %}{{ k }}{% endfor %} {{ pillar }} {{ pillar.keys()|list }}`, `[('zeta', 1), ('alpha', 2), ('mid', 3), ('nested', {'y': 1, 'x': 2})] zetaalphamidnested {'zeta': 1, 'alpha': 2, 'mid': 3, 'nested': {'y': 1, 'x': 2}} ['zeta', 'alpha', 'mid', 'nested']`},
 		{`{{ pillar.nested.items()|list }} {{ pillar['nested'] }}`, `[('y', 1), ('x', 2)] {'y': 1, 'x': 2}`},
 		{`{% do pillar.update({'a': 0}) %}{{ pillar }}`, `{'zeta': 1, 'alpha': 2, 'mid': 3, 'nested': {'y': 1, 'x': 2}, 'a': 0}`},
+		// keyword arguments keep the order of the call
+		{`{{ dict(b=1, a=2, c=3, aa=0) }}`, `{'b': 1, 'a': 2, 'c': 3, 'aa': 0}`},
+		{`{% set d = {} %}{% do d.update(z=1, y=2, x=3) %}{{ d }}`, `{'z': 1, 'y': 2, 'x': 3}`},
+		{`{{ dict(q=0, **{'b': 1, 'a': 2}) }}`, `{'q': 0, 'b': 1, 'a': 2}`},
 	}, orderedPillar)
 }
 

@@ -14,6 +14,18 @@ import (
 type VarArgs struct {
 	Args   []*Value
 	KwArgs map[string]*Value
+	// KwArgsOrder is the order the call wrote KwArgs in, when known.
+	KwArgsOrder []string
+}
+
+// KeywordNames are the names of KwArgs in the order of the call, as
+// Python keeps them (dict(b=1, a=2) is {'b': 1, 'a': 2}); sorted when the
+// order is not known.
+func (va *VarArgs) KeywordNames() []string {
+	if len(va.KwArgsOrder) == len(va.KwArgs) {
+		return va.KwArgsOrder
+	}
+	return sortedKeys(va.KwArgs)
 }
 
 func NewVarArgs() *VarArgs {

@@ -307,6 +307,8 @@ type Call struct {
 	Args     []Expression
 	Parent   Node
 	Kwargs   map[string]Expression
+	// KwargsOrder is the order Kwargs are written in.
+	KwargsOrder []string
 	// DynArgs and DynKwargs are Python's *args and **kwargs, nil if absent.
 	DynArgs   Expression
 	DynKwargs Expression

@@ -419,13 +419,14 @@ func (p *Parser) ParseVariableOrLiteral() (nodes.Expression, error) {
 				return nil, err
 			}
 			call := &nodes.Call{
-				Location:  leftParenthesis,
-				Func:      ident,
-				Args:      args.Args,
-				Kwargs:    args.Kwargs,
-				DynArgs:   args.DynArgs,
-				DynKwargs: args.DynKwargs,
-				Parent:    parent,
+				Location:    leftParenthesis,
+				Func:        ident,
+				Args:        args.Args,
+				Kwargs:      args.Kwargs,
+				KwargsOrder: args.KwargsOrder,
+				DynArgs:     args.DynArgs,
+				DynKwargs:   args.DynKwargs,
+				Parent:      parent,
 			}
 			ident = call
 			continue
@@ -438,10 +439,11 @@ func (p *Parser) ParseVariableOrLiteral() (nodes.Expression, error) {
 
 // callArguments are the arguments of a call, a filter or a test.
 type callArguments struct {
-	Args      []nodes.Expression
-	Kwargs    map[string]nodes.Expression
-	DynArgs   nodes.Expression
-	DynKwargs nodes.Expression
+	Args        []nodes.Expression
+	Kwargs      map[string]nodes.Expression
+	KwargsOrder []string
+	DynArgs     nodes.Expression
+	DynKwargs   nodes.Expression
 }
 
 // parseCallArguments parses a call's arguments after its opening
@@ -498,6 +500,9 @@ func (p *Parser) parseCallArguments(leftParenthesis *tokens.Token) (*callArgumen
 			}
 			if value == nil {
 				return nil, p.Error("Expected a value", p.Current())
+			}
+			if _, twice := args.Kwargs[key]; !twice {
+				args.KwargsOrder = append(args.KwargsOrder, key)
 			}
 			args.Kwargs[key] = value
 		default:
