@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/token"
 	gonjacfg "github.com/nikolalohinski/gonja/v2/config"
@@ -17,6 +16,7 @@ import (
 	"github.com/nikolalohinski/gonja/v2/tokens"
 
 	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/internal/saltyaml"
 )
 
 // Event data must never change the structure of a reaction: a value with a
@@ -302,9 +302,8 @@ func (o *outputs) typed(out output) any {
 		}
 		if out.safe && !o.has(v) {
 			// The template asked for YAML here (`| safe`).
-			var y any
-			if err := yaml.Unmarshal([]byte(v), &y); err == nil {
-				return y
+			if y, err := saltyaml.Unmarshal([]byte(v)); err == nil {
+				return saltyaml.Plain(y)
 			}
 			return v
 		}
@@ -382,10 +381,12 @@ func scalar(s string) any {
 	if !plainScalar.MatchString(s) || strings.Contains(s, ": ") || strings.Contains(s, " #") || strings.HasSuffix(s, ":") {
 		return s
 	}
-	var m map[string]any
-	if err := yaml.Unmarshal([]byte("v: "+s), &m); err != nil {
+	// As Salt's loader reads it: YAML 1.1 (yes is True, 0644 is 644).
+	doc, err := saltyaml.Unmarshal([]byte("v: " + s))
+	if err != nil {
 		return s
 	}
+	m, _ := saltyaml.Plain(doc).(map[string]any)
 	switch v := m["v"].(type) {
 	case map[string]any, []any:
 		return s

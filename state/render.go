@@ -20,6 +20,7 @@ import (
 	"github.com/nikolalohinski/gonja/v2/parser"
 
 	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/internal/saltyaml"
 )
 
 // ErrNotFound is how a Source says a file is in none of its roots.
@@ -368,8 +369,9 @@ var yamlLine = regexp.MustCompile(`^\[(\d+):(\d+)\]\s*`)
 // decodeData decodes YAML (or JSON) text into plain values, maps keeping
 // no order.
 func decodeData(b []byte, asJSON bool) (any, error) {
-	var v any
-	if err := yaml.Unmarshal(b, &v); err != nil {
+	v, err := saltyaml.Unmarshal(b)
+	v = saltyaml.Plain(v)
+	if err != nil {
 		kind := "YAML"
 		if asJSON {
 			kind = "JSON"
@@ -444,8 +446,18 @@ func (r *Renderer) RenderSLS(ctx context.Context, src Source, saltenv, name stri
 				data = v
 				continue
 			}
-			if err := yaml.UnmarshalWithOptions(b, &v, yaml.UseOrderedMap()); err != nil {
+			// As Salt reads it: YAML 1.1 scalars, a key given twice an
+			// error (internal/saltyaml).
+			doc, err := saltyaml.Unmarshal(b)
+			if err != nil {
 				return nil, yamlError(name, b, err)
+			}
+			switch d := doc.(type) {
+			case yaml.MapSlice:
+				v = d
+			case nil:
+			default:
+				return nil, &RenderError{File: name, Err: errors.New("YAML: the file must be a YAML dictionary (id: {state.function: [arguments]})")}
 			}
 			data = v
 		case "text":
@@ -468,7 +480,9 @@ func (r *Renderer) RenderSLS(ctx context.Context, src Source, saltenv, name stri
 func yamlError(name string, b []byte, err error) error {
 	msg := err.Error()
 	line := 0
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if se, ok := errors.AsType[*saltyaml.Error](err); ok {
+		line, msg = se.Line, se.Msg
+	} else if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = msg[len(m[0]):]
 	}

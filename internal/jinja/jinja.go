@@ -13,6 +13,8 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/nikolalohinski/gonja/v2/builtins"
 	"github.com/nikolalohinski/gonja/v2/exec"
+
+	"github.com/brinehq/brine/internal/saltyaml"
 )
 
 // strMethodNames are the string methods gonja implements.
@@ -208,11 +210,11 @@ func serialized(in *exec.Value, asJSON bool) *exec.Value {
 }
 
 func filterLoadYAML(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
-	var v any
-	if err := yaml.Unmarshal([]byte(in.String()), &v); err != nil {
+	v, err := saltyaml.Unmarshal([]byte(in.String()))
+	if err != nil {
 		return exec.AsValue(fmt.Errorf("load_yaml: %w", err))
 	}
-	return exec.AsValue(v)
+	return exec.AsValue(saltyaml.Plain(v))
 }
 
 // filterLoadJSON checks the text is JSON, then decodes it as YAML (a
