@@ -38,19 +38,34 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
-func TestRenderUndefinedIsEmpty(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "u.sls")
-	writeFile(t, path, "x:\n  runner.test.arg:\n    - arg: ['{{ data['nope'] }}', '{{ data.get('nope') | default('') }}', '{{ undefined_var }}']\n")
+// TestRenderUndefinedFails: as in Salt (StrictUndefined), a reaction that
+// uses a key the event does not have fails to render, naming it, instead
+// of passing "" on; .get and default() are how a reaction says a key is
+// optional.
+func TestRenderUndefinedFails(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ text, want string }{
+		{"x:\n  runner.test.arg:\n    - arg: ['{{ data['nope'] }}']\n", "u.sls:3: render: 'dict object' has no attribute 'nope'"},
+		{"x:\n  runner.test.arg:\n    - arg: ['{{ undefined_var }}']\n", "u.sls:3: render: 'undefined_var' is undefined"},
+	} {
+		path := filepath.Join(dir, "u.sls")
+		writeFile(t, path, tc.text)
+		r := New(Config{Mapping: []MapEntry{{Glob: "*", Files: []string{path}}}}, testFuncs(t))
+		p := r.Plan(context.Background(), "t", map[string]any{})
+		if len(p.Errors) != 1 || !strings.Contains(p.Errors[0].Error(), tc.want) {
+			t.Errorf("%q: errors %v, want %q", tc.text, p.Errors, tc.want)
+		}
+	}
+	path := filepath.Join(dir, "ok.sls")
+	writeFile(t, path, "x:\n  runner.test.arg:\n    - arg: ['{{ data.get('nope') | default('') }}', '{{ data.get('nope', 'd') }}']\n")
 	r := New(Config{Mapping: []MapEntry{{Glob: "*", Files: []string{path}}}}, testFuncs(t))
 	p := r.Plan(context.Background(), "t", map[string]any{})
 	if len(p.Errors) > 0 || len(p.Reactions) != 1 {
 		t.Fatalf("plan: %v", p.Errors)
 	}
-	if got := p.Reactions[0].Args; len(got) != 3 || got[0] != "" || got[1] != "" || got[2] != "" {
-		t.Fatalf("args %q, want three empty strings\n%s", got, p.Files[0].Rendered)
-	}
-	if !strings.Contains(string(p.Files[0].Rendered), "arg: ['', '', '']") {
-		t.Errorf("rendered %s", p.Files[0].Rendered)
+	// None|default('') is None, which Salt writes as None.
+	if got := p.Reactions[0].Args; len(got) != 2 || got[0] != "None" || got[1] != "d" {
+		t.Fatalf("args %q, want 'None' and 'd'", got)
 	}
 }
 

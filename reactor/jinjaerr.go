@@ -39,6 +39,7 @@ func renderError(msg string, cols columnMap) (line, col int, text string) {
 		}
 		line, col = tok.Line, cols.original(tok.Line, tok.Col)
 	}
+	msg = strings.ReplaceAll(msg, "invalid call to filter '"+scalarFilter+"': ", "")
 	for _, c := range causes {
 		if m := c.re.FindAllStringSubmatch(msg, -1); m != nil {
 			return line, col, fmt.Sprintf(c.say, m[len(m)-1][1])
@@ -47,6 +48,7 @@ func renderError(msg string, cols columnMap) (line, col int, text string) {
 	// Unknown cause: the message without gonja's node prints and our filter.
 	text = jinja.StripNodes(msg)
 	text = strings.ReplaceAll(text, "unable to evaluate filter : invalid call to filter '"+scalarFilter+"': ", "")
+	text = strings.ReplaceAll(text, "invalid call to filter '"+scalarFilter+"': ", "")
 	text = renderLine.ReplaceAllString(text, "")
 	text = strings.Join(strings.Fields(strings.Trim(text, " :")), " ")
 	return line, col, strings.TrimPrefix(text, "Unable to render expression : ")

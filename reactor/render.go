@@ -57,7 +57,7 @@ func newRenderer() *renderer {
 			ControlStructures: builtins.ControlStructures,
 			Methods:           jinja.Methods(),
 		},
-		cfg:   gonjacfg.New(),
+		cfg:   strictConfig(),
 		cache: map[string]*compiled{},
 		roots: map[string][]string{},
 	}
@@ -166,6 +166,14 @@ func (r *renderer) render(path, tag string, data map[string]any, salt func() map
 	out, err = c.tpl.ExecuteToBytes(exec.NewContext(vars))
 	if err != nil {
 		line, col, msg := renderError(err.Error(), c.cols)
+		if te, ok := errors.AsType[*exec.TemplateError](err); ok && te.Message != "" {
+			// The engine's own words (Jinja's) are the cause; the
+			// column only the rewritten source's tokens tell.
+			_, _, msg = renderError(te.Message, c.cols)
+			if line == 0 {
+				line = te.Line
+			}
+		}
 		return nil, nil, false, &Error{Stage: StageRender, File: path, Line: line, Column: col, Err: errors.New(msg)}
 	}
 	return out, outs, lineCount(out) == c.lines, nil
@@ -199,4 +207,13 @@ func serializeFilter(e *exec.Evaluator, in *exec.Value, asJSON bool) *exec.Value
 	}
 	remember(e, text, v)
 	return exec.AsSafeValue(text)
+}
+
+// strictConfig is gonja's configuration with Salt's StrictUndefined: a
+// reaction using data['nosuchkey'] fails, naming it, as in Salt, rather
+// than passing "" on.
+func strictConfig() *gonjacfg.Config {
+	c := gonjacfg.New()
+	c.StrictUndefined = true
+	return c
 }

@@ -222,7 +222,7 @@ func filterScalar(e *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Valu
 		// A template included without context has no event data.
 		return in
 	}
-	o.vals = append(o.vals, output{text: in.String(), value: jinja.GoValue(in), safe: in.Safe})
+	o.vals = append(o.vals, output{text: in.PyString(), value: jinja.GoValue(in), safe: in.Safe})
 	return exec.AsSafeValue(o.token(len(o.vals) - 1))
 }
 

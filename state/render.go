@@ -120,6 +120,9 @@ func NewRenderer() *Renderer {
 	// Salt's Jinja options are Jinja's defaults (no trim_blocks,
 	// no lstrip_blocks), and so are gonja's.
 	cfg := gonjacfg.New()
+	// Salt's environment is StrictUndefined: a missing pillar key or a
+	// misspelt name fails the render, naming it, rather than writing "".
+	cfg.StrictUndefined = true
 	return &Renderer{
 		env: &exec.Environment{
 			Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables).Update(jinja.Globals()),
@@ -145,20 +148,7 @@ var (
 	loadTag   = regexp.MustCompile(loadOpen.String() + `|` + loadClose.String())
 )
 
-// jinjaTag is a statement or an expression of a template.
-var (
-	jinjaTag      = regexp.MustCompile(`(?s)\{[%{].*?[%}]\}`)
-	trailingComma = regexp.MustCompile(`,(\s*[}\])])`)
-)
-
 func rewriteTags(src string) string {
-	// Python (and so Salt's Jinja) accepts a comma after the last item
-	// of a dictionary or list, which map files write; gonja does not.
-	if strings.Contains(src, ",") {
-		src = jinjaTag.ReplaceAllStringFunc(src, func(tag string) string {
-			return trailingComma.ReplaceAllString(tag, "$1")
-		})
-	}
 	src = importTag.ReplaceAllString(src, `{%$1 set $4 = __import_$2($3) $5%}`)
 	if !strings.Contains(src, "load_") {
 		return src
@@ -231,6 +221,10 @@ func (r *Renderer) jinja(ctx context.Context, src Source, saltenv, name string, 
 				e.Via = "imported by " + name
 			}
 			return nil, &e
+		}
+		if te, ok := errors.AsType[*exec.TemplateError](err); ok && te.Message != "" {
+			// The engine says what was wrong, in Jinja's words, and where.
+			return nil, &RenderError{File: name, Line: te.Line, Err: errors.New(te.Message)}
 		}
 		return nil, &RenderError{File: name, Line: execLine(err.Error()), Err: cleanExecError(err)}
 	}
@@ -370,7 +364,7 @@ var yamlLine = regexp.MustCompile(`^\[(\d+):(\d+)\]\s*`)
 // no order.
 func decodeData(b []byte, asJSON bool) (any, error) {
 	v, err := saltyaml.Unmarshal(b)
-	v = saltyaml.Plain(v)
+	v = jinja.Ordered(v)
 	if err != nil {
 		kind := "YAML"
 		if asJSON {

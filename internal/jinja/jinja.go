@@ -117,6 +117,28 @@ func dictMethods(base *exec.MethodSet[map[string]any]) *exec.MethodSet[map[strin
 	return exec.NewMethodSet(set)
 }
 
+// Ordered is v with every YAML mapping (yaml.MapSlice) an ordered
+// template dictionary: a template iterating what import_yaml or load_yaml
+// read sees the keys in the order they were written, as Python's dicts
+// keep them.
+func Ordered(v any) any {
+	switch t := v.(type) {
+	case yaml.MapSlice:
+		d := exec.NewDict()
+		for _, it := range t {
+			d.Set(exec.AsValue(it.Key), exec.AsValue(Ordered(it.Value)))
+		}
+		return d
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = Ordered(x)
+		}
+		return out
+	}
+	return v
+}
+
 // GoValue converts a template value back to plain Go values.
 func GoValue(v *exec.Value) any {
 	if v == nil || v.IsNil() {
@@ -214,7 +236,7 @@ func filterLoadYAML(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Va
 	if err != nil {
 		return exec.AsValue(fmt.Errorf("load_yaml: %w", err))
 	}
-	return exec.AsValue(saltyaml.Plain(v))
+	return exec.AsValue(Ordered(v))
 }
 
 // filterLoadJSON checks the text is JSON, then decodes it as YAML (a
