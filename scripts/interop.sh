@@ -31,7 +31,7 @@ for dir in testdata/salt/*/; do
 	[ -f "$dir/cases.yaml" ] || continue
 	fresh="$tmp/$suite.json"
 	echo "== Salt renders testdata/salt/$suite"
-	/usr/bin/python3 scripts/salt-oracle.py --salt "$src" --cases "$dir/cases.yaml" --grains testdata/salt/grains.yaml --out "$fresh" 2>"$tmp/$suite.log" || {
+	/usr/bin/python3 scripts/salt-oracle.py --suite "$suite" --salt "$src" --cases "$dir/cases.yaml" --grains testdata/salt/grains.yaml --out "$fresh" 2>"$tmp/$suite.log" || {
 		cat "$tmp/$suite.log" >&2; exit 1; }
 	saved="$dir/salt-3006.6.json"
 	if ! cmp -s "$fresh" "$saved"; then

@@ -4,6 +4,23 @@
     salt-oracle.py --salt SALT_TREE --cases testdata/salt/jinja/cases.yaml \
         --out testdata/salt/jinja/salt-3006.6.json --grains testdata/salt/grains.yaml
 
+    salt-oracle.py --suite formulas --salt SALT_TREE \
+        --cases testdata/salt/formulas/cases.yaml \
+        --out testdata/salt/formulas/salt-3006.6.json --grains testdata/salt/grains.yaml
+
+Two suites (--suite; without it, the cases file says which: a list of
+{formula, sls} is the formulas suite):
+
+jinja: templates, each rendered alone (below).
+
+formulas: public Salt formulas (testdata/salt/formulas/<formula>/tree as
+file_roots, its pillar.yaml as the pillar): each SLS named is compiled as
+state.show_sls and state.show_low_sls compile it (salt/modules/state.py:
+salt.state.HighState with the pillar as pillar_override, render_highstate,
+verify_high; compile_high_data for the low chunks), with opts['grains']
+the pinned grains, so that nothing comes from this machine. See
+testdata/salt/formulas/README.md for what is kept.
+
 SALT_TREE is an unpacked Salt release (../shared/peers/salt-3006.6.tar.gz:
 the directory holding the `salt` package and `shim/`). Every case is
 rendered as Salt renders an SLS or file template (salt.utils.templates.
@@ -39,6 +56,7 @@ def main():
     ap.add_argument("--cases", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--grains", required=True, help="the pinned grains (testdata/salt/grains.yaml)")
+    ap.add_argument("--suite", choices=["jinja", "formulas"], help="the suite (default: read from the cases file)")
     args = ap.parse_args()
 
     tree = os.path.abspath(args.salt)
@@ -54,6 +72,12 @@ def main():
         cases = yaml.safe_load(f) or []
     with open(args.grains, encoding="utf-8") as f:
         GRAINS = yaml.safe_load(f)
+    suite = args.suite
+    if suite is None:
+        suite = "formulas" if cases and isinstance(cases[0], dict) and "formula" in cases[0] else "jinja"
+    if suite == "formulas":
+        formulas(args, cases, GRAINS)
+        return
 
     root = tempfile.mkdtemp(prefix="salt-oracle-")
     files = os.path.join(root, "files")
@@ -128,6 +152,124 @@ def main():
         f.write("\n")
     errors = sum(1 for r in results.values() if "error" in r)
     print("%d cases rendered by Salt %s (%d errors) -> %s" % (len(results), salt.version.__version__, errors, args.out))
+
+
+def normalise_error(msg, roots):
+    """A compile error as kept: its first line, without the temporary
+    paths and object addresses that change from run to run."""
+    msg = str(msg)
+    for root, name in roots:
+        msg = msg.replace(root, name)
+    return re.sub(r"0x[0-9a-f]+", "0x…", msg)
+
+
+def plain(v):
+    """Salt's high data as JSON has it: OrderedDicts and other mappings
+    are objects (in their order), tuples lists; what JSON has no form for
+    is its repr."""
+    if isinstance(v, dict):
+        return {str(k): plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [plain(x) for x in v]
+    if v is None or isinstance(v, (str, bool, int, float)):
+        return v
+    return "<python %s: %r>" % (type(v).__name__, v)
+
+
+def formulas(args, cases, GRAINS):
+    """The formulas suite: each case is {formula: name, sls: [SLS…]}; the
+    result maps "<formula>/<sls>" to {"high": show_sls's high data, "low":
+    show_low_sls's chunks} or {"error": [messages]} (Salt's compile errors,
+    as show_sls returns them), and "<formula>/pillar" to the pillar Salt
+    compiled, so that a difference in the pillar shows as such."""
+    import salt.config  # noqa: E402
+    import salt.state  # noqa: E402
+    import salt.utils.yaml  # noqa: E402
+    import salt.version  # noqa: E402
+
+    base = os.path.dirname(os.path.abspath(args.cases))
+    # The suite's own grains.yaml adds the core grains formulas read.
+    GRAINS = dict(GRAINS)
+    extra = os.path.join(base, "grains.yaml")
+    if os.path.exists(extra):
+        with open(extra, encoding="utf-8") as f:
+            GRAINS.update(salt.utils.yaml.safe_load(f) or {})
+    results = {}
+    for case in cases:
+        formula = case["formula"]
+        fdir = os.path.join(base, formula)
+        tree = os.path.join(fdir, "tree")
+        # Salt's yaml renderer's loader reads the pillar, as it would read
+        # a pillar SLS of plain YAML.
+        try:
+            with open(os.path.join(fdir, "pillar.yaml"), encoding="utf-8") as f:
+                pillar = salt.utils.yaml.safe_load(f) or {}
+        except Exception as e:  # pylint: disable=broad-except
+            err = "pillar.yaml: %s: %s" % (type(e).__name__, str(e).splitlines()[0])
+            for sls in case["sls"]:
+                results["%s/%s" % (formula, sls)] = {"error": [err]}
+            continue
+        for sls in case["sls"]:
+            root = tempfile.mkdtemp(prefix="salt-oracle-")
+            empty = os.path.join(root, "pillar")
+            os.makedirs(empty)
+            opts = salt.config.minion_config(None)
+            opts.update(
+                {
+                    "id": GRAINS["id"],
+                    "file_client": "local",
+                    "root_dir": root,
+                    "cachedir": os.path.join(root, "cache"),
+                    "pki_dir": os.path.join(root, "pki"),
+                    "sock_dir": os.path.join(root, "sock"),
+                    "log_file": os.path.join(root, "minion.log"),
+                    "file_roots": {"base": [tree]},
+                    "pillar_roots": {"base": [empty]},
+                    "grains": dict(GRAINS),
+                    "saltenv": "base",
+                    "pillarenv": None,
+                    "test": False,
+                }
+            )
+            roots = [(tree, "<tree>"), (root, "<root>"), (os.path.abspath(args.salt), "<salt>")]
+            key = "%s/%s" % (formula, sls)
+            try:
+                # salt/modules/state.py show_sls and show_low_sls, for one
+                # SLS: a fresh HighState each (its high data accumulates).
+                st_ = salt.state.HighState(opts, pillar_override=pillar)
+                with st_:
+                    if "%s/pillar" % formula not in results:
+                        results["%s/pillar" % formula] = {"pillar": plain(st_.opts["pillar"])}
+                    st_.push_active()
+                    try:
+                        high_, errors = st_.render_highstate({"base": [sls]})
+                    finally:
+                        st_.pop_active()
+                    errors += st_.state.verify_high(high_)
+                    if errors:
+                        results[key] = {"error": [normalise_error(e, roots) for e in errors]}
+                    else:
+                        high = plain(high_)
+                        low = plain(st_.state.compile_high_data(high_))
+                        results[key] = {"high": high, "low": low}
+            except Exception as e:  # pylint: disable=broad-except
+                msg = str(e).splitlines()[0] if str(e) else ""
+                results[key] = {"error": ["%s: %s" % (type(e).__name__, normalise_error(msg, roots))]}
+            shutil.rmtree(root, ignore_errors=True)
+            sys.stderr.write(".")
+            sys.stderr.flush()
+    sys.stderr.write("\n")
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(
+            {"salt": salt.version.__version__, "cases": results},
+            f,
+            indent=1,
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        f.write("\n")
+    errors = sum(1 for r in results.values() if "error" in r)
+    print("%d SLS compiled by Salt %s (%d errors) -> %s" % (len(results) - len(cases), salt.version.__version__, errors, args.out))
 
 
 if __name__ == "__main__":

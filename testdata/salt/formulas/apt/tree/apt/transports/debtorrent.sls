@@ -1,0 +1,3 @@
+apt-transport-debtorrent:
+  pkg.installed:
+    - name: apt-transport-debtorrent

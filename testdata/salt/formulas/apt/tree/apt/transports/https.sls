@@ -1,0 +1,3 @@
+apt-transport-https:
+  pkg.installed:
+    - name: apt-transport-https

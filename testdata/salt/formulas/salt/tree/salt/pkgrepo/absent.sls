@@ -1,0 +1,2 @@
+include:
+  - .{{ grains['os_family']|lower }}.absent
