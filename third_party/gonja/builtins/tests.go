@@ -75,6 +75,10 @@ func testDefined(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) (bool,
 
 func testDivisibleby(_ *exec.Context, in *exec.Value, params *exec.VarArgs) (bool, error) {
 	param := params.First()
+	if num, ok := params.KwArgs["num"]; ok && len(params.Args) == 0 {
+		// Jinja's divisibleby(value, num): is divisibleby(num=3)
+		param = num
+	}
 	if param.Integer() == 0 {
 		return false, nil
 	}

@@ -95,60 +95,12 @@ func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, call *nodes
 	if evalErr != nil {
 		return AsValue(evalErr)
 	}
-	var result any
-	err := fmt.Errorf("unknown method '%s' for '%s'", method, parent.String())
-	switch {
-	case parent.IsString():
-		if method, ok := e.Environment.Methods.Str.Get(method); ok {
-			result, err = method(parent.String(), parent, parameters)
+	result, found, err := e.callMethod(parent, method, parameters)
+	if !found && err == nil {
+		err = fmt.Errorf("unknown method '%s' for '%s'", method, parent.String())
+		if !parent.IsString() && !parent.IsBool() && !parent.IsNumber() && !parent.IsDict() && !parent.IsList() {
+			err = errors.Errorf(`'%s' is not callable on %s`, method, parent)
 		}
-	case parent.IsBool():
-		if method, ok := e.Environment.Methods.Bool.Get(method); ok {
-			result, err = method(parent.Bool(), parent, parameters)
-		}
-	case parent.IsFloat():
-		if method, ok := e.Environment.Methods.Float.Get(method); ok {
-			result, err = method(parent.Float(), parent, parameters)
-		}
-	case parent.IsInteger():
-		if method, ok := e.Environment.Methods.Int.Get(method); ok {
-			result, err = method(parent.Integer(), parent, parameters)
-		}
-	case parent.IsDict():
-		// a template's dict keeps its order, and its methods change it
-		// in place, as Python's do
-		if dict, isDict := parent.Interface().(*Dict); isDict {
-			var found bool
-			if result, found, err = dictMethod(dict, method, parameters); found {
-				break
-			}
-			err = fmt.Errorf("unknown method '%s' for '%s'", method, parent.String())
-		}
-		if method, ok := e.Environment.Methods.Dict.Get(method); ok {
-			dict := parent.ToGoSimpleType(false)
-			if err, ok := dict.(error); err != nil && ok {
-				return AsValue(fmt.Errorf("failed to cast '%s' to a Go type: %s", parent.String(), err))
-			}
-			goMap, ok := dict.(map[string]any)
-			if !ok {
-				return AsValue(fmt.Errorf("failed to cast '%s' to map[string]interface{}: %s", parent.String(), err))
-			}
-			result, err = method(goMap, parent, parameters)
-		}
-	case parent.IsList():
-		if method, ok := e.Environment.Methods.List.Get(method); ok {
-			list := parent.ToGoSimpleType(false)
-			if err, ok := list.(error); err != nil && ok {
-				return AsValue(fmt.Errorf("failed to cast '%s' to a Go type: %s", parent.String(), err))
-			}
-			goList, ok := list.([]any)
-			if !ok {
-				return AsValue(fmt.Errorf("failed to cast '%s' to []interface{}: %s", parent.String(), err))
-			}
-			result, err = method(goList, parent, parameters)
-		}
-	default:
-		err = AsValue(errors.Errorf(`'%s' is not callable on %s`, method, parent))
 	}
 	if err != nil {
 		if callErr, ok := err.(ErrInvalidCall); ok {
@@ -161,6 +113,93 @@ func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, call *nodes
 	}
 
 	return ToValue(result)
+}
+
+// CallMethod calls value's method name with args, as a template's
+// value.name(…) does (a template's dict and list changed in place);
+// found is false when the value has no such method. Salt's method_call
+// filter is this.
+func (e *Evaluator) CallMethod(value *Value, name string, args *VarArgs) (result *Value, found bool) {
+	out, found, err := e.callMethod(value, name, args)
+	if !found {
+		return AsValue(nil), false
+	}
+	if err != nil {
+		if callErr, ok := err.(ErrInvalidCall); ok {
+			return AsValue(fmt.Errorf("invalid call to method '%s' of %s: %s", name, value.String(), callErr.Error())), true
+		}
+		return AsValue(err), true
+	}
+	return ToValue(out), true
+}
+
+// callMethod is value's method name called with parameters; found is
+// false when the value has none of that name.
+func (e *Evaluator) callMethod(parent *Value, method string, parameters *VarArgs) (result any, found bool, err error) {
+	switch {
+	case parent.IsString():
+		if method, ok := e.Environment.Methods.Str.Get(method); ok {
+			found = true
+			result, err = method(parent.String(), parent, parameters)
+		}
+	case parent.IsBool():
+		if method, ok := e.Environment.Methods.Bool.Get(method); ok {
+			found = true
+			result, err = method(parent.Bool(), parent, parameters)
+		}
+	case parent.IsFloat():
+		if method, ok := e.Environment.Methods.Float.Get(method); ok {
+			found = true
+			result, err = method(parent.Float(), parent, parameters)
+		}
+	case parent.IsInteger():
+		if method, ok := e.Environment.Methods.Int.Get(method); ok {
+			found = true
+			result, err = method(parent.Integer(), parent, parameters)
+		}
+	case parent.IsDict():
+		// a template's dict keeps its order, and its methods change it
+		// in place, as Python's do
+		if method == "fromkeys" {
+			// a class method: a new dict, whatever the dict it is
+			// called on
+			result, err = dictFromkeys(parameters)
+			return result, true, err
+		}
+		if dict, isDict := parent.Interface().(*Dict); isDict {
+			if result, found, err = dictMethod(dict, method, parameters); found {
+				break
+			}
+		}
+		if method, ok := e.Environment.Methods.Dict.Get(method); ok {
+			found = true
+			dict := parent.ToGoSimpleType(false)
+			if err, ok := dict.(error); err != nil && ok {
+				return nil, true, fmt.Errorf("failed to cast '%s' to a Go type: %s", parent.String(), err)
+			}
+			goMap, ok := dict.(map[string]any)
+			if !ok {
+				return nil, true, fmt.Errorf("failed to cast '%s' to map[string]interface{}: %s", parent.String(), err)
+			}
+			result, err = method(goMap, parent, parameters)
+		}
+	case parent.IsList():
+		if method, ok := e.Environment.Methods.List.Get(method); ok {
+			found = true
+			list := parent.ToGoSimpleType(false)
+			if err, ok := list.(error); err != nil && ok {
+				return nil, true, fmt.Errorf("failed to cast '%s' to a Go type: %s", parent.String(), err)
+			}
+			goList, ok := list.([]any)
+			if !ok {
+				return nil, true, fmt.Errorf("failed to cast '%s' to []interface{}: %s", parent.String(), err)
+			}
+			result, err = method(goList, parent, parameters)
+		}
+	default:
+		return nil, false, nil
+	}
+	return result, found, err
 }
 
 // calleeName is a function as the template calls it: name, salt.cmd.run,

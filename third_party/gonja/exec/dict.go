@@ -170,3 +170,25 @@ func sortedKeys(m map[string]*Value) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// dictFromkeys is Python's dict.fromkeys(iterable, value=None): a new
+// dict of the keys in their order, each with value.
+func dictFromkeys(args *VarArgs) (*Dict, error) {
+	if len(args.Args) < 1 || len(args.Args) > 2 || len(args.KwArgs) > 0 {
+		return nil, ErrInvalidCall(errors.Errorf("fromkeys expected at least 1 argument, got %d", len(args.Args)))
+	}
+	value := AsValue(nil)
+	if len(args.Args) == 2 {
+		value = args.Args[1]
+	}
+	keys := args.Args[0]
+	if !keys.IsIterable() {
+		return nil, errors.Errorf("'%s' object is not iterable", keys.TypeName())
+	}
+	out := NewDict()
+	keys.Iterate(func(_, _ int, key, _ *Value) bool {
+		out.Set(key, value)
+		return true
+	}, func() {})
+	return out, nil
+}

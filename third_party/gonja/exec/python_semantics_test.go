@@ -154,5 +154,9 @@ func TestPythonSyntax(t *testing.T) {
 		{`{{ ['a', ] }} {{ {'a': 1, } }} {{ f(1, ) }} {{ (1, ) }}`, `['a'] {'a': 1} [1] (1,)`},
 		{`{% for a, b in [(1, 2), (3, 4)] %}{{ a }}{{ b }}{% endfor %}`, `1234`},
 		{`{{ l|length > 0 and l[0] }}`, `1`},
+		{`{{ [1, 2, 1, 3, 4].index(1, 1, 3) }} {{ [1, 2, 1].index(2) }} {{ [1, 2, 1].count(1) }} {{ {}.fromkeys(['a', 'b'], 0) }} {{ {'z': 1}.fromkeys('xy') }}`, `2 1 2 {'a': 0, 'b': 0} {'x': None, 'y': None}`},
+		{`{{ [1].index(5) }}`, `ERROR: 5 is not in list`},
+		{`{{ none }} {{ none is none }} {{ [none, None] }} {{ none == None }}`, `None True [None, None] True`},
+		{`{{ 6 is divisibleby(num=3) }} {{ 6 is divisibleby(4) }} {{ 1 is eq(1) }} {{ 1 is sameas 1 and 2 }} {{ 3 is in([1, 3]) }} {{ 4 is ge 3 or x }}`, `True False True 2 True True`},
 	}, syntaxContext)
 }

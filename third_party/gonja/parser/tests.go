@@ -31,10 +31,25 @@ func (p *Parser) ParseTest(expr nodes.Expression) (nodes.Expression, error) {
 		Args:   []nodes.Expression{},
 		Kwargs: map[string]nodes.Expression{},
 	}
-	// The argument is one term; in parentheses it may also be a tuple,
-	// which gonja has always accepted (x is in (1, 2)).
-	if p.Current(tokens.Name, tokens.String, tokens.Integer, tokens.Float) != nil && p.CurrentName("else", "if") == nil ||
-		p.Current(tokens.LeftParenthesis, tokens.LeftBracket, tokens.LeftBrace) != nil {
+	// As Jinja's: a call's arguments in parentheses (x is match('a',
+	// ignorecase=True)), else one term. gonja has always taken a tuple
+	// in parentheses as the one argument (x is in (1, 2)): several
+	// positional arguments and nothing else are still that.
+	if leftParenthesis := p.Match(tokens.LeftParenthesis); leftParenthesis != nil {
+		args, err := p.parseCallArguments(leftParenthesis)
+		if err != nil {
+			return nil, err
+		}
+		if len(args.Args) > 1 && len(args.Kwargs) == 0 && args.DynArgs == nil && args.DynKwargs == nil && ident.Val == "in" {
+			test.Args = append(test.Args, &nodes.Tuple{Location: leftParenthesis, Val: args.Args})
+		} else {
+			test.Args, test.Kwargs = args.Args, args.Kwargs
+			if args.DynArgs != nil || args.DynKwargs != nil {
+				return nil, p.Error("*args and **kwargs are not supported in a test's arguments", leftParenthesis)
+			}
+		}
+	} else if p.Current(tokens.Name, tokens.String, tokens.Integer, tokens.Float) != nil && p.CurrentName("else", "if", "or", "and") == nil ||
+		p.Current(tokens.LeftBracket, tokens.LeftBrace) != nil {
 		arg, err := p.ParseVariableOrLiteral()
 		if err != nil {
 			return nil, err

@@ -279,7 +279,7 @@ func (p *Parser) ParseVariable() (nodes.Expression, error) {
 			Val:      true,
 		}
 		return br, nil
-	case "nil", "None":
+	case "nil", "None", "none":
 		br := &nodes.None{
 			Location: t,
 		}
