@@ -24,8 +24,8 @@ func TestSaltFilters(t *testing.T) {
 		{`{{ d.l | unique | join(',') }}`, `x,y`},
 		{`{{ 'one' | sequence | join(',') }}`, `one`},
 		{`{{ 'yes' | to_bool }}`, `True`},
-		{`{{ 'abc123' | regex_match('([a-z]+)([0-9]+)') }}`, `['abc', '123']`},
-		{`{{ 'x-abc' | regex_search('a(b)c') }}`, `['b']`},
+		{`{{ 'abc123' | regex_match('([a-z]+)([0-9]+)') }}`, `('abc', '123')`}, // a tuple, as Salt's
+		{`{{ 'x-abc' | regex_search('a(b)c') }}`, `('b',)`},
 		{`{{ 'a1b2' | regex_replace('[0-9]', '#') }}`, `a#b#`},
 		{`{{ "it's" | quote }}`, `'it'"'"'s'`},
 		{`{{ 'say "hi"' | yaml_dquote }}`, `"say \"hi\""`},
