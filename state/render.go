@@ -223,8 +223,10 @@ func (r *Renderer) jinja(ctx context.Context, src Source, saltenv, name string, 
 			return nil, &e
 		}
 		if te, ok := errors.AsType[*exec.TemplateError](err); ok && te.Message != "" {
-			// The engine says what was wrong, in Jinja's words, and where.
-			return nil, &RenderError{File: name, Line: te.Line, Err: errors.New(te.Message)}
+			// The engine says what was wrong, in Jinja's words, and where
+			// (what it says of the statements it went through is not the
+			// user's: a macro's name is, and is kept).
+			return nil, &RenderError{File: name, Line: te.Line, Err: cleanExecError(errors.New(te.Message))}
 		}
 		return nil, &RenderError{File: name, Line: execLine(err.Error()), Err: cleanExecError(err)}
 	}
@@ -319,7 +321,7 @@ func syntaxLine(err error) int {
 
 var (
 	lineRe     = regexp.MustCompile(`(?:\bat )?[Ll]ine[ =](\d+)`)
-	wrapperRe  = regexp.MustCompile(`(?:unable to execute template|failed to reader? template '[^']*'|Unable to render expression|unable to evaluate filter|Unable to execute controlStructure(?: at)?\s*:?\s*\w+ControlStructure\([^)]*\))\s*:?\s*`)
+	wrapperRe  = regexp.MustCompile(`(?:unable to execute template|failed to reader? template '[^']*'|Unable to render expression|unable to evaluate filter|Unable to execute controlStructure(?: at)?\s*:?\s*\w+ControlStructure\([^)]*\)|invalid call to (?:filter|function) '[^']*')\s*:?\s*`)
 	spacesRe   = regexp.MustCompile(`\s+`)
 	emptyColon = regexp.MustCompile(`(:\s*)+:`)
 )
