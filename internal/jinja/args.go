@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goccy/go-yaml"
 	"github.com/nikolalohinski/gonja/v2/exec"
 )
 
@@ -114,8 +115,10 @@ func pyStr(v any) string {
 		return pyFloat(float64(t))
 	case []byte:
 		return pyBytes(t)
-	case []any, map[string]any:
+	case []any, map[string]any, yaml.MapSlice, pyTuple:
 		return pyRepr(v)
+	case pyUndefined:
+		return ""
 	}
 	return fmt.Sprint(v)
 }
@@ -197,6 +200,23 @@ func pyRepr(v any) string {
 			parts = append(parts, pyStrRepr(k)+": "+pyRepr(t[k]))
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
+	case yaml.MapSlice:
+		parts := make([]string, 0, len(t))
+		for _, it := range t {
+			parts = append(parts, pyRepr(it.Key)+": "+pyRepr(it.Value))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case pyTuple:
+		parts := make([]string, len(t))
+		for i, x := range t {
+			parts[i] = pyRepr(x)
+		}
+		if len(parts) == 1 {
+			return "(" + parts[0] + ",)"
+		}
+		return "(" + strings.Join(parts, ", ") + ")"
+	case pyUndefined:
+		return "Undefined"
 	}
 	return pyStr(v)
 }
@@ -255,8 +275,12 @@ func pyTypeName(v any) string {
 		return "float"
 	case []any:
 		return "list"
-	case map[string]any:
+	case pyTuple:
+		return "tuple"
+	case map[string]any, yaml.MapSlice:
 		return "dict"
+	case pyUndefined:
+		return "StrictUndefined"
 	case []byte:
 		return "bytes"
 	}

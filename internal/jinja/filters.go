@@ -2,7 +2,10 @@ package jinja
 
 import (
 	"fmt"
+	"math"
 	"strings"
+
+	"github.com/jmespath/go-jmespath"
 
 	"github.com/nikolalohinski/gonja/v2/exec"
 )
@@ -34,7 +37,7 @@ func Filters() map[string]exec.FilterFunction {
 		"method_call":          filterMethodCall,
 
 		// salt/utils/data.py
-		"compare_dicts":     pyFilter("compare_dicts", compareDicts, opt("new", nil)),
+		"compare_dicts":     compareDicts,
 		"compare_lists":     pyFilter("compare_lists", compareLists, opt("new", nil)),
 		"exactly_n_true":    pyFilter("exactly_n_true", exactlyN, opt("amount", 1)),
 		"exactly_one_true":  pyFilter("exactly_one_true", func(in any, _ []any) (any, error) { return exactlyN(in, []any{1}) }),
@@ -55,10 +58,10 @@ func Filters() map[string]exec.FilterFunction {
 		"traverse":          pyFilter("traverse", filterTraverseSalt, req("key"), opt("default", nil), opt("delimiter", ":")),
 
 		// salt/utils/dictupdate.py
-		"set_dict_key_value":    pyFilter("set_dict_key_value", dictKey("set"), dictKeyParams...),
-		"update_dict_key_value": pyFilter("update_dict_key_value", dictKey("update"), dictKeyParams...),
-		"append_dict_key_value": pyFilter("append_dict_key_value", dictKey("append"), dictKeyParams...),
-		"extend_dict_key_value": pyFilter("extend_dict_key_value", dictKey("extend"), dictKeyParams...),
+		"set_dict_key_value":    dictKey("set"),
+		"update_dict_key_value": dictKey("update"),
+		"append_dict_key_value": dictKey("append"),
+		"extend_dict_key_value": dictKey("extend"),
 
 		// salt/utils/dateutils.py
 		"strftime":    pyFilter("strftime", filterStrftime, opt("format", "%Y-%m-%d")),
@@ -128,11 +131,11 @@ func Filters() map[string]exec.FilterFunction {
 		"json":                          filterJSONSalt,
 		"yaml":                          filterYAMLSalt,
 		"xml":                           pyFilter("xml", filterXML),
-		"python":                        pyFilter("python", filterPython),
+		"python":                        filterPython,
 		"load_yaml":                     filterLoadYAML,
 		"load_json":                     filterLoadJSON,
 		"load_text":                     pyFilter("load_text", filterLoadText),
-		"dict_to_sls_yaml_params":       pyFilter("dict_to_sls_yaml_params", filterDictToSLSYAMLParams, opt("flow_style", false)),
+		"dict_to_sls_yaml_params":       filterDictToSLSYAMLParams,
 		"combinations":                  pyFilter("combinations", combinations(false), req("r")),
 		"combinations_with_replacement": pyFilter("combinations_with_replacement", combinations(true), req("r")),
 		"compress":                      pyFilter("compress", compress, req("selectors")),
@@ -150,26 +153,50 @@ var (
 	dictKeyParams = []param{req("keys"), req("value"), opt("delimiter", ":"), opt("ordered_dict", false)}
 )
 
-// jsonQuery is Salt's json_query, which needs Python's jmespath: brine
-// has none, and says so, as Salt does without the module.
-func jsonQuery(any, []any) (any, error) {
-	return nil, fmt.Errorf("json_query requires jmespath module installed")
+// jsonQuery is Salt's json_query: jmespath.search(expr, data). A
+// number JMESPath computes (length, sum) is a float in Go's JMESPath and
+// an int in Python's when whole.
+func jsonQuery(in any, args []any) (any, error) {
+	out, err := jmespath.Search(pyStr(args[0]), in)
+	if err != nil {
+		return nil, fmt.Errorf("json_query: %w", err)
+	}
+	return jmespathInts(out), nil
+}
+
+func jmespathInts(v any) any {
+	switch t := v.(type) {
+	case float64:
+		if t == math.Trunc(t) && math.Abs(t) < 1<<53 {
+			return int(t)
+		}
+	case []any:
+		for i, x := range t {
+			t[i] = jmespathInts(x)
+		}
+	case map[string]any:
+		for k, x := range t {
+			t[k] = jmespathInts(x)
+		}
+	}
+	return v
 }
 
 // filterYAMLSalt is Salt's yaml filter: yaml.safe_dump in flow style (or
-// block style with flow_style=False), on one line when it fits.
-func filterYAMLSalt(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
-	if in.IsError() {
+// block style with flow_style=False), as PyYAML writes it.
+func filterYAMLSalt(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	if in.IsError() && !in.IsUndefined() {
 		return in
 	}
 	args, err := bind("yaml", va, []param{opt("flow_style", true)})
 	if err != nil {
 		return exec.AsValue(err)
 	}
-	if truthy(args[0]) {
-		return serialized(in, false)
+	v, err := goOrdered(in)
+	if err != nil {
+		return exec.AsValue(err)
 	}
-	s, err := blockYAML(GoValue(in))
+	s, err := pyYAMLDump(v, truthy(args[0]))
 	if err != nil {
 		return exec.AsValue(err)
 	}

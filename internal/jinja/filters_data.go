@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nikolalohinski/gonja/v2/exec"
+
 	"github.com/brinehq/brine/target"
 )
 
@@ -348,28 +350,53 @@ func compareLists(in any, args []any) (any, error) {
 
 // compareDicts is Salt's compare_dicts(old, new): each key changed as
 // {'old': …, 'new': …}, ” for a side without it.
-func compareDicts(in any, args []any) (any, error) {
-	old, _ := in.(map[string]any)
-	nw, _ := args[0].(map[string]any)
-	if in != nil && old == nil || args[0] != nil && nw == nil {
-		return nil, errors.New("compare_dicts compares two dictionaries")
+func compareDicts(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	if in.IsError() {
+		return in
 	}
-	ret := map[string]any{}
-	for k, v := range nw {
-		o, ok := old[k]
+	if _, err := bind("compare_dicts", va, []param{opt("new", nil)}); err != nil {
+		return exec.AsValue(err)
+	}
+	nwValue := va.GetKeywordArgument("new", nil)
+	if len(va.Args) > 0 {
+		nwValue = va.Args[0]
+	}
+	old, okOld := toDict(in)
+	nw, okNew := toDict(nwValue)
+	if !in.IsNil() && !okOld || !nwValue.IsNil() && !okNew {
+		return exec.AsValue(errors.New("compare_dicts compares two dictionaries"))
+	}
+	if old == nil {
+		old = exec.NewDict()
+	}
+	if nw == nil {
+		nw = exec.NewDict()
+	}
+	// Salt goes through a set of the keys, whose order Python's hashing
+	// makes: here the new dict's keys, then the old one's.
+	ret := exec.NewDict()
+	change := func(pairs ...any) *exec.Dict {
+		d := exec.NewDict()
+		for i := 0; i < len(pairs); i += 2 {
+			d.Set(pairs[i], pairs[i+1])
+		}
+		return d
+	}
+	for _, p := range nw.Pairs {
+		o, ok := old.Lookup(p.Key)
 		switch {
 		case !ok:
-			ret[k] = map[string]any{"old": "", "new": v}
-		case !pyEqual(o, v):
-			ret[k] = map[string]any{"old": o, "new": v}
+			ret.Set(p.Key, change("old", "", "new", p.Value))
+		case !pyEqual(GoValue(o), GoValue(p.Value)):
+			ret.Set(p.Key, change("old", o, "new", p.Value))
 		}
 	}
-	for k, v := range old {
-		if _, ok := nw[k]; !ok {
-			ret[k] = map[string]any{"new": "", "old": v}
+	for _, p := range old.Pairs {
+		if _, ok := nw.Lookup(p.Key); !ok {
+			ret.Set(p.Key, change("new", "", "old", p.Value))
 		}
 	}
-	return ret, nil
+	return exec.AsValue(ret)
 }
 
 // encodeData is Salt's json_encode_list/json_encode_dict (and their
@@ -484,69 +511,124 @@ func substringInList(in any, args []any) (any, error) {
 // through in_dict, delimited, whose missing dictionaries are made; the
 // last key is set (or its dictionary updated, its list appended to or
 // extended). The dictionary itself is changed and returned.
-func dictKey(op string) pyFunc {
-	return func(in any, args []any) (any, error) {
-		m, ok := in.(map[string]any)
+func dictKey(op string) exec.FilterFunction {
+	name := op + "_dict_key_value"
+	return func(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+		if in.IsError() {
+			return in
+		}
+		args, err := bind(name, va, dictKeyParams)
+		if err != nil {
+			return exec.AsValue(err)
+		}
+		value := va.GetKeywordArgument("value", nil)
+		if len(va.Args) > 1 {
+			value = va.Args[1]
+		}
+		// A template dict is changed in place, keeping its order, as
+		// Salt changes the dict it is given; a Go map (the context's)
+		// is changed too, and the dict returned keeps the order a
+		// template reads it in, new keys last.
+		goMap, isGoMap := in.Interface().(map[string]any)
+		d, ok := toDict(in)
 		if !ok {
-			return nil, fmt.Errorf("the value must be a dictionary, not %s", pyTypeName(in))
+			return exec.AsValue(fmt.Errorf("the value must be a dictionary, not %s", pyTypeName(GoValue(in))))
 		}
-		keys := pyStr(args[0])
-		value := args[1]
-		delim := pyStr(args[2])
-		ptr := m
-		last := keys
-		if delim != "" && strings.Contains(keys, delim) {
-			parts := strings.Split(keys, delim)
-			last = parts[len(parts)-1]
-			for _, k := range parts[:len(parts)-1] {
-				// Salt's ensure_dict_key replaces what is not a
-				// dictionary on the way.
-				next, ok := ptr[k].(map[string]any)
-				if !ok {
-					next = map[string]any{}
-					ptr[k] = next
-				}
-				ptr = next
+		if err := dictKeyChange(op, d, pyStr(args[0]), value, pyStr(args[2])); err != nil {
+			return exec.AsValue(err)
+		}
+		out := exec.AsValue(d)
+		if isGoMap {
+			for k := range goMap {
+				delete(goMap, k)
+			}
+			for k, v := range GoValue(out).(map[string]any) {
+				goMap[k] = v
 			}
 		}
-		switch op {
-		case "set":
-			ptr[last] = value
-		case "update":
-			if ptr[last] == nil {
-				ptr[last] = map[string]any{}
-			}
-			cur, ok := ptr[last].(map[string]any)
-			if !ok {
-				return nil, pyErr("The last key contains a %s, which cannot update.", pyClass(ptr[last]))
-			}
-			upd, ok := value.(map[string]any)
-			if !ok {
-				return nil, pyErr("Cannot update %s with a %s.", pyClass(cur), pyClass(value))
-			}
-			for k, v := range upd {
-				cur[k] = v
-			}
-		case "append", "extend":
-			if ptr[last] == nil {
-				ptr[last] = []any{}
-			}
-			cur, ok := ptr[last].([]any)
-			if !ok {
-				return nil, pyErr("The last key contains a %s, which cannot %s.", pyClass(ptr[last]), op)
-			}
-			if op == "append" {
-				ptr[last] = append(cur, value)
-			} else {
-				more, err := asList(value)
-				if err != nil {
-					return nil, pyErr("Cannot extend %s with a %s.", pyClass(cur), pyClass(value))
-				}
-				ptr[last] = append(cur, more...)
-			}
-		}
-		return m, nil
+		return out
 	}
+}
+
+// dictKeyChange is salt.utils.dictupdate's set/update/append/extend of
+// the key keys (delim between levels) in d.
+func dictKeyChange(op string, d *exec.Dict, keys string, value *exec.Value, delim string) error {
+	ptr := d
+	last := keys
+	if delim != "" && strings.Contains(keys, delim) {
+		parts := strings.Split(keys, delim)
+		last = parts[len(parts)-1]
+		for _, k := range parts[:len(parts)-1] {
+			// Salt's ensure_dict_key replaces what is not a
+			// dictionary on the way.
+			cur, _ := ptr.Lookup(k)
+			next, ok := (*exec.Dict)(nil), false
+			if cur != nil {
+				next, ok = toDict(cur)
+			}
+			if !ok {
+				next = exec.NewDict()
+			}
+			if cur == nil || cur.Interface() != any(next) {
+				ptr.Set(k, next)
+			}
+			ptr = next
+		}
+	}
+	cur, found := ptr.Lookup(last)
+	switch op {
+	case "set":
+		ptr.Set(last, value)
+	case "update":
+		if !found || cur.IsNil() {
+			cur = exec.AsValue(exec.NewDict())
+		}
+		target, ok := toDict(cur)
+		if !ok {
+			return pyErr("The last key contains a %s, which cannot update.", pyClass(GoValue(cur)))
+		}
+		if !value.IsDict() {
+			return pyErr("Cannot update %s with a %s.", pyClass(map[string]any{}), pyClass(GoValue(value)))
+		}
+		value.Iterate(func(_, _ int, k, v *exec.Value) bool {
+			target.Set(k, v)
+			return true
+		}, func() {})
+		ptr.Set(last, target)
+	case "append", "extend":
+		if !found || cur.IsNil() {
+			cur = exec.AsValue([]any{})
+		}
+		if !cur.IsList() || cur.IsTuple() {
+			return pyErr("The last key contains a %s, which cannot %s.", pyClass(GoValue(cur)), op)
+		}
+		list := []any{}
+		cur.Iterate(func(_, _ int, item, _ *exec.Value) bool {
+			list = append(list, item)
+			return true
+		}, func() {})
+		if op == "append" {
+			list = append(list, value)
+		} else {
+			// list.extend takes any iterable: a string's characters,
+			// a dict's keys
+			switch {
+			case value.IsString():
+				for _, r := range value.String() {
+					list = append(list, string(r))
+				}
+			case value.IsList() || value.IsDict():
+				value.Iterate(func(_, _ int, item, _ *exec.Value) bool {
+					list = append(list, item)
+					return true
+				}, func() {})
+			default:
+				return pyErr("Cannot extend %s with a %s.", pyClass([]any{}), pyClass(GoValue(value)))
+			}
+		}
+		ptr.Set(last, list)
+	}
+	return nil
 }
 
 // pyClass is Python's repr of a value's type: <class 'list'>.
@@ -560,7 +642,7 @@ func mysqlToDict(in any, args []any) (any, error) {
 		return nil, err
 	}
 	key := pyStr(args[0])
-	ret := map[string]any{}
+	ret := exec.NewDict()
 	headers := []string{""}
 	for _, l := range lines {
 		line := pyStr(l)
@@ -572,17 +654,17 @@ func mysqlToDict(in any, args []any) (any, error) {
 			comps[i] = strings.TrimSpace(comps[i])
 		}
 		if len(headers) > 1 {
-			row := map[string]any{}
+			row := exec.NewDict()
 			for f := 1; f < len(headers)-1; f++ {
 				if f < len(comps) {
-					row[headers[f]] = toNum(comps[f])
+					row.Set(headers[f], toNum(comps[f]))
 				}
 			}
-			k, ok := row[key]
+			k, ok := row.Lookup(key)
 			if !ok {
 				return nil, fmt.Errorf("KeyError: %s", pyRepr(key))
 			}
-			ret[pyStr(k)] = row
+			ret.Set(k, row)
 		} else {
 			headers = comps
 		}
@@ -663,5 +745,10 @@ func filterDictsort(in any, args []any) (any, error) {
 		}
 		return pyLess(a, b)
 	})
+	// Jinja's dictsort is sorted(value.items()): a list of tuples.
+	for i, p := range pairs {
+		kv := p.([]any)
+		pairs[i] = exec.Tuple{exec.AsValue(kv[0]), exec.AsValue(kv[1])}
+	}
 	return pairs, nil
 }

@@ -195,42 +195,16 @@ func zipLists(longest bool) func([][]any, []any) (any, error) {
 }
 
 // filterMethodCall is Salt's method_call(obj, f_name, *args, **kwargs):
-// the value's method called, or None when it has none.
+// the value's method called as the template's obj.f_name(…) calls it,
+// or None when it has none (getattr's default).
 func filterMethodCall(e *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	if in.IsError() {
+		return in
+	}
 	if len(va.Args) == 0 {
 		return exec.AsValue(fmt.Errorf("method_call() missing 1 required positional argument: 'f_name'"))
 	}
-	name := va.Args[0].String()
 	rest := &exec.VarArgs{Args: va.Args[1:], KwArgs: va.KwArgs}
-	methods := Methods()
-	var out any
-	var err error
-	switch {
-	case in.IsString():
-		m, ok := methods.Str.Get(name)
-		if !ok {
-			return exec.AsValue(nil)
-		}
-		out, err = m(in.String(), in, rest)
-	case in.IsDict():
-		m, ok := methods.Dict.Get(name)
-		if !ok {
-			return exec.AsValue(nil)
-		}
-		d, _ := GoValue(in).(map[string]any)
-		out, err = m(d, in, rest)
-	case in.IsList():
-		m, ok := methods.List.Get(name)
-		if !ok {
-			return exec.AsValue(nil)
-		}
-		l, _ := GoValue(in).([]any)
-		out, err = m(l, in, rest)
-	default:
-		return exec.AsValue(nil)
-	}
-	if err != nil {
-		return exec.AsValue(fmt.Errorf("method_call: %w", err))
-	}
-	return exec.AsValue(out)
+	out, _ := e.CallMethod(in, va.Args[0].String(), rest)
+	return out
 }

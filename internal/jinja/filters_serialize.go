@@ -14,17 +14,24 @@ import (
 // The filters of Salt's SerializerExtension and its tojson: Python's
 // json.dumps, pprint and yaml.safe_dump as Salt calls them.
 
-// pyJSON is Python's json.dumps(v) with ensure_ascii: ", " and ": "
-// between items, non-ASCII as \uXXXX; with indent, one item a line.
-func pyJSON(v any, indent int, pretty bool) (string, error) {
+// jsonOptions are json.dumps's: sort_keys, ensure_ascii, indent.
+type jsonOptions struct {
+	sortKeys, ensureASCII, pretty bool
+	indent                        int
+}
+
+// pyJSON is Python's json.dumps(v): ", " and ": " between items, with
+// ensure_ascii non-ASCII as \uXXXX; with indent, one item a line.
+func pyJSON(v any, o jsonOptions) (string, error) {
 	var b strings.Builder
-	if err := writeJSON(&b, v, indent, pretty, 0); err != nil {
+	if err := writeJSON(&b, v, o, 0); err != nil {
 		return "", err
 	}
 	return b.String(), nil
 }
 
-func writeJSON(b *strings.Builder, v any, indent int, pretty bool, depth int) error {
+func writeJSON(b *strings.Builder, v any, o jsonOptions, depth int) error {
+	indent, pretty := o.indent, o.pretty
 	newline := func(d int) {
 		b.WriteByte('\n')
 		b.WriteString(strings.Repeat(" ", indent*d))
@@ -39,7 +46,7 @@ func writeJSON(b *strings.Builder, v any, indent int, pretty bool, depth int) er
 	case bool:
 		b.WriteString(strconv.FormatBool(t))
 	case string:
-		writeJSONString(b, t)
+		writeJSONString(b, t, o.ensureASCII)
 	case pyByteString:
 		return pyErr("Object of type bytes is not JSON serializable")
 	case int, int64, int32, uint, uint64:
@@ -55,6 +62,44 @@ func writeJSON(b *strings.Builder, v any, indent int, pretty bool, depth int) er
 			s = "NaN"
 		}
 		b.WriteString(s)
+	case pyTuple:
+		return writeJSON(b, []any(t), o, depth)
+	case pyUndefined:
+		return pyErr("Object of type StrictUndefined is not JSON serializable")
+	case yaml.MapSlice:
+		if len(t) == 0 {
+			b.WriteString("{}")
+			return nil
+		}
+		items := make([]yaml.MapItem, len(t))
+		for i, it := range t {
+			k, err := jsonKey(it.Key)
+			if err != nil {
+				return err
+			}
+			items[i] = yaml.MapItem{Key: k, Value: it.Value}
+		}
+		if o.sortKeys {
+			sort.SliceStable(items, func(i, j int) bool { return items[i].Key.(string) < items[j].Key.(string) })
+		}
+		b.WriteByte('{')
+		for i, it := range items {
+			if i > 0 {
+				b.WriteString(sep)
+			}
+			if pretty {
+				newline(depth + 1)
+			}
+			writeJSONString(b, it.Key.(string), o.ensureASCII)
+			b.WriteString(": ")
+			if err := writeJSON(b, it.Value, o, depth+1); err != nil {
+				return err
+			}
+		}
+		if pretty {
+			newline(depth)
+		}
+		b.WriteByte('}')
 	case []any:
 		if len(t) == 0 {
 			b.WriteString("[]")
@@ -68,7 +113,7 @@ func writeJSON(b *strings.Builder, v any, indent int, pretty bool, depth int) er
 			if pretty {
 				newline(depth + 1)
 			}
-			if err := writeJSON(b, x, indent, pretty, depth+1); err != nil {
+			if err := writeJSON(b, x, o, depth+1); err != nil {
 				return err
 			}
 		}
@@ -89,9 +134,9 @@ func writeJSON(b *strings.Builder, v any, indent int, pretty bool, depth int) er
 			if pretty {
 				newline(depth + 1)
 			}
-			writeJSONString(b, k)
+			writeJSONString(b, k, o.ensureASCII)
 			b.WriteString(": ")
-			if err := writeJSON(b, t[k], indent, pretty, depth+1); err != nil {
+			if err := writeJSON(b, t[k], o, depth+1); err != nil {
 				return err
 			}
 		}
@@ -105,7 +150,25 @@ func writeJSON(b *strings.Builder, v any, indent int, pretty bool, depth int) er
 	return nil
 }
 
-func writeJSONString(b *strings.Builder, s string) {
+// jsonKey is a key as json.dumps writes it: a string, a number or
+// constant in its JSON spelling.
+func jsonKey(k any) (string, error) {
+	switch t := k.(type) {
+	case string:
+		return t, nil
+	case nil:
+		return "null", nil
+	case bool:
+		return strconv.FormatBool(t), nil
+	case int, int64, float64:
+		var b strings.Builder
+		err := writeJSON(&b, t, jsonOptions{}, 0)
+		return b.String(), err
+	}
+	return "", pyErr("keys must be str, int, float, bool or None, not %s", pyTypeName(k))
+}
+
+func writeJSONString(b *strings.Builder, s string, ensureASCII bool) {
 	b.WriteByte('"')
 	for _, r := range s {
 		switch {
@@ -123,9 +186,9 @@ func writeJSONString(b *strings.Builder, s string) {
 			b.WriteString(`\b`)
 		case r == '\f':
 			b.WriteString(`\f`)
-		case r < 0x20 || r >= 0x7f && r < 0x10000:
+		case r < 0x20 || ensureASCII && r >= 0x7f && r < 0x10000:
 			fmt.Fprintf(b, `\u%04x`, r)
-		case r >= 0x10000:
+		case ensureASCII && r >= 0x10000:
 			r1, r2 := utf16.EncodeRune(r)
 			fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
 		default:
@@ -144,36 +207,61 @@ func jsonIndent(v any) (int, bool) {
 	return n, ok
 }
 
-// filterJSONSalt is Salt's json filter: json.dumps(sort_keys=True,
-// indent=None), safe.
+// filterJSONSalt is Salt's json filter: salt.utils.json.dumps
+// (ensure_ascii off) with sort_keys=True, indent=None, safe.
 func filterJSONSalt(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
-	if in.IsError() {
+	if in.IsError() && !in.IsUndefined() {
 		return in
 	}
 	args, err := bind("json", va, []param{opt("sort_keys", true), opt("indent", nil)})
 	if err != nil {
 		return exec.AsValue(err)
 	}
+	v, err := goOrdered(in)
+	if err != nil {
+		return exec.AsValue(err)
+	}
 	n, pretty := jsonIndent(args[1])
-	s, err := pyJSON(GoValue(in), n, pretty)
+	s, err := pyJSON(v, jsonOptions{sortKeys: truthy(args[0]), indent: n, pretty: pretty})
 	if err != nil {
 		return exec.AsValue(err)
 	}
 	return exec.AsSafeValue(s)
 }
 
-// filterToJSONSalt is Salt's tojson: json.dumps with <, >, & and '
-// escaped as \u003c…, safe for HTML.
+// filterToJSONSalt is Salt's tojson(val, indent=None, **options):
+// salt.utils.json.dumps with ensure_ascii on unless an option says
+// otherwise, the dict's order kept (sort_keys off unless given), and <,
+// >, & and ' escaped as \u003c…, safe for HTML.
 func filterToJSONSalt(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
-	if in.IsError() {
+	if in.IsError() && !in.IsUndefined() {
 		return in
 	}
+	o := jsonOptions{ensureASCII: true}
 	indent := va.GetKeywordArgument("indent", nil)
 	if len(va.Args) > 0 {
 		indent = va.Args[0]
 	}
-	n, pretty := jsonIndent(GoValue(indent))
-	s, err := pyJSON(GoValue(in), n, pretty)
+	if len(va.Args) > 1 {
+		return exec.AsValue(fmt.Errorf("tojson() takes from 1 to 2 positional arguments but %d were given", len(va.Args)+1))
+	}
+	for k, v := range va.KwArgs {
+		switch k {
+		case "indent":
+		case "ensure_ascii":
+			o.ensureASCII = v.IsTrue()
+		case "sort_keys":
+			o.sortKeys = v.IsTrue()
+		default:
+			return exec.AsValue(fmt.Errorf("dumps() got an unexpected keyword argument '%s'", k))
+		}
+	}
+	o.indent, o.pretty = jsonIndent(GoValue(indent))
+	v, err := goOrdered(in)
+	if err != nil {
+		return exec.AsValue(err)
+	}
+	s, err := pyJSON(v, o)
 	if err != nil {
 		return exec.AsValue(err)
 	}
@@ -181,33 +269,50 @@ func filterToJSONSalt(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec
 	return exec.AsSafeValue(s)
 }
 
-// filterPython is Salt's python filter: pprint.pformat of the value.
-func filterPython(in any, _ []any) (any, error) {
-	return pyRepr(in), nil
+// filterPython is Salt's python filter: pprint.pformat of the value (a
+// dict's keys sorted, Undefined as such).
+func filterPython(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	if in.IsError() && !in.IsUndefined() {
+		return in
+	}
+	if _, err := bind("python", va, nil); err != nil {
+		return exec.AsValue(err)
+	}
+	v, err := goOrdered(in)
+	if err != nil {
+		return exec.AsValue(err)
+	}
+	return exec.AsSafeValue(pyRepr(sortedMaps(v)))
 }
 
 // filterDictToSLSYAMLParams is Salt's dict_to_sls_yaml_params: each key
-// a one-item mapping of a list, in block style, as a state's arguments.
-func filterDictToSLSYAMLParams(in any, args []any) (any, error) {
-	m, ok := in.(map[string]any)
+// a one-item mapping of a list, in the dict's order, in block style (or
+// flow_style=True), as a state's arguments.
+func filterDictToSLSYAMLParams(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Value {
+	if in.IsError() {
+		return in
+	}
+	args, err := bind("dict_to_sls_yaml_params", va, []param{opt("flow_style", false)})
+	if err != nil {
+		return exec.AsValue(err)
+	}
+	v, err := goOrdered(in)
+	if err != nil {
+		return exec.AsValue(err)
+	}
+	m, ok := v.(yaml.MapSlice)
 	if !ok {
-		return nil, fmt.Errorf("'%s' object has no attribute 'items'", pyTypeName(in))
+		return exec.AsValue(fmt.Errorf("'%s' object has no attribute 'items'", pyTypeName(v)))
 	}
 	list := make([]any, 0, len(m))
-	for _, k := range sortedKeys(m) {
-		list = append(list, yaml.MapSlice{{Key: k, Value: m[k]}})
+	for _, it := range m {
+		list = append(list, yaml.MapSlice{it})
 	}
-	var b []byte
-	var err error
-	if truthy(args[0]) {
-		b, err = yaml.MarshalWithOptions(list, yaml.Flow(true))
-	} else {
-		b, err = yaml.MarshalWithOptions(list, yaml.IndentSequence(false))
-	}
+	s, err := pyYAMLDump(list, truthy(args[0]))
 	if err != nil {
-		return nil, err
+		return exec.AsValue(err)
 	}
-	return strings.TrimSpace(string(b)), nil
+	return exec.AsSafeValue(s)
 }
 
 // filterLoadText is Salt's load_text: the text itself.
@@ -328,14 +433,4 @@ func (n *xmlNode) write(b *strings.Builder, depth int) {
 		}
 		b.WriteString(pad + "</" + n.tag + ">\n")
 	}
-}
-
-// blockYAML is yaml.safe_dump in block style, without the trailing
-// newline.
-func blockYAML(v any) (string, error) {
-	b, err := yaml.MarshalWithOptions(v, yaml.IndentSequence(false))
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSuffix(strings.TrimSpace(string(b)), "\n..."), nil
 }

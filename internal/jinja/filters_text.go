@@ -21,6 +21,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/nikolalohinski/gonja/v2/exec"
 )
 
 // Salt's filters on strings (salt/utils/stringutils.py,
@@ -446,8 +447,9 @@ func checkWhitelistBlacklist(in any, args []any) (any, error) {
 	return true, nil
 }
 
-// regexEscape is Python's re.escape: every character but letters, digits
-// and _ escaped.
+// regexEscape is Python 3's re.escape (3.7 and later): the characters
+// special in a pattern, and whitespace, escaped; others (: / letters,
+// non-ASCII) as they are.
 func regexEscape(in any, _ []any) (any, error) {
 	s, ok := in.(string)
 	if !ok {
@@ -455,11 +457,7 @@ func regexEscape(in any, _ []any) (any, error) {
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if r < 128 && !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_') {
-			if r == '\n' {
-				b.WriteString("\\\n")
-				continue
-			}
+		if strings.ContainsRune("()[]{}?*+-|^$\\.&~# \t\n\r\v\f", r) {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)
@@ -511,7 +509,7 @@ func compilePy(pattern string, ignorecase, multiline bool) (*regexp.Regexp, erro
 }
 
 // regexFind is regex_match (Python's re.match, anchored at the start)
-// or regex_search: the match's groups, or None.
+// or regex_search: the match's groups (a tuple), or None.
 func regexFind(anchored bool) pyFunc {
 	return func(in any, args []any) (any, error) {
 		txt, ok := in.(string)
@@ -539,13 +537,15 @@ func regexFind(anchored bool) pyFunc {
 				return nil, nil
 			}
 		}
-		out := make([]any, 0, len(loc)/2-1)
+		// Python's Match.groups(): a tuple, None for a group that took
+		// no part.
+		out := make(exec.Tuple, 0, len(loc)/2-1)
 		for i := 2; i < len(loc); i += 2 {
 			if loc[i] < 0 {
-				out = append(out, nil)
+				out = append(out, exec.AsValue(nil))
 				continue
 			}
-			out = append(out, txt[loc[i]:loc[i+1]])
+			out = append(out, exec.AsValue(txt[loc[i]:loc[i+1]]))
 		}
 		return out, nil
 	}

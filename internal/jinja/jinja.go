@@ -7,6 +7,7 @@ package jinja
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -140,9 +141,29 @@ func Ordered(v any) any {
 }
 
 // GoValue converts a template value back to plain Go values.
+//
+// A dictionary becomes a map[string]any whatever its keys: a key that is
+// not a string (386 in a formula's osarchmap.yaml) is keyed by its text,
+// as Salt's functions compare keys by their text (grains.filter_by).
 func GoValue(v *exec.Value) any {
 	if v == nil || v.IsNil() {
 		return nil
+	}
+	if v.IsDict() {
+		m := map[string]any{}
+		v.Iterate(func(_, _ int, key, value *exec.Value) bool {
+			m[key.PyString()] = GoValue(value)
+			return true
+		}, func() {})
+		return m
+	}
+	if v.IsList() {
+		out := []any{}
+		v.Iterate(func(_, _ int, item, _ *exec.Value) bool {
+			out = append(out, GoValue(item))
+			return true
+		}, func() {})
+		return out
 	}
 	g := v.ToGoSimpleType(false)
 	if err, ok := g.(error); ok && v.IsError() {
@@ -220,18 +241,16 @@ func Serialize(v any, asJSON bool) (string, error) {
 	return strings.TrimSpace(string(b)), err
 }
 
-func serialized(in *exec.Value, asJSON bool) *exec.Value {
+// filterLoadYAML is Salt's load_yaml: the text read as Salt's loader
+// reads YAML; anything but text is refused, as libyaml's parser refuses
+// it.
+func filterLoadYAML(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
 	if in.IsError() {
 		return in
 	}
-	s, err := Serialize(GoValue(in), asJSON)
-	if err != nil {
-		return exec.AsValue(fmt.Errorf("serializing %s: %w", in.String(), err))
+	if !in.IsString() {
+		return exec.AsValue(errors.New("a string or stream input is required"))
 	}
-	return exec.AsSafeValue(s)
-}
-
-func filterLoadYAML(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
 	v, err := saltyaml.Unmarshal([]byte(in.String()))
 	if err != nil {
 		return exec.AsValue(fmt.Errorf("load_yaml: %w", err))

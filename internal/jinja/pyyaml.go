@@ -1,0 +1,321 @@
+package jinja
+
+import (
+	"math"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/brinehq/brine/internal/saltyaml"
+)
+
+// pyYAMLDump is Salt's salt.utils.yaml.safe_dump(v, default_flow_style=
+// flow) as its yaml filters call it (PyYAML's emitter, allow_unicode):
+// dicts with their keys sorted, a string plain when PyYAML would write
+// it plain and read it back as that string, else quoted as PyYAML quotes
+// it; a flow collection wrapped past 80 columns; anything PyYAML cannot
+// represent (Undefined) NULL. The text has no final newline.
+func pyYAMLDump(v any, flow bool) (string, error) {
+	e := &pyEmitter{}
+	v = sortedMaps(v)
+	if flow || !isCollection(v) {
+		e.flowNode(v, 0, false)
+	} else {
+		e.blockNode(v, 0, false, false)
+	}
+	return strings.TrimSpace(e.b.String()), nil
+}
+
+type pyEmitter struct {
+	b      strings.Builder
+	col    int
+	spaced bool // the last thing written was whitespace
+}
+
+const pyBestWidth = 80
+
+func (e *pyEmitter) write(s string) {
+	e.b.WriteString(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		e.col = utf8.RuneCountInString(s[i+1:])
+	} else {
+		e.col += utf8.RuneCountInString(s)
+	}
+	e.spaced = strings.HasSuffix(s, " ") || strings.HasSuffix(s, "\n")
+}
+
+func (e *pyEmitter) indent(n int) {
+	if e.b.Len() > 0 {
+		e.write("\n")
+	}
+	e.write(strings.Repeat(" ", n))
+	e.spaced = true
+}
+
+// space writes the blank PyYAML puts before a token not preceded by
+// whitespace.
+func (e *pyEmitter) space() {
+	if !e.spaced && e.b.Len() > 0 {
+		e.write(" ")
+	}
+}
+
+func isCollection(v any) bool {
+	switch t := v.(type) {
+	case yaml.MapSlice:
+		return len(t) > 0
+	case []any:
+		return len(t) > 0
+	case pyTuple:
+		return len(t) > 0
+	}
+	return false
+}
+
+func asSeq(v any) ([]any, bool) {
+	switch t := v.(type) {
+	case []any:
+		return t, true
+	case pyTuple:
+		return []any(t), true
+	}
+	return nil, false
+}
+
+// flowNode writes v in flow style; inFlow is whether it is inside a
+// flow collection (which decides if a string may be plain).
+func (e *pyEmitter) flowNode(v any, indent int, inFlow bool) {
+	if l, ok := asSeq(v); ok {
+		e.space()
+		e.write("[")
+		e.spaced = true
+		in := indent + 2
+		for i, x := range l {
+			if i > 0 {
+				e.write(",")
+			}
+			if e.col > pyBestWidth {
+				e.indent(in)
+			}
+			e.flowNode(x, in, true)
+		}
+		e.write("]")
+		return
+	}
+	if m, ok := v.(yaml.MapSlice); ok {
+		e.space()
+		e.write("{")
+		e.spaced = true
+		in := indent + 2
+		for i, it := range m {
+			if i > 0 {
+				e.write(",")
+			}
+			if e.col > pyBestWidth {
+				e.indent(in)
+			}
+			e.flowNode(it.Key, in, true)
+			e.write(":")
+			e.flowNode(it.Value, in, true)
+		}
+		e.write("}")
+		return
+	}
+	e.space()
+	e.write(pyYAMLScalar(v, inFlow))
+}
+
+// blockNode writes v in block style at indent; inline is whether the
+// line is started ("- " or "key:" written); inMapping whether v is a
+// mapping's value (where a sequence is not indented).
+func (e *pyEmitter) blockNode(v any, indent int, inline, inMapping bool) {
+	if !isCollection(v) {
+		e.flowNode(v, indent, false)
+		return
+	}
+	if l, ok := asSeq(v); ok {
+		if inMapping {
+			indent -= 2
+		}
+		for i, x := range l {
+			if i > 0 || !inline || inMapping {
+				e.indent(indent)
+			} else {
+				e.space()
+			}
+			e.write("-")
+			e.spaced = false
+			e.blockNode(x, indent+2, true, false)
+		}
+		return
+	}
+	for i, it := range v.(yaml.MapSlice) {
+		if i > 0 || !inline || inMapping {
+			e.indent(indent)
+		} else {
+			e.space()
+		}
+		e.flowNode(it.Key, indent, false)
+		e.write(":")
+		e.blockNode(it.Value, indent+2, true, true)
+	}
+}
+
+// pyYAMLScalar is a scalar as PyYAML's SafeRepresenter and emitter write
+// it.
+func pyYAMLScalar(v any, inFlow bool) string {
+	switch t := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		if t {
+			return "true"
+		}
+		return "false"
+	case int, int64, int32, uint, uint64:
+		return pyStr(t)
+	case float64:
+		switch {
+		case math.IsNaN(t):
+			return ".nan"
+		case math.IsInf(t, 1):
+			return ".inf"
+		case math.IsInf(t, -1):
+			return "-.inf"
+		}
+		s := strings.ToLower(pyFloat(t))
+		if !strings.Contains(s, ".") && strings.Contains(s, "e") {
+			s = strings.Replace(s, "e", ".0e", 1)
+		}
+		return s
+	case string:
+		return pyYAMLString(t, inFlow)
+	case yaml.MapSlice:
+		return "{}"
+	case []any, pyTuple:
+		return "[]"
+	}
+	// Salt's SafeOrderedDumper writes what it cannot represent
+	// (Undefined) as NULL.
+	return "NULL"
+}
+
+// pyYAMLString is PyYAML's choice of style for a string (analyze_scalar,
+// choose_scalar_style): plain, single-quoted or double-quoted.
+func pyYAMLString(s string, inFlow bool) string {
+	allowPlain, allowSingle := pyAnalyze(s, inFlow)
+	if allowPlain {
+		if v, err := saltyaml.Unmarshal([]byte(s)); err == nil {
+			if str, ok := v.(string); ok && str == s {
+				return s
+			}
+		}
+	}
+	if allowSingle {
+		return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+	}
+	return yamlDoubleQuoted(s)
+}
+
+func pyAnalyze(s string, inFlow bool) (allowPlain, allowSingle bool) {
+	if s == "" {
+		return false, true
+	}
+	isSpace := func(r rune) bool { return strings.ContainsRune("\x00 \t\r\n\u0085\u2028\u2029", r) }
+	isBreak := func(r rune) bool { return strings.ContainsRune("\n\u0085\u2028\u2029", r) }
+	var blockInd, flowInd, lineBreaks, special bool
+	var leadSpace, trailSpace, breakSpace, spaceBreak, prevSpace, prevBreak bool
+	if strings.HasPrefix(s, "---") || strings.HasPrefix(s, "...") {
+		blockInd, flowInd = true, true
+	}
+	rs := []rune(s)
+	preceded := true
+	for i, ch := range rs {
+		followed := i+1 >= len(rs) || isSpace(rs[i+1])
+		if i == 0 {
+			if strings.ContainsRune("#,[]{}&*!|>'\"%@`", ch) {
+				flowInd, blockInd = true, true
+			}
+			if ch == '?' || ch == ':' {
+				flowInd = true
+				if followed {
+					blockInd = true
+				}
+			}
+			if ch == '-' && followed {
+				flowInd, blockInd = true, true
+			}
+		} else {
+			if strings.ContainsRune(",?[]{}", ch) {
+				flowInd = true
+			}
+			if ch == ':' {
+				flowInd = true
+				if followed {
+					blockInd = true
+				}
+			}
+			if ch == '#' && preceded {
+				flowInd, blockInd = true, true
+			}
+		}
+		if isBreak(ch) {
+			lineBreaks = true
+		}
+		if !(ch == '\n' || ch >= 0x20 && ch <= 0x7e) {
+			if !(ch == 0x85 || ch >= 0xa0 && ch <= 0xd7ff || ch >= 0xe000 && ch <= 0xfffd || ch >= 0x10000 && ch < 0x10ffff) || ch == 0xfeff {
+				special = true
+			}
+		}
+		switch {
+		case ch == ' ':
+			if i == 0 {
+				leadSpace = true
+			}
+			if i == len(rs)-1 {
+				trailSpace = true
+			}
+			if prevBreak {
+				breakSpace = true
+			}
+			prevSpace, prevBreak = true, false
+		case isBreak(ch):
+			if i == 0 || i == len(rs)-1 {
+				leadSpace = true // a leading or trailing break: as a space
+			}
+			if prevSpace {
+				spaceBreak = true
+			}
+			prevSpace, prevBreak = false, true
+		default:
+			prevSpace, prevBreak = false, false
+		}
+		preceded = isSpace(ch)
+	}
+	flowPlain, blockPlain, single := true, true, true
+	if leadSpace || trailSpace {
+		flowPlain, blockPlain = false, false
+	}
+	if breakSpace {
+		flowPlain, blockPlain, single = false, false, false
+	}
+	if spaceBreak || special {
+		flowPlain, blockPlain, single = false, false, false
+	}
+	if lineBreaks {
+		// PyYAML writes these single-quoted over several lines; a
+		// double-quoted string reads the same.
+		flowPlain, blockPlain, single = false, false, false
+	}
+	if flowInd {
+		flowPlain = false
+	}
+	if blockInd {
+		blockPlain = false
+	}
+	if inFlow {
+		return flowPlain, single
+	}
+	return blockPlain, single
+}
