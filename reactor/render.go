@@ -54,7 +54,7 @@ func newRenderer() *renderer {
 			Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables),
 			Filters:           filters,
 			Tests:             builtins.Tests,
-			ControlStructures: builtins.ControlStructures,
+			ControlStructures: exec.NewControlStructureSet(jinja.Tags()).Update(builtins.ControlStructures),
 			Methods:           jinja.Methods(),
 		},
 		cfg:   strictConfig(),

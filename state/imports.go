@@ -11,6 +11,8 @@ import (
 	"github.com/nikolalohinski/gonja/v2/nodes"
 	"github.com/nikolalohinski/gonja/v2/parser"
 	"github.com/nikolalohinski/gonja/v2/tokens"
+
+	"github.com/brinehq/brine/internal/jinja"
 )
 
 // Salt's formulas import variables, not only macros:
@@ -23,6 +25,7 @@ import (
 func controlStructures() *exec.ControlStructureSet {
 	set := exec.NewControlStructureSet(map[string]parser.ControlStructureParser{})
 	set.Update(builtins.ControlStructures)
+	set.Update(exec.NewControlStructureSet(jinja.Tags()))
 	_ = set.Replace("from", parseFrom)
 	_ = set.Replace("import", parseImport)
 	return set

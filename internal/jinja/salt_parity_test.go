@@ -27,7 +27,7 @@ func renderStrict(t *testing.T, src string, vars map[string]any) (string, error)
 		Context:           exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables).Update(Globals()),
 		Filters:           filters,
 		Tests:             Tests(),
-		ControlStructures: builtins.ControlStructures,
+		ControlStructures: exec.NewControlStructureSet(Tags()).Update(builtins.ControlStructures),
 		Methods:           Methods(),
 	}
 	loader, err := loaders.NewMemoryLoader(map[string]string{"/t": src})

@@ -3,21 +3,18 @@ package jinja
 import (
 	"fmt"
 
-	"github.com/nikolalohinski/gonja/v2/builtins"
 	"github.com/nikolalohinski/gonja/v2/exec"
 	"github.com/nikolalohinski/gonja/v2/nodes"
 	"github.com/nikolalohinski/gonja/v2/parser"
 	"github.com/nikolalohinski/gonja/v2/tokens"
 )
 
-// Salt's own tags (salt.utils.jinja.SerializerExtension) that are not
-// rewritten before parsing: {% profile as 'label' %}…{% endprofile %}.
-// They are added to gonja's built-in tags, which every environment of
-// brine (state, reactor) starts from.
-func init() {
-	if !builtins.ControlStructures.Exists("profile") {
-		_ = builtins.ControlStructures.Register("profile", parseProfile)
-	}
+// Tags are Salt's own tags (salt.utils.jinja.SerializerExtension) that
+// are not rewritten before parsing: {% profile as 'label' %}…
+// {% endprofile %}. Each environment of brine (state, reactor) adds them
+// to gonja's built-in tags.
+func Tags() map[string]parser.ControlStructureParser {
+	return map[string]parser.ControlStructureParser{"profile": parseProfile}
 }
 
 // profileTag is Salt's profile block: its body rendered where it stands,

@@ -159,10 +159,3 @@ func writeKnown(t *testing.T, file string, known map[string]string) {
 		t.Fatal(err)
 	}
 }
-
-func truncate(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
-}

@@ -163,3 +163,11 @@ func Render(ctx context.Context, r *state.Renderer, c Case, base map[string]any)
 	s := string(out)
 	return Outcome{Out: &s}
 }
+
+// truncate shortens s to n runes for a message.
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
