@@ -160,3 +160,17 @@ func TestPythonSyntax(t *testing.T) {
 		{`{{ 6 is divisibleby(num=3) }} {{ 6 is divisibleby(4) }} {{ 1 is eq(1) }} {{ 1 is sameas 1 and 2 }} {{ 3 is in([1, 3]) }} {{ 4 is ge 3 or x }}`, `True False True 2 True True`},
 	}, syntaxContext)
 }
+
+// TestPythonIndex: an index counts from the end when negative (-len is
+// the first item, a one-item list's -1 too), and a string's index is a
+// character's.
+func TestPythonIndex(t *testing.T) {
+	runPyCases(t, []pyCase{
+		{`{{ ['a'][-1] }} {{ ['a','b'][-2] }} {{ ('a',)[-1] }} {{ 'a'[-1] }} {{ 'ab'[-2] }}`, `a a a a a`},
+		{`{{ 'héllo'[1] }} {{ 'héllo'[-4] }} {{ 'a/b'.split('/')[-1] }} {{ 'a'.split('/')[-1] }}`, `é é b a`},
+		{`{{ ['a'][-2] is defined }} {{ ['a'][0] is defined }}`, `False True`},
+		{`{{ ['a'][-2] }}`, `ERROR: list object has no element -2`},
+		{`{{ 'ab'[-3] }}`, `ERROR: str object has no element -3`},
+		{`{{ ['a'][1] }}`, `ERROR: list object has no element 1`},
+	}, nil)
+}

@@ -1100,20 +1100,22 @@ func (v *Value) GetItem(key any) (*Value, bool) {
 
 	case int:
 		switch val.Kind() {
+		// Python's indexes: a character's (not a byte's), counted from
+		// the end when negative (-len is the first).
 		case reflect.String:
-			if t >= 0 && val.Len() > t {
-				return ToValue(string(val.String()[t])), true
-			} else if t < 0 && val.Len() > -t {
-				return ToValue(string(val.String()[val.Len()+t])), true
+			runes := []rune(val.String())
+			if t < 0 {
+				t += len(runes)
+			}
+			if t >= 0 && t < len(runes) {
+				return ToValue(string(runes[t])), true
 			}
 		case reflect.Array, reflect.Slice:
-			if t >= 0 && val.Len() > t {
+			if t < 0 {
+				t += val.Len()
+			}
+			if t >= 0 && t < val.Len() {
 				atIndex := val.Index(t)
-				if atIndex.IsValid() {
-					return ToValue(atIndex), true
-				}
-			} else if t < 0 && val.Len() > -t {
-				atIndex := val.Index(val.Len() + t)
 				if atIndex.IsValid() {
 					return ToValue(atIndex), true
 				}
