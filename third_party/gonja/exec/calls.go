@@ -199,7 +199,28 @@ func (e *Evaluator) callMethod(parent *Value, method string, parameters *VarArgs
 	default:
 		return nil, false, nil
 	}
-	return result, found, err
+	return plainStrings(result), found, err
+}
+
+var typeString = reflect.TypeFor[string]()
+
+// plainStrings is a method's result with a string (or the strings of a
+// list) of a named Go type, as gonja's str methods give, a Go string:
+// Python has one str type, and Go code given the value sees a string.
+func plainStrings(result any) any {
+	rv := reflect.ValueOf(result)
+	switch {
+	case !rv.IsValid():
+	case rv.Kind() == reflect.String && rv.Type() != typeString:
+		return rv.String()
+	case rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.String && rv.Type().Elem() != typeString:
+		out := make([]string, rv.Len())
+		for i := range out {
+			out[i] = rv.Index(i).String()
+		}
+		return out
+	}
+	return result
 }
 
 // calleeName is a function as the template calls it: name, salt.cmd.run,

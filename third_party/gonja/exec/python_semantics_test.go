@@ -174,3 +174,36 @@ func TestPythonIndex(t *testing.T) {
 		{`{{ ['a'][1] }}`, `ERROR: list object has no element 1`},
 	}, nil)
 }
+
+// TestPythonStr: Python has one str, so what a str method returns equals
+// (==, in, a dict key) the same text written in the template; split and
+// rsplit take Python's arguments (no separator or None: runs of
+// whitespace; maxsplit counts splits, from the right for rsplit).
+func TestPythonStr(t *testing.T) {
+	runPyCases(t, []pyCase{
+		{`{{ "A".lower() == "a" }} {{ " a ".strip() == "a" }} {{ "a".upper() == "A" }} {{ "a:b".partition(":")[0] == "a" }} {{ "a b".split(" ")[0] == "a" }} {{ "a\nb".splitlines()[0] == "a" }} {{ "a:b".rsplit(":")[0] == "a" }} {{ "a".title() == "A" }} {{ "x".zfill(2) == "0x" }}`,
+			`True True True True True True True True True`},
+		{`{{ {"a": 1}["A".lower()] }} {{ "A".lower() in ["a"] }} {{ "A".lower() in {"a": 1} }} {{ "a:b".split(":")[0] in {"a": 1} }} {{ "a:b".split(":")[0] in "abc" }} {{ "a:b".split(":") == ["a", "b"] }} {{ "hash:/x".split(":")[0] in ("btree", "hash") }}`,
+			`1 True True True True True True`},
+		{`{{ "A".lower() in m }} {{ "a:b".split(":")[0] in m }} {{ "Z".lower() in m }}`, `True True False`},
+		{`{{ "a b".split() }} {{ " a  b ".split() }} {{ "a  b".split(" ") }} {{ " a  b ".rsplit(None, 1) }} {{ "a b c".split(None, 1) }} {{ "a:b:c".split(":", 1) }}`,
+			`['a', 'b'] ['a', 'b'] ['a', '', 'b'] [' a', 'b'] ['a', 'b c'] ['a', 'b:c']`},
+		{`{{ "a:b:c".rsplit(":", 1) }} {{ "a::b::c".rsplit("::", 1) }} {{ "a:b:c".split(":", 0) }} {{ "".split() }} {{ "".split(":") }} {{ " a b ".split(maxsplit=1) }} {{ "a/b/c".rsplit("/", 1)[-1] }}`,
+			`['a:b', 'c'] ['a::b', 'c'] ['a:b:c'] [] [''] ['a', 'b '] c`},
+		{`{{ "a".split("") }}`, `ERROR: empty separator`},
+	}, func() map[string]any { return map[string]any{"m": map[string]any{"a": 1}} })
+}
+
+// TestPythonScopes: an if block makes no scope (a set in it is seen after
+// it, in a for body too); a for body does, each iteration its own.
+func TestPythonScopes(t *testing.T) {
+	runPyCases(t, []pyCase{
+		{`{% for x in [1,2] %}{% set n = False %}{% if x == 2 %}{% set n = True %}{% endif %}{{ n }}{% endfor %}`, `FalseTrue`},
+		{`{% set n = 0 %}{% for x in [1,2] %}{% if x == 2 %}{% set n = 5 %}{% endif %}{{ n }}{% endfor %}{{ n }}`, `050`},
+		{`{% for x in [1,2] %}{% if x == 2 %}{% set m = 5 %}{% endif %}{% endfor %}{{ m is defined }}`, `False`},
+		{`{% for x in [1,2] %}{% if true %}{% if x == 2 %}{% set n = x %}{% endif %}{% endif %}{{ n is defined }}{% endfor %}`, `FalseTrue`},
+		{`{% for x in [1] %}{% for y in [1] %}{% set n = 1 %}{% endfor %}{{ n is defined }}{% endfor %}`, `False`},
+		{`{% for x in [1,2] %}{% if x == 1 %}{% set n = 1 %}{% endif %}{{ n is defined }}{% endfor %}`, `TrueFalse`},
+		{`{% for m in ["a"] %}{% set n = False %}{% set fp = "hash:/etc/x" %}{% if fp.startswith("proxy:") %}{% set _, ft, fp = fp.split(":") %}{% elif ":" in fp %}{% set ft, fp = fp.split(":") %}{% else %}{% set ft = "z" %}{% endif %}{% if ft in ("btree", "hash") %}{% set n = True %}{% endif %}{{ n }} {{ ft }} {{ fp }}{% endfor %}`, `True hash /etc/x`},
+	}, nil)
+}

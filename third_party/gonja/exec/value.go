@@ -601,11 +601,13 @@ func (v *Value) Contains(other *Value) bool {
 		return fieldValue.IsValid()
 	case reflect.Map:
 		var mapValue reflect.Value
-		switch other.Interface().(type) {
-		case int:
-			mapValue = resolved.MapIndex(other.getResolvedValue())
-		case string:
-			mapValue = resolved.MapIndex(other.getResolvedValue())
+		key := other.getResolvedValue()
+		switch {
+		case other.IsString() && reflect.TypeOf("").ConvertibleTo(resolved.Type().Key()):
+			// whatever the string's Go type
+			mapValue = resolved.MapIndex(reflect.ValueOf(other.String()).Convert(resolved.Type().Key()))
+		case key.IsValid() && key.Type().AssignableTo(resolved.Type().Key()):
+			mapValue = resolved.MapIndex(key)
 		default:
 			if logging.Enabled() {
 				log.Errorf("Value.Contains() does not support lookup type '%s'\n", other.getResolvedValue().Kind().String())
@@ -855,6 +857,12 @@ func (v *Value) EqualValueTo(other *Value) bool {
 	// Python's bool is an int: True == 1.
 	if v.IsBool() && other.IsNumber() || v.IsNumber() && other.IsBool() {
 		return v.Float() == other.Float()
+	}
+
+	// Python has one str: a string of a named Go type (the str methods'
+	// results) equals the same text.
+	if v.IsString() && other.IsString() {
+		return v.String() == other.String()
 	}
 
 	// Both nil → equal.

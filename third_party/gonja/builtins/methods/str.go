@@ -356,17 +356,11 @@ var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
 		return []string{p1.String(), p2.String(), p3.String()}, nil
 	},
 	"rsplit": func(self string, _ *exec.Value, arguments *exec.VarArgs) (any, error) {
-		var (
-			sep      string
-			maxsplit int
-		)
-		if err := arguments.Take(
-			exec.PositionalArgument("sep", exec.AsValue(' '), exec.StringArgument(&sep)),
-			exec.PositionalArgument("maxsplit", exec.AsValue(-1), exec.IntArgument(&maxsplit)),
-		); err != nil {
-			return nil, exec.ErrInvalidCall(err)
+		sep, hasSep, maxsplit, err := splitArgs(arguments)
+		if err != nil {
+			return nil, err
 		}
-		return pystring.PyString(self).RSplit(sep, maxsplit), nil
+		return pyRSplit(self, sep, hasSep, maxsplit), nil
 	},
 	"rstrip": func(self string, _ *exec.Value, arguments *exec.VarArgs) (any, error) {
 		var (
@@ -380,17 +374,11 @@ var strMethods = exec.NewMethodSet[string](map[string]exec.Method[string]{
 		return pystring.PyString(self).RStrip(cutset), nil
 	},
 	"split": func(self string, _ *exec.Value, arguments *exec.VarArgs) (any, error) {
-		var (
-			sep      string
-			maxsplit int
-		)
-		if err := arguments.Take(
-			exec.PositionalArgument("sep", exec.AsValue(' '), exec.StringArgument(&sep)),
-			exec.PositionalArgument("maxsplit", exec.AsValue(-1), exec.IntArgument(&maxsplit)),
-		); err != nil {
-			return nil, exec.ErrInvalidCall(err)
+		sep, hasSep, maxsplit, err := splitArgs(arguments)
+		if err != nil {
+			return nil, err
 		}
-		return pystring.PyString(self).Split(sep, maxsplit), nil
+		return pySplit(self, sep, hasSep, maxsplit), nil
 	},
 	"splitlines": func(self string, _ *exec.Value, arguments *exec.VarArgs) (any, error) {
 		var (
