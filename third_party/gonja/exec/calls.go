@@ -173,6 +173,13 @@ func (e *Evaluator) callMethod(parent *Value, method string, parameters *VarArgs
 		}
 		if method, ok := e.Environment.Methods.Dict.Get(method); ok {
 			found = true
+			if goMap, isMap := parent.Interface().(map[string]any); isMap {
+				// the map itself, not a copy: a Go map from the
+				// context (Salt's pillar) is changed in place, as a
+				// Python dict is one object
+				result, err = method(goMap, parent, parameters)
+				break
+			}
 			dict := parent.ToGoSimpleType(false)
 			if err, ok := dict.(error); err != nil && ok {
 				return nil, true, fmt.Errorf("failed to cast '%s' to a Go type: %s", parent.String(), err)

@@ -158,6 +158,16 @@ func dictMethod(d *Dict, name string, args *VarArgs) (result any, ok bool, err e
 		}
 		d.Pairs = []*Pair{}
 		return nil, true, nil
+	case "popitem":
+		if err := args.Take(); err != nil {
+			return nil, true, ErrInvalidCall(err)
+		}
+		if len(d.Pairs) == 0 {
+			return nil, true, errors.New("KeyError: 'popitem(): dictionary is empty'")
+		}
+		last := d.Pairs[len(d.Pairs)-1]
+		d.Pairs = d.Pairs[:len(d.Pairs)-1]
+		return AsValue(Tuple{last.Key, last.Value}), true, nil
 	}
 	return nil, false, nil
 }

@@ -207,3 +207,23 @@ func TestPythonScopes(t *testing.T) {
 		{`{% for m in ["a"] %}{% set n = False %}{% set fp = "hash:/etc/x" %}{% if fp.startswith("proxy:") %}{% set _, ft, fp = fp.split(":") %}{% elif ":" in fp %}{% set ft, fp = fp.split(":") %}{% else %}{% set ft = "z" %}{% endif %}{% if ft in ("btree", "hash") %}{% set n = True %}{% endif %}{{ n }} {{ ft }} {{ fp }}{% endfor %}`, `True hash /etc/x`},
 	}, nil)
 }
+
+// TestPythonDictInPlace: a dict's methods change the dict itself, a Go
+// map of the context (Salt's pillar) too, whatever name reaches it.
+func TestPythonDictInPlace(t *testing.T) {
+	ctx := func() map[string]any {
+		m := map[string]any{"a": 1, "b": 2, "s": map[string]any{"j": 2, "k": 1}}
+		return map[string]any{"m": m, "n": m}
+	}
+	runPyCases(t, []pyCase{
+		{`{% do m.pop("a") %}{{ m }}`, `{'b': 2, 's': {'j': 2, 'k': 1}}`},
+		{`{{ m.pop("z", 5) }}{{ m|length }}`, `53`},
+		{`{{ m.popitem() }}{{ m }}`, `('s', {'j': 2, 'k': 1}){'a': 1, 'b': 2}`},
+		{`{% do m.clear() %}{{ m }}{{ n }}`, `{}{}`},
+		{`{% set x = m.get("s") %}{% do x.pop("k") %}{{ m }}`, `{'a': 1, 'b': 2, 's': {'j': 2}}`},
+		{`{% set x = m.s %}{% do x.clear() %}{{ n.s }}`, `{}`},
+		{`{{ m.pop("zz") }}`, `ERROR: KeyError: 'zz'`},
+		{`{% set d = {'a': 1, 'b': 2} %}{{ d.popitem() }}{{ d }}`, `('b', 2){'a': 1}`},
+		{`{{ {}.popitem() }}`, `ERROR: popitem(): dictionary is empty`},
+	}, ctx)
+}

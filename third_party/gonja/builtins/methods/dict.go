@@ -79,7 +79,27 @@ var dictMethods = exec.NewMethodSet[map[string]any](map[string]exec.Method[map[s
 		if len(arguments.Args) == 2 {
 			return arguments.Args[1].Interface(), nil
 		}
-		return nil, nil
+		return nil, errors.Errorf("KeyError: %s", arguments.Args[0].Repr())
+	},
+
+	// popitem is Python's: the last item (a Go map's keys are read
+	// sorted, so the last sorted key) removed and returned as a tuple.
+	"popitem": func(self map[string]any, selfValue *exec.Value, arguments *exec.VarArgs) (any, error) {
+		if err := arguments.Take(); err != nil {
+			return nil, exec.ErrInvalidCall(err)
+		}
+		if len(self) == 0 {
+			return nil, errors.New("KeyError: 'popitem(): dictionary is empty'")
+		}
+		last := ""
+		for key := range self {
+			if key > last {
+				last = key
+			}
+		}
+		value := self[last]
+		delete(self, last)
+		return exec.Tuple{exec.AsValue(last), exec.ToValue(value)}, nil
 	},
 
 	"setdefault": func(self map[string]any, selfValue *exec.Value, arguments *exec.VarArgs) (any, error) {
