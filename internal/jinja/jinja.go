@@ -62,7 +62,7 @@ func Methods() exec.Methods {
 // replaced by the changed map.
 func dictMethods(base *exec.MethodSet[map[string]any]) *exec.MethodSet[map[string]any] {
 	set := map[string]exec.Method[map[string]any]{}
-	for _, name := range []string{"keys", "values", "items", "get", "pop", "copy", "clear"} {
+	for _, name := range []string{"keys", "values", "items", "get", "pop", "popitem", "copy", "clear"} {
 		if f, ok := base.Get(name); ok {
 			set[name] = f
 		}
@@ -172,23 +172,6 @@ func GoValue(v *exec.Value) any {
 	return g
 }
 
-// argValue is an argument of a salt function: a dictionary or a list
-// the template holds is passed itself, not a copy, so that functions
-// that change theirs in place, as Salt's do
-// ({% do salt['defaults.merge'](defaults, overrides) %}), change the
-// template's.
-func argValue(v *exec.Value) any {
-	if v != nil {
-		switch t := v.Interface().(type) {
-		case map[string]any:
-			return t
-		case []any:
-			return t
-		}
-	}
-	return GoValue(v)
-}
-
 // Caller calls one function by name, as `salt` in a template does.
 type Caller func(name string, args []any, kwargs map[string]any) (any, error)
 
@@ -205,15 +188,22 @@ func Salt(names []string, call Caller) map[string]any {
 		fn := func(va *exec.VarArgs) (any, error) {
 			args := make([]any, len(va.Args))
 			for i, a := range va.Args {
-				args[i] = argValue(a)
+				args[i] = GoValue(a)
 			}
 			kwargs := make(map[string]any, len(va.KwArgs))
 			for k, v := range va.KwArgs {
-				kwargs[k] = argValue(v)
+				kwargs[k] = GoValue(v)
 			}
 			out, err := call(name, args, kwargs)
 			if err != nil {
 				return nil, fmt.Errorf("salt[%q]: %w", name, err)
+			}
+			// a function that changes a dictionary it is given in
+			// Salt changes the template's (inplace.go)
+			if change, ok := inPlace[name]; ok {
+				if dest, ok := change(boundArgs{va}); ok {
+					return dest.Interface(), nil
+				}
 			}
 			return out, nil
 		}
