@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,8 +25,10 @@ type Chunk struct {
 	// {state}_|-{id}_|-{name}_|-{fun}.
 	Tag string
 
-	seq  int   // declaration order, for ties
-	reqs []req // resolved requisites
+	seq       int   // declaration order, for ties
+	reqs      []req // resolved requisites
+	nameOrder int   // its place in `names` (1 on), 0 without
+	rawName   any   // a name of `names` that is not text, as written
 }
 
 // Low is the chunk as Salt's low data (state.show_lowstate).
@@ -35,6 +38,9 @@ func (c *Chunk) Low() map[string]any {
 		m[k] = v
 	}
 	m["state"], m["fun"], m["name"], m["__id__"], m["__sls__"], m["__env__"] = c.State, c.Fun, c.Name, c.ID, c.SLS, c.Env
+	if c.rawName != nil {
+		m["name"] = c.rawName
+	}
 	m["order"] = orderValue(c.Order)
 	return m
 }
@@ -51,27 +57,82 @@ func Tag(state, id, name, fun string) string {
 	return state + "_|-" + id + "_|-" + name + "_|-" + fun
 }
 
-// Chunks turns high data into low chunks, in Salt's order: `order`
-// (first, last, numbers), then declaration order. `names` makes one chunk
-// per name; requisite_in declarations become requisites of the states
-// they name. Malformed requisites are added to h.Errors.
+// Chunks turns high data into the low chunks a run runs, as Salt's
+// call_high does: the extend declarations merged and the excluded ids
+// dropped (once), then Salt's compile_high_data (one chunk per function
+// and name, in Salt's order: `order`, then state, name and function);
+// requisite_in declarations become requisites of the states they name.
+// Errors (an extension of an id not in the high data, a malformed
+// requisite) are added to h.Errors.
 func (h *High) Chunks() []*Chunk {
+	h.apply()
+	chunks := h.compile()
+	if len(h.Errors) > 0 {
+		// Salt's call_high stops at the errors of extend and
+		// verify_high, before requisite_in.
+		return chunks
+	}
+	h.Errors = append(h.Errors, requisiteIns(chunks)...)
+	h.Errors = append(h.Errors, applyUse(chunks)...)
+	return chunks
+}
+
+// LowChunks is the low chunks as Salt's state.show_low_sls gives them:
+// compile_high_data of the high data as rendered, extend and exclude
+// declarations not applied and requisite_in left on the chunk declaring
+// it.
+func (h *High) LowChunks() []*Chunk {
+	return h.compile()
+}
+
+// compile is Salt's compile_high_data: a chunk per function of each
+// declaration and per name of its `names` (the same name once; a mapping
+// {name: [{arg: value}]} adds arguments to its chunk), each argument
+// mapping's keys in order (a later one wins), `state` not passed, a
+// `name` that is not text giving the id; then order_chunks.
+func (h *High) compile() []*Chunk {
 	var chunks []*Chunk
 	seq := 0
-	for _, id := range h.IDs {
+	ids := h.dict
+	if ids == nil {
+		ids = h.IDs
+	}
+	// In the order of Salt's high data dictionary, which order_chunks'
+	// cap and its ties depend on.
+	for _, id := range ids {
 		for _, d := range id.Decls {
+			if d.Fun == "" {
+				continue
+			}
 			args := map[string]any{}
 			var names []any
 			for _, a := range d.Args {
-				if a.Key == "names" {
-					names = asList(a.Value)
-					continue
+				switch a.Key {
+				case "":
+				case "names":
+					for _, n := range asList(a.Value) {
+						dup := false
+						for _, o := range names {
+							dup = dup || reflect.DeepEqual(o, n)
+						}
+						if !dup {
+							names = append(names, n)
+						}
+					}
+				case "state":
+				case "name":
+					if _, ok := a.Value.(string); !ok {
+						args["name"] = id.ID
+						continue
+					}
+					args["name"] = a.Value
+				default:
+					args[a.Key] = a.Value
 				}
-				args[a.Key] = a.Value
 			}
 			name := id.ID
-			if n, ok := args["name"]; ok {
-				name = pyStr(n)
+			if n, ok := args["name"].(string); ok {
+				name = n
 			}
 			delete(args, "name")
 			if names == nil {
@@ -85,27 +146,28 @@ func (h *High) Chunks() []*Chunk {
 					cargs[k] = v
 				}
 				nm := n
-				if m, ok := n.(map[string]any); ok && len(m) == 1 {
+				if m, ok := n.(map[string]any); ok && len(m) >= 1 {
 					// - names: [{name: [{arg: value}]}]: per-name args.
-					for k, v := range m {
-						nm = k
-						for _, a := range asList(v) {
-							if am, ok := a.(map[string]any); ok {
-								for ak, av := range am {
-									cargs[ak] = av
-								}
+					k := sortedKeys(m)[0]
+					nm = k
+					for _, a := range asList(m[k]) {
+						if am, ok := a.(map[string]any); ok {
+							for ak, av := range am {
+								cargs[ak] = av
 							}
 						}
 					}
 				}
-				cargs["name_order"] = i
-				chunks = append(chunks, newChunk(id, d, pyStr(nm), cargs, seq))
+				c := newChunk(id, d, pyStr(nm), cargs, seq)
+				if _, ok := nm.(string); !ok {
+					c.rawName = nm
+				}
+				c.nameOrder = i + 1
+				chunks = append(chunks, c)
 				seq++
 			}
 		}
 	}
-	h.Errors = append(h.Errors, requisiteIns(chunks)...)
-	h.Errors = append(h.Errors, applyUse(chunks)...)
 	orderChunks(chunks)
 	return chunks
 }
@@ -113,7 +175,9 @@ func (h *High) Chunks() []*Chunk {
 func newChunk(id *ID, d *Decl, name string, args map[string]any, seq int) *Chunk {
 	order := make([]string, 0, len(d.Args))
 	for _, a := range d.Args {
-		order = append(order, a.Key)
+		if a.Key != "" {
+			order = append(order, a.Key)
+		}
 	}
 	return &Chunk{State: d.Module, Fun: d.Fun, Name: name, ID: id.ID, SLS: id.SLS, Env: id.Env,
 		Args: args, ArgOrder: order, Tag: Tag(d.Module, id.ID, name, d.Fun), seq: seq}
@@ -137,13 +201,18 @@ func pyStr(v any) string {
 	return fmt.Sprint(v)
 }
 
-// orderChunks is Salt's order_chunks: numeric orders first (a cap above
-// the largest), unordered chunks at the cap, `last` after, negative
-// orders counted back from the end; names keep their order within.
+// orderChunks is Salt's order_chunks: a cap 100 above the largest
+// whole-number order; chunks without an order (a declaration an extension
+// added, state.single's) at the cap, `last` a million after it, `first` 0,
+// negative orders counted back from `last`; a name's place in `names` adds
+// a ten-thousandth; then sorted by order, and by state, name and function
+// (as text) where orders are equal. Declarations rendered from SLS files
+// have Salt's automatic order (state_auto_order: 10000 on, in render
+// order).
 func orderChunks(chunks []*Chunk) {
 	limit := 1.0
 	for _, c := range chunks {
-		if f, ok := number(c.Args["order"]); ok && f > limit-1 && f > 0 {
+		if f, ok := wholeNumber(c.Args["order"]); ok && f > limit-1 && f > 0 {
 			limit = f + 100
 		}
 	}
@@ -163,8 +232,8 @@ func orderChunks(chunks []*Chunk) {
 				c.Order = limit
 			}
 		}
-		if n, ok := c.Args["name_order"].(int); ok {
-			c.Order += float64(n) / 10000
+		if c.nameOrder > 0 {
+			c.Order += float64(c.nameOrder) / 10000
 		}
 		if c.Order < 0 {
 			c.Order = limit + 1000000 + c.Order
@@ -174,8 +243,32 @@ func orderChunks(chunks []*Chunk) {
 		if chunks[i].Order != chunks[j].Order {
 			return chunks[i].Order < chunks[j].Order
 		}
+		a, b := chunks[i].State+pyStr(chunks[i].nameValue())+chunks[i].Fun, chunks[j].State+pyStr(chunks[j].nameValue())+chunks[j].Fun
+		if a != b {
+			return a < b
+		}
 		return chunks[i].seq < chunks[j].seq
 	})
+}
+
+func (c *Chunk) nameValue() any {
+	if c.rawName != nil {
+		return c.rawName
+	}
+	return c.Name
+}
+
+// wholeNumber is an order Salt counts in its cap: an int (not a float).
+func wholeNumber(v any) (float64, bool) {
+	switch v := v.(type) {
+	case int64:
+		return float64(v), true
+	case int:
+		return float64(v), true
+	case uint64:
+		return float64(v), true
+	}
+	return 0, false
 }
 
 func number(v any) (float64, bool) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/goccy/go-yaml"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 // reqKinds are Salt's requisites; each also has an _in form (but
@@ -45,7 +47,15 @@ func init() {
 type Arg struct {
 	Key   string
 	Value any
+	// Joined says the argument was written in the same mapping as the one
+	// before it (`- context:` with `config:` indented alike): Salt's high
+	// data keeps them one item, which the compiler reads key by key.
+	Joined bool
 }
+
+// An Arg with no Key (and not Joined) is an item of the list that is not
+// a mapping (a number, a list): Salt keeps it in the high data and its
+// compiler ignores it.
 
 // Decl is one state declaration under an id: `pkg.installed: [args]`.
 type Decl struct {
@@ -60,7 +70,9 @@ type ID struct {
 }
 
 // High is high data: every id of the SLS files applied, in order: what
-// an SLS includes, then its own ids.
+// an SLS includes, then its own ids. Extend and exclude declarations are
+// kept apart, as Salt's high data keeps them (__extend__, __exclude__):
+// Show gives them so, Chunks applies them as a run does.
 type High struct {
 	IDs  []*ID
 	byID map[string]*ID
@@ -68,16 +80,23 @@ type High struct {
 	// malformed declaration. Salt returns them instead of running.
 	Errors []string
 
+	// dict is the ids in the order of Salt's high data dictionary (an SLS's
+	// own ids, then those of what it includes), which verify_high walks.
+	dict     []*ID
 	extends  []extend
-	excludes []exclude
+	excludes []any
+	iorder   int  // Salt's state_auto_order: the next automatic order
+	applied  bool // extends and excludes applied (Chunks)
 }
 
+// extend is one id of an extend declaration: its body as Salt's high
+// data shows it (__sls__, __env__, module: [args…, fun]) and as
+// declarations.
 type extend struct {
 	id, sls, env string
-	body         yaml.MapSlice
+	show         map[string]any
+	decls        []*Decl
 }
-
-type exclude struct{ sls, id string }
 
 // Lookup returns the id declaration named id.
 func (h *High) Lookup(id string) *ID { return h.byID[id] }
@@ -140,27 +159,31 @@ func (c *Compiler) Compile(ctx context.Context, saltenv string, mods []string) *
 }
 
 // CompileEnvs renders the SLS names of several environments, envs
-// giving their order (a highstate's top file names SLS in several).
+// giving their order (a highstate's top file names SLS in several). The
+// high data is as Salt's render_highstate and verify_high leave it:
+// extend and exclude declarations not applied yet (Chunks applies them).
 func (c *Compiler) CompileEnvs(ctx context.Context, mods map[string][]string, envs []string) *High {
-	h := &High{byID: map[string]*ID{}}
+	h := &High{byID: map[string]*ID{}, iorder: autoOrderStart}
 	src := newMemo(c.Source)
 	cc := *c
 	cc.Source = src
 	done := map[string]bool{}
 	for _, env := range envs {
 		for _, sls := range mods[env] {
-			cc.render(ctx, h, env, sls, "", done)
+			h.dict = append(h.dict, cc.render(ctx, h, env, sls, "", done)...)
 		}
 	}
-	h.applyExtends()
-	h.applyExcludes()
+	h.Errors = append(h.Errors, h.verify()...)
 	return h
 }
 
-func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string, done map[string]bool) {
+// render renders one SLS and what it includes into h; it returns their
+// ids in the order of Salt's high data dictionary (its own, then what it
+// includes).
+func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string, done map[string]bool) []*ID {
 	key := saltenv + ":" + sls
 	if done[key] {
-		return
+		return nil
 	}
 	done[key] = true
 	name, text, err := c.slsFile(ctx, saltenv, sls)
@@ -170,11 +193,11 @@ func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string
 		} else {
 			h.Errors = append(h.Errors, fmt.Sprintf("No matching sls found for '%s' in env '%s'", sls, saltenv))
 		}
-		return
+		return nil
 	}
 	if err != nil {
 		h.Errors = append(h.Errors, fmt.Sprintf("Unable to read SLS %s in saltenv %s: %v", sls, saltenv, err))
-		return
+		return nil
 	}
 	vars := map[string]any{}
 	if c.Vars != nil {
@@ -202,36 +225,30 @@ func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string
 			re.Via = "included from SLS " + via
 		}
 		h.Errors = append(h.Errors, err.Error())
-		return
+		return nil
 	}
 	var includes []string
 	var own []*ID
 	for _, item := range data {
 		key, ok := item.Key.(string)
 		if !ok {
-			h.Errors = append(h.Errors, fmt.Sprintf("ID '%v' in SLS '%s' is not formed as a string, but is type %T. It may need to be quoted.", item.Key, sls, item.Key))
+			// Salt's verify_high: the id is not text (a YAML number,
+			// boolean or null).
+			h.Errors = append(h.Errors, fmt.Sprintf("ID '%s' in SLS '%s' is not formed as a string, but is a %s. It may need to be quoted.", pyStr(toPlain(item.Key)), sls, pyType(item.Key)))
 			continue
 		}
 		switch key {
 		case "include":
 			includes = append(includes, c.includes(h, sls, strings.HasSuffix(name, "/init.sls"), item.Value)...)
 		case "extend":
-			body, ok := item.Value.(yaml.MapSlice)
-			if !ok {
-				h.Errors = append(h.Errors, fmt.Sprintf("Extension data in SLS '%s' is not a dictionary", sls))
-				continue
-			}
-			for _, e := range body {
-				ebody, _ := e.Value.(yaml.MapSlice)
-				h.extends = append(h.extends, extend{id: fmt.Sprint(e.Key), sls: sls, env: saltenv, body: ebody})
-			}
+			h.addExtend(sls, saltenv, item.Value)
 		case "exclude":
 			list, ok := item.Value.([]any)
 			if !ok {
 				h.Errors = append(h.Errors, fmt.Sprintf("Exclude Declaration in SLS %s is not formed as a list", sls))
 				continue
 			}
-			h.addExcludes(toPlain(list).([]any))
+			h.excludes = append(h.excludes, toPlain(list).([]any)...)
 		default:
 			if strings.HasPrefix(key, "__") {
 				continue
@@ -245,9 +262,11 @@ func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string
 		}
 	}
 	// Included SLS files' states come first, as Salt runs them.
+	var dict []*ID
 	for _, inc := range includes {
-		c.render(ctx, h, saltenv, inc, sls, done)
+		dict = append(dict, c.render(ctx, h, saltenv, inc, sls, done)...)
 	}
+	var added []*ID
 	for _, id := range own {
 		if prev := h.byID[id.ID]; prev != nil {
 			h.Errors = append(h.Errors, fmt.Sprintf("Detected conflicting IDs, SLS IDs need to be globally unique.\n    The conflicting ID is '%s' and is found in SLS '%s:%s' and SLS '%s:%s'", id.ID, prev.Env, prev.SLS, saltenv, sls))
@@ -255,7 +274,52 @@ func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string
 		}
 		h.byID[id.ID] = id
 		h.IDs = append(h.IDs, id)
+		added = append(added, id)
+		// Salt's state_auto_order: each declaration without an order
+		// gets the next, in render order (what an SLS includes first).
+		for _, d := range id.Decls {
+			if !hasOrder(d) {
+				d.Args = append(d.Args, Arg{Key: "order", Value: int64(h.iorder)})
+				h.iorder++
+			}
+		}
 	}
+	return append(added, dict...)
+}
+
+// autoOrderStart is Salt's first automatic order (HighState.iorder).
+const autoOrderStart = 10000
+
+// hasOrder says whether a declaration sets its order (a mapping whose
+// first key is order, as Salt's _handle_iorder looks).
+func hasOrder(d *Decl) bool {
+	for _, a := range d.Args {
+		if a.Key == "order" && !a.Joined {
+			return true
+		}
+	}
+	return false
+}
+
+// pyType is the name of Python's type of a YAML scalar.
+func pyType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "NoneType"
+	case bool:
+		return "bool"
+	case int, int64, uint64:
+		return "int"
+	case float64:
+		return "float"
+	case string:
+		return "str"
+	case []any:
+		return "list"
+	case yaml.MapSlice, map[string]any:
+		return "dict"
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 // includes reads an include list: names, relative names (.foo, ..foo)
@@ -310,142 +374,207 @@ func relativeSLS(sls, rel string, isInit bool) string {
 	return strings.TrimPrefix(name, ".")
 }
 
-// parse reads an id's body: `module.fun: [args]`, `module: [fun, args]`
-// or the short `module.fun` string.
-func (id *ID) parse(v any) []string { return id.parseDecls(v, false) }
+// entry is one key of an id's (or an extension's) mapping, as Salt's
+// dictionary holds it while it rewrites `pkg.installed: [args]` into
+// `pkg: [args, installed]`.
+type entry struct {
+	key   string
+	value any
+	// converted: the key was module.function, its function appended.
+	converted bool
+}
 
-// parseDecls reads an id's body; an extend block (extending) may leave
-// out the function, which the extended declaration has.
-func (id *ID) parseDecls(v any, extending bool) []string {
+// saltDecls is Salt's _handle_state_decls (and _handle_extend, extension)
+// on one mapping: each `module.function` key whose value is a list
+// becomes `module` with the function appended, popped and put back at the
+// end of the dictionary (or in place of an existing `module` key) as
+// Python does. It returns the entries in the dictionary's order and, for
+// an id, the error of a module declared twice.
+func saltDecls(body yaml.MapSlice, id, sls string, extension bool) ([]entry, []string) {
+	var entries []entry
 	var errs []string
+	for _, item := range body {
+		entries = append(entries, entry{key: fmt.Sprint(item.Key), value: item.Value})
+	}
+	find := func(k string) int {
+		for i, e := range entries {
+			if e.key == k {
+				return i
+			}
+		}
+		return -1
+	}
+	skeys := map[string]bool{}
+	keys := make([]string, len(entries))
+	for i, e := range entries {
+		keys[i] = e.key
+	}
+	for _, k := range keys {
+		i := find(k)
+		if i < 0 || strings.HasPrefix(k, "_") {
+			continue
+		}
+		list, ok := entries[i].value.([]any)
+		if !ok {
+			continue
+		}
+		if strings.Contains(k, ".") {
+			comps := strings.Split(k, ".")
+			if !extension && skeys[comps[0]] {
+				errs = append(errs, fmt.Sprintf("ID '%s' in SLS '%s' contains multiple state declarations of the same type", id, sls))
+				continue
+			}
+			entries = append(entries[:i], entries[i+1:]...)
+			e := entry{key: comps[0], value: append(append([]any{}, list...), comps[1]), converted: true}
+			if j := find(comps[0]); j >= 0 {
+				entries[j] = e
+			} else {
+				entries = append(entries, e)
+			}
+			skeys[comps[0]] = true
+			continue
+		}
+		skeys[k] = true
+	}
+	return entries, errs
+}
+
+// parse reads an id's body as Salt's _handle_state_decls and the checks
+// of verify_high that concern one declaration do: `module.fun: [args]`,
+// `module: [fun, args]` or the short `module.fun` string, with Salt's
+// messages.
+func (id *ID) parse(v any) []string {
 	switch body := v.(type) {
 	case string:
-		mod, fun, ok := strings.Cut(body, ".")
-		if !ok {
-			return []string{fmt.Sprintf("ID '%s' in SLS '%s' is not a dictionary", id.ID, id.SLS)}
+		if strings.Contains(body, ".") {
+			comps := strings.Split(body, ".")
+			id.Decls = append(id.Decls, &Decl{Module: comps[0], Fun: comps[1]})
+			return nil
 		}
-		id.Decls = append(id.Decls, &Decl{Module: mod, Fun: fun})
-		return nil
 	case yaml.MapSlice:
-		for _, item := range body {
-			key := fmt.Sprint(item.Key)
-			if strings.HasPrefix(key, "__") {
+		return id.parseDecls(body)
+	}
+	str := pyStr(toPlain(v))
+	if _, ok := v.(string); !ok {
+		str = py.ReprValue(toPlain(v))
+	}
+	return []string{fmt.Sprintf("ID %s in SLS %s is not a dictionary", id.ID, id.SLS),
+		fmt.Sprintf("The type %s in %s is not formatted as a dictionary", id.ID, str)}
+}
+
+func (id *ID) parseDecls(body yaml.MapSlice) []string {
+	entries, errs := saltDecls(body, id.ID, id.SLS, false)
+	for _, e := range entries {
+		if strings.HasPrefix(e.key, "__") {
+			continue
+		}
+		if e.value == nil {
+			errs = append(errs, fmt.Sprintf("ID '%s' in SLS '%s' contains a short declaration (%s) with a trailing colon. When not passing any arguments to a state, the colon must be omitted.", id.ID, id.SLS, e.key))
+			continue
+		}
+		list, ok := e.value.([]any)
+		if !ok {
+			errs = append(errs, fmt.Sprintf("State '%s' in SLS '%s' is not formed as a list", id.ID, id.SLS))
+			continue
+		}
+		if strings.Contains(e.key, ".") {
+			// module.function declared twice: reported by saltDecls.
+			continue
+		}
+		d, funs := declOf(e.key, list)
+		for _, f := range funs {
+			if strings.Contains(strings.TrimSpace(f), " ") {
+				errs = append(errs, fmt.Sprintf(`The function "%s" in state "%s" in SLS "%s" has whitespace, a function with whitespace is not supported, perhaps this is an argument that is missing a ":"`, f, id.ID, id.SLS))
+			}
+		}
+		if len(funs) > 1 {
+			errs = append(errs, fmt.Sprintf("Too many functions declared in state '%s' in SLS '%s'. Please choose one of the following: %s", id.ID, id.SLS, strings.Join(funs, ", ")))
+			continue
+		}
+		id.Decls = append(id.Decls, d)
+	}
+	return errs
+}
+
+// declOf reads a declaration's list: its function names (strings) and
+// its arguments (a mapping's keys, in order; other items kept as they
+// are).
+func declOf(module string, list []any) (*Decl, []string) {
+	d := &Decl{Module: module}
+	var funs []string
+	for _, a := range list {
+		switch a := a.(type) {
+		case string:
+			funs = append(funs, a)
+			d.Fun = a
+		case yaml.MapSlice:
+			if len(a) == 0 {
+				d.Args = append(d.Args, Arg{Value: map[string]any{}})
 				continue
 			}
-			d := &Decl{Module: key}
-			if mod, fun, ok := strings.Cut(key, "."); ok {
-				d.Module, d.Fun = mod, fun
+			for i, kv := range a {
+				d.Args = append(d.Args, Arg{Key: fmt.Sprint(kv.Key), Value: toPlain(kv.Value), Joined: i > 0})
 			}
-			if item.Value == nil {
-				if d.Fun == "" {
-					errs = append(errs, fmt.Sprintf("ID '%s' in SLS '%s' contains a short declaration (%s) with a trailing colon. When not passing any arguments to a state, the colon must be omitted.", id.ID, id.SLS, key))
-					continue
-				}
-				id.Decls = append(id.Decls, d)
+		default:
+			d.Args = append(d.Args, Arg{Value: toPlain(a)})
+		}
+	}
+	return d, funs
+}
+
+// addExtend reads an extend declaration as Salt's _handle_extend does.
+func (h *High) addExtend(sls, saltenv string, v any) {
+	body, ok := v.(yaml.MapSlice)
+	if !ok {
+		h.Errors = append(h.Errors, fmt.Sprintf("Extension value in SLS '%s' is not a dictionary", sls))
+		return
+	}
+	for _, e := range body {
+		name := pyStr(toPlain(e.Key))
+		ebody, ok := e.Value.(yaml.MapSlice)
+		if !ok {
+			h.Errors = append(h.Errors, fmt.Sprintf("Extension name '%s' in SLS '%s' is not a dictionary", name, sls))
+			continue
+		}
+		ext := extend{id: name, sls: sls, env: saltenv, show: map[string]any{}}
+		entries, _ := saltDecls(ebody, name, sls, true)
+		for _, en := range entries {
+			ext.show[en.key] = toPlain(en.value)
+		}
+		if s, ok := ext.show["__sls__"].(string); ok {
+			ext.sls = s
+		} else {
+			ext.show["__sls__"] = sls
+		}
+		if s, ok := ext.show["__env__"].(string); ok {
+			ext.env = s
+		} else {
+			ext.show["__env__"] = saltenv
+		}
+		// The dictionary's order: the keys as written, __sls__ and
+		// __env__, then the module.function keys converted.
+		var first []entry
+		var later []entry
+		for _, en := range entries {
+			if en.converted {
+				later = append(later, en)
+			} else {
+				first = append(first, en)
+			}
+		}
+		for _, en := range append(first, later...) {
+			if strings.HasPrefix(en.key, "__") {
 				continue
 			}
-			list, ok := item.Value.([]any)
+			list, ok := en.value.([]any)
 			if !ok {
-				errs = append(errs, fmt.Sprintf("State '%s' in SLS '%s' is not formed as a list", id.ID, id.SLS))
-				continue
+				list = nil
 			}
-			for _, a := range list {
-				switch a := a.(type) {
-				case string:
-					if d.Fun != "" {
-						errs = append(errs, fmt.Sprintf("Too many functions declared in state '%s' in SLS '%s'. Please choose one of the following: %s, %s", key, id.SLS, d.Fun, a))
-						continue
-					}
-					if strings.TrimSpace(a) != a || strings.Contains(a, " ") {
-						errs = append(errs, fmt.Sprintf(`The function "%s" in state "%s" in SLS "%s" has whitespace, a function with whitespace is not supported, perhaps this is an argument that is missing a ":"`, a, id.ID, id.SLS))
-						continue
-					}
-					d.Fun = a
-				case yaml.MapSlice:
-					if len(a) != 1 {
-						errs = append(errs, fmt.Sprintf("Argument %v in state '%s' in SLS '%s' must be a single key: value (is a '-' missing?)", toPlain(a), id.ID, id.SLS))
-						continue
-					}
-					d.Args = append(d.Args, Arg{Key: fmt.Sprint(a[0].Key), Value: toPlain(a[0].Value)})
-				default:
-					errs = append(errs, fmt.Sprintf("Argument %v in state '%s' in SLS '%s' is not a key: value mapping", toPlain(a), id.ID, id.SLS))
-				}
-			}
-			if d.Fun == "" && !extending {
-				errs = append(errs, fmt.Sprintf("No function declared in state '%s' in SLS '%s'", key, id.SLS))
-				continue
-			}
-			for _, other := range id.Decls {
-				if other.Module == d.Module {
-					errs = append(errs, fmt.Sprintf("State '%s' in SLS '%s' declares module %s twice", id.ID, id.SLS, d.Module))
-				}
-			}
-			id.Decls = append(id.Decls, d)
+			d, _ := declOf(en.key, list)
+			ext.decls = append(ext.decls, d)
 		}
-		return errs
+		h.extends = append(h.extends, ext)
 	}
-	return []string{fmt.Sprintf("ID '%s' in SLS '%s' is not a dictionary", id.ID, id.SLS)}
-}
-
-// applyExtends merges extend blocks into the ids they name: an argument
-// given replaces the one declared, but requisites (and `names`) are
-// appended, as Salt does.
-func (h *High) applyExtends() {
-	for _, e := range h.extends {
-		target := h.byID[e.id]
-		if target == nil {
-			h.Errors = append(h.Errors, fmt.Sprintf("Cannot extend ID '%s' in '%s:%s'. It is not part of the high state.\nThis is likely due to a missing include statement or an incorrectly typed ID.\nEnsure that a state with an ID of '%s' is available\nin environment '%s' and to SLS '%s'", e.id, e.env, e.sls, e.id, e.env, e.sls))
-			continue
-		}
-		ext := &ID{ID: e.id, SLS: e.sls}
-		if errs := ext.parseDecls(e.body, true); len(errs) > 0 {
-			h.Errors = append(h.Errors, errs...)
-			continue
-		}
-		for _, d := range ext.Decls {
-			var into *Decl
-			for _, td := range target.Decls {
-				if td.Module == d.Module {
-					into = td
-				}
-			}
-			if into == nil {
-				if d.Fun == "" {
-					h.Errors = append(h.Errors, fmt.Sprintf("Cannot extend ID '%s' in SLS '%s' with state '%s': it declares no function", e.id, e.sls, d.Module))
-					continue
-				}
-				target.Decls = append(target.Decls, d)
-				continue
-			}
-			if d.Fun != "" {
-				into.Fun = d.Fun
-			}
-		next:
-			for _, a := range d.Args {
-				for i, ta := range into.Args {
-					if ta.Key != a.Key {
-						continue
-					}
-					if isReqKey(a.Key) || a.Key == "names" {
-						into.Args[i].Value = append(asList(ta.Value), asList(a.Value)...)
-					} else {
-						into.Args[i].Value = a.Value
-					}
-					continue next
-				}
-				into.Args = append(into.Args, a)
-			}
-		}
-	}
-}
-
-func isReqKey(k string) bool {
-	for _, r := range reqKinds {
-		if k == r || k == r+"_in" {
-			return true
-		}
-	}
-	return false
 }
 
 func asList(v any) []any {
@@ -456,35 +585,6 @@ func asList(v any) []any {
 		return nil
 	}
 	return []any{v}
-}
-
-// applyExcludes drops excluded ids, and every id of an excluded SLS.
-func (h *High) applyExcludes() {
-	if len(h.excludes) == 0 {
-		return
-	}
-	drop := map[string]bool{}
-	for _, x := range h.excludes {
-		for _, id := range h.IDs {
-			if x.id == id.ID {
-				drop[id.ID] = true
-			}
-			if x.sls != "" {
-				if ok, _ := path.Match(x.sls, id.SLS); ok {
-					drop[id.ID] = true
-				}
-			}
-		}
-	}
-	kept := h.IDs[:0]
-	for _, id := range h.IDs {
-		if drop[id.ID] {
-			delete(h.byID, id.ID)
-			continue
-		}
-		kept = append(kept, id)
-	}
-	h.IDs = kept
 }
 
 // toPlain turns ordered YAML mappings into plain maps.
@@ -519,22 +619,66 @@ func toPlain(v any) any {
 }
 
 // Show is the high data as Salt's state.show_sls prints it: each id's
-// module declarations as lists of the function name and the arguments,
-// with __sls__ and __env__.
+// module declarations as lists of the function name and the arguments
+// (a mapping per item as written, Salt's automatic order last), with
+// __sls__ and __env__; the extend and exclude declarations not applied, as
+// __extend__ (one {id: body} per id, duplicates dropped) and __exclude__.
 func (h *High) Show() map[string]any {
-	out := make(map[string]any, len(h.IDs))
+	out := make(map[string]any, len(h.IDs)+2)
 	for _, id := range h.IDs {
 		body := map[string]any{"__sls__": id.SLS, "__env__": id.Env}
 		for _, d := range id.Decls {
-			list := []any{d.Fun}
-			for _, a := range d.Args {
-				list = append(list, map[string]any{a.Key: a.Value})
+			list := []any{}
+			if d.Fun != "" {
+				list = append(list, d.Fun)
+			}
+			for _, g := range argGroups(d.Args) {
+				list = append(list, groupValue(g))
 			}
 			body[d.Module] = list
 		}
 		out[id.ID] = body
 	}
+	if !h.applied {
+		if ext := h.uniqueExtends(); len(ext) > 0 {
+			list := make([]any, len(ext))
+			for i, e := range ext {
+				list[i] = map[string]any{e.id: e.show}
+			}
+			out["__extend__"] = list
+		}
+		if len(h.excludes) > 0 {
+			out["__exclude__"] = append([]any{}, h.excludes...)
+		}
+	}
 	return out
+}
+
+// argGroups splits arguments into the items written: a mapping's keys
+// together, a non-mapping item alone.
+func argGroups(args []Arg) [][]Arg {
+	var out [][]Arg
+	for i, a := range args {
+		if a.Joined && len(out) > 0 && args[i-1].Key != "" {
+			out[len(out)-1] = append(out[len(out)-1], a)
+			continue
+		}
+		out = append(out, []Arg{a})
+	}
+	return out
+}
+
+// groupValue is an item of a declaration's list as Salt's high data holds
+// it.
+func groupValue(g []Arg) any {
+	if g[0].Key == "" {
+		return g[0].Value
+	}
+	m := make(map[string]any, len(g))
+	for _, a := range g {
+		m[a.Key] = a.Value
+	}
+	return m
 }
 
 // sortedKeys returns m's keys in order.
@@ -560,9 +704,9 @@ func Single(d *Decl, saltenv string) *High {
 	return &High{IDs: []*ID{id}, byID: map[string]*ID{name: id}}
 }
 
-// Exclude drops ids and SLS as an exclude declaration or a state
-// function's exclude= does: SLS names (or globs) as "a,b", or a list of
-// SLS names, {sls: …} and {id: …}.
+// Exclude adds to the exclude declarations, as a state function's
+// exclude= does (state.sls): SLS names (or globs) as "a,b", or a list of
+// SLS names, {sls: …} and {id: …}. Chunks applies them.
 func (h *High) Exclude(v any) {
 	items, ok := v.([]any)
 	if !ok {
@@ -570,23 +714,5 @@ func (h *High) Exclude(v any) {
 			items = append(items, m)
 		}
 	}
-	h.addExcludes(items)
-	h.applyExcludes()
-}
-
-// addExcludes reads exclude items: an SLS name, {sls: …} or {id: …}.
-func (h *High) addExcludes(items []any) {
-	for _, x := range items {
-		switch x := x.(type) {
-		case string:
-			h.excludes = append(h.excludes, exclude{sls: x})
-		case map[string]any:
-			if s, ok := x["sls"].(string); ok {
-				h.excludes = append(h.excludes, exclude{sls: s})
-			}
-			if s, ok := x["id"].(string); ok {
-				h.excludes = append(h.excludes, exclude{id: s})
-			}
-		}
-	}
+	h.excludes = append(h.excludes, items...)
 }

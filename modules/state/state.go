@@ -254,7 +254,7 @@ func (s *system) high(ctx context.Context, in *function.Input, r *run, kind stri
 		}
 		h = c.Compile(ctx, r.saltenv, mods)
 	}
-	if ex := in.Value("exclude"); ex != nil {
+	if ex := in.Value("exclude"); ex != nil && kind != "show" {
 		h.Exclude(ex)
 	}
 	return h, nil
@@ -380,7 +380,7 @@ func (s *system) show(ctx context.Context, in *function.Input, kind string) (any
 		}
 		return s.usage(ctx, top)
 	}
-	hk := "sls"
+	hk := "show"
 	if kind == "highstate" || kind == "lowstate" {
 		hk = "highstate"
 	}
@@ -394,9 +394,19 @@ func (s *system) show(ctx context.Context, in *function.Input, kind string) (any
 		return py.List(h.Errors), nil
 	}
 	if kind == "sls" || kind == "highstate" {
+		// Salt's show_sls and show_highstate: the high data as rendered,
+		// __extend__ and __exclude__ not applied.
 		return h.Show(), nil
 	}
-	chunks := h.Chunks()
+	var chunks []*sls.Chunk
+	if kind == "low_sls" {
+		// Salt's show_low_sls: compile_high_data of that high data
+		// (extend, exclude and requisite_in not applied).
+		chunks = h.LowChunks()
+	} else {
+		// show_lowstate: as a run compiles them.
+		chunks = h.Chunks()
+	}
 	if len(h.Errors) > 0 {
 		modules.SetRetcode(ctx, retcodeCompile)
 		return py.List(h.Errors), nil
