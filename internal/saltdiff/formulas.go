@@ -131,17 +131,14 @@ func plainOf(v any) any {
 
 // CompileSLS compiles sls as brine's state.show_sls and
 // state.show_low_sls do (modules/state: Compiler.Compile, High.Show,
-// High.Chunks and Chunk.Low).
+// High.LowChunks and Chunk.Low).
 func CompileSLS(ctx context.Context, c *state.Compiler, sls string) Compiled {
 	h := c.Compile(ctx, "base", []string{sls})
 	if len(h.Errors) > 0 {
 		return Compiled{Error: h.Errors}
 	}
 	high := h.Show()
-	chunks := h.Chunks()
-	if len(h.Errors) > 0 {
-		return Compiled{Error: h.Errors}
-	}
+	chunks := h.LowChunks()
 	low := make([]any, len(chunks))
 	for i, ch := range chunks {
 		low[i] = ch.Low()

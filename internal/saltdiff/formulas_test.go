@@ -2,6 +2,7 @@ package saltdiff
 
 import (
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +14,8 @@ import (
 	"github.com/brinehq/brine/agent"
 	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/modules/cp"
+	"github.com/brinehq/brine/modules/modulestest"
 	"github.com/brinehq/brine/state"
 )
 
@@ -66,7 +69,16 @@ func formulaAgent(t *testing.T, grains map[string]any) *agent.Agent {
 // with the pillar, as in a state run).
 func formulaCompiler(a *agent.Agent, r *state.Renderer, tree string, grains, pillar map[string]any) *state.Compiler {
 	pctx := modules.WithPillar(context.Background(), pillar)
+	// cp's functions read the file server: the tree, as Salt's
+	// file_client local reads file_roots (the agent has no master here).
+	cpFuncs, err := modules.Registry(&modules.Env{Files: treeFiles(tree)}, cp.Module)
+	if err != nil {
+		panic(err)
+	}
 	salt := jinja.Salt(a.Functions().Names(), func(name string, args []any, kwargs map[string]any) (any, error) {
+		if strings.HasPrefix(name, "cp.") {
+			return cpFuncs.Call(pctx, name, args, kwargs, nil)
+		}
 		return a.Functions().Call(pctx, name, args, kwargs, nil)
 	})
 	opts := a.Opts()
@@ -178,4 +190,23 @@ func pillarDiff(salt, brine map[string]any) string {
 		return "not comparable"
 	}
 	return FirstDiff("pillar", s, b)
+}
+
+// treeFiles is a formula's tree as the master's file server (saltenv
+// base).
+func treeFiles(tree string) *modulestest.Files {
+	files := map[string]string{}
+	_ = filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(tree, p)
+		files[filepath.ToSlash(rel)] = string(b)
+		return nil
+	})
+	return &modulestest.Files{Dir: filepath.Join(os.TempDir(), "saltdiff-files"), Tree: map[string]map[string]string{"base": files}}
 }

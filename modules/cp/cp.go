@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/brinehq/brine/function"
@@ -139,7 +141,9 @@ func Module(env *modules.Env) []function.Func {
 				if err != nil {
 					return nil, err
 				}
-				l, err := fs.List(ctx, in.String("saltenv"), in.String("prefix"))
+				// Salt's file server strips the prefix's slashes and keeps
+				// the paths that start with it.
+				l, err := fs.List(ctx, in.String("saltenv"), strings.Trim(in.String("prefix"), "/"))
 				if err != nil {
 					return nil, err
 				}
@@ -148,6 +152,22 @@ func Module(env *modules.Env) []function.Func {
 					out[i] = s
 				}
 				return out, nil
+			},
+		},
+		{
+			Name: "cp.list_master_dirs", Doc: "The directories of the master's file server in saltenv that start with prefix (those holding files).", ReadOnly: true,
+			Params: []function.Param{saltenv, {Name: "prefix", Kind: function.String, Default: ""}},
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				fs, err := files()
+				if err != nil {
+					return nil, err
+				}
+				prefix := strings.Trim(in.String("prefix"), "/")
+				l, err := fs.List(ctx, in.String("saltenv"), prefix)
+				if err != nil {
+					return nil, err
+				}
+				return masterDirs(l, prefix), nil
 			},
 		},
 		{
@@ -202,4 +222,29 @@ func copyTo(src, dest, name string, makedirs bool) (string, error) {
 		return "", err
 	}
 	return dest, nil
+}
+
+// masterDirs is Salt's file server dir_list from the files listed: every
+// directory (relative to the environment's root, not the root itself)
+// starting with prefix, sorted. The master lists files only, so a
+// directory with no file under it is not known here (Salt lists it).
+func masterDirs(files []string, prefix string) []any {
+	seen := map[string]bool{}
+	for _, f := range files {
+		for d := path.Dir(f); d != "." && d != "/" && d != "" && !seen[d]; d = path.Dir(d) {
+			seen[d] = true
+		}
+	}
+	dirs := make([]string, 0, len(seen))
+	for d := range seen {
+		if strings.HasPrefix(d, prefix) {
+			dirs = append(dirs, d)
+		}
+	}
+	sort.Strings(dirs)
+	out := make([]any, len(dirs))
+	for i, d := range dirs {
+		out[i] = d
+	}
+	return out
 }

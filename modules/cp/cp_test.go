@@ -80,3 +80,37 @@ func TestCp(t *testing.T) {
 		t.Errorf("get_file without arguments: %v", err)
 	}
 }
+
+// TestListMaster checks cp.list_master and cp.list_master_dirs against
+// what Salt 3006.6's file server (file_client local, the same tree as
+// file_roots) answered: the prefix's slashes stripped, the paths starting
+// with it (labx too for "lab/"), directories without the root itself.
+// Salt also lists "empty", a directory holding no file, which the master's
+// file list cannot tell of.
+func TestListMaster(t *testing.T) {
+	files := &modulestest.Files{Dir: t.TempDir(), Tree: map[string]map[string]string{"base": {
+		"lab/a.sh": "A", "lab/sub/b.txt": "B", "top.sls": "T", "labx/c": "C", "lab/deep/er/d": "D"}}}
+	reg, err := modules.Registry(&modules.Env{Files: files}, Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ prefix, files, dirs string }{
+		{"", "[lab/a.sh lab/deep/er/d lab/sub/b.txt labx/c top.sls]", "[lab lab/deep lab/deep/er lab/sub labx]"},
+		{"lab", "[lab/a.sh lab/deep/er/d lab/sub/b.txt labx/c]", "[lab lab/deep lab/deep/er lab/sub labx]"},
+		{"lab/", "[lab/a.sh lab/deep/er/d lab/sub/b.txt labx/c]", "[lab lab/deep lab/deep/er lab/sub labx]"},
+		{"/lab/", "[lab/a.sh lab/deep/er/d lab/sub/b.txt labx/c]", "[lab lab/deep lab/deep/er lab/sub labx]"},
+		{"la", "[lab/a.sh lab/deep/er/d lab/sub/b.txt labx/c]", "[lab lab/deep lab/deep/er lab/sub labx]"},
+		{"lab/sub", "[lab/sub/b.txt]", "[lab/sub]"},
+		{"nope", "[]", "[]"},
+	} {
+		kw := map[string]any{"prefix": tc.prefix}
+		got, err := reg.Call(context.Background(), "cp.list_master", nil, kw, nil)
+		if err != nil || fmt.Sprint(got) != tc.files {
+			t.Errorf("list_master prefix=%q = %v, %v; want %s", tc.prefix, got, err, tc.files)
+		}
+		got, err = reg.Call(context.Background(), "cp.list_master_dirs", nil, kw, nil)
+		if err != nil || fmt.Sprint(got) != tc.dirs {
+			t.Errorf("list_master_dirs prefix=%q = %v, %v; want %s", tc.prefix, got, err, tc.dirs)
+		}
+	}
+}

@@ -56,6 +56,13 @@ func Module(env *modules.Env) []function.Func {
 				{Name: "tgt_type", Kind: function.String, Default: "glob", Aliases: []string{"expr_form"}},
 			},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				if masterless(env) {
+					// Salt's masterless mine.get (file_client: local) answers
+					// from the minion's own mine cache, which mine.update and
+					// mine.send fill there; brine's mine is kept on the
+					// master only, so a masterless agent's holds nothing: {}.
+					return map[string]any{}, nil
+				}
 				if env.Master == nil {
 					return nil, errors.New("mine.get needs a master")
 				}
@@ -71,4 +78,14 @@ func Module(env *modules.Env) []function.Func {
 				return true, u.SendMine(ctx, in.String("fun"), nil)
 			}},
 	}
+}
+
+// masterless says whether the agent is configured as Salt's masterless
+// minion (file_client: local).
+func masterless(env *modules.Env) bool {
+	if env.Opts == nil {
+		return false
+	}
+	fc, _ := env.Opts()["file_client"].(string)
+	return fc == "local"
 }

@@ -65,3 +65,34 @@ func TestMineFunctions(t *testing.T) {
 		t.Errorf("mine.get = %v, asked %+v", got, f.asked)
 	}
 }
+
+// TestMineGetMasterless: with file_client: local, Salt 3006.6's mine.get
+// answers from the minion's own mine cache without a master ({} when it
+// holds nothing, as hostsfile's formula reads it); otherwise the master is
+// asked.
+func TestMineGetMasterless(t *testing.T) {
+	for _, tc := range []struct {
+		fileClient string
+		want       map[string]any
+		asked      bool
+	}{
+		{"local", map[string]any{}, false},
+		{"remote", map[string]any{"web1": []any{"10.0.0.1"}}, true},
+		{"", map[string]any{"web1": []any{"10.0.0.1"}}, true},
+	} {
+		f := &fakeMine{sent: map[string]any{}}
+		opts := map[string]any{}
+		if tc.fileClient != "" {
+			opts["file_client"] = tc.fileClient
+		}
+		env := &modules.Env{Mine: f, Master: f, Opts: func() map[string]any { return opts }}
+		reg, err := modules.Registry(env, Module)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := reg.Call(context.Background(), "mine.get", []any{"*", "network.ip_addrs"}, map[string]any{"tgt_type": "compound"}, nil)
+		if err != nil || !reflect.DeepEqual(got, tc.want) || (f.asked.Fun != "") != tc.asked {
+			t.Errorf("file_client %q: mine.get = %v, %v (master asked: %v); want %v", tc.fileClient, got, err, f.asked.Fun != "", tc.want)
+		}
+	}
+}
