@@ -227,3 +227,20 @@ func TestPythonDictInPlace(t *testing.T) {
 		{`{{ {}.popitem() }}`, `ERROR: popitem(): dictionary is empty`},
 	}, ctx)
 }
+
+// TestPythonListMethods: extend, insert, pop, remove and clear change
+// the list, as Python's do (libmapstack.jinja extends its lists).
+func TestPythonListMethods(t *testing.T) {
+	runPyCases(t, []pyCase{
+		{`{% set l = [1] %}{% do l.extend([2, 3]) %}{% do l.extend((4,)) %}{% do l.extend("ab") %}{% do l.extend({"k": 1}) %}{{ l }}`, `[1, 2, 3, 4, 'a', 'b', 'k']`},
+		{`{% set l = [1, 2, 3] %}{% do l.insert(0, 0) %}{% do l.insert(-1, 9) %}{% do l.insert(99, 7) %}{% do l.insert(-99, 5) %}{{ l }}`, `[5, 0, 1, 2, 9, 3, 7]`},
+		{`{% set l = [1, 2, 3] %}{{ l.pop() }}{{ l.pop(0) }}{{ l }}`, `31[2]`},
+		{`{% set l = [1, 2, 1] %}{% do l.remove(1) %}{{ l }}`, `[2, 1]`},
+		{`{% set l = [1, 2] %}{% do l.clear() %}{{ l }}`, `[]`},
+		{`{% set d = {"l": []} %}{% do d.l.extend([1]) %}{{ d }}`, `{'l': [1]}`},
+		{`{% set l = [] %}{% for x in [1] %}{% do l.extend([x, 2]) %}{% endfor %}{{ l }}`, `[1, 2]`},
+		{`{{ [].pop() }}`, `ERROR: pop from empty list`},
+		{`{{ [1].pop(5) }}`, `ERROR: pop index out of range`},
+		{`{{ [1].remove(3) }}`, `ERROR: list.remove(x): x not in list`},
+	}, nil)
+}
