@@ -19,7 +19,12 @@ func (e *Evaluator) evalCall(node *nodes.Call) *Value {
 	if !fn.IsCallable() {
 		getAttributeNode, ok := node.Func.(*nodes.GetAttribute)
 		if node.Parent == nil || !ok {
-			return AsValue(errors.Errorf(`%s is not callable`, node.Func))
+			if fn.IsError() {
+				// an undefined name or item, or what failed in
+				// evaluating it, says what is wrong
+				return fn
+			}
+			return AsValue(errors.Errorf(`'%s' object is not callable`, fn.TypeName()))
 		}
 		return e.evalMethod(node.Parent, getAttributeNode.Attribute, node)
 	}
@@ -57,11 +62,10 @@ func (e *Evaluator) evalCall(node *nodes.Call) *Value {
 			if !ok {
 				return AsValue(fmt.Errorf("second return value of function '%s' is not an error", functionName))
 			}
-			if err, ok := err.(ErrInvalidCall); ok && err != nil {
-				return AsValue(fmt.Errorf("invalid call to function '%s': %s", functionName, err.Error()))
-			} else if err != nil {
-				return AsValue(err)
+			if callErr, ok := err.(*InvalidCallError); ok {
+				return AsValue(fmt.Errorf("invalid call to function '%s': %s", functionName, callErr.Error()))
 			}
+			return AsValue(err)
 		}
 	}
 
@@ -79,7 +83,7 @@ func (e *Evaluator) evalCall(node *nodes.Call) *Value {
 	}
 	value := &Value{Val: current, Safe: isSafe}
 	if value.IsError() {
-		if err, ok := value.Interface().(ErrInvalidCall); ok {
+		if err, ok := value.Interface().(*InvalidCallError); ok {
 			return AsValue(fmt.Errorf("invalid call to function '%s': %s", functionName, err.Error()))
 		}
 	}
@@ -97,13 +101,14 @@ func (e *Evaluator) evalMethod(parentNode nodes.Node, method string, call *nodes
 	}
 	result, found, err := e.callMethod(parent, method, parameters)
 	if !found && err == nil {
-		err = fmt.Errorf("unknown method '%s' for '%s'", method, parent.String())
+		// Jinja's: the attribute is undefined
+		err = UndefinedMember(parent, method)
 		if !parent.IsString() && !parent.IsBool() && !parent.IsNumber() && !parent.IsDict() && !parent.IsList() {
 			err = errors.Errorf(`'%s' is not callable on %s`, method, parent)
 		}
 	}
 	if err != nil {
-		if callErr, ok := err.(ErrInvalidCall); ok {
+		if callErr, ok := err.(*InvalidCallError); ok {
 			return AsValue(fmt.Errorf("invalid call to method '%s' of %s: %s", method, parent.String(), callErr.Error()))
 		}
 		return AsValue(err)
@@ -125,7 +130,7 @@ func (e *Evaluator) CallMethod(value *Value, name string, args *VarArgs) (result
 		return AsValue(nil), false
 	}
 	if err != nil {
-		if callErr, ok := err.(ErrInvalidCall); ok {
+		if callErr, ok := err.(*InvalidCallError); ok {
 			return AsValue(fmt.Errorf("invalid call to method '%s' of %s: %s", name, value.String(), callErr.Error())), true
 		}
 		return AsValue(err), true

@@ -2,6 +2,8 @@ package exec
 
 import (
 	"errors"
+
+	"github.com/nikolalohinski/gonja/v2/nodes"
 )
 
 // TemplateError is an error in executing a template: the line of the
@@ -10,6 +12,12 @@ import (
 // its syntax tree. Its Error() is the whole chain, as gonja has always
 // said it; errors.As finds it in an error that Execute returns.
 type TemplateError struct {
+	// File is the template the failing line is in when it is known to be
+	// another than the one executed (a macro's body written in an
+	// imported file); "" for the one executed.
+	File string
+	// Macro is the macro whose body failed, if any.
+	Macro   string
 	Line    int
 	Message string
 	Err     error
@@ -25,6 +33,23 @@ func newTemplateError(line int, err error) error {
 		return err
 	}
 	return &TemplateError{Line: line, Message: ErrorMessage(err), Err: err}
+}
+
+// inMacro is err, a macro's body failing, said of the macro and of the
+// file the macro is written in (when the error does not already name
+// one: a macro called inside the macro).
+func inMacro(err error, macro *nodes.Macro) error {
+	var te *TemplateError
+	if !errors.As(err, &te) {
+		return &TemplateError{File: macro.Template, Macro: macro.Name, Line: macro.Location.Line, Message: ErrorMessage(err), Err: err}
+	}
+	if te.Macro == "" {
+		te.Macro = macro.Name
+		if te.File == "" {
+			te.File = macro.Template
+		}
+	}
+	return te
 }
 
 // ErrorMessage is what was wrong, in Jinja's words when gonja has them:

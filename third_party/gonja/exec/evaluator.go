@@ -15,7 +15,23 @@ import (
 
 var typeOfValuePtr = reflect.TypeFor[*Value]()
 
-type ErrInvalidCall error
+// InvalidCallError is a call refused for its arguments; gonja says it as
+// "invalid call to function 'f': …".
+type InvalidCallError struct{ Err error }
+
+func (e *InvalidCallError) Error() string { return e.Err.Error() }
+func (e *InvalidCallError) Unwrap() error { return e.Err }
+
+// ErrInvalidCall is err, a call's arguments refused. (Upstream's
+// ErrInvalidCall is an alias of error, which every error matches, so
+// that any error of a function, a macro's too, was said as an invalid
+// call and its chain cut.)
+func ErrInvalidCall(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &InvalidCallError{Err: err}
+}
 
 type Evaluator struct {
 	Config      *config.Config
@@ -108,10 +124,16 @@ func (e *Evaluator) evalBinaryExpression(node *nodes.BinaryExpression) *Value {
 
 	switch node.Operator.Token.Type {
 	case tokens.Addition:
+		// Python's +: a sequence or a str with one of its own type,
+		// numbers (bool among them) with numbers, else a TypeError
+		switch {
+		case left.IsList() && (!right.IsList() || left.IsTuple() != right.IsTuple()),
+			left.IsString() && !right.IsString():
+			return AsValue(errors.Errorf(`can only concatenate %s (not "%s") to %s`, left.TypeName(), right.TypeName(), left.TypeName()))
+		case !left.IsList() && !left.IsString() && !((left.IsNumber() || left.IsBool()) && (right.IsNumber() || right.IsBool())):
+			return AsValue(errors.Errorf(`unsupported operand type(s) for +: '%s' and '%s'`, left.TypeName(), right.TypeName()))
+		}
 		if left.IsList() {
-			if !right.IsList() {
-				return AsValue(errors.Wrapf(right, `Unable to concatenate list to %s`, node.Right))
-			}
 
 			if left.IsTuple() && right.IsTuple() {
 				return AsValue(append(append(Tuple{}, left.Interface().(Tuple)...), right.Interface().(Tuple)...))

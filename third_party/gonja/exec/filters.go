@@ -38,11 +38,11 @@ func (e *Evaluator) ExecuteFilter(fc *nodes.FilterCall, v *Value) *Value {
 func (e *Evaluator) ExecuteFilterByName(name string, in *Value, params *VarArgs) *Value {
 	filter, ok := e.Environment.Filters.Get(name)
 	if !e.Environment.Filters.Exists(name) || !ok {
-		return AsValue(errors.Errorf("filter '%s' not found", name))
+		return AsValue(errors.Errorf("No filter named '%s'.", name))
 	}
 	returnedValue := filter(e, in, params)
 	if returnedValue.IsError() {
-		err, ok := returnedValue.Interface().(ErrInvalidCall)
+		err, ok := returnedValue.Interface().(*InvalidCallError)
 		if ok {
 			return AsValue(fmt.Errorf("invalid call to filter '%s': %s", name, err.Error()))
 		}

@@ -171,7 +171,7 @@ func MacroNodeToFunc(node *nodes.Macro, r *Renderer) (Macro, error) {
 
 		err := sub.ExecuteWrapper(node.Wrapper)
 		if err != nil {
-			return AsValue(errors.Wrapf(err, `Unable to execute macro '%s'`, node.Name))
+			return AsValue(inMacro(err, node))
 		}
 		return AsSafeValue(out.String())
 	}, nil

@@ -244,3 +244,19 @@ func TestPythonListMethods(t *testing.T) {
 		{`{{ [1].remove(3) }}`, `ERROR: list.remove(x): x not in list`},
 	}, nil)
 }
+
+// TestPythonAddition: + as Python's, with its TypeErrors.
+func TestPythonAddition(t *testing.T) {
+	runPyCases(t, []pyCase{
+		{`{{ 'a' + 'b' }} {{ [1] + [2] }} {{ (1,) + (2,) }} {{ True + 1.5 }} {{ 1 + 2 }} {{ 1.5 + 1 }}`, `ab [1, 2] (1, 2) 2.5 3 2.5`},
+		{`{{ "a" + 1 }}`, `ERROR: can only concatenate str (not "int") to str`},
+		{`{{ "a" + 1.5 }}`, `ERROR: can only concatenate str (not "float") to str`},
+		{`{{ 1 + "a" }}`, `ERROR: unsupported operand type(s) for +: 'int' and 'str'`},
+		{`{{ [1] + "a" }}`, `ERROR: can only concatenate list (not "str") to list`},
+		{`{{ [1] + {} }}`, `ERROR: can only concatenate list (not "dict") to list`},
+		{`{{ (1,) + [2] }}`, `ERROR: can only concatenate tuple (not "list") to tuple`},
+		{`{{ [1] + (2,) }}`, `ERROR: can only concatenate list (not "tuple") to list`},
+		{`{{ None + 1 }}`, `ERROR: unsupported operand type(s) for +: 'NoneType' and 'int'`},
+		{`{{ {} + {} }}`, `ERROR: unsupported operand type(s) for +: 'dict' and 'dict'`},
+	}, nil)
+}

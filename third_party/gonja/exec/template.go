@@ -29,7 +29,7 @@ type Template struct {
 func NewTemplate(identifier string, config *config.Config, loader loaders.Loader, environment *Environment) (*Template, error) {
 	input, err := loader.Read(identifier)
 	if err != nil {
-		return nil, fmt.Errorf("failed to reader template '%s': %s", identifier, err)
+		return nil, fmt.Errorf("failed to reader template '%s': %w", identifier, err)
 	}
 
 	source := new(strings.Builder)
@@ -49,7 +49,7 @@ func NewTemplate(identifier string, config *config.Config, loader loaders.Loader
 
 	root, err := t.parser.Parse()
 	if err != nil {
-		return nil, fmt.Errorf("failed to parse template '%s': %w", source, err)
+		return nil, fmt.Errorf("failed to parse template '%s': %w", identifier, err)
 	}
 	t.root = root
 

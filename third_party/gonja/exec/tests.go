@@ -50,7 +50,7 @@ func (e *Evaluator) ExecuteTest(tc *nodes.TestCall, v *Value) *Value {
 func (e *Evaluator) ExecuteTestByName(name string, in *Value, params *VarArgs) *Value {
 	test, ok := e.Environment.Tests.Get(name)
 	if !e.Environment.Tests.Exists(name) || !ok {
-		return AsValue(errors.Errorf("test '%s' not found", name))
+		return AsValue(errors.Errorf("No test named '%s'.", name))
 	}
 
 	if err := e.Environment.Tests.validate(name, test); err != nil {
@@ -73,7 +73,7 @@ func (e *Evaluator) ExecuteTestByName(name string, in *Value, params *VarArgs) *
 	if !results[1].IsNil() {
 		err = results[1].Interface().(error)
 	}
-	if callErr, ok := err.(ErrInvalidCall); ok && err != nil {
+	if callErr, ok := err.(*InvalidCallError); ok && err != nil {
 		return AsValue(fmt.Errorf("invalid call to test '%s': %s", name, callErr.Error()))
 	} else if err != nil {
 		return AsValue(fmt.Errorf("unable to execute test '%s': %s", name, err.Error()))

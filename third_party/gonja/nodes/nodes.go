@@ -446,7 +446,10 @@ func (w Wrapper) String() string {
 }
 
 type Macro struct {
-	Location    *tokens.Token
+	Location *tokens.Token
+	// Template is the identifier of the template the macro is written
+	// in, which an error in its body names.
+	Template    string
 	Name        string
 	Kwargs      []*Pair
 	VarArgsName string // Name of *args parameter (empty if none)

@@ -33,6 +33,9 @@ func macroParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure,
 		Location: p.Current(),
 		Kwargs:   []*nodes.Pair{},
 	}
+	if p.Template != nil {
+		macro.Template = p.Template.Identifier
+	}
 
 	name := args.Match(tokens.Name)
 	if name == nil {
