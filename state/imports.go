@@ -124,7 +124,13 @@ func (n *importNode) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock) e
 	}
 	tpl, err := exec.NewTemplate(filename, r.Config, loader, r.Environment)
 	if err != nil {
-		return &RenderError{File: filename, Line: syntaxLine(err), Err: cleanParseError(err)}
+		if _, ok := errors.AsType[*parser.SyntaxError](err); ok {
+			return &RenderError{File: filename, Line: syntaxLine(err), Err: cleanParseError(err),
+				Via: "imported by " + r.RootNode.Identifier}
+		}
+		// the file could not be read: the import's error, at its line
+		// (its text, not the chain, whose innermost error says less)
+		return errors.New(cleanParseError(err).Error())
 	}
 	ctx := r.Environment.Context.Inherit()
 	sub := exec.NewRenderer(&exec.Environment{
@@ -135,10 +141,10 @@ func (n *importNode) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock) e
 		Methods:           r.Environment.Methods,
 	}, io.Discard, r.Config, loader, tpl)
 	if err := sub.Execute(); err != nil {
-		if _, ok := errors.AsType[*RenderError](err); ok {
-			return err
-		}
-		return &RenderError{File: filename, Line: execLine(err.Error()), Err: cleanExecError(err)}
+		// the imported file's error, and the file that imported it
+		e := renderError(filename, err)
+		e.Via = joinVia(e.Via, "imported by "+r.RootNode.Identifier)
+		return e
 	}
 	get := func(name string) (any, bool) {
 		if m, ok := tpl.Macros()[name]; ok {

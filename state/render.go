@@ -215,22 +215,45 @@ func (r *Renderer) jinja(ctx context.Context, src Source, saltenv, name string, 
 	}
 	out, err = tpl.ExecuteToBytes(exec.NewContext(all))
 	if err != nil {
-		if inner, ok := errors.AsType[*RenderError](err); ok {
-			e := *inner
-			if e.Via == "" {
-				e.Via = "imported by " + name
-			}
-			return nil, &e
-		}
-		if te, ok := errors.AsType[*exec.TemplateError](err); ok && te.Message != "" {
-			// The engine says what was wrong, in Jinja's words, and where
-			// (what it says of the statements it went through is not the
-			// user's: a macro's name is, and is kept).
-			return nil, &RenderError{File: name, Line: te.Line, Err: cleanExecError(errors.New(te.Message))}
-		}
-		return nil, &RenderError{File: name, Line: execLine(err.Error()), Err: cleanExecError(err)}
+		return nil, renderError(name, err)
 	}
 	return out, nil
+}
+
+// renderError is err, from executing the template name, as the file and
+// line that failed and what was wrong in Jinja's words: the engine's
+// TemplateError says it (what it says of the statements it went through
+// is not the user's; a macro's name is, and is kept). A file other than
+// name (a macro's body written in an imported file, a file name imports)
+// says how name reached it.
+func renderError(name string, err error) *RenderError {
+	if inner, ok := errors.AsType[*RenderError](err); ok {
+		e := *inner
+		if e.File != name && e.Via == "" {
+			e.Via = "imported by " + name
+		}
+		return &e
+	}
+	te, ok := errors.AsType[*exec.TemplateError](err)
+	if !ok || te.Message == "" {
+		return &RenderError{File: name, Line: execLine(err.Error()), Err: cleanExecError(err)}
+	}
+	e := &RenderError{File: name, Line: te.Line, Err: cleanExecError(errors.New(te.Message))}
+	if te.File != "" && te.File != name {
+		e.File, e.Via = te.File, "imported by "+name
+	}
+	if te.Macro != "" {
+		e.Via = joinVia("in macro '"+te.Macro+"'", e.Via)
+	}
+	return e
+}
+
+// joinVia is two steps of the way to a file, the inner first.
+func joinVia(inner, outer string) string {
+	if inner == "" || outer == "" {
+		return inner + outer
+	}
+	return inner + ", " + outer
 }
 
 // importer is import_yaml/import_json/import_text: the file, rendered
@@ -249,13 +272,19 @@ func (r *Renderer) importer(ctx context.Context, l *loader, kind string, vars ma
 		if err != nil {
 			return nil, err
 		}
-		switch kind {
-		case "text":
+		if kind == "text" {
 			return string(out), nil
-		case "json":
-			return decodeData(out, true)
 		}
-		return decodeData(out, false)
+		v, err := decodeData(out, kind == "json")
+		if err != nil {
+			// the imported file's error, at its line
+			e := &RenderError{File: full, Err: err}
+			if se, ok := errors.AsType[*saltyaml.Error](err); ok {
+				e.Line, e.Err = se.Line, fmt.Errorf("%s: %s", strings.ToUpper(kind), se.Msg)
+			}
+			return nil, e
+		}
+		return v, nil
 	}
 }
 
