@@ -123,7 +123,7 @@ func TestCompileErrors(t *testing.T) {
 		rendered  bool // the line is in the rendered text (a loop changed the count)
 	}{
 		{file: "broken_jinja.sls", stage: StageRender, line: 3, text: "'}}' expected"},
-		{file: "broken_jinja_runtime.sls", stage: StageRender, line: 3, text: `unknown method "nosuchmethod"`},
+		{file: "broken_jinja_runtime.sls", stage: StageRender, line: 3, text: `'str object' has no attribute 'nosuchmethod'`},
 		{file: "broken_yaml.sls", stage: StageYAML, line: 4, text: "not allowed"},
 		{file: "duplicate_id.sls", stage: StageYAML, line: 3, text: `"same" already defined`},
 		{file: "unknown_function.sls", stage: StageCompile, line: 5, id: "typo", is: function.ErrUnknownFunction,

@@ -19,10 +19,11 @@ var causes = []struct {
 	re  *regexp.Regexp
 	say string
 }{
-	{regexp.MustCompile(`filter '(\w+)' not found`), "unknown filter %q"},
-	{regexp.MustCompile(`unknown method '(\w+)'`), "unknown method %q"},
-	{regexp.MustCompile(`test '(\w+)' not found`), "unknown test %q"},
-	{regexp.MustCompile(`(\w+) is not callable`), "%q is not a function (an undefined name?)"},
+	// gonja says a missing method, a value that is not callable and an
+	// undefined name as Jinja does ('str object' has no attribute 'x',
+	// 'int' object is not callable, 'f' is undefined): they stay so.
+	{regexp.MustCompile(`No filter named '(\w+)'`), "unknown filter %q"},
+	{regexp.MustCompile(`No test named '(\w+)'`), "unknown test %q"},
 }
 
 // renderError turns a gonja runtime error of the rewritten source into what
