@@ -48,7 +48,7 @@ func TestJinjaErrorsInPlainWords(t *testing.T) {
 	}{
 		{"a:\n  runner.test.arg:\n    - arg: [{{ data['x'] | nosuchfilter }}]\n", `x.sls:3:28: render: unknown filter "nosuchfilter"`},
 		{"a:\n  runner.test.arg:\n    - arg: [{{ undefined_fn(1) }}]\n", `x.sls:3: render: 'undefined_fn' is undefined`}, // Jinja2's words, as Salt reports them
-		{"{{ data['x'].nosuchmethod() }}\n", `x.sls:1: render: 'str object' has no attribute 'nosuchmethod'`}, // Jinja2's words
+		{"{{ data['x'].nosuchmethod() }}\n", `x.sls:1: render: 'str object' has no attribute 'nosuchmethod'`},            // Jinja2's words
 		{"a: {{ 1 if data['x'] is nosuchtest else 2 }}\n", `unknown test "nosuchtest"`},
 		// gonja panics on a division by zero: Plan recovers, naming it.
 		{"{% set n = 1 % 0 %}a: {{ n }}\n", `x.sls:1: render: integer division or modulo by zero`}, // Python's
