@@ -35,7 +35,7 @@ func TestRenderErrorsNameFileAndLine(t *testing.T) {
 		{"a: {{ salt['pillar.get']('x') }}\n", "Rendering SLS t.sls:1 failed: 'salt' is undefined"},
 		{"a: {{ [1]|nofilter }}\n", "Rendering SLS t.sls:1 failed: No filter named 'nofilter'."},
 		{"\n{% from \"errt/missing.jinja\" import x %}\n", "Rendering SLS t.sls:2 failed: template \"errt/missing.jinja\" in saltenv \"base\": not found"},
-		{"{%- from \"errt/deep.jinja\" import b %}\n", "Rendering SLS errt/bad.yaml:1 (imported by errt/deep.jinja, imported by t.sls) failed: YAML: did not find expected node content"},
+		{"{%- from \"errt/deep.jinja\" import b %}\n", "Rendering SLS errt/bad.yaml:1 (imported by errt/deep.jinja, imported by t.sls) failed: YAML: sequence end token ']' not found"},
 	} {
 		_, err := state.NewRenderer().Jinja(context.Background(), src, "base", "t.sls", []byte(tc.src), nil)
 		if err == nil || err.Error() != tc.want {

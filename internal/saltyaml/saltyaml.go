@@ -33,6 +33,7 @@ import (
 	"strings"
 
 	goyaml "github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/parser"
 	"gopkg.in/yaml.v3"
 )
 
@@ -64,13 +65,13 @@ func Unmarshal(b []byte) (any, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, syntaxError(err)
+		return nil, syntaxError(b, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return nil, errAt(&extra, "expected a single document in the stream, but found another document")
 	} else if !errors.Is(err, io.EOF) {
-		return nil, syntaxError(err)
+		return nil, syntaxError(b, err)
 	}
 	c := &constructor{budget: aliasBudget(len(b))}
 	return c.construct(&doc, 0)
@@ -84,8 +85,17 @@ func aliasBudget(n int) int { return 1_000_000 + 100*n }
 // constructor builds values from nodes within its budget.
 type constructor struct{ budget int }
 
-// syntaxError turns yaml.v3's "yaml: line N: …" into an Error at line N.
-func syntaxError(err error) error {
+// syntaxError is where the text stops being YAML. yaml.v3 often names
+// the line where the enclosing mapping began ("line 1: did not find
+// expected key" for a bad indentation on line 4), so goccy/go-yaml's
+// parser, which names the offending token, is asked first; else yaml.v3's
+// "yaml: line N: …" becomes an Error at line N.
+func syntaxError(b []byte, err error) error {
+	if _, gerr := parser.ParseBytes(b, 0); gerr != nil {
+		if se, ok := errors.AsType[*goyaml.SyntaxError](gerr); ok && se.Token != nil && se.Token.Position != nil {
+			return &Error{Line: se.Token.Position.Line, Column: se.Token.Position.Column, Msg: se.Message}
+		}
+	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
 		if num, text, ok := strings.Cut(rest, ": "); ok {

@@ -107,9 +107,10 @@ func TestRefusedAsSalt(t *testing.T) {
 		"a: !!python/object/apply:os.system": "could not determine a constructor",
 		"a: !custom x\n":                     "could not determine a constructor for the tag '!custom'",
 		"a: 1\n---\nb: 2\n":                  "expected a single document",
-		"a: [1, 2\n":                         "line",
-		"x:\n  <<: 5\n":                      "expected a mapping or list of mappings for merging",
-		"? [a]\n: 1\n":                       "found unacceptable key",
+		"a: [1, 2\n":                         "line 1, column 4: sequence end token ']' not found",
+		"a:\n  test.nop:\n    - name: x\n   bad: indentation\n": "line 4, column 4:",
+		"x:\n  <<: 5\n": "expected a mapping or list of mappings for merging",
+		"? [a]\n: 1\n":  "found unacceptable key",
 	} {
 		_, err := Unmarshal([]byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {
