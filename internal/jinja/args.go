@@ -2,13 +2,14 @@ package jinja
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
 	"github.com/nikolalohinski/gonja/v2/exec"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 // Salt's filters are Python functions: Jinja calls them with the value
@@ -110,9 +111,9 @@ func pyStr(v any) string {
 		}
 		return "False"
 	case float64:
-		return pyFloat(t)
+		return py.Float(t)
 	case float32:
-		return pyFloat(float64(t))
+		return py.Float(float64(t))
 	case []byte:
 		return pyBytes(t)
 	case []any, map[string]any, yaml.MapSlice, pyTuple:
@@ -121,35 +122,6 @@ func pyStr(v any) string {
 		return ""
 	}
 	return fmt.Sprint(v)
-}
-
-// pyFloat is Python's repr of a float: the shortest text that reads back,
-// with ".0" on whole numbers and Python's exponent form.
-func pyFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		return "nan"
-	}
-	abs := math.Abs(f)
-	if abs != 0 && (abs >= 1e16 || abs < 1e-4) {
-		s := strconv.FormatFloat(f, 'e', -1, 64)
-		mant, exp, _ := strings.Cut(s, "e")
-		sign := exp[0]
-		exp = strings.TrimLeft(exp[1:], "0")
-		if len(exp) < 2 {
-			exp = strings.Repeat("0", 2-len(exp)) + exp
-		}
-		return mant + "e" + string(sign) + exp
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.ContainsAny(s, ".") {
-		s += ".0"
-	}
-	return s
 }
 
 // pyBytes is Python's repr of bytes: b'…'.

@@ -8,6 +8,8 @@ import (
 	"github.com/jmespath/go-jmespath"
 
 	"github.com/nikolalohinski/gonja/v2/exec"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 // Filters are Salt's Jinja filters (every jinja_filter of Salt 3006 and
@@ -217,7 +219,7 @@ func yamlEncode(in any, _ []any) (any, error) {
 	case string:
 		return yamlDoubleQuoted(t), nil
 	case float64:
-		s := pyFloat(t)
+		s := py.Float(t)
 		switch s {
 		case "inf":
 			return ".inf", nil

@@ -9,6 +9,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/nikolalohinski/gonja/v2/exec"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 // The filters of Salt's SerializerExtension and its tojson: Python's
@@ -52,7 +54,7 @@ func writeJSON(b *strings.Builder, v any, o jsonOptions, depth int) error {
 	case int, int64, int32, uint, uint64:
 		fmt.Fprint(b, t)
 	case float64:
-		s := pyFloat(t)
+		s := py.Float(t)
 		switch s {
 		case "inf":
 			s = "Infinity"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/internal/saltyaml"
 )
 
@@ -184,7 +185,7 @@ func pyYAMLScalar(v any, inFlow bool) string {
 		case math.IsInf(t, -1):
 			return "-.inf"
 		}
-		s := strings.ToLower(pyFloat(t))
+		s := strings.ToLower(py.Float(t))
 		if !strings.Contains(s, ".") && strings.Contains(s, "e") {
 			s = strings.Replace(s, "e", ".0e", 1)
 		}
