@@ -70,7 +70,7 @@ type Agent struct {
 	funcs   *function.Registry
 	states  *function.Registry
 	jobs    *jobRunner
-	pillar  atomic.Pointer[map[string]any]
+	pillar  atomic.Pointer[keptPillar]
 	beacons *beacons.Runner
 	reload  chan *Loaded
 
@@ -199,7 +199,7 @@ func (a *Agent) env() *modules.Env {
 	cfg := a.config()
 	return &modules.Env{ID: a.id, Grains: a.Grains, FireMaster: a.FireMaster, Version: a.opts.Version, Log: a.log,
 		Opts: a.Opts, CacheDir: cfg.CacheDir, Files: &fileClient{a: a, dir: filepath.Join(cfg.CacheDir, "files")},
-		Master: masterCaller{a}, Jobs: a.jobs, Mine: a, SetGrains: a.SetGrains, Pillar: a.Pillar}
+		Master: masterCaller{a}, Jobs: a.jobs, Mine: a, SetGrains: a.SetGrains, Pillar: a.Pillar, PillarOrder: a.PillarOrder}
 }
 
 // Opts is the agent's configuration as Salt's __opts__: every key set in

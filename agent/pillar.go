@@ -9,6 +9,7 @@ import (
 
 	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/keyorder"
 )
 
 // Pillar returns the agent's pillar (modules.Env.Pillar). Only the
@@ -19,7 +20,7 @@ import (
 func (a *Agent) Pillar(ctx context.Context, refresh bool) (map[string]any, error) {
 	if !refresh {
 		if p := a.pillar.Load(); p != nil {
-			return *p, nil
+			return p.data, nil
 		}
 		return map[string]any{}, nil
 	}
@@ -41,17 +42,35 @@ func (a *Agent) Pillar(ctx context.Context, refresh bool) (map[string]any, error
 	if err != nil {
 		return nil, err
 	}
-	a.pillar.Store(&p)
-	return maps.Clone(p), nil
+	a.pillar.Store(p)
+	return maps.Clone(p.data), nil
+}
+
+// PillarOrder is the key order of the pillar Pillar last returned, as
+// the master wrote it (modules.Env.PillarOrder); nil before the first.
+func (a *Agent) PillarOrder() *keyorder.Order {
+	if p := a.pillar.Load(); p != nil {
+		return p.order
+	}
+	return nil
+}
+
+// keptPillar is the pillar the master last sent and its key order, kept
+// together so that a refresh replaces both at once.
+type keptPillar struct {
+	data  map[string]any
+	order *keyorder.Order
 }
 
 // decodePillar reads the master's answer keeping integers integers: a
 // pillar's port: 8000 must render as 8000 in a template, as Salt's does,
-// not as the 8000.0 a float64 gives.
-func decodePillar(raw []byte) (map[string]any, error) {
+// not as the 8000.0 a float64 gives. It reads it a second time for its
+// objects' key order (the master writes them as the pillar's SLS did),
+// which templates iterate in, as Salt's dicts keep it.
+func decodePillar(raw []byte) (*keptPillar, error) {
 	p := map[string]any{}
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return p, nil
+		return &keptPillar{data: p}, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -59,5 +78,9 @@ func decodePillar(raw []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("the master's pillar: %w", err)
 	}
 	bus.Numbers(p)
-	return p, nil
+	order, err := keyorder.ReadJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("the master's pillar: %w", err)
+	}
+	return &keptPillar{data: p, order: order}, nil
 }

@@ -132,7 +132,7 @@ func (o *orchestrator) compiler(ctx context.Context, in *function.Input) (*state
 	if err != nil {
 		return nil, nil, err
 	}
-	pillar := o.m.pillars.compile(ctx, o.id(), proto.PillarRequest{Grains: map[string]any{"id": o.id()}})
+	pillar, order := o.m.pillars.compile(ctx, o.id(), proto.PillarRequest{Grains: map[string]any{"id": o.id()}})
 	if errs, ok := pillar["_errors"]; ok {
 		return nil, nil, fmt.Errorf("the master's pillar did not compile: %v", errs)
 	}
@@ -145,8 +145,10 @@ func (o *orchestrator) compiler(ctx context.Context, in *function.Input) (*state
 	})
 	grains := map[string]any{"id": o.id()}
 	opts := map[string]any{"id": o.id()}
+	// the template's pillar iterates in the order it was written
+	tpillar := jinja.OrderedBy(pillar, order)
 	return &state.Compiler{Renderer: o.renderer, Source: state.Roots(roots), Vars: func(saltenv string) map[string]any {
-		return map[string]any{"grains": grains, "pillar": pillar, "opts": opts, "salt": salt, "saltenv": saltenv}
+		return map[string]any{"grains": grains, "pillar": tpillar, "opts": opts, "salt": salt, "saltenv": saltenv}
 	}}, pillar, nil
 }
 

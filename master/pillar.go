@@ -15,6 +15,7 @@ import (
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/internal/keyorder"
 	"github.com/brinehq/brine/state"
 	"github.com/brinehq/brine/target"
 )
@@ -65,7 +66,11 @@ func (p *pillars) configure(c *config.Master) error {
 
 // compile compiles id's pillar with the grains it reported. Errors are
 // kept under _errors, as Salt does, and logged without the pillar.
-func (p *pillars) compile(ctx context.Context, id string, req proto.PillarRequest) map[string]any {
+//
+// The key order of what compiled is returned beside it: the agent's
+// templates iterate pillar mappings in the order they were written, as
+// Salt's do.
+func (p *pillars) compile(ctx context.Context, id string, req proto.PillarRequest) (map[string]any, *keyorder.Order) {
 	p.mu.Lock()
 	roots := p.roots
 	p.mu.Unlock()
@@ -106,7 +111,7 @@ func (p *pillars) compile(ctx context.Context, id string, req proto.PillarReques
 	c := &state.Compiler{Renderer: p.renderer, Source: roots, Vars: func(saltenv string) map[string]any {
 		return map[string]any{"grains": grains, "opts": opts, "salt": salt, "saltenv": saltenv}
 	}}
-	pillar, errs := c.Pillar(ctx, match)
+	pillar, order, errs := c.PillarOrdered(ctx, match)
 	if len(errs) > 0 {
 		p.m.log.Error("pillar did not compile", "agent", id, "errors", len(errs), "first", errs[0])
 		list := make([]any, len(errs))
@@ -118,7 +123,7 @@ func (p *pillars) compile(ctx context.Context, id string, req proto.PillarReques
 	p.mu.Lock()
 	p.last[id] = pillar
 	p.mu.Unlock()
-	return pillar
+	return pillar, order
 }
 
 // agentPillar answers an agent's pillar request.
@@ -127,7 +132,15 @@ func (m *Master) agentPillar(ctx context.Context, id string, body json.RawMessag
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, fmt.Errorf("%w: pillar request: %v", gateway.ErrInvalidRequest, err)
 	}
-	return m.pillars.compile(ctx, id, req), nil
+	// the same JSON as the map's, with each object's keys in the order
+	// written: agents that read it into maps see no change, those that
+	// look (keyorder.ReadJSON) keep Salt's order
+	pillar, order := m.pillars.compile(ctx, id, req)
+	b, err := keyorder.MarshalJSON(pillar, order)
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(b), nil
 }
 
 // fileEnvs lists the saltenvs of file_roots, for agents' top files.

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/keyorder"
 )
 
 // Module declares one execution module's functions for an agent.
@@ -67,6 +68,10 @@ type Env struct {
 	// the copy it has, or with refresh a new one asked of the master
 	// (and kept). nil when the agent has no master.
 	Pillar func(ctx context.Context, refresh bool) (map[string]any, error)
+	// PillarOrder is the key order of the pillar Pillar last returned,
+	// which templates iterate its mappings in (Salt's dicts keep the
+	// order written); nil when unknown (keys read sorted).
+	PillarOrder func() *keyorder.Order
 }
 
 type pillarKey struct{}

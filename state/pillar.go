@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/brinehq/brine/internal/keyorder"
 )
 
 // Pillar compiles an agent's pillar from the pillar roots the compiler's
@@ -13,13 +17,24 @@ import (
 // before, their includes first. Errors are returned beside what did
 // compile, as Salt puts them under `_errors`.
 func (c *Compiler) Pillar(ctx context.Context, match Matcher) (map[string]any, []string) {
+	pillar, _, errs := c.PillarOrdered(ctx, match)
+	return pillar, errs
+}
+
+// PillarOrdered is Pillar with the key order of what it compiled: each
+// mapping's keys as its SLS wrote them, a key a later SLS merges in after
+// those already there, as Salt's dicts keep them. Formulas generate
+// states in the order they iterate pillar mappings, so the master sends
+// the pillar in this order (keyorder.MarshalJSON).
+func (c *Compiler) PillarOrdered(ctx context.Context, match Matcher) (map[string]any, *keyorder.Order, []string) {
 	pillar := map[string]any{}
+	order := &keyorder.Order{Keys: []string{}}
 	top := c.Top(ctx, "", match)
 	errs := top.Errors
 	if len(top.Mods) == 0 {
 		// An agent no pillar top file names has an empty pillar, which
 		// is not an error.
-		return pillar, nil
+		return pillar, order, nil
 	}
 	cc := *c
 	cc.Source = newMemo(c.Source)
@@ -37,13 +52,13 @@ func (c *Compiler) Pillar(ctx context.Context, match Matcher) (map[string]any, [
 	done := map[string]bool{}
 	for _, env := range top.Envs {
 		for _, sls := range top.Mods[env] {
-			errs = append(errs, cc.pillarSLS(ctx, pillar, env, sls, "", done)...)
+			errs = append(errs, cc.pillarSLS(ctx, pillar, &order, env, sls, "", done)...)
 		}
 	}
-	return pillar, errs
+	return pillar, order, errs
 }
 
-func (c *Compiler) pillarSLS(ctx context.Context, pillar map[string]any, env, sls, via string, done map[string]bool) []string {
+func (c *Compiler) pillarSLS(ctx context.Context, pillar map[string]any, order **keyorder.Order, env, sls, via string, done map[string]bool) []string {
 	if done[env+":"+sls] {
 		return nil
 	}
@@ -83,17 +98,20 @@ func (c *Compiler) pillarSLS(ctx context.Context, pillar map[string]any, env, sl
 				name = relativeSLS(sls, name, strings.HasSuffix(file, "/init.sls"))
 			}
 			if name != "" {
-				errs = append(errs, c.pillarSLS(ctx, pillar, env, name, sls, done)...)
+				errs = append(errs, c.pillarSLS(ctx, pillar, order, env, name, sls, done)...)
 			}
 		}
 	}
+	written := make(yaml.MapSlice, 0, len(data))
 	for _, item := range data {
 		key := fmt.Sprint(item.Key)
 		if key == "include" {
 			continue
 		}
 		pillar[key] = Merge(pillar[key], toPlain(item.Value))
+		written = append(written, item)
 	}
+	*order = keyorder.Merged(*order, keyorder.Of(written))
 	return errs
 }
 

@@ -25,17 +25,19 @@ type engine struct {
 
 // newEngine builds the compiler as modules/state builds it for a state
 // run, with the agent's own grains, opts and functions and its pillar
-// (compiled by the master). The renderer is shared by every compile, as
+// (compiled by the master, in the key order it sent). The renderer is shared by every compile, as
 // the agent's is by every run.
 func newEngine(ctx context.Context, a *agent.Agent, fileRoot string, pillar map[string]any) *engine {
 	grains, opts := a.Grains(), a.Opts()
 	pctx := modules.WithPillar(ctx, pillar)
-	salt := jinja.Salt(a.Functions().Names(), func(name string, args []any, kwargs map[string]any) (any, error) {
+	order := a.PillarOrder()
+	salt := jinja.Salt(a.Functions().Names(), jinja.PillarOrdered(func(name string, args []any, kwargs map[string]any) (any, error) {
 		return a.Functions().Call(pctx, name, args, kwargs, nil)
-	})
+	}, order))
+	tpillar := jinja.OrderedBy(pillar, order)
 	c := &state.Compiler{Renderer: state.NewRenderer(), Source: state.Roots{"base": {fileRoot}},
 		Vars: func(saltenv string) map[string]any {
-			return map[string]any{"grains": grains, "pillar": pillar, "opts": opts, "salt": salt, "saltenv": saltenv}
+			return map[string]any{"grains": grains, "pillar": tpillar, "opts": opts, "salt": salt, "saltenv": saltenv}
 		}}
 	facts := target.Facts{ID: a.ID(), Grains: grains, Pillar: pillar}
 	match := func(tgt, tgtType string) (bool, error) {

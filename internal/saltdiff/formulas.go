@@ -14,6 +14,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/brinehq/brine/internal/keyorder"
 	"github.com/brinehq/brine/state"
 )
 
@@ -80,21 +81,23 @@ func LoadFormulaOracle(file string) (*FormulaOracle, error) {
 
 // LoadPillar reads a formula's pillar.yaml as a pillar SLS of plain YAML
 // (the #!yaml renderer): with brine's own YAML reader, as Salt's side
-// reads it with its own.
-func LoadPillar(ctx context.Context, r *state.Renderer, file string) (map[string]any, error) {
+// reads it with its own. It returns the pillar as plain maps, as the
+// agent holds it, and its key order as written, which the templates
+// iterate in as the agent's do (the master sends it in that order).
+func LoadPillar(ctx context.Context, r *state.Renderer, file string) (map[string]any, *keyorder.Order, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	data, err := r.RenderSLS(ctx, Files{}, "base", filepath.Base(file), append([]byte("#!yaml\n"), b...), nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p, _ := plainOf(data).(map[string]any)
 	if p == nil {
 		p = map[string]any{}
 	}
-	return p, nil
+	return p, keyorder.Of(data), nil
 }
 
 // plainOf turns ordered YAML mappings into plain maps, as state's high

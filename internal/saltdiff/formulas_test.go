@@ -13,6 +13,7 @@ import (
 
 	"github.com/brinehq/brine/agent"
 	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/internal/keyorder"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/cp"
 	"github.com/brinehq/brine/modules/modulestest"
@@ -65,9 +66,9 @@ func formulaAgent(t *testing.T, grains map[string]any) *agent.Agent {
 
 // formulaCompiler is the state compiler modules/state builds for a run
 // (and bench/states/compile.go): the formula's tree as file_roots base, the
-// pinned grains, its pillar, the agent's opts and salt functions (called
-// with the pillar, as in a state run).
-func formulaCompiler(a *agent.Agent, r *state.Renderer, tree string, grains, pillar map[string]any) *state.Compiler {
+// pinned grains, its pillar (iterated in its written order), the agent's
+// opts and salt functions (called with the pillar, as in a state run).
+func formulaCompiler(a *agent.Agent, r *state.Renderer, tree string, grains, pillar map[string]any, order *keyorder.Order) *state.Compiler {
 	pctx := modules.WithPillar(context.Background(), pillar)
 	// cp's functions read the file server: the tree, as Salt's
 	// file_client local reads file_roots (the agent has no master here).
@@ -75,15 +76,16 @@ func formulaCompiler(a *agent.Agent, r *state.Renderer, tree string, grains, pil
 	if err != nil {
 		panic(err)
 	}
-	salt := jinja.Salt(a.Functions().Names(), func(name string, args []any, kwargs map[string]any) (any, error) {
+	salt := jinja.Salt(a.Functions().Names(), jinja.PillarOrdered(func(name string, args []any, kwargs map[string]any) (any, error) {
 		if strings.HasPrefix(name, "cp.") {
 			return cpFuncs.Call(pctx, name, args, kwargs, nil)
 		}
 		return a.Functions().Call(pctx, name, args, kwargs, nil)
-	})
+	}, order))
 	opts := a.Opts()
+	tpillar := jinja.OrderedBy(pillar, order)
 	return &state.Compiler{Renderer: r, Source: state.Roots{"base": {tree}}, Vars: func(saltenv string) map[string]any {
-		return map[string]any{"grains": grains, "pillar": pillar, "opts": opts, "salt": salt, "saltenv": saltenv}
+		return map[string]any{"grains": grains, "pillar": tpillar, "opts": opts, "salt": salt, "saltenv": saltenv}
 	}}
 }
 
@@ -123,7 +125,7 @@ func TestFormulasAsSalt(t *testing.T) {
 		names[c.Formula] = true
 		fdir := filepath.Join(dir, c.Formula)
 		diff := ""
-		pillar, err := LoadPillar(ctx, r, filepath.Join(fdir, "pillar.yaml"))
+		pillar, order, err := LoadPillar(ctx, r, filepath.Join(fdir, "pillar.yaml"))
 		if err != nil {
 			diff = "pillar.yaml: brine fails: " + err.Error()
 		} else if sp, ok := oracle.Cases[c.Formula+"/pillar"]; ok {
@@ -131,7 +133,7 @@ func TestFormulasAsSalt(t *testing.T) {
 				diff = "pillar.yaml reads differently: " + d
 			}
 		}
-		comp := formulaCompiler(a, r, filepath.Join(fdir, "tree"), grains, pillar)
+		comp := formulaCompiler(a, r, filepath.Join(fdir, "tree"), grains, pillar, order)
 		for _, sls := range c.SLS {
 			nsls++
 			key := c.Formula + "/" + sls

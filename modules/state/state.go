@@ -17,6 +17,7 @@ import (
 	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/internal/keyorder"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 	sls "github.com/brinehq/brine/state"
@@ -125,6 +126,7 @@ type run struct {
 	test    bool
 	saltenv string
 	pillar  map[string]any
+	order   *keyorder.Order // pillar's key order, as the master sent it
 	jid     string
 	events  bool
 	// opts and grains are read once per run (opts is the agent's whole
@@ -178,6 +180,9 @@ func (s *system) prepare(ctx context.Context, in *function.Input, exclusive bool
 			return nil, nil, []any{"Pillar failed to render with the following messages:", "Unable to get the pillar from the master: " + err.Error()}, retcodePillar
 		}
 		base = p
+		if s.env.PillarOrder != nil {
+			r.order = s.env.PillarOrder()
+		}
 	}
 	if perrs, ok := base["_errors"].([]any); ok && len(perrs) > 0 {
 		release()
@@ -207,11 +212,15 @@ func (s *system) compiler(ctx context.Context, r *run) *sls.Compiler {
 	if s.env.Functions != nil {
 		names = s.env.Functions.Names()
 	}
-	salt := jinja.Salt(names, func(name string, args []any, kwargs map[string]any) (any, error) {
+	// templates iterate the pillar's mappings, and those pillar.get and
+	// its kin return, in the order the pillar was written, as Salt's
+	// dicts keep it
+	salt := jinja.Salt(names, jinja.PillarOrdered(func(name string, args []any, kwargs map[string]any) (any, error) {
 		return s.env.Functions.Call(pctx, name, args, kwargs, nil)
-	})
+	}, r.order))
+	pillar := jinja.OrderedBy(r.pillar, r.order)
 	r.c = &sls.Compiler{Renderer: s.renderer, Source: source{s.env.Files}, Vars: func(saltenv string) map[string]any {
-		return map[string]any{"grains": r.grains, "pillar": r.pillar, "opts": r.opts, "salt": salt, "saltenv": saltenv}
+		return map[string]any{"grains": r.grains, "pillar": pillar, "opts": r.opts, "salt": salt, "saltenv": saltenv}
 	}}
 	return r.c
 }
