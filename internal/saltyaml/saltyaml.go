@@ -307,8 +307,16 @@ var (
 	reTime  = regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)
 )
 
-// implicitTag is the tag PyYAML gives a plain scalar.
+// implicitTag is the tag PyYAML gives a plain scalar. Like PyYAML's
+// resolver it looks at the first character first: most scalars (names,
+// paths, words) cannot be anything but text, and are known at once.
 func implicitTag(s string) string {
+	if s == "" {
+		return "!!null"
+	}
+	if !strings.ContainsRune("yYnNtTfFoO-+0123456789.<~", rune(s[0])) {
+		return "!!str"
+	}
 	switch {
 	case reBool.MatchString(s):
 		return "!!bool"
