@@ -159,7 +159,7 @@ func pyBytes(b []byte) string {
 func pyRepr(v any) string {
 	switch t := v.(type) {
 	case string:
-		return pyStrRepr(t)
+		return py.Repr(t)
 	case []any:
 		parts := make([]string, len(t))
 		for i, x := range t {
@@ -169,7 +169,7 @@ func pyRepr(v any) string {
 	case map[string]any:
 		parts := make([]string, 0, len(t))
 		for _, k := range sortedKeys(t) {
-			parts = append(parts, pyStrRepr(k)+": "+pyRepr(t[k]))
+			parts = append(parts, py.Repr(k)+": "+pyRepr(t[k]))
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
 	case yaml.MapSlice:
@@ -193,35 +193,6 @@ func pyRepr(v any) string {
 	return pyStr(v)
 }
 
-// pyStrRepr is Python's repr of a str.
-func pyStrRepr(s string) string {
-	quote := "'"
-	if strings.Contains(s, "'") && !strings.Contains(s, `"`) {
-		quote = `"`
-	}
-	var sb strings.Builder
-	sb.WriteString(quote)
-	for _, r := range s {
-		switch {
-		case r == '\\':
-			sb.WriteString(`\\`)
-		case string(r) == quote:
-			sb.WriteString(`\` + quote)
-		case r == '\n':
-			sb.WriteString(`\n`)
-		case r == '\t':
-			sb.WriteString(`\t`)
-		case r == '\r':
-			sb.WriteString(`\r`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&sb, `\x%02x`, r)
-		default:
-			sb.WriteRune(r)
-		}
-	}
-	sb.WriteString(quote)
-	return sb.String()
-}
 
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
