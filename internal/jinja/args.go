@@ -193,7 +193,6 @@ func pyRepr(v any) string {
 	return pyStr(v)
 }
 
-
 func sortedKeys(m map[string]any) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
