@@ -587,6 +587,10 @@ func asList(v any) []any {
 	return []any{v}
 }
 
+// Plain is v with ordered YAML mappings as plain maps and integers as
+// int64, as high data and pillar hold them.
+func Plain(v any) any { return toPlain(v) }
+
 // toPlain turns ordered YAML mappings into plain maps.
 func toPlain(v any) any {
 	switch v := v.(type) {

@@ -93,43 +93,11 @@ func LoadPillar(ctx context.Context, r *state.Renderer, file string) (map[string
 	if err != nil {
 		return nil, nil, err
 	}
-	p, _ := plainOf(data).(map[string]any)
+	p, _ := state.Plain(data).(map[string]any)
 	if p == nil {
 		p = map[string]any{}
 	}
 	return p, keyorder.Of(data), nil
-}
-
-// plainOf turns ordered YAML mappings into plain maps, as state's high
-// data holds them.
-func plainOf(v any) any {
-	switch v := v.(type) {
-	case yaml.MapSlice:
-		m := make(map[string]any, len(v))
-		for _, item := range v {
-			m[fmt.Sprint(item.Key)] = plainOf(item.Value)
-		}
-		return m
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = plainOf(x)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = plainOf(x)
-		}
-		return out
-	case uint64:
-		if v <= 1<<63-1 {
-			return int64(v)
-		}
-	case int:
-		return int64(v)
-	}
-	return v
 }
 
 // CompileSLS compiles sls as brine's state.show_sls and
