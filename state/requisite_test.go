@@ -186,7 +186,7 @@ conf:
   pkg.changes
 after:
   cmd.ok
-`, want: map[string]string{"service_|-svc_|-svc_|-mod_watch": "true|watch fired"},
+`, want: map[string]string{"service_|-listener_svc_|-svc_|-mod_watch": "true|watch fired"}, // Salt's key
 			calls: "service.ok svc;pkg.changes conf;cmd.ok after;service.mod_watch svc"},
 		{name: "order first, last and numbers; names", sls: `
 z:

@@ -681,7 +681,11 @@ func (x *run) listeners(ctx context.Context) {
 		}
 		start := time.Now()
 		res := x.call(ctx, c, "mod_watch", x.watchedResults(c))
-		res["__id__"], res["__sls__"] = c.ID, c.SLS
+		// Salt runs a listener as a chunk of its own whose id is
+		// listener_<id>, and keys its result so (scripts and the
+		// highstate outputter's readers parse the key).
+		id := "listener_" + c.ID
+		res["__id__"], res["__sls__"] = id, c.SLS
 		res["start_time"], res["duration"] = startTime(start), duration(time.Since(start))
 		x.mu.Lock()
 		res["__run_num__"] = x.runNum
@@ -689,7 +693,7 @@ func (x *run) listeners(ctx context.Context) {
 		if x.extra == nil {
 			x.extra = map[string]map[string]any{}
 		}
-		tag := Tag(c.State, c.ID, c.Name, "mod_watch")
+		tag := Tag(c.State, id, c.Name, "mod_watch")
 		x.extra[tag] = res
 		x.mu.Unlock()
 		if x.Progress != nil {
