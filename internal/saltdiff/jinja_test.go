@@ -10,7 +10,6 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/brinehq/brine/agent"
 	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/state"
 )
@@ -65,23 +64,7 @@ func pinnedGrains(t *testing.T) map[string]any {
 func templateVars(t *testing.T) map[string]any {
 	t.Helper()
 	grains := pinnedGrains(t)
-	dir := t.TempDir()
-	g, err := yaml.Marshal(map[string]any{"grains": grains})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf := "id: " + grains["id"].(string) + "\npki_dir: pki\ncachedir: cache\nfile_client: local\n" + string(g)
-	if err := os.WriteFile(filepath.Join(dir, "minion"), []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := agent.LoadConfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := agent.New(cfg, agent.Options{Version: "saltdiff"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := formulaAgent(t, grains)
 	ctx := context.Background()
 	salt := jinja.Salt(a.Functions().Names(), func(name string, args []any, kwargs map[string]any) (any, error) {
 		return a.Functions().Call(ctx, name, args, kwargs, nil)
