@@ -112,6 +112,10 @@ func TestHostileAgent(t *testing.T) {
 	a1.waitLog(logAccepted, 1)
 	a2.waitLog(logAccepted, 1)
 
+	// a2's own report (its grains and addresses, sent once it is accepted)
+	// replaces the addresses it holds; it must be in before the cloud event
+	// this test checks against, or it would replace 10.9.0.2.
+	waitUntil(t, "a2's own mine record", func() bool { return mineHost(t, m, "a2") != nil })
 	// The operator's salt-cloud run puts a2 in the mine.
 	op := m.client()
 	defer op.Close()
