@@ -8,11 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -167,37 +164,7 @@ func (m *Master) fileList(_ context.Context, _ string, body json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	env := req.Saltenv
-	if env == "" {
-		env = "base"
-	}
-	seen := map[string]bool{}
-	for _, dir := range roots[env] {
-		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return nil
-			}
-			rel, rerr := filepath.Rel(dir, p)
-			if rerr != nil {
-				return nil
-			}
-			rel = filepath.ToSlash(rel)
-			if !strings.HasPrefix(rel, req.Prefix) {
-				return nil
-			}
-			if _, err := fileserver.Confine(p, []string{dir}); err != nil {
-				return nil
-			}
-			seen[rel] = true
-			return nil
-		})
-	}
-	out := make([]string, 0, len(seen))
-	for p := range seen {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out, nil
+	return roots.List(req.Saltenv, req.Prefix), nil
 }
 
 // agentMineGet answers an agent's mine.get.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"sync"
 
@@ -149,12 +148,7 @@ func (m *Master) fileEnvs(context.Context, string, json.RawMessage) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	envs := make([]string, 0, len(roots))
-	for env := range roots {
-		envs = append(envs, env)
-	}
-	sort.Strings(envs)
-	return envs, nil
+	return roots.Envs(), nil
 }
 
 // stateProgress fires a state run's progress event, Salt's

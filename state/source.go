@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sort"
 
 	"github.com/brinehq/brine/fileserver"
 )
@@ -32,10 +31,5 @@ func (r Roots) Read(_ context.Context, saltenv, name string) ([]byte, error) {
 
 // Envs implements Source.
 func (r Roots) Envs(context.Context) ([]string, error) {
-	envs := make([]string, 0, len(r))
-	for env := range r {
-		envs = append(envs, env)
-	}
-	sort.Strings(envs)
-	return envs, nil
+	return fileserver.Roots(r).Envs(), nil
 }
