@@ -13,10 +13,9 @@ import (
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/config"
-	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/internal/keyorder"
+	"github.com/brinehq/brine/pillar"
 	"github.com/brinehq/brine/state"
-	"github.com/brinehq/brine/target"
 )
 
 // PillarKeys are the master configuration keys pillar reads.
@@ -73,56 +72,20 @@ func (p *pillars) compile(ctx context.Context, id string, req proto.PillarReques
 	p.mu.Lock()
 	roots := p.roots
 	p.mu.Unlock()
-	if req.Pillarenv != "" {
-		if dirs, ok := roots[req.Pillarenv]; ok {
-			roots = state.Roots{req.Pillarenv: dirs}
-		}
-	}
-	grains := req.Grains
-	if grains == nil {
-		grains = map[string]any{}
-	}
 	var groups map[string]any
 	if ng := p.m.publisher.nodegroups.Load(); ng != nil {
 		groups = *ng
 	}
-	facts := target.Facts{ID: id, Grains: grains}
-	match := func(tgt, tgtType string) (bool, error) {
-		t, err := target.ParseWith(tgt, tgtType, target.Options{Nodegroups: groups})
-		if err != nil {
-			return false, err
-		}
-		return t.Match(facts), nil
-	}
-	opts := map[string]any{"id": id}
-	salt := jinja.Salt([]string{"grains.get"}, func(_ string, args []any, _ map[string]any) (any, error) {
-		if len(args) == 0 {
-			return nil, fmt.Errorf("grains.get needs a key")
-		}
-		if v, ok := target.Traverse(grains, fmt.Sprint(args[0]), ":"); ok {
-			return v, nil
-		}
-		if len(args) > 1 {
-			return args[1], nil
-		}
-		return "", nil
-	})
-	c := &state.Compiler{Renderer: p.renderer, Source: roots, Vars: func(saltenv string) map[string]any {
-		return map[string]any{"grains": grains, "opts": opts, "salt": salt, "saltenv": saltenv}
-	}}
-	pillar, order, errs := c.PillarOrdered(ctx, match)
+	pl, order, errs := pillar.Compile(ctx, p.renderer, pillar.Request{ID: id, Grains: req.Grains, Roots: roots,
+		Pillarenv: req.Pillarenv, Nodegroups: groups})
 	if len(errs) > 0 {
 		p.m.log.Error("pillar did not compile", "agent", id, "errors", len(errs), "first", errs[0])
-		list := make([]any, len(errs))
-		for i, e := range errs {
-			list[i] = e
-		}
-		pillar["_errors"] = list
+		pillar.Errors(pl, errs)
 	}
 	p.mu.Lock()
-	p.last[id] = pillar
+	p.last[id] = pl
 	p.mu.Unlock()
-	return pillar, order
+	return pl, order
 }
 
 // agentPillar answers an agent's pillar request.
