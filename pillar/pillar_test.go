@@ -28,7 +28,7 @@ func writeTree(t *testing.T, files map[string]string) string {
 
 func TestCompile(t *testing.T) {
 	base := writeTree(t, map[string]string{
-		"top.sls": "base:\n  '*':\n    - common\n  'os:Debian':\n    - match: grain\n    - debian\n  web:\n    - match: nodegroup\n    - web\n",
+		"top.sls":    "base:\n  '*':\n    - common\n  'os:Debian':\n    - match: grain\n    - debian\n  web:\n    - match: nodegroup\n    - web\n",
 		"common.sls": "id_seen: {{ grains['id'] }}\nrole: {{ salt['grains.get']('role', 'none') }}\nminion: {{ opts['id'] }}\n",
 		"debian.sls": "pkg: apt\n",
 		"web.sls":    "port: 80\n",
