@@ -428,9 +428,9 @@ func present(ctx context.Context, in *function.Input) (any, error) {
 	case status == "present":
 		return state.Succeeded(name, fmt.Sprintf("Cron %s already present", name), nil), nil
 	case state.From(ctx).Test && status == "absent":
-		return state.Pending(name, fmt.Sprintf("Cron %s is set to be added", name), map[string]any{a.user: name}), nil
+		return state.Pending(name, fmt.Sprintf("Cron %s is set to be added", name), nil), nil
 	case state.From(ctx).Test:
-		return state.Pending(name, fmt.Sprintf("Cron %s is set to be updated", name), map[string]any{a.user: name}), nil
+		return state.Pending(name, fmt.Sprintf("Cron %s is set to be updated", name), nil), nil
 	}
 	if at >= 0 {
 		want = merged((*list)[at], want)
@@ -479,7 +479,7 @@ func absent(ctx context.Context, in *function.Input) (any, error) {
 		return state.Succeeded(name, fmt.Sprintf("Cron %s already absent", name), nil), nil
 	}
 	if state.From(ctx).Test {
-		return state.Pending(name, fmt.Sprintf("Cron %s is set to be removed", name), map[string]any{a.user: name}), nil
+		return state.Pending(name, fmt.Sprintf("Cron %s is set to be removed", name), nil), nil
 	}
 	*list = append((*list)[:at], (*list)[at+1:]...)
 	if err := write(ctx, a.user, tab.render()); err != nil {

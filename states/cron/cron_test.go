@@ -77,14 +77,14 @@ func TestStates(t *testing.T) {
 		tab     string // the crontab afterwards, "" for unchanged
 	}{
 		{"add, test mode", "cron.present", true, map[string]any{"name": "/bin/true"}, "None",
-			"Cron /bin/true is set to be added", changed, mine},
+			"Cron /bin/true is set to be added", nil, mine},
 		{"add", "cron.present", false, map[string]any{"name": " /bin/true "}, "True",
 			"Cron /bin/true added to " + user + "'s crontab", changed,
 			managed + "# SALT_CRON_IDENTIFIER:/bin/true\n* * * * * /bin/true\n"},
 		{"present", "cron.present", false, map[string]any{"name": "/bin/true"}, "True", "Cron /bin/true already present", nil, ""},
 		{"present, test mode", "cron.present", true, map[string]any{"name": "/bin/true"}, "True", "Cron /bin/true already present", nil, ""},
 		{"update, test mode", "cron.present", true, map[string]any{"name": "/bin/true", "minute": 5}, "None",
-			"Cron /bin/true is set to be updated", changed, ""},
+			"Cron /bin/true is set to be updated", nil, ""},
 		{"update", "cron.present", false, map[string]any{"name": "/bin/true", "minute": 5}, "True", "Cron /bin/true updated", changed,
 			managed + "# SALT_CRON_IDENTIFIER:/bin/true\n5 * * * * /bin/true\n"},
 		{"an identifier and a comment", "cron.present", false,
@@ -111,7 +111,7 @@ func TestStates(t *testing.T) {
 				"# SALT_CRON_IDENTIFIER:/bin/echo hi\n@hourly /bin/echo hi\n"},
 		{"commented, present", "cron.present", false, map[string]any{"name": "/bin/true", "minute": 5, "commented": true}, "True",
 			"Cron /bin/true already present", nil, ""},
-		{"remove, test mode", "cron.absent", true, map[string]any{"name": "/bin/true"}, "None", "Cron /bin/true is set to be removed", changed, ""},
+		{"remove, test mode", "cron.absent", true, map[string]any{"name": "/bin/true"}, "None", "Cron /bin/true is set to be removed", nil, ""},
 		{"remove", "cron.absent", false, map[string]any{"name": "/bin/true"}, "True", "Cron /bin/true removed from " + user + "'s crontab", changed,
 			managed + "# nightly SALT_CRON_IDENTIFIER:backup\n0 3 * * * /usr/bin/backup  --full\n# SALT_CRON_IDENTIFIER:/bin/echo hi\n@hourly /bin/echo hi\n"},
 		{"absent", "cron.absent", false, map[string]any{"name": "/bin/true"}, "True", "Cron /bin/true already absent", nil, ""},
@@ -137,6 +137,7 @@ func TestStates(t *testing.T) {
 		if result(got.Result) != step.result || got.Comment != step.comment {
 			t.Errorf("%s: %s: result %s, comment %q; want %s, %q", step.what, step.fun, result(got.Result), got.Comment, step.result, step.comment)
 		}
+		// Salt's test mode reports no changes, only its comment.
 		if (len(got.Changes) != 0 || len(step.changes) != 0) && !reflect.DeepEqual(got.Changes, step.changes) {
 			t.Errorf("%s: %s: changes %#v, want %#v", step.what, step.fun, got.Changes, step.changes)
 		}
@@ -175,8 +176,7 @@ func TestStates(t *testing.T) {
 		t.Errorf("unknown user: %s %q", result(got.Result), got.Comment)
 	}
 	// root is the default user; test mode leaves its crontab alone.
-	if got := call(true, map[string]any{"name": "/bin/brine-test-only"}); result(got.Result) != "None" ||
-		!reflect.DeepEqual(got.Changes, map[string]any{"root": "/bin/brine-test-only"}) {
+	if got := call(true, map[string]any{"name": "/bin/brine-test-only"}); result(got.Result) != "None" || len(got.Changes) != 0 {
 		t.Errorf("root, test mode: %s %q %v", result(got.Result), got.Comment, got.Changes)
 	}
 }

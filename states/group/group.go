@@ -176,7 +176,7 @@ func (s *states) present(ctx context.Context, in *function.Input) (any, error) {
 	test := state.From(ctx).Test
 	if cur == nil {
 		if test {
-			return state.Pending(name, fmt.Sprintf("Group %s set to be added", name), map[string]any{name: "added"}), nil
+			return state.Pending(name, fmt.Sprintf("Group %s set to be added", name), nil), nil
 		}
 		if w.hasGID {
 			all, err := s.env.Functions.Call(ctx, "group.getent", nil, nil, nil)
@@ -227,13 +227,12 @@ func (s *states) present(ctx context.Context, in *function.Input) (any, error) {
 	}
 	var comment strings.Builder
 	comment.WriteString("The following group attributes are set to be changed:\n")
-	pending := map[string]any{}
 	for _, c := range todo {
 		comment.WriteString(c.String() + "\n")
-		pending[c.key] = c.value
 	}
 	if test {
-		return state.Pending(name, comment.String(), normalize(pending)), nil
+		// Salt's test mode lists the changes in the comment alone.
+		return state.Pending(name, comment.String(), nil), nil
 	}
 	var failures []string
 	for _, c := range todo {
@@ -308,7 +307,7 @@ func (s *states) absent(ctx context.Context, in *function.Input) (any, error) {
 		return state.Succeeded(name, "Group not present", nil), nil
 	}
 	if state.From(ctx).Test {
-		return state.Pending(name, fmt.Sprintf("Group %s is set for removal", name), map[string]any{name: ""}), nil
+		return state.Pending(name, fmt.Sprintf("Group %s is set for removal", name), nil), nil
 	}
 	if err := service.Run(ctx, "groupdel", "--", name); err != nil {
 		r := state.Failed(name, "Failed to remove group %s", name)

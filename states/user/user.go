@@ -188,7 +188,7 @@ func (c change) comment() string {
 	if c.key == "passwd" {
 		return c.key + ": " + redacted + "\n"
 	}
-	return fmt.Sprintf("%s: %v\n", c.key, c.value)
+	return fmt.Sprintf("%s: %s\n", c.key, py.Str(c.value))
 }
 
 // groupName is the name of group gid (Salt's file.gid_to_group); the
@@ -285,7 +285,7 @@ func (s *states) changes(ctx context.Context, name string, cur map[string]any, w
 			out = append(out, change{"passwd", w.password})
 		}
 	case w.emptyPassword && hash != "":
-		out = append(out, change{"passwd", ""})
+		out = append(out, change{"empty_password", true})
 	}
 	for i, k := range gecosKeys {
 		if v := w.gecos[i]; v != nil && fmt.Sprint(cur[k]) != *v {
@@ -372,7 +372,7 @@ func (s *states) present(ctx context.Context, in *function.Input) (any, error) {
 	test := state.From(ctx).Test
 	if cur == nil {
 		if test {
-			return state.Pending(name, fmt.Sprintf("User %s set to be added", name), map[string]any{name: "added"}), nil
+			return state.Pending(name, fmt.Sprintf("User %s set to be added", name), nil), nil
 		}
 		return s.add(ctx, name, in, w)
 	}
@@ -388,20 +388,13 @@ func (s *states) present(ctx context.Context, in *function.Input) (any, error) {
 		return state.Succeeded(name, fmt.Sprintf("User %s is present and up to date", name), nil), nil
 	}
 	if test {
+		// Salt's test mode lists the changes in the comment alone.
 		var comment strings.Builder
 		comment.WriteString("The following user attributes are set to be changed:\n")
-		pending := map[string]any{}
 		for _, c := range todo {
 			comment.WriteString(c.comment())
-			pending[c.key] = c.value
-			if c.key == "passwd" {
-				pending[c.key] = redacted
-			}
-			if l, ok := c.value.([]string); ok {
-				pending[c.key] = py.List(l)
-			}
 		}
-		return state.Pending(name, comment.String(), pending), nil
+		return state.Pending(name, comment.String(), nil), nil
 	}
 
 	preHash, err := s.hash(name)
@@ -435,6 +428,8 @@ func (s *states) present(ctx context.Context, in *function.Input) (any, error) {
 			argv = []string{"usermod", "-s", w.shell}
 		case "passwd":
 			argv = []string{"usermod", "-p", fmt.Sprint(c.value)}
+		case "empty_password":
+			argv = []string{"usermod", "-p", ""}
 		case "homeDoesNotExist":
 			if err := s.mkhome(ctx, name, fmt.Sprint(c.value)); err != nil {
 				failures = append(failures, err.Error())
@@ -611,7 +606,7 @@ func (s *states) absent(ctx context.Context, in *function.Input) (any, error) {
 		return state.Succeeded(name, fmt.Sprintf("User %s is not present", name), nil), nil
 	}
 	if state.From(ctx).Test {
-		return state.Pending(name, fmt.Sprintf("User %s set for removal", name), map[string]any{name: "removed"}), nil
+		return state.Pending(name, fmt.Sprintf("User %s set for removal", name), nil), nil
 	}
 	before, _ := names(cur["groups"])
 	argv := []string{"userdel"}
