@@ -1,8 +1,9 @@
 // Package file is Salt's file execution module, as far as agents need it
 // to look at and change files: file_exists, directory_exists, read, write,
 // append, remove, mkdir, touch, chown, chgrp, get_mode, set_mode, stats,
-// get_hash, the owner getters and the user/group id conversions, with
-// Salt's arguments and return shapes.
+// get_hash, the owner getters and the user/group id conversions, and the
+// text editors replace, search, sed and blockreplace, with Salt's
+// arguments and return shapes.
 //
 // Unlike Salt, every path must be absolute (after ~ expansion): an agent's
 // working directory is wherever its service manager started it, so a
@@ -56,7 +57,7 @@ func Module(*modules.Env) []function.Func {
 			return st[key], nil
 		}
 	}
-	return []function.Func{
+	return append([]function.Func{
 		{
 			Name: "file.basename", ReadOnly: true, Doc: "The final component of path (Python's os.path.basename: \"\" after a trailing slash).",
 			Params: []function.Param{path},
@@ -341,7 +342,7 @@ func Module(*modules.Env) []function.Func {
 				return groupName(gid), nil
 			},
 		},
-	}
+	}, editFuncs()...)
 }
 
 // withPath runs fn with the function's path argument made absolute.

@@ -2,20 +2,17 @@ package file
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/atomicfile"
 	"github.com/brinehq/brine/internal/py"
+	filemod "github.com/brinehq/brine/modules/file"
 	"github.com/brinehq/brine/state"
 )
 
@@ -149,249 +146,6 @@ func (s *states) sourceText(ctx context.Context, v any, in *function.Input) (str
 	return string(src.data), ""
 }
 
-// Python's re flags, by name, as file.replace's flags gives them.
-var reFlags = map[string]int{"TEMPLATE": 1, "T": 1, "IGNORECASE": 2, "I": 2, "LOCALE": 4, "L": 4, "MULTILINE": 8, "M": 8,
-	"DOTALL": 16, "S": 16, "UNICODE": 32, "U": 32, "VERBOSE": 64, "X": 64, "DEBUG": 128, "ASCII": 256, "A": 256}
-
-// goFlags turns Python's re flags (a number, or a list of names) into a
-// Go regexp prefix.
-func goFlags(v any) (string, error) {
-	n := 0
-	switch t := v.(type) {
-	case int64:
-		n = int(t)
-	case float64:
-		n = int(t)
-	case string:
-		i, err := strconv.Atoi(t)
-		if err != nil {
-			return "", commentf("Invalid flag specified: %s", t)
-		}
-		n = i
-	case []any:
-		for _, f := range t {
-			bit, ok := reFlags[strings.ToUpper(py.Str(f))]
-			if !ok {
-				return "", commentf("Invalid re flag given: %s", py.Str(f))
-			}
-			n |= bit
-		}
-	case nil:
-	default:
-		return "", commentf("Invalid flag specified: %s", py.Str(v))
-	}
-	var f string
-	if n&2 != 0 {
-		f += "i"
-	}
-	if n&8 != 0 {
-		f += "m"
-	}
-	if n&16 != 0 {
-		f += "s"
-	}
-	if f == "" {
-		return "", nil
-	}
-	return "(?" + f + ")", nil
-}
-
-// expandRepl builds a replacement as Python's re.sub reads repl: \1 and
-// \g<name> are groups, \n, \t and friends the characters, \\ a backslash.
-func expandRepl(re *regexp.Regexp, repl string, src string, m []int) (string, error) {
-	var b strings.Builder
-	group := func(idx int) {
-		if 2*idx+1 < len(m) && m[2*idx] >= 0 {
-			b.WriteString(src[m[2*idx]:m[2*idx+1]])
-		}
-	}
-	for i := 0; i < len(repl); i++ {
-		c := repl[i]
-		if c != '\\' || i+1 >= len(repl) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch d := repl[i]; {
-		case d >= '0' && d <= '9':
-			j := i + 1
-			if j < len(repl) && repl[j] >= '0' && repl[j] <= '9' {
-				j++
-			}
-			n, _ := strconv.Atoi(repl[i:j])
-			if n > re.NumSubexp() {
-				return "", fmt.Errorf("invalid group reference %d", n)
-			}
-			group(n)
-			i = j - 1
-		case d == 'g' && i+1 < len(repl) && repl[i+1] == '<':
-			end := strings.IndexByte(repl[i:], '>')
-			if end < 0 {
-				return "", errors.New("missing >, unterminated name")
-			}
-			ref := repl[i+2 : i+end]
-			n, err := strconv.Atoi(ref)
-			if err != nil {
-				n = re.SubexpIndex(ref)
-				if n < 0 {
-					return "", fmt.Errorf("unknown group name '%s'", ref)
-				}
-			}
-			group(n)
-			i += end
-		case d == 'n':
-			b.WriteByte('\n')
-		case d == 't':
-			b.WriteByte('\t')
-		case d == 'r':
-			b.WriteByte('\r')
-		case d == 'f':
-			b.WriteByte('\f')
-		case d == 'v':
-			b.WriteByte('\v')
-		case d == 'a':
-			b.WriteByte('\a')
-		case d == 'b':
-			b.WriteByte('\b')
-		case d == '\\':
-			b.WriteByte('\\')
-		case d >= 'a' && d <= 'z' || d >= 'A' && d <= 'Z':
-			return "", fmt.Errorf(`bad escape \%c`, d)
-		default:
-			b.WriteByte('\\')
-			b.WriteByte(d)
-		}
-	}
-	return b.String(), nil
-}
-
-// subn is Python's re.subn(pattern, repl, text, count).
-func subn(re *regexp.Regexp, repl, text string, count int) (string, int, error) {
-	var b strings.Builder
-	last, n := 0, 0
-	for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
-		if count > 0 && n >= count {
-			break
-		}
-		r, err := expandRepl(re, repl, text, m)
-		if err != nil {
-			return "", 0, err
-		}
-		b.WriteString(text[last:m[0]])
-		b.WriteString(r)
-		last = m[1]
-		n++
-	}
-	b.WriteString(text[last:])
-	return b.String(), n, nil
-}
-
-// replaceFile is the file.replace execution function: it returns the diff
-// (or, without show_changes, whether anything changed).
-func (s *states) replaceText(path, pattern, repl string, o replaceOpts, dryRun bool) (any, error) {
-	real := path
-	if r, err := filepath.EvalSymlinks(path); err == nil {
-		real = r
-	}
-	raw, err := os.ReadFile(real)
-	if err != nil {
-		return nil, commentf("File not found: %s", real)
-	}
-	if !isText(raw) {
-		return nil, commentf("Cannot perform string replacements on a binary file: %s", real)
-	}
-	if o.appendIf && o.prependIf {
-		return nil, commentf("Only one of append and prepend_if_not_found is permitted")
-	}
-	flags, err := goFlags(o.flags)
-	if err != nil {
-		return nil, err
-	}
-	re, err := regexp.Compile(flags + pattern)
-	if err != nil {
-		return nil, fmt.Errorf("%s: '%s'", err, pattern)
-	}
-	if o.backslashLiteral {
-		repl = strings.ReplaceAll(repl, `\`, `\\`)
-	}
-	text := string(raw)
-	content := repl
-	if o.notFound != "" && (o.prependIf || o.appendIf) {
-		content = o.notFound
-	}
-	result, nrepl, err := subn(re, repl, text, o.count)
-	if err != nil {
-		return nil, err
-	}
-	found, changed := nrepl > 0, nrepl > 0 && pattern != repl
-	if o.prependIf || o.appendIf {
-		if again, err := regexp.Compile(flags + "^" + regexp.QuoteMeta(content) + `(?:$|\r\n)`); err == nil && again.MatchString(text) {
-			found = true
-		}
-	}
-	newLines := splitLines(result, true)
-	if !found && (o.appendIf || o.prependIf) {
-		nf := o.notFound
-		if nf == "" {
-			nf = repl
-		}
-		if o.prependIf {
-			newLines = append([]string{nf + "\n"}, newLines...)
-		} else {
-			if n := len(newLines); n > 0 && !strings.HasSuffix(newLines[n-1], "\n") {
-				newLines[n-1] += "\n"
-			}
-			newLines = append(newLines, nf+"\n")
-		}
-		changed = true
-	}
-	diff := getDiff(splitLines(text, true), newLines)
-	if diff == "" {
-		changed = false
-	}
-	if changed && !dryRun {
-		fi, err := os.Stat(real)
-		if err != nil {
-			return nil, err
-		}
-		if b, ok := o.backup.(string); ok && b != "" {
-			if err := atomicfile.WriteBytes(real+b, raw, fi.Mode().Perm()); err != nil {
-				return nil, commentf("Unable to write the backup file %s%s: %v", real, b, err)
-			}
-		}
-		if err := writeKeeping(real, []byte(strings.Join(newLines, "")), fi); err != nil {
-			return nil, err
-		}
-	}
-	if o.showChanges {
-		if diff == "" {
-			return false, nil
-		}
-		return diff, nil
-	}
-	return changed, nil
-}
-
-// writeKeeping replaces p atomically, keeping its mode and owner.
-func writeKeeping(p string, data []byte, fi fs.FileInfo) error {
-	if err := atomicfile.WriteBytes(p, data, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
-		return err
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return os.Chown(p, int(st.Uid), int(st.Gid))
-	}
-	return nil
-}
-
-// replaceOpts are file.replace's options.
-type replaceOpts struct {
-	count                         int
-	flags, backup                 any
-	appendIf, prependIf           bool
-	notFound                      string
-	showChanges, backslashLiteral bool
-}
-
 func (s *states) replaceState(ctx context.Context, in *function.Input) state.Result {
 	name := expand(in.String("name"))
 	test := state.From(ctx).Test
@@ -404,16 +158,15 @@ func (s *states) replaceState(ctx context.Context, in *function.Input) state.Res
 		}
 		return state.Failed(name, "%s", msg)
 	}
-	o := replaceOpts{count: int(in.Int("count")), flags: in.Value("flags"), backup: in.Value("backup"),
-		appendIf: in.Bool("append_if_not_found"), prependIf: in.Bool("prepend_if_not_found"),
-		showChanges: in.Bool("show_changes"), backslashLiteral: in.Bool("backslash_literal")}
+	o := filemod.ReplaceOpts{Count: int(in.Int("count")), Flags: in.Value("flags"),
+		Backup: filemod.BackupSuffix(in.Value("backup")), AppendIfNotFound: in.Bool("append_if_not_found"),
+		PrependIfNotFound: in.Bool("prepend_if_not_found"), ShowChanges: in.Bool("show_changes"),
+		BackslashLiteral: in.Bool("backslash_literal"), DryRun: test}
 	if v := in.Value("not_found_content"); v != nil {
-		o.notFound = py.Str(v)
+		nf := py.Str(v)
+		o.NotFoundContent = &nf
 	}
-	if b, ok := o.backup.(bool); ok && !b {
-		o.backup = nil
-	}
-	out, err := s.replaceText(name, in.String("pattern"), py.Str(in.Value("repl")), o, test)
+	out, err := filemod.Replace(name, in.String("pattern"), py.Str(in.Value("repl")), o)
 	if err != nil {
 		return state.Failed(name, "%v", err)
 	}
@@ -747,7 +500,7 @@ func lineEdit(path string, content, match *string, mode, location string, before
 			diff = getDiff(orig, body)
 		}
 		if !test {
-			if err := writeKeeping(path, []byte(newText), fi); err != nil {
+			if err := filemod.WriteKeeping(path, []byte(newText), fi); err != nil {
 				return nil, err
 			}
 		}

@@ -127,6 +127,7 @@ func Module(env *modules.Env) []function.Func {
 				boolp("create", false), anyp("user"), anyp("group"), anyp("file_mode")},
 			Run: handler(s.lineState),
 		},
+		s.blockreplaceFunc(),
 	}
 }
 
@@ -363,27 +364,8 @@ func failed(name string, changes map[string]any, format string, args ...any) sta
 	return r
 }
 
-// isText is Salt's files.is_text: no NUL byte, and mostly printable text,
-// judged on the first 512 bytes.
-func isText(b []byte) bool {
-	if len(b) > 512 {
-		b = b[:512]
-	}
-	if len(b) == 0 {
-		return true
-	}
-	nontext := 0
-	for _, c := range b {
-		switch {
-		case c == 0:
-			return false
-		case c >= 32 && c != 127, c == '\n', c == '\r', c == '\t', c == '\b', c == '\f':
-		default:
-			nontext++
-		}
-	}
-	return float64(nontext)/float64(len(b)) <= 0.30
-}
+// isText is Salt's files.is_text.
+var isText = filemod.IsText
 
 // patternMatch is Salt's include/exclude pattern: a glob (fnmatch, * also
 // matching /), or a regular expression after E@.

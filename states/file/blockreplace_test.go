@@ -1,0 +1,74 @@
+package file
+
+import "testing"
+
+// TestBlockreplace holds the returns and files Salt 3006.6's
+// file.blockreplace gave on the same inputs (salt-call --local).
+func TestBlockreplace(t *testing.T) {
+	h := newHarness(t)
+	zone := "line1\n#-- start managed zone --\nold\n#-- end managed zone --\nline3\n"
+	f1, f2, f3, f4, f5, f6, f7 := h.path("f1"), h.path("f2"), h.path("f3"), h.path("f4"), h.path("f5"), h.path("f6"), h.path("f7")
+	h.write(f1, zone, 0o640)
+	h.write(f2, "a\nb\n", 0o644)
+	h.write(f3, "a\nb\n", 0o644)
+	h.write(f4, "x\nmatch here\ny\n", 0o644)
+	h.write(f5, "no newline", 0o644)
+	h.write(f6, "x\n#-- start managed zone --\nunterminated\n", 0o644)
+	h.write(f7, zone, 0o644)
+	replaced := "--- \n+++ \n@@ -1,5 +1,6 @@\n line1\n #-- start managed zone --\n-old\n+new1\n+new2\n #-- end managed zone --\n line3\n"
+	newZone := "line1\n#-- start managed zone --\nnew1\nnew2\n#-- end managed zone --\nline3\n"
+	appended := "--- \n+++ \n@@ -1,2 +1,5 @@\n a\n b\n+#-- start managed zone --\n+hello\n+#-- end managed zone --\n"
+	prepended := "--- \n+++ \n@@ -1,2 +1,5 @@\n+# BEGIN\n+hello\n+# END\n a\n b\n"
+	inserted := "--- \n+++ \n@@ -1,3 +1,6 @@\n x\n match here\n+#-- start managed zone --\n+ins\n+#-- end managed zone --\n y\n"
+	noNewline := "--- \n+++ \n@@ -1 +1,3 @@\n-no newline+no newline\n+#-- start managed zone --\n+c#-- end managed zone --\n"
+	replace := map[string]any{"name": f1, "content": "new1\nnew2\n"}
+	appendArgs := map[string]any{"name": f2, "content": "hello", "append_if_not_found": true}
+	h.steps([]step{
+		{"replace, test mode", "file.blockreplace", true, replace, nil, "Changes would be made",
+			map[string]any{"diff": replaced}, fileIs(f1, zone, "0640")},
+		{"replace", "file.blockreplace", false, replace, true, "Changes were made", map[string]any{"diff": replaced},
+			func(h *harness) string {
+				if msg := fileIs(f1+".bak", zone, "0640")(h); msg != "" {
+					return msg
+				}
+				return fileIs(f1, newZone, "0640")(h)
+			}},
+		{"replace, second run", "file.blockreplace", false, replace, true, "No changes needed to be made", nil, nil},
+		{"replace, second run, test mode", "file.blockreplace", true, replace, true, "No changes needed to be made", nil, nil},
+		{"append", "file.blockreplace", false, appendArgs, true, "Changes were made", map[string]any{"diff": appended},
+			fileIs(f2, "a\nb\n#-- start managed zone --\nhello\n#-- end managed zone --\n", "")},
+		{"append, second run", "file.blockreplace", false, appendArgs, true, "No changes needed to be made", nil, nil},
+		{"prepend, own markers, no backup", "file.blockreplace", false, map[string]any{"name": f3, "marker_start": "# BEGIN",
+			"marker_end": "# END", "content": "hello", "prepend_if_not_found": true, "backup": false}, true, "Changes were made",
+			map[string]any{"diff": prepended}, func(h *harness) string {
+				if msg := absent(f3 + ".bak")(h); msg != "" {
+					return msg
+				}
+				return fileIs(f3, "# BEGIN\nhello\n# END\na\nb\n", "")(h)
+			}},
+		{"insert after match", "file.blockreplace", false, map[string]any{"name": f4, "content": "ins",
+			"insert_after_match": "^match"}, true, "Changes were made", map[string]any{"diff": inserted},
+			fileIs(f4, "x\nmatch here\n#-- start managed zone --\nins\n#-- end managed zone --\ny\n", "")},
+		{"append_newline False", "file.blockreplace", false, map[string]any{"name": f5, "content": "c",
+			"append_if_not_found": true, "append_newline": false}, true, "Changes were made", map[string]any{"diff": noNewline},
+			fileIs(f5, "no newline\n#-- start managed zone --\nc#-- end managed zone --\n", "")},
+		{"unterminated", "file.blockreplace", false, map[string]any{"name": f6, "content": "c"}, false,
+			"Encountered error managing block: Unterminated marked block. End of file reached before marker_end.. See the log for details.",
+			nil, nil},
+		{"missing file", "file.blockreplace", false, map[string]any{"name": h.path("f2x"), "content": "c"}, false,
+			h.path("f2x") + ": file not found", nil, nil},
+		{"markers not found", "file.blockreplace", false, map[string]any{"name": f4, "marker_start": "#S", "marker_end": "#E",
+			"content": "c"}, false,
+			"Encountered error managing block: Cannot edit marked block. Markers were not found in file.. See the log for details.",
+			nil, nil},
+		{"show_changes False, test mode", "file.blockreplace", true, map[string]any{"name": f7, "content": "z", "show_changes": false},
+			nil, "Changes would be made", map[string]any{"diff": true}, fileIs(f7, zone, "")},
+		{"show_changes False", "file.blockreplace", false, map[string]any{"name": f7, "content": "z", "show_changes": false},
+			true, "Changes were made", map[string]any{"diff": true},
+			fileIs(f7, "line1\n#-- start managed zone --\nz\n#-- end managed zone --\nline3\n", "")},
+		{"two of append/prepend/insert", "file.blockreplace", false, map[string]any{"name": f7, "content": "z",
+			"append_if_not_found": true, "insert_before_match": "x"}, false,
+			"Encountered error managing block: Only one of append_if_not_found, prepend_if_not_found, insert_before_match, " +
+				"and insert_after_match is permitted. See the log for details.", nil, nil},
+	})
+}
