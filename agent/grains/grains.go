@@ -7,13 +7,16 @@ package grains
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"maps"
 	"net"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -30,6 +33,40 @@ type Collector struct {
 	Interfaces func() ([]network.Iface, error)
 	// Hostname returns the host name (default os.Hostname).
 	Hostname func() (string, error)
+	// LookPath finds a command (default exec.LookPath): grains that come
+	// from a command's output (osarch, systemd, gpus, gateways) are left
+	// out, as with Salt, when it is not installed.
+	LookPath func(name string) (string, error)
+	// Output runs a command and returns its standard output (default: run
+	// it, with a time limit); an exit status other than 0 is an error.
+	Output func(ctx context.Context, name string, args ...string) (string, error)
+}
+
+// commandTimeout bounds each command the grains run (dpkg, systemctl, ip,
+// lspci), so that a hung one costs the agent's start this much at most.
+const commandTimeout = 10 * time.Second
+
+func (c Collector) lookPath(name string) (string, error) {
+	if c.LookPath != nil {
+		return c.LookPath(name)
+	}
+	return exec.LookPath(name)
+}
+
+func (c Collector) output(name string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	if c.Output != nil {
+		return c.Output(ctx, name, args...)
+	}
+	path, err := c.lookPath(name)
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	out, err := cmd.Output()
+	return string(out), err
 }
 
 // Collect returns the core grains for an agent called id, with static
@@ -42,7 +79,8 @@ func (c Collector) Collect(id string, static map[string]any) map[string]any {
 		"cpuarch":  cpuArch(),
 		"num_cpus": runtime.NumCPU(),
 	}
-	c.osRelease(g)
+	osRel := c.osRelease(g)
+	c.lsbDistrib(g, osRel)
 	var uts unix.Utsname
 	if unix.Uname(&uts) == nil {
 		g["kernelrelease"] = unix.ByteSliceToString(uts.Release[:])
@@ -60,6 +98,7 @@ func (c Collector) Collect(id string, static map[string]any) map[string]any {
 		}
 	}
 	g["virtual"] = c.virtual()
+	c.more(g)
 	maps.Copy(g, static)
 	return g
 }
@@ -91,13 +130,14 @@ var osFamilies = map[string][2]string{
 }
 
 // osRelease sets os, os_family, osrelease, oscodename, osfullname and
-// osmajorrelease from os-release(5).
-func (c Collector) osRelease(g map[string]any) {
+// osmajorrelease from os-release(5), and returns its keys (nil when there
+// is none).
+func (c Collector) osRelease(g map[string]any) map[string]string {
 	b, err := os.ReadFile(c.Root + "/etc/os-release")
 	if err != nil {
 		b, err = os.ReadFile(c.Root + "/usr/lib/os-release")
 		if err != nil {
-			return
+			return nil
 		}
 	}
 	kv := map[string]string{}
@@ -147,6 +187,7 @@ func (c Collector) osRelease(g map[string]any) {
 	if v := kv["VERSION_CODENAME"]; v != "" {
 		g["oscodename"] = v
 	}
+	return kv
 }
 
 // memTotal is MemTotal from /proc/meminfo in MiB, as Salt's mem_total.
@@ -281,4 +322,43 @@ func (c Collector) virtual() string {
 		return "kvm"
 	}
 	return "physical"
+}
+
+// more sets the core grains Salt has beyond the ones above, each from the
+// same source as Salt's (salt/grains/core.py, extra.py, disks.py,
+// minion_process.py, zfs.py): release fingerprints, the init system,
+// hardware, the resolver and gateways, and the agent's process.
+func (c Collector) more(g map[string]any) {
+	osReleaseData(g)
+	family, _ := g["os_family"].(string)
+	cpuarch, _ := g["cpuarch"].(string)
+	g["osarch"] = c.osArch(family, cpuarch)
+	g["init"] = c.initSystem()
+	g["ps"] = ps(g)
+	c.systemd(g)
+	c.cpuData(g)
+	if swap, ok := c.swapTotal(); ok {
+		g["swap_total"] = swap
+	}
+	c.gpus(g)
+	c.disks(g)
+	c.hwData(g)
+	c.uefi(g)
+	c.kernelParams(g)
+	c.zfs(g)
+	_, err := c.lookPath("transactional-update")
+	g["transactional"] = err == nil
+	c.dns(g)
+	c.gateways(g)
+	ctx, cancel := context.WithTimeout(context.Background(), resolverTimeout)
+	defer cancel()
+	fqdnIPs(ctx, g)
+	fqdns(ctx, g)
+	process(g)
+	g["locale_info"] = localeInfo()
+	if id, _ := g["id"].(string); id != "" {
+		g["server_id"] = serverID(id)
+	}
+	g["saltversion"] = SaltVersion
+	g["saltversioninfo"] = SaltVersionInfo
 }
