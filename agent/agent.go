@@ -40,6 +40,7 @@ import (
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/fileserver"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
 )
@@ -53,6 +54,11 @@ type Options struct {
 	Load func() (*Loaded, error)
 	// Grains gathers core grains (default: the real machine).
 	Grains grains.Collector
+	// Masterless is salt-call --local (or file_client: local in a
+	// `brine call`): no master is contacted, so the agent neither needs
+	// nor makes a key, queues no return and sends no event; salt://
+	// files and the pillar come from its file_roots and pillar_roots.
+	Masterless bool
 }
 
 // Agent is one running agent.
@@ -101,9 +107,11 @@ func New(cfg *Loaded, opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	kp, err := Identity(cfg.PKIDir)
-	if err != nil {
-		return nil, err
+	var kp curve.KeyPair
+	if !opts.Masterless {
+		if kp, err = Identity(cfg.PKIDir); err != nil {
+			return nil, err
+		}
 	}
 	out, err := OpenOutbox(filepath.Join(cfg.CacheDir, "outbox"), cfg.QueueMax)
 	if err != nil {
@@ -197,8 +205,13 @@ func (a *Agent) Reload(cfg *Loaded) {
 
 func (a *Agent) env() *modules.Env {
 	cfg := a.config()
+	var files modules.Files = &fileClient{a: a, dir: filepath.Join(cfg.CacheDir, "files")}
+	if cfg.Local() {
+		roots, _ := cfg.LocalRoots()
+		files = &localFiles{roots: fileserver.Roots(roots), dir: filepath.Join(cfg.CacheDir, "files")}
+	}
 	return &modules.Env{ID: a.id, Grains: a.Grains, FireMaster: a.FireMaster, Version: a.opts.Version, Log: a.log,
-		Opts: a.Opts, CacheDir: cfg.CacheDir, Files: &fileClient{a: a, dir: filepath.Join(cfg.CacheDir, "files")},
+		Opts: a.Opts, CacheDir: cfg.CacheDir, Files: files,
 		Master: masterCaller{a}, Jobs: a.jobs, Mine: a, SetGrains: a.SetGrains, Pillar: a.Pillar, PillarOrder: a.PillarOrder}
 }
 
@@ -250,6 +263,9 @@ func (a *Agent) master() *gateway.Client {
 // FireMaster queues an event for the master (Salt's fire_master): it is on
 // disk when this returns and is delivered once the master is reachable.
 func (a *Agent) FireMaster(_ context.Context, tag string, data map[string]any) error {
+	if a.opts.Masterless {
+		return modules.ErrMasterless
+	}
 	if err := proto.CheckTag(tag, a.id); err != nil {
 		return err
 	}

@@ -21,6 +21,10 @@ func (a *Agent) Call(ctx context.Context, fun string, args []any, kwargs map[str
 	// the rest of its load.
 	job := proto.Job{JID: jobs.NewJID(), Fun: fun, Arg: jobs.PackArgs(args, kwargs), Tgt: "salt-call"}
 	ret := a.execute(ctx, job)
+	if a.opts.Masterless {
+		// salt-call --local returns to no master
+		return ret, nil
+	}
 	up := ret
 	up.JID = proto.RequestJID
 	return ret, a.queueReturn(up, "")

@@ -114,6 +114,38 @@ type Config struct {
 	// a larger return is cut, with a note saying how much was kept, rather
 	// than refused by the master and lost.
 	MaxReturnSize int `yaml:"max_return_size"`
+	// FileClient is Salt's file_client: "remote" (the default) fetches
+	// salt:// files and the pillar from the master; "local" reads
+	// FileRoots and compiles the pillar from PillarRoots here, as a
+	// masterless salt-minion does (Packer images, Vagrant, CI).
+	FileClient string `yaml:"file_client"`
+	// FileRoots and PillarRoots are Salt's, used with file_client: local
+	// (default: base /srv/salt and base /srv/pillar, as Salt's).
+	FileRoots   map[string][]string `yaml:"file_roots"`
+	PillarRoots map[string][]string `yaml:"pillar_roots"`
+}
+
+// File clients (file_client).
+const (
+	FileClientRemote = "remote"
+	FileClientLocal  = "local"
+)
+
+// Local says whether salt:// files and the pillar come from this
+// machine's file_roots and pillar_roots rather than the master.
+func (c *Config) Local() bool { return c.FileClient == FileClientLocal }
+
+// LocalRoots are the file_roots and pillar_roots a local file client
+// reads, Salt's defaults where the configuration sets none.
+func (c *Config) LocalRoots() (files, pillar map[string][]string) {
+	files, pillar = c.FileRoots, c.PillarRoots
+	if len(files) == 0 {
+		files = map[string][]string{"base": {"/srv/salt"}}
+	}
+	if len(pillar) == 0 {
+		pillar = map[string][]string{"base": {"/srv/pillar"}}
+	}
+	return files, pillar
 }
 
 // Masters is one master host or a list of them.
@@ -153,6 +185,7 @@ func Defaults(dir string) Config {
 		CacheDir:              "/var/cache/brine/minion",
 		QueueMax:              100_000,
 		MaxReturnSize:         900_000,
+		FileClient:            FileClientRemote,
 	}
 }
 
@@ -259,6 +292,18 @@ func (l *Loaded) validate() error {
 	case "debug", "info", "warn", "warning", "error", "critical", "quiet", "garbage", "trace", "all", "profile":
 	default:
 		return bad("log_level", "%q: want debug, info, warning or error", c.LogLevel)
+	}
+	switch c.FileClient {
+	case FileClientRemote, FileClientLocal:
+	default:
+		return bad("file_client", "%q: want remote (files and pillar from the master) or local (file_roots and pillar_roots here)", c.FileClient)
+	}
+	for key, roots := range map[string]map[string][]string{"file_roots": c.FileRoots, "pillar_roots": c.PillarRoots} {
+		for env, dirs := range roots {
+			if env == "" || len(dirs) == 0 {
+				return bad(key, "environment %q: want a name and a list of directories", env)
+			}
+		}
 	}
 	switch c.LogFormat {
 	case "text", "json":
@@ -431,7 +476,7 @@ func (c *Config) acceptWait() (first, max time.Duration) {
 var saltMinionKeys = []string{
 	"user", "sudo_user", "ipv6", "master_tries", "auth_tries", "auth_timeout",
 	"auth_safemode", "ping_interval", "sock_dir", "backup_mode", "extension_modules", "module_dirs",
-	"hash_type", "file_client", "use_master_when_local", "file_roots", "pillar_roots", "fileserver_backend",
+	"hash_type", "use_master_when_local", "fileserver_backend",
 	"top_file", "environment", "renderer",
 	"multiprocessing", "process_count_max", "log_file", "log_level_logfile", "log_fmt_console", "log_fmt_logfile",
 	"transport", "ipc_mode", "tcp_pub_port", "tcp_pull_port", "recon_default", "recon_max", "recon_randomize",

@@ -9,22 +9,33 @@ import (
 
 	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/internal/keyorder"
+	"github.com/brinehq/brine/pillar"
+	"github.com/brinehq/brine/state"
 )
 
 // Pillar returns the agent's pillar (modules.Env.Pillar). Only the
 // master compiles pillar, for the id it authenticated, so refresh asks it
 // (with the grains its top file targets match) and keeps the answer,
 // which pillar.get reads until the next refresh. Without a master the
-// pillar is the last one received, or empty.
+// pillar is the last one received, or empty. With file_client: local it
+// is compiled here, from pillar_roots, on first use and at each refresh.
 func (a *Agent) Pillar(ctx context.Context, refresh bool) (map[string]any, error) {
+	cfg := a.config()
 	if !refresh {
 		if p := a.pillar.Load(); p != nil {
 			return p.data, nil
 		}
-		return map[string]any{}, nil
+		if !cfg.Local() {
+			return map[string]any{}, nil
+		}
+		// compiled on first use: a masterless salt-call compiles its
+		// pillar as it starts
 	}
-	cfg := a.config()
+	if cfg.Local() {
+		return a.localPillar(ctx, cfg)
+	}
 	req := proto.PillarRequest{Grains: a.Grains()}
 	if tree := cfg.Tree; tree != nil {
 		var env struct {
@@ -44,6 +55,28 @@ func (a *Agent) Pillar(ctx context.Context, refresh bool) (map[string]any, error
 	}
 	a.pillar.Store(p)
 	return maps.Clone(p.data), nil
+}
+
+// localPillar compiles the pillar from the agent's own pillar_roots, as a
+// masterless salt-minion does: the same compiler as the master's, with
+// the agent's grains, opts and execution functions (Salt's __salt__ is
+// the minion's there).
+func (a *Agent) localPillar(ctx context.Context, cfg *Loaded) (map[string]any, error) {
+	_, roots := cfg.LocalRoots()
+	opts := a.Opts()
+	groups, _ := opts["nodegroups"].(map[string]any)
+	pillarenv, _ := opts["pillarenv"].(string)
+	salt := jinja.Salt(a.funcs.Names(), func(name string, args []any, kwargs map[string]any) (any, error) {
+		return a.funcs.Call(ctx, name, args, kwargs, nil)
+	})
+	data, order, errs := pillar.Compile(ctx, state.NewRenderer(), pillar.Request{ID: a.id, Grains: a.Grains(),
+		Roots: state.Roots(roots), Pillarenv: pillarenv, Nodegroups: groups, Opts: opts, Salt: salt})
+	if len(errs) > 0 {
+		a.log.Error("pillar did not compile", "errors", len(errs), "first", errs[0])
+		pillar.Errors(data, errs)
+	}
+	a.pillar.Store(&keptPillar{data: data, order: order})
+	return maps.Clone(data), nil
 }
 
 // PillarOrder is the key order of the pillar Pillar last returned, as

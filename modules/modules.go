@@ -99,7 +99,13 @@ func PillarOf(ctx context.Context, env *Env) (map[string]any, error) {
 // returns ” for it, as Salt; every other failure is an error).
 var ErrNoFile = errors.New("no such file on the master")
 
-// Files is the master's file server as an agent sees it.
+// ErrMasterless is what FireMaster returns in a masterless run
+// (salt-call --local, file_client: local): there is no master to send to,
+// and event.send answers False, as Salt's does.
+var ErrMasterless = errors.New("local mode: no master to send events to")
+
+// Files is the master's file server as an agent sees it (or, with
+// file_client: local, the agent's own file_roots).
 type Files interface {
 	// Cache fetches salt://path of saltenv into the agent's cache, unless
 	// the cached copy's hash matches the master's, and returns its local

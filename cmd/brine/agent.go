@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -104,6 +106,9 @@ func newCallCmd(g *globalFlags) *cobra.Command {
 		timeout time.Duration
 		local   bool
 		out     string
+		// salt-call's masterless and exit options
+		fileRoot, pillarRoot string
+		passthrough          bool
 	)
 	cmd := &cobra.Command{
 		Use:   "call FUN [ARG…] [KEY=VALUE…]",
@@ -115,11 +120,19 @@ parsed as Salt parses them (YAML scalars; KEY=VALUE keywords; a JSON
 mapping as one argument). The return is printed as Salt's nested output
 and sent to the master as salt/job/<jid>/ret/<id>; events and the return
 are queued on disk first, so a master that is away gets them later from
-the agent daemon.`,
+the agent daemon.
+
+With --local (or file_client: local in the configuration) it runs
+masterless, as salt-call --local: salt:// files come from file_roots and
+the pillar is compiled from pillar_roots with its top file, here; no
+master is contacted, no key is needed or made, nothing is queued.
+A failed function exits 1; with --retcode-passthrough, with its retcode
+(a failed state: 2), as Salt's.`,
 		Example: `  brine call event.send myapp/deploy/complete '{"version": "1.4.2"}'
   brine call event.send instar/custom/event '{"what": "something happened", "is it serious": true}' with_grains='[os, fqdn]'
   brine call grains.items --json
-  brine call network.ip_addrs --local`,
+  brine call network.ip_addrs --local
+  brine call --local --file-root ./states --pillar-root ./pillar --retcode-passthrough state.apply`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 {
 				return usageError{errors.New("call needs a FUN")}
@@ -140,6 +153,10 @@ the agent daemon.`,
 			if err != nil {
 				return err
 			}
+			if err := masterlessFlags(cfg, local, fileRoot, pillarRoot); err != nil {
+				return usageError{err}
+			}
+			local = cfg.Local()
 			// salt-call prints the return, not the agent's log, unless
 			// asked with --log-level.
 			log := slog.New(slog.DiscardHandler)
@@ -148,7 +165,7 @@ the agent daemon.`,
 					return err
 				}
 			}
-			a, err := agent.New(cfg, agent.Options{Version: buildVersion(), Log: log})
+			a, err := agent.New(cfg, agent.Options{Version: buildVersion(), Log: log, Masterless: local})
 			if err != nil {
 				return err
 			}
@@ -196,7 +213,11 @@ the agent daemon.`,
 				if s, ok := res.Return.(string); ok && s != "" {
 					err = fmt.Errorf("%s failed (retcode %d): %s", req.Fun, res.Retcode, strings.SplitN(s, "\n", 2)[0])
 				}
-				return retcodeError{code: max(res.Retcode, 1), err: err}
+				code := exitFailure
+				if passthrough {
+					code = max(res.Retcode, 1)
+				}
+				return retcodeError{code: code, err: err}
 			}
 			return nil
 		},
@@ -204,10 +225,40 @@ the agent daemon.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"local": RETURN} as JSON`)
 	cmd.Flags().StringVar(&out, "out", "", "outputter: "+strings.Join(output.Formats, ", ")+" (default: what the function names, else nested)")
 	cmd.Flags().DurationVarP(&timeout, "timeout", "t", 10*time.Second, "how long to try to reach the master before leaving the messages queued")
-	cmd.Flags().BoolVar(&local, "local", false, "do not contact the master (messages stay queued for the agent)")
+	cmd.Flags().BoolVar(&local, "local", false, "run masterless, as salt-call --local: file_client local (file_roots and pillar_roots here), no master, no key")
+	cmd.Flags().StringVar(&fileRoot, "file-root", "", "with --local: this directory is the base file root (file_roots)")
+	cmd.Flags().StringVar(&pillarRoot, "pillar-root", "", "with --local: this directory is the base pillar root (pillar_roots)")
+	cmd.Flags().BoolVar(&passthrough, "retcode-passthrough", false, "exit with the function's retcode (a failed state: 2) rather than 1")
 	state.add(cmd.Flags())
 	g.saltLogFlag(cmd)
 	return cmd
+}
+
+// masterlessFlags applies salt-call's --local, --file-root and
+// --pillar-root to cfg: --local is file_client local, and a root given
+// becomes the base environment's only directory (absolute, as Salt makes
+// it), replacing what the configuration set.
+func masterlessFlags(cfg *agent.Loaded, local bool, fileRoot, pillarRoot string) error {
+	if local {
+		cfg.FileClient = agent.FileClientLocal
+	}
+	for _, r := range []struct {
+		flag, dir string
+		dst       *map[string][]string
+	}{{"--file-root", fileRoot, &cfg.FileRoots}, {"--pillar-root", pillarRoot, &cfg.PillarRoots}} {
+		if r.dir == "" {
+			continue
+		}
+		abs, err := filepath.Abs(r.dir)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", r.flag, r.dir, err)
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return fmt.Errorf("%s %s: not a directory", r.flag, r.dir)
+		}
+		*r.dst = map[string][]string{"base": {abs}}
+	}
+	return nil
 }
 
 // printCall prints a return as salt-call does: {"local": return} through

@@ -37,10 +37,7 @@ func Module(env *modules.Env) []function.Func {
 				if err != nil {
 					return nil, err
 				}
-				if err := env.FireMaster(ctx, in.String("tag"), data); err != nil {
-					return nil, err
-				}
-				return true, nil
+				return fire(ctx, env, in.String("tag"), data)
 			},
 		},
 		{
@@ -58,10 +55,7 @@ func Module(env *modules.Env) []function.Func {
 				if data == nil {
 					data = map[string]any{}
 				}
-				if err := env.FireMaster(ctx, in.String("tag"), data); err != nil {
-					return nil, err
-				}
-				return true, nil
+				return fire(ctx, env, in.String("tag"), data)
 			},
 		},
 		{
@@ -78,10 +72,7 @@ func Module(env *modules.Env) []function.Func {
 					data = map[string]any{}
 				}
 				maps.Copy(data, in.Map("data"))
-				if err := env.FireMaster(ctx, in.String("tag"), data); err != nil {
-					return nil, err
-				}
-				return true, nil
+				return fire(ctx, env, in.String("tag"), data)
 			},
 		},
 	}
@@ -165,4 +156,21 @@ func selection(name string, v any, from map[string]any) (map[string]any, error) 
 		return out, nil
 	}
 	return nil, errors.New("event.send: " + name + " must be True, False or a list of names")
+}
+
+// fire sends an event to the master: True once it is queued, False in a
+// masterless run, as Salt's event.send and fire_master answer there (with
+// a warning saying the event was not sent).
+func fire(ctx context.Context, env *modules.Env, tag string, data map[string]any) (any, error) {
+	err := env.FireMaster(ctx, tag, data)
+	if errors.Is(err, modules.ErrMasterless) {
+		if env.Log != nil {
+			env.Log.Warn("Local mode detected. Event will NOT be sent.", "tag", tag)
+		}
+		return false, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return true, nil
 }
