@@ -252,12 +252,18 @@ func clone(ctx context.Context, r *runner, in *function.Input, name, target, rev
 		return state.Failed(name, "Target '%s' exists, is non-empty and is not a git repository. Set the 'force_clone' option "+
 			"to True to remove this directory's contents and proceed with cloning the remote repository", target), nil
 	}
-	changes := map[string]any{"new": name + " => " + target, "revision": map[string]any{"old": nil, "new": want.sha}}
+	changes := map[string]any{"new": name + " => " + target}
+	if len(ents) > 0 {
+		changes["forced clone"] = true
+	}
 	if state.From(ctx).Test {
-		if want.sha == "" {
-			changes["revision"] = map[string]any{"old": nil, "new": rev}
+		// Salt's test mode names the clone, not the revision it would
+		// check out.
+		if len(ents) > 0 {
+			return state.Pending(name, fmt.Sprintf("Target directory %[1]s exists. Since force_clone=True, the contents of %[1]s would be deleted, "+
+				"and %[2]s would be cloned into this directory.", target, name), changes), nil
 		}
-		return state.Pending(name, fmt.Sprintf("%s would be cloned to %s", name, target), changes), nil
+		return state.Pending(name, fmt.Sprintf("Repository %s would be cloned to %s", name, target), changes), nil
 	}
 	for _, e := range ents {
 		if err := os.RemoveAll(filepath.Join(target, e.Name())); err != nil {
@@ -276,8 +282,9 @@ func clone(ctx context.Context, r *runner, in *function.Input, name, target, rev
 	if !in.Bool("fetch_tags") {
 		args = append(args, "--no-tags")
 	}
-	dir := filepath.Dir(target)
-	if _, err := r.git(ctx, dir, append(args, "--", name, target)...); err != nil {
+	// Salt's git.clone runs in /tmp, which exists: git creates the
+	// target's missing parents itself.
+	if _, err := r.git(ctx, os.TempDir(), append(args, "--", name, target)...); err != nil {
 		return state.Failed(name, "Clone failed: %v", err), nil
 	}
 	if err := checkout(ctx, r, in, target, rev, local, want, true); err != nil {

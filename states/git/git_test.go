@@ -120,7 +120,9 @@ func TestLatest(t *testing.T) {
 		head    string
 		version string
 	}{
-		{"clone, test mode", true, map[string]any{"rev": "v1"}, nil, "None", bare + " would be cloned to " + target, cloned, "", ""},
+		// Salt's test mode names the clone, not the revision.
+		{"clone, test mode", true, map[string]any{"rev": "v1"}, nil, "None", "Repository " + bare + " would be cloned to " + target,
+			map[string]any{"new": bare + " => " + target}, "", ""},
 		{"clone", false, map[string]any{"rev": "v1"}, nil, "True", bare + " cloned to " + target, cloned, v1, "v1"},
 		{"up to date", false, map[string]any{"rev": "v1"}, nil, "True", "Repository " + target + " is up-to-date", nil, v1, "v1"},
 		{"up to date, test mode", true, map[string]any{"rev": "v1"}, nil, "True", "Repository " + target + " is up-to-date", nil, v1, "v1"},
@@ -211,12 +213,33 @@ func TestLatestTarget(t *testing.T) {
 	if result(got.Result) != "False" || !strings.HasPrefix(got.Comment, "Target '"+occupied+"' exists, is non-empty and is not a git repository.") {
 		t.Errorf("non-empty target: %s %q", result(got.Result), got.Comment)
 	}
+	out, err := reg.Call(state.With(context.Background(), &state.Running{Test: true}), "git.latest", nil,
+		map[string]any{"name": bare, "target": occupied, "force_clone": true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = out.(state.Result)
+	if want := "Target directory " + occupied + " exists. Since force_clone=True, the contents of " + occupied +
+		" would be deleted, and " + bare + " would be cloned into this directory."; result(got.Result) != "None" || got.Comment != want ||
+		!reflect.DeepEqual(got.Changes, map[string]any{"forced clone": true, "new": bare + " => " + occupied}) {
+		t.Errorf("force_clone, test mode: %s %q %v", result(got.Result), got.Comment, got.Changes)
+	}
+	if _, err := os.Stat(filepath.Join(occupied, "stray")); err != nil {
+		t.Errorf("force_clone in test mode removed the target's contents: %v", err)
+	}
 	got = call(map[string]any{"name": bare, "target": occupied, "force_clone": true})
-	if result(got.Result) != "True" || got.Comment != bare+" cloned to "+occupied {
-		t.Errorf("force_clone: %s %q", result(got.Result), got.Comment)
+	if result(got.Result) != "True" || got.Comment != bare+" cloned to "+occupied || got.Changes["forced clone"] != true {
+		t.Errorf("force_clone: %s %q %v", result(got.Result), got.Comment, got.Changes)
 	}
 	if _, err := os.Stat(filepath.Join(occupied, "stray")); err == nil {
 		t.Error("force_clone kept the target's contents")
+	}
+
+	// Salt clones from /tmp: git makes the target's missing parents.
+	deep := filepath.Join(t.TempDir(), "a", "b", "c")
+	got = call(map[string]any{"name": bare, "target": deep})
+	if result(got.Result) != "True" || got.Comment != bare+" cloned to "+deep || gitIn(t, deep, "rev-parse", "HEAD") != v2 {
+		t.Errorf("missing parents: %s %q", result(got.Result), got.Comment)
 	}
 
 	shallow := filepath.Join(t.TempDir(), "shallow")

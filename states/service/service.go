@@ -49,7 +49,14 @@ func Module(env *modules.Env) []function.Func {
 		{Name: "service.enabled", Doc: "Ensure a service starts at boot, whether it runs or not.",
 			Params: []function.Param{name, skipVerify}, VarKwargs: true,
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				return s.boot(ctx, in.String("name"), true, nil, true, in.Bool("skip_verify"))
+				name := in.String("name")
+				ret, err := s.boot(ctx, name, true, nil, true, in.Bool("skip_verify"))
+				// As Salt's service.enabled: in test mode, a service a
+				// state of the run may still install is pending.
+				if err == nil && state.From(ctx).Test && ret.Comment == unavailable(name) {
+					return state.Pending(name, fmt.Sprintf("Service %s not present; if created in this state run, it would have been enabled", name), nil), nil
+				}
+				return ret, err
 			}},
 		{Name: "service.disabled", Doc: "Ensure a service does not start at boot, whether it runs or not.",
 			Params: []function.Param{name, skipVerify}, VarKwargs: true,

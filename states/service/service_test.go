@@ -156,6 +156,8 @@ func TestStates(t *testing.T) {
 			"Service %s not present; if created in this state run, it would have been started"},
 		{"not installed is dead", "service.dead", name + "-nope", false, nil, "True", "The named service %s is not available"},
 		{"not installed, enabled", "service.enabled", name + "-nope", false, nil, "False", "The named service %s is not available"},
+		{"not installed, enabled, test mode", "service.enabled", name + "-nope", true, nil, "None",
+			"Service %s not present; if created in this state run, it would have been enabled"},
 		{"not installed, disabled", "service.disabled", name + "-nope", false, nil, "True", "The named service %s is not available"},
 		{"a bad name", "service.running", "../x", false, nil, "False", `invalid service name "%s"`},
 		{"start fails", "service.running", broken, false, nil, "False", "Service %s failed to start"},
