@@ -1,7 +1,8 @@
 // Package pkg is Salt's pkg execution module: install, remove, purge,
-// version, list_pkgs, latest_version, refresh_db and upgrade_available,
-// with Salt's arguments and return shapes (install, remove and purge
-// return {name: {"old": version, "new": version}} of what changed).
+// version, list_pkgs, latest_version, refresh_db, upgrade_available,
+// upgrade and list_upgrades, with Salt's arguments and return shapes
+// (install, remove, purge and upgrade return {name: {"old": version,
+// "new": version}} of what changed).
 //
 // Two backends share the functions, chosen by what the machine has: apt
 // and dpkg (as salt/modules/aptpkg.py), and dnf and rpm (as yumpkg.py).
@@ -247,7 +248,7 @@ func Module(*modules.Env) []function.Func { return (&Manager{}).Funcs() }
 func (m *Manager) Funcs() []function.Func {
 	name := function.Param{Name: "name", Kind: function.String}
 	pkgs := function.Param{Name: "pkgs", Kind: function.List}
-	return []function.Func{
+	return append([]function.Func{
 		{Name: "pkg.install", Doc: "Install packages (name, a comma-separated list, or pkgs: names or {name: version}): {name: {old, new}} of what changed.",
 			Params: []function.Param{name,
 				{Name: "refresh", Kind: function.Bool, Default: false},
@@ -299,7 +300,7 @@ func (m *Manager) Funcs() []function.Func {
 				}
 				return v[in.String("name")] != "", nil
 			}},
-	}
+	}, m.upgradeFuncs()...)
 }
 
 func (m *Manager) install(ctx context.Context, in *function.Input) (any, error) {
