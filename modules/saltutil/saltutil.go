@@ -2,7 +2,9 @@
 // looks after the agent's own jobs: what runs (running, find_job,
 // is_running) and ending a job (kill_job, term_job, signal_job). The
 // master's `brine exec` asks agents whether a job still runs without a
-// job of its own; these functions are the same answers for people.
+// job of its own; these functions are the same answers for people. The
+// sync_* functions answer as Salt's do when there is nothing to sync
+// (sync.go).
 package saltutil
 
 import (
@@ -38,7 +40,7 @@ func Module(env *modules.Env) []function.Func {
 			return fmt.Sprintf("Signal 15 sent to job %s", id), nil
 		}
 	}
-	return []function.Func{
+	return append([]function.Func{
 		{Name: "saltutil.refresh_pillar", Doc: "Ask the master for this agent's pillar again and keep it (pillar.get reads it); True.",
 			VarKwargs: true,
 			Run: func(ctx context.Context, _ *function.Input) (any, error) {
@@ -96,5 +98,5 @@ func Module(env *modules.Env) []function.Func {
 				return nil, errors.New("sig: brine ends jobs with 9 (kill) or 15 (term)")
 			},
 		},
-	}
+	}, syncFuncs(env)...)
 }
