@@ -128,6 +128,8 @@ func Module(env *modules.Env) []function.Func {
 			Run: handler(s.lineState),
 		},
 		s.blockreplaceFunc(),
+		s.serializeFunc(),
+		s.keyvalueFunc(),
 	}
 }
 
