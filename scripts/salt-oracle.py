@@ -8,8 +8,8 @@
         --cases testdata/salt/formulas/cases.yaml \
         --out testdata/salt/formulas/salt-3006.6.json --grains testdata/salt/grains.yaml
 
-Two suites (--suite; without it, the cases file says which: a list of
-{formula, sls} is the formulas suite):
+Three suites (--suite; without it, the cases file says which: a list of
+{formula, sls} is the formulas suite, one of {name, sls} the states suite):
 
 jinja: templates, each rendered alone (below).
 
@@ -20,6 +20,12 @@ salt.state.HighState with the pillar as pillar_override, render_highstate,
 verify_high; compile_high_data for the low chunks), with opts['grains']
 the pinned grains, so that nothing comes from this machine. See
 testdata/salt/formulas/README.md for what is kept.
+
+states: SLS trees run as state.sls runs them (salt-call --local
+state.sls requisite [test=True], in process): each state's key, result,
+comment, sorted changes keys and __run_num__, or Salt's compile errors.
+The states have no side effects (test.*, cmd.run of echo/true/false).
+See testdata/salt/states/README.md.
 
 SALT_TREE is an unpacked Salt release (../shared/peers/salt-3006.6.tar.gz:
 the directory holding the `salt` package and `shim/`). Every case is
@@ -56,7 +62,7 @@ def main():
     ap.add_argument("--cases", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--grains", required=True, help="the pinned grains (testdata/salt/grains.yaml)")
-    ap.add_argument("--suite", choices=["jinja", "formulas"], help="the suite (default: read from the cases file)")
+    ap.add_argument("--suite", choices=["jinja", "formulas", "states"], help="the suite (default: read from the cases file)")
     args = ap.parse_args()
 
     tree = os.path.abspath(args.salt)
@@ -75,8 +81,13 @@ def main():
     suite = args.suite
     if suite is None:
         suite = "formulas" if cases and isinstance(cases[0], dict) and "formula" in cases[0] else "jinja"
+        if cases and isinstance(cases[0], dict) and "sls" in cases[0] and "formula" not in cases[0]:
+            suite = "states"
     if suite == "formulas":
         formulas(args, cases, GRAINS)
+        return
+    if suite == "states":
+        states(args, cases, GRAINS)
         return
 
     root = tempfile.mkdtemp(prefix="salt-oracle-")
@@ -270,6 +281,103 @@ def formulas(args, cases, GRAINS):
         f.write("\n")
     errors = sum(1 for r in results.values() if "error" in r)
     print("%d SLS compiled by Salt %s (%d errors) -> %s" % (len(results) - len(cases), salt.version.__version__, errors, args.out))
+
+
+FAILED = "One or more requisite failed: "
+
+
+def summarise(ret):
+    """A state return as the states suite keeps it: per state key its
+    result, comment, sorted changes keys and __run_num__ (what changes
+    from run to run, a pid, a duration, a start time, is not kept); a
+    list (compile errors) as {"error": [messages]}."""
+    if not isinstance(ret, dict):
+        return {"error": [str(e) for e in (ret if isinstance(ret, list) else [ret])]}
+    out = {}
+    for key, res in ret.items():
+        changes = res.get("changes")
+        comment = res.get("comment", "")
+        if isinstance(comment, str) and comment.startswith(FAILED):
+            # Salt joins a set of names, in hash order: kept sorted.
+            comment = FAILED + ", ".join(sorted(comment[len(FAILED):].split(", ")))
+        out[key] = {
+            "result": res.get("result"),
+            "comment": comment if isinstance(comment, str) else plain(comment),
+            "changes": sorted(str(k) for k in changes) if isinstance(changes, dict) else plain(changes),
+            "run_num": res.get("__run_num__"),
+        }
+    return {"states": out}
+
+
+def states(args, cases, GRAINS):
+    """The states suite: each case is {name, sls, files?, test?}: sls is
+    written as requisite.sls (files beside it, by name) in an empty
+    file_roots, and state.sls requisite runs, as salt-call --local runs it,
+    with test=True when the case says so."""
+    import salt.config  # noqa: E402
+    import salt.loader  # noqa: E402
+    import salt.version  # noqa: E402
+
+    # cmd.run reads the shell grain, which the pinned grains leave out.
+    GRAINS = dict(GRAINS, shell="/bin/sh")
+    root = tempfile.mkdtemp(prefix="salt-oracle-")
+    files = os.path.join(root, "files")
+    results = {}
+    opts = salt.config.minion_config(None)
+    opts.update(
+        {
+            "id": GRAINS["id"],
+            "file_client": "local",
+            "root_dir": root,
+            "cachedir": os.path.join(root, "cache"),
+            "pki_dir": os.path.join(root, "pki"),
+            "sock_dir": os.path.join(root, "sock"),
+            "log_file": os.path.join(root, "minion.log"),
+            "file_roots": {"base": [files]},
+            "pillar_roots": {"base": [os.path.join(root, "pillar")]},
+            "grains": dict(GRAINS),
+            "test": False,
+        }
+    )
+    # state.sls sets its retcode with __utils__' state.check_result.
+    funcs = salt.loader.minion_mods(opts, utils=salt.loader.utils(opts))
+    for case in cases:
+        # Each case's files alone, and nothing cached of another's.
+        shutil.rmtree(files, ignore_errors=True)
+        shutil.rmtree(os.path.join(root, "cache", "files"), ignore_errors=True)
+        os.makedirs(files)
+        tree = dict(case.get("files") or {})
+        if case.get("sls") is not None:
+            tree["requisite.sls"] = case["sls"]
+        for fname, text in tree.items():
+            path = os.path.join(files, fname)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        kwargs = dict(case.get("kwargs") or {})
+        if case.get("test"):
+            kwargs["test"] = True
+        try:
+            ret = funcs["state.sls"](case.get("mods", "requisite"), **kwargs)
+            results[case["name"]] = summarise(ret)
+        except Exception as e:  # pylint: disable=broad-except
+            msg = str(e).splitlines()[0] if str(e) else ""
+            results[case["name"]] = {"error": ["%s: %s" % (type(e).__name__, normalise_error(msg, [(root, "<root>")]))]}
+        sys.stderr.write(".")
+        sys.stderr.flush()
+    sys.stderr.write("\n")
+    shutil.rmtree(root, ignore_errors=True)
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(
+            {"salt": salt.version.__version__, "cases": results},
+            f,
+            indent=1,
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        f.write("\n")
+    errors = sum(1 for r in results.values() if "error" in r)
+    print("%d SLS run by Salt %s (%d compile errors) -> %s" % (len(results), salt.version.__version__, errors, args.out))
 
 
 if __name__ == "__main__":

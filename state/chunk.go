@@ -3,11 +3,12 @@ package state
 import (
 	"fmt"
 	"math"
-	"path"
 	"reflect"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 // Chunk is one state to run, Salt's low chunk: one function of one id for
@@ -314,7 +315,8 @@ func reqList(v any) ([]req, error) {
 				return nil, fmt.Errorf("requisite declaration %v must be a single key: value", x)
 			}
 			for k, t := range x {
-				out = append(out, req{state: k, target: pyStr(t)})
+				// Salt's trim_req: pkg.installed is pkg.
+				out = append(out, req{state: strings.SplitN(k, ".", 2)[0], target: pyStr(t)})
 			}
 		default:
 			return nil, fmt.Errorf("requisite declaration %v is not {module: id}", x)
@@ -328,10 +330,9 @@ func reqList(v any) ([]req, error) {
 func (r req) matches(c *Chunk) bool {
 	switch r.state {
 	case "sls":
-		ok, _ := path.Match(r.target, c.SLS)
-		return ok || r.target == c.SLS
+		return globEq(r.target, c.SLS)
 	case "id":
-		return globEq(r.target, c.ID)
+		return globEq(r.target, c.ID) || globEq(r.target, c.Name)
 	}
 	if r.state != c.State {
 		return false
@@ -369,11 +370,8 @@ func (ix *chunkIndex) candidates(all []*Chunk, r req) []*Chunk {
 	if strings.ContainsAny(r.target, `*?[\`) {
 		return all
 	}
-	switch r.state {
-	case "sls":
+	if r.state == "sls" {
 		return ix.sls[r.target]
-	case "id":
-		return ix.id[r.target]
 	}
 	ids, names := ix.id[r.target], ix.name[r.target]
 	if len(names) == 0 {
@@ -408,40 +406,18 @@ func globEq(pattern, s string) bool {
 	if !strings.ContainsAny(pattern, "*?[") {
 		return false
 	}
-	ok, _ := path.Match(pattern, s)
-	return ok
+	return fnmatch(pattern, s)
 }
 
-// requisiteIns turns every X_in into an X of the states it names (by
-// adding to their arguments), and resolves every chunk's requisites.
+// requisiteIns resolves every chunk's requisites, its own first, then
+// those the X_in of other states give it (Salt's requisite_in extends the
+// states named, after their own). An X_in is a list or a single {module:
+// id} mapping (anything else is ignored, as Salt ignores it); an item that
+// is a bare id (or name) that no state has is ignored too, as in Salt,
+// while a {module: id} naming nothing is an error.
 func requisiteIns(chunks []*Chunk) []string {
 	var errs []string
 	for _, c := range chunks {
-		for _, kind := range inKinds {
-			v, ok := c.Args[kind]
-			if !ok {
-				continue
-			}
-			rs, err := reqList(v)
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("The %s statement in state '%s' in SLS '%s' is invalid: %v", kind, c.ID, c.SLS, err))
-				continue
-			}
-			base := strings.TrimSuffix(kind, "_in")
-			for _, r := range rs {
-				found := false
-				for _, t := range chunks {
-					if t == c || !r.matches(t) {
-						continue
-					}
-					found = true
-					t.reqs = append(t.reqs, req{kind: base, state: c.State, target: c.ID})
-				}
-				if !found {
-					errs = append(errs, fmt.Sprintf("Cannot extend ID '%s' in '%s:%s'. It is not part of the high state.\nThis is likely due to a missing include statement or an incorrectly typed ID.\nEnsure that a state with an ID of '%s' is available\nin environment '%s' and to SLS '%s'", r.target, c.Env, c.SLS, r.target, c.Env, c.SLS))
-				}
-			}
-		}
 		for _, kind := range reqKinds {
 			v, ok := c.Args[kind]
 			if !ok {
@@ -455,6 +431,69 @@ func requisiteIns(chunks []*Chunk) []string {
 			for _, r := range rs {
 				r.kind = kind
 				c.reqs = append(c.reqs, r)
+			}
+		}
+	}
+	var byID map[string]*Chunk
+	for _, c := range chunks {
+		for _, kind := range inKinds {
+			v, ok := c.Args[kind]
+			if !ok {
+				continue
+			}
+			var items []any
+			switch v := v.(type) {
+			case []any:
+				items = v
+			case map[string]any:
+				for _, k := range sortedKeys(v) {
+					items = append(items, map[string]any{k: v[k]})
+				}
+			default:
+				continue
+			}
+			base := strings.TrimSuffix(kind, "_in")
+			for _, item := range items {
+				var r req
+				switch item := item.(type) {
+				case string:
+					if byID == nil {
+						byID = firstByID(chunks)
+					}
+					t := byID[item]
+					if t == nil {
+						for _, o := range chunks {
+							if o.Name == item {
+								t = o
+							}
+						}
+					}
+					if t == nil {
+						continue
+					}
+					r = req{state: t.State, target: t.ID}
+				case map[string]any:
+					if len(item) != 1 {
+						errs = append(errs, fmt.Sprintf("The %s statement in state '%s' in SLS '%s' is invalid: %s is not a single {module: id}", kind, c.ID, c.SLS, py.ReprValue(item)))
+						continue
+					}
+					for k, t := range item {
+						r = req{state: strings.SplitN(k, ".", 2)[0], target: pyStr(t)}
+					}
+				default:
+					continue
+				}
+				found := false
+				for _, t := range chunks {
+					if t == c || !r.matches(t) {
+						continue
+					}
+					found = true
+					t.reqs = append(t.reqs, req{kind: base, state: c.State, target: c.ID})
+				}
+				if !found {
+					errs = append(errs, fmt.Sprintf("Cannot extend ID '%s' in '%s:%s'. It is not part of the high state.\nThis is likely due to a missing include statement or an incorrectly typed ID.\nEnsure that a state with an ID of '%s' is available\nin environment '%s' and to SLS '%s'", r.target, c.Env, c.SLS, r.target, c.Env, c.SLS))
+				}
 			}
 		}
 	}
@@ -472,6 +511,18 @@ func requisiteIns(chunks []*Chunk) []string {
 		}
 	}
 	return errs
+}
+
+// firstByID is, for each id, the chunk of the module it declares first
+// (Salt names a bare id in an X_in by that module).
+func firstByID(chunks []*Chunk) map[string]*Chunk {
+	out := map[string]*Chunk{}
+	for _, c := range chunks {
+		if o := out[c.ID]; o == nil || c.seq < o.seq {
+			out[c.ID] = c
+		}
+	}
+	return out
 }
 
 // applyUse copies, for every `use` requisite, the arguments of the state

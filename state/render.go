@@ -451,10 +451,12 @@ func (r *Renderer) RenderSLS(ctx context.Context, src Source, saltenv, name stri
 	}
 	var data any = text
 	for _, step := range pipe {
-		b, _ := data.([]byte)
+		// An empty render is text still: an SLS with no states, as in
+		// Salt (not a renderer's error).
+		b, isText := data.([]byte)
 		switch step {
 		case "jinja":
-			if b == nil {
+			if !isText {
 				return nil, &RenderError{File: name, Err: errors.New("jinja must come before yaml/json in the renderer pipe")}
 			}
 			out, err := r.Jinja(ctx, src, saltenv, name, b, vars)
@@ -463,7 +465,7 @@ func (r *Renderer) RenderSLS(ctx context.Context, src Source, saltenv, name stri
 			}
 			data = out
 		case "yaml", "json":
-			if b == nil {
+			if !isText {
 				return nil, &RenderError{File: name, Err: fmt.Errorf("%s given data that is not text in the renderer pipe", step)}
 			}
 			var v yaml.MapSlice

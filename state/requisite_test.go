@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/state"
 )
 
@@ -175,7 +176,7 @@ stop2:
       - pkg: nochange
 nochange:
   pkg.ok
-`, want: map[string]string{"service_|-stop_|-stop_|-ok": "true|", "service_|-stop2_|-stop2_|-ok": "-|No changes detected"},
+`, want: map[string]string{"service_|-stop_|-stop_|-ok": "true|", "service_|-stop2_|-stop2_|-ok": "true|No changes detected"},
 			calls: "pkg.changes upgrade;service.ok stop;pkg.changes upgrade;pkg.ok nochange;pkg.ok nochange"},
 		{name: "listen fires mod_watch at the end", sls: `
 svc:
@@ -207,10 +208,10 @@ w:
 		{name: "unless, onlyif, creates", sls: `
 a:
   cmd.changes:
-    - unless: true
+    - unless: "true"
 b:
   cmd.changes:
-    - onlyif: false
+    - onlyif: "false"
 c:
   cmd.changes:
     - onlyif:
@@ -220,16 +221,37 @@ c:
 d:
   cmd.changes:
     - creates: /
+e:
+  cmd.changes:
+    - unless: true
+f:
+  cmd.changes:
+    - onlyif:
+      - path: /
+g:
+  cmd.changes:
+    - onlyif:
+      - fun: test.retcode
+h:
+  cmd.changes:
+    - unless:
+      - fun: test.retcode
 `, runner: state.Runner{Exec: fakeExec},
-			want: map[string]string{"cmd_|-a_|-a_|-changes": "true|unless condition is true", "cmd_|-b_|-b_|-changes": "true|onlyif condition is false",
-				"cmd_|-c_|-c_|-changes": "true|changed", "cmd_|-d_|-d_|-changes": "true|All files in creates exist"},
-			calls: "cmd.changes c"},
+			// As Salt's _run_check: a skipped state's comments are a list;
+			// a YAML boolean is a "bad type" and an entry without fun
+			// nothing, which both run the state; a function's retcode
+			// counts as a command's.
+			want: map[string]string{"cmd_|-a_|-a_|-changes": "true|[unless condition is true]", "cmd_|-b_|-b_|-changes": "true|[onlyif condition is false]",
+				"cmd_|-c_|-c_|-changes": "true|changed", "cmd_|-d_|-d_|-changes": "true|[/ exists]",
+				"cmd_|-e_|-e_|-changes": "true|changed", "cmd_|-f_|-f_|-changes": "true|changed",
+				"cmd_|-g_|-g_|-changes": "true|[onlyif condition is false]", "cmd_|-h_|-h_|-changes": "true|changed"},
+			calls: "cmd.changes c;cmd.changes e;cmd.changes f;cmd.changes h"},
 		{name: "check_cmd fails a state that changed", sls: `
 a:
   cmd.changes:
     - check_cmd:
       - false
-`, runner: state.Runner{Exec: fakeExec}, want: map[string]string{"cmd_|-a_|-a_|-changes": "false|changed\ncheck_cmd determined the state failed"}},
+`, runner: state.Runner{Exec: fakeExec}, want: map[string]string{"cmd_|-a_|-a_|-changes": "false|check_cmd determined the state failed"}},
 		{name: "retry until the result", sls: `
 a:
   pkg.fail:
@@ -327,9 +349,14 @@ b:
 }
 
 // fakeExec answers unless/onlyif: cmd.retcode of "true" is 0, of anything
-// else 1; test.true and test.false as named.
-func fakeExec(_ context.Context, name string, args []any, _ map[string]any) (any, error) {
+// else 1; test.true and test.false as named; test.retcode returns true
+// and sets the retcode 1.
+func fakeExec(ctx context.Context, name string, args []any, _ map[string]any) (any, error) {
 	switch name {
+	case "test.retcode":
+		// true, but its command failed (cmd.run's way).
+		modules.SetRetcode(ctx, 1)
+		return true, nil
 	case "cmd.retcode":
 		if args[0] == "true" {
 			return int64(0), nil

@@ -8,12 +8,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime/debug"
-	"sort"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/modules"
 )
 
 // Runner runs low chunks with the state functions of Funcs.
@@ -44,288 +45,6 @@ type Runner struct {
 	Done map[string]map[string]any
 }
 
-// Run runs chunks (ordered, as Chunks returns them) and returns Salt's
-// state return: each chunk's result under its tag.
-func (r *Runner) Run(ctx context.Context, chunks []*Chunk) map[string]any {
-	x := &run{Runner: r, chunks: chunks, index: newChunkIndex(chunks), results: map[*Chunk]map[string]any{},
-		active: map[*Chunk]bool{}, pending: map[*Chunk]chan struct{}{}}
-	for _, c := range chunks {
-		if res, ok := r.Done[c.Tag]; ok {
-			x.results[c] = res
-			if n, ok := number(res["__run_num__"]); ok && int(n) >= x.runNum {
-				x.runNum = int(n) + 1
-			}
-		}
-	}
-	for _, c := range chunks {
-		if x.stopped() {
-			break
-		}
-		x.chunk(ctx, c)
-	}
-	x.waitAll()
-	if !x.stopped() {
-		x.listeners(ctx)
-	}
-	out := make(map[string]any, len(x.results))
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for c, res := range x.results {
-		out[c.Tag] = res
-	}
-	for tag, res := range x.extra {
-		out[tag] = res
-	}
-	return out
-}
-
-type run struct {
-	*Runner
-	chunks []*Chunk
-	index  *chunkIndex
-
-	mu      sync.Mutex
-	results map[*Chunk]map[string]any
-	extra   map[string]map[string]any // listen's mod_watch results
-	runNum  int
-	stop    bool
-
-	active  map[*Chunk]bool          // chunks whose requisites are being run
-	pending map[*Chunk]chan struct{} // parallel chunks still running
-}
-
-func (x *run) stopped() bool {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.stop
-}
-
-func (x *run) result(c *Chunk) (map[string]any, bool) {
-	if ch, ok := x.pending[c]; ok {
-		<-ch
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	res, ok := x.results[c]
-	return res, ok
-}
-
-func (x *run) waitAll() {
-	for _, ch := range x.pending {
-		<-ch
-	}
-}
-
-// record stores a chunk's result with its run number.
-func (x *run) record(c *Chunk, res map[string]any) {
-	x.mu.Lock()
-	res["__run_num__"] = x.runNum
-	x.runNum++
-	x.results[c] = res
-	if res["result"] == false && (x.Failhard || truth(c.Args["failhard"])) {
-		x.stop = true
-	}
-	x.mu.Unlock()
-	if x.Progress != nil {
-		x.Progress(c.Tag, res, len(x.chunks))
-	}
-}
-
-// chunk runs c, after what it requires.
-func (x *run) chunk(ctx context.Context, c *Chunk) {
-	x.mu.Lock()
-	_, done := x.results[c]
-	x.mu.Unlock()
-	if done || x.active[c] || x.pending[c] != nil {
-		return
-	}
-	x.active[c] = true
-	defer delete(x.active, c)
-	status, comment := x.check(ctx, c)
-	if x.stopped() {
-		return
-	}
-	switch status {
-	case "fail", "missing", "recursive":
-		res := skipped(c, false, comment)
-		if status == "recursive" {
-			delete(res, "__state_ran__")
-		}
-		x.record(c, res)
-	case "onfail":
-		x.record(c, skipped(c, true, "State was not run because onfail req did not change"))
-	case "onchanges":
-		x.record(c, skipped(c, true, "State was not run because none of the onchanges reqs changed"))
-	case "pre":
-		x.record(c, skipped(c, true, "No changes detected"))
-	default:
-		if truth(c.Args["parallel"]) {
-			done := make(chan struct{})
-			x.pending[c] = done
-			go func() {
-				defer close(done)
-				x.record(c, x.execute(ctx, c, status == "change"))
-			}()
-			return
-		}
-		x.record(c, x.execute(ctx, c, status == "change"))
-	}
-}
-
-// skipped is the result of a chunk that did not run.
-func skipped(c *Chunk, ok bool, comment string) map[string]any {
-	return map[string]any{"__id__": c.ID, "__sls__": c.SLS, "name": c.Name, "changes": map[string]any{},
-		"result": ok, "comment": comment, "__state_ran__": false, "start_time": startTime(time.Now()), "duration": 0.0}
-}
-
-// check runs what c requires and decides: met, change (a watched state
-// changed), fail, missing, recursive, onfail, onchanges, pre.
-func (x *run) check(ctx context.Context, c *Chunk) (status, comment string) {
-	if len(c.reqs) == 0 {
-		return "met", ""
-	}
-	type seen struct {
-		res map[string]any
-		c   *Chunk
-	}
-	byKind := map[string][]seen{}
-	missing := map[string][]string{}
-	for _, r := range c.reqs {
-		if r.kind == "use" || r.kind == "listen" {
-			continue
-		}
-		found := false
-		for _, t := range x.index.candidates(x.chunks, r) {
-			if t == c || !r.matches(t) {
-				continue
-			}
-			found = true
-			if r.kind == "prereq" {
-				byKind["prereq"] = append(byKind["prereq"], seen{x.preview(ctx, t), t})
-				continue
-			}
-			if x.active[t] {
-				return "recursive", "Recursive requisite found"
-			}
-			x.chunk(ctx, t)
-			res, ok := x.result(t)
-			if !ok {
-				if x.stopped() {
-					return "fail", ""
-				}
-				return "recursive", "Recursive requisite found"
-			}
-			byKind[r.kind] = append(byKind[r.kind], seen{res, t})
-		}
-		if !found && r.kind != "prerequired" {
-			missing[r.kind] = append(missing[r.kind], r.state+": "+r.target)
-		}
-	}
-	if len(missing) > 0 {
-		var b strings.Builder
-		b.WriteString("The following requisites were not found:\n")
-		for _, kind := range sortedKeys(missing) {
-			fmt.Fprintf(&b, "                   %s:\n", kind)
-			for _, m := range missing[kind] {
-				fmt.Fprintf(&b, "                       %s\n", m)
-			}
-		}
-		return "missing", b.String()
-	}
-	failed := map[string]bool{}
-	fail := func(s seen) { failed[s.c.SLS+"."+s.c.ID] = true }
-	changed := false
-	for _, kind := range []string{"require", "watch", "prerequired"} {
-		for _, s := range byKind[kind] {
-			if s.res["result"] == false {
-				fail(s)
-			} else if kind == "watch" && hasChanges(s.res) {
-				changed = true
-			}
-		}
-	}
-	for _, kind := range []string{"require_any", "watch_any"} {
-		list := byKind[kind]
-		if len(list) == 0 {
-			continue
-		}
-		allFailed := true
-		for _, s := range list {
-			if s.res["result"] != false {
-				allFailed = false
-				if kind == "watch_any" && hasChanges(s.res) {
-					changed = true
-				}
-			}
-		}
-		if allFailed {
-			for _, s := range list {
-				fail(s)
-			}
-		}
-	}
-	if len(failed) > 0 {
-		names := sortedKeys(failed)
-		return "fail", "One or more requisite failed: " + strings.Join(names, ", ")
-	}
-	onfail := append(byKind["onfail"], byKind["onfail_any"]...)
-	if len(onfail) > 0 || len(byKind["onfail_all"]) > 0 {
-		triggered := false
-		for _, s := range onfail {
-			if s.res["result"] == false {
-				triggered = true
-			}
-		}
-		if all := byKind["onfail_all"]; len(all) > 0 {
-			allFailed := true
-			for _, s := range all {
-				if s.res["result"] != false {
-					allFailed = false
-				}
-			}
-			triggered = triggered || allFailed
-		}
-		if !triggered {
-			return "onfail", ""
-		}
-	}
-	onchanges := append(byKind["onchanges"], byKind["onchanges_any"]...)
-	if len(onchanges) > 0 {
-		hit := false
-		for _, s := range onchanges {
-			if hasChanges(s.res) {
-				hit = true
-			}
-		}
-		if !hit {
-			return "onchanges", ""
-		}
-	}
-	if pre := byKind["prereq"]; len(pre) > 0 {
-		hit := false
-		for _, s := range pre {
-			if hasChanges(s.res) || s.res["result"] == nil {
-				hit = true
-			}
-		}
-		if !hit {
-			return "pre", ""
-		}
-	}
-	if changed {
-		return "change", ""
-	}
-	return "met", ""
-}
-
-// preview runs t in test mode, for a prereq: would it change anything?
-func (x *run) preview(ctx context.Context, t *Chunk) map[string]any {
-	test := *x.Runner
-	test.Test, test.Starting = true, nil
-	tx := &run{Runner: &test, chunks: x.chunks, index: x.index, results: map[*Chunk]map[string]any{}}
-	return tx.execute(ctx, t, false)
-}
-
 func hasChanges(res map[string]any) bool {
 	switch ch := res["changes"].(type) {
 	case map[string]any:
@@ -336,26 +55,6 @@ func hasChanges(res map[string]any) bool {
 		return ch
 	}
 	return true
-}
-
-// execute runs c's function (after its unless/onlyif/creates), then
-// mod_watch when a watched state changed and the state itself did not,
-// with retry and check_cmd; the result has Salt's fields.
-func (x *run) execute(ctx context.Context, c *Chunk, watched bool) map[string]any {
-	if x.Starting != nil {
-		x.Starting(c.Tag)
-	}
-	start := time.Now()
-	res := x.attempts(ctx, c, c.Fun, nil)
-	if watched && !hasChanges(res) && res["skip_watch"] != true && res["result"] != false {
-		if _, ok := x.Funcs.Lookup(c.State + ".mod_watch"); ok {
-			res = x.attempts(ctx, c, "mod_watch", x.watchedResults(c))
-		}
-	}
-	res["__id__"], res["__sls__"] = c.ID, c.SLS
-	res["start_time"] = startTime(start)
-	res["duration"] = duration(time.Since(start))
-	return res
 }
 
 func (x *run) watchedResults(c *Chunk) map[string]map[string]any {
@@ -378,30 +77,67 @@ func (x *run) watchedResults(c *Chunk) map[string]map[string]any {
 	return out
 }
 
-// attempts is one call with Salt's retry: repeated while the result is
-// not `until`, attempts times, interval (plus up to splay) seconds apart.
-func (x *run) attempts(ctx context.Context, c *Chunk, fun string, watched map[string]map[string]any) map[string]any {
-	res := x.call(ctx, c, fun, watched)
-	spec, ok := retrySpec(c.Args["retry"])
-	if !ok || x.Test || res["skip_watch"] == true {
+// call is Salt's State.call of c's own function.
+func (x *run) call(ctx context.Context, c *Chunk) map[string]any {
+	return x.invoke(ctx, c, c.Fun, nil, 1)
+}
+
+// invoke is Salt's State.call: fun of c's module (mod_watch with the
+// states watched) once, after its onlyif/unless/creates, then check_cmd;
+// then, as `retry` says, again. For a prereq (x.prereq[c]) it runs in test
+// mode and gets no run number; each retry gets one, as in Salt.
+func (x *run) invoke(ctx context.Context, c *Chunk, fun string, watched map[string]map[string]any, retries int) map[string]any {
+	start := time.Now()
+	prereq := x.prereq[c]
+	if x.Starting != nil && !prereq {
+		x.Starting(c.Tag)
+	}
+	res := x.callOnce(ctx, c, fun, watched, x.Test || prereq)
+	if prereq {
+		x.prereq[c] = false
 		return res
 	}
-	var notes []string
-	for attempt := 1; attempt < spec.attempts && !sameResult(res["result"], spec.until); attempt++ {
-		notes = append(notes, fmt.Sprintf("Attempt %d: Returned a result of \"%s\", with the following comment: \"%v\"", attempt, pyStr(res["result"]), res["comment"]))
-		wait := spec.interval
-		if spec.splay > 0 {
-			wait += time.Duration(rand.Int64N(int64(spec.splay)))
-		}
-		if err := x.sleep(ctx, wait); err != nil {
-			break
-		}
-		res = x.call(ctx, c, fun, watched)
+	res["__sls__"] = c.SLS
+	res["__run_num__"] = x.nextRunNum(c)
+	res["start_time"] = startTime(start)
+	res["duration"] = duration(time.Since(start))
+	res["__id__"] = c.ID
+	v, ok := c.Args["retry"]
+	if _, parallel := c.Args["parallel"]; !ok || parallel {
+		return res
 	}
-	if len(notes) > 0 {
-		res["comment"] = strings.Join(append(notes, fmt.Sprint(res["comment"])), "\n")
+	spec := retrySpec(v)
+	if x.Test {
+		res["comment"] = commentStr(res["comment"]) + "  " + fmt.Sprintf("The state would be retried every %d seconds (with a splay of up to %d seconds) a maximum of %d times or until a result of %s is returned",
+			spec.interval, spec.splay, spec.attempts, pyStr(spec.until))
+		return res
 	}
-	return res
+	if pyStr(res["result"]) == pyStr(spec.until) || spec.attempts <= retries {
+		return res
+	}
+	wait := time.Duration(spec.interval) * time.Second
+	if spec.splay > 0 {
+		wait += time.Duration(rand.Int64N(int64(spec.splay)+1)) * time.Second
+	}
+	if err := x.sleep(ctx, wait); err != nil {
+		return res
+	}
+	next := x.invoke(ctx, c, fun, watched, retries+1)
+	next["comment"] = fmt.Sprintf("Attempt %d: Returned a result of \"%s\", with the following comment: \"%s\"\n%s",
+		retries, pyStr(res["result"]), commentStr(res["comment"]), commentStr(next["comment"]))
+	return next
+}
+
+// commentStr is a comment as Python's str() prints it in Salt's retry
+// messages (a list of comments as its repr).
+func commentStr(v any) string {
+	switch v := v.(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	}
+	return py.ReprValue(v)
 }
 
 func (x *run) sleep(ctx context.Context, d time.Duration) error {
@@ -419,40 +155,48 @@ func (x *run) sleep(ctx context.Context, d time.Duration) error {
 }
 
 type retry struct {
-	attempts        int
-	until           any
-	interval, splay time.Duration
+	attempts, interval, splay int
+	until                     bool
 }
 
-// retrySpec reads `retry: True` or `retry: {attempts, until, interval,
-// splay}` with Salt's defaults (2 attempts, until True, 30 s, no splay).
-func retrySpec(v any) (retry, bool) {
-	spec := retry{attempts: 2, until: true, interval: 30 * time.Second}
-	switch v := v.(type) {
-	case bool:
-		return spec, v
-	case map[string]any:
-		if n, ok := number(v["attempts"]); ok {
-			spec.attempts = int(n)
-		}
-		if u, ok := v["until"]; ok {
-			spec.until = u
-		}
-		if n, ok := number(v["interval"]); ok {
-			spec.interval = time.Duration(n * float64(time.Second))
-		}
-		if n, ok := number(v["splay"]); ok {
-			spec.splay = time.Duration(n * float64(time.Second))
-		}
-		return spec, true
+// retrySpec is Salt's verify_retry_data: `retry: {attempts, until,
+// interval, splay}`, each of its type (whole seconds) or its default (2
+// attempts, until True, 30 s, no splay); anything but a mapping is the
+// defaults.
+func retrySpec(v any) retry {
+	spec := retry{attempts: 2, until: true, interval: 30}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return spec
 	}
-	return spec, false
+	if b, ok := m["until"].(bool); ok {
+		spec.until = b
+	}
+	for key, dst := range map[string]*int{"attempts": &spec.attempts, "interval": &spec.interval, "splay": &spec.splay} {
+		switch n := m[key].(type) {
+		case int64:
+			*dst = int(n)
+		case int:
+			*dst = n
+		case bool:
+			// Python's bool is an int.
+			*dst = 0
+			if n {
+				*dst = 1
+			}
+		}
+	}
+	return spec
 }
 
-func sameResult(a, b any) bool { return pyStr(a) == pyStr(b) }
-
-// call runs fun of c's module once: the run checks, then the function.
-func (x *run) call(ctx context.Context, c *Chunk, fun string, watched map[string]map[string]any) (res map[string]any) {
+// callOnce runs fun of c's module once: the run checks, the function,
+// check_cmd.
+func (x *run) callOnce(ctx context.Context, c *Chunk, fun string, watched map[string]map[string]any, test bool) (res map[string]any) {
+	defer func() {
+		if _, ok := c.Args["check_cmd"]; ok && res != nil {
+			x.checkCmd(ctx, c, res)
+		}
+	}()
 	if skip := x.runChecks(ctx, c); skip != nil {
 		return skip
 	}
@@ -480,7 +224,7 @@ func (x *run) call(ctx context.Context, c *Chunk, fun string, watched map[string
 		}
 	}
 	low := c.Low()
-	rctx := With(ctx, &Running{Test: x.Test, ID: c.ID, SLS: c.SLS, Saltenv: c.Env, Low: low, ArgOrder: c.ArgOrder,
+	rctx := With(ctx, &Running{Test: test, ID: c.ID, SLS: c.SLS, Saltenv: c.Env, Low: low, ArgOrder: c.ArgOrder,
 		Template: x.Template, Watched: watched})
 	defer func() {
 		if p := recover(); p != nil {
@@ -495,16 +239,7 @@ func (x *run) call(ctx context.Context, c *Chunk, fun string, watched map[string
 		}
 		return failed(c, "An exception occurred in this state: "+err.Error())
 	}
-	res = resultMap(c, out)
-	if !x.Test && res["result"] == true && hasChanges(res) {
-		if cc, ok := c.Args["check_cmd"]; ok {
-			if failedCmd := x.checkCmd(ctx, c, cc); failedCmd != "" {
-				res["result"] = false
-				res["comment"] = fmt.Sprint(res["comment"]) + "\ncheck_cmd determined the state failed"
-			}
-		}
-	}
-	return res
+	return resultMap(c, out)
 }
 
 func paramNames(f *function.Func) string {
@@ -559,103 +294,253 @@ func resultMap(c *Chunk, out any) map[string]any {
 	return m
 }
 
-// runChecks is Salt's onlyif, unless and creates: a result that skips the
-// state, or nil to run it.
+// runChecks is Salt's _run_check: onlyif, unless and creates. It returns
+// the result of a state they skip (result True, its comments a list, as
+// Salt's), or nil to run it.
 func (x *run) runChecks(ctx context.Context, c *Chunk) map[string]any {
-	skip := func(comment string) map[string]any {
-		return map[string]any{"name": c.Name, "changes": map[string]any{}, "result": true, "comment": comment, "skip_watch": true}
+	onlyif, hasOnlyif := c.Args["onlyif"]
+	unless, hasUnless := c.Args["unless"]
+	creates, hasCreates := c.Args["creates"]
+	if !hasOnlyif && !hasUnless && !hasCreates {
+		return nil
 	}
-	if v, ok := c.Args["onlyif"]; ok {
-		for _, cond := range asList(v) {
-			ok, err := x.condition(ctx, c, cond)
-			if err != nil {
-				return failed(c, "onlyif: "+err.Error())
-			}
-			if !ok {
-				return skip("onlyif condition is false")
-			}
-		}
+	ret := check{}
+	var comments []any
+	if hasOnlyif {
+		r := x.onlyif(ctx, c, onlyif)
+		ret.result, ret.skipWatch = r.result, r.skipWatch
+		comments = append(comments, r.comment)
 	}
-	if v, ok := c.Args["unless"]; ok {
-		all := true
-		for _, cond := range asList(v) {
-			ok, err := x.condition(ctx, c, cond)
-			if err != nil {
-				return failed(c, "unless: "+err.Error())
-			}
-			all = all && ok
-		}
-		if all {
-			return skip("unless condition is true")
-		}
+	if hasUnless {
+		r := x.unless(ctx, c, unless)
+		ret.result = r.result || ret.result
+		ret.skipWatch = r.skipWatch || ret.skipWatch
+		comments = append(comments, r.comment)
 	}
-	if v, ok := c.Args["creates"]; ok {
-		all := true
-		for _, p := range asList(v) {
-			if !fileExists(pyStr(p)) {
-				all = false
-			}
-		}
-		if all {
-			return skip("All files in creates exist")
-		}
+	if hasCreates {
+		r := createsCheck(creates)
+		ret.result = r.result || ret.result
+		ret.skipWatch = r.skipWatch || ret.skipWatch
+		comments = append(comments, r.comment)
 	}
-	return nil
+	if !ret.result {
+		return nil
+	}
+	res := map[string]any{"name": c.Name, "changes": map[string]any{}, "result": true, "comment": comments}
+	if ret.skipWatch {
+		res["skip_watch"] = true
+	}
+	return res
 }
 
-// condition evaluates one onlyif/unless entry: a shell command (true when
-// it exits 0) or {fun: module.function, args…} (true when the function's
-// return is true).
-func (x *run) condition(ctx context.Context, c *Chunk, cond any) (bool, error) {
+// check is what one of Salt's run checks says: result true skips the
+// state.
+type check struct {
+	result, skipWatch bool
+	comment           any
+}
+
+// cmdOpts are the state's arguments Salt passes to an onlyif or unless
+// command.
+func cmdOpts(c *Chunk) map[string]any {
+	kw := map[string]any{"python_shell": true, "ignore_retcode": true}
+	for _, k := range []string{"cwd", "root", "runas", "env", "prepend_path", "umask", "timeout", "success_retcodes", "shell"} {
+		if v, ok := c.Args[k]; ok {
+			kw[k] = v
+		}
+	}
+	return kw
+}
+
+// retcode runs a command of onlyif or unless: its exit code, or failed
+// when it could not run.
+func (x *run) retcode(ctx context.Context, c *Chunk, cmd string, failed int) int {
 	if x.Exec == nil {
-		return false, errors.New("no execution functions to evaluate it with")
+		return failed
 	}
-	switch cond := cond.(type) {
-	case string:
-		kw := map[string]any{"python_shell": true, "ignore_retcode": true}
-		for _, k := range []string{"cwd", "runas", "env", "shell", "umask", "timeout"} {
-			if v, ok := c.Args[k]; ok {
-				kw[k] = v
-			}
-		}
-		out, err := x.Exec(ctx, "cmd.retcode", []any{cond}, kw)
-		if err != nil {
-			return false, err
-		}
-		n, _ := number(out)
-		return n == 0, nil
-	case map[string]any:
-		fun, _ := cond["fun"].(string)
-		if fun == "" {
-			return false, fmt.Errorf("%v names no fun", cond)
-		}
-		args := asList(cond["args"])
-		kw := map[string]any{}
-		for k, v := range cond {
-			if k != "fun" && k != "args" {
-				kw[k] = v
-			}
-		}
-		out, err := x.Exec(ctx, fun, args, kw)
-		if err != nil {
-			return false, err
-		}
-		return truth(out), nil
-	case bool:
-		return cond, nil
+	out, err := x.Exec(ctx, "cmd.retcode", []any{cmd}, cmdOpts(c))
+	if err != nil {
+		return failed
 	}
-	return false, fmt.Errorf("%v is neither a command nor {fun: …}", cond)
+	n, ok := number(out)
+	if !ok {
+		return failed
+	}
+	return int(n)
 }
 
-// checkCmd runs check_cmd's commands; it returns the first that failed.
-func (x *run) checkCmd(ctx context.Context, c *Chunk, v any) string {
-	for _, cmd := range asList(v) {
-		ok, err := x.condition(ctx, c, pyStr(cmd))
-		if err != nil || !ok {
-			return pyStr(cmd)
+// function runs the function form of onlyif or unless, `{fun:
+// module.function, args: [...], get_return: key, kwarg: value}`: its
+// return (the key get_return names in it) and the retcode it set.
+func (x *run) function(ctx context.Context, entry map[string]any) (any, int, error) {
+	if x.Exec == nil {
+		return nil, 0, errors.New("no execution functions to evaluate it with")
+	}
+	fun := pyStr(entry["fun"])
+	args := asList(entry["args"])
+	kw := map[string]any{}
+	for k, v := range entry {
+		if k != "fun" && k != "args" && k != "get_return" {
+			kw[k] = v
 		}
 	}
-	return ""
+	rctx, rc := modules.WithRetcode(ctx)
+	out, err := x.Exec(rctx, fun, args, kw)
+	if err != nil {
+		return nil, 0, err
+	}
+	if key, ok := entry["get_return"]; ok && key != nil {
+		out = traverse(out, pyStr(key))
+	}
+	return out, int(rc.Load()), nil
+}
+
+// traverse is Salt's traverse_dict_and_list: key:subkey:index.
+func traverse(v any, path string) any {
+	for _, k := range strings.Split(path, ":") {
+		switch cur := v.(type) {
+		case map[string]any:
+			v = cur[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(cur) {
+				return nil
+			}
+			v = cur[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// onlyif is Salt's _run_check_onlyif: every entry must hold (a command
+// exiting 0, a function returning true with no retcode) for the state to
+// run; an entry of another kind, or without fun, does not stop it.
+func (x *run) onlyif(ctx context.Context, c *Chunk, v any) check {
+	ret := check{}
+	// checkCmd is Salt's _check_cmd: false stops.
+	checkCmd := func(code int) bool {
+		if code != 0 && !ret.result {
+			ret = check{result: true, skipWatch: true, comment: "onlyif condition is false"}
+			return false
+		} else if code == 0 {
+			ret.comment, ret.result = "onlyif condition is true", false
+		}
+		return true
+	}
+	for _, entry := range asList(v) {
+		switch entry := entry.(type) {
+		case string:
+			if !checkCmd(x.retcode(ctx, c, entry, 100)) {
+				return ret
+			}
+		case map[string]any:
+			if _, ok := entry["fun"]; !ok {
+				ret.comment = "no `fun` argument in onlyif: " + py.ReprValue(entry)
+				return ret
+			}
+			out, code, err := x.function(ctx, entry)
+			switch {
+			case err != nil:
+				return check{comment: "onlyif: " + err.Error(), result: false}
+			case code != 0:
+				if !checkCmd(code) {
+					return ret
+				}
+			case !truth(out):
+				return check{result: true, skipWatch: true, comment: "onlyif condition is false"}
+			default:
+				ret.comment, ret.result = "onlyif condition is true", false
+			}
+		default:
+			return check{comment: "onlyif execution failed, bad type passed"}
+		}
+	}
+	return ret
+}
+
+// unless is Salt's _run_check_unless: the state is skipped when every
+// entry holds (a command exiting 0, a function returning true with no
+// retcode); an entry without fun runs it.
+func (x *run) unless(ctx context.Context, c *Chunk, v any) check {
+	ret := check{}
+	// checkCmd is Salt's _check_cmd: true says the state runs.
+	checkCmd := func(code int) bool {
+		if code == 0 {
+			ret = check{result: true, skipWatch: true, comment: "unless condition is true"}
+			return false
+		}
+		ret = check{comment: "unless condition is false"}
+		return true
+	}
+	for _, entry := range asList(v) {
+		switch entry := entry.(type) {
+		case string:
+			if checkCmd(x.retcode(ctx, c, entry, 0)) {
+				return ret
+			}
+		case map[string]any:
+			if _, ok := entry["fun"]; !ok {
+				ret.comment = "no `fun` argument in unless: " + py.ReprValue(entry)
+				return ret
+			}
+			out, code, err := x.function(ctx, entry)
+			switch {
+			case err != nil:
+				return check{comment: "unless: " + err.Error()}
+			case code != 0:
+				if checkCmd(code) {
+					return ret
+				}
+			case truth(out):
+				ret = check{result: true, skipWatch: true, comment: "unless condition is true"}
+			default:
+				return check{comment: "unless condition is false"}
+			}
+		default:
+			ret = check{comment: "unless condition is false, bad type passed"}
+		}
+	}
+	return ret
+}
+
+// createsCheck is Salt's _run_check_creates.
+func createsCheck(v any) check {
+	switch v := v.(type) {
+	case string:
+		if fileExists(v) {
+			return check{result: true, skipWatch: true, comment: v + " exists"}
+		}
+	case []any:
+		all := true
+		for _, p := range v {
+			all = all && fileExists(pyStr(p))
+		}
+		if all {
+			return check{result: true, skipWatch: true, comment: "All files in creates exist"}
+		}
+	}
+	return check{comment: "Creates files not found"}
+}
+
+// checkCmd is Salt's _run_check_cmd, after the state ran: each command
+// must exit 0, or the state failed; the result and comment are replaced.
+func (x *run) checkCmd(ctx context.Context, c *Chunk, res map[string]any) {
+	result, comment := false, ""
+	for _, cmd := range asList(c.Args["check_cmd"]) {
+		code := x.retcode(ctx, c, pyStr(cmd), 1)
+		if code == 0 && !result {
+			result, comment = true, "check_cmd determined the state succeeded"
+		} else if code != 0 {
+			result, comment = false, "check_cmd determined the state failed"
+			break
+		}
+	}
+	res["result"] = result
+	if comment != "" {
+		res["comment"] = comment
+	}
 }
 
 // listeners runs, at the end, mod_watch for every state with a listen
@@ -680,7 +565,7 @@ func (x *run) listeners(ctx context.Context) {
 			continue
 		}
 		start := time.Now()
-		res := x.call(ctx, c, "mod_watch", x.watchedResults(c))
+		res := x.callOnce(ctx, c, "mod_watch", x.watchedResults(c), x.Test)
 		// Salt runs a listener as a chunk of its own whose id is
 		// listener_<id>, and keys its result so (scripts and the
 		// highstate outputter's readers parse the key).
@@ -742,17 +627,6 @@ func AnyFailed(ret map[string]any) bool {
 		}
 	}
 	return false
-}
-
-// RunNumOrder returns ret's tags in run order.
-func RunNumOrder(ret map[string]any) []string {
-	tags := sortedKeys(ret)
-	sort.SliceStable(tags, func(i, j int) bool {
-		a, _ := number(runNum(ret[tags[i]]))
-		b, _ := number(runNum(ret[tags[j]]))
-		return a < b
-	})
-	return tags
 }
 
 func runNum(v any) any {
