@@ -130,11 +130,15 @@ func Module(env *modules.Env) []function.Func {
 		s.blockreplaceFunc(),
 		s.serializeFunc(),
 		s.keyvalueFunc(),
+		s.accumulatedFunc(),
 	}
 }
 
 // states runs the file states of one agent.
-type states struct{ env *modules.Env }
+type states struct {
+	env *modules.Env
+	acc accumulators // what file.accumulated states gave
+}
 
 // call runs an execution function of the agent.
 func (s *states) call(ctx context.Context, fun string, args []any, kwargs map[string]any) (any, error) {

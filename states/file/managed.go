@@ -390,6 +390,11 @@ func (s *states) templateContext(o managedOpts, name, mode string) map[string]an
 	if m, ok := o.context.(map[string]any); ok {
 		maps.Copy(out, m)
 	}
+	// file.accumulated states' text for this file, as Salt adds it to
+	// the template's context.
+	if acc := s.acc.forFile(name); acc != nil {
+		out["accumulator"] = acc
+	}
 	return out
 }
 

@@ -463,7 +463,7 @@ func (e *jsonEncoder) write(b *strings.Builder, v any, level int) error {
 		e.newline(b, level)
 		b.WriteByte('}')
 	default:
-		return fmt.Errorf("a value of Go type %T is not JSON serializable", v)
+		return fmt.Errorf("the dataset holds a value JSON cannot hold: %s", py.Str(v))
 	}
 	return nil
 }
