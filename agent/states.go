@@ -10,6 +10,7 @@ import (
 	"github.com/brinehq/brine/states/group"
 	"github.com/brinehq/brine/states/module"
 	"github.com/brinehq/brine/states/pkg"
+	"github.com/brinehq/brine/states/pkgrepo"
 	"github.com/brinehq/brine/states/service"
 	"github.com/brinehq/brine/states/test"
 	"github.com/brinehq/brine/states/user"
@@ -25,6 +26,7 @@ var States = []modules.Module{
 	group.Module,
 	module.Module,
 	pkg.Module,
+	pkgrepo.Module,
 	service.Module,
 	test.Module,
 	user.Module,
