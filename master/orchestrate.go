@@ -140,8 +140,10 @@ func (o *orchestrator) compiler(ctx context.Context, in *function.Input) (*state
 		pillar, _ = state.Merge(pillar, over).(map[string]any)
 	}
 	names := o.m.funcs.Names()
+	// salt['pillar.get'] in the SLS reads the run's pillar, pillar= included
+	pctx := modules.WithPillar(ctx, pillar)
 	salt := jinja.Salt(names, func(name string, args []any, kwargs map[string]any) (any, error) {
-		return o.m.funcs.Call(ctx, name, args, kwargs, nil)
+		return o.m.funcs.Call(pctx, name, args, kwargs, nil)
 	})
 	grains := map[string]any{"id": o.id()}
 	opts := map[string]any{"id": o.id()}
