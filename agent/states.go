@@ -13,6 +13,7 @@ import (
 	"github.com/brinehq/brine/states/pkgrepo"
 	"github.com/brinehq/brine/states/service"
 	"github.com/brinehq/brine/states/test"
+	"github.com/brinehq/brine/states/timezone"
 	"github.com/brinehq/brine/states/user"
 )
 
@@ -29,5 +30,6 @@ var States = []modules.Module{
 	pkgrepo.Module,
 	service.Module,
 	test.Module,
+	timezone.Module,
 	user.Module,
 }
