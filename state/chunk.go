@@ -525,6 +525,14 @@ func firstByID(chunks []*Chunk) map[string]*Chunk {
 	return out
 }
 
+// useIgnored are the arguments `use` does not copy (Salt's requisite_in:
+// its req_in_all, name and names); every other argument of the state used
+// that the state using it does not set is copied, onlyif and unless
+// included.
+var useIgnored = map[string]bool{"require_in": true, "watch_in": true, "onfail_in": true, "onchanges_in": true,
+	"use": true, "use_in": true, "prereq": true, "prereq_in": true, "require": true, "watch": true, "onfail": true,
+	"onfail_stop": true, "onchanges": true, "name": true, "names": true}
+
 // applyUse copies, for every `use` requisite, the arguments of the state
 // named that the chunk does not set itself (not its name, nor
 // requisites).
@@ -542,7 +550,7 @@ func applyUse(chunks []*Chunk) []string {
 				}
 				found = true
 				for k, v := range t.Args {
-					if runtimeKeys[k] {
+					if useIgnored[k] {
 						continue
 					}
 					if _, ok := c.Args[k]; !ok {

@@ -237,14 +237,13 @@ h:
     - unless:
       - fun: test.retcode
 `, runner: state.Runner{Exec: fakeExec},
-			// As Salt's _run_check: a skipped state's comments are a list;
-			// a YAML boolean is a "bad type" and an entry without fun
+			// As Salt's _run_check: a YAML boolean is a "bad type" and an entry without fun
 			// nothing, which both run the state; a function's retcode
 			// counts as a command's.
-			want: map[string]string{"cmd_|-a_|-a_|-changes": "true|[unless condition is true]", "cmd_|-b_|-b_|-changes": "true|[onlyif condition is false]",
-				"cmd_|-c_|-c_|-changes": "true|changed", "cmd_|-d_|-d_|-changes": "true|[/ exists]",
+			want: map[string]string{"cmd_|-a_|-a_|-changes": "true|unless condition is true", "cmd_|-b_|-b_|-changes": "true|onlyif condition is false",
+				"cmd_|-c_|-c_|-changes": "true|changed", "cmd_|-d_|-d_|-changes": "true|/ exists",
 				"cmd_|-e_|-e_|-changes": "true|changed", "cmd_|-f_|-f_|-changes": "true|changed",
-				"cmd_|-g_|-g_|-changes": "true|[onlyif condition is false]", "cmd_|-h_|-h_|-changes": "true|changed"},
+				"cmd_|-g_|-g_|-changes": "true|onlyif condition is false", "cmd_|-h_|-h_|-changes": "true|changed"},
 			calls: "cmd.changes c;cmd.changes e;cmd.changes f;cmd.changes h"},
 		{name: "check_cmd fails a state that changed", sls: `
 a:

@@ -295,8 +295,8 @@ func resultMap(c *Chunk, out any) map[string]any {
 }
 
 // runChecks is Salt's _run_check: onlyif, unless and creates. It returns
-// the result of a state they skip (result True, its comments a list, as
-// Salt's), or nil to run it.
+// the result of a state they skip (result True, their comments one a
+// line), or nil to run it.
 func (x *run) runChecks(ctx context.Context, c *Chunk) map[string]any {
 	onlyif, hasOnlyif := c.Args["onlyif"]
 	unless, hasUnless := c.Args["unless"]
@@ -305,7 +305,7 @@ func (x *run) runChecks(ctx context.Context, c *Chunk) map[string]any {
 		return nil
 	}
 	ret := check{}
-	var comments []any
+	var comments []string
 	if hasOnlyif {
 		r := x.onlyif(ctx, c, onlyif)
 		ret.result, ret.skipWatch = r.result, r.skipWatch
@@ -326,7 +326,7 @@ func (x *run) runChecks(ctx context.Context, c *Chunk) map[string]any {
 	if !ret.result {
 		return nil
 	}
-	res := map[string]any{"name": c.Name, "changes": map[string]any{}, "result": true, "comment": comments}
+	res := map[string]any{"name": c.Name, "changes": map[string]any{}, "result": true, "comment": strings.Join(comments, "\n")}
 	if ret.skipWatch {
 		res["skip_watch"] = true
 	}
@@ -337,7 +337,7 @@ func (x *run) runChecks(ctx context.Context, c *Chunk) map[string]any {
 // state.
 type check struct {
 	result, skipWatch bool
-	comment           any
+	comment           string
 }
 
 // cmdOpts are the state's arguments Salt passes to an onlyif or unless
