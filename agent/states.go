@@ -8,6 +8,7 @@ import (
 	"github.com/brinehq/brine/states/file"
 	"github.com/brinehq/brine/states/git"
 	"github.com/brinehq/brine/states/group"
+	"github.com/brinehq/brine/states/locale"
 	"github.com/brinehq/brine/states/module"
 	"github.com/brinehq/brine/states/pkg"
 	"github.com/brinehq/brine/states/pkgrepo"
@@ -25,6 +26,7 @@ var States = []modules.Module{
 	file.Module,
 	git.Module,
 	group.Module,
+	locale.Module,
 	module.Module,
 	pkg.Module,
 	pkgrepo.Module,
