@@ -2,6 +2,7 @@ package agent
 
 import (
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/states/archive"
 	"github.com/brinehq/brine/states/alternatives"
 	"github.com/brinehq/brine/states/cmd"
 	"github.com/brinehq/brine/states/cron"
@@ -21,6 +22,7 @@ import (
 
 // States are the agent's state modules, one line each.
 var States = []modules.Module{
+	archive.Module,
 	alternatives.Module,
 	cmd.Module,
 	cron.Module,

@@ -1,0 +1,245 @@
+package archive
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/state"
+)
+
+// fixture builds app-1.0/{README,bin/run,LINK->README} and the archives
+// of it Salt 3006.6 was run on (tar's own command for tar.gz, tar.bz2 and
+// tar.xz, Go's zip writer for zip), and flat.tar.gz holding a and b.
+func fixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src", "app-1.0")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(src, "bin"), 0o755))
+	must(os.WriteFile(filepath.Join(src, "README"), []byte("hi\n"), 0o644))
+	must(os.WriteFile(filepath.Join(src, "bin", "run"), []byte("#!/bin/sh\n"), 0o755))
+	must(os.Symlink("README", filepath.Join(src, "LINK")))
+	must(os.MkdirAll(filepath.Join(dir, "src2"), 0o755))
+	must(os.WriteFile(filepath.Join(dir, "src2", "a"), []byte("a\n"), 0o644))
+	must(os.WriteFile(filepath.Join(dir, "src2", "b"), []byte("b\n"), 0o644))
+	for _, c := range [][]string{
+		{"src", "czf", "app.tar.gz", "app-1.0"}, {"src", "cjf", "app.tar.bz2", "app-1.0"},
+		{"src", "cJf", "app.tar.xz", "app-1.0"}, {"src", "cf", "app.tar", "app-1.0"}, {"src2", "czf", "flat.tar.gz", "a", "b"},
+	} {
+		cmd := exec.Command("tar", append([]string{"-" + c[1], filepath.Join(dir, c[2]), "--sort=name"}, c[3:]...)...)
+		cmd.Dir = filepath.Join(dir, c[0])
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("tar (needs GNU tar, bzip2 and xz-utils installed): %v: %s", err, out)
+		}
+	}
+	f, err := os.Create(filepath.Join(dir, "app.zip"))
+	must(err)
+	zw := zip.NewWriter(f)
+	add := func(name string, mode os.FileMode, body string) {
+		h := &zip.FileHeader{Name: name, Method: zip.Deflate}
+		h.SetMode(mode)
+		w, err := zw.CreateHeader(h)
+		must(err)
+		_, err = w.Write([]byte(body))
+		must(err)
+	}
+	add("app-1.0/", os.ModeDir|0o755, "")
+	add("app-1.0/LINK", os.ModeSymlink|0o777, "README")
+	add("app-1.0/README", 0o644, "hi\n")
+	add("app-1.0/bin/", os.ModeDir|0o755, "")
+	add("app-1.0/bin/run", 0o755, "#!/bin/sh\n")
+	must(zw.Close())
+	must(f.Close())
+	return dir
+}
+
+func registry(t *testing.T) *function.Registry {
+	t.Helper()
+	reg := function.New()
+	if err := reg.RegisterAll(Module(&modules.Env{CacheDir: t.TempDir()})); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+func run(t *testing.T, reg *function.Registry, test bool, kwargs map[string]any) state.Result {
+	t.Helper()
+	ctx := state.With(context.Background(), &state.Running{Test: test, Saltenv: "base"})
+	out, err := reg.Call(ctx, "archive.extracted", nil, kwargs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.(state.Result)
+}
+
+func val(b *bool) any {
+	if b == nil {
+		return nil
+	}
+	return *b
+}
+
+// TestExtracted holds what Salt 3006.6's archive.extracted returned on
+// the same archives (salt-call --local), and checks the files extracted.
+func TestExtracted(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the archive tests extract as root (owners kept, user/group set): run them as root")
+	}
+	dir := fixture(t)
+	reg := registry(t)
+	a := func(p string) string { return filepath.Join(dir, p) }
+	raw, _ := os.ReadFile(a("app.tar.gz"))
+	sum := sha256.Sum256(raw)
+	appFiles := []any{"app-1.0", "app-1.0/LINK", "app-1.0/README", "app-1.0/bin", "app-1.0/bin/run"}
+	missingNote := ", due to absence of one or more files/dirs"
+	zeros := strings.Repeat("0", 64)
+	cases := []struct {
+		name    string
+		test    bool
+		kwargs  map[string]any
+		result  any
+		comment string
+		changes map[string]any
+	}{
+		{"tar.gz, test mode", true, map[string]any{"name": a("out1/deep"), "source": a("app.tar.gz"),
+			"source_hash": "sha256=" + hex.EncodeToString(sum[:])}, nil,
+			"Archive " + a("app.tar.gz") + " would be extracted to " + a("out1/deep") + "/" + missingNote, nil},
+		{"tar.gz, missing parents", false, map[string]any{"name": a("out1/deep"), "source": a("app.tar.gz"),
+			"source_hash": "sha256=" + hex.EncodeToString(sum[:])}, true,
+			a("app.tar.gz") + " extracted to " + a("out1/deep") + "/" + missingNote + ". Output was trimmed to False number of lines",
+			map[string]any{"directories_created": []any{a("out1/deep") + "/"}, "extracted_files": appFiles}},
+		{"tar.gz, second run", false, map[string]any{"name": a("out1/deep"), "source": a("app.tar.gz")}, true,
+			"All files in archive are already present", nil},
+		{"tar.gz, second run, test mode", true, map[string]any{"name": a("out1/deep"), "source": a("app.tar.gz")}, true,
+			"All files in archive are already present", nil},
+		{"zip, trim_output", false, map[string]any{"name": a("out2"), "source": a("app.zip"), "trim_output": int64(2)}, true,
+			a("app.zip") + " extracted to " + a("out2") + "/" + missingNote + ". Output was trimmed to 2 number of lines",
+			map[string]any{"directories_created": []any{a("out2") + "/"},
+				"extracted_files": []any{"app-1.0/", "app-1.0/LINK", "List trimmed after 2 files."}}},
+		{"zip, second run", false, map[string]any{"name": a("out2"), "source": a("app.zip")}, true,
+			"All files in archive are already present", nil},
+		{"tar.xz", false, map[string]any{"name": a("out3"), "source": a("app.tar.xz")}, true,
+			a("app.tar.xz") + " extracted to " + a("out3") + "/" + missingNote + ". Output was trimmed to False number of lines",
+			map[string]any{"directories_created": []any{a("out3") + "/"}, "extracted_files": appFiles}},
+		{"no single top-level directory", false, map[string]any{"name": a("out4"), "source": a("flat.tar.gz")}, false,
+			"Archive does not have a single top-level directory. To allow this archive to be extracted, set " +
+				"'enforce_toplevel' to False. To avoid a 'tar-bomb' it may also be advisable to set a top-level directory " +
+				"by adding it to the 'name' value (for example, setting 'name' to " + a("out4") + "/some_dir instead of " +
+				a("out4") + "/).", nil},
+		{"enforce_toplevel False", false, map[string]any{"name": a("out5"), "source": a("flat.tar.gz"), "enforce_toplevel": false},
+			true, a("flat.tar.gz") + " extracted to " + a("out5") + "/" + missingNote + ". Output was trimmed to False number of lines",
+			map[string]any{"directories_created": []any{a("out5") + "/"}, "extracted_files": []any{"a", "b"}}},
+		{"if_missing exists", false, map[string]any{"name": a("out6"), "source": a("app.tar"), "if_missing": dir}, true,
+			"Path " + dir + " exists", nil},
+		{"bad hash", false, map[string]any{"name": a("out7"), "source": a("app.tar.gz"), "source_hash": "sha256=" + zeros}, false,
+			a("app.tar.gz") + " does not match the desired source_hash " + zeros, nil},
+		{"no source file", false, map[string]any{"name": a("out8"), "source": a("nope.tar.gz")}, false,
+			"Source file '" + a("nope.tar.gz") + "' does not exist", nil},
+		{"format unknown", false, map[string]any{"name": a("out9"), "source": a("src2/a")}, false,
+			"Could not guess archive_format from the value of the 'source' argument. Please set this archive_format " +
+				"to one of the following: tar, rar, zip", nil},
+		{"relative name", false, map[string]any{"name": "out10", "source": a("app.tar")}, false, "out10 is not an absolute path", nil},
+		{"tar.bz2, user and group", false, map[string]any{"name": a("out11"), "source": a("app.tar.bz2"), "user": "nobody",
+			"group": "nogroup"}, true,
+			a("app.tar.bz2") + " extracted to " + a("out11") + "/" + missingNote + ". Output was trimmed to False number of lines",
+			map[string]any{"updated ownership": true, "directories_created": []any{a("out11") + "/"}, "extracted_files": appFiles}},
+		{"tar.bz2, user and group, second run", false, map[string]any{"name": a("out11"), "source": a("app.tar.bz2"),
+			"user": "nobody", "group": "nogroup"}, true, "All files in archive are already present", nil},
+	}
+	for _, c := range cases {
+		r := run(t, reg, c.test, c.kwargs)
+		if val(r.Result) != c.result || r.Comment != c.comment || !reflect.DeepEqual(r.Changes, c.changes) &&
+			!(len(r.Changes) == 0 && len(c.changes) == 0) {
+			t.Errorf("%s: got %v %q %#v\nwant %v %q %#v", c.name, val(r.Result), r.Comment, r.Changes, c.result, c.comment, c.changes)
+		}
+	}
+	for _, out := range []string{"out1/deep", "out2", "out3", "out11"} {
+		root := filepath.Join(a(out), "app-1.0")
+		if b, err := os.ReadFile(filepath.Join(root, "README")); err != nil || string(b) != "hi\n" {
+			t.Errorf("%s/README: %q %v", out, b, err)
+		}
+		if l, err := os.Readlink(filepath.Join(root, "LINK")); err != nil || l != "README" {
+			t.Errorf("%s/LINK: %q %v", out, l, err)
+		}
+		if fi, err := os.Stat(filepath.Join(root, "bin", "run")); err != nil || fi.Mode().Perm() != 0o755 {
+			t.Errorf("%s/bin/run: %v %v", out, fi, err)
+		}
+	}
+	if _, err := os.Stat(a("out1")); err != nil {
+		t.Errorf("missing parent of name not created: %v", err)
+	}
+	var st = func(p string) (string, string) {
+		out, _ := exec.Command("stat", "-c", "%U %G", p).Output()
+		u, g, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+		return u, g
+	}
+	for _, p := range []string{"app-1.0", "app-1.0/README", "app-1.0/bin/run"} {
+		if u, g := st(filepath.Join(a("out11"), p)); u != "nobody" || g != "nogroup" {
+			t.Errorf("out11/%s owned by %s:%s, want nobody:nogroup", p, u, g)
+		}
+	}
+}
+
+// TestExtractedRefusesTraversal checks that an archive entry or link
+// leaving the target fails the state before anything is written.
+func TestExtractedRefusesTraversal(t *testing.T) {
+	dir := t.TempDir()
+	reg := registry(t)
+	for _, c := range []struct {
+		name    string
+		entries []tar.Header
+		want    string
+	}{
+		{"dotdot", []tar.Header{{Name: "top/", Typeflag: tar.TypeDir, Mode: 0o755}, {Name: "top/../../evil", Typeflag: tar.TypeReg, Mode: 0o644}},
+			"Refusing to extract the archive: its entry top/../../evil would be written outside "},
+		{"absolute", []tar.Header{{Name: "/tmp/evil", Typeflag: tar.TypeReg, Mode: 0o644}},
+			"Refusing to extract the archive: its entry /tmp/evil would be written outside "},
+		{"symlink out", []tar.Header{{Name: "top/", Typeflag: tar.TypeDir, Mode: 0o755},
+			{Name: "top/etc", Typeflag: tar.TypeSymlink, Linkname: "/etc"}, {Name: "top/ok", Typeflag: tar.TypeReg, Mode: 0o644}},
+			"Refusing to extract the archive: its link top/etc -> /etc would point outside "},
+	} {
+		p := filepath.Join(dir, c.name+".tar")
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tw := tar.NewWriter(f)
+		for _, h := range c.entries {
+			h := h
+			if err := tw.WriteHeader(&h); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := tw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		dest := filepath.Join(dir, "out-"+c.name)
+		r := run(t, reg, false, map[string]any{"name": dest, "source": p, "enforce_toplevel": false})
+		if val(r.Result) != false || !strings.HasPrefix(r.Comment, c.want) {
+			t.Errorf("%s: got %v %q, want failure %q…", c.name, val(r.Result), r.Comment, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(dest, "top", "ok")); err == nil {
+			t.Errorf("%s: entries were extracted before the refusal", c.name)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "evil")); err == nil {
+			t.Errorf("%s: evil written outside the target", c.name)
+		}
+	}
+}
