@@ -41,6 +41,7 @@ func (m *Master) startPublisher(ctx context.Context) error {
 	gw.HandleAgent(proto.MethodFileEnvs, m.agents.bind(m.fileEnvs))
 	gw.HandleAgent(proto.MethodPillar, m.agents.bind(m.agentPillar))
 	gw.HandleAgent(proto.MethodProgress, m.agents.bind(m.stateProgress))
+	gw.HandleAgent(proto.MethodFilePush, m.agents.bind((&fileRecv{m: m}).push))
 	return m.pillars.configure(m.cfg)
 }
 

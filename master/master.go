@@ -223,6 +223,7 @@ func KnownKeys() []string {
 	keys = append(keys, jobs.ConfigKeys...)
 	keys = append(keys, PublishKeys...)
 	keys = append(keys, PillarKeys...)
+	keys = append(keys, FileRecvKeys...)
 	keys = append(keys, api.ConfigKey)
 	for _, in := range Integrations() {
 		keys = append(keys, in.Name())

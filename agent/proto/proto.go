@@ -68,7 +68,23 @@ const (
 	// MethodProgress is a state run's progress (Progress → nothing),
 	// which the master fires as salt/job/<jid>/prog/<id>/<n>.
 	MethodProgress = "agent.state_progress"
+	// MethodFilePush is one chunk of cp.push (FilePush → nothing): the
+	// master keeps the file under cachedir/minions/<id>/files/ when its
+	// file_recv allows.
+	MethodFilePush = "agent.file_push"
 )
+
+// FilePush is a chunk of a file an agent pushes to its master (cp.push):
+// Data from offset Loc of a file of Size bytes, to be kept at Path (its
+// components, relative to the agent's files directory on the master).
+// The first chunk has Loc 0; the file is complete when Loc+len(Data)
+// reaches Size.
+type FilePush struct {
+	Path []string `json:"path"`
+	Loc  int64    `json:"loc"`
+	Size int64    `json:"size"`
+	Data []byte   `json:"data"`
+}
 
 // PillarRequest asks for the agent's pillar, compiled with its grains
 // (top file targets match them), from pillarenv when set.

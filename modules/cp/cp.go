@@ -1,7 +1,8 @@
 // Package cp is Salt's cp execution module: files from the master's file
 // server (salt://, confined there to file_roots) copied to the agent,
 // fetched in checksummed chunks and cached by hash, so a file that did not
-// change is not sent again.
+// change is not sent again; and cp.push, a file of the agent sent to the
+// master (push.go).
 package cp
 
 import (
@@ -188,6 +189,7 @@ func Module(env *modules.Env) []function.Func {
 				return map[string]any{"hash_type": "sha256", "hsum": h}, nil
 			},
 		},
+		pushFunc(env),
 	}
 }
 
