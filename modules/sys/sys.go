@@ -1,7 +1,8 @@
 // Package sys is Salt's sys execution module: what an agent can run —
-// list_functions, list_modules, doc and argspec — read from its function
-// registry when called, so that every module registered is described,
-// this one included.
+// list_functions, list_modules, doc and argspec, and of its states
+// list_state_functions, list_state_modules, state_doc and state_argspec —
+// read from its registries when called, so that every module registered
+// is described, this one included.
 package sys
 
 import (
@@ -20,21 +21,37 @@ import (
 // its functions (env.Functions is set once they all are).
 var errNoRegistry = errors.New("the agent's functions are not registered yet")
 
-// Module declares the sys functions.
+// Module declares the sys functions: those describing the execution
+// functions, the same describing the state functions (Salt's
+// list_state_functions, state_doc…), and reload_modules.
 func Module(env *modules.Env) []function.Func {
-	names := func(fun string) ([]string, error) {
-		if env.Functions == nil {
+	fs := describe(func() *function.Registry { return env.Functions },
+		[4]string{"sys.list_functions", "sys.list_modules", "sys.doc", "sys.argspec"}, "functions")
+	fs = append(fs, describe(func() *function.Registry { return env.States },
+		[4]string{"sys.list_state_functions", "sys.list_state_modules", "sys.state_doc", "sys.state_argspec"}, "state functions")...)
+	return append(fs, function.Func{
+		Name: "sys.reload_modules", Doc: "True: an agent's modules are built in, there is nothing to reload.",
+		Run: func(context.Context, *function.Input) (any, error) { return true, nil },
+	})
+}
+
+// describe declares the four functions that describe the functions of
+// reg (what names[0..3] call them): list the functions, list the modules,
+// their documentation and their argspec; what names the kind in the docs.
+func describe(reg func() *function.Registry, names [4]string, what string) []function.Func {
+	namesOf := func(fun string) ([]string, error) {
+		if reg() == nil {
 			return nil, errors.New(fun + ": " + errNoRegistry.Error())
 		}
-		return env.Functions.Names(), nil
+		return reg().Names(), nil
 	}
 	return []function.Func{
 		{
-			Name: "sys.list_functions", VarArgs: true, VarKwargs: true, ReadOnly: true,
-			Doc: "The functions of the modules named (globs and full names match functions), of all without " +
+			Name: names[0], VarArgs: true, VarKwargs: true, ReadOnly: true,
+			Doc: "The " + what + " of the modules named (globs and full names match functions), of all without " +
 				"arguments, sorted.",
 			Run: func(_ context.Context, in *function.Input) (any, error) {
-				all, err := names(in.Func)
+				all, err := namesOf(in.Func)
 				if err != nil {
 					return nil, err
 				}
@@ -57,10 +74,10 @@ func Module(env *modules.Env) []function.Func {
 			},
 		},
 		{
-			Name: "sys.list_modules", VarArgs: true, ReadOnly: true,
-			Doc: "The names of the modules (those matching the globs given), sorted.",
+			Name: names[1], VarArgs: true, ReadOnly: true,
+			Doc: "The names of the modules of " + what + " (those matching the globs given), sorted.",
 			Run: func(_ context.Context, in *function.Input) (any, error) {
-				all, err := names(in.Func)
+				all, err := namesOf(in.Func)
 				if err != nil {
 					return nil, err
 				}
@@ -87,16 +104,16 @@ func Module(env *modules.Env) []function.Func {
 			},
 		},
 		{
-			Name: "sys.doc", VarArgs: true, ReadOnly: true,
-			Doc: "The documentation of the functions named (modules, functions or globs), of all without arguments: {function: doc}.",
+			Name: names[2], VarArgs: true, ReadOnly: true,
+			Doc: "The documentation of the " + what + " named (modules, functions or globs), of all without arguments: {function: doc}.",
 			Run: func(_ context.Context, in *function.Input) (any, error) {
-				all, err := names(in.Func)
+				all, err := namesOf(in.Func)
 				if err != nil {
 					return nil, err
 				}
 				out := map[string]any{}
 				add := func(n string) {
-					if f, ok := env.Functions.Lookup(n); ok {
+					if f, ok := reg().Lookup(n); ok {
 						out[n] = f.Doc
 					}
 				}
@@ -127,12 +144,12 @@ func Module(env *modules.Env) []function.Func {
 			},
 		},
 		{
-			Name: "sys.argspec", ReadOnly: true,
-			Doc: "The arguments of the functions of module (a module name, a function or a glob): " +
+			Name: names[3], ReadOnly: true,
+			Doc: "The arguments of the " + what + " of module (a module name, a function or a glob): " +
 				"{function: {args, defaults, varargs, kwargs}} as Python's argspec.",
 			Params: []function.Param{{Name: "module", Kind: function.String, Default: ""}},
 			Run: func(_ context.Context, in *function.Input) (any, error) {
-				all, err := names(in.Func)
+				all, err := namesOf(in.Func)
 				if err != nil {
 					return nil, err
 				}
@@ -149,16 +166,12 @@ func Module(env *modules.Env) []function.Func {
 				}
 				out := map[string]any{}
 				for _, n := range match {
-					if f, ok := env.Functions.Lookup(n); ok {
+					if f, ok := reg().Lookup(n); ok {
 						out[n] = Argspec(f)
 					}
 				}
 				return out, nil
 			},
-		},
-		{
-			Name: "sys.reload_modules", Doc: "True: an agent's modules are built in, there is nothing to reload.",
-			Run: func(context.Context, *function.Input) (any, error) { return true, nil },
 		},
 	}
 }

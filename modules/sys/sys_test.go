@@ -29,7 +29,8 @@ func TestSys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sysFuns := []any{"sys.argspec", "sys.doc", "sys.list_functions", "sys.list_modules", "sys.reload_modules"}
+	sysFuns := []any{"sys.argspec", "sys.doc", "sys.list_functions", "sys.list_modules", "sys.list_state_functions",
+		"sys.list_state_modules", "sys.reload_modules", "sys.state_argspec", "sys.state_doc"}
 	cases := []struct {
 		fun  string
 		args []any
@@ -68,11 +69,11 @@ func TestSys(t *testing.T) {
 		}
 	}
 	all, err := reg.Call(context.Background(), "sys.list_functions", nil, nil, nil)
-	if err != nil || len(all.([]any)) != 9 {
+	if err != nil || len(all.([]any)) != 4+len(sysFuns) {
 		t.Errorf("sys.list_functions = %v, %v", all, err)
 	}
 	docs, err := reg.Call(context.Background(), "sys.doc", nil, nil, nil)
-	if d, _ := docs.(map[string]any); err != nil || len(d) != 9 || !strings.Contains(d["sys.doc"].(string), "documentation") {
+	if d, _ := docs.(map[string]any); err != nil || len(d) != 4+len(sysFuns) || !strings.Contains(d["sys.doc"].(string), "documentation") {
 		t.Errorf("sys.doc = %v, %v", docs, err)
 	}
 }
@@ -91,5 +92,49 @@ func TestBeforeRegistration(t *testing.T) {
 	env.Functions = reg
 	if got, err := reg.Call(context.Background(), "sys.list_modules", nil, nil, nil); err != nil || !reflect.DeepEqual(got, []any{"sys"}) {
 		t.Errorf("after: %v, %v", got, err)
+	}
+}
+
+// The state functions are described as the execution functions are, from
+// the agent's state registry.
+func TestSysStates(t *testing.T) {
+	env := &modules.Env{}
+	reg, err := modules.Registry(env, Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := reg.Call(ctx, "sys.list_state_functions", nil, nil, nil); err == nil || !strings.Contains(err.Error(), "not registered yet") {
+		t.Errorf("before the states are registered: %v", err)
+	}
+	states := function.New()
+	run := func(context.Context, *function.Input) (any, error) { return nil, nil }
+	if err := states.RegisterAll([]function.Func{
+		{Name: "file.managed", Doc: "Manage a file.", Params: []function.Param{{Name: "name", Kind: function.String, Required: true},
+			{Name: "source", Kind: function.Any}}, VarKwargs: true, Run: run},
+		{Name: "file.absent", Doc: "Remove a file.", Params: []function.Param{{Name: "name", Kind: function.String, Required: true}}, Run: run},
+		{Name: "pkg.installed", Doc: "Install packages.", Run: run},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	env.States = states
+	for _, tc := range []struct {
+		fun  string
+		args []any
+		want any
+	}{
+		{"sys.list_state_functions", nil, []any{"file.absent", "file.managed", "pkg.installed"}},
+		{"sys.list_state_functions", []any{"file"}, []any{"file.absent", "file.managed"}},
+		{"sys.list_state_modules", nil, []any{"file", "pkg"}},
+		{"sys.state_doc", []any{"file.managed"}, map[string]any{"file.managed": "Manage a file."}},
+		{"sys.state_argspec", []any{"file.managed"}, map[string]any{"file.managed": map[string]any{
+			"args": []any{"name", "source"}, "defaults": []any{nil}, "varargs": nil, "kwargs": true}}},
+		// The execution functions are not the states'.
+		{"sys.list_functions", []any{"file"}, []any{}},
+	} {
+		got, err := reg.Call(ctx, tc.fun, tc.args, nil, nil)
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s %v = %#v, %v; want %#v", tc.fun, tc.args, got, err, tc.want)
+		}
 	}
 }
