@@ -70,7 +70,7 @@ func syncFuncs(env *modules.Env) []function.Func {
 				out := map[string]any{}
 				for _, k := range syncKinds {
 					// Salt syncs pillar modules only on a masterless minion.
-					if k.key == "pillar" && env.Files != nil {
+					if k.key == "pillar" && !masterless(env) {
 						continue
 					}
 					if err := noCustom(ctx, env, in.Value("saltenv"), k.dir); err != nil {
@@ -93,6 +93,15 @@ func syncFuncs(env *modules.Env) []function.Func {
 		},
 	)
 	return fs
+}
+
+// masterless says whether the agent runs without a master (Salt's
+// file_client: local, which `brine call --local` sets too).
+func masterless(env *modules.Env) bool {
+	if env.Opts == nil {
+		return env.Files == nil
+	}
+	return env.Opts()["file_client"] == "local"
 }
 
 // refreshPillar asks the master for the pillar again, as Salt's sync

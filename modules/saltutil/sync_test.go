@@ -31,11 +31,13 @@ func TestSync(t *testing.T) {
 		"base": {"top.sls": "base: {}", "_modules/README": "not a module"},
 		"dev":  {"_modules/custom.py": "def f(): pass", "_grains/roles.py": "def roles(): pass"},
 	}}
-	local, err := modules.Registry(&modules.Env{ID: "web1", Jobs: &fakeJobs{}}, Module)
+	local, err := modules.Registry(&modules.Env{ID: "web1", Jobs: &fakeJobs{}, Files: files,
+		Opts: func() map[string]any { return map[string]any{"file_client": "local"} }}, Module)
 	if err != nil {
 		t.Fatal(err)
 	}
-	remote, err := modules.Registry(&modules.Env{ID: "web1", Jobs: &fakeJobs{}, Files: files, Pillar: pillar}, Module)
+	remote, err := modules.Registry(&modules.Env{ID: "web1", Jobs: &fakeJobs{}, Files: files, Pillar: pillar,
+		Opts: func() map[string]any { return map[string]any{"file_client": "remote"} }}, Module)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,6 +45,14 @@ func TestSync(t *testing.T) {
 
 	// Masterless: Salt's shape exactly, pillar included.
 	got, err := local.Call(ctx, "saltutil.sync_all", nil, nil, nil)
+	if err != nil || !reflect.DeepEqual(got, saltSyncAll) {
+		t.Errorf("sync_all (file_client: local) = %v, %v; want %v", got, err, saltSyncAll)
+	}
+	bare, err := modules.Registry(&modules.Env{ID: "web1", Jobs: &fakeJobs{}}, Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err = bare.Call(ctx, "saltutil.sync_all", nil, nil, nil)
 	if err != nil || !reflect.DeepEqual(got, saltSyncAll) {
 		t.Errorf("sync_all (no master) = %v, %v; want %v", got, err, saltSyncAll)
 	}
