@@ -12,6 +12,7 @@ import (
 	"github.com/brinehq/brine/states/group"
 	"github.com/brinehq/brine/states/locale"
 	"github.com/brinehq/brine/states/module"
+	"github.com/brinehq/brine/states/mount"
 	"github.com/brinehq/brine/states/pkg"
 	"github.com/brinehq/brine/states/pkgrepo"
 	"github.com/brinehq/brine/states/service"
@@ -32,6 +33,7 @@ var States = []modules.Module{
 	group.Module,
 	locale.Module,
 	module.Module,
+	mount.Module,
 	pkg.Module,
 	pkgrepo.Module,
 	service.Module,
