@@ -75,4 +75,5 @@ var ModuleOptions = []string{
 	"state_verbose",      // state: whether `brine call` prints states that changed nothing
 	"nodegroups",         // state: nodegroups top files may match with
 	"beacons",            // beacons: the agent's beacons (agent/beacons.go)
+	"hosts.file",         // host.*: the hosts file the host states edit (/etc/hosts)
 }

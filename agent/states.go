@@ -2,14 +2,15 @@ package agent
 
 import (
 	"github.com/brinehq/brine/modules"
-	"github.com/brinehq/brine/states/archive"
 	"github.com/brinehq/brine/states/alternatives"
+	"github.com/brinehq/brine/states/archive"
 	"github.com/brinehq/brine/states/cmd"
 	"github.com/brinehq/brine/states/cron"
 	"github.com/brinehq/brine/states/event"
 	"github.com/brinehq/brine/states/file"
 	"github.com/brinehq/brine/states/git"
 	"github.com/brinehq/brine/states/group"
+	"github.com/brinehq/brine/states/host"
 	"github.com/brinehq/brine/states/locale"
 	"github.com/brinehq/brine/states/module"
 	"github.com/brinehq/brine/states/mount"
@@ -31,6 +32,7 @@ var States = []modules.Module{
 	file.Module,
 	git.Module,
 	group.Module,
+	host.Module,
 	locale.Module,
 	module.Module,
 	mount.Module,
