@@ -56,6 +56,10 @@ func Module(*modules.Env) []function.Func {
 		{Name: "cron.absent", Doc: "Ensure the command name is not in user's crontab.",
 			Params:    []function.Param{name, usr, identifier, special},
 			VarKwargs: true, Run: absent},
+		{Name: "cron.env_present", Doc: "Ensure the variable name is set to value in user's crontab (MAILTO, PATH…).",
+			Params: []function.Param{name, {Name: "value", Kind: function.Any}, usr}, Run: envPresent},
+		{Name: "cron.env_absent", Doc: "Ensure the variable name is not set in user's crontab.",
+			Params: []function.Param{name, usr}, Run: envAbsent},
 	}
 }
 
@@ -486,4 +490,97 @@ func absent(ctx context.Context, in *function.Input) (any, error) {
 		return state.Failed(name, "Cron %s for user %s failed to commit with error %v", name, a.user, err), nil
 	}
 	return state.Succeeded(name, fmt.Sprintf("Cron %s removed from %s's crontab", name, a.user), map[string]any{a.user: name}), nil
+}
+
+// envValue is a variable's value as the crontab holds it: None is "",
+// written NAME="" (which reads back as "").
+func envValue(v any) string {
+	if v == nil {
+		return ""
+	}
+	if s := fmt.Sprint(v); s != `""` {
+		return s
+	}
+	return ""
+}
+
+// envAt is the index of variable name in tab, -1 when it is not set.
+func envAt(tab *crontab, name string) int {
+	at := -1
+	for i, e := range tab.env {
+		if e[0] == name {
+			at = i
+		}
+	}
+	return at
+}
+
+func validEnvName(name string) bool {
+	return name != "" && !strings.ContainsAny(name, "= \t\n#")
+}
+
+// envPresent is Salt's cron.env_present: a changed value moves the
+// variable to the end, as Salt's set_env removes and adds it.
+func envPresent(ctx context.Context, in *function.Input) (any, error) {
+	name, user := in.String("name"), in.String("user")
+	value := envValue(in.Value("value"))
+	if !validEnvName(name) || strings.ContainsAny(value, "\n\r") {
+		return state.Failed(name, "Cron env %s for user %s failed to commit with error \ninvalid variable", name, user), nil
+	}
+	text, err := read(ctx, user)
+	if err != nil {
+		return state.Failed(name, "Cron env %s for user %s failed to commit with error \n%v", name, user, err), nil
+	}
+	tab := parse(text)
+	at := envAt(tab, name)
+	status := "absent"
+	if at >= 0 {
+		status = "present"
+		if envValue(tab.env[at][1]) != value {
+			status = "update"
+		}
+	}
+	switch {
+	case status == "present":
+		return state.Succeeded(name, fmt.Sprintf("Cron env %s already present", name), nil), nil
+	case state.From(ctx).Test && status == "absent":
+		return state.Pending(name, fmt.Sprintf("Cron env %s is set to be added", name), nil), nil
+	case state.From(ctx).Test:
+		return state.Pending(name, fmt.Sprintf("Cron env %s is set to be updated", name), nil), nil
+	}
+	if at >= 0 {
+		tab.env = append(tab.env[:at], tab.env[at+1:]...)
+	}
+	tab.env = append(tab.env, [2]string{name, value})
+	if err := write(ctx, user, tab.render()); err != nil {
+		return state.Failed(name, "Cron env %s for user %s failed to commit with error \n%v", name, user, err), nil
+	}
+	if status == "update" {
+		return state.Succeeded(name, fmt.Sprintf("Cron env %s updated", name), map[string]any{user: name}), nil
+	}
+	return state.Succeeded(name, fmt.Sprintf("Cron env %s added to %s's crontab", name, user), map[string]any{user: name}), nil
+}
+
+func envAbsent(ctx context.Context, in *function.Input) (any, error) {
+	name, user := strings.TrimSpace(in.String("name")), in.String("user")
+	text, err := read(ctx, user)
+	if err != nil {
+		return state.Failed(name, "Cron env %s for user %s failed to commit with error %v", name, user, err), nil
+	}
+	tab := parse(text)
+	at := envAt(tab, name)
+	if at < 0 {
+		if state.From(ctx).Test {
+			return state.Succeeded(name, fmt.Sprintf("Cron env %s is absent", name), nil), nil
+		}
+		return state.Succeeded(name, fmt.Sprintf("Cron env %s already absent", name), nil), nil
+	}
+	if state.From(ctx).Test {
+		return state.Pending(name, fmt.Sprintf("Cron env %s is set to be removed", name), nil), nil
+	}
+	tab.env = append(tab.env[:at], tab.env[at+1:]...)
+	if err := write(ctx, user, tab.render()); err != nil {
+		return state.Failed(name, "Cron env %s for user %s failed to commit with error %v", name, user, err), nil
+	}
+	return state.Succeeded(name, fmt.Sprintf("Cron env %s removed from %s's crontab", name, user), map[string]any{user: name}), nil
 }

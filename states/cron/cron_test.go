@@ -203,3 +203,79 @@ func TestParse(t *testing.T) {
 		t.Errorf("parsed %+v", tab.crons)
 	}
 }
+
+// TestEnv sets, changes and removes crontab variables of a real user's
+// crontab; each answer and the crontab written are what Salt 3006.6's
+// cron.env_present and cron.env_absent gave for the same steps.
+func TestEnv(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("TestEnv adds a user and edits its crontab: run the tests as root (CI does)")
+	}
+	reg := function.New()
+	if err := reg.RegisterAll(Module(nil)); err != nil {
+		t.Fatal(err)
+	}
+	user := fmt.Sprintf("brine-te-%06x", rand.Uint32()&0xffffff)
+	if out, err := exec.Command("useradd", "-M", "-N", user).CombinedOutput(); err != nil {
+		t.Fatalf("useradd %s: %v: %s", user, err, out)
+	}
+	t.Cleanup(func() {
+		_ = exec.Command("crontab", "-u", user, "-r").Run()
+		_ = exec.Command("userdel", user).Run()
+	})
+	crontab := func() string {
+		out, _ := exec.Command("crontab", "-u", user, "-l").Output()
+		return string(out)
+	}
+	for _, step := range []struct {
+		what, fun string
+		test      bool
+		kwargs    map[string]any
+		result    string
+		comment   string
+		changes   map[string]any
+		tab       string
+	}{
+		{"add, test mode", "cron.env_present", true, map[string]any{"name": "MAILTO", "value": "root@example.com"}, "None",
+			"Cron env MAILTO is set to be added", nil, ""},
+		{"add", "cron.env_present", false, map[string]any{"name": "MAILTO", "value": "root@example.com"}, "True",
+			"Cron env MAILTO added to " + user + "'s crontab", map[string]any{user: "MAILTO"}, tag + "\nMAILTO=root@example.com\n"},
+		{"add another", "cron.env_present", false, map[string]any{"name": "PATH", "value": "/usr/bin:/bin"}, "True",
+			"Cron env PATH added to " + user + "'s crontab", map[string]any{user: "PATH"}, tag + "\nMAILTO=root@example.com\nPATH=/usr/bin:/bin\n"},
+		{"present, test mode", "cron.env_present", true, map[string]any{"name": "MAILTO", "value": "root@example.com"}, "True",
+			"Cron env MAILTO already present", nil, tag + "\nMAILTO=root@example.com\nPATH=/usr/bin:/bin\n"},
+		{"update, test mode", "cron.env_present", true, map[string]any{"name": "MAILTO", "value": "ops@example.com"}, "None",
+			"Cron env MAILTO is set to be updated", nil, tag + "\nMAILTO=root@example.com\nPATH=/usr/bin:/bin\n"},
+		{"update", "cron.env_present", false, map[string]any{"name": "MAILTO", "value": "ops@example.com"}, "True",
+			"Cron env MAILTO updated", map[string]any{user: "MAILTO"}, tag + "\nPATH=/usr/bin:/bin\nMAILTO=ops@example.com\n"},
+		{"remove, test mode", "cron.env_absent", true, map[string]any{"name": "PATH"}, "None",
+			"Cron env PATH is set to be removed", nil, tag + "\nPATH=/usr/bin:/bin\nMAILTO=ops@example.com\n"},
+		{"remove", "cron.env_absent", false, map[string]any{"name": "PATH"}, "True",
+			"Cron env PATH removed from " + user + "'s crontab", map[string]any{user: "PATH"}, tag + "\nMAILTO=ops@example.com\n"},
+		{"absent, test mode", "cron.env_absent", true, map[string]any{"name": "NOPE"}, "True", "Cron env NOPE is absent", nil, tag + "\nMAILTO=ops@example.com\n"},
+		{"absent", "cron.env_absent", false, map[string]any{"name": "NOPE"}, "True", "Cron env NOPE already absent", nil, tag + "\nMAILTO=ops@example.com\n"},
+		{"empty", "cron.env_present", false, map[string]any{"name": "MAILTO"}, "True", "Cron env MAILTO updated", map[string]any{user: "MAILTO"},
+			tag + "\nMAILTO=\"\"\n"},
+		{"empty again", "cron.env_present", false, map[string]any{"name": "MAILTO"}, "True", "Cron env MAILTO already present", nil,
+			tag + "\nMAILTO=\"\"\n"},
+	} {
+		kwargs := map[string]any{"user": user}
+		for k, v := range step.kwargs {
+			kwargs[k] = v
+		}
+		out, err := reg.Call(state.With(context.Background(), &state.Running{Test: step.test}), step.fun, nil, kwargs, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", step.what, err)
+		}
+		got := out.(state.Result)
+		if result(got.Result) != step.result || got.Comment != step.comment {
+			t.Errorf("%s: result %s, comment %q; want %s, %q", step.what, result(got.Result), got.Comment, step.result, step.comment)
+		}
+		if (len(got.Changes) != 0 || len(step.changes) != 0) && !reflect.DeepEqual(got.Changes, step.changes) {
+			t.Errorf("%s: changes %v, want %v", step.what, got.Changes, step.changes)
+		}
+		if tab := crontab(); tab != step.tab {
+			t.Errorf("%s: crontab %q, want %q", step.what, tab, step.tab)
+		}
+	}
+}
