@@ -17,6 +17,7 @@ import (
 	"github.com/brinehq/brine/states/pkg"
 	"github.com/brinehq/brine/states/pkgrepo"
 	"github.com/brinehq/brine/states/service"
+	"github.com/brinehq/brine/states/sysctl"
 	"github.com/brinehq/brine/states/test"
 	"github.com/brinehq/brine/states/timezone"
 	"github.com/brinehq/brine/states/user"
@@ -39,6 +40,7 @@ var States = []modules.Module{
 	pkg.Module,
 	pkgrepo.Module,
 	service.Module,
+	sysctl.Module,
 	test.Module,
 	timezone.Module,
 	user.Module,
