@@ -125,10 +125,10 @@ func TestPresentInNetns(t *testing.T) {
 		}
 	}
 	for p, want := range map[string]string{
-		existing: "# mine\nnet.ipv4.ip_forward = 1\nvm.x=1\nnet.ipv4.tcp_rmem = 4096 87380   6291456\nnet.ipv4.nope = 1\n",
-		newConf:  "#\n# Kernel sysctl configuration\n#\nnet.ipv4.ip_forward = 1\n",
+		existing:                        "# mine\nnet.ipv4.ip_forward = 1\nvm.x=1\nnet.ipv4.tcp_rmem = 4096 87380   6291456\nnet.ipv4.nope = 1\n",
+		newConf:                         "#\n# Kernel sysctl configuration\n#\nnet.ipv4.ip_forward = 1\n",
 		"/proc/sys/net/ipv4/ip_forward": "1\n",
-		"/proc/sys/net/ipv4/tcp_rmem":    "4096\t87380\t6291456\n",
+		"/proc/sys/net/ipv4/tcp_rmem":   "4096\t87380\t6291456\n",
 	} {
 		if b, err := os.ReadFile(p); err != nil || string(b) != want {
 			t.Errorf("%s holds %q (%v), want %q", p, b, err, want)
