@@ -6,7 +6,8 @@
 // The files are read and written as Salt's aptpkg and yumpkg modules
 // read and write them, so a repository Salt configured is found by brine
 // and the other way round; a change refreshes the package lists with
-// pkg.refresh_db unless refresh (or refresh_db) is False.
+// pkg.refresh_db unless refresh (or refresh_db) is False (apt; dnf reads
+// a new repository's metadata when it next needs it).
 package pkgrepo
 
 import (
@@ -609,9 +610,8 @@ func (s *states) yumManaged(ctx context.Context, name string, kw map[string]any,
 			}
 		}
 	}
-	if refreshFlag(kw) && len(ret.Changes) > 0 {
-		_ = s.refresh(ctx)
-	}
+	// Salt's yumpkg.mod_repo refreshes nothing: dnf reads the new
+	// repository's metadata when it next needs it.
 	return ret, nil
 }
 

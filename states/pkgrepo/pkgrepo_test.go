@@ -290,6 +290,9 @@ func TestYum(t *testing.T) {
 	if result(got.Result) != "True" || got.Comment != "Configured package repo 'brine-test'" || !reflect.DeepEqual(got.Changes, map[string]any{"repo": "brine-test"}) {
 		t.Errorf("managed: %s %q %v", result(got.Result), got.Comment, got.Changes)
 	}
+	if h.refreshes != 0 {
+		t.Errorf("%d refreshes: Salt's yumpkg refreshes nothing", h.refreshes)
+	}
 	if c := read(t, file); c != written {
 		t.Errorf("%s:\n%s\nwant\n%s", file, c, written)
 	}
