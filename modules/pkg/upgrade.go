@@ -42,7 +42,7 @@ func (m *Manager) upgradeFuncs() []function.Func {
 			Params: []function.Param{refresh,
 				{Name: "dist_upgrade", Kind: function.Bool, Default: true},
 			},
-			VarKwargs: true, ReadOnly: true, Run: m.listUpgrades},
+			VarKwargs: true, Run: m.listUpgrades},
 	}
 }
 
