@@ -92,8 +92,8 @@ type run struct {
 	reserved map[*Chunk]int
 }
 
-// maxDepth bounds callChunk's recursion (Python's is a thousand frames).
-const maxDepth = 400
+// maxDepth bounds callChunk's recursion (deep enough for any chain of requisites written).
+const maxDepth = 10000
 
 func (x *run) stopped() bool {
 	x.mu.Lock()

@@ -1,0 +1,147 @@
+package state_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/brinehq/brine/state"
+)
+
+// TestCallChunkAsSalt checks the differences reported against Salt 3006.6
+// (each was run there; testdata/salt/states has the whole suite): per
+// state, "result|comment|__run_num__".
+func TestCallChunkAsSalt(t *testing.T) {
+	for _, tc := range []struct {
+		name, sls string
+		want      map[string]string
+		errs      string
+	}{
+		{name: "a prereq whose target requires a failed state fails", sls: `
+bad:
+  pkg.fail
+target:
+  pkg.changes:
+    - require:
+      - pkg: bad
+pre:
+  service.changes:
+    - prereq:
+      - pkg: target
+`, want: map[string]string{
+			"pkg_|-bad_|-bad_|-fail":          "false|it failed|0",
+			"pkg_|-target_|-target_|-changes": "false|One or more requisite failed: main.bad|1",
+			"service_|-pre_|-pre_|-changes":   "false|One or more requisite failed: main.target|2",
+		}},
+		{name: "a prereq that fails leaves its target's test result, without changes", sls: `
+target:
+  pkg.changes
+pre:
+  service.fail:
+    - prereq:
+      - pkg: target
+`, want: map[string]string{
+			"service_|-pre_|-pre_|-fail":      "false|it failed|0",
+			"pkg_|-target_|-target_|-changes": "<nil>|would change|1",
+		}},
+		{name: "a prereq's target requiring what does not exist, and what requires it", sls: `
+A:
+  pkg.ok:
+    - prereq:
+      - pkg: B
+B:
+  pkg.ok:
+    - require:
+      - name: non-existant
+C:
+  pkg.ok:
+    - require:
+      - pkg: B
+`, want: map[string]string{
+			"pkg_|-A_|-A_|-ok": "false|One or more requisite failed: main.B|1",
+			"pkg_|-C_|-C_|-ok": "false|Recursive requisite found|23",
+		}},
+		{name: "mod_watch is a call of its own, with its own run number", sls: `
+a:
+  pkg.changes
+b:
+  service.ok:
+    - watch:
+      - pkg: a
+c:
+  pkg.ok
+`, want: map[string]string{
+			"service_|-b_|-b_|-ok": "true|watch fired|2",
+			"pkg_|-c_|-c_|-ok":     "true|in the correct state|3",
+		}},
+		{name: "use copies onlyif and unless", sls: `
+base:
+  cmd.changes:
+    - onlyif: "false"
+user:
+  cmd.changes:
+    - use:
+      - cmd: base
+`, want: map[string]string{
+			"cmd_|-user_|-user_|-changes": "true|onlyif condition is false|1",
+		}},
+		{name: "onlyif's function form: its retcode counts, an entry without fun does not stop the state", sls: `
+a:
+  cmd.changes:
+    - onlyif:
+      - fun: test.retcode
+b:
+  cmd.changes:
+    - onlyif:
+      - path: /
+c:
+  cmd.changes:
+    - onlyif: "false"
+    - unless: "true"
+`, want: map[string]string{
+			"cmd_|-a_|-a_|-changes": "true|onlyif condition is false|0",
+			"cmd_|-b_|-b_|-changes": "true|changed|1",
+			"cmd_|-c_|-c_|-changes": "true|onlyif condition is false\nunless condition is true|2",
+		}},
+		{name: "a bare id in require_in that no state has is ignored, a string require_in too", sls: `
+a:
+  pkg.ok:
+    - require_in:
+      - nothere
+b:
+  pkg.ok:
+    - require_in: a
+`, want: map[string]string{
+			"pkg_|-a_|-a_|-ok": "true|in the correct state|0",
+			"pkg_|-b_|-b_|-ok": "true|in the correct state|1",
+		}},
+		{name: "an SLS that renders to nothing has no states", sls: "", want: map[string]string{}},
+		{name: "an SLS whose Jinja renders nothing has no states", sls: "{% if false %}a:\n  pkg.ok\n{% endif %}", want: map[string]string{}},
+		{name: "names run in their order, before the states after them", sls: `
+a:
+  pkg.changes:
+    - names: [a1, a2]
+b:
+  pkg.ok
+`, want: map[string]string{
+			"pkg_|-a_|-a1_|-changes": "true|changed|0",
+			"pkg_|-a_|-a2_|-changes": "true|changed|1",
+			"pkg_|-b_|-b_|-ok":       "true|in the correct state|2",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ret, _, errs := runSLS(t, map[string]string{"main.sls": tc.sls}, state.Runner{Exec: fakeExec})
+			if errs != nil {
+				t.Fatalf("compile: %v", errs)
+			}
+			if len(tc.want) == 0 && len(ret) != 0 {
+				t.Errorf("states %v, want none", keys(ret))
+			}
+			for key, w := range tc.want {
+				r := res(t, ret, key)
+				if got := fmt.Sprintf("%v|%v|%v", r["result"], r["comment"], r["__run_num__"]); got != w {
+					t.Errorf("%s: %q, want %q", key, got, w)
+				}
+			}
+		})
+	}
+}
