@@ -41,6 +41,9 @@ func (r runners) Funcs() []function.Func {
 		{Name: "cache.pillar", ReadOnly: true, VarKwargs: true,
 			Doc:    "The pillar this master last compiled for the agents tgt selects (all without tgt): {id: pillar}.",
 			Params: tgt, Run: r.cachePillar},
+		{Name: "cache.mine", ReadOnly: true, VarKwargs: true,
+			Doc:    "The mine data of the hosts tgt selects (all without tgt): {id: {function: value}}.",
+			Params: tgt, Run: r.cacheMine},
 		{Name: "jobs.last_run", ReadOnly: true,
 			Doc: "The newest job kept (of function, of target: globs), as jobs.print_job shows it; False when there is none.",
 			Params: []function.Param{{Name: "ext_source", Kind: function.Any}, {Name: "outputter", Kind: function.Any},
@@ -119,6 +122,31 @@ func (r runners) cachePillar(ctx context.Context, in *function.Input) (any, erro
 		}
 		if t.Match(facts) {
 			out[id] = pl
+		}
+	}
+	return out, nil
+}
+
+func (r runners) cacheMine(ctx context.Context, in *function.Input) (any, error) {
+	tgt := in.Value("tgt")
+	if tgt == nil {
+		tgt = "*"
+	}
+	hosts, err := r.m.mine.Select(ctx, tgt, in.String("tgt_type"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	for _, h := range hosts {
+		data := map[string]any{}
+		for _, fun := range []string{mine.FunIPAddrs, mine.FunIPAddrs6} {
+			if v, ok := h.Value(fun); ok {
+				data[fun] = v
+			}
+		}
+		maps.Copy(data, h.Data)
+		if len(data) > 0 {
+			out[h.ID] = data
 		}
 	}
 	return out, nil

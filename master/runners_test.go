@@ -63,6 +63,9 @@ func TestOperatorRunners(t *testing.T) {
 	if got := call("cache.grains", []any{"roles:web"}, map[string]any{"tgt_type": "grain"}).(map[string]any); len(got) != 1 {
 		t.Errorf("cache.grains -G roles:web = %v", got)
 	}
+	if got := call("cache.mine", nil, nil).(map[string]any); got["web01"] == nil || got["web01"].(map[string]any)["network.ip_addrs"] == nil {
+		t.Errorf("cache.mine = %v, want web01's network.ip_addrs", got)
+	}
 	cached := call("cache.pillar", []any{"web01"}, nil).(map[string]any)
 	if p, _ := cached["web01"].(map[string]any); fmt.Sprint(p["common"]) != "map[dns:192.0.2.53]" {
 		t.Errorf("cache.pillar web01 = %v", cached)
