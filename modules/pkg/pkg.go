@@ -1,7 +1,7 @@
 // Package pkg is Salt's pkg execution module: install, remove, purge,
 // version, list_pkgs, latest_version, refresh_db, upgrade_available,
-// upgrade, list_upgrades, hold, unhold and get_selections, with Salt's
-// arguments and return shapes
+// upgrade, list_upgrades, hold, unhold, get_selections, owner, file_list
+// and file_dict, with Salt's arguments and return shapes
 // (install, remove, purge and upgrade return {name: {"old": version,
 // "new": version}} of what changed).
 //
@@ -301,7 +301,7 @@ func (m *Manager) Funcs() []function.Func {
 				}
 				return v[in.String("name")] != "", nil
 			}},
-	}, append(m.upgradeFuncs(), m.holdFuncs()...)...)
+	}, slices.Concat(m.upgradeFuncs(), m.holdFuncs(), m.fileFuncs())...)
 }
 
 func (m *Manager) install(ctx context.Context, in *function.Input) (any, error) {
