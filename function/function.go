@@ -226,6 +226,9 @@ func (f *Func) bind(args []any, kwargs map[string]any) (*Input, error) {
 			continue
 		}
 		p := f.Params[i]
+		if absentNone(p, a) {
+			continue
+		}
 		v, err := p.Kind.convert(normalize(a))
 		if err != nil {
 			return nil, &ArgError{Func: f.Name, Arg: p.Name, Err: err}
@@ -248,6 +251,9 @@ func (f *Func) bind(args []any, kwargs map[string]any) (*Input, error) {
 		if _, dup := in.args[p.Name]; dup {
 			return nil, &ArgError{Func: f.Name, Arg: p.Name, Err: fmt.Errorf("%w: given more than once", ErrUnexpectedArgument)}
 		}
+		if absentNone(*p, kwargs[k]) {
+			continue
+		}
 		v, err := p.Kind.convert(normalize(kwargs[k]))
 		if err != nil {
 			return nil, &ArgError{Func: f.Name, Arg: p.Name, Err: err}
@@ -266,6 +272,15 @@ func (f *Func) bind(args []any, kwargs map[string]any) (*Input, error) {
 		}
 	}
 	return in, nil
+}
+
+// absentNone says whether v, given for p, counts as not given: None
+// (YAML null, `{{ x|json }}` of an undefined setting) for an optional
+// parameter of a typed kind. Salt's functions default such parameters to
+// None and test `is not None`, so formulas pass None to mean "leave it";
+// a parameter of kind Any still sees the null.
+func absentNone(p Param, v any) bool {
+	return v == nil && !p.Required && p.Kind != Any
 }
 
 func (f *Func) param(name string) *Param {
