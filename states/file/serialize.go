@@ -14,6 +14,7 @@ import (
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/internal/pyyaml"
 	"github.com/brinehq/brine/internal/saltyaml"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/state"
@@ -224,6 +225,8 @@ func number(v any) (float64, bool) {
 		return float64(n), true
 	case int:
 		return float64(n), true
+	case uint64:
+		return float64(n), true
 	case float64:
 		return n, true
 	case bool:
@@ -281,20 +284,21 @@ var serializers = map[string]serializer{
 	"json": {dump: dumpJSON, load: loadJSON},
 }
 
-// dumpYAML is Salt's yaml serializer: yaml.dump with SafeOrderedDumper
-// and default_flow_style False, block style, keys sorted.
+// dumpYAML is Salt's yaml serializer as file.serialize calls it:
+// yaml.dump with default_flow_style False (block style, keys sorted),
+// byte for byte as libyaml writes it.
 func dumpYAML(v any, opts map[string]any) (string, error) {
-	flow := false
 	for k, o := range opts {
 		switch k {
 		case "default_flow_style":
-			flow = py.Truth(o)
-		case "allow_unicode", "Dumper":
+			if o != false {
+				return "", fmt.Errorf("the yaml serializer option default_flow_style %s is not supported (only False)", py.Str(o))
+			}
 		default:
 			return "", fmt.Errorf("the yaml serializer option %s is not supported", k)
 		}
 	}
-	return jinja.DumpYAML(v, flow)
+	return pyyaml.Dump(v)
 }
 
 func loadYAML(raw []byte) (any, error) {
@@ -405,6 +409,8 @@ func (e *jsonEncoder) write(b *strings.Builder, v any, level int) error {
 		b.WriteString(strconv.FormatInt(t, 10))
 	case int:
 		b.WriteString(strconv.Itoa(t))
+	case uint64:
+		b.WriteString(strconv.FormatUint(t, 10))
 	case float64:
 		switch {
 		case math.IsInf(t, 1):

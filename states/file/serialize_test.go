@@ -11,10 +11,10 @@ func TestSerialize(t *testing.T) {
 	h.write(mergeJSON, `{"a": 1}`, 0o644)
 	dataset := map[string]any{"zeta": int64(1), "alpha": "yes",
 		"mid":   []any{"a", map[string]any{"b": int64(2), "c": []any{int64(1), int64(2)}}, "012"},
-		"empty": map[string]any{}, "emptyl": []any{}, "none": nil, "float": 1.5,
+		"empty": map[string]any{}, "emptyl": []any{}, "none": nil, "text": "multi\nline", "float": 1.5,
 		"str_num": "1.0", "colon": "a: b"}
 	wantYAML := "alpha: 'yes'\ncolon: 'a: b'\nempty: {}\nemptyl: []\nfloat: 1.5\nmid:\n- a\n- b: 2\n  c:\n  - 1\n  - 2\n- '012'\n" +
-		"none: null\nstr_num: '1.0'\nzeta: 1\n"
+		"none: null\nstr_num: '1.0'\ntext: 'multi\n\n  line'\nzeta: 1\n"
 	jsonData := map[string]any{"zeta": int64(1), "alpha": "yes", "mid": []any{"a", map[string]any{"b": int64(2)}},
 		"none": nil, "uni": "é", "float": 1.5}
 	wantJSON := "{\n  \"alpha\": \"yes\",\n  \"float\": 1.5,\n  \"mid\": [\n    \"a\",\n    {\n      \"b\": 2\n    }\n  ],\n" +

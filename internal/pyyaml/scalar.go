@@ -1,0 +1,280 @@
+package pyyaml
+
+import (
+	"fmt"
+	"strings"
+)
+
+// analysis is PyYAML's ScalarAnalysis.
+type analysis struct {
+	empty, multiline                     bool
+	allowFlowPlain, allowBlockPlain      bool
+	allowSingleQuoted, allowDoubleQuoted bool
+}
+
+func isBreak(r rune) bool {
+	return r == '\n' || r == '\r' || r == '\u0085' || r == '\u2028' || r == '\u2029'
+}
+
+func isSpaceOrEnd(rs []rune, i int) bool {
+	return i >= len(rs) || strings.ContainsRune("\x00 \t\r\n\u0085\u2028\u2029", rs[i])
+}
+
+// analyze is PyYAML's Emitter.analyze_scalar (allow_unicode off, as
+// Salt's serializer dumps without an encoding).
+func analyze(s string) analysis {
+	if s == "" {
+		return analysis{empty: true, allowBlockPlain: true, allowSingleQuoted: true, allowDoubleQuoted: true}
+	}
+	var blockInd, flowInd, lineBreaks, special bool
+	var leadSpace, leadBreak, trailSpace, trailBreak, breakSpace, spaceBreak bool
+	if strings.HasPrefix(s, "---") || strings.HasPrefix(s, "...") {
+		blockInd, flowInd = true, true
+	}
+	rs := []rune(s)
+	preceded := true
+	followed := len(rs) == 1 || isSpaceOrEnd(rs, 1)
+	prevSpace, prevBreak := false, false
+	for i, ch := range rs {
+		if i == 0 {
+			if strings.ContainsRune("#,[]{}&*!|>'\"%@`", ch) {
+				flowInd, blockInd = true, true
+			}
+			if ch == '?' || ch == ':' {
+				flowInd = true
+				if followed {
+					blockInd = true
+				}
+			}
+			if ch == '-' && followed {
+				flowInd, blockInd = true, true
+			}
+		} else {
+			if strings.ContainsRune(",?[]{}", ch) {
+				flowInd = true
+			}
+			if ch == ':' {
+				flowInd = true
+				if followed {
+					blockInd = true
+				}
+			}
+			if ch == '#' && preceded {
+				flowInd, blockInd = true, true
+			}
+		}
+		if isBreak(ch) {
+			lineBreaks = true
+		}
+		if !(ch == '\n' || ch >= 0x20 && ch <= 0x7e) {
+			// Without allow_unicode every other character is special.
+			special = true
+		}
+		switch {
+		case ch == ' ':
+			if i == 0 {
+				leadSpace = true
+			}
+			if i == len(rs)-1 {
+				trailSpace = true
+			}
+			if prevBreak {
+				breakSpace = true
+			}
+			prevSpace, prevBreak = true, false
+		case isBreak(ch):
+			if i == 0 {
+				leadBreak = true
+			}
+			if i == len(rs)-1 {
+				trailBreak = true
+			}
+			if prevSpace {
+				spaceBreak = true
+			}
+			prevSpace, prevBreak = false, true
+		default:
+			prevSpace, prevBreak = false, false
+		}
+		preceded = strings.ContainsRune("\x00 \t\r\n\u0085\u2028\u2029", ch)
+		followed = i+2 >= len(rs) || isSpaceOrEnd(rs, i+2)
+	}
+	a := analysis{multiline: lineBreaks, allowFlowPlain: true, allowBlockPlain: true, allowSingleQuoted: true,
+		allowDoubleQuoted: true}
+	if leadSpace || leadBreak || trailSpace || trailBreak {
+		a.allowFlowPlain, a.allowBlockPlain = false, false
+	}
+	if breakSpace {
+		a.allowFlowPlain, a.allowBlockPlain, a.allowSingleQuoted = false, false, false
+	}
+	if spaceBreak || special {
+		a.allowFlowPlain, a.allowBlockPlain, a.allowSingleQuoted = false, false, false
+	}
+	if lineBreaks {
+		a.allowFlowPlain, a.allowBlockPlain = false, false
+	}
+	if flowInd {
+		a.allowFlowPlain = false
+	}
+	if blockInd {
+		a.allowBlockPlain = false
+	}
+	return a
+}
+
+// scalar is PyYAML's process_scalar after choose_scalar_style.
+func (e *emitter) scalar(text string, implicit bool) error {
+	a := analyze(text)
+	style := byte('"')
+	switch {
+	case implicit && !(e.simpleKey && (a.empty || a.multiline)) &&
+		(e.flowLevel > 0 && a.allowFlowPlain || e.flowLevel == 0 && a.allowBlockPlain):
+		style = 0
+	case a.allowSingleQuoted && !(e.simpleKey && a.multiline):
+		style = '\''
+	}
+	split := !e.simpleKey
+	switch style {
+	case 0:
+		e.writePlain(text, split)
+	case '\'':
+		e.writeSingleQuoted(text, split)
+	default:
+		e.writeDoubleQuoted(text, split)
+	}
+	return nil
+}
+
+// The writers below are libyaml's (the CSafeDumper Salt's serializer
+// runs): they fold a long line at a single space past column 80, and
+// write line breaks of single-quoted text as blank lines.
+
+func (e *emitter) writePlain(text string, split bool) {
+	rs := []rune(text)
+	if !e.whitespace && (len(rs) > 0 || e.flowLevel > 0) {
+		e.write(" ")
+	}
+	spaces, breaks := false, false
+	for i, ch := range rs {
+		switch {
+		case ch == ' ':
+			if split && !spaces && e.column > bestWidth && !(i+1 < len(rs) && rs[i+1] == ' ') {
+				e.writeIndent()
+			} else {
+				e.write(" ")
+			}
+			spaces = true
+		case isBreak(ch):
+			if !breaks && ch == '\n' {
+				e.putBreak()
+			}
+			e.writeBreak(ch)
+			e.indention, breaks = true, true
+		default:
+			if breaks {
+				e.writeIndent()
+			}
+			e.write(string(ch))
+			e.indention, spaces, breaks = false, false, false
+		}
+	}
+	e.whitespace, e.indention = false, false
+}
+
+// putBreak is libyaml's PUT_BREAK: a newline, column 0.
+func (e *emitter) putBreak() {
+	e.b.WriteByte('\n')
+	e.column = 0
+}
+
+// writeBreak is libyaml's WRITE_BREAK: the break character (a newline
+// for \n), column 0.
+func (e *emitter) writeBreak(br rune) {
+	if br == '\n' {
+		e.putBreak()
+		return
+	}
+	e.b.WriteRune(br)
+	e.column = 0
+}
+
+func (e *emitter) writeSingleQuoted(text string, split bool) {
+	e.writeIndicator("'", true, false, false)
+	rs := []rune(text)
+	spaces, breaks := false, false
+	for i, ch := range rs {
+		switch {
+		case ch == ' ':
+			if split && !spaces && e.column > bestWidth && i != 0 && i != len(rs)-1 && rs[i+1] != ' ' {
+				e.writeIndent()
+			} else {
+				e.write(" ")
+			}
+			spaces = true
+		case isBreak(ch):
+			if !breaks && ch == '\n' {
+				e.putBreak()
+			}
+			e.writeBreak(ch)
+			e.indention, breaks = true, true
+		default:
+			if breaks {
+				e.writeIndent()
+			}
+			if ch == '\'' {
+				e.write("'")
+			}
+			e.write(string(ch))
+			e.indention, spaces, breaks = false, false, false
+		}
+	}
+	if breaks {
+		e.writeIndent()
+	}
+	e.writeIndicator("'", false, false, false)
+	e.whitespace, e.indention = false, false
+}
+
+var escapes = map[rune]string{0: "0", '\a': "a", '\b': "b", '\t': "t", '\n': "n", '\v': "v", '\f': "f", '\r': "r",
+	0x1b: "e", '"': "\"", '\\': "\\", 0x85: "N", 0xa0: "_", 0x2028: "L", 0x2029: "P"}
+
+func (e *emitter) writeDoubleQuoted(text string, split bool) {
+	e.writeIndicator("\"", true, false, false)
+	rs := []rune(text)
+	spaces := false
+	for i, ch := range rs {
+		switch {
+		case !(ch >= 0x20 && ch <= 0x7e) || ch == '"' || ch == '\\':
+			// Not printable ASCII (without allow_unicode every other
+			// character is escaped), a break, a quote or a backslash.
+			var data string
+			switch r, ok := escapes[ch]; {
+			case ok:
+				data = "\\" + r
+			case ch <= 0xff:
+				data = fmt.Sprintf("\\x%02X", ch)
+			case ch <= 0xffff:
+				data = fmt.Sprintf("\\u%04X", ch)
+			default:
+				data = fmt.Sprintf("\\U%08X", ch)
+			}
+			e.write(data)
+			spaces = false
+		case ch == ' ':
+			if split && !spaces && e.column > bestWidth && i != 0 && i != len(rs)-1 {
+				e.writeIndent()
+				if rs[i+1] == ' ' {
+					e.write("\\")
+				}
+			} else {
+				e.write(" ")
+			}
+			spaces = true
+		default:
+			e.write(string(ch))
+			spaces = false
+		}
+	}
+	e.writeIndicator("\"", false, false, false)
+	e.whitespace, e.indention = false, false
+}
