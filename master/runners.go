@@ -65,6 +65,8 @@ func (r runners) Funcs() []function.Func {
 		{Name: "doc.execution", Doc: "The documentation of every execution function, as the agents' sys.doc gives it: {function: doc}.",
 			Run: r.docExecution},
 	}
+	fs = append(fs, r.fileserverFuncs()...)
+	fs = append(fs, r.manageStateFuncs()...)
 	// The master's pillar (pillar_roots compiled for <id>_master), which
 	// orchestration SLS read with salt['pillar.get'] as Salt's do.
 	env := &modules.Env{Pillar: func(ctx context.Context, _ bool) (map[string]any, error) { return r.masterPillar(ctx) }}

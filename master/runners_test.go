@@ -31,6 +31,14 @@ func TestOperatorRunners(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(files, "report.sls"), []byte(sls), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	for _, d := range []string{"web/empty", "web/conf"} {
+		if err := os.MkdirAll(filepath.Join(files, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(files, "web", "conf", "nginx.conf"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	m := start(t, testConfig(t, fmt.Sprintf("auto_accept: true\npillar_roots:\n  base: [%s]\nfile_roots:\n  base: [%s]\n", roots, files)))
 	stop := runAgent(t, m, "web01")
 	ctx := context.Background()
@@ -100,6 +108,28 @@ func TestOperatorRunners(t *testing.T) {
 	high := call("state.orch_show_sls", []any{"report"}, map[string]any{"pillar": map[string]any{"release": "r42"}})
 	if got := fmt.Sprint(high); !strings.Contains(got, "192.0.2.53 r42") {
 		t.Errorf("orch_show_sls with salt['pillar.get'] = %s", got)
+	}
+
+	// fileserver.* over file_roots.
+	for fun, want := range map[string]any{
+		"fileserver.envs":           []any{"base"},
+		"fileserver.file_list":      []any{"report.sls", "web/conf/nginx.conf"},
+		"fileserver.dir_list":       []any{"web", "web/conf", "web/empty"},
+		"fileserver.empty_dir_list": []any{"web/empty"},
+	} {
+		if got := call(fun, nil, nil); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s = %v, want %v", fun, got, want)
+		}
+	}
+	// Salt's other names of the presence lists.
+	for fun, want := range map[string]any{"manage.joined": []any{"web01"}, "manage.alived": []any{"web01"}, "manage.list_not_state": []any{},
+		"manage.list_state": []any{"web01"}} {
+		if got := call(fun, nil, nil); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s = %v, want %v", fun, got, want)
+		}
+	}
+	if got := call("manage.list_state", nil, map[string]any{"subset": []any{"db01"}}); !reflect.DeepEqual(got, []any{}) {
+		t.Errorf("manage.list_state subset=[db01] = %v", got)
 	}
 
 	// manage.versions runs test.version; the in-process agent and the
