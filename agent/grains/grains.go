@@ -336,6 +336,7 @@ func (c Collector) more(g map[string]any) {
 	g["init"] = c.initSystem()
 	g["ps"] = ps(g)
 	c.systemd(g)
+	c.selinux(g)
 	c.cpuData(g)
 	if swap, ok := c.swapTotal(); ok {
 		g["swap_total"] = swap

@@ -139,6 +139,8 @@ func TestMoreGrainsFromFixture(t *testing.T) {
 	}
 	c := fakeCommands(root, map[string]string{
 		"dpkg --print-architecture": "arm64\n",
+		"selinuxenabled":            "",
+		"getenforce":                "Permissive\n",
 		"systemctl --version":       "systemd 252 (252.22-1~deb12u1)\n+PAM +AUDIT\n",
 		"localectl":                 "",
 		"ip -4 route show":          "default via 192.0.2.1 dev eth0\n192.0.2.0/24 dev eth0 proto kernel scope link src 192.0.2.2\n",
@@ -150,7 +152,7 @@ func TestMoreGrainsFromFixture(t *testing.T) {
 		switch name {
 		case "/sbin/init":
 			return "/sbin/init", nil
-		case "dpkg", "systemctl", "localectl", "ip", "lspci":
+		case "dpkg", "systemctl", "localectl", "ip", "lspci", "selinuxenabled", "getenforce":
 			return "/usr/bin/" + name, nil
 		}
 		return "", exec.ErrNotFound
@@ -159,6 +161,7 @@ func TestMoreGrainsFromFixture(t *testing.T) {
 	want := map[string]any{
 		"osfinger": "Debian-12", "osrelease_info": []any{12}, "osarch": "arm64", "init": "systemd", "ps": "ps -efHww",
 		"systemd":   map[string]any{"version": "252", "features": "+PAM +AUDIT"},
+		"selinux":   map[string]any{"enabled": true, "enforced": "Permissive"},
 		"cpu_model": "AMD EPYC 7B13", "cpu_flags": []any{"fpu", "vme", "sse2"}, "swap_total": 2047,
 		"kernelparams": []any{[]any{"BOOT_IMAGE", "/vmlinuz"}, []any{"root", nil}, []any{"ro", nil}, []any{"quiet", nil},
 			[]any{"a", nil}, []any{"x", "y z"}},
@@ -198,7 +201,7 @@ func TestMoreGrainsWithoutCommands(t *testing.T) {
 	if g["osarch"] != g["cpuarch"] {
 		t.Errorf("osarch %v, want cpuarch %v", g["osarch"], g["cpuarch"])
 	}
-	for _, k := range []string{"ip_gw", "ip4_gw", "systemd", "kernelparams", "dns"} {
+	for _, k := range []string{"ip_gw", "ip4_gw", "systemd", "selinux", "kernelparams", "dns"} {
 		if _, ok := g[k]; ok {
 			t.Errorf("grain %s = %v, want it absent", k, g[k])
 		}

@@ -213,3 +213,20 @@ func (c Collector) systemd(g map[string]any) {
 	}
 	g["systemd"] = map[string]any{"version": f[1], "features": lines[1]}
 }
+
+// selinux is Salt's selinux grain, set when selinuxenabled is installed:
+// whether SELinux is enabled, and getenforce's mode when that is installed
+// too.
+func (c Collector) selinux(g map[string]any) {
+	if _, err := c.lookPath("selinuxenabled"); err != nil {
+		return
+	}
+	_, err := c.output("selinuxenabled")
+	se := map[string]any{"enabled": err == nil}
+	if _, lerr := c.lookPath("getenforce"); lerr == nil {
+		if out, err := c.output("getenforce"); err == nil {
+			se["enforced"] = strings.TrimSpace(out)
+		}
+	}
+	g["selinux"] = se
+}
