@@ -45,6 +45,7 @@ func (r *Runner) Run(ctx context.Context, chunks []*Chunk) map[string]any {
 			}
 		}
 		clear(x.active)
+		x.overflow = false
 	}
 	x.waitAll()
 	if !x.stopped() {
@@ -85,15 +86,17 @@ type run struct {
 	kinds   map[*Chunk]*reqKindsOf
 	// depth is how deep callChunk is: prereqs naming each other recurse
 	// without end in Salt (a RecursionError that fails the run); here the
-	// state that would go deeper fails.
-	depth int
+	// states on the way fail, and overflow unwinds them.
+	depth    int
+	overflow bool
 	// reserved are the run numbers of parallel chunks, taken as they
 	// start.
 	reserved map[*Chunk]int
 }
 
-// maxDepth bounds callChunk's recursion (deep enough for any chain of requisites written).
-const maxDepth = 10000
+// maxDepth bounds callChunk's recursion: deep enough for any chain of
+// requisites written (Python stops Salt's at a thousand frames).
+const maxDepth = 5000
 
 func (x *run) stopped() bool {
 	x.mu.Lock()
@@ -246,11 +249,15 @@ func (x *run) matching(r req) []*Chunk {
 
 // callChunk is Salt's call_chunk: c's requisites first, then c.
 func (x *run) callChunk(ctx context.Context, low *Chunk, depth int) {
-	if x.depth >= maxDepth {
-		res := failed(low, "Recursive requisite found")
-		res["__sls__"], res["__id__"] = low.SLS, low.ID
-		res["__run_num__"] = x.nextRunNum()
-		x.set(low, res)
+	if x.depth >= maxDepth || x.overflow {
+		// Unwound at once: no state on the way retries.
+		x.overflow = true
+		if !x.has(low) {
+			res := failed(low, "Recursive requisite found")
+			res["__sls__"], res["__id__"] = low.SLS, low.ID
+			res["__run_num__"] = x.nextRunNum()
+			x.set(low, res)
+		}
 		return
 	}
 	x.depth++

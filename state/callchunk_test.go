@@ -3,6 +3,7 @@ package state_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/brinehq/brine/state"
 )
@@ -116,6 +117,19 @@ b:
 		}},
 		{name: "an SLS that renders to nothing has no states", sls: "", want: map[string]string{}},
 		{name: "an SLS whose Jinja renders nothing has no states", sls: "{% if false %}a:\n  pkg.ok\n{% endif %}", want: map[string]string{}},
+		{name: "prereqs naming each other end (Salt dies of a RecursionError)", sls: `
+A:
+  pkg.ok:
+    - prereq_in:
+      - pkg: B
+B:
+  pkg.ok:
+    - prereq_in:
+      - pkg: A
+`, want: map[string]string{
+			"pkg_|-A_|-A_|-ok": "false|Recursive requisite found|0",
+			"pkg_|-B_|-B_|-ok": "false|Recursive requisite found|1",
+		}},
 		{name: "names run in their order, before the states after them", sls: `
 a:
   pkg.changes:
@@ -129,7 +143,11 @@ b:
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
 			ret, _, errs := runSLS(t, map[string]string{"main.sls": tc.sls}, state.Runner{Exec: fakeExec})
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("the run took %s", d)
+			}
 			if errs != nil {
 				t.Fatalf("compile: %v", errs)
 			}

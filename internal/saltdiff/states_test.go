@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
@@ -66,7 +67,11 @@ func TestStatesAsSalt(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s has no Salt output in %s: run make interop", c.Name, oracleFile)
 		}
+		start := time.Now()
 		got := RunStateCase(ctx, stateSLS(t, env, c.Tree()), c)
+		if d := time.Since(start); d > time.Second {
+			t.Logf("%s: slow, %s", c.Name, d.Round(time.Millisecond))
+		}
 		same, why := SameStates(salt, got)
 		reason, isKnown := known[c.Name]
 		if !same {
