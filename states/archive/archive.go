@@ -142,7 +142,7 @@ func (s *states) extracted(ctx context.Context, in *function.Input) state.Result
 	if in.Bool("source_hash_update") && !py.Truth(in.Value("source_hash")) {
 		warnings = append(warnings, "The 'source_hash_update' argument is ignored when 'source_hash' is not also specified.")
 	}
-	src, err := s.sourceMatch(ctx, in.Value("source"))
+	src, fromMaster, err := s.sourceMatch(ctx, in.Value("source"))
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -230,9 +230,15 @@ func (s *states) extracted(ctx context.Context, in *function.Input) state.Result
 			return state.Pending(name, fmt.Sprintf("Archive %s would be cached (if necessary) and checked to discover if "+
 				"extraction is needed", redact(src)), nil)
 		}
-		cached, err = s.cache(ctx, src, sum, in.Bool("skip_verify"))
-		if err != nil {
-			return fail("%v", err)
+		cached = fromMaster
+		if cached == "" {
+			if cached, err = s.cache(ctx, src, sum, in.Bool("skip_verify")); err != nil {
+				return fail("%v", err)
+			}
+		} else if sum.hsum != "" && !in.Bool("skip_verify") {
+			if got, err := fileHash(cached, sum.form); err != nil || got != sum.hsum {
+				return fail("File is cached to %s, but the hash (%s) does not match the specified hash (%s)", cached, got, sum.hsum)
+			}
 		}
 	}
 	contents, err := list(ctx, cached, format, strip)
@@ -439,12 +445,13 @@ func redact(src string) string {
 }
 
 // sourceMatch is file.source_list for one source or a list: the first
-// that exists (salt://, a local path) or is remote.
-func (s *states) sourceMatch(ctx context.Context, v any) (string, error) {
+// that exists (salt://, a local path) or is remote; a salt:// source
+// comes with the copy the file server cached.
+func (s *states) sourceMatch(ctx context.Context, v any) (src, cached string, err error) {
 	var srcs []string
 	switch t := v.(type) {
 	case nil:
-		return "", commentf("Invalid source \"None\"")
+		return "", "", commentf("Invalid source \"None\"")
 	case []any:
 		for _, x := range t {
 			srcs = append(srcs, py.Str(x))
@@ -456,25 +463,25 @@ func (s *states) sourceMatch(ctx context.Context, v any) (string, error) {
 		switch {
 		case strings.HasPrefix(src, "salt://"):
 			if s.env.Files == nil {
-				return "", fmt.Errorf("source %s: the agent has no file server", src)
+				return "", "", fmt.Errorf("source %s: the agent has no file server", src)
 			}
 			local, err := s.env.Files.Cache(ctx, src, state.From(ctx).Saltenv)
 			if errors.Is(err, modules.ErrNoFile) {
 				continue
 			}
 			if err != nil {
-				return "", fmt.Errorf("source %s: %w", src, err)
+				return "", "", fmt.Errorf("source %s: %w", src, err)
 			}
-			return local, nil
+			return src, local, nil
 		case len(srcs) > 1 && !strings.Contains(src, "://"):
 			if _, err := os.Stat(src); err == nil {
-				return src, nil
+				return src, "", nil
 			}
 		default:
-			return src, nil
+			return src, "", nil
 		}
 	}
-	return "", commentf("Invalid source \"%s\"", py.Str(v))
+	return "", "", commentf("Invalid source \"%s\"", py.Str(v))
 }
 
 // sourceSum is a parsed source_hash.
@@ -548,9 +555,11 @@ func (s *states) cache(ctx context.Context, src string, sum sourceSum, skipVerif
 	}
 	if sum.hsum == "" && !skipVerify {
 		return "", commentf("Unable to verify upstream hash of source file %s, please set source_hash or set "+
-			"skip_verify to True", redact(src))
+			"skip_verify or use_etag to True", redact(src))
 	}
-	dest := filepath.Join(s.env.CacheDir, "extrn_files", state.From(ctx).Saltenv, u.Host, filepath.FromSlash(path.Clean("/"+u.Path)))
+	// Salt's cache path: the host with its port, colon dropped.
+	dest := filepath.Join(s.env.CacheDir, "extrn_files", state.From(ctx).Saltenv, strings.ReplaceAll(u.Host, ":", ""),
+		filepath.FromSlash(path.Clean("/"+u.Path)))
 	if sum.hsum != "" {
 		if got, err := fileHash(dest, sum.form); err == nil && got == sum.hsum {
 			return dest, nil
@@ -566,7 +575,8 @@ func (s *states) cache(ctx context.Context, src string, sum sourceSum, skipVerif
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", commentf("Failed to cache %s: HTTP %s", redact(src), resp.Status)
+		reason := strings.TrimSpace(strings.TrimPrefix(resp.Status, strconv.Itoa(resp.StatusCode)))
+		return "", commentf("Error: HTTP %d: %s reading %s", resp.StatusCode, reason, u.Path)
 	}
 	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
 		return "", err
@@ -583,13 +593,17 @@ func (s *states) cache(ctx context.Context, src string, sum sourceSum, skipVerif
 	if err := tmp.Close(); err != nil {
 		return "", err
 	}
+	if err := os.Rename(tmp.Name(), dest); err != nil {
+		return "", err
+	}
 	if sum.hsum != "" {
-		if got, err := fileHash(tmp.Name(), sum.form); err != nil || got != sum.hsum {
-			return "", commentf("File %s has a %s hash of %s, which does not match the expected %s", redact(src),
-				sum.form, got, sum.hsum)
+		// Salt keeps the download in its cache and says so.
+		if got, err := fileHash(dest, sum.form); err != nil || got != sum.hsum {
+			return "", commentf("File is cached to %s, but the hash (%s) does not match the specified hash (%s)",
+				dest, got, sum.hsum)
 		}
 	}
-	return dest, os.Rename(tmp.Name(), dest)
+	return dest, nil
 }
 
 // comment is a failure worded as Salt words it: it becomes the state's

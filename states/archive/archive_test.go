@@ -6,6 +6,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/modules/modulestest"
 	"github.com/brinehq/brine/state"
 )
 
@@ -240,6 +243,81 @@ func TestExtractedRefusesTraversal(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(dir, "evil")); err == nil {
 			t.Errorf("%s: evil written outside the target", c.name)
+		}
+	}
+}
+
+// TestExtractedRemote holds what Salt 3006.6 returned for http sources
+// (salt-call --local against a local HTTP server) and extracts a
+// salt:// source from the file server.
+func TestExtractedRemote(t *testing.T) {
+	dir := fixture(t)
+	raw, err := os.ReadFile(filepath.Join(dir, "app.tar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(raw)
+	hash := hex.EncodeToString(sum[:])
+	srv := httptest.NewServer(http.FileServer(http.Dir(dir)))
+	defer srv.Close()
+	cache := t.TempDir()
+	files := &modulestest.Files{Dir: t.TempDir(), Tree: map[string]map[string]string{"base": {"pkgs/app.tar.gz": string(raw)}}}
+	reg := function.New()
+	if err := reg.RegisterAll(Module(&modules.Env{CacheDir: cache, Files: files})); err != nil {
+		t.Fatal(err)
+	}
+	appFiles := []any{"app-1.0", "app-1.0/LINK", "app-1.0/README", "app-1.0/bin", "app-1.0/bin/run"}
+	src := srv.URL + "/app.tar.gz"
+	host := strings.ReplaceAll(strings.TrimPrefix(srv.URL, "http://"), ":", "")
+	zeros := strings.Repeat("0", 64)
+	out := func(n string) string { return filepath.Join(dir, n) }
+	extractedTo := func(source, n string) string {
+		return source + " extracted to " + out(n) + "/, due to absence of one or more files/dirs. Output was trimmed to False number of lines"
+	}
+	for _, c := range []struct {
+		name    string
+		test    bool
+		kwargs  map[string]any
+		result  any
+		comment string
+		changes map[string]any
+	}{
+		{"http, test mode", true, map[string]any{"name": out("outh1"), "source": src}, nil,
+			"Archive " + src + " would be cached (if necessary) and checked to discover if extraction is needed", nil},
+		{"http without source_hash", false, map[string]any{"name": out("outh1"), "source": src}, false,
+			"Unable to verify upstream hash of source file " + src + ", please set source_hash or set skip_verify or use_etag to True", nil},
+		{"http with source_hash", false, map[string]any{"name": out("outh2"), "source": src, "source_hash": "sha256=" + hash}, true,
+			extractedTo(src, "outh2"), map[string]any{"directories_created": []any{out("outh2") + "/"}, "extracted_files": appFiles}},
+		{"http, skip_verify", false, map[string]any{"name": out("outh3"), "source": src, "skip_verify": true}, true,
+			extractedTo(src, "outh3"), map[string]any{"directories_created": []any{out("outh3") + "/"}, "extracted_files": appFiles}},
+		{"http, wrong hash", false, map[string]any{"name": out("outh4"), "source": src, "source_hash": "sha256=" + zeros}, false,
+			"File is cached to " + filepath.Join(cache, "extrn_files", "base", host, "app.tar.gz") + ", but the hash (" + hash +
+				") does not match the specified hash (" + zeros + ")", nil},
+		{"http, missing", false, map[string]any{"name": out("outh5"), "source": srv.URL + "/nope.tar.gz", "skip_verify": true},
+			false, "Error: HTTP 404: Not Found reading /nope.tar.gz", nil},
+		{"salt://, test mode", true, map[string]any{"name": out("outs"), "source": "salt://pkgs/app.tar.gz"}, nil,
+			"Archive salt://pkgs/app.tar.gz would be cached (if necessary) and checked to discover if extraction is needed", nil},
+		{"salt://", false, map[string]any{"name": out("outs"), "source": "salt://pkgs/app.tar.gz"}, true,
+			extractedTo("salt://pkgs/app.tar.gz", "outs"),
+			map[string]any{"directories_created": []any{out("outs") + "/"}, "extracted_files": appFiles}},
+		{"salt://, second run", false, map[string]any{"name": out("outs"), "source": "salt://pkgs/app.tar.gz"}, true,
+			"All files in archive are already present", nil},
+	} {
+		r := run(t, reg, c.test, c.kwargs)
+		comment := c.comment
+		if val(r.Result) != c.result || r.Comment != comment || !reflect.DeepEqual(r.Changes, c.changes) &&
+			!(len(r.Changes) == 0 && len(c.changes) == 0) {
+			t.Errorf("%s: got %v %q %#v\nwant %v %q %#v", c.name, val(r.Result), r.Comment, r.Changes, c.result, comment, c.changes)
+		}
+	}
+	for _, n := range []string{"outh2", "outh3", "outs"} {
+		if b, err := os.ReadFile(filepath.Join(out(n), "app-1.0", "README")); err != nil || string(b) != "hi\n" {
+			t.Errorf("%s/app-1.0/README: %q %v", n, b, err)
+		}
+	}
+	for _, n := range []string{"outh1", "outh4", "outh5"} {
+		if _, err := os.Stat(out(n)); err == nil {
+			t.Errorf("%s was made", n)
 		}
 	}
 }
