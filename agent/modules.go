@@ -2,6 +2,7 @@ package agent
 
 import (
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/modules/aliases"
 	beaconsmod "github.com/brinehq/brine/modules/beacons"
 	"github.com/brinehq/brine/modules/cmd"
 	"github.com/brinehq/brine/modules/config"
@@ -30,6 +31,7 @@ import (
 
 // Modules are the agent's execution modules, one line each.
 var Modules = []modules.Module{
+	aliases.Module,
 	beaconsmod.Module,
 	cmd.Module,
 	config.Module,
@@ -76,4 +78,5 @@ var ModuleOptions = []string{
 	"nodegroups",         // state: nodegroups top files may match with
 	"beacons",            // beacons: the agent's beacons (agent/beacons.go)
 	"hosts.file",         // host.*: the hosts file the host states edit (/etc/hosts)
+	"aliases.file",       // aliases.*, alias.*: the mail aliases file (/etc/aliases)
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/states/alias"
 	"github.com/brinehq/brine/states/alternatives"
 	"github.com/brinehq/brine/states/archive"
 	"github.com/brinehq/brine/states/cmd"
@@ -25,6 +26,7 @@ import (
 
 // States are the agent's state modules, one line each.
 var States = []modules.Module{
+	alias.Module,
 	archive.Module,
 	alternatives.Module,
 	cmd.Module,
