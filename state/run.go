@@ -89,7 +89,8 @@ func (x *run) call(ctx context.Context, c *Chunk) map[string]any {
 func (x *run) invoke(ctx context.Context, c *Chunk, fun string, watched map[string]map[string]any, retries int) map[string]any {
 	start := time.Now()
 	prereq := x.prereq[c]
-	if x.Starting != nil && !prereq {
+	if x.Starting != nil && !prereq && fun == c.Fun && retries == 1 {
+		// Once a state: not again for its mod_watch or a retry.
 		x.Starting(c.Tag)
 	}
 	res := x.callOnce(ctx, c, fun, watched, x.Test || prereq)
