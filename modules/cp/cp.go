@@ -190,6 +190,7 @@ func Module(env *modules.Env) []function.Func {
 			},
 		},
 		pushFunc(env),
+		pushDirFunc(env),
 	}
 }
 

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/brinehq/brine/agent/proto"
+	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
 )
@@ -34,49 +36,123 @@ func pushFunc(env *modules.Env) function.Func {
 			{Name: "remove_source", Kind: function.Bool, Default: false},
 		},
 		Run: func(ctx context.Context, in *function.Input) (any, error) {
-			if env.Master == nil {
-				return nil, errors.New("cp.push sends the file to the master, and this call runs without one")
+			if err := pushOne(ctx, env, in.String("path"), in.Bool("keep_symlinks"), in.String("upload_path"), in.Bool("remove_source")); err != nil {
+				return nil, err
 			}
-			p := in.String("path")
+			return true, nil
+		},
+	}
+}
+
+// pushDirFunc declares cp.push_dir, Salt's: every file under path (whose
+// name matches glob) pushed as cp.push pushes it, under upload_path when
+// given.
+func pushDirFunc(env *modules.Env) function.Func {
+	return function.Func{
+		Name: "cp.push_dir",
+		Doc: "Send every file under the directory path (absolute; those whose name matches glob) to the master, as cp.push, " +
+			"under upload_path when given. True.",
+		Params: []function.Param{
+			{Name: "path", Kind: function.String, Required: true},
+			{Name: "glob", Kind: function.String},
+			{Name: "upload_path", Kind: function.String},
+		},
+		Run: func(ctx context.Context, in *function.Input) (any, error) {
+			p, up := in.String("path"), in.String("upload_path")
 			if strings.Contains(p, "../") || !filepath.IsAbs(p) {
 				return nil, fmt.Errorf("path %q: want an absolute path without ../", p)
 			}
-			if !in.Bool("keep_symlinks") {
-				real, err := filepath.EvalSymlinks(p)
-				if err != nil {
-					return nil, fmt.Errorf("path %q: %w", p, err)
-				}
-				p = real
-			}
-			st, err := os.Stat(p)
+			real, err := filepath.EvalSymlinks(p)
 			if err != nil {
 				return nil, fmt.Errorf("path %q: %w", p, err)
 			}
-			if !st.Mode().IsRegular() {
-				return nil, fmt.Errorf("path %q: not a regular file", p)
+			if st, err := os.Stat(real); err == nil && st.Mode().IsRegular() {
+				return true, pushOne(ctx, env, real, false, up, false)
 			}
-			load := p
-			if up := in.String("upload_path"); up != "" {
-				if strings.Contains(up, "../") {
-					return nil, fmt.Errorf("upload_path %q: ../ is not allowed", up)
+			var files []string
+			glob := in.String("glob")
+			match := bus.CompileGlob(glob) // Python's fnmatch, as Salt's
+			err = filepath.WalkDir(real, func(f string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
 				}
-				load = up
+				if d.IsDir() {
+					return nil
+				}
+				// A link to a directory is not a file (Python's os.walk
+				// lists it with the directories, and does not enter it).
+				if st, err := os.Stat(f); err == nil && st.IsDir() {
+					return nil
+				}
+				if glob != "" && !match.Match(filepath.Base(f)) {
+					return nil
+				}
+				files = append(files, f)
+				return nil
+			})
+			if err != nil {
+				return nil, fmt.Errorf("path %q: %w", p, err)
 			}
-			parts := SplitPushPath(load)
-			if len(parts) == 0 {
-				return nil, fmt.Errorf("path %q: nothing to name the file by on the master", load)
+			if len(files) == 0 {
+				return nil, fmt.Errorf("path %q: no file to push (glob %q)", p, glob)
 			}
-			if err := push(ctx, env.Master, p, parts); err != nil {
-				return nil, err
-			}
-			if in.Bool("remove_source") {
-				if err := os.RemoveAll(p); err != nil {
-					return nil, fmt.Errorf("cp.push sent %s and failed to remove it: %w", p, err)
+			for _, f := range files {
+				target := ""
+				if up != "" {
+					rel := strings.Trim(strings.TrimPrefix(f, real), string(os.PathSeparator))
+					target = string(os.PathSeparator) + filepath.Join(strings.Trim(up, string(os.PathSeparator)), rel)
+				}
+				if err := pushOne(ctx, env, f, false, target, false); err != nil {
+					return nil, err
 				}
 			}
 			return true, nil
 		},
 	}
+}
+
+// pushOne is cp.push of one file.
+func pushOne(ctx context.Context, env *modules.Env, p string, keepSymlinks bool, uploadPath string, removeSource bool) error {
+	if env.Master == nil {
+		return errors.New("cp.push sends the file to the master, and this call runs without one")
+	}
+	if strings.Contains(p, "../") || !filepath.IsAbs(p) {
+		return fmt.Errorf("path %q: want an absolute path without ../", p)
+	}
+	if !keepSymlinks {
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return fmt.Errorf("path %q: %w", p, err)
+		}
+		p = real
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("path %q: %w", p, err)
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("path %q: not a regular file", p)
+	}
+	load := p
+	if uploadPath != "" {
+		if strings.Contains(uploadPath, "../") {
+			return fmt.Errorf("upload_path %q: ../ is not allowed", uploadPath)
+		}
+		load = uploadPath
+	}
+	parts := SplitPushPath(load)
+	if len(parts) == 0 {
+		return fmt.Errorf("path %q: nothing to name the file by on the master", load)
+	}
+	if err := push(ctx, env.Master, p, parts); err != nil {
+		return err
+	}
+	if removeSource {
+		if err := os.RemoveAll(p); err != nil {
+			return fmt.Errorf("cp.push sent %s and failed to remove it: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // SplitPushPath is the path the master keeps a pushed file at, as Salt's

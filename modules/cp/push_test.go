@@ -134,3 +134,52 @@ func TestPushRefusals(t *testing.T) {
 		t.Error("cp.push without a master: no error")
 	}
 }
+
+// cp.push_dir pushes each file under a directory, as Salt's: names
+// matching glob only, under upload_path when given.
+func TestPushDir(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a.conf", "b.txt", "sub/c.conf"} {
+		full := filepath.Join(dir, "etc", f)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A link to a directory is not entered.
+	if err := os.Symlink(filepath.Join(dir, "etc", "sub"), filepath.Join(dir, "etc", "loop")); err != nil {
+		t.Fatal(err)
+	}
+	m := &recordingMaster{}
+	reg, err := modules.Registry(&modules.Env{ID: "web01", Master: m}, Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := func() map[string]string {
+		out := map[string]string{}
+		for _, c := range m.chunks {
+			out[strings.Join(c.Path, "/")] = string(c.Data)
+		}
+		m.chunks = nil
+		return out
+	}
+	base := strings.Join(SplitPushPath(filepath.Join(dir, "etc")), "/")
+	got, err := reg.Call(context.Background(), "cp.push_dir", []any{filepath.Join(dir, "etc")}, map[string]any{"glob": "*.conf"}, nil)
+	want := map[string]string{base + "/a.conf": "a.conf", base + "/sub/c.conf": "sub/c.conf"}
+	if s := sent(); err != nil || got != true || !reflect.DeepEqual(s, want) {
+		t.Errorf("push_dir glob=*.conf = %v, %v; sent %v, want %v", got, err, s, want)
+	}
+	got, err = reg.Call(context.Background(), "cp.push_dir", []any{filepath.Join(dir, "etc")}, map[string]any{"upload_path": "/backup/etc/"}, nil)
+	want = map[string]string{"backup/etc/a.conf": "a.conf", "backup/etc/b.txt": "b.txt", "backup/etc/sub/c.conf": "sub/c.conf"}
+	if s := sent(); err != nil || got != true || !reflect.DeepEqual(s, want) {
+		t.Errorf("push_dir upload_path=/backup/etc/ = %v, %v; sent %v, want %v", got, err, s, want)
+	}
+	if _, err := reg.Call(context.Background(), "cp.push_dir", []any{filepath.Join(dir, "etc")}, map[string]any{"glob": "*.none"}, nil); err == nil || !strings.Contains(err.Error(), "no file to push") {
+		t.Errorf("push_dir matching nothing: %v", err)
+	}
+	if _, err := reg.Call(context.Background(), "cp.push_dir", []any{"etc"}, nil, nil); err == nil {
+		t.Error("push_dir of a relative path: no error")
+	}
+}
