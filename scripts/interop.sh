@@ -46,9 +46,13 @@ for dir in testdata/salt/*/; do
 	fi
 	envs+=("SALTDIFF_ORACLE_$(echo "$suite" | tr '[:lower:]' '[:upper:]')=$fresh")
 done
+# The formulas in test mode: live only (the answers depend on this
+# machine), Salt's salt-call --local beside brine's `brine call --local`.
+echo "== the formulas in test mode: Salt and brine, masterless, on this machine"
+go build -o "$tmp/brine" ./cmd/brine
 rc=0
-env "${envs[@]}" go test -count=1 -v -run 'AsSalt' ./internal/saltdiff/ >"$tmp/test.log" 2>&1 || rc=$?
-grep -E 'render as Salt|^(--- |ok|FAIL)' "$tmp/test.log" || true
+env "${envs[@]}" SALT_SRC="$src" BRINE_BIN="$tmp/brine" go test -tags interop -count=1 -v -run 'AsSalt|TestFormulasTestModeLive' ./internal/saltdiff/ >"$tmp/test.log" 2>&1 || rc=$?
+grep -E 'render as Salt|as Salt does|^(--- |ok|FAIL)' "$tmp/test.log" || true
 if [ $rc -ne 0 ]; then
 	grep -vE '^(=== |    --- PASS)' "$tmp/test.log" | head -n 200 >&2
 	status=1
