@@ -297,6 +297,13 @@ func (s *states) extracted(ctx context.Context, in *function.Input) state.Result
 		case !clean:
 			for _, p := range incorrect {
 				full := path.Join(name, p)
+				if test {
+					// Salt removes them even in test mode; brine only
+					// reports it.
+					appendList(changes, "removed", full)
+					needed = true
+					continue
+				}
 				if err := os.RemoveAll(strings.TrimRight(full, "/")); err != nil {
 					return fail("One or more paths existed by were the incorrect type (i.e. file instead of directory "+
 						"or vice-versa), but could not be removed. The following errors were observed:\n\n- %v", err)
@@ -324,7 +331,11 @@ func (s *states) extracted(ctx context.Context, in *function.Input) state.Result
 			if clean {
 				comment += ", after cleaning destination path(s)"
 			}
-			return state.Pending(name, comment+explain, nil)
+			r := state.Pending(name, comment+explain, nil)
+			if len(changes) > 0 {
+				r.Changes = changes
+			}
+			return r
 		}
 		if cleanParent {
 			if err := os.RemoveAll(strings.TrimRight(name, "/")); err != nil {

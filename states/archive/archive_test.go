@@ -321,3 +321,101 @@ func TestExtractedRemote(t *testing.T) {
 		}
 	}
 }
+
+// TestExtractedOverExisting holds what Salt 3006.6 returned extracting
+// over directories that hold some of the archive already, or paths of
+// the wrong type (salt-call --local, test mode then for real), and tar
+// options (--strip-components, run by tar's own command).
+func TestExtractedOverExisting(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("the archive tests extract as root (owners kept): run them as root")
+	}
+	dir := fixture(t)
+	reg := registry(t)
+	a := func(p string) string { return filepath.Join(dir, p) }
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range []string{"o3", "o4", "o5"} {
+		must(os.MkdirAll(a(o+"/app-1.0/bin"), 0o755))
+		must(os.WriteFile(a(o+"/app-1.0/bin/run"), []byte("x\n"), 0o644))
+		must(os.Symlink("README", a(o+"/app-1.0/LINK")))
+	}
+	must(os.MkdirAll(a("o2/app-1.0"), 0o755))
+	must(os.WriteFile(a("o2/app-1.0/stale"), []byte("stale\n"), 0o644))
+	must(os.WriteFile(a("o3/app-1.0/README"), []byte("old\n"), 0o644))
+	must(os.Mkdir(a("o4/app-1.0/README"), 0o755))
+	must(os.Mkdir(a("o5/app-1.0/README"), 0o755))
+	tarGz, tarball := a("app.tar.gz"), a("app.tar")
+	appFiles := []any{"app-1.0", "app-1.0/LINK", "app-1.0/README", "app-1.0/bin", "app-1.0/bin/run"}
+	missing := ", due to absence of one or more files/dirs"
+	trimmed := ". Output was trimmed to False number of lines"
+	wrongType := "The below paths (relative to " + a("o4") + "/) exist, but are the incorrect type (file instead of directory, " +
+		"symlink instead of file, etc.). To proceed with extraction, set 'force' to True. Note that this will remove these " +
+		"paths before extracting.\n\n- app-1.0/README"
+	sls := []map[string]any{
+		{"name": a("o1"), "source": tarGz, "options": "--strip-components=1", "enforce_toplevel": false},
+		{"name": a("o2"), "source": tarGz, "clean": true},
+		{"name": a("o3"), "source": tarball, "overwrite": true},
+		{"name": a("o4"), "source": tarball},
+		{"name": a("o5"), "source": tarball, "force": true},
+		{"name": a("o6"), "source": tarball, "trim_output": int64(2)},
+	}
+	type want struct {
+		result  any
+		comment string
+		changes map[string]any
+	}
+	for _, pass := range []struct {
+		test  bool
+		wants []want
+	}{
+		{true, []want{
+			{nil, "Archive " + tarGz + " would be extracted to " + a("o1") + "/" + missing, nil},
+			{nil, "Archive " + tarGz + " would be extracted to " + a("o2") + "/, after cleaning destination path(s)" + missing, nil},
+			{nil, "Archive " + tarball + " would be extracted to " + a("o3") + "/", nil},
+			{false, wrongType, nil},
+			{nil, "Archive " + tarball + " would be extracted to " + a("o5") + "/", map[string]any{"removed": []any{a("o5/app-1.0/README")}}},
+			{nil, "Archive " + tarball + " would be extracted to " + a("o6") + "/" + missing, nil},
+		}},
+		{false, []want{
+			{true, tarGz + " extracted to " + a("o1") + "/" + missing + trimmed, map[string]any{
+				"directories_created": []any{a("o1") + "/"},
+				"extracted_files":     []any{"app-1.0/LINK", "app-1.0/README", "app-1.0/bin/", "app-1.0/bin/run"}}},
+			{true, tarGz + " extracted to " + a("o2") + "/" + missing + trimmed, map[string]any{
+				"removed": []any{a("o2/app-1.0") + "/"}, "extracted_files": appFiles}},
+			{true, tarball + " extracted to " + a("o3") + "/" + trimmed, map[string]any{"extracted_files": appFiles}},
+			{false, wrongType, nil},
+			{true, tarball + " extracted to " + a("o5") + "/" + trimmed, map[string]any{
+				"removed": []any{a("o5/app-1.0/README")}, "extracted_files": appFiles}},
+			{true, tarball + " extracted to " + a("o6") + "/" + missing + ". Output was trimmed to 2 number of lines", map[string]any{
+				"directories_created": []any{a("o6") + "/"}, "extracted_files": []any{"app-1.0", "app-1.0/LINK"}}},
+		}},
+	} {
+		for i, kw := range sls {
+			r, w := run(t, reg, pass.test, kw), pass.wants[i]
+			if val(r.Result) != w.result || r.Comment != w.comment || !reflect.DeepEqual(r.Changes, w.changes) &&
+				!(len(r.Changes) == 0 && len(w.changes) == 0) {
+				t.Errorf("test=%v, %s: got %v %q %#v\nwant %v %q %#v", pass.test, kw["name"], val(r.Result), r.Comment, r.Changes,
+					w.result, w.comment, w.changes)
+			}
+		}
+		if pass.test {
+			if fi, err := os.Stat(a("o5/app-1.0/README")); err != nil || !fi.IsDir() {
+				t.Error("test mode removed o5/app-1.0/README (Salt does; brine must not)")
+			}
+		}
+	}
+	for p, want := range map[string]string{"o1/README": "hi\n", "o2/app-1.0/README": "hi\n", "o3/app-1.0/README": "hi\n",
+		"o5/app-1.0/README": "hi\n", "o3/app-1.0/bin/run": "#!/bin/sh\n"} {
+		if b, err := os.ReadFile(a(p)); err != nil || string(b) != want {
+			t.Errorf("%s holds %q (%v), want %q", p, b, err, want)
+		}
+	}
+	if _, err := os.Stat(a("o2/app-1.0/stale")); err == nil {
+		t.Error("clean left o2/app-1.0/stale")
+	}
+}
