@@ -140,9 +140,9 @@ func sortedKeys(m map[string]bool) []string {
 
 // TestFormulasTestModeLive applies every SLS of the formulas suite in test
 // mode with Salt and with brine, masterless, and compares the states each
-// reports: ids, result, changes keys and order. A formula that differs
+// reports: ids, result, changes keys and order. An SLS that differs
 // fails unless testmode-known.yaml gives the reason; a listed one that now
-// matches fails too.
+// matches is reported (the machine may be why).
 func TestFormulasTestModeLive(t *testing.T) {
 	saltSrc, brine := os.Getenv("SALT_SRC"), os.Getenv("BRINE_BIN")
 	if saltSrc == "" || brine == "" {
@@ -248,7 +248,9 @@ func TestFormulasTestModeLive(t *testing.T) {
 		switch {
 		case update:
 		case diff == "" && isKnown:
-			t.Errorf("%s now answers as Salt does in test mode: remove it from testmode-known.yaml (it said: %s)", key, reason)
+			// Said, not failed: what a machine has installed can make a
+			// known difference vanish there (a package both find absent).
+			t.Logf("NOTE: %s now answers as Salt does in test mode on this machine: remove it from testmode-known.yaml if it does everywhere (it said: %s)", key, reason)
 		case diff != "" && !isKnown:
 			t.Errorf("%s, test=True:\n%s", key, diff)
 		}
