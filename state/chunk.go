@@ -423,6 +423,32 @@ func requisiteIns(chunks []*Chunk) []string {
 			if !ok {
 				continue
 			}
+			// verify refuses a require, watch, prereq or onchanges that is
+			// not a list; Salt iterates any other requisite as it is: a
+			// string's characters and a mapping's keys are ids (each
+			// naming, most likely, nothing: the state then fails with
+			// Salt's "The following requisites were not found"), and a
+			// use that is not a list is ignored.
+			switch x := v.(type) {
+			case string:
+				if kind == "use" {
+					continue
+				}
+				var ids []any
+				for _, r := range x {
+					ids = append(ids, string(r))
+				}
+				v = ids
+			case map[string]any:
+				if kind == "use" {
+					continue
+				}
+				var ids []any
+				for _, k := range sortedKeys(x) {
+					ids = append(ids, k)
+				}
+				v = ids
+			}
 			rs, err := reqList(v)
 			if err != nil {
 				errs = append(errs, fmt.Sprintf("The %s statement in state '%s' in SLS '%s' needs to be formed as a list: %v", kind, c.ID, c.SLS, err))
