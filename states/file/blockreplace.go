@@ -65,9 +65,11 @@ func (s *states) blockreplaceState(ctx context.Context, in *function.Input) stat
 		srcs = l
 	}
 	for _, src := range srcs {
+		// Salt's _get_template_texts says no more than this, whether the
+		// file is missing or does not render.
 		text, msg := s.sourceText(ctx, src, in)
 		if msg != "" {
-			return state.Failed(name, "%s", msg)
+			return state.Failed(name, "Failed to load template file %s", py.Str(src))
 		}
 		content += text
 	}

@@ -72,3 +72,27 @@ func TestBlockreplace(t *testing.T) {
 				"and insert_after_match is permitted. See the log for details.", nil, nil},
 	})
 }
+
+// TestBlockreplaceSources holds what Salt 3006.6 made of a block from
+// rendered sources (salt-call --local).
+func TestBlockreplaceSources(t *testing.T) {
+	h := newHarness(t)
+	h.files.Tree["base"]["blk/part1"] = "from {{ who }}\n"
+	h.files.Tree["base"]["blk/part2"] = "second {{ x }}"
+	f, g := h.path("f"), h.path("g")
+	h.write(f, "a\n", 0o644)
+	h.write(g, "b\n", 0o644)
+	h.steps([]step{
+		{"source with defaults", "file.blockreplace", false, map[string]any{"name": f, "source": "salt://blk/part1",
+			"defaults": map[string]any{"who": "me"}, "append_if_not_found": true}, true, "Changes were made",
+			map[string]any{"diff": "--- \n+++ \n@@ -1 +1,4 @@\n a\n+#-- start managed zone --\n+from me\n+#-- end managed zone --\n"},
+			fileIs(f, "a\n#-- start managed zone --\nfrom me\n#-- end managed zone --\n", "")},
+		{"sources after content", "file.blockreplace", false, map[string]any{"name": g,
+			"sources": []any{"salt://blk/part1", "salt://blk/part2"}, "context": map[string]any{"who": "ctx", "x": int64(2)},
+			"content": "first\n", "prepend_if_not_found": true}, true, "Changes were made",
+			map[string]any{"diff": "--- \n+++ \n@@ -1 +1,6 @@\n+#-- start managed zone --\n+first\n+from ctx\n+second 2\n+#-- end managed zone --\n b\n"},
+			fileIs(g, "#-- start managed zone --\nfirst\nfrom ctx\nsecond 2\n#-- end managed zone --\nb\n", "")},
+		{"missing source", "file.blockreplace", false, map[string]any{"name": g, "source": "salt://blk/nope"}, false,
+			"Failed to load template file salt://blk/nope", nil, nil},
+	})
+}
