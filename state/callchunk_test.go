@@ -130,6 +130,34 @@ B:
 			"pkg_|-A_|-A_|-ok": "false|Recursive requisite found|0",
 			"pkg_|-B_|-B_|-ok": "false|Recursive requisite found|1",
 		}},
+		{name: "a require that is a mapping is refused, as Salt refuses it", sls: `
+a:
+  pkg.ok
+b:
+  pkg.ok:
+    - require:
+        pkg: a
+`, errs: "[The require statement in state 'b' in SLS 'main' needs to be formed as a list]"},
+		{name: "two states requiring each other are refused", sls: `
+a:
+  pkg.ok:
+    - require:
+      - pkg: b
+b:
+  pkg.ok:
+    - require:
+      - pkg: a
+`, errs: `[A recursive requisite was found, SLS "main" ID "b" ID "a"]`},
+		{name: "an onfail that is a string names its characters, as Salt iterates it", sls: `
+foo:
+  pkg.fail
+b:
+  pkg.ok:
+    - onfail: foo
+`, want: map[string]string{
+			"pkg_|-b_|-b_|-ok": "false|The following requisites were not found:\n" +
+				"                   onfail:\n                       id: f\n                       id: o\n                       id: o\n|1",
+		}},
 		{name: "names run in their order, before the states after them", sls: `
 a:
   pkg.changes:
@@ -148,8 +176,8 @@ b:
 			if d := time.Since(start); d > 2*time.Second {
 				t.Errorf("the run took %s", d)
 			}
-			if errs != nil {
-				t.Fatalf("compile: %v", errs)
+			if fmt.Sprint(errs) != tc.errs && (errs != nil || tc.errs != "") {
+				t.Fatalf("compile errors %v, want %s", errs, tc.errs)
 			}
 			if len(tc.want) == 0 && len(ret) != 0 {
 				t.Errorf("states %v, want none", keys(ret))
