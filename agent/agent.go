@@ -79,6 +79,9 @@ type Agent struct {
 	pillar  atomic.Pointer[keptPillar]
 	beacons *beacons.Runner
 	reload  chan *Loaded
+	// regrained tells the session that saltutil.refresh_grains changed
+	// the grains: the mine report carrying them goes out at once.
+	regrained chan struct{}
 
 	// runCtx is Run's context, which jobs run under; cli the connection
 	// that carries the agent's own messages and requests (the first
@@ -119,7 +122,7 @@ func New(cfg *Loaded, opts Options) (*Agent, error) {
 	}
 	a := &Agent{
 		opts: opts, log: opts.Log.With("id", id), keys: kp, cfg: cfg, id: id,
-		outbox: out, reload: make(chan *Loaded, 1),
+		outbox: out, reload: make(chan *Loaded, 1), regrained: make(chan struct{}, 1),
 	}
 	a.grains = opts.Grains.Collect(id, a.staticGrains(cfg))
 	a.logWarnings(cfg)
@@ -212,7 +215,8 @@ func (a *Agent) env() *modules.Env {
 	}
 	return &modules.Env{ID: a.id, Grains: a.Grains, FireMaster: a.FireMaster, Version: a.opts.Version, Log: a.log,
 		Opts: a.Opts, CacheDir: cfg.CacheDir, Files: files,
-		Master: masterCaller{a}, Jobs: a.jobs, Mine: a, SetGrains: a.SetGrains, Pillar: a.Pillar, PillarOrder: a.PillarOrder}
+		Master: masterCaller{a}, Jobs: a.jobs, Mine: a, SetGrains: a.SetGrains, Pillar: a.Pillar, PillarOrder: a.PillarOrder,
+		RefreshGrains: a.refreshGrains}
 }
 
 // Opts is the agent's configuration as Salt's __opts__: every key set in
@@ -427,6 +431,19 @@ func (a *Agent) logWarnings(cfg *Loaded) {
 }
 
 // grainsChanged recollects grains and reports whether they changed.
+// refreshGrains is saltutil.refresh_grains: the grains gathered again
+// now, and the session told when they changed.
+func (a *Agent) refreshGrains(context.Context) bool {
+	if !a.grainsChanged() {
+		return false
+	}
+	select {
+	case a.regrained <- struct{}{}:
+	default:
+	}
+	return true
+}
+
 func (a *Agent) grainsChanged() bool {
 	g := a.opts.Grains.Collect(a.id, a.staticGrains(a.config()))
 	a.mu.Lock()

@@ -118,6 +118,8 @@ func (a *Agent) session(ctx context.Context) error {
 			if a.grainsChanged() {
 				a.updateMine(ctx, primary, pcli)
 			}
+		case <-a.regrained:
+			a.updateMine(ctx, primary, pcli)
 		}
 	}
 }

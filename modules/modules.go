@@ -56,6 +56,10 @@ type Env struct {
 	// SetGrains keeps grains across restarts (Salt's grains file) and
 	// makes them the agent's at once (grains.setval, grains.append).
 	SetGrains func(ctx context.Context, set map[string]any) (map[string]any, error)
+	// RefreshGrains gathers the core grains again now (saltutil.
+	// refresh_grains) and says whether they changed; the master hears of
+	// a change with the agent's next mine report, sent at once.
+	RefreshGrains func(ctx context.Context) bool
 	// Functions is the agent's registry, every module included (sys.*,
 	// state functions calling others). Set once all are registered.
 	Functions *function.Registry

@@ -52,6 +52,23 @@ func Module(env *modules.Env) []function.Func {
 				}
 				return true, nil
 			}},
+		{Name: "saltutil.refresh_grains", Doc: "Gather the core grains again now (the master gets them with the mine report sent at once); " +
+			"refresh_pillar (default True) asks for the pillar again too, as Salt's. True.",
+			Params: []function.Param{{Name: "refresh_pillar", Kind: function.Bool, Default: true},
+				{Name: "clean_pillar_cache", Kind: function.Bool, Default: false}}, VarKwargs: true,
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				if env.RefreshGrains != nil {
+					env.RefreshGrains(ctx)
+				}
+				// Salt answers True whatever the pillar refresh it asks
+				// for does; so does brine, saying why it failed
+				if in.Bool("refresh_pillar") && env.Pillar != nil {
+					if _, err := env.Pillar(ctx, true); err != nil && env.Log != nil {
+						env.Log.Warn("saltutil.refresh_grains: the pillar was not refreshed", "err", err)
+					}
+				}
+				return true, nil
+			}},
 		{Name: "saltutil.running", Doc: "The other jobs running on this agent: their jid, fun, arg, pid, tgt, tgt_type and user.", ReadOnly: true,
 			// Salt leaves out the job asking (its own process).
 			VarKwargs: true,

@@ -2,6 +2,7 @@ package saltutil
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"testing"
 
@@ -58,6 +59,42 @@ func TestSaltutil(t *testing.T) {
 		}
 		if _, err := call(name, args, nil); err == nil {
 			t.Errorf("%s %v: no error", name, args)
+		}
+	}
+}
+
+// TestRefreshGrains: saltutil.refresh_grains gathers the grains again and
+// asks for the pillar unless refresh_pillar=False; True either way, as
+// Salt's, even when the pillar cannot be had.
+func TestRefreshGrains(t *testing.T) {
+	var regrained, refreshed int
+	pillarErr := error(nil)
+	env := &modules.Env{ID: "web1",
+		RefreshGrains: func(context.Context) bool { regrained++; return true },
+		Pillar: func(_ context.Context, refresh bool) (map[string]any, error) {
+			if refresh {
+				refreshed++
+			}
+			return map[string]any{}, pillarErr
+		}}
+	reg, err := modules.Registry(env, Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		kw            map[string]any
+		pillarErr     error
+		wantRefreshed int
+	}{
+		{nil, nil, 1},
+		{map[string]any{"refresh_pillar": false}, nil, 0},
+		{nil, errors.New("not connected to the master"), 1},
+	} {
+		regrained, refreshed, pillarErr = 0, 0, tc.pillarErr
+		got, err := reg.Call(context.Background(), "saltutil.refresh_grains", nil, tc.kw, nil)
+		if err != nil || got != true || regrained != 1 || refreshed != tc.wantRefreshed {
+			t.Errorf("refresh_grains %v (pillar error %v) = %v, %v; grains gathered %d times, pillar asked %d times, want 1 and %d",
+				tc.kw, tc.pillarErr, got, err, regrained, refreshed, tc.wantRefreshed)
 		}
 	}
 }
