@@ -21,6 +21,7 @@ import (
 	"github.com/brinehq/brine/modules/saltutil"
 	"github.com/brinehq/brine/modules/service"
 	"github.com/brinehq/brine/modules/slsutil"
+	"github.com/brinehq/brine/modules/ssh"
 	statemod "github.com/brinehq/brine/modules/state"
 	"github.com/brinehq/brine/modules/status"
 	"github.com/brinehq/brine/modules/sys"
@@ -50,6 +51,7 @@ var Modules = []modules.Module{
 	saltutil.Module,
 	service.Module,
 	slsutil.Module,
+	ssh.Module,
 	statemod.Module,
 	status.Module,
 	sys.Module,

@@ -18,6 +18,7 @@ import (
 	"github.com/brinehq/brine/states/pkg"
 	"github.com/brinehq/brine/states/pkgrepo"
 	"github.com/brinehq/brine/states/service"
+	"github.com/brinehq/brine/states/sshauth"
 	"github.com/brinehq/brine/states/sysctl"
 	"github.com/brinehq/brine/states/test"
 	"github.com/brinehq/brine/states/timezone"
@@ -42,6 +43,7 @@ var States = []modules.Module{
 	pkg.Module,
 	pkgrepo.Module,
 	service.Module,
+	sshauth.Module,
 	sysctl.Module,
 	test.Module,
 	timezone.Module,
