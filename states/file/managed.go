@@ -47,6 +47,9 @@ type managedOpts struct {
 	delimiter                    string
 	allowEmpty, follow, skip     bool
 	extra                        map[string]any
+	// verbatim writes contents as given (file.serialize, which Salt
+	// hands to file.manage_file directly), not line by line.
+	verbatim bool
 }
 
 func (s *states) managedState(ctx context.Context, in *function.Input) state.Result {
@@ -131,20 +134,9 @@ func (s *states) managed(ctx context.Context, o managedOpts) state.Result {
 			}
 			return state.Failed(name, "%s value would result in empty contents. Set allow_empty to True to allow the managed file to be empty.", id)
 		}
-		parts := strList(use)
-		if len(parts) == 0 {
-			return state.Failed(name, "Contents specified by contents/contents_pillar/contents_grains is not a string or list of strings, and is not binary data. SLS is likely malformed.")
-		}
-		var b strings.Builder
-		for _, part := range parts {
-			for _, line := range splitLines(part, false) {
-				b.WriteString(strings.TrimRight(strings.TrimRight(line, "\n"), "\r"))
-				b.WriteString("\n")
-			}
-		}
-		text := b.String()
-		if !o.contentsNewline {
-			text = strings.TrimRight(strings.TrimRight(text, "\n"), "\r")
+		text, msg := contentsText(use, o)
+		if msg != "" {
+			return state.Failed(name, "%s", msg)
 		}
 		if o.template != "" {
 			out, err := state.From(ctx).Template(ctx, o.template, name, []byte(text), s.templateContext(o, name, mode))
@@ -817,4 +809,29 @@ func lookupContents(data map[string]any, key any, delimiter, what string) (any, 
 // statsOf is file.stats of path.
 func statsOf(path string, follow bool) (map[string]any, error) {
 	return filemod.Stats(path, "", follow)
+}
+
+// contentsText is the file's text from contents (a string or a list of
+// lines): line by line, each ended with a newline, as Salt's file.managed
+// joins them; as given when verbatim.
+func contentsText(use any, o managedOpts) (string, string) {
+	if o.verbatim {
+		return py.Str(use), ""
+	}
+	parts := strList(use)
+	if len(parts) == 0 {
+		return "", "Contents specified by contents/contents_pillar/contents_grains is not a string or list of strings, and is not binary data. SLS is likely malformed."
+	}
+	var b strings.Builder
+	for _, part := range parts {
+		for _, line := range splitLines(part, false) {
+			b.WriteString(strings.TrimRight(strings.TrimRight(line, "\n"), "\r"))
+			b.WriteString("\n")
+		}
+	}
+	text := b.String()
+	if !o.contentsNewline {
+		text = strings.TrimRight(strings.TrimRight(text, "\n"), "\r")
+	}
+	return text, ""
 }

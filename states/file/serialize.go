@@ -113,7 +113,8 @@ func (s *states) serializeState(ctx context.Context, in *function.Input) state.R
 	text += "\n"
 	r := s.managed(ctx, managedOpts{name: name, contents: text, user: in.Value("user"), group: in.Value("group"),
 		mode: in.Value("mode"), backup: in.Value("backup"), makedirs: in.Bool("makedirs"), replace: true, create: true,
-		showChanges: in.Bool("show_changes"), contentsNewline: true, delimiter: ":", allowEmpty: true, follow: true})
+		showChanges: in.Bool("show_changes"), contentsNewline: true, delimiter: ":", allowEmpty: true, follow: true,
+		verbatim: true})
 	if test && (r.Result == nil || *r.Result) {
 		// Salt words file.managed's test return its own way.
 		if len(r.Changes) > 0 {
