@@ -129,3 +129,33 @@ func TestHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestHostsFileMissing: Salt's hosts module creates the file (its
+// directory must exist) when a name is added.
+func TestHostsFileMissing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hosts")
+	reg := function.New()
+	if err := reg.RegisterAll(Module(&modules.Env{Opts: func() map[string]any { return map[string]any{"hosts.file": path} }})); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		fun     string
+		kwargs  map[string]any
+		result  any
+		comment string
+	}{
+		{"host.absent", map[string]any{"name": "web", "ip": "10.0.0.7"}, true, "Host web (10.0.0.7) already absent"},
+		{"host.present", map[string]any{"name": "web", "ip": "10.0.0.7"}, true, "Added host web (10.0.0.7)"},
+	} {
+		out, err := reg.Call(state.With(context.Background(), &state.Running{}), c.fun, nil, c.kwargs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := out.(state.Result); val(r.Result) != c.result || r.Comment != c.comment {
+			t.Errorf("%s: got %v %q, want %v %q", c.fun, val(r.Result), r.Comment, c.result, c.comment)
+		}
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != "10.0.0.7\t\tweb\n" {
+		t.Errorf("hosts file holds %q (%v)", b, err)
+	}
+}
