@@ -176,6 +176,15 @@ func expandRepl(re *regexp.Regexp, repl string, src string, m []int) (string, er
 // Subn is Python's re.subn(pattern, repl, text, count): the text with
 // the first count matches (all when 0) replaced, and how many were.
 func Subn(re *regexp.Regexp, repl, text string, count int) (string, int, error) {
+	// Python parses the replacement before it matches: a bad group
+	// reference fails even where nothing matches.
+	none := make([]int, 2*(re.NumSubexp()+1))
+	for i := range none {
+		none[i] = -1
+	}
+	if _, err := expandRepl(re, repl, "", none); err != nil {
+		return "", 0, err
+	}
 	var b strings.Builder
 	last, n := 0, 0
 	for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
