@@ -19,6 +19,7 @@ import (
 	"github.com/brinehq/brine/states/pkgrepo"
 	"github.com/brinehq/brine/states/service"
 	"github.com/brinehq/brine/states/sshauth"
+	"github.com/brinehq/brine/states/sshknownhosts"
 	"github.com/brinehq/brine/states/sysctl"
 	"github.com/brinehq/brine/states/test"
 	"github.com/brinehq/brine/states/timezone"
@@ -44,6 +45,7 @@ var States = []modules.Module{
 	pkgrepo.Module,
 	service.Module,
 	sshauth.Module,
+	sshknownhosts.Module,
 	sysctl.Module,
 	test.Module,
 	timezone.Module,
