@@ -158,6 +158,21 @@ b:
 			"pkg_|-b_|-b_|-ok": "false|The following requisites were not found:\n" +
 				"                   onfail:\n                       id: f\n                       id: o\n                       id: o\n|1",
 		}},
+		{name: "names of a declaration without an order (an extension added it) run sorted, as Salt sorts them", sls: `
+a:
+  pkg.ok: []
+b:
+  pkg.ok: []
+extend:
+  a:
+    cmd:
+      - ok
+      - names: [z2, z1, a3]
+`, want: map[string]string{
+			"cmd_|-a_|-a3_|-ok": "true|in the correct state|2",
+			"cmd_|-a_|-z1_|-ok": "true|in the correct state|3",
+			"cmd_|-a_|-z2_|-ok": "true|in the correct state|4",
+		}},
 		{name: "names run in their order, before the states after them", sls: `
 a:
   pkg.changes:

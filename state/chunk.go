@@ -206,8 +206,8 @@ func pyStr(v any) string {
 // whole-number order; chunks without an order (a declaration an extension
 // added, state.single's) at the cap, `last` a million after it, `first` 0,
 // negative orders counted back from `last`; a name's place in `names` adds
-// a ten-thousandth; then sorted by order, and by state, name and function
-// (as text) where orders are equal. Declarations rendered from SLS files
+// a ten-thousandth to a chunk with an order; then sorted by order, and by
+// state, name and function (as text) where orders are equal. Declarations rendered from SLS files
 // have Salt's automatic order (state_auto_order: 10000 on, in render
 // order).
 func orderChunks(chunks []*Chunk) {
@@ -221,7 +221,10 @@ func orderChunks(chunks []*Chunk) {
 		o, has := c.Args["order"]
 		switch {
 		case !has:
+			// Salt's order_chunks gives it the cap and nothing more: its
+			// place in `names` is not added, the names sort as text.
 			c.Order = limit
+			continue
 		default:
 			if f, ok := number(o); ok {
 				c.Order = f
