@@ -53,7 +53,14 @@ func Module(env *modules.Env) []function.Func {
 			Params: append([]function.Param{{Name: "name", Kind: function.String, Default: ""},
 				{Name: "ssh_keys", Kind: function.List, Required: true}}, common...), VarKwargs: true,
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				return s.manage(ctx, in.List("ssh_keys"), args(in)), nil
+				// A mapping, not a state.Result, so that the state system
+				// keeps Salt's empty name rather than filling in the id.
+				r := s.manage(ctx, in.List("ssh_keys"), args(in))
+				var result any
+				if r.Result != nil {
+					result = *r.Result
+				}
+				return map[string]any{"name": "", "result": result, "changes": r.Changes, "comment": r.Comment}, nil
 			}},
 	}
 }
