@@ -21,6 +21,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/brinehq/brine/internal/py"
 	"github.com/nikolalohinski/gonja/v2/exec"
 )
 
@@ -562,62 +564,9 @@ func regexReplace(in any, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	repl, err := pyReplacement(pyStr(args[1]), re)
+	out, _, err := py.Subn(re, pyStr(args[1]), txt, 0)
 	if err != nil {
 		return nil, err
 	}
-	return re.ReplaceAllString(txt, repl), nil
-}
-
-// pyReplacement turns re.sub's replacement into Go's template: \1 and
-// \g<1>/\g<name> are groups, \n \t \\ escapes, $ literal.
-func pyReplacement(s string, re *regexp.Regexp) (string, error) {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '$' {
-			b.WriteString("$$")
-			continue
-		}
-		if c != '\\' || i+1 == len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch d := s[i]; {
-		case d >= '0' && d <= '9':
-			j := i + 1
-			if j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
-			}
-			n, _ := strconv.Atoi(s[i:j])
-			if n > re.NumSubexp() {
-				return "", fmt.Errorf("invalid group reference %d at position %d", n, i)
-			}
-			b.WriteString("${" + s[i:j] + "}")
-			i = j - 1
-		case d == 'g':
-			end := strings.IndexByte(s[i:], '>')
-			if i+1 >= len(s) || s[i+1] != '<' || end < 0 {
-				return "", fmt.Errorf("missing < at position %d", i)
-			}
-			b.WriteString("${" + s[i+2:i+end] + "}")
-			i += end
-		case d == 'n':
-			b.WriteByte('\n')
-		case d == 't':
-			b.WriteByte('\t')
-		case d == 'r':
-			b.WriteByte('\r')
-		case d == '\\':
-			b.WriteByte('\\')
-		default:
-			if d >= 'a' && d <= 'z' || d >= 'A' && d <= 'Z' {
-				return "", fmt.Errorf(`bad escape \%c at position %d`, d, i-1)
-			}
-			b.WriteByte('\\')
-			b.WriteByte(d)
-		}
-	}
-	return b.String(), nil
+	return out, nil
 }

@@ -1,13 +1,11 @@
 package file
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -102,106 +100,6 @@ func CompilePy(pattern string, bits int) (*regexp.Regexp, error) {
 			strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
 	return re, nil
-}
-
-// expandRepl builds a replacement as Python's re.sub reads repl: \1 and
-// \g<name> are groups, \n, \t and friends the characters, \\ a backslash.
-func expandRepl(re *regexp.Regexp, repl string, src string, m []int) (string, error) {
-	var b strings.Builder
-	group := func(idx int) {
-		if 2*idx+1 < len(m) && m[2*idx] >= 0 {
-			b.WriteString(src[m[2*idx]:m[2*idx+1]])
-		}
-	}
-	for i := 0; i < len(repl); i++ {
-		c := repl[i]
-		if c != '\\' || i+1 >= len(repl) {
-			b.WriteByte(c)
-			continue
-		}
-		i++
-		switch d := repl[i]; {
-		case d >= '0' && d <= '9':
-			j := i + 1
-			if j < len(repl) && repl[j] >= '0' && repl[j] <= '9' {
-				j++
-			}
-			n, _ := strconv.Atoi(repl[i:j])
-			if n > re.NumSubexp() {
-				return "", fmt.Errorf("invalid group reference %d", n)
-			}
-			group(n)
-			i = j - 1
-		case d == 'g' && i+1 < len(repl) && repl[i+1] == '<':
-			end := strings.IndexByte(repl[i:], '>')
-			if end < 0 {
-				return "", errors.New("missing >, unterminated name")
-			}
-			ref := repl[i+2 : i+end]
-			n, err := strconv.Atoi(ref)
-			if err != nil {
-				n = re.SubexpIndex(ref)
-				if n < 0 {
-					return "", fmt.Errorf("unknown group name '%s'", ref)
-				}
-			}
-			group(n)
-			i += end
-		case d == 'n':
-			b.WriteByte('\n')
-		case d == 't':
-			b.WriteByte('\t')
-		case d == 'r':
-			b.WriteByte('\r')
-		case d == 'f':
-			b.WriteByte('\f')
-		case d == 'v':
-			b.WriteByte('\v')
-		case d == 'a':
-			b.WriteByte('\a')
-		case d == 'b':
-			b.WriteByte('\b')
-		case d == '\\':
-			b.WriteByte('\\')
-		case d >= 'a' && d <= 'z' || d >= 'A' && d <= 'Z':
-			return "", fmt.Errorf(`bad escape \%c`, d)
-		default:
-			b.WriteByte('\\')
-			b.WriteByte(d)
-		}
-	}
-	return b.String(), nil
-}
-
-// Subn is Python's re.subn(pattern, repl, text, count): the text with
-// the first count matches (all when 0) replaced, and how many were.
-func Subn(re *regexp.Regexp, repl, text string, count int) (string, int, error) {
-	// Python parses the replacement before it matches: a bad group
-	// reference fails even where nothing matches.
-	none := make([]int, 2*(re.NumSubexp()+1))
-	for i := range none {
-		none[i] = -1
-	}
-	if _, err := expandRepl(re, repl, "", none); err != nil {
-		return "", 0, err
-	}
-	var b strings.Builder
-	last, n := 0, 0
-	for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
-		if count > 0 && n >= count {
-			break
-		}
-		r, err := expandRepl(re, repl, text, m)
-		if err != nil {
-			return "", 0, err
-		}
-		b.WriteString(text[last:m[0]])
-		b.WriteString(r)
-		last = m[1]
-		n++
-	}
-	b.WriteString(text[last:])
-	return b.String(), n, nil
 }
 
 // IsText is Salt's files.is_text: no NUL byte, and mostly printable
@@ -306,7 +204,7 @@ func Replace(path, pattern, repl string, o ReplaceOpts) (any, error) {
 	if o.NotFoundContent != nil && *o.NotFoundContent != "" && (o.PrependIfNotFound || o.AppendIfNotFound) {
 		content = *o.NotFoundContent
 	}
-	result, nrepl, err := Subn(re, r, text, o.Count)
+	result, nrepl, err := py.Subn(re, r, text, o.Count)
 	if err != nil {
 		return nil, editErrorf("%v", err)
 	}

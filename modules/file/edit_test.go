@@ -42,7 +42,7 @@ func TestEditFunctions(t *testing.T) {
 			map[string]any{"append_if_not_found": true, "prepend_if_not_found": true}, nil,
 			"Only one of append and prepend_if_not_found is permitted", "", ""},
 		{"replace, bad group reference where nothing matches", "file.replace", []any{a, "^debug.*", `debug = \1`}, nil, nil,
-			"invalid group reference 1", "", ""},
+			"invalid group reference 1 at position 9", "", ""},
 		{"search", "file.search", []any{a, "^host"}, nil, true, "", "", ""},
 		{"search, case", "file.search", []any{a, "^HOST"}, nil, false, "", "", ""},
 		{"search, flags name replaces MULTILINE", "file.search", []any{a, "^HOST"}, map[string]any{"flags": "IGNORECASE"},

@@ -75,7 +75,7 @@ func TestReplace(t *testing.T) {
 			h.path("nope") + ": file not found", nil, nil},
 		{"missing ignored", "file.replace", false, map[string]any{"name": h.path("nope"), "pattern": "a", "repl": "b",
 			"ignore_if_missing": true}, true, "No changes needed to be made", nil, nil},
-		{"bad repl", "file.replace", false, map[string]any{"name": f, "pattern": "port", "repl": `\q`}, false, `bad escape \q`, nil, nil},
+		{"bad repl", "file.replace", false, map[string]any{"name": f, "pattern": "port", "repl": `\q`}, false, `bad escape \q at position 0`, nil, nil},
 	})
 }
 
