@@ -1,7 +1,9 @@
 // Package py formats decoded arguments as Python does, for the execution
 // modules that must print or convert them as Salt would: str() of a number
 // or boolean given where a string is used, repr() of a command in a
-// message, and the truth value of an argument.
+// message, and the truth value of an argument; and Python's re.sub
+// replacement syntax (resub.go), which file.replace and the regex_replace
+// filter share.
 package py
 
 import (
