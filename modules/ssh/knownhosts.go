@@ -2,6 +2,7 @@ package ssh
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -153,7 +154,8 @@ func CheckKnownHost(ctx context.Context, user, hostname, key, fingerprint, confi
 		return nil, err
 	}
 	if fail != nil {
-		return fail, nil
+		// Salt's reads the error return as entries and raises.
+		return nil, errors.New(Str(fail["error"]))
 	}
 	switch {
 	case len(entries) == 0:
