@@ -96,3 +96,37 @@ func TestBlockreplaceSources(t *testing.T) {
 			"Failed to load template file salt://blk/nope", nil, nil},
 	})
 }
+
+// TestBlockreplaceLines holds what Salt 3006.6 did with CRLF files,
+// markers inside lines, insert_before_match and empty content
+// (salt-call --local).
+func TestBlockreplaceLines(t *testing.T) {
+	h := newHarness(t)
+	crlf, crlf2, before, inline, empty := h.path("crlf"), h.path("crlf2"), h.path("before"), h.path("inline"), h.path("empty")
+	h.write(crlf, "x\r\nmatch here\r\ny\r\n", 0o644)
+	h.write(crlf2, "h\r\n#-- start managed zone --\r\nold\r\n#-- end managed zone -- tail\r\n", 0o644)
+	h.write(before, "x\nmatch here\ny\n", 0o644)
+	h.write(inline, "pre # BEGIN post\nold\n  # END trailing\nafter\n", 0o644)
+	h.write(empty, "e\n", 0o644)
+	h.steps([]step{
+		{"CRLF file, block appended", "file.blockreplace", false, map[string]any{"name": crlf, "content": "a\nb",
+			"append_if_not_found": true}, true, "Changes were made", map[string]any{"diff": "--- \n+++ \n@@ -1,3 +1,7 @@\n x\r\n match here\r\n" +
+			" y\r\n+#-- start managed zone --\r\n+a\r\n+b\r\n+#-- end managed zone --\r\n"},
+			fileIs(crlf, "x\r\nmatch here\r\ny\r\n#-- start managed zone --\r\na\r\nb\r\n#-- end managed zone --\r\n", "")},
+		{"CRLF file, block replaced, end marker line kept", "file.blockreplace", false, map[string]any{"name": crlf2, "content": "new"},
+			true, "Changes were made", map[string]any{"diff": "--- \n+++ \n@@ -1,4 +1,4 @@\n h\r\n #-- start managed zone --\r\n-old\r\n+new\r\n" +
+				" #-- end managed zone -- tail\r\n"},
+			fileIs(crlf2, "h\r\n#-- start managed zone --\r\nnew\r\n#-- end managed zone -- tail\r\n", "")},
+		{"insert before match", "file.blockreplace", false, map[string]any{"name": before, "content": "ins",
+			"insert_before_match": "^match", "backup": false}, true, "Changes were made",
+			map[string]any{"diff": "--- \n+++ \n@@ -1,3 +1,6 @@\n x\n+#-- start managed zone --\n+ins\n+#-- end managed zone --\n match here\n y\n"},
+			fileIs(before, "x\n#-- start managed zone --\nins\n#-- end managed zone --\nmatch here\ny\n", "")},
+		{"markers inside lines", "file.blockreplace", false, map[string]any{"name": inline, "marker_start": "# BEGIN",
+			"marker_end": "# END", "content": "x\n"}, true, "Changes were made",
+			map[string]any{"diff": "--- \n+++ \n@@ -1,4 +1,4 @@\n pre # BEGIN post\n-old\n-  # END trailing\n+x\n+# END trailing\n after\n"},
+			fileIs(inline, "pre # BEGIN post\nx\n# END trailing\nafter\n", "")},
+		{"no content", "file.blockreplace", false, map[string]any{"name": empty, "append_if_not_found": true}, true,
+			"Changes were made", map[string]any{"diff": "--- \n+++ \n@@ -1 +1,4 @@\n e\n+#-- start managed zone --\n+\n+#-- end managed zone --\n"},
+			fileIs(empty, "e\n#-- start managed zone --\n\n#-- end managed zone --\n", "")},
+	})
+}
