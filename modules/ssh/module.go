@@ -102,7 +102,7 @@ func Module(env *modules.Env) []function.Func {
 				}
 				if one && names[0] == "" {
 					// Salt's `if not user`: every user, by name.
-					users, err := user.Users("")
+					users, err := user.Users(passwdRoot)
 					if err != nil {
 						return nil, err
 					}

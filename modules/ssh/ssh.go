@@ -43,10 +43,15 @@ type account struct {
 	uid, gid int
 }
 
+// passwdRoot is the root whose /etc/passwd users are read from: the
+// machine's; tests point it at a directory of their own so that keys of
+// users other than root can be written without adding users.
+var passwdRoot = ""
+
 // lookupUser reads name from /etc/passwd (Salt's user.info); ok is false
 // when there is no such user.
 func lookupUser(name string) (account, bool, error) {
-	users, err := user.Users("")
+	users, err := user.Users(passwdRoot)
 	if err != nil {
 		return account{}, false, fmt.Errorf("user.info %s: %w", name, err)
 	}
