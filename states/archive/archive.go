@@ -89,7 +89,15 @@ func guessFormat(name string) string {
 
 var stripRe = regexp.MustCompile(`--strip(?:-components)?(?:\s+|=)["']?(\d+)["']?`)
 
+// extracted is archive.extracted; its return names the state as the SLS
+// did (extract works with name ending in a slash, as Salt does).
 func (s *states) extracted(ctx context.Context, in *function.Input) state.Result {
+	r := s.extractedState(ctx, in)
+	r.Name = in.String("name")
+	return r
+}
+
+func (s *states) extractedState(ctx context.Context, in *function.Input) state.Result {
 	name := in.String("name")
 	test := state.From(ctx).Test
 	fail := func(format string, args ...any) state.Result { return state.Failed(name, format, args...) }

@@ -66,10 +66,11 @@ func (s *states) blockreplaceState(ctx context.Context, in *function.Input) stat
 	}
 	for _, src := range srcs {
 		// Salt's _get_template_texts says no more than this, whether the
-		// file is missing or does not render.
+		// file is missing or does not render, and names the result after
+		// the source.
 		text, msg := s.sourceText(ctx, src, in)
 		if msg != "" {
-			return state.Failed(name, "Failed to load template file %s", py.Str(src))
+			return state.Failed(py.Str(src), "Failed to load template file %s", py.Str(src))
 		}
 		content += text
 	}
