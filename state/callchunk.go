@@ -48,9 +48,9 @@ func (r *Runner) Run(ctx context.Context, chunks []*Chunk) map[string]any {
 		x.overflow = false
 	}
 	x.waitAll()
-	if !x.stopped() {
-		x.listeners(ctx)
-	}
+	// Salt's call_high runs the listeners after call_chunks, failhard
+	// or not.
+	x.listeners(ctx)
 	out := make(map[string]any, len(x.results))
 	x.mu.Lock()
 	defer x.mu.Unlock()

@@ -173,6 +173,19 @@ extend:
 			"cmd_|-a_|-z1_|-ok": "true|in the correct state|3",
 			"cmd_|-a_|-z2_|-ok": "true|in the correct state|4",
 		}},
+		{name: "a listen naming a missing state is a Listen_Error result, a listen_in too; no compile error", sls: `
+a:
+  service.changes:
+    - listen:
+      - pkg: missing
+b:
+  service.changes:
+    - listen_in:
+      - pkg: missing_too
+`, want: map[string]string{
+			"Listen_Error_|-listen_missing_|-listen_pkg_|-Listen_Error":     "false|Referenced state pkg: missing does not exist|2",
+			"Listen_Error_|-listen_missing_too_|-listen_pkg_|-Listen_Error": "false|Referenced state pkg: missing_too does not exist|3",
+		}},
 		{name: "names run in their order, before the states after them", sls: `
 a:
   pkg.changes:

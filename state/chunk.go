@@ -432,25 +432,12 @@ func requisiteIns(chunks []*Chunk) []string {
 			// naming, most likely, nothing: the state then fails with
 			// Salt's "The following requisites were not found"), and a
 			// use that is not a list is ignored.
-			switch x := v.(type) {
-			case string:
+			switch v.(type) {
+			case string, map[string]any:
 				if kind == "use" {
 					continue
 				}
-				var ids []any
-				for _, r := range x {
-					ids = append(ids, string(r))
-				}
-				v = ids
-			case map[string]any:
-				if kind == "use" {
-					continue
-				}
-				var ids []any
-				for _, k := range sortedKeys(x) {
-					ids = append(ids, k)
-				}
-				v = ids
+				v = pyIter(v)
 			}
 			rs, err := reqList(v)
 			if err != nil {
@@ -467,7 +454,8 @@ func requisiteIns(chunks []*Chunk) []string {
 	for _, c := range chunks {
 		for _, kind := range inKinds {
 			v, ok := c.Args[kind]
-			if !ok {
+			if !ok || kind == "listen_in" {
+				// listen_in is Salt's call_listen's, after the run.
 				continue
 			}
 			var items []any
@@ -540,6 +528,25 @@ func requisiteIns(chunks []*Chunk) []string {
 		}
 	}
 	return errs
+}
+
+// pyIter is what Python's `for x in v` goes through: a string's
+// characters, a mapping's keys (sorted here), a list's items.
+func pyIter(v any) []any {
+	var out []any
+	switch v := v.(type) {
+	case string:
+		for _, r := range v {
+			out = append(out, string(r))
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(v) {
+			out = append(out, k)
+		}
+	case []any:
+		out = v
+	}
+	return out
 }
 
 // firstByID is, for each id, the chunk of the module it declares first

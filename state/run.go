@@ -544,47 +544,124 @@ func (x *run) checkCmd(ctx context.Context, c *Chunk, res map[string]any) {
 	}
 }
 
-// listeners runs, at the end, mod_watch for every state with a listen
-// requisite whose listened states changed (Salt's listen).
+// listeners is Salt's call_listen, after the run: for each listen (and
+// listen_in) whose listened states changed, the listening state's
+// mod_watch runs as a chunk of its own, id listener_<id> (scripts and the
+// highstate outputter's readers parse the key), without its requisites;
+// a listen naming, as {module: id}, a state that does not exist is a
+// failed result of its own, Listen_Error_|-listen_<id>_|-listen_<module>…
+// (a bare id naming nothing is ignored, as in Salt).
 func (x *run) listeners(ctx context.Context) {
+	type listener struct {
+		state, id string // the listening states: module and an id, name or module
+		to        []any  // the states listened to
+	}
+	var all []listener
 	for _, c := range x.chunks {
-		var fired bool
-		for _, r := range c.reqs {
-			if r.kind != "listen" {
-				continue
-			}
-			for _, t := range x.chunks {
-				if res, ok := x.results[t]; ok && t != c && r.matches(t) && hasChanges(res) {
-					fired = true
+		if v, ok := c.Args["listen"]; ok {
+			all = append(all, listener{c.State, c.ID, pyIter(v)})
+		}
+		if v, ok := c.Args["listen_in"]; ok {
+			for _, l := range asList(v) {
+				m, _ := l.(map[string]any)
+				for _, k := range sortedKeys(m) {
+					all = append(all, listener{k, pyStr(m[k]), []any{map[string]any{c.State: c.ID}}})
 				}
 			}
 		}
-		if !fired {
-			continue
+	}
+	if len(all) == 0 {
+		return
+	}
+	// in is Python's `v in (state, id, name)`.
+	named := func(state, v string) []*Chunk {
+		var out []*Chunk
+		for _, c := range x.chunks {
+			if c.State == state && (v == c.State || v == c.ID || v == c.Name) {
+				out = append(out, c)
+			}
 		}
-		if _, ok := x.Funcs.Lookup(c.State + ".mod_watch"); !ok {
-			continue
+		return out
+	}
+	var errs []string
+	errRes := map[string]map[string]any{}
+	fail := func(state, v string) {
+		tag := Tag("Listen_Error", "listen_"+v, "listen_"+state, "Listen_Error")
+		if _, ok := errRes[tag]; !ok {
+			errs = append(errs, tag)
 		}
+		errRes[tag] = map[string]any{"name": "listen_" + state + ":" + v, "result": false, "changes": map[string]any{},
+			"comment": fmt.Sprintf("Referenced state %s: %s does not exist", state, v)}
+	}
+	var watchers []*Chunk
+	seen := map[*Chunk]bool{}
+	for _, l := range all {
+		for _, to := range l.to {
+			m, ok := to.(map[string]any)
+			if !ok {
+				s := pyStr(to)
+				for _, c := range x.chunks {
+					if c.ID == s || c.Name == s {
+						m = map[string]any{c.State: c.ID}
+					}
+				}
+				if m == nil {
+					continue
+				}
+			}
+			for _, k := range sortedKeys(m) {
+				v := pyStr(m[k])
+				targets := named(k, v)
+				if len(targets) == 0 {
+					fail(k, v)
+					continue
+				}
+				for _, t := range targets {
+					res, ok := x.result(t)
+					if !ok || !hasChanges(res) {
+						continue
+					}
+					ws := named(l.state, l.id)
+					if len(ws) == 0 {
+						fail(l.state, l.id)
+						continue
+					}
+					for _, w := range ws {
+						if !seen[w] {
+							seen[w] = true
+							watchers = append(watchers, w)
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, c := range watchers {
 		start := time.Now()
-		res := x.callOnce(ctx, c, "mod_watch", x.watchedResults(c), x.Test)
-		// Salt runs a listener as a chunk of its own whose id is
-		// listener_<id>, and keys its result so (scripts and the
-		// highstate outputter's readers parse the key).
+		res := x.callOnce(ctx, c, "mod_watch", nil, x.Test)
 		id := "listener_" + c.ID
 		res["__id__"], res["__sls__"] = id, c.SLS
 		res["start_time"], res["duration"] = startTime(start), duration(time.Since(start))
-		x.mu.Lock()
-		res["__run_num__"] = x.runNum
-		x.runNum++
-		if x.extra == nil {
-			x.extra = map[string]map[string]any{}
-		}
-		tag := Tag(c.State, id, c.Name, "mod_watch")
-		x.extra[tag] = res
-		x.mu.Unlock()
-		if x.Progress != nil {
-			x.Progress(tag, res, len(x.chunks))
-		}
+		x.addExtra(Tag(c.State, id, c.Name, "mod_watch"), res)
+	}
+	for _, tag := range errs {
+		x.addExtra(tag, errRes[tag])
+	}
+}
+
+// addExtra records a result that is no chunk's (a listener's), with the
+// next run number.
+func (x *run) addExtra(tag string, res map[string]any) {
+	x.mu.Lock()
+	res["__run_num__"] = x.runNum
+	x.runNum++
+	if x.extra == nil {
+		x.extra = map[string]map[string]any{}
+	}
+	x.extra[tag] = res
+	x.mu.Unlock()
+	if x.Progress != nil {
+		x.Progress(tag, res, len(x.chunks))
 	}
 }
 
