@@ -335,7 +335,7 @@ func (x *run) run(ctx context.Context, low *Chunk, watched bool) {
 		res := x.call(ctx, low)
 		if watched && !hasChanges(res) && res["skip_watch"] != true {
 			if _, ok := x.Funcs.Lookup(low.State + ".mod_watch"); ok {
-				res = x.invoke(ctx, low, "mod_watch", x.watchedResults(low), 1)
+				res = x.invoke(ctx, low, "mod_watch", x.watchedResults(low), 1, false)
 			}
 		}
 		return res

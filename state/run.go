@@ -79,23 +79,28 @@ func (x *run) watchedResults(c *Chunk) map[string]map[string]any {
 
 // call is Salt's State.call of c's own function.
 func (x *run) call(ctx context.Context, c *Chunk) map[string]any {
-	return x.invoke(ctx, c, c.Fun, nil, 1)
+	if x.prereq[c] {
+		// A prereq's look: test mode, no run number; the mark is
+		// spent (Salt's call sets __prereq__ back to False).
+		x.prereq[c] = false
+		return x.invoke(ctx, c, c.Fun, nil, 1, true)
+	}
+	return x.invoke(ctx, c, c.Fun, nil, 1, false)
 }
 
 // invoke is Salt's State.call: fun of c's module (mod_watch with the
 // states watched) once, after its onlyif/unless/creates, then check_cmd;
-// then, as `retry` says, again. For a prereq (x.prereq[c]) it runs in test
-// mode and gets no run number; each retry gets one, as in Salt.
-func (x *run) invoke(ctx context.Context, c *Chunk, fun string, watched map[string]map[string]any, retries int) map[string]any {
+// then, as `retry` says, again. For a prereq it runs in test mode and gets
+// no run number; each retry gets one, as in Salt. A parallel chunk's runs
+// in its own goroutine: it reads none of the run's bookkeeping maps.
+func (x *run) invoke(ctx context.Context, c *Chunk, fun string, watched map[string]map[string]any, retries int, prereq bool) map[string]any {
 	start := time.Now()
-	prereq := x.prereq[c]
 	if x.Starting != nil && !prereq && fun == c.Fun && retries == 1 {
 		// Once a state: not again for its mod_watch or a retry.
 		x.Starting(c.Tag)
 	}
 	res := x.callOnce(ctx, c, fun, watched, x.Test || prereq)
 	if prereq {
-		x.prereq[c] = false
 		return res
 	}
 	res["__sls__"] = c.SLS
@@ -123,7 +128,7 @@ func (x *run) invoke(ctx context.Context, c *Chunk, fun string, watched map[stri
 	if err := x.sleep(ctx, wait); err != nil {
 		return res
 	}
-	next := x.invoke(ctx, c, fun, watched, retries+1)
+	next := x.invoke(ctx, c, fun, watched, retries+1, false)
 	next["comment"] = fmt.Sprintf("Attempt %d: Returned a result of \"%s\", with the following comment: \"%s\"\n%s",
 		retries, pyStr(res["result"]), commentStr(res["comment"]), commentStr(next["comment"]))
 	return next
