@@ -33,8 +33,14 @@ const (
 // Dump is yaml.dump(v, Dumper=SafeDumper, default_flow_style=False) as
 // Salt's yaml serializer returns it: without the final newline (nor the
 // "..." ending a document that is one plain scalar).
-func Dump(v any) (string, error) {
-	e := &emitter{whitespace: true, indention: true, indent: -1}
+func Dump(v any) (string, error) { return dump(v, false) }
+
+// DumpUnicode is Dump with allow_unicode (Salt's serializer when the
+// state gives an encoding): characters past ASCII written as they are.
+func DumpUnicode(v any) (string, error) { return dump(v, true) }
+
+func dump(v any, unicode bool) (string, error) {
+	e := &emitter{whitespace: true, indention: true, indent: -1, unicode: unicode}
 	if err := e.node(v, false, false); err != nil {
 		return "", err
 	}
@@ -53,6 +59,7 @@ type emitter struct {
 	indents    []int
 	flowLevel  int
 	simpleKey  bool
+	unicode    bool // allow_unicode
 }
 
 func (e *emitter) write(s string) {
@@ -157,7 +164,7 @@ func (e *emitter) blockMapping(m map[string]any) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		e.writeIndent()
-		if len(k) <= 128 && !analyze(k).multiline {
+		if len(k) <= 128 && !e.analyze(k).multiline {
 			if err := e.node(k, true, true); err != nil {
 				return err
 			}

@@ -12,6 +12,12 @@ type analysis struct {
 	allowSingleQuoted, allowDoubleQuoted bool
 }
 
+// printable is libyaml's IS_PRINTABLE, which (unlike PyYAML's own
+// emitter) counts neither NEL (U+0085) nor characters past U+FFFF.
+func printable(r rune) bool {
+	return r == 0x0a || r >= 0x20 && r <= 0x7e || r >= 0xa0 && r <= 0xd7ff || r >= 0xe000 && r <= 0xfffd && r != 0xfeff
+}
+
 func isBreak(r rune) bool {
 	return r == '\n' || r == '\r' || r == '\u0085' || r == '\u2028' || r == '\u2029'
 }
@@ -20,9 +26,9 @@ func isSpaceOrEnd(rs []rune, i int) bool {
 	return i >= len(rs) || strings.ContainsRune("\x00 \t\r\n\u0085\u2028\u2029", rs[i])
 }
 
-// analyze is PyYAML's Emitter.analyze_scalar (allow_unicode off, as
+// analyze is libyaml's yaml_emitter_analyze_scalar (allow_unicode off, as
 // Salt's serializer dumps without an encoding).
-func analyze(s string) analysis {
+func (e *emitter) analyze(s string) analysis {
 	if s == "" {
 		return analysis{empty: true, allowBlockPlain: true, allowSingleQuoted: true, allowDoubleQuoted: true}
 	}
@@ -66,8 +72,7 @@ func analyze(s string) analysis {
 		if isBreak(ch) {
 			lineBreaks = true
 		}
-		if !(ch == '\n' || ch >= 0x20 && ch <= 0x7e) {
-			// Without allow_unicode every other character is special.
+		if !printable(ch) || ch > 0x7e && !e.unicode {
 			special = true
 		}
 		switch {
@@ -124,7 +129,7 @@ func analyze(s string) analysis {
 
 // scalar is PyYAML's process_scalar after choose_scalar_style.
 func (e *emitter) scalar(text string, implicit bool) error {
-	a := analyze(text)
+	a := e.analyze(text)
 	style := byte('"')
 	switch {
 	case implicit && !(e.simpleKey && (a.empty || a.multiline)) &&
@@ -244,9 +249,9 @@ func (e *emitter) writeDoubleQuoted(text string, split bool) {
 	spaces := false
 	for i, ch := range rs {
 		switch {
-		case !(ch >= 0x20 && ch <= 0x7e) || ch == '"' || ch == '\\':
-			// Not printable ASCII (without allow_unicode every other
-			// character is escaped), a break, a quote or a backslash.
+		case !printable(ch) || ch > 0x7e && !e.unicode || ch == 0xfeff || isBreak(ch) || ch == '"' || ch == '\\':
+			// Not printable (past ASCII, without allow_unicode), a byte
+			// order mark, a break, a quote or a backslash.
 			var data string
 			switch r, ok := escapes[ch]; {
 			case ok:

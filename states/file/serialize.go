@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"sort"
@@ -106,6 +107,16 @@ func (s *states) serializeState(ctx context.Context, in *function.Input) state.R
 			}
 		}
 	}
+	if enc := in.Value("encoding"); py.Truth(enc) {
+		// Salt writes the file in that encoding, and lets YAML keep
+		// characters past ASCII as they are.
+		if e := strings.ToLower(strings.ReplaceAll(py.Str(enc), "-", "")); e != "utf8" {
+			return state.Failed(name, "encoding %s is not supported: brine writes files as UTF-8", py.Str(enc))
+		}
+		if _, set := opts["allow_unicode"]; !set && kind == "yaml" {
+			opts["allow_unicode"] = true
+		}
+	}
 	text, err := ser.dump(dataset, opts)
 	if err != nil {
 		return state.Failed(name, "Failed to serialize the dataset as %s: %v", kind, err)
@@ -157,7 +168,7 @@ func dictList(v any) (map[string]any, error) {
 	case nil:
 		return map[string]any{}, nil
 	case map[string]any:
-		return t, nil
+		return maps.Clone(t), nil
 	case []any:
 		out := map[string]any{}
 		for _, item := range t {
@@ -291,6 +302,7 @@ var serializers = map[string]serializer{
 func dumpYAML(v any, opts map[string]any) (string, error) {
 	for k, o := range opts {
 		switch k {
+		case "allow_unicode":
 		case "default_flow_style":
 			if o != false {
 				return "", fmt.Errorf("the yaml serializer option default_flow_style %s is not supported (only False)", py.Str(o))
@@ -298,6 +310,9 @@ func dumpYAML(v any, opts map[string]any) (string, error) {
 		default:
 			return "", fmt.Errorf("the yaml serializer option %s is not supported", k)
 		}
+	}
+	if py.Truth(opts["allow_unicode"]) {
+		return pyyaml.DumpUnicode(v)
 	}
 	return pyyaml.Dump(v)
 }
