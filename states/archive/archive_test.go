@@ -419,3 +419,45 @@ func TestExtractedOverExisting(t *testing.T) {
 		t.Error("clean left o2/app-1.0/stale")
 	}
 }
+
+// TestExtractedRefusesSymlinkOnDisk: a directory of the target that is a
+// symlink leading out (put there before the run) does not take the
+// archive's files out of the target.
+func TestExtractedRefusesSymlinkOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(dir, "outside")
+	dest := filepath.Join(dir, "dest")
+	for _, d := range []string{outside, dest} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(dest, "top")); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "a.tar")
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tw := tar.NewWriter(f)
+	// No entry for top/ itself: nothing says top must be a directory, so
+	// the type check does not remove the link.
+	for _, h := range []tar.Header{{Name: "top/evil", Typeflag: tar.TypeReg, Mode: 0o644}} {
+		h := h
+		if err := tw.WriteHeader(&h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r := run(t, registry(t), false, map[string]any{"name": dest, "source": p})
+	if val(r.Result) != false || !strings.HasPrefix(r.Comment, "Refusing to extract the archive: its entry top") {
+		t.Errorf("got %v %q, want a refusal", val(r.Result), r.Comment)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "evil")); err == nil {
+		t.Error("evil was written through the symlink")
+	}
+}

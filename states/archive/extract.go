@@ -227,6 +227,26 @@ func inside(dest, member string) (string, error) {
 	return filepath.Join(dest, filepath.FromSlash(clean)), nil
 }
 
+// stillInside checks, before an entry is written, that the directory it
+// goes in resolves (symlinks already on disk followed) under dest: a
+// directory of the target replaced by a link to /etc must not take the
+// archive's files there.
+func stillInside(dest, target, member string) error {
+	root, err := filepath.EvalSymlinks(dest)
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(target))
+	if err != nil {
+		return err
+	}
+	if dir != root && !strings.HasPrefix(dir, root+string(filepath.Separator)) {
+		return commentf("Refusing to extract the archive: its entry %s would be written to %s, outside %s (through a symlink)",
+			member, dir, dest)
+	}
+	return nil
+}
+
 // linkInside checks that a link named member pointing to target stays
 // under dest: an absolute target, or one climbing out, is refused (a
 // hard link's target is relative to the archive's top).
@@ -302,6 +322,9 @@ func extract(ctx context.Context, p, dest, format, options string, trim int, per
 		names = append(names, pyTarName(h))
 		target, _ := inside(dest, h.Name)
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return nil, err
+		}
+		if err := stillInside(dest, target, h.Name); err != nil {
 			return nil, err
 		}
 		mode := fs.FileMode(h.Mode).Perm()
@@ -417,6 +440,9 @@ func extractZip(p, dest string, trim int, perms bool) ([]any, error) {
 		}
 		if err := os.MkdirAll(filepath.Dir(target), 0o777&^mask); err != nil {
 			return fail(err)
+		}
+		if err := stillInside(dest, target, f.Name); err != nil {
+			return nil, err
 		}
 		if f.Mode()&fs.ModeSymlink != 0 {
 			link, err := readZip(f)
