@@ -175,7 +175,9 @@ func (x *run) failhard(c *Chunk) bool {
 	if v, ok := c.Args["failhard"]; ok {
 		fh = truth(v)
 	}
-	if !fh || !x.has(c) {
+	if !fh || !x.has(c) || x.pending[c] != nil {
+		// A parallel state still running has not failed yet (Salt
+		// reads its placeholder result).
 		return false
 	}
 	res, _ := x.result(c)
