@@ -25,6 +25,7 @@ import (
 	statemod "github.com/brinehq/brine/modules/state"
 	"github.com/brinehq/brine/modules/status"
 	"github.com/brinehq/brine/modules/sys"
+	"github.com/brinehq/brine/modules/sysctl"
 	"github.com/brinehq/brine/modules/system"
 	"github.com/brinehq/brine/modules/test"
 	"github.com/brinehq/brine/modules/user"
@@ -54,6 +55,7 @@ var Modules = []modules.Module{
 	ssh.Module,
 	statemod.Module,
 	status.Module,
+	sysctl.Module,
 	sys.Module,
 	system.Module,
 	test.Module,

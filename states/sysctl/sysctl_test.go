@@ -135,16 +135,3 @@ func TestPresentInNetns(t *testing.T) {
 		}
 	}
 }
-
-// TestDefaultConfig is Salt's default_config: 99-salt.conf under systemd.
-func TestDefaultConfig(t *testing.T) {
-	for booted, want := range map[bool]string{true: "/etc/sysctl.d/99-salt.conf", false: "/etc/sysctl.conf"} {
-		s := &states{booted: func() bool { return booted }}
-		if got := s.defaultConfig(); got != want {
-			t.Errorf("systemd booted %v: %s, want %s", booted, got, want)
-		}
-	}
-	if _, err := os.Stat("/run/systemd/system"); err != nil && systemdBooted() {
-		t.Error("systemdBooted is true without /run/systemd/system")
-	}
-}
