@@ -13,6 +13,7 @@ import (
 	"github.com/brinehq/brine/modules/file"
 	"github.com/brinehq/brine/modules/grains"
 	"github.com/brinehq/brine/modules/group"
+	"github.com/brinehq/brine/modules/hosts"
 	"github.com/brinehq/brine/modules/logmod"
 	"github.com/brinehq/brine/modules/mine"
 	"github.com/brinehq/brine/modules/network"
@@ -44,6 +45,7 @@ var Modules = []modules.Module{
 	file.Module,
 	grains.Module,
 	group.Module,
+	hosts.Module,
 	logmod.Module,
 	mine.Module,
 	network.Module,

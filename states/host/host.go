@@ -1,12 +1,8 @@
 // Package host is Salt's host state module: host.present, host.absent
 // and host.only, names of addresses in the hosts file (/etc/hosts, or the
 // agent option hosts.file as in Salt), with Salt's changes and comments.
-//
-// The file is read and written as Salt's hosts execution module does, so
-// that the two agree line for line: adding a name rewrites the file in
-// Salt's layout ("ip<TAB><TAB>names<TAB><TAB># comment", one line per
-// address, comment lines kept in place, blank lines dropped), removing one
-// edits only its line, and host.only replaces the address's line.
+// The file is read and written by the hosts execution module, as Salt's
+// states do.
 package host
 
 import (
@@ -18,6 +14,7 @@ import (
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/modules/hosts"
 	"github.com/brinehq/brine/state"
 )
 
@@ -41,21 +38,10 @@ func Module(env *modules.Env) []function.Func {
 
 type states struct{ env *modules.Env }
 
-func (s *states) run(fn func(context.Context, *function.Input, *hostsFile) state.Result) function.Handler {
+func (s *states) run(fn func(context.Context, *function.Input, *hosts.File) state.Result) function.Handler {
 	return func(ctx context.Context, in *function.Input) (any, error) {
-		return fn(ctx, in, &hostsFile{path: s.path()}), nil
+		return fn(ctx, in, &hosts.File{Path: hosts.Path(s.env)}), nil
 	}
-}
-
-// path is the hosts file: the agent's hosts.file option, else
-// /etc/hosts.
-func (s *states) path() string {
-	if s.env != nil && s.env.Opts != nil {
-		if p, ok := s.env.Opts()["hosts.file"].(string); ok && p != "" {
-			return p
-		}
-	}
-	return "/etc/hosts"
 }
 
 func strs(v any) []string {
@@ -97,7 +83,7 @@ func nested(changes map[string]any, key, addr, v string) {
 	m[addr] = append(l, v)
 }
 
-func (s *states) present(ctx context.Context, in *function.Input, h *hostsFile) state.Result {
+func (s *states) present(ctx context.Context, in *function.Input, h *hosts.File) state.Result {
 	name := in.String("name")
 	test := state.From(ctx).Test
 	ips := strs(in.Value("ip"))
@@ -105,7 +91,7 @@ func (s *states) present(ctx context.Context, in *function.Input, h *hostsFile) 
 	if !py.Truth(in.Value("comment")) {
 		comment = ""
 	}
-	all, err := h.list()
+	all, err := h.List()
 	if err != nil {
 		return state.Failed(name, "%v", err)
 	}
@@ -121,40 +107,40 @@ func (s *states) present(ctx context.Context, in *function.Input, h *hostsFile) 
 		return false
 	}
 	for _, ip := range ips {
-		if all.find(ip) == nil {
+		if all.Find(ip) == nil {
 			toAdd.add(pair{ip, name})
 			if comment != "" {
 				updateComment.add(pair{ip, comment})
 			}
 		}
 	}
-	for _, e := range all.entries {
-		if e.isComment() {
+	for _, e := range all.Entries {
+		if e.IsComment() {
 			continue
 		}
-		has := e.hasAlias(name)
+		has := e.HasAlias(name)
 		switch {
-		case !inList(e.key) && has && in.Bool("clean"):
-			toRemove.add(pair{e.key, name})
-		case !inList(e.key) && has:
+		case !inList(e.Key) && has && in.Bool("clean"):
+			toRemove.add(pair{e.Key, name})
+		case !inList(e.Key) && has:
 			warnings = append(warnings, fmt.Sprintf("Host %[1]s present for IP address %[2]s. To get rid of this warning, "+
 				"either run this state with 'clean' set to True to remove %[1]s from %[2]s, or add %[2]s to the 'ip' argument.",
-				name, e.key))
-		case !inList(e.key):
-		case has && comment != "" && e.comment != nil && *e.comment != comment:
-			updateComment.add(pair{e.key, comment})
-		case has && comment != "" && e.comment == nil:
-			updateComment.add(pair{e.key, comment})
+				name, e.Key))
+		case !inList(e.Key):
+		case has && comment != "" && e.Comment != nil && *e.Comment != comment:
+			updateComment.add(pair{e.Key, comment})
+		case has && comment != "" && e.Comment == nil:
+			updateComment.add(pair{e.Key, comment})
 		case has:
-			comments = append(comments, fmt.Sprintf("Host %s (%s) already present", name, e.key))
-		case net.ParseIP(e.key) != nil:
-			toAdd.add(pair{e.key, name})
+			comments = append(comments, fmt.Sprintf("Host %s (%s) already present", name, e.Key))
+		case net.ParseIP(e.Key) != nil:
+			toAdd.add(pair{e.Key, name})
 			if comment != "" {
-				updateComment.add(pair{e.key, comment})
+				updateComment.add(pair{e.Key, comment})
 			}
 		default:
 			ok = false
-			comments = append(comments, fmt.Sprintf("Invalid IP Address for %s (%s)", name, e.key))
+			comments = append(comments, fmt.Sprintf("Invalid IP Address for %s (%s)", name, e.Key))
 		}
 	}
 	changes := map[string]any{}
@@ -163,7 +149,7 @@ func (s *states) present(ctx context.Context, in *function.Input, h *hostsFile) 
 		if test {
 			pending = true
 			comments = append(comments, fmt.Sprintf("Host %s (%s) would be added", p.name, p.addr))
-		} else if err := h.addHost(p.addr, p.name); err != nil {
+		} else if err := h.AddHost(p.addr, p.name); err != nil {
 			ok = false
 			comments = append(comments, fmt.Sprintf("Failed to add host %s (%s): %v", p.name, p.addr, err))
 			continue
@@ -175,7 +161,7 @@ func (s *states) present(ctx context.Context, in *function.Input, h *hostsFile) 
 	for _, p := range updateComment {
 		if test {
 			comments = append(comments, fmt.Sprintf("Comment for %s (%s) would be added", p.addr, p.name))
-		} else if done, err := h.setComment(p.addr, p.name); err != nil || !done {
+		} else if done, err := h.SetComment(p.addr, p.name); err != nil || !done {
 			ok = false
 			comments = append(comments, fmt.Sprintf("Failed to add comment for host %s (%s)", p.addr, p.name))
 			continue
@@ -188,7 +174,7 @@ func (s *states) present(ctx context.Context, in *function.Input, h *hostsFile) 
 		if test {
 			pending = true
 			comments = append(comments, fmt.Sprintf("Host %s (%s) would be removed", p.name, p.addr))
-		} else if err := h.rmHost(p.addr, p.name); err != nil {
+		} else if err := h.RmHost(p.addr, p.name); err != nil {
 			ok = false
 			comments = append(comments, fmt.Sprintf("Failed to remove host %s (%s): %v", p.name, p.addr, err))
 			continue
@@ -209,7 +195,7 @@ func (s *states) present(ctx context.Context, in *function.Input, h *hostsFile) 
 	return r
 }
 
-func (s *states) absent(ctx context.Context, in *function.Input, h *hostsFile) state.Result {
+func (s *states) absent(ctx context.Context, in *function.Input, h *hosts.File) state.Result {
 	name := in.String("name")
 	test := state.From(ctx).Test
 	r := state.Result{Name: name}
@@ -217,19 +203,19 @@ func (s *states) absent(ctx context.Context, in *function.Input, h *hostsFile) s
 	set := func(b bool) { result = &b }
 	var comments []string
 	for _, ip := range strs(in.Value("ip")) {
-		all, err := h.list()
+		all, err := h.List()
 		if err != nil {
 			return state.Failed(name, "%v", err)
 		}
-		e := all.find(ip)
+		e := all.Find(ip)
 		switch {
-		case e == nil || !e.hasAlias(name):
+		case e == nil || !e.HasAlias(name):
 			set(true)
 			comments = append(comments, fmt.Sprintf("Host %s (%s) already absent", name, ip))
 		case test:
 			comments = append(comments, fmt.Sprintf("Host %s (%s) needs to be removed", name, ip))
 		default:
-			if err := h.rmHost(ip, name); err != nil {
+			if err := h.RmHost(ip, name); err != nil {
 				set(false)
 				comments = append(comments, "Failed to remove host")
 				continue
@@ -244,15 +230,15 @@ func (s *states) absent(ctx context.Context, in *function.Input, h *hostsFile) s
 	return r
 }
 
-func (s *states) only(ctx context.Context, in *function.Input, h *hostsFile) state.Result {
+func (s *states) only(ctx context.Context, in *function.Input, h *hosts.File) state.Result {
 	name := in.String("name")
-	all, err := h.list()
+	all, err := h.List()
 	if err != nil {
 		return state.Failed(name, "%v", err)
 	}
 	var oldNames []string
-	if e := all.find(name); e != nil {
-		oldNames = e.aliases
+	if e := all.Find(name); e != nil {
+		oldNames = e.Aliases
 	}
 	old := strings.Join(oldNames, " ")
 	var want []string
@@ -266,7 +252,7 @@ func (s *states) only(ctx context.Context, in *function.Input, h *hostsFile) sta
 	if state.From(ctx).Test {
 		return state.Pending(name, fmt.Sprintf("Would change %s from \"%s\" to \"%s\"", name, old, newNames), nil)
 	}
-	if err := h.setHost(name, newNames); err != nil {
+	if err := h.SetHost(name, newNames, ""); err != nil {
 		return state.Failed(name, "hosts.set_host failed to change %s from \"%s\" to \"%s\": %v", name, old, newNames, err)
 	}
 	return state.Succeeded(name, fmt.Sprintf("successfully changed %s from \"%s\" to \"%s\"", name, old, newNames),

@@ -1,4 +1,13 @@
-package host
+// Package hosts is Salt's hosts execution module: the names of
+// addresses in the hosts file (/etc/hosts, or the agent option
+// hosts.file as in Salt), read and written line for line as Salt's
+// module does, so that a file Salt edited and one brine edited are the
+// same: adding a name rewrites the file in Salt's layout
+// ("ip<TAB><TAB>names<TAB><TAB># comment", one line per address, comment
+// lines kept in place, blank lines dropped), removing one edits only its
+// line, and set_host replaces the address's line. The host states work
+// through it.
+package hosts
 
 import (
 	"errors"
@@ -8,24 +17,24 @@ import (
 	"strings"
 )
 
-// hostsFile is the hosts file, read and written as Salt's hosts execution
+// File is the hosts file, read and written as Salt's hosts execution
 // module does. It is rewritten in place (truncated, not replaced): in a
 // container /etc/hosts is a bind mount, which a rename cannot replace.
-type hostsFile struct{ path string }
+type File struct{ Path string }
 
-// entry is one address of the file with its names and comment, or (key
+// Entry is one address of the file with its names and comment, or (key
 // comment-N) one comment line, as Salt's _list_hosts keys them.
-type entry struct {
-	key     string
-	aliases []string
-	comment *string
-	line    string // a comment line's text
+type Entry struct {
+	Key     string
+	Aliases []string
+	Comment *string
+	Line    string // a comment line's text
 }
 
-func (e *entry) isComment() bool { return strings.HasPrefix(e.key, "comment-") }
+func (e *Entry) IsComment() bool { return strings.HasPrefix(e.Key, "comment-") }
 
-func (e *entry) hasAlias(name string) bool {
-	for _, a := range e.aliases {
+func (e *Entry) HasAlias(name string) bool {
+	for _, a := range e.Aliases {
 		if a == name {
 			return true
 		}
@@ -33,28 +42,28 @@ func (e *entry) hasAlias(name string) bool {
 	return false
 }
 
-// hosts is Salt's _list_hosts: an ordered mapping of addresses (and
+// Hosts is Salt's _list_hosts: an ordered mapping of addresses (and
 // comment lines) to their entries.
-type hosts struct{ entries []*entry }
+type Hosts struct{ Entries []*Entry }
 
-func (h *hosts) find(key string) *entry {
-	for _, e := range h.entries {
-		if e.key == key {
+func (h *Hosts) Find(key string) *Entry {
+	for _, e := range h.Entries {
+		if e.Key == key {
 			return e
 		}
 	}
 	return nil
 }
 
-func (f *hostsFile) list() (*hosts, error) {
-	raw, err := os.ReadFile(f.path)
+func (f *File) List() (*Hosts, error) {
+	raw, err := os.ReadFile(f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &hosts{}, nil
+		return &Hosts{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("hosts file %s: %w", f.path, err)
+		return nil, fmt.Errorf("hosts file %s: %w", f.Path, err)
 	}
-	h := &hosts{}
+	h := &Hosts{}
 	count := 0
 	for _, line := range strings.Split(string(raw), "\n") {
 		line = strings.TrimSpace(line)
@@ -62,7 +71,7 @@ func (f *hostsFile) list() (*hosts, error) {
 			continue
 		}
 		if strings.HasPrefix(line, "#") {
-			h.entries = append(h.entries, &entry{key: fmt.Sprintf("comment-%d", count), line: line})
+			h.Entries = append(h.Entries, &Entry{Key: fmt.Sprintf("comment-%d", count), Line: line})
 			count++
 			continue
 		}
@@ -75,29 +84,29 @@ func (f *hostsFile) list() (*hosts, error) {
 		if len(comps) == 0 {
 			continue
 		}
-		e := h.find(comps[0])
+		e := h.Find(comps[0])
 		if e == nil {
-			e = &entry{key: comps[0], aliases: []string{}}
-			h.entries = append(h.entries, e)
+			e = &Entry{Key: comps[0], Aliases: []string{}}
+			h.Entries = append(h.Entries, e)
 		}
-		e.aliases = append(e.aliases, comps[1:]...)
+		e.Aliases = append(e.Aliases, comps[1:]...)
 		if comment != "" {
 			c := comment
-			e.comment = &c
+			e.Comment = &c
 		}
 	}
 	return h, nil
 }
 
 // write is Salt's _write_hosts: the file in Salt's layout.
-func (f *hostsFile) write(h *hosts) error {
+func (f *File) write(h *Hosts) error {
 	var b strings.Builder
-	for _, e := range h.entries {
-		line := e.line
-		if !e.isComment() {
-			line = e.key + "\t\t" + strings.Join(e.aliases, " ")
-			if e.comment != nil {
-				line += "\t\t# " + *e.comment
+	for _, e := range h.Entries {
+		line := e.Line
+		if !e.IsComment() {
+			line = e.Key + "\t\t" + strings.Join(e.Aliases, " ")
+			if e.Comment != nil {
+				line += "\t\t# " + *e.Comment
 			}
 		}
 		if l := strings.TrimSpace(line); l != "" {
@@ -108,71 +117,71 @@ func (f *hostsFile) write(h *hosts) error {
 }
 
 // save writes the file in place, keeping its mode (created 0644).
-func (f *hostsFile) save(data []byte) error {
-	if err := os.WriteFile(f.path, data, 0o644); err != nil {
-		return fmt.Errorf("hosts file %s: %w", f.path, err)
+func (f *File) save(data []byte) error {
+	if err := os.WriteFile(f.Path, data, 0o644); err != nil {
+		return fmt.Errorf("hosts file %s: %w", f.Path, err)
 	}
 	return nil
 }
 
-// addHost is Salt's hosts.add_host: name added to the address's names
+// AddHost is Salt's hosts.add_host: name added to the address's names
 // (a new address at the end), and the file rewritten.
-func (f *hostsFile) addHost(ip, name string) error {
-	h, err := f.list()
+func (f *File) AddHost(ip, name string) error {
+	h, err := f.List()
 	if err != nil {
 		return err
 	}
-	e := h.find(ip)
-	if e != nil && e.hasAlias(name) {
+	e := h.Find(ip)
+	if e != nil && e.HasAlias(name) {
 		return nil
 	}
 	if e == nil {
-		e = &entry{key: ip}
-		h.entries = append(h.entries, e)
+		e = &Entry{Key: ip}
+		h.Entries = append(h.Entries, e)
 	}
-	e.aliases = append(e.aliases, name)
+	e.Aliases = append(e.Aliases, name)
 	return f.write(h)
 }
 
-// setComment is Salt's hosts.set_comment: false when the address is not
+// SetComment is Salt's hosts.set_comment: false when the address is not
 // in the file.
-func (f *hostsFile) setComment(ip, comment string) (bool, error) {
-	h, err := f.list()
+func (f *File) SetComment(ip, comment string) (bool, error) {
+	h, err := f.List()
 	if err != nil {
 		return false, err
 	}
-	e := h.find(ip)
+	e := h.Find(ip)
 	if e == nil {
 		return false, nil
 	}
-	if e.comment != nil && *e.comment == comment {
+	if e.Comment != nil && *e.Comment == comment {
 		return true, nil
 	}
-	e.comment = &comment
+	e.Comment = &comment
 	return true, f.write(h)
 }
 
 // rawLines are the file's lines with their endings (Python's
 // readlines on bytes).
-func (f *hostsFile) rawLines() ([]string, error) {
-	raw, err := os.ReadFile(f.path)
+func (f *File) rawLines() ([]string, error) {
+	raw, err := os.ReadFile(f.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("hosts file %s: %w", f.path, err)
+		return nil, fmt.Errorf("hosts file %s: %w", f.Path, err)
 	}
 	return strings.SplitAfter(string(raw), "\n"), nil
 }
 
-// rmHost is Salt's hosts.rm_host: name taken out of the address's lines
+// RmHost is Salt's hosts.rm_host: name taken out of the address's lines
 // (a line left with no name removed), the other lines as they were.
-func (f *hostsFile) rmHost(ip, name string) error {
-	h, err := f.list()
+func (f *File) RmHost(ip, name string) error {
+	h, err := f.List()
 	if err != nil {
 		return err
 	}
-	if e := h.find(ip); e == nil || !e.hasAlias(name) {
+	if e := h.Find(ip); e == nil || !e.HasAlias(name) {
 		return nil
 	}
 	lines, err := f.rawLines()
@@ -208,10 +217,13 @@ func (f *hostsFile) rmHost(ip, name string) error {
 	return f.save([]byte(strings.Join(lines, "")))
 }
 
-// setHost is Salt's hosts.set_host: the address's first line becomes
+// SetHost is Salt's hosts.set_host: the address's first line becomes
 // "ip<TAB><TAB>names" (none when names is blank), its other lines go.
-func (f *hostsFile) setHost(ip, names string) error {
+func (f *File) SetHost(ip, names, comment string) error {
 	add := ip + "\t\t" + names + "\n"
+	if comment != "" {
+		add = ip + "\t\t" + names + "\t\t# " + comment + "\n"
+	}
 	if strings.TrimSpace(names) == "" {
 		add = ""
 	}
