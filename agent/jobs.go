@@ -15,6 +15,7 @@ import (
 
 	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/modules"
 )
@@ -322,7 +323,7 @@ func (a *Agent) execute(ctx context.Context, job proto.Job) proto.Return {
 			ret.Retcode = int(code)
 		}
 	}
-	ret.Return = truncateReturn(ret.Return, a.config().MaxReturnSize)
+	ret.Return = truncateReturn(py.Finite(ret.Return), a.config().MaxReturnSize)
 	return ret
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -236,32 +235,6 @@ A failed function exits 1; with --retcode-passthrough, with its retcode
 	return cmd
 }
 
-// finite is v with each float that JSON cannot hold (a YAML .inf or .nan
-// an SLS passed on, which module.run returns in its changes) as Python
-// prints it, inf, -inf or nan: what Salt's outputters show, where
-// json.Marshal would refuse the whole return and print nothing.
-func finite(v any) any {
-	switch v := v.(type) {
-	case float64:
-		if math.IsInf(v, 0) || math.IsNaN(v) {
-			return py.Float(v)
-		}
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = finite(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = finite(x)
-		}
-		return out
-	}
-	return v
-}
-
 // masterlessFlags applies salt-call's --local, --file-root and
 // --pillar-root to cfg: --local is file_client local, and a root given
 // becomes the base environment's only directory (absolute, as Salt makes
@@ -293,7 +266,7 @@ func masterlessFlags(cfg *agent.Loaded, local bool, fileRoot, pillarRoot string)
 // an outputter (nested by default, the function's own when it names one),
 // or as one line of JSON.
 func printCall(w io.Writer, ret proto.Return, format string, asJSON bool, opts output.Options) error {
-	raw, err := json.Marshal(map[string]any{"local": finite(ret.Return)})
+	raw, err := json.Marshal(map[string]any{"local": py.Finite(ret.Return)})
 	if err != nil {
 		return err
 	}

@@ -174,3 +174,30 @@ func List(ss []string) []any {
 	}
 	return out
 }
+
+// Finite is v with each float JSON cannot hold (a YAML .inf or .nan an SLS
+// passed on, which module.run returns in its changes) replaced by the text
+// Python prints for it, inf, -inf or nan: what Salt's outputters show.
+// Returns go through it before they are queued or printed, where
+// json.Marshal would refuse the whole return and lose it.
+func Finite(v any) any {
+	switch v := v.(type) {
+	case float64:
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return Float(v)
+		}
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = Finite(x)
+		}
+		return out
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = Finite(x)
+		}
+		return out
+	}
+	return v
+}

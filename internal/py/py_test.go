@@ -1,6 +1,10 @@
 package py
 
-import "testing"
+import (
+	"math"
+	"reflect"
+	"testing"
+)
 
 func TestReprs(t *testing.T) {
 	for in, want := range map[string]string{
@@ -40,5 +44,14 @@ func TestTruth(t *testing.T) {
 		if got := Truth(tc.v); got != tc.want {
 			t.Errorf("Truth(%#v) = %v", tc.v, got)
 		}
+	}
+}
+
+func TestFinite(t *testing.T) {
+	in := map[string]any{"a": []any{math.Inf(1), math.Inf(-1), math.NaN(), 1.5, "x"}, "b": map[string]any{"c": math.NaN()}}
+	got := Finite(in)
+	want := map[string]any{"a": []any{"inf", "-inf", "nan", 1.5, "x"}, "b": map[string]any{"c": "nan"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Finite = %#v, want %#v", got, want)
 	}
 }
