@@ -177,7 +177,7 @@ func (s states) run(ctx context.Context, in *function.Input) state.Result {
 		return state.Failed(name, "Invalidly-formatted 'env' parameter. See documentation.")
 	}
 	if test && testName == "" {
-		r := state.Pending(name, fmt.Sprintf("Command %q would have been executed", name), map[string]any{"cmd": name})
+		r := state.Pending(name, fmt.Sprintf("Command \"%s\" would have been executed", name), map[string]any{"cmd": name})
 		if isStateful {
 			return reinterpret(r)
 		}
@@ -188,7 +188,7 @@ func (s states) run(ctx context.Context, in *function.Input) state.Result {
 	}
 	if cwd := in.String("cwd"); cwd != "" {
 		if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-			return state.Failed(name, "Desired working directory %q is not available", cwd)
+			return state.Failed(name, "Desired working directory \"%s\" is not available", cwd)
 		}
 	}
 	kw := s.callArgs(in, "cmd.run_all", append(slices.Clone(common), "prepend_path")...)
@@ -202,7 +202,7 @@ func (s states) run(ctx context.Context, in *function.Input) state.Result {
 		return state.Failed(name, "cmd.run_all returned %T, not its mapping", out)
 	}
 	r := state.Result{Name: name, Changes: all, Result: state.Bool(isZero(all["retcode"])),
-		Comment: fmt.Sprintf("Command %q run", name)}
+		Comment: fmt.Sprintf("Command \"%s\" run", name)}
 	// A nohup'ed command may outlive its timeout on purpose.
 	if in.Bool("ignore_timeout") && isOne(all["retcode"]) && strings.Contains(py.Str(all["stdout"]), "Timed out after") {
 		all["retcode"] = 0
@@ -258,7 +258,7 @@ func (s states) script(ctx context.Context, in *function.Input) state.Result {
 	}
 	if cwd := in.String("cwd"); cwd != "" {
 		if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-			return state.Failed(name, "Desired working directory %q is not available", cwd)
+			return state.Failed(name, "Desired working directory \"%s\" is not available", cwd)
 		}
 	}
 	saltenv := state.From(ctx).Saltenv
