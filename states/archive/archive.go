@@ -38,6 +38,7 @@ import (
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
+	filemod "github.com/brinehq/brine/modules/file"
 	"github.com/brinehq/brine/state"
 )
 
@@ -229,7 +230,11 @@ func (s *states) extractedState(ctx context.Context, in *function.Input) state.R
 		}
 		trim = n
 	}
-	sum, err := parseSourceHash(in.Value("source_hash"))
+	hashName := ""
+	if v := in.Value("source_hash_name"); py.Truth(v) {
+		hashName = py.Str(v)
+	}
+	sum, err := s.sourceSum(ctx, in.Value("source_hash"), src, hashName)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -243,9 +248,9 @@ func (s *states) extractedState(ctx context.Context, in *function.Input) state.R
 			if cached, err = s.cache(ctx, src, sum, in.Bool("skip_verify")); err != nil {
 				return fail("%v", err)
 			}
-		} else if sum.hsum != "" && !in.Bool("skip_verify") {
-			if got, err := fileHash(cached, sum.form); err != nil || got != sum.hsum {
-				return fail("File is cached to %s, but the hash (%s) does not match the specified hash (%s)", cached, got, sum.hsum)
+		} else if sum.Hsum != "" && !in.Bool("skip_verify") {
+			if got, err := fileHash(cached, sum.HashType); err != nil || got != sum.Hsum {
+				return fail("File is cached to %s, but the hash (%s) does not match the specified hash (%s)", cached, got, sum.Hsum)
 			}
 		}
 	}
@@ -328,10 +333,10 @@ func (s *states) extractedState(ctx context.Context, in *function.Input) state.R
 	var files []any
 	created := false
 	if needed {
-		if local && sum.hsum != "" && !in.Bool("skip_verify") {
-			got, err := fileHash(cached, sum.form)
-			if err != nil || got != sum.hsum {
-				return fail("%s does not match the desired source_hash %s", redact(src), sum.hsum)
+		if local && sum.Hsum != "" && !in.Bool("skip_verify") {
+			got, err := fileHash(cached, sum.HashType)
+			if err != nil || got != sum.Hsum {
+				return fail("%s does not match the desired source_hash %s", redact(src), sum.Hsum)
 			}
 		}
 		if test {
@@ -503,35 +508,67 @@ func (s *states) sourceMatch(ctx context.Context, v any) (src, cached string, er
 	return "", "", commentf("Invalid source \"%s\"", py.Str(v))
 }
 
-// sourceSum is a parsed source_hash.
-type sourceSum struct{ form, hsum string }
-
-// parseSourceHash reads source_hash as Salt's get_source_sum does for a
-// hash given inline: "<type>=<hex>", or bare hex whose length names the
-// type. A URL or file of hashes is refused rather than not checked.
-func parseSourceHash(v any) (sourceSum, error) {
+// sourceSum is Salt's file.get_source_sum of source_hash for src: the
+// hash given inline, or read from a file of hashes (a local path,
+// salt://, http(s)) by the line naming source_hash_name or src.
+func (s *states) sourceSum(ctx context.Context, v any, src, sourceHashName string) (filemod.SourceSum, error) {
 	if !py.Truth(v) {
-		return sourceSum{}, nil
+		return filemod.SourceSum{}, nil
 	}
-	s := strings.TrimSpace(py.Str(v))
-	form, hsum, ok := strings.Cut(s, "=")
-	if !ok {
-		form, hsum = "", s
+	return filemod.SourceSumOf(strings.TrimSpace(py.Str(v)), "", src, sourceHashName, func(u string) (string, bool, error) {
+		return s.fetchText(ctx, u)
+	})
+}
+
+// fetchText reads a file of hashes: false when it does not exist.
+func (s *states) fetchText(ctx context.Context, src string) (string, bool, error) {
+	u, err := url.Parse(src)
+	if err != nil {
+		return "", false, err
 	}
-	if strings.Contains(s, "://") || strings.HasPrefix(s, "/") {
-		return sourceSum{}, fmt.Errorf("source_hash %s: a file or URL of hashes is not supported by brine; give the hash "+
-			"itself (sha256=…)", s)
-	}
-	if _, err := hex.DecodeString(hsum); err != nil {
-		return sourceSum{}, commentf("Invalid hash format: %s", s)
-	}
-	byLen := map[int]string{32: "md5", 40: "sha1", 56: "sha224", 64: "sha256", 96: "sha384", 128: "sha512"}
-	if form == "" {
-		if form = byLen[len(hsum)]; form == "" {
-			return sourceSum{}, commentf("Invalid hash type: source_hash %s has %d hex digits", s, len(hsum))
+	var p string
+	switch u.Scheme {
+	case "", "file":
+		p = u.Path
+	case "salt":
+		if s.env.Files == nil {
+			return "", false, fmt.Errorf("source_hash %s: the agent has no file server", src)
 		}
+		local, err := s.env.Files.Cache(ctx, src, state.From(ctx).Saltenv)
+		if errors.Is(err, modules.ErrNoFile) {
+			return "", false, nil
+		}
+		if err != nil {
+			return "", false, err
+		}
+		p = local
+	case "http", "https":
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
+		if err != nil {
+			return "", false, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", false, commentf("Failed to cache %s: %v", redact(src), err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound {
+			return "", false, nil
+		}
+		if resp.StatusCode != http.StatusOK {
+			reason := strings.TrimSpace(strings.TrimPrefix(resp.Status, strconv.Itoa(resp.StatusCode)))
+			return "", false, commentf("Error: HTTP %d: %s reading %s", resp.StatusCode, reason, u.Path)
+		}
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+		return string(b), err == nil, err
+	default:
+		return "", false, commentf("source_hash %s: only local, salt:// and http(s) files of hashes are supported", redact(src))
 	}
-	return sourceSum{form: strings.ToLower(form), hsum: strings.ToLower(hsum)}, nil
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", false, nil
+	}
+	return string(b), err == nil, err
 }
 
 // fileHash is the hex digest of the file p.
@@ -567,20 +604,20 @@ func fileHash(p, form string) (string, error) {
 // cache downloads an http(s) source into the agent's cache (Salt's
 // cachedir/extrn_files/<saltenv>/<host>/<path>), checked against
 // source_hash; a cached copy that matches it is used as it is.
-func (s *states) cache(ctx context.Context, src string, sum sourceSum, skipVerify bool) (string, error) {
+func (s *states) cache(ctx context.Context, src string, sum filemod.SourceSum, skipVerify bool) (string, error) {
 	u, err := url.Parse(src)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 		return "", commentf("Unable to cache %s: only salt://, local, http and https sources are supported", redact(src))
 	}
-	if sum.hsum == "" && !skipVerify {
+	if sum.Hsum == "" && !skipVerify {
 		return "", commentf("Unable to verify upstream hash of source file %s, please set source_hash or set "+
 			"skip_verify or use_etag to True", redact(src))
 	}
 	// Salt's cache path: the host with its port, colon dropped.
 	dest := filepath.Join(s.env.CacheDir, "extrn_files", state.From(ctx).Saltenv, strings.ReplaceAll(u.Host, ":", ""),
 		filepath.FromSlash(path.Clean("/"+u.Path)))
-	if sum.hsum != "" {
-		if got, err := fileHash(dest, sum.form); err == nil && got == sum.hsum {
+	if sum.Hsum != "" {
+		if got, err := fileHash(dest, sum.HashType); err == nil && got == sum.Hsum {
 			return dest, nil
 		}
 	}
@@ -615,11 +652,11 @@ func (s *states) cache(ctx context.Context, src string, sum sourceSum, skipVerif
 	if err := os.Rename(tmp.Name(), dest); err != nil {
 		return "", err
 	}
-	if sum.hsum != "" {
+	if sum.Hsum != "" {
 		// Salt keeps the download in its cache and says so.
-		if got, err := fileHash(dest, sum.form); err != nil || got != sum.hsum {
+		if got, err := fileHash(dest, sum.HashType); err != nil || got != sum.Hsum {
 			return "", commentf("File is cached to %s, but the hash (%s) does not match the specified hash (%s)",
-				dest, got, sum.hsum)
+				dest, got, sum.Hsum)
 		}
 	}
 	return dest, nil

@@ -461,3 +461,54 @@ func TestExtractedRefusesSymlinkOnDisk(t *testing.T) {
 		t.Error("evil was written through the symlink")
 	}
 }
+
+// TestExtractedHashFiles holds what Salt 3006.6 returned for source_hash
+// given as a file of hashes (sha256sum's output, read by the line naming
+// the source or source_hash_name; a file with one hash).
+func TestExtractedHashFiles(t *testing.T) {
+	dir := fixture(t)
+	reg := registry(t)
+	a := func(p string) string { return filepath.Join(dir, p) }
+	hashOf := func(p string) string {
+		raw, err := os.ReadFile(a(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(raw)
+		return hex.EncodeToString(sum[:])
+	}
+	zeros := strings.Repeat("0", 64)
+	sums := hashOf("app.tar.gz") + "  app.tar.gz\n" + hashOf("app.zip") + "  app.zip\n" + zeros + "  other.tar.gz\n"
+	for p, body := range map[string]string{"SHA256SUMS": sums, "ONE": hashOf("app.tar") + "\n", "BAD": "just garbage\n"} {
+		if err := os.WriteFile(a(p), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	extracted := ", due to absence of one or more files/dirs. Output was trimmed to False number of lines"
+	for _, c := range []struct {
+		name    string
+		kwargs  map[string]any
+		result  any
+		comment string
+	}{
+		{"the source's line", map[string]any{"name": a("p1"), "source": a("app.tar.gz"), "source_hash": a("SHA256SUMS")}, true,
+			a("app.tar.gz") + " extracted to " + a("p1") + "/" + extracted},
+		{"source_hash_name's line", map[string]any{"name": a("p3"), "source": a("app.tar.gz"), "source_hash": a("SHA256SUMS"),
+			"source_hash_name": "other.tar.gz"}, false, a("app.tar.gz") + " does not match the desired source_hash " + zeros},
+		{"one hash, file://", map[string]any{"name": a("p4"), "source": a("app.tar"), "source_hash": "file://" + a("ONE")}, true,
+			a("app.tar") + " extracted to " + a("p4") + "/" + extracted},
+		{"no hash in the file", map[string]any{"name": a("p5"), "source": a("app.tar"), "source_hash": a("BAD")}, false,
+			"Source hash " + a("BAD") + " format is invalid. The supported formats are: 1) a hash, 2) an expression in the format " +
+				"<hash_type>=<hash>, or 3) either a path to a local file containing hashes, or a URI of a remote hash file. " +
+				"Supported protocols for remote hash files are: salt, file, http, https, ftp, swift, s3. The hash may also not " +
+				"be of a valid length, the following are supported hash types and lengths: md5 (32), sha1 (40), sha224 (56), " +
+				"sha256 (64), sha384 (96), sha512 (128)."},
+		{"no such file", map[string]any{"name": a("p6"), "source": a("app.tar"), "source_hash": a("NOPE")}, false,
+			"Source hash file " + a("NOPE") + " not found"},
+	} {
+		r := run(t, reg, false, c.kwargs)
+		if val(r.Result) != c.result || r.Comment != c.comment {
+			t.Errorf("%s: got %v %q\nwant %v %q", c.name, val(r.Result), r.Comment, c.result, c.comment)
+		}
+	}
+}
