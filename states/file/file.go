@@ -3,8 +3,11 @@
 // writes a file from the master's file server (salt://), a local file or
 // given contents, rendered with Jinja when asked; file.directory,
 // file.recurse, file.symlink, file.absent, file.touch, file.exists and
-// file.missing keep paths; file.append, file.replace and file.line edit
-// text in place.
+// file.missing keep paths; file.append, file.replace, file.line,
+// file.blockreplace and file.keyvalue edit text in place; file.serialize
+// writes a data set as YAML or JSON, byte for byte as Salt's serializers
+// do; file.accumulated gathers text that file.managed templates and
+// file.blockreplace use.
 //
 // Returns are Salt's: changes {"diff": <unified diff>} ("New file" for a
 // created one), {"mode": "0644"}, {"user": …}, {"group": …}, and Salt's
