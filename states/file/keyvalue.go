@@ -9,7 +9,6 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/py"
-	filemod "github.com/brinehq/brine/modules/file"
 	"github.com/brinehq/brine/state"
 )
 
@@ -225,11 +224,9 @@ func (s *states) keyvalueState(ctx context.Context, in *function.Input) state.Re
 	if in.Bool("show_changes") {
 		r.Changes = map[string]any{"diff": strings.Join(diff, "")}
 	}
-	fi, err := os.Stat(name)
-	if err == nil {
-		err = filemod.WriteKeeping(name, []byte(strings.Join(content, "")), fi)
-	}
-	if err != nil {
+	// Salt truncates and rewrites the file where it is (a symlink
+	// followed, the inode and owner kept).
+	if err := os.WriteFile(name, []byte(strings.Join(content, "")), 0o644); err != nil {
 		return failed(name, nil, "%s not writable", name)
 	}
 	return r

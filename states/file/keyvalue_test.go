@@ -1,6 +1,9 @@
 package file
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 // TestKeyvalue holds what Salt 3006.6's file.keyvalue returned and wrote
 // on the same files (salt-call --local).
@@ -47,4 +50,20 @@ func TestKeyvalue(t *testing.T) {
 			map[string]any{"diff": "- Port 2222\n+ Port 22 (from int type)\n"},
 			fileIs(sshd, "PermitRootLogin no\nPasswordAuthentication no\nPort 22\nPort 22\n", "")},
 	})
+}
+
+// TestKeyvalueThroughSymlink: Salt rewrites the file in place, so a
+// symlink stays a symlink and its target gets the change.
+func TestKeyvalueThroughSymlink(t *testing.T) {
+	h := newHarness(t)
+	target, link := h.path("real.conf"), h.path("link.conf")
+	h.write(target, "a=1\n", 0o640)
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	h.steps([]step{{"through a symlink", "file.keyvalue", false, map[string]any{"name": link, "key": "a", "value": "2"}, true,
+		"Changed 1 lines", map[string]any{"diff": "- a=1\n+ a=2\n"}, fileIs(target, "a=2\n", "0640")}})
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("%s is no longer a symlink: %v", link, err)
+	}
 }
