@@ -16,6 +16,7 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/internal/serializers"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/state"
 )
@@ -78,6 +79,33 @@ func Module(env *modules.Env) []function.Func {
 					return in.String("true"), nil
 				}
 				return in.String("false"), nil
+			},
+		},
+		{
+			Name: "slsutil.serialize", ReadOnly: true, VarKwargs: true,
+			Doc: "obj as text of serializer (yaml: block style, default_flow_style=False; json), as Salt's serializers " +
+				"write it; the other keywords are the serializer's options.",
+			Params: []function.Param{{Name: "serializer", Kind: function.String, Required: true},
+				{Name: "obj", Kind: function.Any, Required: true}},
+			Run: func(_ context.Context, in *function.Input) (any, error) {
+				ser, err := serializer(in.String("serializer"))
+				if err != nil {
+					return nil, err
+				}
+				return ser.Dump(in.Value("obj"), options(in.ExtraKwargs))
+			},
+		},
+		{
+			Name: "slsutil.deserialize", ReadOnly: true, VarKwargs: true,
+			Doc: "The data stream_or_string holds as text of serializer (yaml, json).",
+			Params: []function.Param{{Name: "serializer", Kind: function.String, Required: true},
+				{Name: "stream_or_string", Kind: function.String, Required: true}},
+			Run: func(_ context.Context, in *function.Input) (any, error) {
+				ser, err := serializer(in.String("serializer"))
+				if err != nil {
+					return nil, err
+				}
+				return ser.Load([]byte(in.String("stream_or_string")))
 			},
 		},
 		{
@@ -239,4 +267,25 @@ func (s filesSource) Envs(ctx context.Context) ([]string, error) {
 		return nil, errors.New("this agent has no master")
 	}
 	return s.files.Envs(ctx)
+}
+
+// serializer is Salt's serializer of that name, or its error.
+func serializer(name string) (serializers.Serializer, error) {
+	ser, ok := serializers.Get(name)
+	if !ok {
+		return ser, fmt.Errorf("Serializer '%s' is not available (brine has yaml and json)", name)
+	}
+	return ser, nil
+}
+
+// options are the serializer's keywords: Salt's clean_kwargs drops the
+// __pub_* ones a job adds.
+func options(kw map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range kw {
+		if !strings.HasPrefix(k, "__") {
+			out[k] = v
+		}
+	}
+	return out
 }

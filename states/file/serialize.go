@@ -2,21 +2,15 @@ package file
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"os"
-	"sort"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/internal/py"
-	"github.com/brinehq/brine/internal/pyyaml"
-	"github.com/brinehq/brine/internal/saltyaml"
+	"github.com/brinehq/brine/internal/serializers"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/state"
 )
@@ -79,18 +73,27 @@ func (s *states) serializeState(ctx context.Context, in *function.Input) state.R
 	if dataset == nil {
 		return state.Failed(name, "Neither 'dataset' nor 'dataset_pillar' was defined")
 	}
-	ser, ok := serializers[kind]
+	ser, ok := serializers.Get(kind)
 	if !ok {
 		return state.Failed(name, "The %s serializer could not be found. It either does not exist or its prerequisites are not installed.", kind)
 	}
-	opts, err := dictList(in.Value("serializer_opts"))
+	user, err := dictList(in.Value("serializer_opts"))
 	if err != nil {
 		return state.Failed(name, "serializer_opts: %v", err)
 	}
+	// Salt's file.serialize defaults, which serializer_opts update
+	opts := map[string]any{}
+	switch kind {
+	case "json":
+		opts = map[string]any{"indent": int64(2), "separators": []any{",", ": "}, "sort_keys": true}
+	case "yaml":
+		opts = map[string]any{"default_flow_style": false}
+	}
+	maps.Copy(opts, user)
 	var existing map[string]any
 	if in.Bool("merge_if_exists") {
 		if raw, err := os.ReadFile(name); err == nil {
-			old, err := ser.load(raw)
+			old, err := ser.Load(raw)
 			if err != nil {
 				return state.Failed(name, "Failed to deserialize existing data: %v", err)
 			}
@@ -117,7 +120,7 @@ func (s *states) serializeState(ctx context.Context, in *function.Input) state.R
 			opts["allow_unicode"] = true
 		}
 	}
-	text, err := ser.dump(dataset, opts)
+	text, err := ser.Dump(dataset, opts)
 	if err != nil {
 		return state.Failed(name, "Failed to serialize the dataset as %s: %v", kind, err)
 	}
@@ -282,245 +285,4 @@ func recursiveDiff(old, new map[string]any) map[string]any {
 		}
 	}
 	return out
-}
-
-// serializer is one of Salt's serializers: dump writes a data set (without
-// the final newline the state adds), load reads a file back.
-type serializer struct {
-	dump func(v any, opts map[string]any) (string, error)
-	load func(raw []byte) (any, error)
-}
-
-var serializers = map[string]serializer{
-	"yaml": {dump: dumpYAML, load: loadYAML},
-	"json": {dump: dumpJSON, load: loadJSON},
-}
-
-// dumpYAML is Salt's yaml serializer as file.serialize calls it:
-// yaml.dump with default_flow_style False (block style, keys sorted),
-// byte for byte as libyaml writes it.
-func dumpYAML(v any, opts map[string]any) (string, error) {
-	for k, o := range opts {
-		switch k {
-		case "allow_unicode":
-		case "default_flow_style":
-			if o != false {
-				return "", fmt.Errorf("the yaml serializer option default_flow_style %s is not supported (only False)", py.Str(o))
-			}
-		default:
-			return "", fmt.Errorf("the yaml serializer option %s is not supported", k)
-		}
-	}
-	if py.Truth(opts["allow_unicode"]) {
-		return pyyaml.DumpUnicode(v)
-	}
-	return pyyaml.Dump(v)
-}
-
-func loadYAML(raw []byte) (any, error) {
-	v, err := saltyaml.Unmarshal(raw)
-	if err != nil {
-		return nil, err
-	}
-	return saltyaml.Plain(v), nil
-}
-
-func loadJSON(raw []byte) (any, error) {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return nil, err
-	}
-	return fromJSON(v), nil
-}
-
-// fromJSON turns encoding/json's numbers into Python's: whole numbers
-// int, others float.
-func fromJSON(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, x := range t {
-			t[k] = fromJSON(x)
-		}
-	case []any:
-		for i, x := range t {
-			t[i] = fromJSON(x)
-		}
-	case float64:
-		if t == math.Trunc(t) && math.Abs(t) < 1<<53 {
-			return int64(t)
-		}
-	}
-	return v
-}
-
-// dumpJSON is Salt's json serializer with the state's defaults: Python's
-// json.dumps(indent=2, separators=(",", ": "), sort_keys=True), non-ASCII
-// written as it is.
-func dumpJSON(v any, opts map[string]any) (string, error) {
-	e := jsonEncoder{indent: "  ", itemSep: ",", keySep: ": "}
-	for k, o := range opts {
-		switch k {
-		case "indent":
-			switch n := o.(type) {
-			case nil:
-				e.indent = ""
-				e.compact = true
-			case int64:
-				e.indent = strings.Repeat(" ", int(n))
-			case string:
-				e.indent = n
-			default:
-				return "", fmt.Errorf("the json serializer option indent must be a number or a string")
-			}
-		case "sort_keys":
-			// Keys are sorted either way: see write.
-		case "ensure_ascii":
-			e.ascii = py.Truth(o)
-		case "separators":
-			l, ok := o.([]any)
-			if !ok || len(l) != 2 {
-				return "", fmt.Errorf("the json serializer option separators must be a pair of strings")
-			}
-			e.itemSep, e.keySep = py.Str(l[0]), py.Str(l[1])
-		default:
-			return "", fmt.Errorf("the json serializer option %s is not supported", k)
-		}
-	}
-	if e.compact && e.itemSep == "," {
-		// json.dumps without indent separates items with ", ".
-		e.itemSep = ", "
-	}
-	var b strings.Builder
-	if err := e.write(&b, v, 0); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
-
-type jsonEncoder struct {
-	indent, itemSep, keySep string
-	ascii                   bool
-	compact                 bool // indent None: one line
-}
-
-func (e *jsonEncoder) newline(b *strings.Builder, level int) {
-	if e.compact {
-		return
-	}
-	b.WriteByte('\n')
-	b.WriteString(strings.Repeat(e.indent, level))
-}
-
-func (e *jsonEncoder) write(b *strings.Builder, v any, level int) error {
-	switch t := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		if t {
-			b.WriteString("true")
-		} else {
-			b.WriteString("false")
-		}
-	case int64:
-		b.WriteString(strconv.FormatInt(t, 10))
-	case int:
-		b.WriteString(strconv.Itoa(t))
-	case uint64:
-		b.WriteString(strconv.FormatUint(t, 10))
-	case float64:
-		switch {
-		case math.IsInf(t, 1):
-			b.WriteString("Infinity")
-		case math.IsInf(t, -1):
-			b.WriteString("-Infinity")
-		case math.IsNaN(t):
-			b.WriteString("NaN")
-		default:
-			b.WriteString(py.Float(t))
-		}
-	case string:
-		e.str(b, t)
-	case []any:
-		if len(t) == 0 {
-			b.WriteString("[]")
-			return nil
-		}
-		b.WriteByte('[')
-		for i, x := range t {
-			if i > 0 {
-				b.WriteString(e.itemSep)
-			}
-			e.newline(b, level+1)
-			if err := e.write(b, x, level+1); err != nil {
-				return err
-			}
-		}
-		e.newline(b, level)
-		b.WriteByte(']')
-	case map[string]any:
-		if len(t) == 0 {
-			b.WriteString("{}")
-			return nil
-		}
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		// Without sort_keys Python keeps the written order, which a
-		// mapping of the SLS has lost: sorted is the one order brine
-		// can promise.
-		sort.Strings(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteString(e.itemSep)
-			}
-			e.newline(b, level+1)
-			e.str(b, k)
-			b.WriteString(e.keySep)
-			if err := e.write(b, t[k], level+1); err != nil {
-				return err
-			}
-		}
-		e.newline(b, level)
-		b.WriteByte('}')
-	default:
-		return fmt.Errorf("the dataset holds a value JSON cannot hold: %s", py.Str(v))
-	}
-	return nil
-}
-
-// str is a string as Python's json module writes it.
-func (e *jsonEncoder) str(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || e.ascii && r > 0x7e:
-			if r > 0xffff {
-				r -= 0x10000
-				fmt.Fprintf(b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-				continue
-			}
-			fmt.Fprintf(b, `\u%04x`, r)
-		case r == utf8.RuneError:
-			b.WriteString(`\ufffd`)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
 }
