@@ -91,6 +91,11 @@ func TestManagedContentsMore(t *testing.T) {
 			"User no-such-user is not available ", nil, nil},
 		{"unknown group", "file.managed", false, map[string]any{"name": p, "contents": "x", "group": "no-such-group"}, false,
 			"Group no-such-group is not available", nil, nil},
+		// Salt's _check_user only warns in test mode: the user may be
+		// created by an earlier state of the same run.
+		{"unknown user, test mode", "file.managed", true, map[string]any{"name": h.path("later"), "contents": "x",
+			"user": "no-such-user", "group": "no-such-group"}, nil, "The file " + h.path("later") + " is set to be changed" + testNote,
+			map[string]any{"newfile": h.path("later")}, absent(h.path("later"))},
 		{"relative", "file.managed", false, map[string]any{"name": "etc/x", "contents": "x"}, false,
 			"Specified file etc/x is not an absolute path", nil, nil},
 		{"directory", "file.managed", false, map[string]any{"name": h.dir, "contents": "x"}, false,
