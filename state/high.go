@@ -189,7 +189,8 @@ func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string
 	name, text, err := c.slsFile(ctx, saltenv, sls)
 	if errors.Is(err, ErrNotFound) {
 		if via != "" {
-			h.Errors = append(h.Errors, fmt.Sprintf("Specified SLS %s in saltenv %s is not available on the salt master or through a configured fileserver (included from %s)", sls, saltenv, via))
+			// Salt's words exactly: scripts match on them
+			h.Errors = append(h.Errors, fmt.Sprintf("Specified SLS %s in saltenv %s is not available on the salt master or through a configured fileserver", sls, saltenv))
 		} else {
 			h.Errors = append(h.Errors, fmt.Sprintf("No matching sls found for '%s' in env '%s'", sls, saltenv))
 		}
