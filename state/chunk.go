@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -508,8 +509,15 @@ func requisiteIns(chunks []*Chunk) []string {
 					found = true
 					t.reqs = append(t.reqs, req{kind: base, state: c.State, target: c.ID})
 				}
-				if !found {
-					errs = append(errs, fmt.Sprintf("Cannot extend ID '%s' in '%s:%s'. It is not part of the high state.\nThis is likely due to a missing include statement or an incorrectly typed ID.\nEnsure that a state with an ID of '%s' is available\nin environment '%s' and to SLS '%s'", r.target, c.Env, c.SLS, r.target, c.Env, c.SLS))
+				// An sls requisite_in naming an SLS with no states in this
+				// run extends nothing, which Salt does not report.
+				if !found && r.state != "sls" {
+					// once per missing id and SLS, as Salt's extend
+					// mapping holds each id once
+					msg := fmt.Sprintf("Cannot extend ID '%s' in '%s:%s'. It is not part of the high state.\nThis is likely due to a missing include statement or an incorrectly typed ID.\nEnsure that a state with an ID of '%s' is available\nin environment '%s' and to SLS '%s'", r.target, c.Env, c.SLS, r.target, c.Env, c.SLS)
+					if !slices.Contains(errs, msg) {
+						errs = append(errs, msg)
+					}
 				}
 			}
 		}
