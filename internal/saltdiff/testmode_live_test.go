@@ -158,22 +158,28 @@ func TestFormulasTestModeLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	work := t.TempDir()
-	// one minion id on both sides: formulas and top files match on it
-	saltConf := filepath.Join(work, "salt")
-	brineConf := filepath.Join(work, "brine")
-	for _, d := range []string{saltConf, brineConf} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
+	// Two slots, each with its own Salt and brine configuration and
+	// cache (Salt refuses a second state run in one cachedir), one minion
+	// id on both sides: formulas and top files match on it.
+	type slot struct{ saltConf, brineConf string }
+	slots := make(chan slot, 2)
+	for i := range cap(slots) {
+		sl := slot{filepath.Join(work, fmt.Sprintf("salt%d", i)), filepath.Join(work, fmt.Sprintf("brine%d", i))}
+		for _, d := range []string{sl.saltConf, sl.brineConf} {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		root := filepath.Join(work, fmt.Sprintf("saltroot%d", i))
+		if err := os.WriteFile(filepath.Join(sl.saltConf, "minion"), []byte(fmt.Sprintf(
+			"id: brine-interop\nfile_client: local\nroot_dir: %[1]s\npki_dir: %[1]s/pki\ncachedir: %[1]s/cache\nsock_dir: %[1]s/sock\nlog_file: %[1]s/minion.log\n", root)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-	}
-	root := filepath.Join(work, "saltroot")
-	if err := os.WriteFile(filepath.Join(saltConf, "minion"), []byte(fmt.Sprintf(
-		"id: brine-interop\nfile_client: local\nroot_dir: %[1]s\npki_dir: %[1]s/pki\ncachedir: %[1]s/cache\nsock_dir: %[1]s/sock\nlog_file: %[1]s/minion.log\n", root)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(brineConf, "minion"), []byte(
-		"id: brine-interop\nfile_client: local\npki_dir: pki\ncachedir: cache\n"), 0o644); err != nil {
-		t.Fatal(err)
+		if err := os.WriteFile(filepath.Join(sl.brineConf, "minion"), []byte(
+			"id: brine-interop\nfile_client: local\npki_dir: pki\ncachedir: cache\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		slots <- sl
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -190,14 +196,13 @@ func TestFormulasTestModeLive(t *testing.T) {
 		_ = cmd.Run() // a failed state exits non-zero; the JSON says why
 		return out.Bytes()
 	}
-	// Both sides of every SLS, two at a time (Salt takes seconds to start).
+	// Both sides of every SLS, two SLS at a time (Salt takes seconds to start).
 	type job struct {
 		key         string
 		salt, brine testModeRun
 	}
 	var jobs []*job
 	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2)
 	for _, c := range cases {
 		pillarDir := filepath.Join(work, "pillar-"+c.Formula)
 		if err := os.MkdirAll(pillarDir, 0o755); err != nil {
@@ -221,11 +226,11 @@ func TestFormulasTestModeLive(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				j.salt = readTestModeRun(run(append([]string{"/usr/bin/python3", filepath.Join(saltSrc, "scripts", "salt-call"), "-c", saltConf}, args...),
+				sl := <-slots
+				defer func() { slots <- sl }()
+				j.salt = readTestModeRun(run(append([]string{"/usr/bin/python3", filepath.Join(saltSrc, "scripts", "salt-call"), "-c", sl.saltConf}, args...),
 					[]string{"PYTHONPATH=" + saltSrc + ":" + filepath.Join(saltSrc, "shim")}))
-				j.brine = readTestModeRun(run(append([]string{brine, "call", "-c", brineConf}, args...), nil))
+				j.brine = readTestModeRun(run(append([]string{brine, "call", "-c", sl.brineConf}, args...), nil))
 			}()
 		}
 	}
