@@ -290,8 +290,10 @@ func symlinkCheck(name, target string, force bool, usr, group string) state.Resu
 		return state.Succeeded(name, fmt.Sprintf("The symlink %s is present", name), nil)
 	}
 	if force {
+		// no changes: Salt's _symlink_check reports them only for a
+		// link it would make or change
 		return state.Pending(name, fmt.Sprintf("The file or directory %s is set for removal to make way for a new symlink targeting %s",
-			name, target), map[string]any{"forced": name})
+			name, target), nil)
 	}
 	return state.Failed(name, "File or directory exists where the symlink %s should be. Did you mean to use force?", name)
 }

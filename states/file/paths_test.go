@@ -111,6 +111,9 @@ func TestSymlink(t *testing.T) {
 			"File exists where the symlink " + target + " should be", nil, fileIs(target, "t", "")},
 		{"file in the way, test mode", "file.symlink", true, map[string]any{"name": target, "target": other}, false,
 			"File or directory exists where the symlink " + target + " should be. Did you mean to use force?", nil, nil},
+		// Salt reports no changes here (resolver-formula's test run)
+		{"file in the way, force, test mode", "file.symlink", true, map[string]any{"name": target, "target": other, "force": true}, nil,
+			"The file or directory " + target + " is set for removal to make way for a new symlink targeting " + other, nil, fileIs(target, "t", "")},
 		{"backupname", "file.symlink", false, map[string]any{"name": target, "target": other, "backupname": h.path("saved")}, true,
 			"Created new symlink " + target + " -> " + other, map[string]any{"new": target},
 			func(h *harness) string {
