@@ -148,8 +148,12 @@ var (
 	loadTag   = regexp.MustCompile(loadOpen.String() + `|` + loadClose.String())
 )
 
-func rewriteTags(src string) string {
-	src = importTag.ReplaceAllString(src, `{%$1 set $4 = __import_$2($3) $5%}`)
+// rewriteTags rewrites the import and load tags of src, the text of a
+// file in directory dir: an import names dir, so that "./x" is found
+// beside the file holding the import (map.jinja's './defaults.yaml'),
+// whichever SLS imported that file, as Salt's loader finds it.
+func rewriteTags(src, dir string) string {
+	src = importTag.ReplaceAllString(src, `{%$1 set $4 = __import_$2($3, `+jinjaString(dir)+`) $5%}`)
 	if !strings.Contains(src, "load_") {
 		return src
 	}
@@ -199,7 +203,7 @@ func (r *Renderer) jinja(ctx context.Context, src Source, saltenv, name string, 
 			out, err = nil, &RenderError{File: name, Err: fmt.Errorf("the template failed: %v", p)}
 		}
 	}()
-	l := &loader{ctx: ctx, src: src, saltenv: saltenv, root: name, text: rewriteTags(string(text)), dir: path.Dir(name)}
+	l := &loader{ctx: ctx, src: src, saltenv: saltenv, root: name, text: rewriteTags(string(text), path.Dir(name)), dir: path.Dir(name)}
 	tpl, err := exec.NewTemplate(name, r.cfg, l, r.env)
 	if err != nil {
 		return nil, &RenderError{File: name, Line: syntaxLine(err), Err: cleanParseError(err)}
@@ -258,9 +262,11 @@ func joinVia(inner, outer string) string {
 
 // importer is import_yaml/import_json/import_text: the file, rendered
 // with Jinja, then loaded.
-func (r *Renderer) importer(ctx context.Context, l *loader, kind string, vars map[string]any) func(string) (any, error) {
-	return func(name string) (any, error) {
-		full, err := l.Resolve(name)
+func (r *Renderer) importer(ctx context.Context, l *loader, kind string, vars map[string]any) func(string, string) (any, error) {
+	return func(name, dir string) (any, error) {
+		from := *l
+		from.dir = dir
+		full, err := from.Resolve(name)
 		if err != nil {
 			return nil, err
 		}
@@ -328,7 +334,7 @@ func (l *loader) Read(name string) (io.Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("template %q in saltenv %q: %w", full, l.saltenv, err)
 	}
-	return strings.NewReader(rewriteTags(string(b))), nil
+	return strings.NewReader(rewriteTags(string(b), path.Dir(full))), nil
 }
 
 func (l *loader) Inherit(from string) (loaders.Loader, error) {
@@ -525,4 +531,9 @@ func yamlError(name string, b []byte, err error) error {
 		}
 	}
 	return e
+}
+
+// jinjaString is s as a Jinja string literal.
+func jinjaString(s string) string {
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
 }

@@ -103,6 +103,16 @@ func TestSaltTags(t *testing.T) {
 			t.Errorf("%s = %q, %v; Salt renders %q", tc.src, out, err, tc.want)
 		}
 	}
+	// packages-formula: pkgs/golang/clean.sls imports pkgs/map.jinja, whose
+	// './defaults.yaml' is pkgs/defaults.yaml, beside map.jinja (Salt found
+	// it; brine looked beside the SLS).
+	formula := memSource{"pkgs/map.jinja": "{%- import_yaml './defaults.yaml' as d %}{%- set v = d.a %}",
+		"pkgs/defaults.yaml": "a: beside map.jinja\n", "pkgs/golang/defaults.yaml": "a: beside the SLS\n"}
+	out, err := r.Jinja(context.Background(), formula, "base", "pkgs/golang/clean.sls",
+		[]byte("{% from 'pkgs/map.jinja' import v with context %}{{ v }} {% import_yaml './defaults.yaml' as own %}{{ own.a }}"), nil)
+	if err != nil || string(out) != "beside map.jinja beside the SLS" {
+		t.Errorf("relative import_yaml in an imported template = %q, %v; Salt renders %q", out, err, "beside map.jinja beside the SLS")
+	}
 	for _, tc := range []struct{ src, want string }{
 		{"a\n{% load_yaml as m %}k: [1{% endload %}", "t.sls:2"},
 		{"{{ 'x' | union }}", "union() missing 1 required positional argument: 'lst2'"},
