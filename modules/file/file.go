@@ -304,6 +304,36 @@ func Module(*modules.Env) []function.Func {
 			}),
 		},
 		{
+			Name: "file.check_hash", Doc: "Whether the file at path has file_hash: <type>:<hex>, <type>=<hex>, or a hex digest " +
+				"whose length says its type (md5, sha1, sha224, sha256, sha384, sha512).",
+			Params: []function.Param{path, {Name: "file_hash", Kind: function.Any, Required: true}},
+			ReadOnly: true,
+			Run: withPath(func(p string, in *function.Input) (any, error) {
+				fh, ok := in.Value("file_hash").(string)
+				if !ok {
+					return nil, editErrorf("hash must be a string")
+				}
+				typ, value, found := "", fh, false
+				for _, sep := range []string{":", "="} {
+					if typ, value, found = strings.Cut(fh, sep); found {
+						break
+					}
+				}
+				if !found {
+					value = fh
+					if typ = hashTypeOf(len(fh)); typ == "" {
+						return nil, editErrorf("Hash %s (length: %d) could not be matched to a supported hash type. "+
+							"The supported hash types and lengths are: md5 (32), sha1 (40), sha224 (56), sha256 (64), sha384 (96), sha512 (128)", fh, len(fh))
+					}
+				}
+				sum, err := Hash(p, typ)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", in.Func, err)
+				}
+				return sum == value, nil
+			}),
+		},
+		{
 			Name: "file.user_to_uid", Doc: "The uid of user (a name; an id is returned as it is; None is the agent's user), \"\" when unknown.",
 			Params: []function.Param{{Name: "user", Kind: function.Any}}, ReadOnly: true,
 			Run: func(_ context.Context, in *function.Input) (any, error) {

@@ -349,3 +349,35 @@ func TestChown(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckHash: file.check_hash takes Salt's three spellings of a hash
+// (packages-formula's module.run checks a download with it).
+func TestCheckHash(t *testing.T) {
+	reg := registry(t)
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		hash    any
+		want    any
+		wantErr string
+	}{
+		{"b1946ac92492d2347c6235b4d2611184", true, ""},
+		{"md5=b1946ac92492d2347c6235b4d2611184", true, ""},
+		{"sha256:5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03", true, ""},
+		{"sha256:0000000000000000000000000000000000000000000000000000000000000000", false, ""},
+		{"abc", nil, "Hash abc (length: 3) could not be matched to a supported hash type"},
+		{int64(5), nil, "hash must be a string"},
+	} {
+		got, err := reg.Call(context.Background(), "file.check_hash", []any{p, tc.hash}, nil, nil)
+		switch {
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("check_hash %v: %v, %v; want an error saying %q", tc.hash, got, err, tc.wantErr)
+			}
+		case err != nil || got != tc.want:
+			t.Errorf("check_hash %v = %v, %v; want %v", tc.hash, got, err, tc.want)
+		}
+	}
+}
