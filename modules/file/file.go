@@ -306,7 +306,7 @@ func Module(*modules.Env) []function.Func {
 		{
 			Name: "file.check_hash", Doc: "Whether the file at path has file_hash: <type>:<hex>, <type>=<hex>, or a hex digest " +
 				"whose length says its type (md5, sha1, sha224, sha256, sha384, sha512).",
-			Params: []function.Param{path, {Name: "file_hash", Kind: function.Any, Required: true}},
+			Params:   []function.Param{path, {Name: "file_hash", Kind: function.Any, Required: true}},
 			ReadOnly: true,
 			Run: withPath(func(p string, in *function.Input) (any, error) {
 				fh, ok := in.Value("file_hash").(string)
