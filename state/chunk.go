@@ -502,8 +502,8 @@ func requisiteIns(chunks []*Chunk) []string {
 					continue
 				}
 				found := false
-				for _, t := range chunks {
-					if t == c || !r.matches(t) {
+				for _, t := range inTargets(chunks, r) {
+					if t == c {
 						continue
 					}
 					found = true
@@ -536,6 +536,48 @@ func requisiteIns(chunks []*Chunk) []string {
 		}
 	}
 	return errs
+}
+
+// inTargets are the chunks a requisite_in (watch_in, require_in…) of
+// r extends, as Salt's requisite_in and reconcile_extend find them: the
+// state of that module whose id is r's target; else the one whose name
+// is, when exactly one id has it (ntp-formula's watch_in service: ntp
+// extends the state with id ntp, not also ntpd, whose name is ntp); an
+// sls or id requisite matches as r does.
+func inTargets(chunks []*Chunk, r req) []*Chunk {
+	var out []*Chunk
+	if r.state == "sls" || r.state == "id" {
+		for _, t := range chunks {
+			if r.matches(t) {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	for _, t := range chunks {
+		if t.State == r.state && t.ID == r.target {
+			out = append(out, t)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	id := ""
+	for _, t := range chunks {
+		if t.State != r.state || t.Name != r.target {
+			continue
+		}
+		if id != "" && t.ID != id {
+			return nil // several ids: Salt cannot extend
+		}
+		id = t.ID
+	}
+	for _, t := range chunks {
+		if id != "" && t.State == r.state && t.ID == id {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // pyIter is what Python's `for x in v` goes through: a string's
