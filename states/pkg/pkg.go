@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/state"
 )
@@ -225,9 +227,6 @@ func (s *states) installed(ctx context.Context, in *function.Input) (any, error)
 	if v := in.Value("pkg_verify"); v != nil && v != false {
 		return state.Failed(name, "The pkg_verify argument is not supported"), nil
 	}
-	if v := in.Value("hold"); v != nil && v != false {
-		return state.Failed(name, "The hold argument is not supported"), nil
-	}
 	if l, ok := in.Value("pkgs").([]any); ok && len(l) == 0 {
 		return state.Succeeded(name, "No packages to install provided", nil), nil
 	}
@@ -255,16 +254,11 @@ func (s *states) installed(ctx context.Context, in *function.Input) (any, error)
 	if err != nil {
 		return nil, err
 	}
+	// Salt's installed() packs a lone name (and version) into pkgs, so
+	// its "Package x is already installed" shortcut is never reached: one
+	// package already there is "All specified packages are already
+	// installed", as for several.
 	reinstall := in.Bool("reinstall")
-	if in.Value("pkgs") == nil && !reinstall {
-		cver := cur[name]
-		switch {
-		case version != "" && slices.Contains(cver, version):
-			return state.Succeeded(name, fmt.Sprintf("Version %s of package '%s' is already installed", version, name), nil), nil
-		case len(cver) > 0 && version == "":
-			return state.Succeeded(name, fmt.Sprintf("Package %s is already installed", name), nil), nil
-		}
-	}
 
 	// What pkg.install is to do: packages missing or at a version that
 	// does not match, and (reinstall) those that do.
@@ -311,7 +305,7 @@ func (s *states) installed(ctx context.Context, in *function.Input) (any, error)
 		if versionSpec {
 			msg += " and are at the desired version"
 		}
-		return state.Succeeded(name, msg, nil), nil
+		return s.holdInstalled(ctx, in, want, state.Succeeded(name, msg, nil)), nil
 	}
 
 	if state.From(ctx).Test {
@@ -422,7 +416,134 @@ func (s *states) installed(ctx context.Context, in *function.Input) (any, error)
 	for _, t := range again {
 		comment = append(comment, fmt.Sprintf("Package %s was reinstalled.", desired(t)))
 	}
-	return state.Result{Name: name, Changes: changes, Result: state.Bool(len(failed) == 0), Comment: strings.Join(comment, "\n")}, nil
+	ok = len(failed) == 0
+	if in.Has("hold") {
+		holds, err := s.hold(ctx, in, want)
+		if err != nil {
+			return state.Result{Name: name, Changes: changes, Result: state.Bool(false), Comment: strings.Join(append(comment, err.Error()), "\n")}, nil
+		}
+		if changes == nil {
+			changes = map[string]any{}
+		}
+		// Salt's order: held changes merged into the install's, then
+		// the comments of those already held, then of those that failed
+		for _, h := range holds {
+			if len(h.changes) == 0 {
+				continue
+			}
+			comment = append(comment, h.comment)
+			if c, had := changes[h.name].(map[string]any); had {
+				c["new"] = joinChange(c["new"], h.changes["new"])
+				c["old"] = joinChange(c["old"], h.changes["old"])
+			} else {
+				changes[h.name] = map[string]any{"new": py.Str(h.changes["new"])}
+			}
+		}
+		for _, h := range holds {
+			if len(h.changes) == 0 && h.result != nil && *h.result {
+				comment = append(comment, h.comment)
+			}
+		}
+		for _, h := range holds {
+			if h.result == nil || !*h.result {
+				comment = append(comment, h.comment)
+				ok = false
+			}
+		}
+	}
+	return state.Result{Name: name, Changes: changes, Result: state.Bool(ok), Comment: strings.Join(comment, "\n")}, nil
+}
+
+// holdResult is one package's entry of pkg.hold's or pkg.unhold's return.
+type holdResult struct {
+	name, comment string
+	changes       map[string]any
+	result        *bool
+}
+
+// hold runs pkg.hold (hold: True) or pkg.unhold (False) over the
+// targets, as Salt's pkg.installed does when hold is given, in test mode
+// too (the function then says what it would do).
+func (s *states) hold(ctx context.Context, in *function.Input, want []target) ([]holdResult, error) {
+	fun := "pkg.unhold"
+	if jinja.Truthy(in.Value("hold")) {
+		fun = "pkg.hold"
+	}
+	kw := map[string]any{"pkgs": anyNames(want)}
+	if state.From(ctx).Test {
+		kw["test"] = true
+	}
+	out, err := s.call(ctx, fun, nil, kw)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := out.(map[string]any)
+	var holds []holdResult
+	for _, t := range want {
+		e, _ := m[t.name].(map[string]any)
+		if e == nil {
+			continue
+		}
+		h := holdResult{name: t.name, comment: py.Str(e["comment"])}
+		h.changes, _ = e["changes"].(map[string]any)
+		if b, isBool := e["result"].(bool); isBool {
+			h.result = state.Bool(b)
+		}
+		holds = append(holds, h)
+	}
+	return holds, nil
+}
+
+// holdInstalled is Salt's pkg.installed with hold given when every target
+// is installed already: the hold applied, each package's comment added
+// after a period, its result the state's.
+func (s *states) holdInstalled(ctx context.Context, in *function.Input, want []target, r state.Result) state.Result {
+	if !in.Has("hold") {
+		return r
+	}
+	holds, err := s.hold(ctx, in, want)
+	if err != nil {
+		return state.Failed(r.Name, "%v", err)
+	}
+	// Salt's order: those the hold changed, those already so, those failed
+	for _, pass := range []func(h holdResult) bool{
+		func(h holdResult) bool { return len(h.changes) > 0 },
+		func(h holdResult) bool { return len(h.changes) == 0 && h.result != nil && *h.result },
+		func(h holdResult) bool { return h.result == nil || !*h.result },
+	} {
+		for _, h := range holds {
+			if !pass(h) {
+				continue
+			}
+			r.Comment += ".\n" + h.comment
+			r.Result = h.result
+			if len(h.changes) > 0 {
+				if r.Changes == nil {
+					r.Changes = map[string]any{}
+				}
+				r.Changes[h.name] = h.changes
+			}
+		}
+	}
+	return r
+}
+
+// joinChange appends a hold's old or new selection to the install's,
+// on a line of its own, as Salt does.
+func joinChange(cur, add any) string {
+	c, a := py.Str(cur), py.Str(add)
+	if cur == nil || c == "" {
+		return a
+	}
+	return c + "\n" + a
+}
+
+func anyNames(ts []target) []any {
+	out := make([]any, len(ts))
+	for i, t := range ts {
+		out[i] = t.name
+	}
+	return out
 }
 
 // plural is "package was" or "packages were".
