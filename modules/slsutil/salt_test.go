@@ -71,7 +71,7 @@ func TestSerializeAsSalt(t *testing.T) {
 		{"json", []any{"json", obj}, nil, `{"a": "s", "b": [1, {"x": "é"}], "c": {}}`, ""},
 		{"json, indent", []any{"json", obj}, map[string]any{"indent": int64(2)},
 			"{\n  \"a\": \"s\",\n  \"b\": [\n    1,\n    {\n      \"x\": \"é\"\n    }\n  ],\n  \"c\": {}\n}", ""},
-		{"no such serializer", []any{"toml", obj}, nil, nil, "Serializer 'toml' is not available"},
+		{"no such serializer", []any{"toml", obj}, nil, nil, "serializer 'toml' is not available"},
 	} {
 		got, err := reg.Call(context.Background(), "slsutil.serialize", tc.args, tc.kwargs, nil)
 		switch {

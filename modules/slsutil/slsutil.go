@@ -273,7 +273,7 @@ func (s filesSource) Envs(ctx context.Context) ([]string, error) {
 func serializer(name string) (serializers.Serializer, error) {
 	ser, ok := serializers.Get(name)
 	if !ok {
-		return ser, fmt.Errorf("Serializer '%s' is not available (brine has yaml and json)", name)
+		return ser, fmt.Errorf("serializer '%s' is not available (brine has yaml and json)", name)
 	}
 	return ser, nil
 }
