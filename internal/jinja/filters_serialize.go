@@ -3,9 +3,7 @@ package jinja
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
-	"unicode/utf16"
 
 	"github.com/goccy/go-yaml"
 	"github.com/nikolalohinski/gonja/v2/exec"
@@ -22,182 +20,29 @@ type jsonOptions struct {
 	indent                        int
 }
 
-// pyJSON is Python's json.dumps(v): ", " and ": " between items, with
-// ensure_ascii non-ASCII as \uXXXX; with indent, one item a line.
+// pyJSON is Python's json.dumps(v) (py.JSONDumps) over a template's
+// values: ", " and ": " between items, with ensure_ascii non-ASCII as
+// \uXXXX; with indent, one item a line; a tuple is a list.
 func pyJSON(v any, o jsonOptions) (string, error) {
-	var b strings.Builder
-	if err := writeJSON(&b, v, o, 0); err != nil {
-		return "", err
+	po := py.JSONOptions{SortKeys: o.sortKeys, EnsureASCII: o.ensureASCII, Other: jsonOther, TypeName: pyTypeName}
+	if o.pretty {
+		ind := strings.Repeat(" ", o.indent)
+		po.Indent = &ind
 	}
-	return b.String(), nil
+	return py.JSONDumps(v, po)
 }
 
-func writeJSON(b *strings.Builder, v any, o jsonOptions, depth int) error {
-	indent, pretty := o.indent, o.pretty
-	newline := func(d int) {
-		b.WriteByte('\n')
-		b.WriteString(strings.Repeat(" ", indent*d))
-	}
-	sep := ", "
-	if pretty {
-		sep = ","
-	}
+// jsonOther is what json.dumps makes of a template's own types.
+func jsonOther(v any) (any, error) {
 	switch t := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		b.WriteString(strconv.FormatBool(t))
-	case string:
-		writeJSONString(b, t, o.ensureASCII)
-	case pyByteString:
-		return pyErr("Object of type bytes is not JSON serializable")
-	case int, int64, int32, uint, uint64:
-		fmt.Fprint(b, t)
-	case float64:
-		s := py.Float(t)
-		switch s {
-		case "inf":
-			s = "Infinity"
-		case "-inf":
-			s = "-Infinity"
-		case "nan":
-			s = "NaN"
-		}
-		b.WriteString(s)
 	case pyTuple:
-		return writeJSON(b, []any(t), o, depth)
+		return []any(t), nil
+	case pyByteString:
+		return nil, pyErr("Object of type bytes is not JSON serializable")
 	case pyUndefined:
-		return pyErr("Object of type StrictUndefined is not JSON serializable")
-	case yaml.MapSlice:
-		if len(t) == 0 {
-			b.WriteString("{}")
-			return nil
-		}
-		items := make([]yaml.MapItem, len(t))
-		for i, it := range t {
-			k, err := jsonKey(it.Key)
-			if err != nil {
-				return err
-			}
-			items[i] = yaml.MapItem{Key: k, Value: it.Value}
-		}
-		if o.sortKeys {
-			sort.SliceStable(items, func(i, j int) bool { return items[i].Key.(string) < items[j].Key.(string) })
-		}
-		b.WriteByte('{')
-		for i, it := range items {
-			if i > 0 {
-				b.WriteString(sep)
-			}
-			if pretty {
-				newline(depth + 1)
-			}
-			writeJSONString(b, it.Key.(string), o.ensureASCII)
-			b.WriteString(": ")
-			if err := writeJSON(b, it.Value, o, depth+1); err != nil {
-				return err
-			}
-		}
-		if pretty {
-			newline(depth)
-		}
-		b.WriteByte('}')
-	case []any:
-		if len(t) == 0 {
-			b.WriteString("[]")
-			return nil
-		}
-		b.WriteByte('[')
-		for i, x := range t {
-			if i > 0 {
-				b.WriteString(sep)
-			}
-			if pretty {
-				newline(depth + 1)
-			}
-			if err := writeJSON(b, x, o, depth+1); err != nil {
-				return err
-			}
-		}
-		if pretty {
-			newline(depth)
-		}
-		b.WriteByte(']')
-	case map[string]any:
-		if len(t) == 0 {
-			b.WriteString("{}")
-			return nil
-		}
-		b.WriteByte('{')
-		for i, k := range sortedKeys(t) {
-			if i > 0 {
-				b.WriteString(sep)
-			}
-			if pretty {
-				newline(depth + 1)
-			}
-			writeJSONString(b, k, o.ensureASCII)
-			b.WriteString(": ")
-			if err := writeJSON(b, t[k], o, depth+1); err != nil {
-				return err
-			}
-		}
-		if pretty {
-			newline(depth)
-		}
-		b.WriteByte('}')
-	default:
-		return pyErr("Object of type %s is not JSON serializable", pyTypeName(v))
+		return nil, pyErr("Object of type StrictUndefined is not JSON serializable")
 	}
-	return nil
-}
-
-// jsonKey is a key as json.dumps writes it: a string, a number or
-// constant in its JSON spelling.
-func jsonKey(k any) (string, error) {
-	switch t := k.(type) {
-	case string:
-		return t, nil
-	case nil:
-		return "null", nil
-	case bool:
-		return strconv.FormatBool(t), nil
-	case int, int64, float64:
-		var b strings.Builder
-		err := writeJSON(&b, t, jsonOptions{}, 0)
-		return b.String(), err
-	}
-	return "", pyErr("keys must be str, int, float, bool or None, not %s", pyTypeName(k))
-}
-
-func writeJSONString(b *strings.Builder, s string, ensureASCII bool) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || ensureASCII && r >= 0x7f && r < 0x10000:
-			fmt.Fprintf(b, `\u%04x`, r)
-		case ensureASCII && r >= 0x10000:
-			r1, r2 := utf16.EncodeRune(r)
-			fmt.Fprintf(b, `\u%04x\u%04x`, r1, r2)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
+	return nil, pyErr("Object of type %s is not JSON serializable", pyTypeName(v))
 }
 
 // jsonIndent reads json's indent argument: None, or a number of spaces.

@@ -8,10 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/internal/pyyaml"
@@ -100,176 +97,41 @@ func fromJSON(v any) any {
 }
 
 // dumpJSON is Salt's json serializer: salt.utils.json.dumps, Python's
-// json.dumps with ensure_ascii False unless opts say otherwise (one line,
-// ", " and ": " by default; indent, separators, ensure_ascii, sort_keys).
+// json.dumps (py.JSONDumps) with ensure_ascii False unless opts say
+// otherwise (one line, ", " and ": " by default; indent, separators,
+// ensure_ascii, sort_keys). Mappings are written with sorted keys either
+// way: one that reached brine's functions has lost its written order.
 func dumpJSON(v any, opts map[string]any) (string, error) {
-	e := jsonEncoder{keySep: ": ", compact: true}
-	separators := false
-	for k, o := range opts {
+	o := py.JSONOptions{SortKeys: true}
+	for k, x := range opts {
 		switch k {
 		case "indent":
-			switch n := o.(type) {
+			switch n := x.(type) {
 			case nil:
-				e.indent, e.compact = "", true
+				o.Indent = nil
 			case int64:
-				e.indent, e.compact = strings.Repeat(" ", int(n)), false
+				ind := strings.Repeat(" ", int(n))
+				o.Indent = &ind
 			case string:
-				e.indent, e.compact = n, false
+				o.Indent = &n
 			default:
 				return "", fmt.Errorf("the json serializer option indent must be a number or a string")
 			}
 		case "sort_keys":
-			// Keys are sorted either way: see write.
 		case "ensure_ascii":
-			e.ascii = py.Truth(o)
+			o.EnsureASCII = py.Truth(x)
 		case "separators":
-			l, ok := o.([]any)
+			l, ok := x.([]any)
 			if !ok || len(l) != 2 {
 				return "", fmt.Errorf("the json serializer option separators must be a pair of strings")
 			}
-			e.itemSep, e.keySep, separators = py.Str(l[0]), py.Str(l[1]), true
+			o.ItemSep, o.KeySep = py.Str(l[0]), py.Str(l[1])
 		default:
 			return "", fmt.Errorf("the json serializer option %s is not supported", k)
 		}
 	}
-	if !separators {
-		// json.dumps: ", " on one line, "," before a line break
-		e.itemSep = ","
-		if e.compact {
-			e.itemSep = ", "
-		}
+	o.Other = func(v any) (any, error) {
+		return nil, fmt.Errorf("the dataset holds a value JSON cannot hold: %s", py.Str(v))
 	}
-	var b strings.Builder
-	if err := e.write(&b, v, 0); err != nil {
-		return "", err
-	}
-	return b.String(), nil
-}
-
-type jsonEncoder struct {
-	indent, itemSep, keySep string
-	ascii                   bool
-	compact                 bool // indent None: one line
-}
-
-func (e *jsonEncoder) newline(b *strings.Builder, level int) {
-	if e.compact {
-		return
-	}
-	b.WriteByte('\n')
-	b.WriteString(strings.Repeat(e.indent, level))
-}
-
-func (e *jsonEncoder) write(b *strings.Builder, v any, level int) error {
-	switch t := v.(type) {
-	case nil:
-		b.WriteString("null")
-	case bool:
-		if t {
-			b.WriteString("true")
-		} else {
-			b.WriteString("false")
-		}
-	case int64:
-		b.WriteString(strconv.FormatInt(t, 10))
-	case int:
-		b.WriteString(strconv.Itoa(t))
-	case uint64:
-		b.WriteString(strconv.FormatUint(t, 10))
-	case float64:
-		switch {
-		case math.IsInf(t, 1):
-			b.WriteString("Infinity")
-		case math.IsInf(t, -1):
-			b.WriteString("-Infinity")
-		case math.IsNaN(t):
-			b.WriteString("NaN")
-		default:
-			b.WriteString(py.Float(t))
-		}
-	case string:
-		e.str(b, t)
-	case []any:
-		if len(t) == 0 {
-			b.WriteString("[]")
-			return nil
-		}
-		b.WriteByte('[')
-		for i, x := range t {
-			if i > 0 {
-				b.WriteString(e.itemSep)
-			}
-			e.newline(b, level+1)
-			if err := e.write(b, x, level+1); err != nil {
-				return err
-			}
-		}
-		e.newline(b, level)
-		b.WriteByte(']')
-	case map[string]any:
-		if len(t) == 0 {
-			b.WriteString("{}")
-			return nil
-		}
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		// Without sort_keys Python keeps the written order, which a
-		// mapping of the SLS has lost: sorted is the one order brine
-		// can promise.
-		sort.Strings(keys)
-		b.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				b.WriteString(e.itemSep)
-			}
-			e.newline(b, level+1)
-			e.str(b, k)
-			b.WriteString(e.keySep)
-			if err := e.write(b, t[k], level+1); err != nil {
-				return err
-			}
-		}
-		e.newline(b, level)
-		b.WriteByte('}')
-	default:
-		return fmt.Errorf("the dataset holds a value JSON cannot hold: %s", py.Str(v))
-	}
-	return nil
-}
-
-// str is a string as Python's json module writes it.
-func (e *jsonEncoder) str(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for _, r := range s {
-		switch {
-		case r == '"':
-			b.WriteString(`\"`)
-		case r == '\\':
-			b.WriteString(`\\`)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == '\b':
-			b.WriteString(`\b`)
-		case r == '\f':
-			b.WriteString(`\f`)
-		case r < 0x20 || e.ascii && r > 0x7e:
-			if r > 0xffff {
-				r -= 0x10000
-				fmt.Fprintf(b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-				continue
-			}
-			fmt.Fprintf(b, `\u%04x`, r)
-		case r == utf8.RuneError:
-			b.WriteString(`\ufffd`)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte('"')
+	return py.JSONDumps(v, o)
 }
