@@ -44,8 +44,10 @@ func TestNoMasterExitsUnreachable(t *testing.T) {
 			start := time.Now()
 			_, errs, code := runCmd(t, cmd)
 			took := time.Since(start)
+			// refused, or, when the machine is so loaded that the time
+			// ran out before the first attempt was answered, timed out
 			want := "brine: master " + addr + " not reachable: connection refused\n"
-			if code != exitUnreachable || errs != want {
+			if code != exitUnreachable || errs != want && errs != "brine: master "+addr+" not reachable: timed out\n" {
 				t.Errorf("%s: exit %d, stderr %q; want exit 3 and %q", tc.name, code, errs, want)
 			}
 			if took < tc.limit-100*time.Millisecond || took > tc.limit+2*time.Second {
