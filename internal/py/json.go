@@ -123,7 +123,7 @@ func writeJSON(b *strings.Builder, v any, o *JSONOptions, depth int) error {
 		return writeJSONObject(b, items, o, depth, newline)
 	default:
 		if o.Other == nil {
-			return fmt.Errorf("Object of type %T is not JSON serializable", v)
+			return fmt.Errorf("object of type %T is not JSON serializable", v)
 		}
 		x, err := o.Other(v)
 		if err != nil {
