@@ -135,6 +135,33 @@ const (
 // machine's file_roots and pillar_roots rather than the master.
 func (c *Config) Local() bool { return c.FileClient == FileClientLocal }
 
+// Masterless applies salt-call's --local, --file-root and --pillar-root:
+// --local is file_client local, and a root given becomes the base
+// environment's only directory (absolute, as Salt makes it), replacing
+// what the configuration set.
+func (c *Config) Masterless(local bool, fileRoot, pillarRoot string) error {
+	if local {
+		c.FileClient = FileClientLocal
+	}
+	for _, r := range []struct {
+		flag, dir string
+		dst       *map[string][]string
+	}{{"--file-root", fileRoot, &c.FileRoots}, {"--pillar-root", pillarRoot, &c.PillarRoots}} {
+		if r.dir == "" {
+			continue
+		}
+		abs, err := filepath.Abs(r.dir)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", r.flag, r.dir, err)
+		}
+		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+			return fmt.Errorf("%s %s: not a directory", r.flag, r.dir)
+		}
+		*r.dst = map[string][]string{"base": {abs}}
+	}
+	return nil
+}
+
 // LocalRoots are the file_roots and pillar_roots a local file client
 // reads, Salt's defaults where the configuration sets none.
 func (c *Config) LocalRoots() (files, pillar map[string][]string) {

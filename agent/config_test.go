@@ -154,3 +154,24 @@ func TestResolveIDRemembersTheFirstChoice(t *testing.T) {
 		t.Fatalf("cached id: %q %v", id, err)
 	}
 }
+
+// TestMasterless: --local sets file_client local; a root given replaces the
+// base environment with its absolute path; a missing one is refused.
+func TestMasterless(t *testing.T) {
+	dir := t.TempDir()
+	c := Defaults(dir)
+	c.FileRoots = map[string][]string{"base": {"/srv/salt"}, "dev": {"/srv/dev"}}
+	if err := c.Masterless(true, dir, ""); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Local() || len(c.FileRoots) != 1 || c.FileRoots["base"][0] != dir || c.PillarRoots != nil {
+		t.Errorf("after --local --file-root: client %q file_roots %v pillar_roots %v", c.FileClient, c.FileRoots, c.PillarRoots)
+	}
+	c = Defaults(dir)
+	if err := c.Masterless(false, "", dir+"/nope"); err == nil || !strings.Contains(err.Error(), "--pillar-root") {
+		t.Errorf("a missing --pillar-root: %v", err)
+	}
+	if c.Local() {
+		t.Error("without --local the file client stays remote")
+	}
+}

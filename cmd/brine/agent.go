@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -154,7 +152,7 @@ A failed function exits 1; with --retcode-passthrough, with its retcode
 			if err != nil {
 				return err
 			}
-			if err := masterlessFlags(cfg, local, fileRoot, pillarRoot); err != nil {
+			if err := cfg.Masterless(local, fileRoot, pillarRoot); err != nil {
 				return usageError{err}
 			}
 			local = cfg.Local()
@@ -233,33 +231,6 @@ A failed function exits 1; with --retcode-passthrough, with its retcode
 	state.add(cmd.Flags())
 	g.saltLogFlag(cmd)
 	return cmd
-}
-
-// masterlessFlags applies salt-call's --local, --file-root and
-// --pillar-root to cfg: --local is file_client local, and a root given
-// becomes the base environment's only directory (absolute, as Salt makes
-// it), replacing what the configuration set.
-func masterlessFlags(cfg *agent.Loaded, local bool, fileRoot, pillarRoot string) error {
-	if local {
-		cfg.FileClient = agent.FileClientLocal
-	}
-	for _, r := range []struct {
-		flag, dir string
-		dst       *map[string][]string
-	}{{"--file-root", fileRoot, &cfg.FileRoots}, {"--pillar-root", pillarRoot, &cfg.PillarRoots}} {
-		if r.dir == "" {
-			continue
-		}
-		abs, err := filepath.Abs(r.dir)
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", r.flag, r.dir, err)
-		}
-		if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-			return fmt.Errorf("%s %s: not a directory", r.flag, r.dir)
-		}
-		*r.dst = map[string][]string{"base": {abs}}
-	}
-	return nil
 }
 
 // printCall prints a return as salt-call does: {"local": return} through
