@@ -285,11 +285,7 @@ func resultMap(c *Chunk, out any) map[string]any {
 		r.Changes = map[string]any{}
 	}
 	m["changes"] = r.Changes
-	if r.Result == nil {
-		m["result"] = nil
-	} else {
-		m["result"] = *r.Result
-	}
+	m["result"] = Value(r.Result)
 	if len(r.Warnings) > 0 {
 		w := make([]any, len(r.Warnings))
 		for i, s := range r.Warnings {

@@ -39,6 +39,15 @@ type Result struct {
 // Bool returns a pointer to b, for Result.Result.
 func Bool(b bool) *bool { return &b }
 
+// Value is a Result.Result as Salt's return holds it: nil (None), true or
+// false (py.Str prints it as Salt's outputters do).
+func Value(r *bool) any {
+	if r == nil {
+		return nil
+	}
+	return *r
+}
+
 // Succeeded is a successful result for name with comment.
 func Succeeded(name, comment string, changes map[string]any) Result {
 	return Result{Name: name, Result: Bool(true), Comment: comment, Changes: changes}

@@ -56,13 +56,6 @@ type want struct {
 	changes map[string]any
 }
 
-func val(b *bool) any {
-	if b == nil {
-		return nil
-	}
-	return *b
-}
-
 // TestAlias runs the SLS Salt 3006.6 was run on three times, test mode
 // first, and holds Salt's returns, the file it left and how often
 // newaliases ran (once per change).
@@ -125,9 +118,9 @@ func TestAlias(t *testing.T) {
 				t.Fatal(err)
 			}
 			r, w := out.(state.Result), run.wants[i]
-			if val(r.Result) != w.result || r.Comment != w.comment ||
+			if state.Value(r.Result) != w.result || r.Comment != w.comment ||
 				!(reflect.DeepEqual(r.Changes, w.changes) || len(r.Changes) == 0 && len(w.changes) == 0) {
-				t.Errorf("run %d, %s: got %v %q %#v\nwant %v %q %#v", n+1, c.id, val(r.Result), r.Comment, r.Changes,
+				t.Errorf("run %d, %s: got %v %q %#v\nwant %v %q %#v", n+1, c.id, state.Value(r.Result), r.Comment, r.Changes,
 					w.result, w.comment, w.changes)
 			}
 		}

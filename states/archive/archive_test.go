@@ -91,13 +91,6 @@ func run(t *testing.T, reg *function.Registry, test bool, kwargs map[string]any)
 	return out.(state.Result)
 }
 
-func val(b *bool) any {
-	if b == nil {
-		return nil
-	}
-	return *b
-}
-
 // TestExtracted holds what Salt 3006.6's archive.extracted returned on
 // the same archives (salt-call --local), and checks the files extracted.
 func TestExtracted(t *testing.T) {
@@ -167,9 +160,9 @@ func TestExtracted(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := run(t, reg, c.test, c.kwargs)
-		if val(r.Result) != c.result || r.Comment != c.comment || !reflect.DeepEqual(r.Changes, c.changes) &&
+		if state.Value(r.Result) != c.result || r.Comment != c.comment || !reflect.DeepEqual(r.Changes, c.changes) &&
 			!(len(r.Changes) == 0 && len(c.changes) == 0) {
-			t.Errorf("%s: got %v %q %#v\nwant %v %q %#v", c.name, val(r.Result), r.Comment, r.Changes, c.result, c.comment, c.changes)
+			t.Errorf("%s: got %v %q %#v\nwant %v %q %#v", c.name, state.Value(r.Result), r.Comment, r.Changes, c.result, c.comment, c.changes)
 		}
 	}
 	for _, out := range []string{"out1/deep", "out2", "out3", "out11"} {
@@ -235,8 +228,8 @@ func TestExtractedRefusesTraversal(t *testing.T) {
 		f.Close()
 		dest := filepath.Join(dir, "out-"+c.name)
 		r := run(t, reg, false, map[string]any{"name": dest, "source": p, "enforce_toplevel": false})
-		if val(r.Result) != false || !strings.HasPrefix(r.Comment, c.want) {
-			t.Errorf("%s: got %v %q, want failure %q…", c.name, val(r.Result), r.Comment, c.want)
+		if state.Value(r.Result) != false || !strings.HasPrefix(r.Comment, c.want) {
+			t.Errorf("%s: got %v %q, want failure %q…", c.name, state.Value(r.Result), r.Comment, c.want)
 		}
 		if _, err := os.Stat(filepath.Join(dest, "top", "ok")); err == nil {
 			t.Errorf("%s: entries were extracted before the refusal", c.name)
@@ -305,9 +298,9 @@ func TestExtractedRemote(t *testing.T) {
 	} {
 		r := run(t, reg, c.test, c.kwargs)
 		comment := c.comment
-		if val(r.Result) != c.result || r.Comment != comment || !reflect.DeepEqual(r.Changes, c.changes) &&
+		if state.Value(r.Result) != c.result || r.Comment != comment || !reflect.DeepEqual(r.Changes, c.changes) &&
 			!(len(r.Changes) == 0 && len(c.changes) == 0) {
-			t.Errorf("%s: got %v %q %#v\nwant %v %q %#v", c.name, val(r.Result), r.Comment, r.Changes, c.result, comment, c.changes)
+			t.Errorf("%s: got %v %q %#v\nwant %v %q %#v", c.name, state.Value(r.Result), r.Comment, r.Changes, c.result, comment, c.changes)
 		}
 	}
 	for _, n := range []string{"outh2", "outh3", "outs"} {
@@ -397,9 +390,9 @@ func TestExtractedOverExisting(t *testing.T) {
 	} {
 		for i, kw := range sls {
 			r, w := run(t, reg, pass.test, kw), pass.wants[i]
-			if val(r.Result) != w.result || r.Comment != w.comment || !reflect.DeepEqual(r.Changes, w.changes) &&
+			if state.Value(r.Result) != w.result || r.Comment != w.comment || !reflect.DeepEqual(r.Changes, w.changes) &&
 				!(len(r.Changes) == 0 && len(w.changes) == 0) {
-				t.Errorf("test=%v, %s: got %v %q %#v\nwant %v %q %#v", pass.test, kw["name"], val(r.Result), r.Comment, r.Changes,
+				t.Errorf("test=%v, %s: got %v %q %#v\nwant %v %q %#v", pass.test, kw["name"], state.Value(r.Result), r.Comment, r.Changes,
 					w.result, w.comment, w.changes)
 			}
 		}
@@ -454,8 +447,8 @@ func TestExtractedRefusesSymlinkOnDisk(t *testing.T) {
 	}
 	f.Close()
 	r := run(t, registry(t), false, map[string]any{"name": dest, "source": p})
-	if val(r.Result) != false || !strings.HasPrefix(r.Comment, "Refusing to extract the archive: its entry top") {
-		t.Errorf("got %v %q, want a refusal", val(r.Result), r.Comment)
+	if state.Value(r.Result) != false || !strings.HasPrefix(r.Comment, "Refusing to extract the archive: its entry top") {
+		t.Errorf("got %v %q, want a refusal", state.Value(r.Result), r.Comment)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "evil")); err == nil {
 		t.Error("evil was written through the symlink")
@@ -507,8 +500,8 @@ func TestExtractedHashFiles(t *testing.T) {
 			"Source hash file " + a("NOPE") + " not found"},
 	} {
 		r := run(t, reg, false, c.kwargs)
-		if val(r.Result) != c.result || r.Comment != c.comment {
-			t.Errorf("%s: got %v %q\nwant %v %q", c.name, val(r.Result), r.Comment, c.result, c.comment)
+		if state.Value(r.Result) != c.result || r.Comment != c.comment {
+			t.Errorf("%s: got %v %q\nwant %v %q", c.name, state.Value(r.Result), r.Comment, c.result, c.comment)
 		}
 	}
 }

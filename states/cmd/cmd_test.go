@@ -60,13 +60,6 @@ func run(t *testing.T, reg *function.Registry, test bool, saltenv, fun string, k
 	return out.(state.Result)
 }
 
-func val(b *bool) any {
-	if b == nil {
-		return nil
-	}
-	return *b
-}
-
 // outcome is what a case checks of a command's changes (the pid varies).
 func outcome(ch map[string]any) map[string]any {
 	if ch == nil {
@@ -182,8 +175,8 @@ func TestRunAndScript(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := run(t, reg, c.test, c.saltenv, c.fun, c.kwargs)
-		if val(r.Result) != c.result || r.Comment != c.comment || !reflect.DeepEqual(outcome(r.Changes), c.changes) {
-			t.Errorf("%s: got %v %q %#v\nwant %v %q %#v", c.name, val(r.Result), r.Comment, outcome(r.Changes), c.result, c.comment, c.changes)
+		if state.Value(r.Result) != c.result || r.Comment != c.comment || !reflect.DeepEqual(outcome(r.Changes), c.changes) {
+			t.Errorf("%s: got %v %q %#v\nwant %v %q %#v", c.name, state.Value(r.Result), r.Comment, outcome(r.Changes), c.result, c.comment, c.changes)
 		}
 	}
 	if _, err := os.Stat(created); err != nil {

@@ -12,18 +12,9 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/state"
 )
-
-func result(r *bool) string {
-	if r == nil {
-		return "None"
-	}
-	if *r {
-		return "True"
-	}
-	return "False"
-}
 
 // TestStates adds, updates and removes jobs of a real user's crontab with
 // the crontab command, in test mode and for real, checking the crontab
@@ -134,8 +125,8 @@ func TestStates(t *testing.T) {
 			t.Fatalf("%s: %s: %v", step.what, step.fun, err)
 		}
 		got := out.(state.Result)
-		if result(got.Result) != step.result || got.Comment != step.comment {
-			t.Errorf("%s: %s: result %s, comment %q; want %s, %q", step.what, step.fun, result(got.Result), got.Comment, step.result, step.comment)
+		if py.Str(state.Value(got.Result)) != step.result || got.Comment != step.comment {
+			t.Errorf("%s: %s: result %s, comment %q; want %s, %q", step.what, step.fun, py.Str(state.Value(got.Result)), got.Comment, step.result, step.comment)
 		}
 		// Salt's test mode reports no changes, only its comment.
 		if (len(got.Changes) != 0 || len(step.changes) != 0) && !reflect.DeepEqual(got.Changes, step.changes) {
@@ -160,8 +151,8 @@ func TestStates(t *testing.T) {
 		return out.(state.Result)
 	}
 	kwargs := map[string]any{"name": "/bin/random", "user": user, "minute": "random", "hour": "2:4"}
-	if got := call(false, kwargs); result(got.Result) != "True" {
-		t.Fatalf("random: %s %q", result(got.Result), got.Comment)
+	if got := call(false, kwargs); py.Str(state.Value(got.Result)) != "True" {
+		t.Fatalf("random: %s %q", py.Str(state.Value(got.Result)), got.Comment)
 	}
 	line := regexp.MustCompile(`(?m)^([0-9]+) ([2-4]) \* \* \* /bin/random$`).FindString(crontab())
 	if line == "" {
@@ -171,13 +162,13 @@ func TestStates(t *testing.T) {
 		t.Errorf("random again: %q; crontab\n%s", got.Comment, crontab())
 	}
 
-	if got := call(false, map[string]any{"name": "/bin/true", "user": "brine-no-such-user"}); result(got.Result) != "False" ||
+	if got := call(false, map[string]any{"name": "/bin/true", "user": "brine-no-such-user"}); py.Str(state.Value(got.Result)) != "False" ||
 		!strings.HasPrefix(got.Comment, "Cron /bin/true for user brine-no-such-user failed to commit with error \n") {
-		t.Errorf("unknown user: %s %q", result(got.Result), got.Comment)
+		t.Errorf("unknown user: %s %q", py.Str(state.Value(got.Result)), got.Comment)
 	}
 	// root is the default user; test mode leaves its crontab alone.
-	if got := call(true, map[string]any{"name": "/bin/brine-test-only"}); result(got.Result) != "None" || len(got.Changes) != 0 {
-		t.Errorf("root, test mode: %s %q %v", result(got.Result), got.Comment, got.Changes)
+	if got := call(true, map[string]any{"name": "/bin/brine-test-only"}); py.Str(state.Value(got.Result)) != "None" || len(got.Changes) != 0 {
+		t.Errorf("root, test mode: %s %q %v", py.Str(state.Value(got.Result)), got.Comment, got.Changes)
 	}
 }
 
@@ -268,8 +259,8 @@ func TestEnv(t *testing.T) {
 			t.Fatalf("%s: %v", step.what, err)
 		}
 		got := out.(state.Result)
-		if result(got.Result) != step.result || got.Comment != step.comment {
-			t.Errorf("%s: result %s, comment %q; want %s, %q", step.what, result(got.Result), got.Comment, step.result, step.comment)
+		if py.Str(state.Value(got.Result)) != step.result || got.Comment != step.comment {
+			t.Errorf("%s: result %s, comment %q; want %s, %q", step.what, py.Str(state.Value(got.Result)), got.Comment, step.result, step.comment)
 		}
 		if (len(got.Changes) != 0 || len(step.changes) != 0) && !reflect.DeepEqual(got.Changes, step.changes) {
 			t.Errorf("%s: changes %v, want %v", step.what, got.Changes, step.changes)

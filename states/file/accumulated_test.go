@@ -51,8 +51,8 @@ func TestAccumulated(t *testing.T) {
 			requireIn("block"), true, "", nil},
 	} {
 		r := run(c.id, c.fun, c.kwargs, c.low)
-		if val(r.Result) != c.result || r.Comment != c.comment || !changesMatch(r.Changes, c.changes) {
-			t.Errorf("%s: got %v %q %#v, want %v %q %#v", c.id, val(r.Result), r.Comment, r.Changes, c.result, c.comment, c.changes)
+		if state.Value(r.Result) != c.result || r.Comment != c.comment || !changesMatch(r.Changes, c.changes) {
+			t.Errorf("%s: got %v %q %#v, want %v %q %#v", c.id, state.Value(r.Result), r.Comment, r.Changes, c.result, c.comment, c.changes)
 		}
 	}
 	if msg := fileIs(managed, "animals: fox dog\n", "")(h); msg != "" {

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/brinehq/brine/state"
 )
 
 func isDir(p, mode string) func(h *harness) string {
@@ -113,15 +115,15 @@ func TestDirectoryRecurseAndClean(t *testing.T) {
 	}
 	slices.Sort(gotPending)
 	if r.Result != nil || !reflect.DeepEqual(gotPending, wantPending) {
-		t.Errorf("clean, test mode: %v %v", val(r.Result), r.Changes)
+		t.Errorf("clean, test mode: %v %v", state.Value(r.Result), r.Changes)
 	}
 	if _, err := os.Stat(h.path("d", "extra")); err != nil {
 		t.Errorf("test mode removed a file")
 	}
 	r = h.run(false, "file.directory", clean)
 	if !reflect.DeepEqual(r.Changes["removed"], []any{h.path("d", "extra"), h.path("d", "sub")}) ||
-		r.Comment != "Files cleaned from directory "+d || val(r.Result) != true {
-		t.Errorf("clean: %v %q %v", val(r.Result), r.Comment, r.Changes)
+		r.Comment != "Files cleaned from directory "+d || state.Value(r.Result) != true {
+		t.Errorf("clean: %v %q %v", state.Value(r.Result), r.Comment, r.Changes)
 	}
 	for p, want := range map[string]bool{"extra": false, "sub": false, "f": true, "keep.log": true} {
 		if _, err := os.Stat(h.path("d", p)); (err == nil) != want {
@@ -138,7 +140,7 @@ func TestRecurse(t *testing.T) {
 	args := map[string]any{"name": r, "source": "salt://tree", "exclude_pat": "*.tmp", "file_mode": "0600", "dir_mode": "0700"}
 	res := h.run(true, "file.recurse", args)
 	if res.Result != nil || len(res.Changes) != 6 {
-		t.Errorf("test mode: %v %q %v", val(res.Result), res.Comment, res.Changes)
+		t.Errorf("test mode: %v %q %v", state.Value(res.Result), res.Comment, res.Changes)
 	}
 	if _, err := os.Stat(r); err == nil {
 		t.Errorf("test mode created %s", r)

@@ -119,13 +119,6 @@ func (h *harness) mode(p string) string {
 	return st["mode"].(string)
 }
 
-func val(b *bool) any {
-	if b == nil {
-		return nil
-	}
-	return *b
-}
-
 // step is one state call and what it must return; check, when set, looks
 // at the machine afterwards.
 type step struct {
@@ -175,9 +168,9 @@ func (h *harness) steps(steps []step) {
 	h.t.Helper()
 	for _, s := range steps {
 		r := h.run(s.test, s.fun, s.kwargs)
-		if val(r.Result) != s.result || r.Comment != s.comment || !changesMatch(r.Changes, s.changes) {
+		if state.Value(r.Result) != s.result || r.Comment != s.comment || !changesMatch(r.Changes, s.changes) {
 			h.t.Errorf("%s: got result %v comment %q changes %#v\nwant result %v comment %q changes %#v",
-				s.name, val(r.Result), r.Comment, r.Changes, s.result, s.comment, s.changes)
+				s.name, state.Value(r.Result), r.Comment, r.Changes, s.result, s.comment, s.changes)
 			continue
 		}
 		if s.check != nil {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/brinehq/brine/state"
 )
 
 // TestMissingParents holds what Salt 3006.6 did for each file state given
@@ -56,15 +58,15 @@ func TestMissingParents(t *testing.T) {
 			return fmt.Sprintf(s, p)
 		}
 		r := h.run(true, c.fun, kw)
-		if val(r.Result) != c.testResult || r.Comment != sub(c.testComment) {
-			t.Errorf("%s, test mode: got %v %q, want %v %q", c.name, val(r.Result), r.Comment, c.testResult, sub(c.testComment))
+		if state.Value(r.Result) != c.testResult || r.Comment != sub(c.testComment) {
+			t.Errorf("%s, test mode: got %v %q, want %v %q", c.name, state.Value(r.Result), r.Comment, c.testResult, sub(c.testComment))
 		}
 		if _, err := os.Stat(h.path(c.path[:1])); err == nil {
 			t.Errorf("%s, test mode: made %s", c.name, h.path(c.path[:1]))
 		}
 		r = h.run(false, c.fun, kw)
-		if val(r.Result) != c.result || r.Comment != sub(c.comment) || !changesMatch(r.Changes, c.changes) {
-			t.Errorf("%s: got %v %q %#v, want %v %q %#v", c.name, val(r.Result), r.Comment, r.Changes, c.result, sub(c.comment), c.changes)
+		if state.Value(r.Result) != c.result || r.Comment != sub(c.comment) || !changesMatch(r.Changes, c.changes) {
+			t.Errorf("%s: got %v %q %#v, want %v %q %#v", c.name, state.Value(r.Result), r.Comment, r.Changes, c.result, sub(c.comment), c.changes)
 		}
 		top := h.path(c.path[:1])
 		if c.dirMode == "" {

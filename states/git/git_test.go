@@ -13,18 +13,9 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/state"
 )
-
-func result(r *bool) string {
-	if r == nil {
-		return "None"
-	}
-	if *r {
-		return "True"
-	}
-	return "False"
-}
 
 // gitIn runs git in dir for the test's setup.
 func gitIn(t *testing.T, dir string, args ...string) string {
@@ -166,8 +157,8 @@ func TestLatest(t *testing.T) {
 			t.Fatalf("%s: %v", step.what, err)
 		}
 		got := out.(state.Result)
-		if result(got.Result) != step.result || !strings.HasPrefix(got.Comment, step.comment) || (step.result != "False" && got.Comment != step.comment) {
-			t.Errorf("%s: result %s, comment %q; want %s, %q", step.what, result(got.Result), got.Comment, step.result, step.comment)
+		if py.Str(state.Value(got.Result)) != step.result || !strings.HasPrefix(got.Comment, step.comment) || (step.result != "False" && got.Comment != step.comment) {
+			t.Errorf("%s: result %s, comment %q; want %s, %q", step.what, py.Str(state.Value(got.Result)), got.Comment, step.result, step.comment)
 		}
 		if step.what == "a branch of its own, reset" {
 			if got.Changes["forced update"] != true || got.Changes["revision"].(map[string]any)["new"] != v2 {
@@ -210,8 +201,8 @@ func TestLatestTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := call(map[string]any{"name": bare, "target": occupied})
-	if result(got.Result) != "False" || !strings.HasPrefix(got.Comment, "Target '"+occupied+"' exists, is non-empty and is not a git repository.") {
-		t.Errorf("non-empty target: %s %q", result(got.Result), got.Comment)
+	if py.Str(state.Value(got.Result)) != "False" || !strings.HasPrefix(got.Comment, "Target '"+occupied+"' exists, is non-empty and is not a git repository.") {
+		t.Errorf("non-empty target: %s %q", py.Str(state.Value(got.Result)), got.Comment)
 	}
 	out, err := reg.Call(state.With(context.Background(), &state.Running{Test: true}), "git.latest", nil,
 		map[string]any{"name": bare, "target": occupied, "force_clone": true}, nil)
@@ -220,16 +211,16 @@ func TestLatestTarget(t *testing.T) {
 	}
 	got = out.(state.Result)
 	if want := "Target directory " + occupied + " exists. Since force_clone=True, the contents of " + occupied +
-		" would be deleted, and " + bare + " would be cloned into this directory."; result(got.Result) != "None" || got.Comment != want ||
+		" would be deleted, and " + bare + " would be cloned into this directory."; py.Str(state.Value(got.Result)) != "None" || got.Comment != want ||
 		!reflect.DeepEqual(got.Changes, map[string]any{"forced clone": true, "new": bare + " => " + occupied}) {
-		t.Errorf("force_clone, test mode: %s %q %v", result(got.Result), got.Comment, got.Changes)
+		t.Errorf("force_clone, test mode: %s %q %v", py.Str(state.Value(got.Result)), got.Comment, got.Changes)
 	}
 	if _, err := os.Stat(filepath.Join(occupied, "stray")); err != nil {
 		t.Errorf("force_clone in test mode removed the target's contents: %v", err)
 	}
 	got = call(map[string]any{"name": bare, "target": occupied, "force_clone": true})
-	if result(got.Result) != "True" || got.Comment != bare+" cloned to "+occupied || got.Changes["forced clone"] != true {
-		t.Errorf("force_clone: %s %q %v", result(got.Result), got.Comment, got.Changes)
+	if py.Str(state.Value(got.Result)) != "True" || got.Comment != bare+" cloned to "+occupied || got.Changes["forced clone"] != true {
+		t.Errorf("force_clone: %s %q %v", py.Str(state.Value(got.Result)), got.Comment, got.Changes)
 	}
 	if _, err := os.Stat(filepath.Join(occupied, "stray")); err == nil {
 		t.Error("force_clone kept the target's contents")
@@ -238,14 +229,14 @@ func TestLatestTarget(t *testing.T) {
 	// Salt clones from /tmp: git makes the target's missing parents.
 	deep := filepath.Join(t.TempDir(), "a", "b", "c")
 	got = call(map[string]any{"name": bare, "target": deep})
-	if result(got.Result) != "True" || got.Comment != bare+" cloned to "+deep || gitIn(t, deep, "rev-parse", "HEAD") != v2 {
-		t.Errorf("missing parents: %s %q", result(got.Result), got.Comment)
+	if py.Str(state.Value(got.Result)) != "True" || got.Comment != bare+" cloned to "+deep || gitIn(t, deep, "rev-parse", "HEAD") != v2 {
+		t.Errorf("missing parents: %s %q", py.Str(state.Value(got.Result)), got.Comment)
 	}
 
 	shallow := filepath.Join(t.TempDir(), "shallow")
 	got = call(map[string]any{"name": "file://" + bare, "target": shallow, "depth": 1})
-	if result(got.Result) != "True" || gitIn(t, shallow, "rev-parse", "HEAD") != v2 || gitIn(t, shallow, "rev-list", "--count", "HEAD") != "1" {
-		t.Errorf("depth 1: %s %q, %s commits", result(got.Result), got.Comment, gitIn(t, shallow, "rev-list", "--count", "HEAD"))
+	if py.Str(state.Value(got.Result)) != "True" || gitIn(t, shallow, "rev-parse", "HEAD") != v2 || gitIn(t, shallow, "rev-list", "--count", "HEAD") != "1" {
+		t.Errorf("depth 1: %s %q, %s commits", py.Str(state.Value(got.Result)), got.Comment, gitIn(t, shallow, "rev-list", "--count", "HEAD"))
 	}
 
 	if os.Geteuid() != 0 {
@@ -275,8 +266,8 @@ func TestLatestTarget(t *testing.T) {
 	}
 	target := filepath.Join(parent, "clone")
 	got = call(map[string]any{"name": theirs, "target": target, "rev": "v1", "user": "nobody"})
-	if result(got.Result) != "True" {
-		t.Fatalf("user nobody: %s %q", result(got.Result), got.Comment)
+	if py.Str(state.Value(got.Result)) != "True" {
+		t.Fatalf("user nobody: %s %q", py.Str(state.Value(got.Result)), got.Comment)
 	}
 	fi, err := os.Stat(filepath.Join(target, "VERSION"))
 	if err != nil {
@@ -286,11 +277,11 @@ func TestLatestTarget(t *testing.T) {
 		t.Errorf("the clone's files belong to %d, want nobody (%d)", owner, uid)
 	}
 	got = call(map[string]any{"name": theirs, "target": target, "rev": "v2", "user": "nobody"})
-	if result(got.Result) != "True" || got.Comment != "Repository "+target+" updated" {
-		t.Errorf("update as nobody: %s %q", result(got.Result), got.Comment)
+	if py.Str(state.Value(got.Result)) != "True" || got.Comment != "Repository "+target+" updated" {
+		t.Errorf("update as nobody: %s %q", py.Str(state.Value(got.Result)), got.Comment)
 	}
 	got = call(map[string]any{"name": theirs, "target": target, "user": "brine-no-such-user"})
-	if result(got.Result) != "False" || !strings.HasPrefix(got.Comment, "user brine-no-such-user: ") {
-		t.Errorf("unknown user: %s %q", result(got.Result), got.Comment)
+	if py.Str(state.Value(got.Result)) != "False" || !strings.HasPrefix(got.Comment, "user brine-no-such-user: ") {
+		t.Errorf("unknown user: %s %q", py.Str(state.Value(got.Result)), got.Comment)
 	}
 }

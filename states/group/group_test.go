@@ -10,20 +10,11 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 	groupmod "github.com/brinehq/brine/modules/group"
 	"github.com/brinehq/brine/state"
 )
-
-func result(r *bool) string {
-	if r == nil {
-		return "None"
-	}
-	if *r {
-		return "True"
-	}
-	return "False"
-}
 
 // freeGID returns a gid no group has.
 func freeGID(t *testing.T) int64 {
@@ -145,8 +136,8 @@ func TestStates(t *testing.T) {
 			t.Fatalf("%s: %s: %v", step.what, step.fun, err)
 		}
 		got := out.(state.Result)
-		if result(got.Result) != step.result || got.Comment != step.comment {
-			t.Errorf("%s: %s: result %s, comment %q; want %s, %q", step.what, step.fun, result(got.Result), got.Comment, step.result, step.comment)
+		if py.Str(state.Value(got.Result)) != step.result || got.Comment != step.comment {
+			t.Errorf("%s: %s: result %s, comment %q; want %s, %q", step.what, step.fun, py.Str(state.Value(got.Result)), got.Comment, step.result, step.comment)
 		}
 		// Salt's test mode reports no changes, only its comment.
 		if (len(got.Changes) != 0 || len(step.changes) != 0) && !reflect.DeepEqual(got.Changes, step.changes) {

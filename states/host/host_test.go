@@ -24,13 +24,6 @@ type want struct {
 	warnings []string
 }
 
-func val(b *bool) any {
-	if b == nil {
-		return nil
-	}
-	return *b
-}
-
 // TestHosts runs the SLS Salt 3006.6 was run on (salt-call --local, with
 // hosts.file set to a copy of the same file) three times, test mode first,
 // and holds Salt's returns and the file it left after each run.
@@ -118,9 +111,9 @@ func TestHosts(t *testing.T) {
 				t.Fatal(err)
 			}
 			r, w := out.(state.Result), run.wants[i]
-			if val(r.Result) != w.result || r.Comment != w.comment || !reflect.DeepEqual(r.Warnings, w.warnings) ||
+			if state.Value(r.Result) != w.result || r.Comment != w.comment || !reflect.DeepEqual(r.Warnings, w.warnings) ||
 				!(reflect.DeepEqual(r.Changes, w.changes) || len(r.Changes) == 0 && len(w.changes) == 0) {
-				t.Errorf("run %d, %s: got %v %q %#v %q\nwant %v %q %#v %q", n+1, c.id, val(r.Result), r.Comment, r.Changes,
+				t.Errorf("run %d, %s: got %v %q %#v %q\nwant %v %q %#v %q", n+1, c.id, state.Value(r.Result), r.Comment, r.Changes,
 					r.Warnings, w.result, w.comment, w.changes, w.warnings)
 			}
 		}
@@ -151,8 +144,8 @@ func TestHostsFileMissing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := out.(state.Result); val(r.Result) != c.result || r.Comment != c.comment {
-			t.Errorf("%s: got %v %q, want %v %q", c.fun, val(r.Result), r.Comment, c.result, c.comment)
+		if r := out.(state.Result); state.Value(r.Result) != c.result || r.Comment != c.comment {
+			t.Errorf("%s: got %v %q, want %v %q", c.fun, state.Value(r.Result), r.Comment, c.result, c.comment)
 		}
 	}
 	if b, err := os.ReadFile(path); err != nil || string(b) != "10.0.0.7\t\tweb\n" {

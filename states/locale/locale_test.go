@@ -10,18 +10,9 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/state"
 )
-
-func result(r *bool) string {
-	if r == nil {
-		return "None"
-	}
-	if *r {
-		return "True"
-	}
-	return "False"
-}
 
 // TestStates generates a real locale (with localedef, into a temporary
 // directory that stands for the system's locale archive) and sets the
@@ -121,8 +112,8 @@ func TestStates(t *testing.T) {
 			t.Fatalf("%s: %v", step.what, err)
 		}
 		got := out.(state.Result)
-		if result(got.Result) != step.result || got.Comment != step.comment {
-			t.Errorf("%s: result %s, comment %q; want %s, %q", step.what, result(got.Result), got.Comment, step.result, step.comment)
+		if py.Str(state.Value(got.Result)) != step.result || got.Comment != step.comment {
+			t.Errorf("%s: result %s, comment %q; want %s, %q", step.what, py.Str(state.Value(got.Result)), got.Comment, step.result, step.comment)
 		}
 		if (len(got.Changes) != 0 || len(step.changes) != 0) && !reflect.DeepEqual(got.Changes, step.changes) {
 			t.Errorf("%s: changes %v, want %v", step.what, got.Changes, step.changes)

@@ -41,13 +41,6 @@ func run(t *testing.T, reg *function.Registry, test bool, fun string, kwargs map
 	return out.(state.Result)
 }
 
-func val(b *bool) any {
-	if b == nil {
-		return nil
-	}
-	return *b
-}
-
 func TestRun(t *testing.T) {
 	reg := states(t)
 	dir := t.TempDir()
@@ -106,8 +99,8 @@ func TestRun(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := run(t, reg, c.test, c.fun, c.kwargs)
-		if val(r.Result) != c.result || r.Comment != c.comment || c.changes != nil && !reflect.DeepEqual(r.Changes, c.changes) {
-			t.Errorf("%s: got %v %q %#v; want %v %q %#v", c.name, val(r.Result), r.Comment, r.Changes, c.result, c.comment, c.changes)
+		if state.Value(r.Result) != c.result || r.Comment != c.comment || c.changes != nil && !reflect.DeepEqual(r.Changes, c.changes) {
+			t.Errorf("%s: got %v %q %#v; want %v %q %#v", c.name, state.Value(r.Result), r.Comment, r.Changes, c.result, c.comment, c.changes)
 		}
 	}
 	if _, err := os.Stat(touched); err != nil {
@@ -135,7 +128,7 @@ func TestRunInWrittenOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := out.(state.Result)
-	if val(r.Result) != true || r.Changes["cmd.run"] != "written" {
-		t.Errorf("result %v, changes %v", val(r.Result), r.Changes)
+	if state.Value(r.Result) != true || r.Changes["cmd.run"] != "written" {
+		t.Errorf("result %v, changes %v", state.Value(r.Result), r.Changes)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/internal/testlock"
 	"github.com/brinehq/brine/modules"
 	pkgmod "github.com/brinehq/brine/modules/pkg"
@@ -31,16 +32,6 @@ func run(t *testing.T, reg *function.Registry, test bool, fun string, kwargs map
 		t.Fatalf("%s(%v): %v", fun, kwargs, err)
 	}
 	return out.(state.Result)
-}
-
-func result(r *bool) string {
-	if r == nil {
-		return "None"
-	}
-	if *r {
-		return "True"
-	}
-	return "False"
 }
 
 // TestStates installs, upgrades, removes and purges real packages through
@@ -190,9 +181,9 @@ func TestStates(t *testing.T) {
 			"All specified packages are already absent", nil, nil},
 	} {
 		got := run(t, reg, step.test, step.fun, step.kwargs)
-		if result(got.Result) != step.result || !strings.HasPrefix(got.Comment, step.comment) ||
+		if py.Str(state.Value(got.Result)) != step.result || !strings.HasPrefix(got.Comment, step.comment) ||
 			(step.result != "False" && got.Comment != step.comment) {
-			t.Errorf("%s: %s: result %s, comment %q; want %s, %q", step.what, step.fun, result(got.Result), got.Comment, step.result, step.comment)
+			t.Errorf("%s: %s: result %s, comment %q; want %s, %q", step.what, step.fun, py.Str(state.Value(got.Result)), got.Comment, step.result, step.comment)
 		}
 		if len(got.Changes) != 0 || len(step.changes) != 0 {
 			if !reflect.DeepEqual(got.Changes, step.changes) {

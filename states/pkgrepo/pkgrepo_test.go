@@ -10,18 +10,9 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/state"
 )
-
-func result(r *bool) string {
-	if r == nil {
-		return "None"
-	}
-	if *r {
-		return "True"
-	}
-	return "False"
-}
 
 // harness is the states on temporary apt and yum directories; refreshes
 // counts the package list refreshes.
@@ -171,8 +162,8 @@ func TestApt(t *testing.T) {
 			d + "/brine-prx3.list", "deb [arch=amd64] http://example.invalid/d2 bookworm main #hello world\n", 3},
 	} {
 		got := h.call(t, step.fun, step.test, step.kwargs)
-		if result(got.Result) != step.result || got.Comment != step.comment {
-			t.Errorf("%s: result %s, comment %q; want %s, %q", step.what, result(got.Result), got.Comment, step.result, step.comment)
+		if py.Str(state.Value(got.Result)) != step.result || got.Comment != step.comment {
+			t.Errorf("%s: result %s, comment %q; want %s, %q", step.what, py.Str(state.Value(got.Result)), got.Comment, step.result, step.comment)
 		}
 		if (len(got.Changes) != 0 || len(step.changes) != 0) && !reflect.DeepEqual(got.Changes, step.changes) {
 			t.Errorf("%s: changes %#v, want %#v", step.what, got.Changes, step.changes)
@@ -264,8 +255,8 @@ func TestAptUpdate(t *testing.T) {
 	}
 	line := "deb [trusted=yes] file://" + repo + " ./"
 	got := h.call(t, "pkgrepo.managed", false, map[string]any{"name": line, "file": filepath.Join(h.s.apt.dir, "brine.list")})
-	if result(got.Result) != "True" || h.refreshes != 1 {
-		t.Fatalf("managed: %s %q, %d refreshes", result(got.Result), got.Comment, h.refreshes)
+	if py.Str(state.Value(got.Result)) != "True" || h.refreshes != 1 {
+		t.Fatalf("managed: %s %q, %d refreshes", py.Str(state.Value(got.Result)), got.Comment, h.refreshes)
 	}
 	if policy := run(h.root, "apt-cache", append(aptOpts, "policy", "brine-pkgrepo-test")...); !strings.Contains(policy, "Candidate: 1.0") {
 		t.Errorf("apt-cache policy after the refresh:\n%s", policy)
@@ -283,12 +274,12 @@ func TestYum(t *testing.T) {
 	written := "[brine-test]\nbaseurl=http://example.invalid/el9/$basearch\ngpgcheck=1\ngpgkey=http://example.invalid/key\n" +
 		"name=Brine Test\nenabled=1\n# hello\n# world\n\n"
 	got := h.call(t, "pkgrepo.managed", true, base, order...)
-	if result(got.Result) != "None" || !reflect.DeepEqual(got.Changes, map[string]any{"repo": "brine-test"}) || read(t, file) != "<absent>" {
-		t.Errorf("test mode: %s %q %v", result(got.Result), got.Comment, got.Changes)
+	if py.Str(state.Value(got.Result)) != "None" || !reflect.DeepEqual(got.Changes, map[string]any{"repo": "brine-test"}) || read(t, file) != "<absent>" {
+		t.Errorf("test mode: %s %q %v", py.Str(state.Value(got.Result)), got.Comment, got.Changes)
 	}
 	got = h.call(t, "pkgrepo.managed", false, base, order...)
-	if result(got.Result) != "True" || got.Comment != "Configured package repo 'brine-test'" || !reflect.DeepEqual(got.Changes, map[string]any{"repo": "brine-test"}) {
-		t.Errorf("managed: %s %q %v", result(got.Result), got.Comment, got.Changes)
+	if py.Str(state.Value(got.Result)) != "True" || got.Comment != "Configured package repo 'brine-test'" || !reflect.DeepEqual(got.Changes, map[string]any{"repo": "brine-test"}) {
+		t.Errorf("managed: %s %q %v", py.Str(state.Value(got.Result)), got.Comment, got.Changes)
 	}
 	if h.refreshes != 0 {
 		t.Errorf("%d refreshes: Salt's yumpkg refreshes nothing", h.refreshes)
@@ -297,31 +288,31 @@ func TestYum(t *testing.T) {
 		t.Errorf("%s:\n%s\nwant\n%s", file, c, written)
 	}
 	got = h.call(t, "pkgrepo.managed", false, base, order...)
-	if result(got.Result) != "True" || got.Comment != "Package repo 'brine-test' already configured" || len(got.Changes) != 0 {
-		t.Errorf("again: %s %q %v", result(got.Result), got.Comment, got.Changes)
+	if py.Str(state.Value(got.Result)) != "True" || got.Comment != "Package repo 'brine-test' already configured" || len(got.Changes) != 0 {
+		t.Errorf("again: %s %q %v", py.Str(state.Value(got.Result)), got.Comment, got.Changes)
 	}
 	changed := map[string]any{"name": "brine-test", "humanname": "Brine Test", "baseurl": "http://example.invalid/el9b", "gpgcheck": false, "disabled": true}
 	got = h.call(t, "pkgrepo.managed", false, changed, "name", "humanname", "baseurl", "gpgcheck", "disabled")
 	want := map[string]any{"baseurl": map[string]any{"new": "http://example.invalid/el9b", "old": "http://example.invalid/el9/$basearch"},
 		"gpgcheck": map[string]any{"new": "0", "old": "1"}, "enabled": map[string]any{"new": "0", "old": "1"}}
-	if result(got.Result) != "True" || !reflect.DeepEqual(got.Changes, want) {
-		t.Errorf("change: %s %q %#v", result(got.Result), got.Comment, got.Changes)
+	if py.Str(state.Value(got.Result)) != "True" || !reflect.DeepEqual(got.Changes, want) {
+		t.Errorf("change: %s %q %#v", py.Str(state.Value(got.Result)), got.Comment, got.Changes)
 	}
 	if c, w := read(t, file), "[brine-test]\nbaseurl=http://example.invalid/el9b\ngpgcheck=0\ngpgkey=http://example.invalid/key\n"+
 		"name=Brine Test\nenabled=0\n# hello\n# world\n\n"; c != w {
 		t.Errorf("%s:\n%s\nwant\n%s", file, c, w)
 	}
 	got = h.call(t, "pkgrepo.managed", false, map[string]any{"name": "brine-other", "humanname": "x"})
-	if result(got.Result) != "False" || !strings.HasSuffix(got.Comment, "but either a baseurl or a mirrorlist needs to be given") {
-		t.Errorf("no baseurl: %s %q", result(got.Result), got.Comment)
+	if py.Str(state.Value(got.Result)) != "False" || !strings.HasSuffix(got.Comment, "but either a baseurl or a mirrorlist needs to be given") {
+		t.Errorf("no baseurl: %s %q", py.Str(state.Value(got.Result)), got.Comment)
 	}
 	got = h.call(t, "pkgrepo.absent", false, map[string]any{"name": "brine-test"})
-	if result(got.Result) != "True" || got.Comment != "Removed repo brine-test" || read(t, file) != "<absent>" {
-		t.Errorf("absent: %s %q", result(got.Result), got.Comment)
+	if py.Str(state.Value(got.Result)) != "True" || got.Comment != "Removed repo brine-test" || read(t, file) != "<absent>" {
+		t.Errorf("absent: %s %q", py.Str(state.Value(got.Result)), got.Comment)
 	}
 	got = h.call(t, "pkgrepo.absent", false, map[string]any{"name": "brine-test"})
-	if result(got.Result) != "True" || got.Comment != "Package repo brine-test is absent" {
-		t.Errorf("absent again: %s %q", result(got.Result), got.Comment)
+	if py.Str(state.Value(got.Result)) != "True" || got.Comment != "Package repo brine-test is absent" {
+		t.Errorf("absent again: %s %q", py.Str(state.Value(got.Result)), got.Comment)
 	}
 }
 
@@ -357,8 +348,8 @@ func TestAptKeyURL(t *testing.T) {
 	keyring := filepath.Join(keyrings, "brine.gpg")
 	line := "deb [signed-by=" + keyring + "] http://example.invalid/k bookworm main"
 	got := h.call(t, "pkgrepo.managed", false, map[string]any{"name": line, "key_url": "file://" + armored, "aptkey": false, "refresh": false})
-	if result(got.Result) != "True" || got.Comment != "Configured package repo '"+line+"'" {
-		t.Fatalf("managed: %s %q", result(got.Result), got.Comment)
+	if py.Str(state.Value(got.Result)) != "True" || got.Comment != "Configured package repo '"+line+"'" {
+		t.Fatalf("managed: %s %q", py.Str(state.Value(got.Result)), got.Comment)
 	}
 	b, err := os.ReadFile(keyring)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/internal/sysvtest"
 	"github.com/brinehq/brine/modules"
 	svcmod "github.com/brinehq/brine/modules/service"
@@ -22,16 +23,6 @@ func install(t *testing.T, start int) (string, string) {
 	t.Helper()
 	svc := sysvtest.Install(t, "brine-test-state", sysvtest.Options{StartStatus: start})
 	return svc.Name, svc.PIDFile
-}
-
-func result(r *bool) string {
-	if r == nil {
-		return "None"
-	}
-	if *r {
-		return "True"
-	}
-	return "False"
 }
 
 // TestStates drives real SysV services through the states and the
@@ -125,8 +116,8 @@ func TestStates(t *testing.T) {
 		if strings.Contains(want, "%s") {
 			want = fmt.Sprintf(want, name)
 		}
-		if result(got.Result) != step.result || got.Comment != want {
-			t.Errorf("%s: %s: result %s, comment %q; want %s, %q", step.what, step.fun, result(got.Result), got.Comment, step.result, want)
+		if py.Str(state.Value(got.Result)) != step.result || got.Comment != want {
+			t.Errorf("%s: %s: result %s, comment %q; want %s, %q", step.what, step.fun, py.Str(state.Value(got.Result)), got.Comment, step.result, want)
 		}
 		if len(got.Changes) != 0 || len(step.changes) != 0 {
 			if !reflect.DeepEqual(got.Changes, step.changes) {
@@ -175,8 +166,8 @@ func TestStates(t *testing.T) {
 		}
 		got := out.(state.Result)
 		want := fmt.Sprintf(step.comment, step.name)
-		if result(got.Result) != step.result || got.Comment != want {
-			t.Errorf("%s: %s(%s): result %s, comment %q; want %s, %q", step.what, step.fun, step.name, result(got.Result), got.Comment, step.result, want)
+		if py.Str(state.Value(got.Result)) != step.result || got.Comment != want {
+			t.Errorf("%s: %s(%s): result %s, comment %q; want %s, %q", step.what, step.fun, step.name, py.Str(state.Value(got.Result)), got.Comment, step.result, want)
 		}
 	}
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 	svcmod "github.com/brinehq/brine/modules/service"
 	"github.com/brinehq/brine/state"
@@ -104,12 +105,12 @@ func TestUnitChangedWatch(t *testing.T) {
 			f.mu.Unlock()
 		}
 		got := call("service.running", map[string]any{"name": "brine-app"})
-		if result(got.Result) != "True" || got.Comment != "The service brine-app is already running" {
-			t.Errorf("%s: service.running: %s %q", step.what, result(got.Result), got.Comment)
+		if py.Str(state.Value(got.Result)) != "True" || got.Comment != "The service brine-app is already running" {
+			t.Errorf("%s: service.running: %s %q", step.what, py.Str(state.Value(got.Result)), got.Comment)
 		}
 		got = call("service.mod_watch", map[string]any{"name": "brine-app", "sfun": "running"})
-		if result(got.Result) != "True" || got.Comment != "Service restarted" {
-			t.Errorf("%s: mod_watch: %s %q", step.what, result(got.Result), got.Comment)
+		if py.Str(state.Value(got.Result)) != "True" || got.Comment != "Service restarted" {
+			t.Errorf("%s: mod_watch: %s %q", step.what, py.Str(state.Value(got.Result)), got.Comment)
 		}
 		calls := f.take()
 		reload := slices.Index(calls, "systemctl --system daemon-reload")

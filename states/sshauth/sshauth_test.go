@@ -64,13 +64,6 @@ type want struct {
 	changes map[string]any
 }
 
-func val(b *bool) any {
-	if b == nil {
-		return nil
-	}
-	return *b
-}
-
 func requireRoot(t *testing.T) {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -241,9 +234,9 @@ func TestSSHAuth(t *testing.T) {
 			}
 			w := run.wants[i]
 			wc := expand(x, w.changes)
-			if val(r.Result) != w.result || r.Comment != x(w.comment) ||
+			if state.Value(r.Result) != w.result || r.Comment != x(w.comment) ||
 				!(reflect.DeepEqual(map[string]any(r.Changes), wc) || len(r.Changes) == 0 && len(w.changes) == 0) {
-				t.Errorf("run %d, %s: got %v %q %#v\nwant %v %q %#v", n+1, c.id, val(r.Result), r.Comment, r.Changes,
+				t.Errorf("run %d, %s: got %v %q %#v\nwant %v %q %#v", n+1, c.id, state.Value(r.Result), r.Comment, r.Changes,
 					w.result, x(w.comment), wc)
 			}
 		}

@@ -152,9 +152,9 @@ func TestKeyscan(t *testing.T) {
 				t.Fatal(err)
 			}
 			r, w := out.(state.Result), run.wants[i]
-			if val(r.Result) != w.result || r.Comment != w.comment ||
+			if state.Value(r.Result) != w.result || r.Comment != w.comment ||
 				!(reflect.DeepEqual(map[string]any(r.Changes), w.changes) || len(r.Changes) == 0 && len(w.changes) == 0) {
-				t.Errorf("run %d, %s: got %v %q %#v\nwant %v %q %#v", n+1, c.id, val(r.Result), r.Comment, r.Changes,
+				t.Errorf("run %d, %s: got %v %q %#v\nwant %v %q %#v", n+1, c.id, state.Value(r.Result), r.Comment, r.Changes,
 					w.result, w.comment, w.changes)
 			}
 		}

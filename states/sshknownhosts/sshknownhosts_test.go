@@ -64,13 +64,6 @@ type want struct {
 	changes map[string]any
 }
 
-func val(b *bool) any {
-	if b == nil {
-		return nil
-	}
-	return *b
-}
-
 func entry(host, enc, key string) map[string]any {
 	return map[string]any{"hostname": host, "enc": enc, "key": key}
 }
@@ -190,9 +183,9 @@ func TestKnownHosts(t *testing.T) {
 			}
 			r, w := out.(state.Result), run.wants[i]
 			got, wc := norm(map[string]any(r.Changes), x), norm(w.changes, x)
-			if val(r.Result) != w.result || r.Comment != x(w.comment) ||
+			if state.Value(r.Result) != w.result || r.Comment != x(w.comment) ||
 				!(reflect.DeepEqual(got, wc) || len(r.Changes) == 0 && len(w.changes) == 0) {
-				t.Errorf("run %d, %s: got %v %q %#v\nwant %v %q %#v", n+1, c.id, val(r.Result), r.Comment, got,
+				t.Errorf("run %d, %s: got %v %q %#v\nwant %v %q %#v", n+1, c.id, state.Value(r.Result), r.Comment, got,
 					w.result, x(w.comment), wc)
 			}
 		}

@@ -8,18 +8,9 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/state"
 )
-
-func result(r *bool) string {
-	if r == nil {
-		return "None"
-	}
-	if *r {
-		return "True"
-	}
-	return "False"
-}
 
 // TestSystem sets the zone and the clock of files in a temporary
 // directory, with the system's zoneinfo, and compares the comments and
@@ -75,8 +66,8 @@ func TestSystem(t *testing.T) {
 			t.Fatalf("%s: %v", step.what, err)
 		}
 		got := out.(state.Result)
-		if result(got.Result) != step.result || got.Comment != step.comment {
-			t.Errorf("%s: result %s, comment %q; want %s, %q", step.what, result(got.Result), got.Comment, step.result, step.comment)
+		if py.Str(state.Value(got.Result)) != step.result || got.Comment != step.comment {
+			t.Errorf("%s: result %s, comment %q; want %s, %q", step.what, py.Str(state.Value(got.Result)), got.Comment, step.result, step.comment)
 		}
 		if (len(got.Changes) != 0 || len(step.changes) != 0) && !reflect.DeepEqual(got.Changes, step.changes) {
 			t.Errorf("%s: changes %v, want %v", step.what, got.Changes, step.changes)
@@ -99,8 +90,8 @@ func TestSystem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := out.(state.Result); result(got.Result) != "False" || got.Comment != "Unable to compare desired timezone 'Europe/Paris' to system timezone: "+
+	if got := out.(state.Result); py.Str(state.Value(got.Result)) != "False" || got.Comment != "Unable to compare desired timezone 'Europe/Paris' to system timezone: "+
 		"Failed to read "+s.p.localtime+" to determine current timezone: No such file or directory" {
-		t.Errorf("no localtime: %s %q", result(got.Result), got.Comment)
+		t.Errorf("no localtime: %s %q", py.Str(state.Value(got.Result)), got.Comment)
 	}
 }

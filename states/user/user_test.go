@@ -12,21 +12,12 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 	groupmod "github.com/brinehq/brine/modules/group"
 	usermod "github.com/brinehq/brine/modules/user"
 	"github.com/brinehq/brine/state"
 )
-
-func result(r *bool) string {
-	if r == nil {
-		return "None"
-	}
-	if *r {
-		return "True"
-	}
-	return "False"
-}
 
 // freeUID returns a uid no user has.
 func freeUID(t *testing.T) int64 {
@@ -228,8 +219,8 @@ func TestStates(t *testing.T) {
 			t.Fatalf("%s: %s: %v", step.what, step.fun, err)
 		}
 		got := out.(state.Result)
-		if result(got.Result) != step.result || got.Comment != step.comment {
-			t.Errorf("%s: %s: result %s, comment %q; want %s, %q", step.what, step.fun, result(got.Result), got.Comment, step.result, step.comment)
+		if py.Str(state.Value(got.Result)) != step.result || got.Comment != step.comment {
+			t.Errorf("%s: %s: result %s, comment %q; want %s, %q", step.what, step.fun, py.Str(state.Value(got.Result)), got.Comment, step.result, step.comment)
 		}
 		var keys []string
 		for k := range got.Changes {
