@@ -93,22 +93,7 @@ def main():
     root = tempfile.mkdtemp(prefix="salt-oracle-")
     files = os.path.join(root, "files")
     os.makedirs(files)
-    opts = salt.config.minion_config(None)
-    opts.update(
-        {
-            "id": GRAINS["id"],
-            "file_client": "local",
-            "root_dir": root,
-            "cachedir": os.path.join(root, "cache"),
-            "pki_dir": os.path.join(root, "pki"),
-            "sock_dir": os.path.join(root, "sock"),
-            "log_file": os.path.join(root, "minion.log"),
-            "file_roots": {"base": [files]},
-            "pillar_roots": {"base": [os.path.join(root, "pillar")]},
-            "grains": dict(GRAINS),
-            "pillar": {},
-        }
-    )
+    opts = local_opts(root, GRAINS, files, os.path.join(root, "pillar"), pillar={})
     funcs = salt.loader.minion_mods(opts)
 
     results = {}
@@ -163,6 +148,30 @@ def main():
         f.write("\n")
     errors = sum(1 for r in results.values() if "error" in r)
     print("%d cases rendered by Salt %s (%d errors) -> %s" % (len(results), salt.version.__version__, errors, args.out))
+
+
+def local_opts(root, grains, file_root, pillar_root, **extra):
+    """A masterless minion's opts (file_client local) living under root,
+    with the pinned grains, one file root and one pillar root."""
+    import salt.config  # noqa: E402
+
+    opts = salt.config.minion_config(None)
+    opts.update(
+        {
+            "id": grains["id"],
+            "file_client": "local",
+            "root_dir": root,
+            "cachedir": os.path.join(root, "cache"),
+            "pki_dir": os.path.join(root, "pki"),
+            "sock_dir": os.path.join(root, "sock"),
+            "log_file": os.path.join(root, "minion.log"),
+            "file_roots": {"base": [file_root]},
+            "pillar_roots": {"base": [pillar_root]},
+            "grains": dict(grains),
+        }
+    )
+    opts.update(extra)
+    return opts
 
 
 def normalise_error(msg, roots):
@@ -224,24 +233,7 @@ def formulas(args, cases, GRAINS):
             root = tempfile.mkdtemp(prefix="salt-oracle-")
             empty = os.path.join(root, "pillar")
             os.makedirs(empty)
-            opts = salt.config.minion_config(None)
-            opts.update(
-                {
-                    "id": GRAINS["id"],
-                    "file_client": "local",
-                    "root_dir": root,
-                    "cachedir": os.path.join(root, "cache"),
-                    "pki_dir": os.path.join(root, "pki"),
-                    "sock_dir": os.path.join(root, "sock"),
-                    "log_file": os.path.join(root, "minion.log"),
-                    "file_roots": {"base": [tree]},
-                    "pillar_roots": {"base": [empty]},
-                    "grains": dict(GRAINS),
-                    "saltenv": "base",
-                    "pillarenv": None,
-                    "test": False,
-                }
-            )
+            opts = local_opts(root, GRAINS, tree, empty, saltenv="base", pillarenv=None, test=False)
             roots = [(tree, "<tree>"), (root, "<root>"), (os.path.abspath(args.salt), "<salt>")]
             key = "%s/%s" % (formula, sls)
             try:
@@ -323,22 +315,7 @@ def states(args, cases, GRAINS):
     root = tempfile.mkdtemp(prefix="salt-oracle-")
     files = os.path.join(root, "files")
     results = {}
-    opts = salt.config.minion_config(None)
-    opts.update(
-        {
-            "id": GRAINS["id"],
-            "file_client": "local",
-            "root_dir": root,
-            "cachedir": os.path.join(root, "cache"),
-            "pki_dir": os.path.join(root, "pki"),
-            "sock_dir": os.path.join(root, "sock"),
-            "log_file": os.path.join(root, "minion.log"),
-            "file_roots": {"base": [files]},
-            "pillar_roots": {"base": [os.path.join(root, "pillar")]},
-            "grains": dict(GRAINS),
-            "test": False,
-        }
-    )
+    opts = local_opts(root, GRAINS, files, os.path.join(root, "pillar"), test=False)
     # state.sls sets its retcode with __utils__' state.check_result.
     funcs = salt.loader.minion_mods(opts, utils=salt.loader.utils(opts))
     for case in cases:
