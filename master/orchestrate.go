@@ -12,7 +12,6 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
@@ -132,9 +131,9 @@ func (o *orchestrator) compiler(ctx context.Context, in *function.Input) (*state
 	if err != nil {
 		return nil, nil, err
 	}
-	pillar, order := o.m.pillars.compile(ctx, o.id(), proto.PillarRequest{Grains: map[string]any{"id": o.id()}})
-	if errs, ok := pillar["_errors"]; ok {
-		return nil, nil, fmt.Errorf("the master's pillar did not compile: %v", errs)
+	pillar, order, err := o.m.pillars.ofMaster(ctx, o.id())
+	if err != nil {
+		return nil, nil, err
 	}
 	if over := in.Map("pillar"); over != nil {
 		pillar, _ = state.Merge(pillar, over).(map[string]any)

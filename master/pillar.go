@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -62,22 +63,15 @@ func (p *pillars) configure(c *config.Master) error {
 	return nil
 }
 
-// compile compiles id's pillar with the grains it reported. Errors are
-// kept under _errors, as Salt does, and logged without the pillar.
+// compile compiles id's pillar with the grains it reported and keeps it
+// as that agent's (pillar targets match it). Errors are kept under
+// _errors, as Salt does, and logged without the pillar.
 //
 // The key order of what compiled is returned beside it: the agent's
 // templates iterate pillar mappings in the order they were written, as
 // Salt's do.
 func (p *pillars) compile(ctx context.Context, id string, req proto.PillarRequest) (map[string]any, *keyorder.Order) {
-	p.mu.Lock()
-	roots := p.roots
-	p.mu.Unlock()
-	var groups map[string]any
-	if ng := p.m.publisher.nodegroups.Load(); ng != nil {
-		groups = *ng
-	}
-	pl, order, errs := pillar.Compile(ctx, p.renderer, pillar.Request{ID: id, Grains: req.Grains, Roots: roots,
-		Pillarenv: req.Pillarenv, Nodegroups: groups})
+	pl, order, errs := p.compileFor(ctx, id, req.Grains, req.Pillarenv)
 	if len(errs) > 0 {
 		p.m.log.Error("pillar did not compile", "agent", id, "errors", len(errs), "first", errs[0])
 		pillar.Errors(pl, errs)
@@ -86,6 +80,31 @@ func (p *pillars) compile(ctx context.Context, id string, req proto.PillarReques
 	p.last[id] = pl
 	p.mu.Unlock()
 	return pl, order
+}
+
+// compileFor compiles id's pillar from pillar_roots with grains and the
+// master's nodegroups, keeping nothing: an agent's (compile),
+// pillar.show_pillar's and the master's own (ofMaster).
+func (p *pillars) compileFor(ctx context.Context, id string, grains map[string]any, pillarenv string) (map[string]any, *keyorder.Order, []string) {
+	p.mu.Lock()
+	roots := p.roots
+	p.mu.Unlock()
+	var groups map[string]any
+	if ng := p.m.publisher.nodegroups.Load(); ng != nil {
+		groups = *ng
+	}
+	return pillar.Compile(ctx, p.renderer, pillar.Request{ID: id, Grains: grains, Roots: roots, Pillarenv: pillarenv, Nodegroups: groups})
+}
+
+// ofMaster is the master's own pillar, pillar_roots compiled for id
+// (<id>_master) with the grains {id}: what orchestrations and the
+// master's pillar.* functions read; an error when it does not compile.
+func (p *pillars) ofMaster(ctx context.Context, id string) (map[string]any, *keyorder.Order, error) {
+	pl, order, errs := p.compileFor(ctx, id, map[string]any{"id": id}, "")
+	if len(errs) > 0 {
+		return nil, nil, fmt.Errorf("the master's pillar did not compile: %s", strings.Join(errs, "; "))
+	}
+	return pl, order, nil
 }
 
 // agentPillar answers an agent's pillar request.

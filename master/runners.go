@@ -285,36 +285,17 @@ func (r runners) showPillar(ctx context.Context, in *function.Input) (any, error
 			grains[k] = v
 		}
 	}
-	pl, errs := r.m.pillars.compileFor(ctx, id, grains, pillarenv)
+	pl, _, errs := r.m.pillars.compileFor(ctx, id, grains, pillarenv)
 	if len(errs) > 0 {
 		pillar.Errors(pl, errs)
 	}
 	return pl, nil
 }
 
-// compileFor compiles id's pillar with grains without keeping it as the
-// agent's.
-func (p *pillars) compileFor(ctx context.Context, id string, grains map[string]any, pillarenv string) (map[string]any, []string) {
-	p.mu.Lock()
-	roots := p.roots
-	p.mu.Unlock()
-	var groups map[string]any
-	if ng := p.m.publisher.nodegroups.Load(); ng != nil {
-		groups = *ng
-	}
-	pl, _, errs := pillar.Compile(ctx, p.renderer, pillar.Request{ID: id, Grains: grains, Roots: roots, Pillarenv: pillarenv, Nodegroups: groups})
-	return pl, errs
-}
-
-// masterPillar is the master's own pillar, as orchestrations read it: an
-// error when it does not compile.
+// masterPillar is the master's own pillar (pillars.ofMaster).
 func (r runners) masterPillar(ctx context.Context) (map[string]any, error) {
-	id := r.m.cfg.Settings.ID + "_master"
-	pl, errs := r.m.pillars.compileFor(ctx, id, map[string]any{"id": id}, "")
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("the master's pillar did not compile: %s", strings.Join(errs, "; "))
-	}
-	return pl, nil
+	pl, _, err := r.m.pillars.ofMaster(ctx, r.m.cfg.Settings.ID+"_master")
+	return pl, err
 }
 
 // docs are the master's functions' documentation, the wheel ones or the
