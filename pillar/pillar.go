@@ -66,7 +66,7 @@ func Compile(ctx context.Context, r *state.Renderer, req Request) (map[string]an
 	}
 	salt := req.Salt
 	if salt == nil {
-		salt = GrainsGet(grains)
+		salt = grainsGet(grains)
 	}
 	c := &state.Compiler{Renderer: r, Source: roots, Vars: func(saltenv string) map[string]any {
 		return map[string]any{"grains": grains, "opts": opts, "salt": salt, "saltenv": saltenv}
@@ -74,9 +74,9 @@ func Compile(ctx context.Context, r *state.Renderer, req Request) (map[string]an
 	return c.PillarOrdered(ctx, match)
 }
 
-// GrainsGet is a templates' salt holding grains.get over grains only: what
+// grainsGet is a templates' salt holding grains.get over grains only: what
 // the master can answer for a minion while compiling its pillar.
-func GrainsGet(grains map[string]any) map[string]any {
+func grainsGet(grains map[string]any) map[string]any {
 	return jinja.Salt([]string{"grains.get"}, func(_ string, args []any, _ map[string]any) (any, error) {
 		if len(args) == 0 {
 			return nil, fmt.Errorf("grains.get needs a key")
