@@ -35,7 +35,6 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/brinehq/brine/agent/grains"
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/beacons"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
@@ -43,6 +42,7 @@ import (
 	"github.com/brinehq/brine/fileserver"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/wire"
 )
 
 // Options are what New needs besides the configuration.
@@ -238,15 +238,32 @@ func (a *Agent) Opts() map[string]any {
 // connected to one.
 var ErrNoMaster = errors.New("not connected to the master")
 
-// masterCaller asks the connected master (modules.Master).
+// masterCaller asks the connected master what execution modules need of
+// it (modules.Master), as the wire's requests.
 type masterCaller struct{ a *Agent }
 
+// Call sends one request to the master and decodes its answer into out
+// (nil: discard).
 func (m masterCaller) Call(ctx context.Context, method string, in, out any) error {
 	cli := m.a.master()
 	if cli == nil {
 		return ErrNoMaster
 	}
 	return cli.Call(ctx, method, in, out)
+}
+
+func (m masterCaller) MineGet(ctx context.Context, tgt, fun, tgtType string) (map[string]any, error) {
+	var out map[string]any
+	err := m.Call(ctx, wire.MethodMineGet, wire.MineGet{Tgt: tgt, Fun: fun, TgtType: tgtType}, &out)
+	return out, err
+}
+
+func (m masterCaller) PushFile(ctx context.Context, path []string, loc, size int64, data []byte) error {
+	return m.Call(ctx, wire.MethodFilePush, wire.FilePush{Path: path, Loc: loc, Size: size, Data: data}, nil)
+}
+
+func (m masterCaller) Progress(ctx context.Context, jid string, ret map[string]any, total int) error {
+	return m.Call(ctx, wire.MethodProgress, wire.Progress{JID: jid, Ret: ret, Len: total}, nil)
 }
 
 // master is the connection to ask the master over: the session's primary,
@@ -270,7 +287,7 @@ func (a *Agent) FireMaster(_ context.Context, tag string, data map[string]any) e
 	if a.opts.Masterless {
 		return modules.ErrMasterless
 	}
-	if err := proto.CheckTag(tag, a.id); err != nil {
+	if err := wire.CheckTag(tag, a.id); err != nil {
 		return err
 	}
 	it, err := EventItem(a.id, tag, data)
@@ -300,7 +317,7 @@ func loadItem(tag string, load map[string]any) (Item, error) {
 	if err != nil {
 		return Item{}, err
 	}
-	return encodeItem(msgID, "event", tag, proto.Event{ID: msgID, Tag: tag, Time: time.Now().UTC(), Load: load})
+	return encodeItem(msgID, "event", tag, wire.Event{ID: msgID, Tag: tag, Time: time.Now().UTC(), Load: load})
 }
 
 // newID is a fresh message id: a UUIDv7, as the bus's event ids, so that
@@ -371,19 +388,19 @@ func (a *Agent) dial(ctx context.Context, cfg *Loaded, addr string, timeout time
 // reader, so anything slow goes to a goroutine.
 func (a *Agent) push(l *link, origin string, cli *gateway.Client, method string, body []byte) {
 	switch method {
-	case proto.PushAccepted:
+	case wire.PushAccepted:
 		if l != nil {
 			notify(l.accepted)
 		}
-	case proto.PushJob:
-		job, err := proto.DecodeJob(body)
+	case wire.PushJob:
+		job, err := wire.DecodeJob(body)
 		if err != nil || a.runCtx == nil {
 			a.log.Error("job refused", "err", err)
 			return
 		}
 		a.jobs.start(a.runCtx, job, origin)
-	case proto.PushFindJob:
-		var q proto.FindJob
+	case wire.PushFindJob:
+		var q wire.FindJob
 		if err := json.Unmarshal(body, &q); err != nil {
 			return
 		}
@@ -395,9 +412,9 @@ func (a *Agent) push(l *link, origin string, cli *gateway.Client, method string,
 			// Answered to the master that asked.
 			var err error
 			if cli != nil {
-				err = cli.Call(ctx, proto.MethodJobState, st, nil)
+				err = cli.Call(ctx, wire.MethodJobState, st, nil)
 			} else {
-				err = (masterCaller{a}).Call(ctx, proto.MethodJobState, st, nil)
+				err = (masterCaller{a}).Call(ctx, wire.MethodJobState, st, nil)
 			}
 			if err != nil {
 				a.log.Debug("find_job answer not sent", "jid", q.JID, "err", err)

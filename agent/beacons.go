@@ -9,7 +9,6 @@ import (
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/beacons"
 	"github.com/brinehq/brine/beacons/diskusage"
 	"github.com/brinehq/brine/beacons/inotify"
@@ -20,6 +19,7 @@ import (
 	"github.com/brinehq/brine/beacons/ps"
 	"github.com/brinehq/brine/beacons/service"
 	"github.com/brinehq/brine/internal/atomicfile"
+	"github.com/brinehq/brine/wire"
 )
 
 // Beacons are the agent's beacon modules, one line each.
@@ -70,7 +70,7 @@ func (a *Agent) newBeacons(cfg *Loaded) error {
 // beacon events as their data (with the id), not wrapped in a
 // _minion_event load as event.send's.
 func (a *Agent) fireBeacon(_ context.Context, tag string, data map[string]any) error {
-	if err := proto.CheckTag(tag, a.id); err != nil {
+	if err := wire.CheckTag(tag, a.id); err != nil {
 		return err
 	}
 	it, err := loadItem(tag, data)

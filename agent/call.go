@@ -5,32 +5,32 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/wire"
 )
 
 // Call runs an execution function on this agent, as salt-call does: the
 // same execution as a published job (Salt's __pub_* keywords, retcodes,
 // error returns), and its return is queued for the master, which stores it
-// as salt/job/<jid>/ret/<id> under a jid of its own (proto.RequestJID), as
+// as salt/job/<jid>/ret/<id> under a jid of its own (wire.RequestJID), as
 // Salt's master does salt-call's.
-func (a *Agent) Call(ctx context.Context, fun string, args []any, kwargs map[string]any) (proto.Return, error) {
+func (a *Agent) Call(ctx context.Context, fun string, args []any, kwargs map[string]any) (wire.Return, error) {
 	// salt-call's __pub_* keywords are fun, jid, pid and tgt "salt-call"
 	// (seed 003 shows them in event.send's data); a published job's add
 	// the rest of its load.
-	job := proto.Job{JID: jobs.NewJID(), Fun: fun, Arg: jobs.PackArgs(args, kwargs), Tgt: "salt-call"}
+	job := wire.Job{JID: jobs.NewJID(), Fun: fun, Arg: jobs.PackArgs(args, kwargs), Tgt: "salt-call"}
 	ret := a.execute(ctx, job)
 	if a.opts.Masterless {
 		// salt-call --local returns to no master
 		return ret, nil
 	}
 	up := ret
-	up.JID = proto.RequestJID
+	up.JID = wire.RequestJID
 	return ret, a.queueReturn(up, "")
 }
 
-func returnItem(r proto.Return) (Item, error) {
+func returnItem(r wire.Return) (Item, error) {
 	id, err := newID()
 	if err != nil {
 		return Item{}, err
@@ -59,17 +59,17 @@ func (a *Agent) Connect(ctx context.Context) (func(), error) {
 			errs = append(errs, err)
 			continue
 		}
-		var rep proto.HelloReply
-		hello := proto.Hello{ID: a.id, Version: a.opts.Version, AutosignGrains: a.grainsNamed(cfg.AutosignGrains)}
-		if err := cli.Call(ctx, proto.MethodHello, hello, &rep); err != nil {
+		var rep wire.HelloReply
+		hello := wire.Hello{ID: a.id, Version: a.opts.Version, AutosignGrains: a.grainsNamed(cfg.AutosignGrains)}
+		if err := cli.Call(ctx, wire.MethodHello, hello, &rep); err != nil {
 			cli.Close()
 			return nil, fmt.Errorf("authentication: %w", err)
 		}
 		switch rep.State {
-		case proto.StateAccepted:
+		case wire.StateAccepted:
 			a.cli.Store(cli)
 			return func() { a.cli.CompareAndSwap(cli, nil); cli.Close() }, nil
-		case proto.StatePending:
+		case wire.StatePending:
 			cli.Close()
 			return nil, ErrPending
 		default:

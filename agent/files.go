@@ -12,11 +12,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/fileserver"
 	"github.com/brinehq/brine/internal/atomicfile"
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/wire"
 )
 
 // fileClient fetches files from the master's file server (salt://) into
@@ -47,13 +47,13 @@ func (f *fileClient) Hash(ctx context.Context, p, saltenv string) (string, error
 	return st.Hash, nil
 }
 
-func (f *fileClient) stat(ctx context.Context, p, saltenv string) (proto.FileStat, error) {
-	var st proto.FileStat
+func (f *fileClient) stat(ctx context.Context, p, saltenv string) (wire.FileStat, error) {
+	var st wire.FileStat
 	rel, err := cleanPath(p)
 	if err != nil {
 		return st, err
 	}
-	err = masterCaller{f.a}.Call(ctx, proto.MethodFileStat, proto.FileRequest{Path: rel, Saltenv: saltenv}, &st)
+	err = masterCaller{f.a}.Call(ctx, wire.MethodFileStat, wire.FileRequest{Path: rel, Saltenv: saltenv}, &st)
 	var re *gateway.RemoteError
 	if errors.As(err, &re) && strings.Contains(re.Message, fileserver.ErrNotFound.Error()) {
 		err = fmt.Errorf("%w: %s", modules.ErrNoFile, re.Message)
@@ -64,13 +64,13 @@ func (f *fileClient) stat(ctx context.Context, p, saltenv string) (proto.FileSta
 // Envs lists the master's saltenvs.
 func (f *fileClient) Envs(ctx context.Context) ([]string, error) {
 	var out []string
-	err := masterCaller{f.a}.Call(ctx, proto.MethodFileEnvs, struct{}{}, &out)
+	err := masterCaller{f.a}.Call(ctx, wire.MethodFileEnvs, struct{}{}, &out)
 	return out, err
 }
 
 func (f *fileClient) List(ctx context.Context, saltenv, prefix string) ([]string, error) {
 	var out []string
-	err := masterCaller{f.a}.Call(ctx, proto.MethodFileList, proto.FileList{Saltenv: saltenv, Prefix: prefix}, &out)
+	err := masterCaller{f.a}.Call(ctx, wire.MethodFileList, wire.FileList{Saltenv: saltenv, Prefix: prefix}, &out)
 	return out, err
 }
 
@@ -98,9 +98,9 @@ func (f *fileClient) Cache(ctx context.Context, p, saltenv string) (string, erro
 		w = io.MultiWriter(w, sum)
 		var off int64
 		for {
-			var chunk proto.FileChunk
-			req := proto.FileRequest{Path: rel, Saltenv: saltenv, Offset: off}
-			if err := (masterCaller{f.a}).Call(ctx, proto.MethodFileRead, req, &chunk); err != nil {
+			var chunk wire.FileChunk
+			req := wire.FileRequest{Path: rel, Saltenv: saltenv, Offset: off}
+			if err := (masterCaller{f.a}).Call(ctx, wire.MethodFileRead, req, &chunk); err != nil {
 				return fmt.Errorf("salt://%s: %w", rel, err)
 			}
 			if _, err := w.Write(chunk.Data); err != nil {

@@ -13,11 +13,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/modules"
+	"github.com/brinehq/brine/wire"
 )
 
 // A job's life on an agent, so that each runs once and none loses its
@@ -61,7 +61,7 @@ type jobRunner struct {
 }
 
 type runningJob struct {
-	job    proto.Job
+	job    wire.Job
 	start  time.Time
 	cancel context.CancelCauseFunc
 }
@@ -88,7 +88,7 @@ func validJID(jid string) error {
 // start runs job, sent by the master at origin, in the background unless
 // its jid was seen (from any master); ctx is the agent's, ending the job
 // when the agent stops.
-func (r *jobRunner) start(ctx context.Context, job proto.Job, origin string) {
+func (r *jobRunner) start(ctx context.Context, job wire.Job, origin string) {
 	if err := validJID(job.JID); err != nil {
 		r.a.log.Error("job refused", "err", err)
 		return
@@ -135,7 +135,7 @@ func (r *jobRunner) seenOnDisk(jid string) bool {
 
 // finish queues the return of jid for origin, then forgets the running
 // job.
-func (r *jobRunner) finish(jid string, ret proto.Return, origin string) {
+func (r *jobRunner) finish(jid string, ret wire.Return, origin string) {
 	if err := r.a.queueReturn(ret, origin); err != nil {
 		// Not queued: leave proc/<jid>, so that the next start reports
 		// the job as interrupted rather than losing it silently.
@@ -190,11 +190,11 @@ func (r *jobRunner) Signal(jid string, kill bool) bool {
 }
 
 // state answers find_job.
-func (r *jobRunner) state(jid string) proto.JobState {
+func (r *jobRunner) state(jid string) wire.JobState {
 	r.mu.Lock()
 	_, running := r.running[jid]
 	r.mu.Unlock()
-	st := proto.JobState{JID: jid, Running: running}
+	st := wire.JobState{JID: jid, Running: running}
 	if !running && validJID(jid) == nil {
 		_, err := os.Stat(filepath.Join(r.done, jid))
 		st.Done = err == nil
@@ -225,16 +225,16 @@ func (r *jobRunner) recover() error {
 			r.markDone(jid)
 			continue
 		}
-		var job proto.Job
+		var job wire.Job
 		b, err := os.ReadFile(filepath.Join(r.proc, jid))
 		if err == nil {
 			err = json.Unmarshal(b, &job)
 		}
 		if err != nil || job.JID != jid {
-			job = proto.Job{JID: jid}
+			job = wire.Job{JID: jid}
 		}
 		r.a.log.Warn("job interrupted by the agent's restart; returning it as failed", "jid", jid, "fun", job.Fun)
-		ret := failed(proto.Return{JID: jid, Fun: job.Fun, FunArgs: nonNilArgs(job.Arg)},
+		ret := failed(wire.Return{JID: jid, Fun: job.Fun, FunArgs: nonNilArgs(job.Arg)},
 			errors.New("the agent was restarted while the job ran; the function's outcome is unknown"))
 		if err := r.a.queueReturn(ret, ""); err != nil {
 			return err
@@ -266,7 +266,7 @@ func nonNilArgs(a []any) []any {
 }
 
 // failed turns ret into the failed return of err.
-func failed(ret proto.Return, err error) proto.Return {
+func failed(ret wire.Return, err error) wire.Return {
 	ret.Return, ret.Success, ret.Out = "ERROR: "+err.Error(), false, "nested"
 	if ret.Retcode == 0 {
 		ret.Retcode = 1
@@ -279,8 +279,8 @@ func failed(ret proto.Return, err error) proto.Return {
 // "Passed invalid arguments to x.y: …", a failure "ERROR: …", each with
 // retcode 1; a function may set a retcode of its own (cmd.run's exit
 // status), which makes the return a failure without changing it.
-func (a *Agent) execute(ctx context.Context, job proto.Job) proto.Return {
-	ret := proto.Return{JID: job.JID, Fun: job.Fun, FunArgs: nonNilArgs(job.Arg), Success: true}
+func (a *Agent) execute(ctx context.Context, job wire.Job) wire.Return {
+	ret := wire.Return{JID: job.JID, Fun: job.Fun, FunArgs: nonNilArgs(job.Arg), Success: true}
 	if job.KillAfter > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, time.Duration(job.KillAfter*float64(time.Second)),
@@ -348,7 +348,7 @@ func truncateReturn(v any, limit int) any {
 
 // queueReturn puts a job's return in the outbox, for the master at origin
 // ("": any).
-func (a *Agent) queueReturn(r proto.Return, origin string) error {
+func (a *Agent) queueReturn(r wire.Return, origin string) error {
 	r.Time = time.Now().UTC()
 	it, err := returnItem(r)
 	if err != nil {

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/agent/grains"
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/wire"
 )
 
 // testAgent is an agent with its configuration, keys and cache in a
@@ -34,18 +34,18 @@ func testAgent(t *testing.T, dir string) *Agent {
 }
 
 // returns decodes the job returns queued in a's outbox.
-func returns(t *testing.T, a *Agent) []proto.Return {
+func returns(t *testing.T, a *Agent) []wire.Return {
 	t.Helper()
 	items, _, errs := a.outbox.Pending(1000)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	var out []proto.Return
+	var out []wire.Return
 	for _, it := range items {
 		if it.Kind != "return" {
 			continue
 		}
-		var r proto.Return
+		var r wire.Return
 		if err := json.Unmarshal(it.Body, &r); err != nil {
 			t.Fatal(err)
 		}
@@ -54,7 +54,7 @@ func returns(t *testing.T, a *Agent) []proto.Return {
 	return out
 }
 
-func waitReturns(t *testing.T, a *Agent, n int) []proto.Return {
+func waitReturns(t *testing.T, a *Agent, n int) []wire.Return {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -72,17 +72,17 @@ func TestExecuteReturnsInSaltsShape(t *testing.T) {
 	a := testAgent(t, t.TempDir())
 	ctx := context.Background()
 	for _, tc := range []struct {
-		job     proto.Job
+		job     wire.Job
 		ret     string
 		retcode int
 		success bool
 	}{
-		{proto.Job{JID: "1", Fun: "test.ping"}, "true", 0, true},
-		{proto.Job{JID: "2", Fun: "nope.nope"}, `"'nope.nope' is not available."`, 1, false},
-		{proto.Job{JID: "3", Fun: "test.echo", Arg: jobs.PackArgs(nil, map[string]any{"bogus": 1})}, "", 1, false},
-		{proto.Job{JID: "4", Fun: "cmd.run", Arg: []any{"echo hi; exit 7"}}, `"hi"`, 7, false},
-		{proto.Job{JID: "5", Fun: "test.sleep", Arg: []any{int64(5)}, KillAfter: 0.2}, "", 1, false},
-		{proto.Job{JID: "6", Fun: "cmd.run", Arg: []any{"head -c 5000 /dev/zero | tr '\\0' x"}}, "", 0, true},
+		{wire.Job{JID: "1", Fun: "test.ping"}, "true", 0, true},
+		{wire.Job{JID: "2", Fun: "nope.nope"}, `"'nope.nope' is not available."`, 1, false},
+		{wire.Job{JID: "3", Fun: "test.echo", Arg: jobs.PackArgs(nil, map[string]any{"bogus": 1})}, "", 1, false},
+		{wire.Job{JID: "4", Fun: "cmd.run", Arg: []any{"echo hi; exit 7"}}, `"hi"`, 7, false},
+		{wire.Job{JID: "5", Fun: "test.sleep", Arg: []any{int64(5)}, KillAfter: 0.2}, "", 1, false},
+		{wire.Job{JID: "6", Fun: "cmd.run", Arg: []any{"head -c 5000 /dev/zero | tr '\\0' x"}}, "", 0, true},
 	} {
 		r := a.execute(ctx, tc.job)
 		got, _ := json.Marshal(r.Return)
@@ -111,7 +111,7 @@ func TestJobsRunOnceAndSurviveAKill(t *testing.T) {
 	a := testAgent(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	job := proto.Job{JID: "20261124000000000001", Fun: "test.ping"}
+	job := wire.Job{JID: "20261124000000000001", Fun: "test.ping"}
 	a.jobs.start(ctx, job, "")
 	waitReturns(t, a, 1)
 	a.jobs.start(ctx, job, "") // published again: recognised
@@ -121,7 +121,7 @@ func TestJobsRunOnceAndSurviveAKill(t *testing.T) {
 	}
 
 	// kill_job ends a running job, which reports it.
-	long := proto.Job{JID: "20261124000000000002", Fun: "test.sleep", Arg: []any{int64(30)}}
+	long := wire.Job{JID: "20261124000000000002", Fun: "test.sleep", Arg: []any{int64(30)}}
 	a.jobs.start(ctx, long, "")
 	if len(a.jobs.Running()) != 1 || a.jobs.state(long.JID).Running != true {
 		t.Fatalf("running: %v", a.jobs.Running())
@@ -139,7 +139,7 @@ func TestJobsRunOnceAndSurviveAKill(t *testing.T) {
 
 	// A job left in proc/ by a killed agent gets an interrupted return at
 	// the next start, once; one whose return was queued gets nothing more.
-	orphan := proto.Job{JID: "20261124000000000003", Fun: "cmd.run", Arg: []any{"sleep 100"}}
+	orphan := wire.Job{JID: "20261124000000000003", Fun: "cmd.run", Arg: []any{"sleep 100"}}
 	b, _ := json.Marshal(orphan)
 	if err := os.WriteFile(filepath.Join(dir, "cache", procDir, orphan.JID), b, 0o600); err != nil {
 		t.Fatal(err)

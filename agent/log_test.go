@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/agent/grains"
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/internal/logging"
+	"github.com/brinehq/brine/wire"
 )
 
 // TestFailingJobOutputIsMaskedInTheLog: a failing cmd.run logs its
@@ -32,7 +32,7 @@ func TestFailingJobOutputIsMaskedInTheLog(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := a.execute(context.Background(), proto.Job{JID: "1", Fun: "cmd.run",
+		r := a.execute(context.Background(), wire.Job{JID: "1", Fun: "cmd.run",
 			Arg: []any{"echo password=hunter2SECRET; echo token xoxb-1234-abcdSECRET >&2; exit 3"}})
 		if r.Retcode != 3 {
 			t.Fatalf("retcode %d, want 3", r.Retcode)

@@ -36,9 +36,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/internal/backoff"
+	"github.com/brinehq/brine/wire"
 )
 
 // Salt's master_type values brine implements.
@@ -79,7 +79,7 @@ const (
 // pingMethod is what a liveness check asks. Any answer, an error reply
 // included (an older master that does not know the method says so), shows
 // that the master reads and answers its connections; only silence is death.
-const pingMethod = proto.MethodPing
+const pingMethod = wire.MethodPing
 
 // validateMasters checks the keys of several masters and applies their
 // defaults; bad reports a key's value with its file and line.

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"maps"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/internal/keyorder"
 	"github.com/brinehq/brine/pillar"
 	"github.com/brinehq/brine/state"
+	"github.com/brinehq/brine/wire"
 )
 
 // Pillar returns the agent's pillar (modules.Env.Pillar). Only the
@@ -36,7 +36,7 @@ func (a *Agent) Pillar(ctx context.Context, refresh bool) (map[string]any, error
 	if cfg.Local() {
 		return a.localPillar(ctx, cfg)
 	}
-	req := proto.PillarRequest{Grains: a.Grains()}
+	req := wire.PillarRequest{Grains: a.Grains()}
 	if tree := cfg.Tree; tree != nil {
 		var env struct {
 			Saltenv   string `yaml:"saltenv"`
@@ -46,7 +46,7 @@ func (a *Agent) Pillar(ctx context.Context, refresh bool) (map[string]any, error
 		req.Saltenv, req.Pillarenv = env.Saltenv, env.Pillarenv
 	}
 	var raw json.RawMessage
-	if err := (masterCaller{a}).Call(ctx, proto.MethodPillar, req, &raw); err != nil {
+	if err := (masterCaller{a}).Call(ctx, wire.MethodPillar, req, &raw); err != nil {
 		return nil, err
 	}
 	p, err := decodePillar(raw)

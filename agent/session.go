@@ -10,10 +10,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/internal/backoff"
 	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/wire"
 )
 
 // How the agent paces its work on one connection.
@@ -225,23 +225,23 @@ func (a *Agent) deliverVia(ctx context.Context, links []*link, primary *link, pc
 func (a *Agent) authenticate(ctx context.Context, cli *gateway.Client, l *link) error {
 	for attempt := 1; ; attempt++ {
 		cfg := a.config()
-		hello := proto.Hello{ID: a.id, Version: a.opts.Version, AutosignGrains: a.grainsNamed(cfg.AutosignGrains)}
-		var rep proto.HelloReply
+		hello := wire.Hello{ID: a.id, Version: a.opts.Version, AutosignGrains: a.grainsNamed(cfg.AutosignGrains)}
+		var rep wire.HelloReply
 		hctx, cancel := context.WithTimeout(ctx, helloTimeout)
-		err := cli.Call(hctx, proto.MethodHello, hello, &rep)
+		err := cli.Call(hctx, wire.MethodHello, hello, &rep)
 		cancel()
 		if err != nil {
 			return fmt.Errorf("authentication: %w", err)
 		}
 		first, limit := cfg.acceptWait()
 		switch rep.State {
-		case proto.StateAccepted:
+		case wire.StateAccepted:
 			return nil
-		case proto.StatePending:
+		case wire.StatePending:
 			if attempt == 1 {
 				a.log.Warn("the master has not accepted this agent's key yet; waiting (brine key -a " + a.id + ")")
 			}
-		case proto.StateRejected, proto.StateDenied:
+		case wire.StateRejected, wire.StateDenied:
 			a.log.Error("the master refuses this agent's key", "state", rep.State, "reason", rep.Reason)
 			first = limit
 		default:
@@ -307,7 +307,7 @@ func encodeItem(id, kind, tag string, body any) (Item, error) {
 // grains. A function that fails is reported by name, not fatal.
 func (a *Agent) sendMine(ctx context.Context, cli *gateway.Client) error {
 	cfg := a.config()
-	m := proto.Mine{Grains: a.Grains(), Data: map[string]any{}, Errors: map[string]string{}}
+	m := wire.Mine{Grains: a.Grains(), Data: map[string]any{}, Errors: map[string]string{}}
 	for _, name := range slices.Sorted(maps.Keys(cfg.MineFunctions)) {
 		fun, args, err := MineSpec(name, cfg.MineFunctions[name])
 		if err != nil {
@@ -323,7 +323,7 @@ func (a *Agent) sendMine(ctx context.Context, cli *gateway.Client) error {
 		}
 		m.Data[name] = v
 	}
-	if err := cli.Call(ctx, proto.MethodMine, m, nil); err != nil {
+	if err := cli.Call(ctx, wire.MethodMine, m, nil); err != nil {
 		return fmt.Errorf("mine update: %w", err)
 	}
 	return nil
@@ -364,9 +364,9 @@ func (a *Agent) drain(ctx context.Context, via func(Item) *gateway.Client) (drop
 }
 
 func (a *Agent) deliver(ctx context.Context, cli *gateway.Client, it Item) error {
-	method := proto.MethodEvent
+	method := wire.MethodEvent
 	if it.Kind == "return" {
-		method = proto.MethodReturn
+		method = wire.MethodReturn
 	}
 	ctx, cancel := context.WithTimeout(ctx, deliverTimeout)
 	defer cancel()
@@ -385,11 +385,11 @@ func (a *Agent) UpdateMine(ctx context.Context) error {
 // SendMine stores one value in this agent's mine record (mine.send); a nil
 // value removes the function's data (mine.delete).
 func (a *Agent) SendMine(ctx context.Context, name string, value any) error {
-	m := proto.Mine{Data: map[string]any{name: value}}
+	m := wire.Mine{Data: map[string]any{name: value}}
 	if value == nil {
-		m = proto.Mine{Delete: []string{name}}
+		m = wire.Mine{Delete: []string{name}}
 	}
-	return masterCaller{a}.Call(ctx, proto.MethodMine, m, nil)
+	return masterCaller{a}.Call(ctx, wire.MethodMine, m, nil)
 }
 
 // startupStates is Salt's startup_states: once per agent start, when the

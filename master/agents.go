@@ -13,7 +13,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/config"
@@ -21,6 +20,7 @@ import (
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/keys"
 	"github.com/brinehq/brine/mine"
+	"github.com/brinehq/brine/wire"
 )
 
 // maxPendingPeers bounds the connections of pending agents the master
@@ -82,11 +82,11 @@ func newAgents(m *Master) *agents {
 // and telling pending ones they were accepted.
 func (a *agents) serve(ctx context.Context) {
 	gw := a.m.gateway
-	gw.HandleAgent(proto.MethodHello, a.hello)
-	gw.HandleAgent(proto.MethodPing, func(context.Context, *gateway.Peer, json.RawMessage) (any, error) { return map[string]any{}, nil })
-	gw.HandleAgent(proto.MethodEvent, a.bind(a.event))
-	gw.HandleAgent(proto.MethodReturn, a.bind(a.ret))
-	gw.HandleAgent(proto.MethodMine, a.bind(a.mineUpdate))
+	gw.HandleAgent(wire.MethodHello, a.hello)
+	gw.HandleAgent(wire.MethodPing, func(context.Context, *gateway.Peer, json.RawMessage) (any, error) { return map[string]any{}, nil })
+	gw.HandleAgent(wire.MethodEvent, a.bind(a.event))
+	gw.HandleAgent(wire.MethodReturn, a.bind(a.ret))
+	gw.HandleAgent(wire.MethodMine, a.bind(a.mineUpdate))
 	gw.OnAgentGone(a.gone)
 	a.m.grp.Go(func() error {
 		err := a.m.keys.Watch(ctx, a.keyChanged)
@@ -100,7 +100,7 @@ func (a *agents) serve(ctx context.Context) {
 
 // hello authenticates an agent by the key it connected with.
 func (a *agents) hello(ctx context.Context, p *gateway.Peer, body json.RawMessage) (any, error) {
-	var h proto.Hello
+	var h wire.Hello
 	if err := json.Unmarshal(body, &h); err != nil {
 		return nil, fmt.Errorf("%w: hello: %v", gateway.ErrInvalidRequest, err)
 	}
@@ -151,7 +151,7 @@ func (a *agents) hello(ctx context.Context, p *gateway.Peer, body json.RawMessag
 		a.pending[h.ID][p] = struct{}{}
 		a.npend++
 	}
-	return proto.HelloReply{State: string(res.State), Reason: res.Reason, Master: a.settings.ID}, nil
+	return wire.HelloReply{State: string(res.State), Reason: res.Reason, Master: a.settings.ID}, nil
 }
 
 func (a *agents) unpend(id string, p *gateway.Peer) {
@@ -233,7 +233,7 @@ func (a *agents) keyChanged(c keys.Change) {
 		p.Close()
 	}
 	for _, p := range tell {
-		p.Push(proto.PushAccepted, nil)
+		p.Push(wire.PushAccepted, nil)
 	}
 	if c.Value == nil && c.Key != "" {
 		// Salt flushes a minion's cached data (its mine) when its key is
@@ -250,11 +250,11 @@ func (a *agents) keyChanged(c keys.Change) {
 // event publishes an agent's event with the id its key was accepted
 // under (Salt's _minion_event: the load is the event's data).
 func (a *agents) event(ctx context.Context, id string, body json.RawMessage) (any, error) {
-	var ev proto.Event
+	var ev wire.Event
 	if err := json.Unmarshal(body, &ev); err != nil {
 		return nil, fmt.Errorf("%w: event: %v", gateway.ErrInvalidRequest, err)
 	}
-	if err := proto.CheckTag(ev.Tag, id); err != nil {
+	if err := wire.CheckTag(ev.Tag, id); err != nil {
 		return nil, fmt.Errorf("%w: %w", gateway.ErrReservedTag, err)
 	}
 	load := ev.Load
@@ -302,10 +302,10 @@ func (a *agents) publish(ctx context.Context, id, evID, tag string, data map[str
 // ret fires the return of a job the agent ran, salt/job/<jid>/ret/<id>,
 // in Salt's shape. An agent returns only for a job sent to it (admitReturn)
 // or for one it started itself, which the master gives a jid of its own
-// (proto.RequestJID, Salt's "req"): no agent can write into the record of
+// (wire.RequestJID, Salt's "req"): no agent can write into the record of
 // another agent's job, a runner's or an orchestration's.
 func (a *agents) ret(ctx context.Context, id string, body json.RawMessage) (any, error) {
-	var r proto.Return
+	var r wire.Return
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nil, fmt.Errorf("%w: return: %v", gateway.ErrInvalidRequest, err)
 	}
@@ -313,7 +313,7 @@ func (a *agents) ret(ctx context.Context, id string, body json.RawMessage) (any,
 	if args == nil {
 		args = []any{}
 	}
-	own := r.JID == proto.RequestJID
+	own := r.JID == wire.RequestJID
 	var cause *bus.Event
 	if own {
 		r.JID = jobs.NewJID()
@@ -383,7 +383,7 @@ func (a *agents) admitReturn(ctx context.Context, id, jid string) (*bus.Event, e
 // mine record (source "agent"), beside what cloud events put there: the
 // fqdn and MAC addresses come from the grains.
 func (a *agents) mineUpdate(ctx context.Context, id string, body json.RawMessage) (any, error) {
-	var u proto.Mine
+	var u wire.Mine
 	if err := json.Unmarshal(body, &u); err != nil {
 		return nil, fmt.Errorf("%w: mine: %v", gateway.ErrInvalidRequest, err)
 	}

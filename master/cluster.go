@@ -11,12 +11,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/gateway/curve"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/lease"
+	"github.com/brinehq/brine/wire"
 )
 
 // Several masters share one bus (an embedded cluster or an external NATS
@@ -363,7 +363,7 @@ func (c *cluster) onPush(_ context.Context, data []byte) (any, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, err
 	}
-	var job proto.Job
+	var job wire.Job
 	if err := json.Unmarshal(r.Job, &job); err != nil {
 		return nil, err
 	}
@@ -372,13 +372,13 @@ func (c *cluster) onPush(_ context.Context, data []byte) (any, error) {
 
 // retMsg is an agent's return, sent to the master that published the job.
 type retMsg struct {
-	ID     string       `json:"id"`
-	Return proto.Return `json:"return"`
+	ID     string      `json:"id"`
+	Return wire.Return `json:"return"`
 }
 
 // forwardReturn tells origin, which published the job, of a return that
 // reached this master (it is stored already).
-func (c *cluster) forwardReturn(origin, id string, r proto.Return) {
+func (c *cluster) forwardReturn(origin, id string, r wire.Return) {
 	body, err := json.Marshal(retMsg{ID: id, Return: r})
 	if err == nil {
 		err = c.m.bus.Send(origin+".ret", body)
@@ -412,10 +412,10 @@ func (c *cluster) onFind(ctx context.Context, data []byte) (any, error) {
 }
 
 // find asks the other masters about the ids not connected here.
-func (c *cluster) find(ctx context.Context, jid string, ids []string) map[string]proto.JobState {
-	out := map[string]proto.JobState{}
+func (c *cluster) find(ctx context.Context, jid string, ids []string) map[string]wire.JobState {
+	out := map[string]wire.JobState{}
 	for _, rep := range c.ask(ctx, "find", findReq{JID: jid, IDs: ids}) {
-		var got map[string]proto.JobState
+		var got map[string]wire.JobState
 		if json.Unmarshal(rep, &got) == nil {
 			maps.Copy(out, got)
 		}

@@ -13,13 +13,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/fileserver"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/master/rpc"
 	"github.com/brinehq/brine/reactor"
+	"github.com/brinehq/brine/wire"
 )
 
 // fileChunk is how much of a file one file_read answer carries (base64 in
@@ -34,14 +34,14 @@ func (m *Master) startPublisher(ctx context.Context) error {
 	}
 	m.grp.Go(func() error { m.publisher.serve(m.ctx); return nil })
 	gw := m.gateway
-	gw.HandleAgent(proto.MethodFileList, m.agents.bind(m.fileList))
-	gw.HandleAgent(proto.MethodFileStat, m.agents.bind(m.fileStat))
-	gw.HandleAgent(proto.MethodFileRead, m.agents.bind(m.fileRead))
-	gw.HandleAgent(proto.MethodMineGet, m.agents.bind(m.agentMineGet))
-	gw.HandleAgent(proto.MethodFileEnvs, m.agents.bind(m.fileEnvs))
-	gw.HandleAgent(proto.MethodPillar, m.agents.bind(m.agentPillar))
-	gw.HandleAgent(proto.MethodProgress, m.agents.bind(m.stateProgress))
-	gw.HandleAgent(proto.MethodFilePush, m.agents.bind((&fileRecv{m: m}).push))
+	gw.HandleAgent(wire.MethodFileList, m.agents.bind(m.fileList))
+	gw.HandleAgent(wire.MethodFileStat, m.agents.bind(m.fileStat))
+	gw.HandleAgent(wire.MethodFileRead, m.agents.bind(m.fileRead))
+	gw.HandleAgent(wire.MethodMineGet, m.agents.bind(m.agentMineGet))
+	gw.HandleAgent(wire.MethodFileEnvs, m.agents.bind(m.fileEnvs))
+	gw.HandleAgent(wire.MethodPillar, m.agents.bind(m.agentPillar))
+	gw.HandleAgent(wire.MethodProgress, m.agents.bind(m.stateProgress))
+	gw.HandleAgent(wire.MethodFilePush, m.agents.bind((&fileRecv{m: m}).push))
 	return m.pillars.configure(m.cfg)
 }
 
@@ -99,8 +99,8 @@ func (m *Master) roots() (fileserver.Roots, error) {
 
 // openServed opens the file an agent's request names, confined to
 // file_roots; a refusal is logged with the agent's id.
-func (m *Master) openServed(id string, body json.RawMessage) (*os.File, proto.FileRequest, error) {
-	var req proto.FileRequest
+func (m *Master) openServed(id string, body json.RawMessage) (*os.File, wire.FileRequest, error) {
+	var req wire.FileRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, req, fmt.Errorf("%w: file request: %v", gateway.ErrInvalidRequest, err)
 	}
@@ -137,7 +137,7 @@ func (m *Master) fileStat(_ context.Context, id string, body json.RawMessage) (a
 	if _, err := io.Copy(h, f); err != nil {
 		return nil, err
 	}
-	return proto.FileStat{Size: st.Size(), Hash: hex.EncodeToString(h.Sum(nil)), Mode: uint32(st.Mode().Perm())}, nil
+	return wire.FileStat{Size: st.Size(), Hash: hex.EncodeToString(h.Sum(nil)), Mode: uint32(st.Mode().Perm())}, nil
 }
 
 func (m *Master) fileRead(_ context.Context, id string, body json.RawMessage) (any, error) {
@@ -151,13 +151,13 @@ func (m *Master) fileRead(_ context.Context, id string, body json.RawMessage) (a
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("salt://%s: %w", req.Path, err)
 	}
-	return proto.FileChunk{Data: buf[:n], EOF: errors.Is(err, io.EOF) || n < fileChunk}, nil
+	return wire.FileChunk{Data: buf[:n], EOF: errors.Is(err, io.EOF) || n < fileChunk}, nil
 }
 
 // fileList lists the files of a saltenv, as cp.list_master: relative
 // paths, the first root that has a path winning, nothing outside a root.
 func (m *Master) fileList(_ context.Context, _ string, body json.RawMessage) (any, error) {
-	var req proto.FileList
+	var req wire.FileList
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, fmt.Errorf("%w: file list: %v", gateway.ErrInvalidRequest, err)
 	}
@@ -170,7 +170,7 @@ func (m *Master) fileList(_ context.Context, _ string, body json.RawMessage) (an
 
 // agentMineGet answers an agent's mine.get.
 func (m *Master) agentMineGet(ctx context.Context, _ string, body json.RawMessage) (any, error) {
-	var req proto.MineGet
+	var req wire.MineGet
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, fmt.Errorf("%w: mine.get: %v", gateway.ErrInvalidRequest, err)
 	}

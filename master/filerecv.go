@@ -12,10 +12,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/mine"
+	"github.com/brinehq/brine/wire"
 )
 
 // FileRecvKeys are the master configuration keys cp.push reads: Salt's
@@ -90,7 +90,7 @@ const partSuffix = ".brine-part"
 
 // push answers an agent's MethodFilePush.
 func (r *fileRecv) push(_ context.Context, id string, body json.RawMessage) (any, error) {
-	var req proto.FilePush
+	var req wire.FilePush
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, fmt.Errorf("%w: file push: %v", gateway.ErrInvalidRequest, err)
 	}
@@ -101,7 +101,7 @@ func (r *fileRecv) push(_ context.Context, id string, body json.RawMessage) (any
 	return map[string]any{}, err
 }
 
-func (r *fileRecv) write(id string, req proto.FilePush) error {
+func (r *fileRecv) write(id string, req wire.FilePush) error {
 	on, maxBytes, cachedir, err := fileRecvSettings(r.m.cfg)
 	if err != nil {
 		return err

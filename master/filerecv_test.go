@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/wire"
 )
 
 // The master's side of cp.push, Salt's _file_recv: off unless file_recv,
@@ -28,7 +28,7 @@ func TestFileRecv(t *testing.T) {
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
 	off := &fileRecv{m: &Master{cfg: testConfig(t, ""), log: on.m.log}}
 	ctx := context.Background()
-	push := func(r *fileRecv, id string, req proto.FilePush) error {
+	push := func(r *fileRecv, id string, req wire.FilePush) error {
 		_, err := r.push(ctx, id, mustJSON(t, req))
 		return err
 	}
@@ -41,7 +41,7 @@ func TestFileRecv(t *testing.T) {
 	}
 
 	// Off (Salt's default): refused, nothing written.
-	err := push(off, "web01", proto.FilePush{Path: []string{"etc", "fstab"}, Size: 3, Data: []byte("abc")})
+	err := push(off, "web01", wire.FilePush{Path: []string{"etc", "fstab"}, Size: 3, Data: []byte("abc")})
 	if !errors.Is(err, ErrFileRecv) || !strings.Contains(err.Error(), "file_recv is not True") {
 		t.Errorf("push with file_recv off: %v", err)
 	}
@@ -50,13 +50,13 @@ func TestFileRecv(t *testing.T) {
 	}
 
 	// In chunks: the file appears whole at the last one.
-	if err := push(on, "web01", proto.FilePush{Path: []string{"etc", "fstab"}, Loc: 0, Size: 6, Data: []byte("abc")}); err != nil {
+	if err := push(on, "web01", wire.FilePush{Path: []string{"etc", "fstab"}, Loc: 0, Size: 6, Data: []byte("abc")}); err != nil {
 		t.Fatal(err)
 	}
 	if got := kept("web01", "etc/fstab"); !strings.HasPrefix(got, "<") {
 		t.Errorf("half a file is visible: %q", got)
 	}
-	if err := push(on, "web01", proto.FilePush{Path: []string{"etc", "fstab"}, Loc: 3, Size: 6, Data: []byte("def")}); err != nil {
+	if err := push(on, "web01", wire.FilePush{Path: []string{"etc", "fstab"}, Loc: 3, Size: 6, Data: []byte("def")}); err != nil {
 		t.Fatal(err)
 	}
 	if got := kept("web01", "etc/fstab"); got != "abcdef" {
@@ -66,10 +66,10 @@ func TestFileRecv(t *testing.T) {
 		t.Errorf("the part file stayed: %v", err)
 	}
 	// Pushed again, replaced; an empty file is one empty chunk.
-	if err := push(on, "web01", proto.FilePush{Path: []string{"etc", "fstab"}, Size: 1, Data: []byte("z")}); err != nil || kept("web01", "etc/fstab") != "z" {
+	if err := push(on, "web01", wire.FilePush{Path: []string{"etc", "fstab"}, Size: 1, Data: []byte("z")}); err != nil || kept("web01", "etc/fstab") != "z" {
 		t.Errorf("push again: %v, %q", err, kept("web01", "etc/fstab"))
 	}
-	if err := push(on, "web01", proto.FilePush{Path: []string{"", "var", ".", "empty"}, Size: 0}); err != nil || kept("web01", "var/empty") != "" {
+	if err := push(on, "web01", wire.FilePush{Path: []string{"", "var", ".", "empty"}, Size: 0}); err != nil || kept("web01", "var/empty") != "" {
 		t.Errorf("empty push: %v, %q", err, kept("web01", "var/empty"))
 	}
 
@@ -80,18 +80,18 @@ func TestFileRecv(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		id   string
-		req  proto.FilePush
+		req  wire.FilePush
 		want string
 	}{
-		{"dot-dot", "web01", proto.FilePush{Path: []string{"..", "..", "db01", "files", "x"}, Size: 1, Data: []byte("x")}, `path component ".."`},
-		{"separator in a component", "web01", proto.FilePush{Path: []string{"a/../../../x"}, Size: 1, Data: []byte("x")}, "path component"},
-		{"no path", "web01", proto.FilePush{Path: []string{"", "."}, Size: 1, Data: []byte("x")}, "no path"},
-		{"symlink out", "web01", proto.FilePush{Path: []string{"evil", "x"}, Size: 1, Data: []byte("x")}, "file_recv"},
-		{"over file_recv_max_size", "web01", proto.FilePush{Path: []string{"big"}, Size: 2 << 20, Data: []byte("x")}, "over file_recv_max_size (1 MiB)"},
-		{"chunk past size", "web01", proto.FilePush{Path: []string{"x"}, Size: 1, Data: []byte("xy")}, "runs past"},
-		{"out of order", "web01", proto.FilePush{Path: []string{"gap"}, Loc: 5, Size: 10, Data: []byte("x")}, "chunk at 5 of gap, which has 0 bytes so far"},
-		{"negative offset", "web01", proto.FilePush{Path: []string{"x"}, Loc: -1, Size: 1, Data: []byte("x")}, "negative"},
-		{"bad id", "../web01", proto.FilePush{Path: []string{"x"}, Size: 1, Data: []byte("x")}, "invalid host id"},
+		{"dot-dot", "web01", wire.FilePush{Path: []string{"..", "..", "db01", "files", "x"}, Size: 1, Data: []byte("x")}, `path component ".."`},
+		{"separator in a component", "web01", wire.FilePush{Path: []string{"a/../../../x"}, Size: 1, Data: []byte("x")}, "path component"},
+		{"no path", "web01", wire.FilePush{Path: []string{"", "."}, Size: 1, Data: []byte("x")}, "no path"},
+		{"symlink out", "web01", wire.FilePush{Path: []string{"evil", "x"}, Size: 1, Data: []byte("x")}, "file_recv"},
+		{"over file_recv_max_size", "web01", wire.FilePush{Path: []string{"big"}, Size: 2 << 20, Data: []byte("x")}, "over file_recv_max_size (1 MiB)"},
+		{"chunk past size", "web01", wire.FilePush{Path: []string{"x"}, Size: 1, Data: []byte("xy")}, "runs past"},
+		{"out of order", "web01", wire.FilePush{Path: []string{"gap"}, Loc: 5, Size: 10, Data: []byte("x")}, "chunk at 5 of gap, which has 0 bytes so far"},
+		{"negative offset", "web01", wire.FilePush{Path: []string{"x"}, Loc: -1, Size: 1, Data: []byte("x")}, "negative"},
+		{"bad id", "../web01", wire.FilePush{Path: []string{"x"}, Size: 1, Data: []byte("x")}, "invalid host id"},
 	} {
 		err := push(on, tc.id, tc.req)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -107,7 +107,7 @@ func TestFileRecv(t *testing.T) {
 
 	// The default cachedir is <data_dir>/cache.
 	def := &fileRecv{m: &Master{cfg: testConfig(t, "file_recv: true\n"), log: on.m.log}}
-	if err := push(def, "web01", proto.FilePush{Path: []string{"f"}, Size: 1, Data: []byte("1")}); err != nil {
+	if err := push(def, "web01", wire.FilePush{Path: []string{"f"}, Size: 1, Data: []byte("1")}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(def.m.cfg.Settings.DataDir, "cache", "minions", "web01", "files", "f")); err != nil {

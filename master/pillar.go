@@ -10,13 +10,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/internal/keyorder"
 	"github.com/brinehq/brine/pillar"
 	"github.com/brinehq/brine/state"
+	"github.com/brinehq/brine/wire"
 )
 
 // PillarKeys are the master configuration keys pillar reads.
@@ -70,7 +70,7 @@ func (p *pillars) configure(c *config.Master) error {
 // The key order of what compiled is returned beside it: the agent's
 // templates iterate pillar mappings in the order they were written, as
 // Salt's do.
-func (p *pillars) compile(ctx context.Context, id string, req proto.PillarRequest) (map[string]any, *keyorder.Order) {
+func (p *pillars) compile(ctx context.Context, id string, req wire.PillarRequest) (map[string]any, *keyorder.Order) {
 	pl, order, errs := p.compileFor(ctx, id, req.Grains, req.Pillarenv)
 	if len(errs) > 0 {
 		p.m.log.Error("pillar did not compile", "agent", id, "errors", len(errs), "first", errs[0])
@@ -109,7 +109,7 @@ func (p *pillars) ofMaster(ctx context.Context, id string) (map[string]any, *key
 
 // agentPillar answers an agent's pillar request.
 func (m *Master) agentPillar(ctx context.Context, id string, body json.RawMessage) (any, error) {
-	var req proto.PillarRequest
+	var req wire.PillarRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, fmt.Errorf("%w: pillar request: %v", gateway.ErrInvalidRequest, err)
 	}
@@ -137,7 +137,7 @@ func (m *Master) fileEnvs(context.Context, string, json.RawMessage) (any, error)
 // salt/job/<jid>/prog/<id>/<run_num>, for a job the agent was sent: the
 // tag is the master's, so the agent asks rather than fires it.
 func (m *Master) stateProgress(ctx context.Context, id string, body json.RawMessage) (any, error) {
-	var pr proto.Progress
+	var pr wire.Progress
 	if err := json.Unmarshal(body, &pr); err != nil {
 		return nil, fmt.Errorf("%w: progress: %v", gateway.ErrInvalidRequest, err)
 	}

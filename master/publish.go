@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/config"
@@ -20,6 +19,7 @@ import (
 	"github.com/brinehq/brine/keys"
 	"github.com/brinehq/brine/mine"
 	"github.com/brinehq/brine/target"
+	"github.com/brinehq/brine/wire"
 )
 
 // PublishKeys are the master configuration keys the publisher reads.
@@ -54,13 +54,13 @@ type publisher struct {
 	view mine.View // every agent's record, grains included
 	live map[string]*liveJob
 	// finds are the find_job questions waiting for agents' answers.
-	finds map[string]chan proto.JobState
+	finds map[string]chan wire.JobState
 	seq   atomic.Uint64
 }
 
 // liveJob is a job this master published, while it may still return.
 type liveJob struct {
-	job     proto.Job
+	job     wire.Job
 	newEv   *bus.Event // its salt/job/<jid>/new event: the cause of its returns
 	sent    map[string]bool
 	waiting map[string]bool // minions that have not returned
@@ -73,7 +73,7 @@ type liveJob struct {
 }
 
 func newPublisher(m *Master) *publisher {
-	return &publisher{m: m, live: map[string]*liveJob{}, finds: map[string]chan proto.JobState{}}
+	return &publisher{m: m, live: map[string]*liveJob{}, finds: map[string]chan wire.JobState{}}
 }
 
 // configure reads the publisher's keys (at start and on reload).
@@ -98,7 +98,7 @@ func (p *publisher) configure(c *config.Master) error {
 
 // serve follows the mine, where agents' grains are, and forgets old jobs.
 func (p *publisher) serve(ctx context.Context) {
-	p.m.gateway.HandleAgent(proto.MethodJobState, p.m.agents.bind(p.jobState))
+	p.m.gateway.HandleAgent(wire.MethodJobState, p.m.agents.bind(p.jobState))
 	changes, failed := mine.Feed(ctx, p.m.mine)
 	t := time.NewTicker(pruneLiveEach)
 	defer t.Stop()
@@ -262,7 +262,7 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 		for _, peer := range peers[id] {
 			// A connection whose send queue is full is as good as gone
 			// for this job: it is reported, not silently counted as sent.
-			sent = peer.Push(proto.PushJob, json.RawMessage(body)) || sent
+			sent = peer.Push(wire.PushJob, json.RawMessage(body)) || sent
 		}
 		if !sent {
 			if len(peers[id]) > 0 {
@@ -298,7 +298,7 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 }
 
 // returned notes agent id's return to jid, once it is stored.
-func (p *publisher) returned(id string, r proto.Return) {
+func (p *publisher) returned(id string, r wire.Return) {
 	p.mu.Lock()
 	lj := p.live[r.JID]
 	if lj == nil || !lj.waiting[id] {
@@ -359,19 +359,19 @@ func (p *publisher) reconnected(id string, peer *gateway.Peer) {
 	}
 	p.mu.Unlock()
 	for _, b := range again {
-		peer.Push(proto.PushJob, json.RawMessage(b))
+		peer.Push(wire.PushJob, json.RawMessage(b))
 	}
 }
 
 // relay pushes a job another master (origin) published to the agents
 // among ids connected here, and keeps it live: its returns are stored here
 // under its new event and passed on to origin. It returns the ids reached.
-func (p *publisher) relay(origin string, job proto.Job, body json.RawMessage, newEv *bus.Event, ids []string) []string {
+func (p *publisher) relay(origin string, job wire.Job, body json.RawMessage, newEv *bus.Event, ids []string) []string {
 	var sent []string
 	for _, id := range ids {
 		ok := false
 		for _, peer := range p.m.agents.peers(id) {
-			ok = peer.Push(proto.PushJob, body) || ok
+			ok = peer.Push(wire.PushJob, body) || ok
 		}
 		if ok {
 			sent = append(sent, id)
@@ -409,7 +409,7 @@ func (p *publisher) forget(jid string) {
 // FindJob asks the connected agents among ids whether they still run jid
 // (Salt's saltutil.find_job, without a job of its own) and returns, by id,
 // what those that answered within findJobWait said.
-func (p *publisher) FindJob(ctx context.Context, jid string, ids []string) map[string]proto.JobState {
+func (p *publisher) FindJob(ctx context.Context, jid string, ids []string) map[string]wire.JobState {
 	var here, elsewhere []string
 	for _, id := range ids {
 		if len(p.m.agents.peers(id)) > 0 {
@@ -430,10 +430,10 @@ func (p *publisher) FindJob(ctx context.Context, jid string, ids []string) map[s
 }
 
 // findLocal asks the agents among ids connected to this master.
-func (p *publisher) findLocal(ctx context.Context, jid string, ids []string) map[string]proto.JobState {
+func (p *publisher) findLocal(ctx context.Context, jid string, ids []string) map[string]wire.JobState {
 	req := strconv.FormatUint(p.seq.Add(1), 10)
-	answers := make(chan proto.JobState, len(ids))
-	body, _ := json.Marshal(proto.FindJob{JID: jid, Req: req})
+	answers := make(chan wire.JobState, len(ids))
+	body, _ := json.Marshal(wire.FindJob{JID: jid, Req: req})
 	asked := 0
 	keyed := map[string]string{} // req+id -> id
 	for _, id := range ids {
@@ -447,7 +447,7 @@ func (p *publisher) findLocal(ctx context.Context, jid string, ids []string) map
 		p.finds[k] = answers
 		p.mu.Unlock()
 		for _, peer := range peers {
-			peer.Push(proto.PushFindJob, json.RawMessage(body))
+			peer.Push(wire.PushFindJob, json.RawMessage(body))
 		}
 		asked++
 	}
@@ -458,7 +458,7 @@ func (p *publisher) findLocal(ctx context.Context, jid string, ids []string) map
 		}
 		p.mu.Unlock()
 	}()
-	out := map[string]proto.JobState{}
+	out := map[string]wire.JobState{}
 	timer := time.NewTimer(findJobWait)
 	defer timer.Stop()
 	for len(out) < asked {
@@ -478,7 +478,7 @@ func (p *publisher) findLocal(ctx context.Context, jid string, ids []string) map
 
 // jobState takes an agent's answer to a find_job question.
 func (p *publisher) jobState(_ context.Context, id string, body json.RawMessage) (any, error) {
-	var st proto.JobState
+	var st wire.JobState
 	if err := json.Unmarshal(body, &st); err != nil {
 		return nil, fmt.Errorf("%w: job state: %v", gateway.ErrInvalidRequest, err)
 	}

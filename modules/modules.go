@@ -144,11 +144,19 @@ type Beacons interface {
 	Reset() error
 }
 
-// Master is the agent's way of asking its master.
+// Master is what execution modules ask of the agent's master, in their
+// own terms: the agent turns each into the wire's request, so that no
+// module names a wire method or imports the contract.
 type Master interface {
-	// Call sends one request to the master and decodes its answer into
-	// out (nil: discard).
-	Call(ctx context.Context, method string, in, out any) error
+	// MineGet is mine.get answered by the master: the mine data of fun on
+	// the minions tgt (of tgtType) selects, by id.
+	MineGet(ctx context.Context, tgt, fun, tgtType string) (map[string]any, error)
+	// PushFile sends one chunk of cp.push: data from offset loc of a file
+	// of size bytes, kept on the master under path's components.
+	PushFile(ctx context.Context, path []string, loc, size int64, data []byte) error
+	// Progress reports one state's result while the state run of job jid
+	// goes on (Salt's state_events): ret is {state key: result}, of total.
+	Progress(ctx context.Context, jid string, ret map[string]any, total int) error
 }
 
 // Mine is the agent's mine record as mine.update, send and delete change

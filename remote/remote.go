@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/master/rpc"
+	"github.com/brinehq/brine/wire"
 )
 
 // Conn is what the client needs of its connection to the master
@@ -294,7 +294,7 @@ func (f *follow) stillRunning(ctx context.Context, finished map[string]bool) (bo
 	}
 	running := false
 	for jid, ids := range byJID {
-		var st map[string]proto.JobState
+		var st map[string]wire.JobState
 		if err := f.c.call(ctx, rpc.ExecFindJob, rpc.FindJobRequest{JID: jid, Minions: ids}, &st); err != nil {
 			return false, err
 		}

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/master/rpc"
+	"github.com/brinehq/brine/wire"
 )
 
 // fakeMaster answers the client's requests for a set of agents: each
@@ -90,13 +90,13 @@ func (f *fakeMaster) Call(_ context.Context, method string, in, out any) error {
 		reply = pub
 	case rpc.ExecFindJob:
 		req := in.(rpc.FindJobRequest)
-		st := map[string]proto.JobState{}
+		st := map[string]wire.JobState{}
 		for _, id := range req.Minions {
 			f.mu.Lock()
 			started, ok := f.started[req.JID+"/"+id]
 			f.mu.Unlock()
 			if d := f.agents[id]; ok && d >= 0 && time.Since(started) < d {
-				st[id] = proto.JobState{JID: req.JID, Running: true}
+				st[id] = wire.JobState{JID: req.JID, Running: true}
 			}
 		}
 		reply = st

@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/wire"
 )
 
 // wireFleet are agents reduced to the protocol: each has a key pair of its
@@ -36,7 +36,7 @@ type wireFleet struct {
 type wireAgent struct {
 	id      string
 	cli     *gateway.Client
-	jobs    chan proto.Job
+	jobs    chan wire.Job
 	pending atomic.Int64 // jobs received and not yet acknowledged
 }
 
@@ -92,12 +92,12 @@ func (wf *wireFleet) dial(ctx context.Context, addr string, mk curve.Key, id str
 	}
 	// Jobs wait here for their return's turn; far more than a stream
 	// publishes to one agent.
-	a := &wireAgent{id: id, jobs: make(chan proto.Job, 4096)}
+	a := &wireAgent{id: id, jobs: make(chan wire.Job, 4096)}
 	onPush := func(method string, body []byte) {
-		if method != proto.PushJob {
+		if method != wire.PushJob {
 			return
 		}
-		job, err := proto.DecodeJob(body)
+		job, err := wire.DecodeJob(body)
 		if err != nil {
 			wf.dropped.Add(1)
 			return
@@ -116,12 +116,12 @@ func (wf *wireFleet) dial(ctx context.Context, addr string, mk curve.Key, id str
 	if err != nil {
 		return nil, fmt.Errorf("wire agent %s: %w", id, err)
 	}
-	var rep proto.HelloReply
-	if err := a.cli.Call(dctx, proto.MethodHello, proto.Hello{ID: id, Version: "bench-wire"}, &rep); err != nil {
+	var rep wire.HelloReply
+	if err := a.cli.Call(dctx, wire.MethodHello, wire.Hello{ID: id, Version: "bench-wire"}, &rep); err != nil {
 		a.cli.Close()
 		return nil, fmt.Errorf("wire agent %s: hello: %w", id, err)
 	}
-	if rep.State != proto.StateAccepted {
+	if rep.State != wire.StateAccepted {
 		a.cli.Close()
 		return nil, fmt.Errorf("wire agent %s: the master says %q (auto_accept is on)", id, rep.State)
 	}
@@ -132,7 +132,7 @@ func (wf *wireFleet) dial(ctx context.Context, addr string, mk curve.Key, id str
 // deliver returns each job in turn until the connection closes.
 func (wf *wireFleet) deliver(a *wireAgent) {
 	for {
-		var job proto.Job
+		var job wire.Job
 		select {
 		case <-a.cli.Done():
 			return
@@ -142,10 +142,10 @@ func (wf *wireFleet) deliver(a *wireAgent) {
 		if args == nil {
 			args = []any{}
 		}
-		ret := proto.Return{ID: uuid.Must(uuid.NewV7()).String(), JID: job.JID, Fun: job.Fun, FunArgs: args,
+		ret := wire.Return{ID: uuid.Must(uuid.NewV7()).String(), JID: job.JID, Fun: job.Fun, FunArgs: args,
 			Return: true, Success: true, Out: "nested", Time: time.Now().UTC()}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		if err := a.cli.Call(ctx, proto.MethodReturn, ret, nil); err != nil {
+		if err := a.cli.Call(ctx, wire.MethodReturn, ret, nil); err != nil {
 			wf.failed.Add(1)
 		}
 		cancel()

@@ -13,11 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brinehq/brine/agent"
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/internal/logging"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/output"
+	"github.com/brinehq/brine/wire"
 )
 
 func newAgentCmd(g *globalFlags) *cobra.Command {
@@ -236,7 +236,7 @@ A failed function exits 1; with --retcode-passthrough, with its retcode
 // printCall prints a return as salt-call does: {"local": return} through
 // an outputter (nested by default, the function's own when it names one),
 // or as one line of JSON.
-func printCall(w io.Writer, ret proto.Return, format string, asJSON bool, opts output.Options) error {
+func printCall(w io.Writer, ret wire.Return, format string, asJSON bool, opts output.Options) error {
 	raw, err := json.Marshal(map[string]any{"local": py.Finite(ret.Return)})
 	if err != nil {
 		return err

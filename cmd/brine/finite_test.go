@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/output"
+	"github.com/brinehq/brine/wire"
 )
 
 // TestPrintCallNonFinite: a return holding floats JSON cannot (an SLS's
 // .inf passed back by module.run) prints as Salt prints it, inf, -inf and
 // nan, where json.Marshal refused it and brine call printed nothing.
 func TestPrintCallNonFinite(t *testing.T) {
-	ret := proto.Return{Return: map[string]any{"changes": map[string]any{
+	ret := wire.Return{Return: map[string]any{"changes": map[string]any{
 		"args": []any{math.Inf(1), math.Inf(-1), math.NaN(), 1.5}}}}
 	for _, tc := range []struct {
 		format string

@@ -13,13 +13,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/gateway/curve"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/keys"
 	"github.com/brinehq/brine/mine"
+	"github.com/brinehq/brine/wire"
 )
 
 // rawAgent is an accepted agent's key in a hand-made client: what an
@@ -130,7 +130,7 @@ func TestHostileAgent(t *testing.T) {
 		return h != nil && slices.Contains(h.IPs, "10.9.0.2")
 	})
 	raw := dialRawAgent(t, m, a1)
-	if err := raw.call(proto.MethodHello, proto.Hello{ID: "a1"}); err != nil {
+	if err := raw.call(wire.MethodHello, wire.Hello{ID: "a1"}); err != nil {
 		t.Fatalf("hello as a1: %v", err)
 	}
 
@@ -144,7 +144,7 @@ func TestHostileAgent(t *testing.T) {
 			{"ghost", "salt/cloud/ghost/created"},
 			{"a2", "salt/cloud/a2/destroyed"},
 		} {
-			err := raw.call(proto.MethodEvent, proto.Event{ID: uuid.Must(uuid.NewV7()).String(), Tag: tc.tag,
+			err := raw.call(wire.MethodEvent, wire.Event{ID: uuid.Must(uuid.NewV7()).String(), Tag: tc.tag,
 				Load: map[string]any{"name": tc.name, "event": "created instance", "private_ips": []any{"6.6.6.6"}}})
 			if remoteCode(err) != gateway.CodeReserved {
 				t.Errorf("agent.event %s from a1: %v, want a refusal (%s)", tc.tag, err, gateway.CodeReserved)
@@ -191,7 +191,7 @@ func TestHostileAgent(t *testing.T) {
 			// handed back for the agent to send again, not refused.
 			{"a job not known yet", jobs.NewJID(), gateway.CodeFailed},
 		} {
-			err := raw.call(proto.MethodReturn, proto.Return{ID: uuid.Must(uuid.NewV7()).String(), JID: tc.jid, Fun: "test.ping",
+			err := raw.call(wire.MethodReturn, wire.Return{ID: uuid.Must(uuid.NewV7()).String(), JID: tc.jid, Fun: "test.ping",
 				Return: false, Retcode: 1, Success: false})
 			if remoteCode(err) != tc.code {
 				t.Errorf("a1's return for %s (%q): %v, want code %s", tc.what, tc.jid, err, tc.code)
@@ -232,7 +232,7 @@ func TestHostileAgent(t *testing.T) {
 	})
 
 	t.Run("one connection is one agent", func(t *testing.T) {
-		err := raw.call(proto.MethodHello, proto.Hello{ID: "a2"})
+		err := raw.call(wire.MethodHello, wire.Hello{ID: "a2"})
 		if remoteCode(err) != gateway.CodeInvalid || !strings.Contains(err.Error(), "a1") {
 			t.Errorf("hello as a2 on a1's connection: %v, want a refusal", err)
 		}

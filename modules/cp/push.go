@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
@@ -188,8 +187,7 @@ func push(ctx context.Context, master modules.Master, local string, parts []stri
 		if err != nil {
 			return fmt.Errorf("reading %s: %w (it shrank while being sent)", local, err)
 		}
-		chunk := proto.FilePush{Path: parts, Loc: loc, Size: size, Data: buf[:n]}
-		if err := master.Call(ctx, proto.MethodFilePush, chunk, nil); err != nil {
+		if err := master.PushFile(ctx, parts, loc, size, buf[:n]); err != nil {
 			return fmt.Errorf("cp.push %s: %w", local, err)
 		}
 		if loc += int64(n); loc >= size {

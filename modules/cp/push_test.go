@@ -10,27 +10,36 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/modules"
 )
 
+// chunk is one PushFile call.
+type chunk struct {
+	Path      []string
+	Loc, Size int64
+	Data      []byte
+}
+
 // recordingMaster keeps the chunks pushed to it, refusing with refuse.
 type recordingMaster struct {
-	chunks []proto.FilePush
+	chunks []chunk
 	refuse error
 }
 
-func (r *recordingMaster) Call(_ context.Context, method string, in, _ any) error {
-	if method != proto.MethodFilePush {
-		return errors.New("unexpected " + method)
-	}
+func (r *recordingMaster) PushFile(_ context.Context, path []string, loc, size int64, data []byte) error {
 	if r.refuse != nil {
 		return r.refuse
 	}
-	c := in.(proto.FilePush)
-	c.Data = bytes.Clone(c.Data)
-	r.chunks = append(r.chunks, c)
+	r.chunks = append(r.chunks, chunk{Path: path, Loc: loc, Size: size, Data: bytes.Clone(data)})
 	return nil
+}
+
+func (r *recordingMaster) MineGet(context.Context, string, string, string) (map[string]any, error) {
+	return nil, errors.New("unexpected mine.get")
+}
+
+func (r *recordingMaster) Progress(context.Context, string, map[string]any, int) error {
+	return errors.New("unexpected progress")
 }
 
 func TestSplitPushPath(t *testing.T) {

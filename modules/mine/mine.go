@@ -10,7 +10,6 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
 )
@@ -66,10 +65,7 @@ func Module(env *modules.Env) []function.Func {
 				if env.Master == nil {
 					return nil, errors.New("mine.get needs a master")
 				}
-				var out map[string]any
-				err := env.Master.Call(ctx, proto.MethodMineGet, proto.MineGet{Tgt: in.String("tgt"), Fun: in.String("fun"),
-					TgtType: in.String("tgt_type")}, &out)
-				return out, err
+				return env.Master.MineGet(ctx, in.String("tgt"), in.String("fun"), in.String("tgt_type"))
 			},
 		},
 		{Name: "mine.delete", Doc: "Remove fun's data from this agent's mine record.",

@@ -2,11 +2,9 @@ package mine
 
 import (
 	"context"
-	"encoding/json"
 	"reflect"
 	"testing"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
 )
@@ -15,7 +13,7 @@ import (
 type fakeMine struct {
 	updates int
 	sent    map[string]any
-	asked   proto.MineGet
+	asked   [3]string
 }
 
 func (f *fakeMine) UpdateMine(context.Context) error { f.updates++; return nil }
@@ -23,11 +21,12 @@ func (f *fakeMine) SendMine(_ context.Context, name string, v any) error {
 	f.sent[name] = v
 	return nil
 }
-func (f *fakeMine) Call(_ context.Context, method string, in, out any) error {
-	f.asked = in.(proto.MineGet)
-	b, _ := json.Marshal(map[string]any{"web1": []any{"10.0.0.1"}})
-	return json.Unmarshal(b, out)
+func (f *fakeMine) MineGet(_ context.Context, tgt, fun, tgtType string) (map[string]any, error) {
+	f.asked = [3]string{tgt, fun, tgtType}
+	return map[string]any{"web1": []any{"10.0.0.1"}}, nil
 }
+func (f *fakeMine) PushFile(context.Context, []string, int64, int64, []byte) error { return nil }
+func (f *fakeMine) Progress(context.Context, string, map[string]any, int) error    { return nil }
 
 func TestMineFunctions(t *testing.T) {
 	f := &fakeMine{sent: map[string]any{}}
@@ -61,7 +60,7 @@ func TestMineFunctions(t *testing.T) {
 		t.Errorf("updates %d, sent %#v\nwant %#v", f.updates, f.sent, want)
 	}
 	got := call("mine.get", []any{"web*", "network.ip_addrs"}, map[string]any{"tgt_type": "glob"})
-	if !reflect.DeepEqual(got, map[string]any{"web1": []any{"10.0.0.1"}}) || f.asked != (proto.MineGet{Tgt: "web*", Fun: "network.ip_addrs", TgtType: "glob"}) {
+	if !reflect.DeepEqual(got, map[string]any{"web1": []any{"10.0.0.1"}}) || f.asked != [3]string{"web*", "network.ip_addrs", "glob"} {
 		t.Errorf("mine.get = %v, asked %+v", got, f.asked)
 	}
 }
@@ -91,8 +90,8 @@ func TestMineGetMasterless(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, err := reg.Call(context.Background(), "mine.get", []any{"*", "network.ip_addrs"}, map[string]any{"tgt_type": "compound"}, nil)
-		if err != nil || !reflect.DeepEqual(got, tc.want) || (f.asked.Fun != "") != tc.asked {
-			t.Errorf("file_client %q: mine.get = %v, %v (master asked: %v); want %v", tc.fileClient, got, err, f.asked.Fun != "", tc.want)
+		if err != nil || !reflect.DeepEqual(got, tc.want) || (f.asked[1] != "") != tc.asked {
+			t.Errorf("file_client %q: mine.get = %v, %v (master asked: %v); want %v", tc.fileClient, got, err, f.asked[1] != "", tc.want)
 		}
 	}
 }

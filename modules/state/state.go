@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/brinehq/brine/agent/proto"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/internal/keyorder"
@@ -354,7 +353,7 @@ func (s *system) runChunks(ctx context.Context, r *run, chunks []*sls.Chunk) map
 	if r.events && r.jid != "" && s.env.Master != nil {
 		runner.Progress = func(tag string, res map[string]any, total int) {
 			ret := map[string]any{tag: res}
-			_ = s.env.Master.Call(ctx, proto.MethodProgress, proto.Progress{JID: r.jid, Ret: ret, Len: total}, nil)
+			_ = s.env.Master.Progress(ctx, r.jid, ret, total)
 		}
 	}
 	ret := runner.Run(pctx, chunks)

@@ -1,4 +1,4 @@
-// Package proto is the conversation between an agent and its master over
+// Package wire is the conversation between an agent and its master over
 // the gateway's encrypted request connection: method names and bodies. It
 // is a leaf both sides import, so that neither imports the other.
 //
@@ -8,7 +8,7 @@
 // master answers with the key's state; only an accepted agent may send
 // events, returns and mine data, and everything it sends is stamped by the
 // master with the id it authenticated, never with an id the agent claims.
-package proto
+package wire
 
 import (
 	"errors"
