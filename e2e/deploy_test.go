@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ func TestCloudDeployOverSSH(t *testing.T) {
 	m := newTestMaster(t)
 	m.start()
 	cloudSetup(t, m, true)
-	script, err := os.ReadFile("../../testdata/deploy/hello.sh")
+	script, err := os.ReadFile("../testdata/deploy/hello.sh")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestCloudEC2DeployOverSSH(t *testing.T) {
 	defer fake.Close()
 	m := newTestMaster(t)
 	m.start()
-	script, err := os.ReadFile("../../testdata/deploy/hello.sh")
+	script, err := os.ReadFile("../testdata/deploy/hello.sh")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 
 func fixturePath(t *testing.T, name string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "testdata", "reactor", name))
+	p, err := filepath.Abs(filepath.Join("..", "testdata", "reactor", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"os/exec"
@@ -27,7 +27,7 @@ func TestDemoScenario(t *testing.T) {
 			t.Fatalf("%s is missing: install bind9, bind9-dnsutils, dnsmasq-base, openssh-server, iproute2, busybox and udhcpc (make test does)", bin)
 		}
 	}
-	script, err := filepath.Abs("../../scripts/demo.sh")
+	script, err := filepath.Abs("../scripts/demo.sh")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"context"
@@ -176,7 +176,7 @@ func TestDdnsCheckCommand(t *testing.T) {
 
 func fixtureDdns(t *testing.T, name string) string {
 	t.Helper()
-	p, err := filepath.Abs(filepath.Join("..", "..", "testdata", "ddns", name))
+	p, err := filepath.Abs(filepath.Join("..", "testdata", "ddns", name))
 	if err != nil {
 		t.Fatal(err)
 	}

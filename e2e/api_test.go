@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -47,7 +47,7 @@ func apiMaster(t *testing.T) (*testMaster, string) {
 			t.Fatal(err)
 		}
 	}
-	sls, err := filepath.Abs("../../testdata/api/github_push.sls")
+	sls, err := filepath.Abs("../testdata/api/github_push.sls")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,13 +164,13 @@ func TestAPIEndToEnd(t *testing.T) {
 	waitAPI(t, m, url)
 
 	stream := follow(t, url+"/events?tag=myco/*")
-	body, err := os.ReadFile("../../testdata/api/github_push.json")
+	body, err := os.ReadFile("../testdata/api/github_push.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	sig := api.SignHook(api.GitHubSignatureHeader, "", []byte(apiSecret), body, time.Now())
 	out := runCurl(t, "-X", "POST", "-H", "Content-Type: application/json", "-H", "X-GitHub-Event: push",
-		"-H", api.GitHubSignatureHeader+": "+sig, "--data-binary", "@../../testdata/api/github_push.json", url+"/hook/github/push")
+		"-H", api.GitHubSignatureHeader+": "+sig, "--data-binary", "@../testdata/api/github_push.json", url+"/hook/github/push")
 	var reply api.HookReply
 	if err := json.Unmarshal([]byte(out), &reply); err != nil || !reply.Success || reply.ID == "" {
 		t.Fatalf("hook reply %q (%v)", out, err)
@@ -215,7 +215,7 @@ func TestAPIEndToEnd(t *testing.T) {
 
 	// Refusals through curl: wrong signature, no token.
 	bad := runCurl(t, "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "-H", "Content-Type: application/json",
-		"-H", api.GitHubSignatureHeader+": sha256=00", "--data-binary", "@../../testdata/api/github_push.json", url+"/hook/github/push")
+		"-H", api.GitHubSignatureHeader+": sha256=00", "--data-binary", "@../testdata/api/github_push.json", url+"/hook/github/push")
 	if bad != "403" {
 		t.Errorf("wrong signature: HTTP %s, want 403", bad)
 	}

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bufio"
@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	brineBin = filepath.Join(dir, "brine")
-	if out, err := exec.Command("go", "build", "-o", brineBin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", brineBin, "../cmd/brine").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building brine: %v\n%s", err, out)
 		os.Exit(1)
 	}

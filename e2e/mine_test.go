@@ -1,4 +1,4 @@
-package main
+package e2e
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 func TestMineEndToEnd(t *testing.T) {
 	m := newTestMaster(t)
 	files := t.TempDir()
-	sls, err := filepath.Abs(filepath.Join("..", "..", "testdata", "mine", "announce_ips.sls"))
+	sls, err := filepath.Abs(filepath.Join("..", "testdata", "mine", "announce_ips.sls"))
 	if err != nil {
 		t.Fatal(err)
 	}
