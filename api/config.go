@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/internal/fnmatch"
 )
 
 // Defaults of the api: settings.
@@ -381,7 +381,7 @@ func matchHook(hooks []compiledHook, path string) *compiledHook {
 
 type compiledHook struct {
 	Hook
-	glob *bus.Glob
+	glob *fnmatch.Glob
 }
 
 // compileHooks orders hooks most specific first, so that matchHook can
@@ -389,7 +389,7 @@ type compiledHook struct {
 func compileHooks(hooks []Hook) []compiledHook {
 	out := make([]compiledHook, 0, len(hooks))
 	for _, h := range hooks {
-		out = append(out, compiledHook{Hook: h, glob: bus.CompileGlob(h.Path)})
+		out = append(out, compiledHook{Hook: h, glob: fnmatch.Compile(h.Path)})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]

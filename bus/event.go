@@ -1,4 +1,4 @@
-// Package bus defines brine's event envelope, tag validation and glob matching,
+// Package bus defines brine's event envelope and tag validation,
 // and the Bus through which every event travels.
 //
 // Events are Salt-compatible: a tag and a JSON object of data that carries a

@@ -7,6 +7,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/fnmatch"
 )
 
 // startTimeLayout is Salt's StartTime in job listings: "2026, Nov 24 10:04:05.123456".
@@ -65,9 +66,9 @@ func (s *Store) Funcs() []function.Func {
 				if err != nil {
 					return nil, err
 				}
-				var tgt *bus.Glob
+				var tgt *fnmatch.Glob
 				if t := in.String("search_target"); t != "" {
-					tgt = bus.CompileGlob(t)
+					tgt = fnmatch.Compile(t)
 				}
 				out := map[string]any{}
 				for _, j := range list {

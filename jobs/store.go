@@ -14,6 +14,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/internal/fnmatch"
 )
 
 // BucketName is the key-value bucket the master keeps jobs in, keyed by JID.
@@ -680,9 +681,9 @@ func (s *Store) List(ctx context.Context, f Filter) ([]*Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobs: list: %w", err)
 	}
-	var fun *bus.Glob
+	var fun *fnmatch.Glob
 	if f.Fun != "" {
-		fun = bus.CompileGlob(f.Fun)
+		fun = fnmatch.Compile(f.Fun)
 	}
 	var out []*Job
 	for _, e := range entries {

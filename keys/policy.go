@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/fnmatch"
 )
 
 // Policy is how the master treats keys it does not know yet: Salt's
@@ -153,7 +153,7 @@ func loadRules(p Policy, strict bool, log *slog.Logger) (*rules, error) {
 			continue
 		}
 		for _, l := range lines {
-			*f.dst = append(*f.dst, bus.ExprMatcher(l))
+			*f.dst = append(*f.dst, fnmatch.ExprMatcher(l))
 		}
 	}
 	if p.AutosignGrainsDir != "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/mine"
 	"github.com/brinehq/brine/modules"
@@ -66,6 +67,7 @@ func (r runners) Funcs() []function.Func {
 			Run: r.docExecution},
 	}
 	fs = append(fs, r.fileserverFuncs()...)
+	fs = append(fs, r.manageFuncs()...)
 	fs = append(fs, r.manageStateFuncs()...)
 	// The master's pillar (pillar_roots compiled for <id>_master), which
 	// orchestration SLS read with salt['pillar.get'] as Salt's do.
@@ -169,9 +171,9 @@ func (r runners) lastRun(ctx context.Context, in *function.Input) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var tgt *bus.Glob
+	var tgt *fnmatch.Glob
 	if t := in.String("target"); t != "" {
-		tgt = bus.CompileGlob(t)
+		tgt = fnmatch.Compile(t)
 	}
 	last := ""
 	for _, j := range list {

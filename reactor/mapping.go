@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/fileserver"
+	"github.com/brinehq/brine/internal/fnmatch"
 )
 
 // mapping is a compiled `reactor:` list: globs compiled once, file entries
@@ -17,7 +17,7 @@ import (
 // immutable; a reload builds a new one.
 type mapping struct {
 	entries []mappedEntry
-	set     *bus.GlobSet // one automaton for every entry's glob
+	set     *fnmatch.Set // one automaton for every entry's glob
 }
 
 type mappedEntry struct {
@@ -45,7 +45,7 @@ func compileMapping(entries []MapEntry, roots map[string][]string) *mapping {
 		}
 		m.entries[i] = me
 	}
-	m.set = bus.NewGlobSet(globs)
+	m.set = fnmatch.NewSet(globs)
 	return m
 }
 

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/internal/fnmatch"
 )
 
 func writeFile(t *testing.T, path, text string) {
@@ -301,7 +301,7 @@ func TestConsumerPattern(t *testing.T) {
 		if got != "" {
 			for _, g := range tt.globs {
 				tag := strings.NewReplacer("*", "x/y", "[", "[").Replace(g)
-				if bus.CompileGlob(g).Match(tag) && !bus.CompileGlob(got).Match(tag) {
+				if fnmatch.Compile(g).Match(tag) && !fnmatch.Compile(got).Match(tag) {
 					t.Errorf("pattern %q drops %q, which %q matches", got, tag, g)
 				}
 			}

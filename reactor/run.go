@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/internal/workers"
 )
 
@@ -151,10 +152,10 @@ func consumerPattern(entries []MapEntry) string {
 	if len(entries) == 0 {
 		return ""
 	}
-	prefix := bus.CompileGlob(entries[0].Glob).Prefix()
+	prefix := fnmatch.Compile(entries[0].Glob).Prefix()
 	literal := prefix == entries[0].Glob
 	for _, e := range entries[1:] {
-		p := bus.CompileGlob(e.Glob).Prefix()
+		p := fnmatch.Compile(e.Glob).Prefix()
 		literal = literal && p == e.Glob && p == prefix
 		n := 0
 		for n < len(p) && n < len(prefix) && p[n] == prefix[n] {

@@ -17,6 +17,7 @@ import (
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/natsbus"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/reactor"
 	"github.com/brinehq/brine/reactor/kvdlq"
@@ -57,7 +58,7 @@ func record(t *testing.T, b bus.Bus) *recorder {
 
 // matching returns the recorded events whose tag matches the glob.
 func (rec *recorder) matching(glob string) []*bus.Event {
-	g := bus.CompileGlob(glob)
+	g := fnmatch.Compile(glob)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	var out []*bus.Event

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/internal/py"
 )
 
@@ -99,7 +99,7 @@ func compileValue(pattern string, mode valueMode) (func(string) bool, error) {
 		want := strings.ToLower(pattern)
 		return func(v string) bool { return v == want }, nil
 	}
-	return bus.CompileGlob(strings.ToLower(pattern)).Match, nil
+	return fnmatch.Compile(strings.ToLower(pattern)).Match, nil
 }
 
 func (s *subdict) match(data map[string]any) bool {

@@ -16,7 +16,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/fnmatch"
 )
 
 // ErrTarget reports a target that cannot be used.
@@ -194,7 +194,7 @@ func (c *compiler) top(tgt any, tgtType string) (matcher, []string, error) {
 
 // globID matches the id with fnmatch, as Salt's glob matcher.
 func globID(pattern string) matcher {
-	g := bus.CompileGlob(pattern)
+	g := fnmatch.Compile(pattern)
 	return func(f Facts) bool { return g.Match(f.ID) }
 }
 

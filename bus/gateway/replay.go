@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/fnmatch"
 )
 
 const (
@@ -100,9 +101,9 @@ func (s *Server) handleReplay(ctx context.Context, body json.RawMessage) (any, e
 		reply.Done = true
 		return reply, nil
 	}
-	var g *bus.Glob
+	var g *fnmatch.Glob
 	if req.Pattern != "" {
-		g = bus.CompileGlob(req.Pattern)
+		g = fnmatch.Compile(req.Pattern)
 	}
 
 	var (

@@ -10,6 +10,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/internal/fnmatch"
 )
 
 // liveBuffer bounds the live events a watch holds while it replays or while
@@ -53,7 +54,7 @@ type liveItem struct {
 func (c *Client) Watch(ctx context.Context, pubAddr, pattern string, since bus.Since, fn func(*bus.Event) error) error {
 	w := &watch{c: c, ep: endpoint(pubAddr, DefaultPublishPort), pattern: pattern, fn: fn}
 	if pattern != "" {
-		w.glob = bus.CompileGlob(pattern)
+		w.glob = fnmatch.Compile(pattern)
 	}
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -133,7 +134,7 @@ type watch struct {
 	c       *Client
 	ep      string
 	pattern string
-	glob    *bus.Glob
+	glob    *fnmatch.Glob
 	fn      func(*bus.Event) error
 	pos     uint64 // log position delivered (or replayed) through
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/fnmatch"
 )
 
 func openBus(t *testing.T, dir string) *Bus {
@@ -66,9 +67,9 @@ func TestFilterSubject(t *testing.T) {
 		"my.co/app/*":          "ev.my%2Eco.app.>",
 	}
 	for pat, want := range cases {
-		var g *bus.Glob
+		var g *fnmatch.Glob
 		if pat != "" {
-			g = bus.CompileGlob(pat)
+			g = fnmatch.Compile(pat)
 		}
 		if got := filterSubject(g); got != want {
 			t.Errorf("filterSubject(%q) = %q, want %q", pat, got, want)

@@ -3,7 +3,7 @@ package natsbus
 import (
 	"strings"
 
-	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/fnmatch"
 )
 
 // subjectPrefix roots every event subject; the stream captures prefix.>.
@@ -47,7 +47,7 @@ func writeToken(b *strings.Builder, seg string) {
 // filterSubject is the narrowest subject filter that still delivers every tag
 // g can match: the glob's complete literal leading segments, then `>`; or the
 // exact subject when the glob has no wildcard.
-func filterSubject(g *bus.Glob) string {
+func filterSubject(g *fnmatch.Glob) string {
 	if g == nil {
 		return subjectPrefix + ".>"
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/fnmatch"
 )
 
 type subscription struct {
@@ -44,11 +45,11 @@ func (s *subscription) start(ctx context.Context) error {
 	return nil
 }
 
-func compile(pattern string) *bus.Glob {
+func compile(pattern string) *fnmatch.Glob {
 	if pattern == "" || pattern == "*" {
 		return nil
 	}
-	return bus.CompileGlob(pattern)
+	return fnmatch.Compile(pattern)
 }
 
 // durable waits, on the embedded server, until the message received at got
@@ -62,7 +63,7 @@ func (b *Bus) durable(ctx context.Context, md *jetstream.MsgMetadata, got time.T
 
 // filterSubjects is what a consumer for g asks the server for: the events
 // under filterSubject(g), and the batches, which any event may be in.
-func filterSubjects(g *bus.Glob) []string {
+func filterSubjects(g *fnmatch.Glob) []string {
 	f := filterSubject(g)
 	if f == subjectPrefix+".>" {
 		return []string{f}
@@ -71,7 +72,7 @@ func filterSubjects(g *bus.Glob) []string {
 }
 
 // matching keeps the events after position after that g matches.
-func matching(evs []*bus.Event, g *bus.Glob, after uint64) []*bus.Event {
+func matching(evs []*bus.Event, g *fnmatch.Glob, after uint64) []*bus.Event {
 	keep := evs[:0]
 	for _, ev := range evs {
 		if ev.Seq > after && (g == nil || g.Match(ev.Tag)) {

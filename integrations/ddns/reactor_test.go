@@ -19,6 +19,7 @@ import (
 	"github.com/brinehq/brine/bus/natsbus"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/integrations/ddns"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/reactor"
 	"github.com/brinehq/brine/reactor/kvdlq"
 )
@@ -48,7 +49,7 @@ func recordEvents(t *testing.T, b bus.Bus) *events {
 // wait returns the first event matching glob whose data satisfies ok.
 func (rec *events) wait(t *testing.T, glob string, ok func(map[string]any) bool) (*bus.Event, map[string]any) {
 	t.Helper()
-	g := bus.CompileGlob(glob)
+	g := fnmatch.Compile(glob)
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		rec.mu.Lock()

@@ -22,8 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/mine"
 )
 
@@ -58,7 +58,7 @@ type Config struct {
 	LeaseTime     string
 	Debounce      time.Duration
 
-	targets []*bus.Glob // Targets compiled by Validate
+	targets []*fnmatch.Glob // Targets compiled by Validate
 }
 
 type rawConfig struct {
@@ -177,7 +177,7 @@ func (c *Config) Validate() error {
 	}
 	c.targets = c.targets[:0]
 	for _, t := range c.Targets {
-		c.targets = append(c.targets, bus.CompileGlob(t))
+		c.targets = append(c.targets, fnmatch.Compile(t))
 	}
 	return nil
 }

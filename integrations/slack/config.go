@@ -22,6 +22,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/internal/fnmatch"
 )
 
 // ConfigKey is the master configuration key of the integration.
@@ -106,7 +107,7 @@ type Rule struct {
 	Text  string `yaml:"text" json:"text,omitempty"`
 	Color string `yaml:"color" json:"color,omitempty"`
 
-	tags, fun, funNot, tgt, tgtNot, user, userNot []*bus.Glob
+	tags, fun, funNot, tgt, tgtNot, user, userNot []*fnmatch.Glob
 }
 
 // Strings is a YAML string or list of strings.
@@ -240,10 +241,10 @@ func (r *Rule) compile() error {
 			return fmt.Errorf("color %q: want good, warning, danger or #rrggbb", r.Color)
 		}
 	}
-	globs := func(s Strings) []*bus.Glob {
-		out := make([]*bus.Glob, len(s))
+	globs := func(s Strings) []*fnmatch.Glob {
+		out := make([]*fnmatch.Glob, len(s))
 		for i, p := range s {
-			out[i] = bus.CompileGlob(p)
+			out[i] = fnmatch.Compile(p)
 		}
 		return out
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/output"
 )
@@ -132,7 +133,7 @@ func (r *Rule) matches(f fields) bool {
 	return true
 }
 
-func matchAny(globs []*bus.Glob, s ...string) bool {
+func matchAny(globs []*fnmatch.Glob, s ...string) bool {
 	for _, g := range globs {
 		for _, x := range s {
 			if g.Match(x) {

@@ -30,8 +30,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 )
@@ -621,7 +621,7 @@ func (r runner) permitted(o *options) error {
 	match := func(key string) (bool, bool) {
 		globs, _ := opt(r.env, key).([]any)
 		for _, g := range globs {
-			if s, ok := g.(string); ok && bus.CompileGlob(s).Match(line) {
+			if s, ok := g.(string); ok && fnmatch.Compile(s).Match(line) {
 				return true, true
 			}
 		}

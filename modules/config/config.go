@@ -12,8 +12,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/target"
 )
@@ -78,7 +78,7 @@ func Module(env *modules.Env) []function.Func {
 				srcs := sources(ctx, env, all || in.Bool("omit_opts"), all || in.Bool("omit_grains"), all || in.Bool("omit_pillar"))
 				value := in.String("value")
 				if in.Bool("wildcard") {
-					g := bus.CompileGlob(value)
+					g := fnmatch.Compile(value)
 					out := map[string]any{}
 					// The first source wins: fill from the last.
 					for i := len(srcs) - 1; i >= 0; i-- {

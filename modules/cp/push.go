@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/modules"
 )
 
@@ -70,7 +70,7 @@ func pushDirFunc(env *modules.Env) function.Func {
 			}
 			var files []string
 			glob := in.String("glob")
-			match := bus.CompileGlob(glob) // Python's fnmatch, as Salt's
+			match := fnmatch.Compile(glob) // Python's fnmatch, as Salt's
 			err = filepath.WalkDir(real, func(f string, d fs.DirEntry, err error) error {
 				if err != nil {
 					return err

@@ -21,8 +21,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/service"
 )
@@ -440,7 +440,7 @@ func (m *Manager) version(ctx context.Context, in *function.Input) (any, error) 
 				continue
 			}
 			glob = true
-			g := bus.CompileGlob(n)
+			g := fnmatch.Compile(n)
 			for p, vs := range installed {
 				if g.Match(p) {
 					out[p] = value(vs)

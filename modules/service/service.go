@@ -24,8 +24,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/modules"
 )
 
@@ -376,7 +376,7 @@ func (m *Manager) status(ctx context.Context, in *function.Input) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := bus.CompileGlob(name)
+	g := fnmatch.Compile(name)
 	out := map[string]any{}
 	for _, s := range all {
 		if !g.Match(s) {

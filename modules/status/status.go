@@ -19,8 +19,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/disk"
@@ -312,16 +312,16 @@ func number(s string) any {
 // by its type is left out (a mount the agent may not read).
 func (r Reader) Diskusage(sel ...string) (map[string]any, error) {
 	var paths []string
-	var types []*bus.Glob
+	var types []*fnmatch.Glob
 	for _, s := range sel {
 		if strings.HasPrefix(s, "/") {
 			paths = append(paths, s)
 		} else {
-			types = append(types, bus.CompileGlob(s))
+			types = append(types, fnmatch.Compile(s))
 		}
 	}
 	if len(sel) == 0 {
-		types = append(types, bus.CompileGlob("*"))
+		types = append(types, fnmatch.Compile("*"))
 	}
 	out := map[string]any{}
 	if len(types) > 0 {

@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 )
@@ -212,7 +212,7 @@ func Argspec(f *function.Func) map[string]any {
 
 // filter returns the names matching the glob pattern (Python's fnmatch).
 func filter(names []string, pattern string) []string {
-	g := bus.CompileGlob(pattern)
+	g := fnmatch.Compile(pattern)
 	var out []string
 	for _, n := range names {
 		if g.Match(n) {

@@ -1,4 +1,4 @@
-package bus
+package fnmatch
 
 import (
 	"regexp"
@@ -65,9 +65,9 @@ func (c *charClass) match(r rune) bool {
 	return in != c.negate
 }
 
-// CompileGlob compiles pattern. Every string is a valid fnmatch pattern, so
+// Compile compiles pattern. Every string is a valid fnmatch pattern, so
 // compilation cannot fail; the empty pattern matches only the empty tag.
-func CompileGlob(pattern string) *Glob {
+func Compile(pattern string) *Glob {
 	g := &Glob{pattern: pattern}
 	pr := make([]rune, 0, len(pattern))
 	for i := 0; i < len(pattern); {
@@ -364,7 +364,7 @@ func matchToks(toks []globTok, s string) bool {
 // signing files select minion ids: the string itself, an fnmatch glob, or a
 // regular expression of the whole string when the pattern is a valid one.
 func ExprMatcher(pattern string) func(string) bool {
-	g := CompileGlob(pattern)
+	g := Compile(pattern)
 	re, err := regexp.Compile(`\A(?:` + pattern + `)\z`)
 	if err != nil {
 		return func(s string) bool { return s == pattern || g.Match(s) }

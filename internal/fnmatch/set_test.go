@@ -1,4 +1,4 @@
-package bus
+package fnmatch
 
 import (
 	"fmt"
@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-func TestGlobSetMatch(t *testing.T) {
-	set := NewGlobSet([]string{
+func TestSetMatch(t *testing.T) {
+	set := NewSet([]string{
 		"salt/cloud/*/created", // 0
 		"salt/job/*/ret/*",     // 1
 		"salt/minion/*/start",  // 2
@@ -50,12 +50,12 @@ func TestGlobSetMatch(t *testing.T) {
 	if got := set.Match("salt/auth", []int{-1}); !slices.Equal(got, []int{-1, 3, 4, 5, 8}) {
 		t.Errorf("Match with dst [-1] = %v, want the matches appended", got)
 	}
-	if got := NewGlobSet(nil).Match("salt/auth", nil); len(got) != 0 {
+	if got := NewSet(nil).Match("salt/auth", nil); len(got) != 0 {
 		t.Errorf("empty set matched %v", got)
 	}
 }
 
-// matchEach is what a GlobSet must agree with: every Glob in turn.
+// matchEach is what a Set must agree with: every Glob in turn.
 func matchEach(globs []*Glob, tag string) []int {
 	var idx []int
 	for i, g := range globs {
@@ -69,7 +69,7 @@ func matchEach(globs []*Glob, tag string) []int {
 func compileAll(patterns []string) []*Glob {
 	globs := make([]*Glob, len(patterns))
 	for i, p := range patterns {
-		globs[i] = CompileGlob(p)
+		globs[i] = Compile(p)
 	}
 	return globs
 }
@@ -90,16 +90,16 @@ func randString(rng *rand.Rand, maxLen int) string {
 	return b.String()
 }
 
-func TestGlobSetRandom(t *testing.T) {
+func TestSetRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, cache := range []int{defaultGlobSetCache, 0} {
+	for _, cache := range []int{defaultSetCache, 0} {
 		for round := range 200 {
 			patterns := make([]string, 1+rng.IntN(20))
 			for i := range patterns {
 				patterns[i] = randString(rng, 8)
 			}
 			globs := compileAll(patterns)
-			set := NewGlobSet(patterns)
+			set := NewSet(patterns)
 			set.maxSize = cache // 0: flush the cache on every new transition
 			for range 50 {
 				tag := randString(rng, 10)
@@ -114,7 +114,7 @@ func TestGlobSetRandom(t *testing.T) {
 	}
 }
 
-func TestGlobSetConcurrent(t *testing.T) {
+func TestSetConcurrent(t *testing.T) {
 	patterns := realisticGlobs(200)
 	tags := realisticTags(rand.New(rand.NewPCG(3, 4)), 500)
 	globs := compileAll(patterns)
@@ -122,8 +122,8 @@ func TestGlobSetConcurrent(t *testing.T) {
 	for i, tag := range tags {
 		want[i] = matchEach(globs, tag)
 	}
-	for _, cache := range []int{defaultGlobSetCache, 64 << 10} {
-		set := NewGlobSet(patterns)
+	for _, cache := range []int{defaultSetCache, 64 << 10} {
+		set := NewSet(patterns)
 		set.maxSize = cache
 		var wg sync.WaitGroup
 		errs := make(chan string, 8)
@@ -147,7 +147,7 @@ func TestGlobSetConcurrent(t *testing.T) {
 	}
 }
 
-func FuzzGlobSet(f *testing.F) {
+func FuzzSet(f *testing.F) {
 	f.Add("salt/cloud/*/created\nsalt/job/*/ret/*\n*\n[!a-]?\n", "salt/cloud/web1/created")
 	f.Add("a*b*c\n[]a]\n[a--b]\n\xc3*\n", "a]b-c\xc3\xa9")
 	f.Add("\n?\n??\n", "é")
@@ -156,7 +156,7 @@ func FuzzGlobSet(f *testing.F) {
 		if len(pats) > 32 {
 			pats = pats[:32]
 		}
-		set := NewGlobSet(pats)
+		set := NewSet(pats)
 		want := matchEach(compileAll(pats), tag)
 		if got := set.Match(tag, nil); !slices.Equal(got, want) {
 			t.Fatalf("%q.Match(%q) = %v, want %v", pats, tag, got, want)
@@ -229,8 +229,8 @@ func realisticTags(rng *rand.Rand, n int) []string {
 	return tags
 }
 
-func BenchmarkGlobSet1000(b *testing.B) {
-	set := NewGlobSet(realisticGlobs(1000))
+func BenchmarkSet1000(b *testing.B) {
+	set := NewSet(realisticGlobs(1000))
 	tags := realisticTags(rand.New(rand.NewPCG(5, 6)), 4096)
 	// Warm the cache, as a running bus would have, and make sure the tags
 	// are a mix of matches and misses.
@@ -258,7 +258,7 @@ func BenchmarkGlobMatch(b *testing.B) {
 		{"salt/minion/db[0-9]?/start", "salt/minion/db12/start"},
 	}
 	for _, bm := range benchmarks {
-		g := CompileGlob(bm.pat)
+		g := Compile(bm.pat)
 		b.Run(bm.pat, func(b *testing.B) {
 			for b.Loop() {
 				g.Match(bm.tag)

@@ -1,4 +1,4 @@
-package bus
+package fnmatch
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ import (
 // surrogateescape. After editing the table, regenerate the want column from
 // the repository root with:
 //
-//	python3 - bus/glob_test.go <<'EOF'
+//	python3 - internal/fnmatch/glob_test.go <<'EOF'
 //	import codecs, fnmatch, re, sys
 //	path = sys.argv[1]
 //	src = open(path, encoding='utf-8').read()
@@ -156,8 +156,8 @@ var globCases = []struct {
 
 func TestGlobMatch(t *testing.T) {
 	for _, c := range globCases {
-		if got := CompileGlob(c.pat).Match(c.tag); got != c.want {
-			t.Errorf("CompileGlob(%q).Match(%q) = %v, want %v", c.pat, c.tag, got, c.want)
+		if got := Compile(c.pat).Match(c.tag); got != c.want {
+			t.Errorf("Compile(%q).Match(%q) = %v, want %v", c.pat, c.tag, got, c.want)
 		}
 		// FuzzGlob trusts the reference; hold it to Python's answers too.
 		if re, _ := fnmatchRegexp(c.tag, c.pat); re.MatchString(escapeInvalid(c.tag)) != c.want {
@@ -171,20 +171,20 @@ func FuzzGlob(f *testing.F) {
 		f.Add(c.tag, c.pat)
 	}
 	f.Fuzz(func(t *testing.T, tag, pat string) {
-		g := CompileGlob(pat)
+		g := Compile(pat)
 		got := g.Match(tag)
 		if got && !strings.HasPrefix(tag, g.Prefix()) {
-			t.Errorf("CompileGlob(%q) matches %q, which lacks its prefix %q", pat, tag, g.Prefix())
+			t.Errorf("Compile(%q) matches %q, which lacks its prefix %q", pat, tag, g.Prefix())
 		}
 		if !g.Match(pat) && !strings.ContainsAny(pat, "*?[") {
-			t.Errorf("CompileGlob(%q) does not match itself", pat)
+			t.Errorf("Compile(%q) does not match itself", pat)
 		}
 		re, ok := fnmatchRegexp(tag, pat)
 		if !ok {
 			return
 		}
 		if want := re.MatchString(escapeInvalid(tag)); got != want {
-			t.Errorf("CompileGlob(%q).Match(%q) = %v, want %v (reference %s)", pat, tag, got, want, re)
+			t.Errorf("Compile(%q).Match(%q) = %v, want %v (reference %s)", pat, tag, got, want, re)
 		}
 	})
 }

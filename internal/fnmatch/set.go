@@ -1,4 +1,4 @@
-package bus
+package fnmatch
 
 import (
 	"slices"
@@ -7,22 +7,22 @@ import (
 	"unicode/utf8"
 )
 
-// defaultGlobSetCache bounds the memory a GlobSet spends on cached DFA
+// defaultSetCache bounds the memory a Set spends on cached DFA
 // states. Realistic tags need a few hundred states; a flood of unusual tags
 // flushes the cache rather than growing it without limit.
-const defaultGlobSetCache = 8 << 20
+const defaultSetCache = 8 << 20
 
-// GlobSet matches a tag against many globs at once, with the same answers as
+// Set matches a tag against many globs at once, with the same answers as
 // matching each Glob in turn. The bus matches every event against every
 // subscription and reaction, so the cost must not grow with the number of
-// patterns: a GlobSet runs all of them together as one automaton, walking
+// patterns: a Set runs all of them together as one automaton, walking
 // the tag once.
 //
 // The automaton is a DFA built lazily: each state is the set of positions the
 // patterns can be at, and a transition is computed the first time a tag needs
 // it and then cached. Once warm, matching costs one table lookup per
-// character. A GlobSet is safe for concurrent use.
-type GlobSet struct {
+// character. A Set is safe for concurrent use.
+type Set struct {
 	atoms []atom
 	// owner[p] is the index of the pattern position p belongs to.
 	owner  []int32
@@ -66,21 +66,21 @@ type atom struct {
 // dfaState is a set of pattern positions. Only next changes after creation.
 type dfaState struct {
 	// key holds the sorted positions, 4 little-endian bytes each; it is also
-	// the state's key in GlobSet.states.
+	// the state's key in Set.states.
 	key    string
 	accept []int // patterns that match a tag ending in this state, ascending
 	dead   bool  // no position left: nothing can match any more
 	next   []atomic.Pointer[dfaState]
 }
 
-// NewGlobSet compiles patterns (as CompileGlob does) into one set; Match
+// NewSet compiles patterns (as Compile does) into one set; Match
 // reports matches by index into patterns.
-func NewGlobSet(patterns []string) *GlobSet {
-	s := &GlobSet{maxSize: defaultGlobSetCache}
+func NewSet(patterns []string) *Set {
+	s := &Set{maxSize: defaultSetCache}
 	bounds := []rune{0}
 	for i, pat := range patterns {
 		s.starts = append(s.starts, int32(len(s.atoms)))
-		for _, t := range CompileGlob(pat).toks {
+		for _, t := range Compile(pat).toks {
 			switch t.kind {
 			case tokLit:
 				for k := 0; k < len(t.lit); {
@@ -120,7 +120,7 @@ func NewGlobSet(patterns []string) *GlobSet {
 }
 
 // Match appends to dst the indexes, ascending, of the patterns tag matches.
-func (s *GlobSet) Match(tag string, dst []int) []int {
+func (s *Set) Match(tag string, dst []int) []int {
 	st := s.start.Load()
 	for i := 0; i < len(tag) && !st.dead; {
 		var c int32
@@ -142,7 +142,7 @@ func (s *GlobSet) Match(tag string, dst []int) []int {
 }
 
 // classOf returns the equivalence class of r.
-func (s *GlobSet) classOf(r rune) int32 {
+func (s *Set) classOf(r rune) int32 {
 	i, found := slices.BinarySearch(s.bounds, r)
 	if !found {
 		i-- // bounds[0] is 0, so i >= 0
@@ -154,7 +154,7 @@ func (s *GlobSet) classOf(r rune) int32 {
 // Goroutines still walking old states keep a consistent view: a state's
 // meaning never depends on the cache it came from. s.mu must be held, or s
 // not yet shared.
-func (s *GlobSet) reset() {
+func (s *Set) reset() {
 	s.states = make(map[string]*dfaState)
 	s.size = 0
 	s.nextGen()
@@ -166,7 +166,7 @@ func (s *GlobSet) reset() {
 }
 
 // nextGen empties the set that mark describes.
-func (s *GlobSet) nextGen() {
+func (s *Set) nextGen() {
 	s.gen++
 	if s.gen == 0 { // wrapped: old marks could pass for new ones
 		clear(s.mark)
@@ -176,7 +176,7 @@ func (s *GlobSet) nextGen() {
 
 // addClosure adds position p to set, and the position after it while a `*`,
 // which may match nothing, stands at p.
-func (s *GlobSet) addClosure(set []int32, p int32) []int32 {
+func (s *Set) addClosure(set []int32, p int32) []int32 {
 	for {
 		if s.mark[p] != s.gen {
 			s.mark[p] = s.gen
@@ -191,7 +191,7 @@ func (s *GlobSet) addClosure(set []int32, p int32) []int32 {
 
 // step computes, caches and returns the state st moves to on a character of
 // class c.
-func (s *GlobSet) step(st *dfaState, c int32) *dfaState {
+func (s *Set) step(st *dfaState, c int32) *dfaState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if next := st.next[c].Load(); next != nil {
@@ -227,7 +227,7 @@ func (s *GlobSet) step(st *dfaState, c int32) *dfaState {
 
 // intern returns the cached state for the positions in set, creating it if
 // needed. set is reordered and may be overwritten afterwards.
-func (s *GlobSet) intern(set []int32) *dfaState {
+func (s *Set) intern(set []int32) *dfaState {
 	s.scratch = set
 	slices.Sort(set) // a canonical key, and accept in pattern order
 	key := s.scratchK[:0]
