@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,9 +15,7 @@ import (
 
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/gateway/curve"
-	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/keys"
-	"github.com/brinehq/brine/master/rpc"
 )
 
 // keyFlags are salt-key's options.
@@ -317,27 +314,6 @@ func (k *keyRun) confirm(w io.Writer, name, verb string, chosen keys.Listing) (b
 	return ask(in, w, name != "delete")
 }
 
-// ask prints salt-key's "Proceed?" and reads the answer; an empty answer
-// is def.
-func ask(in io.Reader, w io.Writer, def bool) (bool, error) {
-	prompt := "Proceed? [N/y] "
-	if def {
-		prompt = "Proceed? [n/Y] "
-	}
-	if _, err := io.WriteString(w, prompt); err != nil {
-		return false, err
-	}
-	line, err := bufio.NewReader(in).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return false, err
-	}
-	line = strings.ToLower(strings.TrimSpace(line))
-	if line == "" {
-		return def, nil
-	}
-	return strings.HasPrefix(line, "y"), nil
-}
-
 // orList is "a", "a or b", "a, b or c".
 func orList(words []string) string {
 	if len(words) == 1 {
@@ -352,34 +328,6 @@ func (k *keyRun) call(ctx context.Context, fun string, kwargs map[string]any, ou
 	return runFunction(ctx, func(ctx context.Context, method string, in, out any) error {
 		return callMaster(ctx, k.g, k.cf, method, in, out)
 	}, fun, kwargs, out)
-}
-
-// runFunction runs the master function fun through call (a connection's
-// Call, or callMaster) as this user, and decodes its return into out; a
-// failed run is an error naming its job.
-func runFunction(ctx context.Context, call func(ctx context.Context, method string, in, out any) error, fun string, kwargs map[string]any, out any) error {
-	user, err := osUser()
-	if err != nil {
-		return err
-	}
-	var reply json.RawMessage
-	if err := call(ctx, rpc.Run, rpc.RunRequest{Fun: fun, Kwargs: kwargs, User: user}, &reply); err != nil {
-		return err
-	}
-	var res struct {
-		jobs.Result
-		Return json.RawMessage `json:"return"`
-	}
-	if err := json.Unmarshal(reply, &res); err != nil {
-		return fmt.Errorf("%s: reply: %w", fun, err)
-	}
-	if !res.Success {
-		return fmt.Errorf("%s failed (job %s): %s", fun, res.JID, res.Error)
-	}
-	if err := json.Unmarshal(res.Return, out); err != nil {
-		return fmt.Errorf("%s returned %s: %w", fun, res.Return, err)
-	}
-	return nil
 }
 
 // show prints a listing, or fingerprints or keys by list and id, as
