@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/py"
 )
 
 // maxPrefixes bounds the tag prefixes counted separately; tags beyond go
@@ -175,22 +176,12 @@ func (m *metrics) observeRet(ev *bus.Event) {
 		result = "succeeded"
 	}
 	m.reactions.WithLabelValues(result).Inc()
-	if secs, ok := number(d["duration"]); ok {
+	if secs, ok := py.Number(d["duration"]); ok {
 		m.latency.Observe(secs)
 	}
-	if n, ok := number(d["attempts"]); ok && n > 1 {
+	if n, ok := py.Number(d["attempts"]); ok && n > 1 {
 		m.retries.Add(n - 1)
 	}
-}
-
-func number(v any) (float64, bool) {
-	switch t := v.(type) {
-	case float64:
-		return t, true
-	case int64:
-		return float64(t), true
-	}
-	return 0, false
 }
 
 // prefix is the label of a tag: its first two segments, "jid" for Salt's

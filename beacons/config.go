@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 // Settings are the options of one beacon the runner reads itself.
@@ -117,22 +119,6 @@ func Split(name string, cfg map[string]any) (Settings, Config, error) {
 	return s, mod, nil
 }
 
-// Number reads a YAML number (an integer of any width, or a float): how
-// every beacon's numeric options arrive.
-func Number(v any) (float64, bool) {
-	switch v := v.(type) {
-	case int:
-		return float64(v), true
-	case int64:
-		return float64(v), true
-	case uint64:
-		return float64(v), true
-	case float64:
-		return v, true
-	}
-	return 0, false
-}
-
 // Bool reads a YAML boolean option.
 func Bool(v any) (bool, error) {
 	b, ok := v.(bool)
@@ -143,7 +129,7 @@ func Bool(v any) (bool, error) {
 }
 
 func positive(v any) (float64, error) {
-	f, ok := Number(v)
+	f, ok := py.Number(v)
 	if !ok {
 		return 0, fmt.Errorf("want a number, got %v", v)
 	}

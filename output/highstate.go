@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 // Salt's highstate outputter (salt/output/highstate.py, state_output
@@ -39,16 +41,11 @@ func isStateReturn(v any) (map[string]any, bool) {
 	return m, true
 }
 
-func number(v any) float64 {
-	switch t := v.(type) {
-	case float64:
-		return t
-	case int64:
-		return float64(t)
-	case int:
-		return float64(t)
-	}
-	return 0
+// numberOrZero is a number of a return (a duration, a __run_num__, a
+// retcode), 0 when it is missing or not a number.
+func numberOrZero(v any) float64 {
+	f, _ := py.Number(v)
+	return f
 }
 
 func parseStates(m map[string]any) []stateResult {
@@ -57,7 +54,7 @@ func parseStates(m map[string]any) []stateResult {
 		parts := strings.SplitN(key, "_|-", 4)
 		d := x.(map[string]any)
 		s := stateResult{mod: parts[0], id: parts[1], name: parts[2], fun: parts[3], result: d["result"],
-			started: fmt.Sprint(d["start_time"]), duration: number(d["duration"]), changes: d["changes"], runNum: number(d["__run_num__"])}
+			started: fmt.Sprint(d["start_time"]), duration: numberOrZero(d["duration"]), changes: d["changes"], runNum: numberOrZero(d["__run_num__"])}
 		if id, ok := d["__id__"].(string); ok {
 			s.id = id
 		}

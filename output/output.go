@@ -299,7 +299,7 @@ func RunnerReturn(v any) (r Runner, ok bool) {
 	for _, id := range slices.Sorted(maps.Keys(data)) {
 		r.Returns.Add(id, data[id])
 	}
-	r.Retcode = int(number(m["retcode"]))
+	r.Retcode = int(numberOrZero(m["retcode"]))
 	return r, true
 }
 

@@ -136,7 +136,7 @@ func write(b *bytes.Buffer, v any, pretty bool, depth int) {
 	case string:
 		writeString(b, t)
 	case json.Number:
-		b.WriteString(number(t))
+		b.WriteString(numberRepr(t))
 	case bool:
 		if t {
 			b.WriteString("true")
@@ -221,9 +221,9 @@ func writeString(b *bytes.Buffer, s string) {
 	b.WriteByte('"')
 }
 
-// number prints a JSON number as Python would after json.loads: integers keep
+// numberRepr prints a JSON number as Python would after json.loads: integers keep
 // their digits, anything with a fraction or exponent is a float in repr form.
-func number(n json.Number) string {
+func numberRepr(n json.Number) string {
 	lit := n.String()
 	if !strings.ContainsAny(lit, ".eE") {
 		return lit

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/jobs"
 )
 
@@ -50,13 +51,13 @@ func (r *Reactor) targeted(re *Reaction, cause *bus.Event) (t jobs.Targeted, wai
 		v := re.Extra[k]
 		switch k {
 		case "timeout":
-			n, ok := number(v)
+			n, ok := py.Number(v)
 			if !ok || n <= 0 {
 				return t, 0, false, fmt.Errorf("%s: timeout: want a positive number of seconds, got %v", re.Call(), v)
 			}
 			wait = time.Duration(n * float64(time.Second))
 		case "kill_after":
-			n, ok := number(v)
+			n, ok := py.Number(v)
 			if !ok || n < 0 {
 				return t, 0, false, fmt.Errorf("%s: kill_after: want a number of seconds, got %v", re.Call(), v)
 			}
@@ -82,20 +83,6 @@ func (r *Reactor) targeted(re *Reaction, cause *bus.Event) (t jobs.Targeted, wai
 		}
 	}
 	return t, wait, async, nil
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
-	case float64:
-		return n, true
-	case int:
-		return float64(n), true
-	}
-	return 0, false
 }
 
 // callerID is the agent caller.* reactions run on.

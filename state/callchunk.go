@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 // This file is Salt's State.call_chunks, call_chunk and check_requisite
@@ -29,7 +31,7 @@ func (r *Runner) Run(ctx context.Context, chunks []*Chunk) map[string]any {
 	for _, c := range chunks {
 		if res, ok := r.Done[c.Tag]; ok {
 			x.results[c] = res
-			if n, ok := number(res["__run_num__"]); ok && int(n) >= x.runNum {
+			if n, ok := py.Number(res["__run_num__"]); ok && int(n) >= x.runNum {
 				x.runNum = int(n) + 1
 			}
 		}
@@ -588,8 +590,8 @@ func skipped(c *Chunk, ok bool, comment string) map[string]any {
 func RunNumOrder(ret map[string]any) []string {
 	tags := sortedKeys(ret)
 	sort.SliceStable(tags, func(i, j int) bool {
-		a, _ := number(runNum(ret[tags[i]]))
-		b, _ := number(runNum(ret[tags[j]]))
+		a, _ := py.Number(runNum(ret[tags[i]]))
+		b, _ := py.Number(runNum(ret[tags[j]]))
 		return a < b
 	})
 	return tags

@@ -227,7 +227,7 @@ func orderChunks(chunks []*Chunk) {
 			c.Order = limit
 			continue
 		default:
-			if f, ok := number(o); ok {
+			if f, ok := py.Number(o); ok {
 				c.Order = f
 			} else if o == "last" {
 				c.Order = limit + 1000000
@@ -272,20 +272,6 @@ func wholeNumber(v any) (float64, bool) {
 		return float64(v), true
 	case uint64:
 		return float64(v), true
-	}
-	return 0, false
-}
-
-func number(v any) (float64, bool) {
-	switch v := v.(type) {
-	case int64:
-		return float64(v), true
-	case int:
-		return float64(v), true
-	case uint64:
-		return float64(v), true
-	case float64:
-		return v, true
 	}
 	return 0, false
 }

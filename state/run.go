@@ -364,7 +364,7 @@ func (x *run) retcode(ctx context.Context, c *Chunk, cmd string, failed int) int
 	if err != nil {
 		return failed
 	}
-	n, ok := number(out)
+	n, ok := py.Number(out)
 	if !ok {
 		return failed
 	}
@@ -692,7 +692,7 @@ func truth(v any) bool {
 	case []any:
 		return len(v) > 0
 	}
-	if n, ok := number(v); ok {
+	if n, ok := py.Number(v); ok {
 		return n != 0
 	}
 	return true

@@ -40,6 +40,7 @@ import (
 	"strings"
 
 	"github.com/brinehq/brine/beacons"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules/status"
 )
 
@@ -112,11 +113,11 @@ func (b *Beacon) averages(v any) error {
 		if !ok || len(l) != 2 {
 			return fmt.Errorf("%s: want a list of two numbers [min, max], got %v", k, r)
 		}
-		lo, err := number(l[0])
+		lo, err := pyFloat(l[0])
 		if err != nil {
 			return fmt.Errorf("%s: min: %w", k, err)
 		}
-		hi, err := number(l[1])
+		hi, err := pyFloat(l[1])
 		if err != nil {
 			return fmt.Errorf("%s: max: %w", k, err)
 		}
@@ -128,10 +129,10 @@ func (b *Beacon) averages(v any) error {
 	return nil
 }
 
-// number reads a bound as Salt's float() does: a number, or a string
+// pyFloat reads a bound as Salt's float() does: a number, or a string
 // holding one.
-func number(v any) (float64, error) {
-	if f, ok := beacons.Number(v); ok {
+func pyFloat(v any) (float64, error) {
+	if f, ok := py.Number(v); ok {
 		return f, nil
 	}
 	if s, ok := v.(string); ok {

@@ -45,6 +45,7 @@ import (
 
 	"github.com/brinehq/brine/beacons"
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	svcmod "github.com/brinehq/brine/modules/service"
 )
 
@@ -179,7 +180,7 @@ func parseService(name string, v any) (*svc, error) {
 
 // seconds reads a number of seconds, 0 or more.
 func seconds(v any) (time.Duration, error) {
-	f, ok := beacons.Number(v)
+	f, ok := py.Number(v)
 	if !ok {
 		return 0, fmt.Errorf("want a number of seconds, got %v", v)
 	}

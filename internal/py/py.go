@@ -1,9 +1,9 @@
 // Package py formats decoded arguments as Python does, for the execution
 // modules that must print or convert them as Salt would: str() of a number
 // or boolean given where a string is used, repr() of a command in a
-// message, and the truth value of an argument; and Python's re.sub
-// replacement syntax (resub.go), which file.replace and the regex_replace
-// filter share.
+// message, the truth value of an argument, a number of any decoded type
+// as a float; and Python's re.sub replacement syntax (resub.go), which
+// file.replace and the regex_replace filter share.
 package py
 
 import (
@@ -116,6 +116,25 @@ func Truth(v any) bool {
 		return len(t) > 0
 	}
 	return true
+}
+
+// Number is a decoded number (an int, int64 or uint64 from YAML, int64 or
+// float64 from JSON, a float64) as a float64, and whether v was one. A
+// boolean is not a number here, though Python's bool is an int: the
+// options, thresholds and durations read with it want True refused, not
+// read as 1.
+func Number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
 }
 
 // ReprValue is Python's repr() of a decoded value: strings quoted, floats

@@ -35,6 +35,27 @@ func TestReprs(t *testing.T) {
 	}
 }
 
+func TestNumber(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want float64
+		ok   bool
+	}{
+		{7, 7, true},
+		{int64(-3), -3, true},
+		{uint64(1 << 63), 1 << 63, true},
+		{2.5, 2.5, true},
+		{true, 0, false},
+		{"5", 0, false},
+		{nil, 0, false},
+		{int32(4), 0, false},
+	} {
+		if got, ok := Number(tc.v); got != tc.want || ok != tc.ok {
+			t.Errorf("Number(%#v) = %v, %v, want %v, %v", tc.v, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
 func TestTruth(t *testing.T) {
 	for _, tc := range []struct {
 		v    any

@@ -261,21 +261,21 @@ func (r Reader) Cpustats() map[string]any {
 			if len(f) < 9 {
 				continue
 			}
-			out["cpu"] = map[string]any{"user": number(f[1]), "nice": number(f[2]), "system": number(f[3]),
-				"idle": number(f[4]), "iowait": number(f[5]), "irq": number(f[6]), "softirq": number(f[7]),
-				"steal": number(f[8])}
+			out["cpu"] = map[string]any{"user": parseNumber(f[1]), "nice": parseNumber(f[2]), "system": parseNumber(f[3]),
+				"idle": parseNumber(f[4]), "iowait": parseNumber(f[5]), "irq": parseNumber(f[6]), "softirq": parseNumber(f[7]),
+				"steal": parseNumber(f[8])}
 		case "intr", "softirq":
 			counts := make([]any, 0, len(f)-2)
 			for _, x := range f[2:] {
-				counts = append(counts, number(x))
+				counts = append(counts, parseNumber(x))
 			}
 			list := "irqs"
 			if f[0] == "softirq" {
 				list = "softirqs"
 			}
-			out[f[0]] = map[string]any{"total": number(f[1]), list: counts}
+			out[f[0]] = map[string]any{"total": parseNumber(f[1]), list: counts}
 		default:
-			out[f[0]] = number(f[1])
+			out[f[0]] = parseNumber(f[1])
 		}
 	}
 	return out
@@ -286,15 +286,16 @@ func (r Reader) table(name string) map[string]any {
 	out := map[string]any{}
 	for _, l := range r.lines(name) {
 		if f := strings.Fields(l); len(f) >= 2 {
-			out[f[0]] = number(f[1])
+			out[f[0]] = parseNumber(f[1])
 		}
 	}
 	return out
 }
 
-// number is Salt's _number: an integer when the text is digits, else a
-// float when it is one, else the text.
-func number(s string) any {
+// parseNumber is Salt's _number, which parses a /proc field's text: an
+// integer when the text is digits, else a float when it is one, else the
+// text.
+func parseNumber(s string) any {
 	if s != "" && strings.Trim(s, "0123456789") == "" {
 		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 			return n

@@ -227,30 +227,11 @@ func equalData(a, b any) bool {
 		}
 		return true
 	}
-	if fa, ok := number(a); ok {
-		fb, ok := number(b)
+	if fa, ok := pyNumber(a); ok {
+		fb, ok := pyNumber(b)
 		return ok && fa == fb
 	}
 	return a == b
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
-	case float64:
-		return n, true
-	case bool:
-		if n {
-			return 1, true
-		}
-		return 0, true
-	}
-	return 0, false
 }
 
 // noValue is Salt's dictdiffer NONE_VALUE: the side of a key that is not
@@ -285,4 +266,17 @@ func recursiveDiff(old, new map[string]any) map[string]any {
 		}
 	}
 	return out
+}
+
+// pyNumber is py.Number with booleans counted as the numbers Python's bool
+// is (True == 1 and False == 0.0 in Salt's comparison of the data), which
+// py.Number refuses because option readers want True kept apart from 1.
+func pyNumber(v any) (float64, bool) {
+	if b, ok := v.(bool); ok {
+		if b {
+			return 1, true
+		}
+		return 0, true
+	}
+	return py.Number(v)
 }

@@ -7,13 +7,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/brinehq/brine/beacons"
+	"github.com/brinehq/brine/internal/py"
 )
 
 // Threshold reads a threshold as Salt does, "63%", "63" or a number, and
 // refuses one outside 0–100, which would fire always or never.
 func Threshold(v any) (float64, error) {
-	f, ok := beacons.Number(v)
+	f, ok := py.Number(v)
 	if s, isStr := v.(string); isStr {
 		var err error
 		if f, err = strconv.ParseFloat(strings.TrimSpace(strings.ReplaceAll(s, "%", "")), 64); err != nil {
