@@ -175,7 +175,7 @@ func (x *run) failhard(c *Chunk) bool {
 	}
 	fh := x.Failhard
 	if v, ok := c.Args["failhard"]; ok {
-		fh = truth(v)
+		fh = resultTruth(v)
 	}
 	if !fh || !x.has(c) || x.pending[c] != nil {
 		// A parallel state still running has not failed yet (Salt
@@ -344,7 +344,7 @@ func (x *run) run(ctx context.Context, low *Chunk, watched bool) {
 		}
 		return res
 	}
-	if truth(low.Args["parallel"]) {
+	if resultTruth(low.Args["parallel"]) {
 		// Salt numbers a parallel state when it starts it.
 		x.mu.Lock()
 		if x.reserved == nil {

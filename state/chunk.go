@@ -160,7 +160,7 @@ func (h *High) compile() []*Chunk {
 						}
 					}
 				}
-				c := newChunk(id, d, pyStr(nm), cargs, seq)
+				c := newChunk(id, d, scalarStr(nm), cargs, seq)
 				if _, ok := nm.(string); !ok {
 					c.rawName = nm
 				}
@@ -185,8 +185,13 @@ func newChunk(id *ID, d *Decl, name string, args map[string]any, seq int) *Chunk
 		Args: args, ArgOrder: order, Tag: Tag(d.Module, id.ID, name, d.Fun), seq: seq}
 }
 
-// pyStr is how Python's str() prints a scalar name.
-func pyStr(v any) string {
+// scalarStr is str() of a scalar of SLS data (a name, a requisite's target,
+// an onlyif function, a retry's until) as the state engine prints it. It
+// is py.Str but for floats, which print in Go's shortest decimal without
+// an exponent: 1.0 is "1" here where Python's str gives "1.0". Names and
+// requisite targets built with it must match each other, so it is kept
+// apart from py.Str rather than changing every compiled id.
+func scalarStr(v any) string {
 	switch v := v.(type) {
 	case string:
 		return v
@@ -248,7 +253,7 @@ func orderChunks(chunks []*Chunk) {
 		if chunks[i].Order != chunks[j].Order {
 			return chunks[i].Order < chunks[j].Order
 		}
-		a, b := chunks[i].State+pyStr(chunks[i].nameValue())+chunks[i].Fun, chunks[j].State+pyStr(chunks[j].nameValue())+chunks[j].Fun
+		a, b := chunks[i].State+scalarStr(chunks[i].nameValue())+chunks[i].Fun, chunks[j].State+scalarStr(chunks[j].nameValue())+chunks[j].Fun
 		if a != b {
 			return a < b
 		}
@@ -306,7 +311,7 @@ func reqList(v any) ([]req, error) {
 			}
 			for k, t := range x {
 				// Salt's trim_req: pkg.installed is pkg.
-				out = append(out, req{state: strings.SplitN(k, ".", 2)[0], target: pyStr(t)})
+				out = append(out, req{state: strings.SplitN(k, ".", 2)[0], target: scalarStr(t)})
 			}
 		default:
 			return nil, fmt.Errorf("requisite declaration %v is not {module: id}", x)
@@ -482,7 +487,7 @@ func requisiteIns(chunks []*Chunk) []string {
 						continue
 					}
 					for k, t := range item {
-						r = req{state: strings.SplitN(k, ".", 2)[0], target: pyStr(t)}
+						r = req{state: strings.SplitN(k, ".", 2)[0], target: scalarStr(t)}
 					}
 				default:
 					continue

@@ -47,3 +47,36 @@ func ids(cs []*Chunk) []string {
 	}
 	return out
 }
+
+func TestScalarStrAndResultTruth(t *testing.T) {
+	for _, tc := range []struct {
+		v     any
+		str   string
+		truth bool
+	}{
+		{nil, "None", false},
+		{true, "True", true},
+		{false, "False", false},
+		{"", "", false},
+		{"x", "x", true},
+		{uint64(0), "0", false},
+		{uint64(3), "3", true},
+		{int64(-1), "-1", true},
+		{0, "0", false},
+		{1.0, "1", true},
+		{0.0, "0", false},
+		{1e16, "10000000000000000", true},
+		{[]any{}, "[]", false},
+		{map[string]any{}, "map[]", false},
+		{map[string]any{"result": false}, "map[result:false]", false},
+		{map[string]any{"result": true, "comment": ""}, "map[comment: result:true]", true},
+		{map[string]any{"retcode": 0}, "map[retcode:0]", true},
+	} {
+		if got := scalarStr(tc.v); got != tc.str {
+			t.Errorf("scalarStr(%#v) = %q, want %q", tc.v, got, tc.str)
+		}
+		if got := resultTruth(tc.v); got != tc.truth {
+			t.Errorf("resultTruth(%#v) = %v, want %v", tc.v, got, tc.truth)
+		}
+	}
+}

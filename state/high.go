@@ -235,7 +235,7 @@ func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string
 		if !ok {
 			// Salt's verify_high: the id is not text (a YAML number,
 			// boolean or null).
-			h.Errors = append(h.Errors, fmt.Sprintf("ID '%s' in SLS '%s' is not formed as a string, but is a %s. It may need to be quoted.", pyStr(toPlain(item.Key)), sls, pyType(item.Key)))
+			h.Errors = append(h.Errors, fmt.Sprintf("ID '%s' in SLS '%s' is not formed as a string, but is a %s. It may need to be quoted.", scalarStr(toPlain(item.Key)), sls, pyType(item.Key)))
 			continue
 		}
 		switch key {
@@ -455,7 +455,7 @@ func (id *ID) parse(v any) []string {
 	case yaml.MapSlice:
 		return id.parseDecls(body)
 	}
-	str := pyStr(toPlain(v))
+	str := scalarStr(toPlain(v))
 	if _, ok := v.(string); !ok {
 		str = py.ReprValue(toPlain(v))
 	}
@@ -531,7 +531,7 @@ func (h *High) addExtend(sls, saltenv string, v any) {
 		return
 	}
 	for _, e := range body {
-		name := pyStr(toPlain(e.Key))
+		name := scalarStr(toPlain(e.Key))
 		ebody, ok := e.Value.(yaml.MapSlice)
 		if !ok {
 			h.Errors = append(h.Errors, fmt.Sprintf("Extension name '%s' in SLS '%s' is not a dictionary", name, sls))
@@ -702,7 +702,7 @@ func Single(d *Decl, saltenv string) *High {
 	name := ""
 	for _, a := range d.Args {
 		if a.Key == "name" {
-			name = pyStr(a.Value)
+			name = scalarStr(a.Value)
 		}
 	}
 	id := &ID{ID: name, SLS: "", Env: saltenv, Decls: []*Decl{d}}

@@ -115,10 +115,10 @@ func (x *run) invoke(ctx context.Context, c *Chunk, fun string, watched map[stri
 	spec := retrySpec(v)
 	if x.Test {
 		res["comment"] = commentStr(res["comment"]) + "  " + fmt.Sprintf("The state would be retried every %d seconds (with a splay of up to %d seconds) a maximum of %d times or until a result of %s is returned",
-			spec.interval, spec.splay, spec.attempts, pyStr(spec.until))
+			spec.interval, spec.splay, spec.attempts, scalarStr(spec.until))
 		return res
 	}
-	if pyStr(res["result"]) == pyStr(spec.until) || spec.attempts <= retries {
+	if scalarStr(res["result"]) == scalarStr(spec.until) || spec.attempts <= retries {
 		return res
 	}
 	wait := time.Duration(spec.interval) * time.Second
@@ -130,7 +130,7 @@ func (x *run) invoke(ctx context.Context, c *Chunk, fun string, watched map[stri
 	}
 	next := x.invoke(ctx, c, fun, watched, retries+1, false)
 	next["comment"] = fmt.Sprintf("Attempt %d: Returned a result of \"%s\", with the following comment: \"%s\"\n%s",
-		retries, pyStr(res["result"]), commentStr(res["comment"]), commentStr(next["comment"]))
+		retries, scalarStr(res["result"]), commentStr(res["comment"]), commentStr(next["comment"]))
 	return next
 }
 
@@ -378,7 +378,7 @@ func (x *run) function(ctx context.Context, entry map[string]any) (any, int, err
 	if x.Exec == nil {
 		return nil, 0, errors.New("no execution functions to evaluate it with")
 	}
-	fun := pyStr(entry["fun"])
+	fun := scalarStr(entry["fun"])
 	args := asList(entry["args"])
 	kw := map[string]any{}
 	for k, v := range entry {
@@ -392,7 +392,7 @@ func (x *run) function(ctx context.Context, entry map[string]any) (any, int, err
 		return nil, 0, err
 	}
 	if key, ok := entry["get_return"]; ok && key != nil {
-		out = traverse(out, pyStr(key))
+		out = traverse(out, scalarStr(key))
 	}
 	return out, int(rc.Load()), nil
 }
@@ -450,7 +450,7 @@ func (x *run) onlyif(ctx context.Context, c *Chunk, v any) check {
 				if !checkCmd(code) {
 					return ret
 				}
-			case !truth(out):
+			case !resultTruth(out):
 				return check{result: true, skipWatch: true, comment: "onlyif condition is false"}
 			default:
 				ret.comment, ret.result = "onlyif condition is true", false
@@ -495,7 +495,7 @@ func (x *run) unless(ctx context.Context, c *Chunk, v any) check {
 				if checkCmd(code) {
 					return ret
 				}
-			case truth(out):
+			case resultTruth(out):
 				ret = check{result: true, skipWatch: true, comment: "unless condition is true"}
 			default:
 				return check{comment: "unless condition is false"}
@@ -517,7 +517,7 @@ func createsCheck(v any) check {
 	case []any:
 		all := true
 		for _, p := range v {
-			all = all && fileExists(pyStr(p))
+			all = all && fileExists(scalarStr(p))
 		}
 		if all {
 			return check{result: true, skipWatch: true, comment: "All files in creates exist"}
@@ -531,7 +531,7 @@ func createsCheck(v any) check {
 func (x *run) checkCmd(ctx context.Context, c *Chunk, res map[string]any) {
 	result, comment := false, ""
 	for _, cmd := range asList(c.Args["check_cmd"]) {
-		code := x.retcode(ctx, c, pyStr(cmd), 1)
+		code := x.retcode(ctx, c, scalarStr(cmd), 1)
 		if code == 0 && !result {
 			result, comment = true, "check_cmd determined the state succeeded"
 		} else if code != 0 {
@@ -566,7 +566,7 @@ func (x *run) listeners(ctx context.Context) {
 			for _, l := range asList(v) {
 				m, _ := l.(map[string]any)
 				for _, k := range sortedKeys(m) {
-					all = append(all, listener{k, pyStr(m[k]), []any{map[string]any{c.State: c.ID}}})
+					all = append(all, listener{k, scalarStr(m[k]), []any{map[string]any{c.State: c.ID}}})
 				}
 			}
 		}
@@ -600,7 +600,7 @@ func (x *run) listeners(ctx context.Context) {
 		for _, to := range l.to {
 			m, ok := to.(map[string]any)
 			if !ok {
-				s := pyStr(to)
+				s := scalarStr(to)
 				for _, c := range x.chunks {
 					if c.ID == s || c.Name == s {
 						m = map[string]any{c.State: c.ID}
@@ -611,7 +611,7 @@ func (x *run) listeners(ctx context.Context) {
 				}
 			}
 			for _, k := range sortedKeys(m) {
-				v := pyStr(m[k])
+				v := scalarStr(m[k])
 				targets := named(k, v)
 				if len(targets) == 0 {
 					fail(k, v)
@@ -675,29 +675,6 @@ func duration(d time.Duration) float64 {
 	return math.Round(float64(d.Microseconds())) / 1000
 }
 
-// truth is Python's truth of a YAML value.
-func truth(v any) bool {
-	switch v := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return v
-	case string:
-		return v != ""
-	case map[string]any:
-		if r, ok := v["result"]; ok {
-			return truth(r)
-		}
-		return len(v) > 0
-	case []any:
-		return len(v) > 0
-	}
-	if n, ok := py.Number(v); ok {
-		return n != 0
-	}
-	return true
-}
-
 // AnyFailed reports whether a state return holds a failed state.
 func AnyFailed(ret map[string]any) bool {
 	for _, v := range ret {
@@ -721,4 +698,23 @@ func runNum(v any) any {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// resultTruth is Python's truth of a YAML value as the state engine reads
+// its flags (failhard, parallel) and the returns of onlyif and unless
+// functions. It differs from py.Truth in two ways: a mapping with a result
+// (a state-like return) is as true as its result, and a number of any
+// width YAML decodes counts (SLS data holds a non-negative int as uint64,
+// which py.Truth, made for JSON's int64 and float64, takes as true even
+// when 0).
+func resultTruth(v any) bool {
+	if m, ok := v.(map[string]any); ok {
+		if r, ok := m["result"]; ok {
+			return resultTruth(r)
+		}
+	}
+	if n, ok := py.Number(v); ok {
+		return n != 0
+	}
+	return py.Truth(v)
 }

@@ -269,10 +269,10 @@ func (h *High) applyExcludes() {
 				continue
 			}
 			if s, ok := x["sls"]; ok {
-				exSLS[pyStr(s)] = true
+				exSLS[scalarStr(s)] = true
 			}
 			if s, ok := x["id"]; ok {
-				drop[pyStr(s)] = true
+				drop[scalarStr(s)] = true
 			}
 		}
 	}

@@ -55,7 +55,7 @@ func quoteWords(tgt any) string {
 	case []any:
 		ss := make([]string, len(t))
 		for i, x := range t {
-			ss[i] = pyStr(x)
+			ss[i] = matchStr(x)
 		}
 		return fmt.Sprintf("%q", strings.Join(ss, " "))
 	}
@@ -405,7 +405,7 @@ func (c *compiler) nodegroupIn(name string, pillarExact bool) (matcher, error) {
 		raw = t
 	case []any:
 		for _, x := range t {
-			raw = append(raw, pyStr(x))
+			raw = append(raw, matchStr(x))
 		}
 	default:
 		return nil, fmt.Errorf("nodegroup %q is neither a string nor a list, got %T", name, def)

@@ -226,12 +226,15 @@ func (s *subdict) value(v any, pattern string) bool {
 			return false
 		}
 	}
-	return f(strings.ToLower(pyStr(v)))
+	return f(strings.ToLower(matchStr(v)))
 }
 
-// pyStr is Python's str() of a decoded JSON or YAML value, which is what
+// matchStr is Python's str() of a decoded JSON or YAML value, which is what
 // Salt compares grain and pillar patterns with: True, None, 2 (not 2.0).
-func pyStr(v any) string {
+// It is not py.Str: lists and mappings print as Python prints them, and
+// an integral float prints as the int it was in Salt (grains and pillar
+// that went through JSON hold Python's ints as floats).
+func matchStr(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 // lsbLine is Salt's _LSB_REGEX: the lines of /etc/lsb-release it keeps.
@@ -75,7 +77,7 @@ func osReleaseData(g map[string]any) {
 	default:
 		name, _ = g["osfullname"].(string)
 	}
-	ver := pyStr(info[0])
+	ver := py.Str(info[0])
 	if osName == "Ubuntu" || osName == "Pop" {
 		ver = rel
 	}
@@ -92,14 +94,6 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-func pyStr(v any) string {
-	if n, ok := v.(int); ok {
-		return strconv.Itoa(n)
-	}
-	s, _ := v.(string)
-	return s
 }
 
 // osArch is Salt's osarch grain: the package manager's architecture name

@@ -98,20 +98,11 @@ func bind(name string, va *exec.VarArgs, params []param) ([]any, error) {
 	return out, nil
 }
 
-// pyStr is Python's str() of a plain value.
-func pyStr(v any) string {
+// jinjaStr is Python's str() of a template value: py.Str, extended to the
+// values only templates hold (float32, bytes, lists, mappings and tuples
+// printed as Python's repr, and Undefined, which prints as nothing).
+func jinjaStr(v any) string {
 	switch t := v.(type) {
-	case nil:
-		return "None"
-	case string:
-		return t
-	case bool:
-		if t {
-			return "True"
-		}
-		return "False"
-	case float64:
-		return py.Float(t)
 	case float32:
 		return py.Float(float64(t))
 	case []byte:
@@ -121,7 +112,7 @@ func pyStr(v any) string {
 	case pyUndefined:
 		return ""
 	}
-	return fmt.Sprint(v)
+	return py.Str(v)
 }
 
 // pyBytes is Python's repr of bytes: b'…'.
@@ -190,7 +181,7 @@ func pyRepr(v any) string {
 	case pyUndefined:
 		return "Undefined"
 	}
-	return pyStr(v)
+	return jinjaStr(v)
 }
 
 func sortedKeys(m map[string]any) []string {

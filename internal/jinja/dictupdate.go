@@ -70,7 +70,7 @@ func DeepCopy(v any) any {
 func FnmatchCase(s, pattern string) bool { return globMatch(pattern, s) }
 
 // PyStr is Python's str() of a plain value: True, None, 1.0.
-func PyStr(v any) string { return pyStr(v) }
+func PyStr(v any) string { return jinjaStr(v) }
 
 // Truthy is Python's bool() of a plain value.
 func Truthy(v any) bool { return truthy(v) }

@@ -125,7 +125,7 @@ func Filters() map[string]exec.FilterFunction {
 		}),
 
 		// salt/utils/yamlencoding.py
-		"yaml_dquote": pyFilter("yaml_dquote", func(in any, _ []any) (any, error) { return yamlDoubleQuoted(pyStr(in)), nil }),
+		"yaml_dquote": pyFilter("yaml_dquote", func(in any, _ []any) (any, error) { return yamlDoubleQuoted(jinjaStr(in)), nil }),
 		"yaml_squote": filterYAMLSquote,
 		"yaml_encode": pyFilter("yaml_encode", yamlEncode),
 
@@ -159,7 +159,7 @@ var (
 // number JMESPath computes (length, sum) is a float in Go's JMESPath and
 // an int in Python's when whole.
 func jsonQuery(in any, args []any) (any, error) {
-	out, err := jmespath.Search(pyStr(args[0]), in)
+	out, err := jmespath.Search(jinjaStr(args[0]), in)
 	if err != nil {
 		return nil, fmt.Errorf("json_query: %w", err)
 	}
@@ -236,7 +236,7 @@ func yamlEncode(in any, _ []any) (any, error) {
 	case []any, map[string]any:
 		return nil, fmt.Errorf("yaml_encode() only works with YAML scalar data; failed for %s", pyClass(in))
 	}
-	return pyStr(in), nil
+	return jinjaStr(in), nil
 }
 
 // yamlDoubleQuoted is PyYAML's double-quoted scalar (allow_unicode off):

@@ -110,7 +110,7 @@ func pyLess(a, b any) bool {
 			return sa < sb
 		}
 	}
-	return pyStr(a) < pyStr(b)
+	return jinjaStr(a) < jinjaStr(b)
 }
 
 func listArg(v any) ([]any, error) { return asList(v) }
@@ -534,7 +534,7 @@ func dictKey(op string) exec.FilterFunction {
 		if !ok {
 			return exec.AsValue(fmt.Errorf("the value must be a dictionary, not %s", pyTypeName(GoValue(in))))
 		}
-		if err := dictKeyChange(op, d, pyStr(args[0]), value, pyStr(args[2])); err != nil {
+		if err := dictKeyChange(op, d, jinjaStr(args[0]), value, jinjaStr(args[2])); err != nil {
 			return exec.AsValue(err)
 		}
 		out := exec.AsValue(d)
@@ -641,11 +641,11 @@ func mysqlToDict(in any, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	key := pyStr(args[0])
+	key := jinjaStr(args[0])
 	ret := exec.NewDict()
 	headers := []string{""}
 	for _, l := range lines {
-		line := pyStr(l)
+		line := jinjaStr(l)
 		if line == "" || strings.HasPrefix(line, "+") {
 			continue
 		}
@@ -675,7 +675,7 @@ func mysqlToDict(in any, args []any) (any, error) {
 // filterTraverseSalt is Salt's traverse(data, key, default=None,
 // delimiter=':').
 func filterTraverseSalt(in any, args []any) (any, error) {
-	if v, ok := target.Traverse(in, pyStr(args[0]), pyStr(args[2])); ok {
+	if v, ok := target.Traverse(in, jinjaStr(args[0]), jinjaStr(args[2])); ok {
 		return v, nil
 	}
 	return args[1], nil
@@ -720,7 +720,7 @@ func filterDictsort(in any, args []any) (any, error) {
 	if !ok {
 		return nil, pyErr("'%s' object has no attribute 'items'", pyTypeName(in))
 	}
-	by := pyStr(args[1])
+	by := jinjaStr(args[1])
 	if by != "key" && by != "value" {
 		return nil, pyErr("You can only sort by either 'key' or 'value'")
 	}

@@ -43,9 +43,9 @@ func filterPathJoin(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.V
 			return exec.AsValue(fmt.Errorf("path_join: the following keyword arguments are not valid: %s=%s", k, va.KwArgs[k].String()))
 		}
 	}
-	parts := []string{pyStr(GoValue(in))}
+	parts := []string{jinjaStr(GoValue(in))}
 	for _, a := range va.Args {
-		parts = append(parts, pyStr(GoValue(a)))
+		parts = append(parts, jinjaStr(GoValue(a)))
 	}
 	root := pyNormpath(parts[0])
 	if len(parts) == 1 {
@@ -69,7 +69,7 @@ func filterPathJoin(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.V
 // filterWhich is Salt's which: the executable's path, searching PATH and
 // then the system's bin directories; None when not found.
 func filterWhich(in any, _ []any) (any, error) {
-	exe := pyStr(in)
+	exe := jinjaStr(in)
 	if in == nil || exe == "" {
 		return nil, nil
 	}
@@ -113,7 +113,7 @@ func pyJoin(a, b string) string {
 // isBinFile is Salt's is_bin_file: a file whose first 2048 bytes are not
 // UTF-8 or are more than 30% control characters (or hold a NUL).
 func isBinFile(in any, _ []any) (any, error) {
-	p := pyStr(in)
+	p := jinjaStr(in)
 	st, err := os.Stat(p)
 	if err != nil || !st.Mode().IsRegular() {
 		return false, nil
@@ -145,7 +145,7 @@ func isBinFile(in any, _ []any) (any, error) {
 // isTextFile is Salt's is_text_file: a file whose first 512 bytes hold
 // no NUL and are UTF-8 or at most 30% control bytes.
 func isTextFile(in any, _ []any) (any, error) {
-	block, err := readHead(pyStr(in), 512)
+	block, err := readHead(jinjaStr(in), 512)
 	if err != nil {
 		return false, nil
 	}
@@ -179,7 +179,7 @@ func readHead(p string, n int) ([]byte, error) {
 }
 
 func isEmptyFile(in any, _ []any) (any, error) {
-	st, err := os.Stat(pyStr(in))
+	st, err := os.Stat(jinjaStr(in))
 	if err != nil {
 		return false, nil
 	}
@@ -189,7 +189,7 @@ func isEmptyFile(in any, _ []any) (any, error) {
 // listFiles is Salt's list_files: the directory, and every file and
 // directory under it (sorted; Salt's comes from a set).
 func listFiles(in any, _ []any) (any, error) {
-	dir := pyStr(in)
+	dir := jinjaStr(in)
 	out := []any{dir}
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == dir {
@@ -203,14 +203,14 @@ func listFiles(in any, _ []any) (any, error) {
 
 // fileHashsum is Salt's file_hashsum(path, form='sha256').
 func fileHashsum(in any, args []any) (any, error) {
-	form := pyStr(args[0])
+	form := jinjaStr(args[0])
 	h, ok := hashers[form]
 	if !ok {
 		return nil, pyErr("Invalid hash type: %s", form)
 	}
-	f, err := os.Open(pyStr(in))
+	f, err := os.Open(jinjaStr(in))
 	if err != nil {
-		return nil, fmt.Errorf("[Errno 2] No such file or directory: %s", pyRepr(pyStr(in)))
+		return nil, fmt.Errorf("[Errno 2] No such file or directory: %s", pyRepr(jinjaStr(in)))
 	}
 	defer f.Close()
 	d := h()
@@ -226,7 +226,7 @@ func getUID(in any, _ []any) (any, error) {
 	if in == nil {
 		return os.Geteuid(), nil
 	}
-	u, err := user.Lookup(pyStr(in))
+	u, err := user.Lookup(jinjaStr(in))
 	if err != nil {
 		return nil, nil
 	}

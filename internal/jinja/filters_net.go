@@ -233,7 +233,7 @@ func isIPv(v any, version int, options any) any {
 	}
 	if truthy(options) {
 		var list []string
-		for _, o := range strings.Split(pyStr(options), ",") {
+		for _, o := range strings.Split(jinjaStr(options), ",") {
 			list = append(list, strings.TrimSpace(o))
 		}
 		for _, o := range ipOptions {
@@ -300,7 +300,7 @@ func ipaddrFilter(value, options any) any {
 	if ok4 && ok6 {
 		return append(append([]any{}, l4...), l6...)
 	}
-	return pyStr(v4) + pyStr(v6)
+	return jinjaStr(v4) + jinjaStr(v6)
 }
 
 // filterIPAddr is Salt's _filter_ipaddr: the addresses of the version
@@ -419,7 +419,7 @@ func networkSize(v any) (any, error) {
 
 // ipBracket is Salt's ip_bracket: an IPv6 address in brackets.
 func ipBracket(v any) string {
-	s := strings.TrimRight(strings.TrimLeft(pyStr(v), "["), "]")
+	s := strings.TrimRight(strings.TrimLeft(jinjaStr(v), "["), "]")
 	a, err := netip.ParseAddr(s)
 	if err != nil {
 		return s
@@ -452,7 +452,7 @@ func ipwrap(in any, _ []any) (any, error) {
 func genMAC(in any, _ []any) (any, error) {
 	b := make([]byte, 3)
 	_, _ = rand.Read(b)
-	return fmt.Sprintf("%s:%02X:%02X:%02X", pyStr(in), b[0], b[1], b[2]), nil
+	return fmt.Sprintf("%s:%02X:%02X:%02X", jinjaStr(in), b[0], b[1], b[2]), nil
 }
 
 func macStrToBytes(in any, _ []any) (any, error) {
@@ -481,7 +481,7 @@ func macStrToBytes(in any, _ []any) (any, error) {
 // dnsCheck is Salt's dns_check(addr, port, safe=False, ipv6=None): the
 // first address addr resolves to (IPv6 in brackets), or an error.
 func dnsCheck(in any, args []any) (any, error) {
-	host := pyStr(in)
+	host := jinjaStr(in)
 	network := "ip"
 	if args[2] == true {
 		network = "ip6"
@@ -524,7 +524,7 @@ func filterByNetworks(in any, args []any) (any, error) {
 		}
 		p := netip.PrefixFrom(ip.addr, bits)
 		if p.Masked().Addr() != ip.addr {
-			return nil, fmt.Errorf("%s has host bits set", pyStr(n))
+			return nil, fmt.Errorf("%s has host bits set", jinjaStr(n))
 		}
 		nets = append(nets, p)
 	}

@@ -163,7 +163,7 @@ func filterDictToSLSYAMLParams(_ *exec.Evaluator, in *exec.Value, va *exec.VarAr
 }
 
 // filterLoadText is Salt's load_text: the text itself.
-func filterLoadText(in any, _ []any) (any, error) { return pyStr(in), nil }
+func filterLoadText(in any, _ []any) (any, error) { return jinjaStr(in), nil }
 
 // filterXML is Salt's xml filter: a dictionary (or list of pairs) as an
 // XML document, scalars as text, a dictionary's scalars as attributes.
@@ -233,7 +233,7 @@ func xmlBuild(tag string, val any, parent *xmlNode) *xmlNode {
 	}
 	switch t := val.(type) {
 	case string, int, bool, float64:
-		n.text = pyStr(t)
+		n.text = jinjaStr(t)
 		return n
 	case map[string]any:
 		for _, k := range sortedKeys(t) {
@@ -241,7 +241,7 @@ func xmlBuild(tag string, val any, parent *xmlNode) *xmlNode {
 			case map[string]any, []any:
 				xmlBuild(k, t[k], n)
 			default:
-				n.attrs = append(n.attrs, [2]string{k, pyStr(t[k])})
+				n.attrs = append(n.attrs, [2]string{k, jinjaStr(t[k])})
 			}
 		}
 	}

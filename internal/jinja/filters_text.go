@@ -137,7 +137,7 @@ func randomHash(in any, args []any) (any, error) {
 	}
 	algo := "md5"
 	if truthy(args[0]) {
-		algo = pyStr(args[0])
+		algo = jinjaStr(args[0])
 	}
 	h, ok := hashers[algo]
 	if !ok {
@@ -175,7 +175,7 @@ func randomStr(in any, _ []any) (any, error) {
 var saltNamespace = uuid.MustParse("91633EBF-1C86-5E33-935A-28061F4B480E")
 
 func filterUUID(in any, _ []any) (any, error) {
-	return uuid.NewSHA1(saltNamespace, []byte(pyStr(in))).String(), nil
+	return uuid.NewSHA1(saltNamespace, []byte(jinjaStr(in))).String(), nil
 }
 
 // toNum is Salt's to_num: an int, else a float, else the text itself.
@@ -313,11 +313,11 @@ var (
 // humanToBytes is Salt's human_to_bytes(size, default_unit='B',
 // handle_metric=False): 0 for what it cannot read.
 func humanToBytes(in any, args []any) (any, error) {
-	m := humanSize.FindStringSubmatch(strings.Trim(pyStr(in), pyWhitespace))
+	m := humanSize.FindStringSubmatch(strings.Trim(jinjaStr(in), pyWhitespace))
 	value := m[1]
 	unit := strings.ToLower(m[2])
 	if unit == "" {
-		unit = strings.ToLower(pyStr(args[0]))
+		unit = strings.ToLower(jinjaStr(args[0]))
 	}
 	var n float64
 	isInt := false
@@ -411,7 +411,7 @@ func globMatch(pattern, s string) bool {
 // checkWhitelistBlacklist is Salt's check_whitelist_blacklist(value,
 // whitelist=None, blacklist=None).
 func checkWhitelistBlacklist(in any, args []any) (any, error) {
-	value := pyStr(in)
+	value := jinjaStr(in)
 	lists := [2][]any{}
 	for i, a := range args {
 		switch t := a.(type) {
@@ -425,13 +425,13 @@ func checkWhitelistBlacklist(in any, args []any) (any, error) {
 		default:
 			if truthy(a) {
 				name := []string{"whitelist", "blacklist"}[i]
-				return nil, pyErr("Expecting iterable %s, but got %s (%s)", name, pyTypeName(a), pyStr(a))
+				return nil, pyErr("Expecting iterable %s, but got %s (%s)", name, pyTypeName(a), jinjaStr(a))
 			}
 		}
 	}
 	matches := func(l []any) bool {
 		for _, e := range l {
-			if exprMatch(value, pyStr(e)) {
+			if exprMatch(value, jinjaStr(e)) {
 				return true
 			}
 		}
@@ -518,7 +518,7 @@ func regexFind(anchored bool) pyFunc {
 		if !ok {
 			return nil, fmt.Errorf("expected string or bytes-like object, got '%s'", pyTypeName(in))
 		}
-		pattern := pyStr(args[0])
+		pattern := jinjaStr(args[0])
 		re, err := compilePy(pattern, truthy(args[1]), truthy(args[2]))
 		if err != nil {
 			return nil, err
@@ -560,11 +560,11 @@ func regexReplace(in any, args []any) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("expected string or bytes-like object, got '%s'", pyTypeName(in))
 	}
-	re, err := compilePy(pyStr(args[0]), truthy(args[2]), truthy(args[3]))
+	re, err := compilePy(jinjaStr(args[0]), truthy(args[2]), truthy(args[3]))
 	if err != nil {
 		return nil, err
 	}
-	out, _, err := py.Subn(re, pyStr(args[1]), txt, 0)
+	out, _, err := py.Subn(re, jinjaStr(args[1]), txt, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ import (
 // dateCast is Salt's date_cast without timelib, which Salt's packages do
 // not ship: other strings are refused with Salt's message.
 func dateCast(v any) (time.Time, error) {
-	fail := pyErr("Unable to parse %s. Consider installing timelib", pyStr(v))
+	fail := pyErr("Unable to parse %s. Consider installing timelib", jinjaStr(v))
 	var ts float64
 	switch t := v.(type) {
 	case nil:
@@ -53,7 +53,7 @@ func filterStrftime(in any, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return strftime(t, pyStr(args[0])), nil
+	return strftime(t, jinjaStr(args[0])), nil
 }
 
 var (

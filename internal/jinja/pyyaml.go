@@ -175,7 +175,7 @@ func pyYAMLScalar(v any, inFlow bool) string {
 		}
 		return "false"
 	case int, int64, int32, uint, uint64:
-		return pyStr(t)
+		return jinjaStr(t)
 	case float64:
 		switch {
 		case math.IsNaN(t):

@@ -41,10 +41,10 @@ func testMatch(_ *exec.Context, in *exec.Value, va *exec.VarArgs) (bool, error) 
 	if !ok {
 		return false, fmt.Errorf("expected string or bytes-like object, got '%s'", pyTypeName(GoValue(in)))
 	}
-	if _, err := compilePy(pyStr(args[0]), false, false); err != nil {
+	if _, err := compilePy(jinjaStr(args[0]), false, false); err != nil {
 		return false, err
 	}
-	re, err := compilePy(`\A(?:`+pyStr(args[0])+`)`, truthy(args[1]), truthy(args[2]))
+	re, err := compilePy(`\A(?:`+jinjaStr(args[0])+`)`, truthy(args[1]), truthy(args[2]))
 	if err != nil {
 		return false, err
 	}
@@ -94,7 +94,7 @@ func globalDict(va *exec.VarArgs) (any, error) {
 				if !ok || len(pair) != 2 {
 					return nil, fmt.Errorf("dictionary update sequence element #%d has the wrong length; 2 is required", i)
 				}
-				out[pyStr(pair[0])] = pair[1]
+				out[jinjaStr(pair[0])] = pair[1]
 			}
 		case nil:
 			return nil, errors.New("'NoneType' object is not iterable")
@@ -159,7 +159,7 @@ func globalIfelse(e *exec.Evaluator, va *exec.VarArgs) (any, error) {
 		case false:
 			matched = false
 		default:
-			t, err := target.ParseWith(pyStr(key), tgtType, target.Options{Pillar: true})
+			t, err := target.ParseWith(jinjaStr(key), tgtType, target.Options{Pillar: true})
 			if err != nil {
 				return nil, fmt.Errorf("ifelse: %w", err)
 			}

@@ -185,7 +185,7 @@ func (c *constructor) mapping(n *yaml.Node, depth int) (goyaml.MapSlice, error) 
 			return nil, errAt(p.key, "while constructing a mapping: found unacceptable key (a mapping or a list cannot be a key)")
 		}
 		if k := hashKey(key); seen[k] {
-			return nil, errAt(p.key, "while constructing a mapping: found conflicting ID '%v'", pyStr(key))
+			return nil, errAt(p.key, "while constructing a mapping: found conflicting ID '%v'", keyStr(key))
 		} else {
 			seen[k] = true
 		}
@@ -458,8 +458,10 @@ func floatValue(n *yaml.Node) (any, error) {
 	return sign * f, nil
 }
 
-// pyStr is a key as Python prints it in an error.
-func pyStr(k any) string {
+// keyStr is a mapping key as text: in an error, and as Plain's map key.
+// Unlike py.Str it prints floats with fmt (1.0 is "1", where Python gives
+// "1.0"), which is what Plain's callers have always been given.
+func keyStr(k any) string {
 	switch v := k.(type) {
 	case nil:
 		return "None"
@@ -481,7 +483,7 @@ func Plain(v any) any {
 		for _, it := range t {
 			k, ok := it.Key.(string)
 			if !ok {
-				k = pyStr(it.Key)
+				k = keyStr(it.Key)
 			}
 			m[k] = Plain(it.Value)
 		}

@@ -94,8 +94,6 @@ var stateKeywords = []string{"onchanges", "onchanges_any", "onfail", "onfail_any
 	"__run_num__", "unless", "onlyif", "creates", "retry", "parallel", "name", "names", "__pub_fun", "__pub_jid", "__pub_pid",
 	"__pub_tgt", "__pub_user", "__pub_arg", "__pub_ret", "__pub_tgt_type", "__pub_ret_config", "__pub_fun_args"}
 
-func truth(v any) bool { return py.Truth(v) }
-
 func configuring(name string) string {
 	return fmt.Sprintf("Package repo '%s' would be configured. This may cause pkg states to behave differently than stated "+
 		"if this action is repeated without test=True, due to the differences in the configured repositories.", name)
@@ -144,18 +142,18 @@ func (s *states) managed(ctx context.Context, in *function.Input) (any, error) {
 		disabled := false
 		switch {
 		case hasDis:
-			disabled = truth(dis)
+			disabled = py.Truth(dis)
 		case hasEn:
-			disabled = !truth(en)
+			disabled = !py.Truth(en)
 		}
 		return s.aptManaged(ctx, name, in.Bool("aptkey") && s.aptKey != "", kw, disabled, hasEn || hasDis)
 	case "RedHat":
 		enabled := true
 		switch {
 		case hasDis:
-			enabled = !truth(dis)
+			enabled = !py.Truth(dis)
 		case hasEn:
-			enabled = truth(en)
+			enabled = py.Truth(en)
 		}
 		return s.yumManaged(ctx, name, kw, enabled)
 	}
@@ -176,10 +174,10 @@ func (s *states) absent(ctx context.Context, in *function.Input) (any, error) {
 // refreshFlag is refresh (or refresh_db, which wins), True by default.
 func refreshFlag(kw map[string]any) bool {
 	if v, ok := kw["refresh_db"]; ok {
-		return truth(v)
+		return py.Truth(v)
 	}
 	if v, ok := kw["refresh"]; ok {
-		return truth(v)
+		return py.Truth(v)
 	}
 	return true
 }
@@ -252,7 +250,7 @@ func (s *states) aptManaged(ctx context.Context, name string, aptkey bool, kw ma
 		}
 		return state.Pending(name, configuring(name), changes), nil
 	}
-	if truth(kw["clean_file"]) && ra.file != "" {
+	if py.Truth(kw["clean_file"]) && ra.file != "" {
 		if err := writeFile(ra.file, ""); err != nil {
 			return state.Failed(name, "Failed to configure repo '%s': %v", name, err), nil
 		}
@@ -304,7 +302,7 @@ func (s *states) aptManaged(ctx context.Context, name string, aptkey bool, kw ma
 func (s *states) aptKeys(ctx context.Context, kw map[string]any, aptkey bool, signedBy string) (failure string) {
 	if v, ok := kw["keyid"]; ok {
 		server, _ := kw["keyserver"].(string)
-		if !truth(v) || server == "" {
+		if !py.Truth(v) || server == "" {
 			return "both keyserver and keyid options required."
 		}
 		ids := list(v)
@@ -509,7 +507,7 @@ func (s *states) yumManaged(ctx context.Context, name string, kw map[string]any,
 			p, ok := pre[k]
 			switch {
 			case !ok:
-				if k == "enabled" && truth(w) {
+				if k == "enabled" && py.Truth(w) {
 					continue
 				}
 				same = false
@@ -517,7 +515,7 @@ func (s *states) yumManaged(ctx context.Context, name string, kw map[string]any,
 				same = same && yumComments(p) == yumComments(w)
 			default:
 				if _, isBool := w.(bool); isBool {
-					same = same && truth(w) == yumTruth(fmt.Sprint(p))
+					same = same && py.Truth(w) == yumTruth(fmt.Sprint(p))
 				} else {
 					same = same && yumValue(w) == fmt.Sprint(p)
 				}
