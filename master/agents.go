@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -14,9 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/brinehq/brine/bus"
-	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/config"
-	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/keys"
 	"github.com/brinehq/brine/mine"
@@ -36,29 +35,59 @@ const (
 // its answer: long enough for the answer to be sent.
 const hangUpAfter = time.Second
 
-// agents serves the connections of agents (Salt's minions): their hello,
-// their events, returns and mine data, and knows which are connected. The
-// id an agent's messages carry is always the one its key was accepted
-// under, never one it claims.
+// agents serves the connections of agents (Salt's minions), whatever
+// transport carries them: their hello, their events, returns and mine
+// data, and knows which are connected. The id an agent's messages carry
+// is always the one its key was accepted under, never one it claims.
 type agents struct {
-	m *Master
+	keys agentKeys
+	mine agentMine
+	bus  bus.Publisher
+	jobs interface {
+		Get(context.Context, string) (*jobs.Job, error)
+	}
+	router jobRouter
+	log    *slog.Logger
 	// settings in force at start: the master's id and event size limit do
-	// not change on reload, and presence follows the start's choice.
+	// not change on reload.
 	settings config.Settings
 
 	mu      sync.Mutex
-	bound   map[*gateway.Peer]string              // accepted connections -> id
-	byID    map[string]map[*gateway.Peer]struct{} // id -> accepted connections
-	pending map[string]map[*gateway.Peer]struct{} // id -> connections awaiting acceptance
+	bound   map[Conn]string              // accepted connections -> id
+	byID    map[string]map[Conn]struct{} // id -> accepted connections
+	pending map[string]map[Conn]struct{} // id -> connections awaiting acceptance
 	npend   int
 	// said is the id each connection said hello as, whatever the answer:
 	// a connection speaks for one id only.
-	said map[*gateway.Peer]string
+	said map[Conn]string
 	// accepted are the ids whose key is accepted, kept from the keys
 	// watch once it synced (acceptedSynced): what every job's targeting
 	// starts from, without listing the keys bucket per job.
 	accepted       map[string]bool
 	acceptedSynced bool
+}
+
+// agentKeys is what agents need of the key store: the verdict on a key,
+// and every change to the keys, made on any master.
+type agentKeys interface {
+	Authenticate(ctx context.Context, id, pub string, grains map[string]any) (keys.Result, error)
+	Watch(ctx context.Context, fn func(keys.Change)) error
+}
+
+// agentMine is what agents do to the mine: write an agent's report to its
+// record, and remove the record of a deleted key.
+type agentMine interface {
+	Update(ctx context.Context, w mine.Write) (*mine.Host, error)
+	Delete(ctx context.Context, id string) (bool, error)
+}
+
+// jobRouter is what agents tell the publisher of the jobs they run: who
+// came back (and may have missed a job), which return arrived, and
+// whether a jid was sent to an agent at all.
+type jobRouter interface {
+	reconnected(id string, c Conn)
+	returned(id string, r wire.Return)
+	targeted(jid, id string) (*bus.Event, bool)
 }
 
 // acceptedIDs returns the ids with an accepted key, sorted, and false
@@ -72,37 +101,31 @@ func (a *agents) acceptedIDs() ([]string, bool) {
 	return slices.Sorted(maps.Keys(a.accepted)), true
 }
 
-func newAgents(m *Master) *agents {
-	return &agents{m: m, settings: m.cfg.Settings, bound: map[*gateway.Peer]string{}, byID: map[string]map[*gateway.Peer]struct{}{},
-		pending: map[string]map[*gateway.Peer]struct{}{}, accepted: map[string]bool{}, said: map[*gateway.Peer]string{}}
+func newAgents(settings config.Settings, log *slog.Logger, k agentKeys, b bus.Publisher,
+	mineStore agentMine, js interface {
+		Get(context.Context, string) (*jobs.Job, error)
+	}) *agents {
+	return &agents{keys: k, bus: b, mine: mineStore, jobs: js, log: log, settings: settings,
+		bound: map[Conn]string{}, byID: map[string]map[Conn]struct{}{}, pending: map[string]map[Conn]struct{}{},
+		accepted: map[string]bool{}, said: map[Conn]string{}}
 }
 
-// serve registers the agent methods with the gateway and follows key
-// changes, cutting off agents whose key was rejected, denied or deleted
-// and telling pending ones they were accepted.
-func (a *agents) serve(ctx context.Context) {
-	gw := a.m.gateway
-	gw.HandleAgent(wire.MethodHello, a.hello)
-	gw.HandleAgent(wire.MethodPing, func(context.Context, *gateway.Peer, json.RawMessage) (any, error) { return map[string]any{}, nil })
-	gw.HandleAgent(wire.MethodEvent, a.bind(a.event))
-	gw.HandleAgent(wire.MethodReturn, a.bind(a.ret))
-	gw.HandleAgent(wire.MethodMine, a.bind(a.mineUpdate))
-	gw.OnAgentGone(a.gone)
-	a.m.grp.Go(func() error {
-		err := a.m.keys.Watch(ctx, a.keyChanged)
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
-	})
-	a.m.grp.Go(func() error { a.presenceLoop(ctx); return nil })
+// watchKeys follows key changes until ctx ends, cutting off agents whose
+// key was rejected, denied or deleted and telling pending ones they were
+// accepted.
+func (a *agents) watchKeys(ctx context.Context) error {
+	err := a.keys.Watch(ctx, func(c keys.Change) { a.keyChanged(ctx, c) })
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // hello authenticates an agent by the key it connected with.
-func (a *agents) hello(ctx context.Context, p *gateway.Peer, body json.RawMessage) (any, error) {
+func (a *agents) hello(ctx context.Context, p Conn, body json.RawMessage) (any, error) {
 	var h wire.Hello
 	if err := json.Unmarshal(body, &h); err != nil {
-		return nil, fmt.Errorf("%w: hello: %v", gateway.ErrInvalidRequest, err)
+		return nil, fmt.Errorf("%w: hello: %v", wire.ErrInvalidRequest, err)
 	}
 	// One id per connection, checked before anything is recorded: a
 	// connection that said hello as a1 and then as a2 gets a refusal,
@@ -110,11 +133,11 @@ func (a *agents) hello(ctx context.Context, p *gateway.Peer, body json.RawMessag
 	a.mu.Lock()
 	if said, ok := a.said[p]; ok && said != h.ID {
 		a.mu.Unlock()
-		return nil, fmt.Errorf("%w: this connection said hello as %q; one connection is one agent", gateway.ErrInvalidRequest, said)
+		return nil, fmt.Errorf("%w: this connection said hello as %q; one connection is one agent", wire.ErrInvalidRequest, said)
 	}
 	a.said[p] = h.ID
 	a.mu.Unlock()
-	res, err := a.m.keys.Authenticate(ctx, h.ID, p.Key().String(), h.AutosignGrains)
+	res, err := a.keys.Authenticate(ctx, h.ID, p.Key(), h.AutosignGrains)
 	if err != nil {
 		if errors.Is(err, keys.ErrTooManyPending) {
 			// Turned away: the connection goes too (after its answer),
@@ -130,11 +153,11 @@ func (a *agents) hello(ctx context.Context, p *gateway.Peer, body json.RawMessag
 		a.unpend(h.ID, p)
 		a.bound[p] = h.ID
 		if a.byID[h.ID] == nil {
-			a.byID[h.ID] = map[*gateway.Peer]struct{}{}
+			a.byID[h.ID] = map[Conn]struct{}{}
 		}
 		a.byID[h.ID][p] = struct{}{}
-		a.m.log.Info("agent connected", "id", h.ID, "remote", p.Remote(), "version", h.Version)
-		defer a.m.publisher.reconnected(h.ID, p)
+		a.log.Info("agent connected", "id", h.ID, "remote", p.Remote(), "version", h.Version)
+		defer a.router.reconnected(h.ID, p)
 	case keys.Pending:
 		if _, ok := a.pending[h.ID][p]; ok {
 			break
@@ -146,7 +169,7 @@ func (a *agents) hello(ctx context.Context, p *gateway.Peer, body json.RawMessag
 			break
 		}
 		if a.pending[h.ID] == nil {
-			a.pending[h.ID] = map[*gateway.Peer]struct{}{}
+			a.pending[h.ID] = map[Conn]struct{}{}
 		}
 		a.pending[h.ID][p] = struct{}{}
 		a.npend++
@@ -154,7 +177,7 @@ func (a *agents) hello(ctx context.Context, p *gateway.Peer, body json.RawMessag
 	return wire.HelloReply{State: string(res.State), Reason: res.Reason, Master: a.settings.ID}, nil
 }
 
-func (a *agents) unpend(id string, p *gateway.Peer) {
+func (a *agents) unpend(id string, p Conn) {
 	if set, ok := a.pending[id]; ok {
 		if _, ok := set[p]; ok {
 			delete(set, p)
@@ -168,20 +191,20 @@ func (a *agents) unpend(id string, p *gateway.Peer) {
 
 // bind admits a method only on an accepted connection and gives the
 // handler the connection's authenticated id.
-func (a *agents) bind(h func(ctx context.Context, id string, body json.RawMessage) (any, error)) gateway.AgentHandler {
-	return func(ctx context.Context, p *gateway.Peer, body json.RawMessage) (any, error) {
+func (a *agents) bind(h func(ctx context.Context, id string, body json.RawMessage) (any, error)) AgentHandler {
+	return func(ctx context.Context, p Conn, body json.RawMessage) (any, error) {
 		a.mu.Lock()
 		id, ok := a.bound[p]
 		a.mu.Unlock()
 		if !ok {
-			return nil, fmt.Errorf("%w: this agent's key is not accepted (say hello first)", gateway.ErrAuth)
+			return nil, fmt.Errorf("%w: this agent's key is not accepted (say hello first)", wire.ErrNotAccepted)
 		}
 		return h(ctx, id, body)
 	}
 }
 
 // gone forgets a closed connection.
-func (a *agents) gone(p *gateway.Peer) {
+func (a *agents) gone(p Conn) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	delete(a.said, p)
@@ -190,7 +213,7 @@ func (a *agents) gone(p *gateway.Peer) {
 		delete(a.byID[id], p)
 		if len(a.byID[id]) == 0 {
 			delete(a.byID, id)
-			a.m.log.Info("agent disconnected", "id", id)
+			a.log.Info("agent disconnected", "id", id)
 		}
 	}
 	for id, set := range a.pending {
@@ -203,7 +226,7 @@ func (a *agents) gone(p *gateway.Peer) {
 // keyChanged applies a key change made on any master: an accepted key's
 // pending connections are told at once; connections whose key is no
 // longer accepted are closed at once.
-func (a *agents) keyChanged(c keys.Change) {
+func (a *agents) keyChanged(ctx context.Context, c keys.Change) {
 	a.mu.Lock()
 	switch {
 	case c.Synced:
@@ -213,23 +236,23 @@ func (a *agents) keyChanged(c keys.Change) {
 	default:
 		delete(a.accepted, c.Key)
 	}
-	var cut []*gateway.Peer
+	var cut []Conn
 	for p := range a.byID[c.Key] {
-		if c.Value == nil || !c.Value.Allows(p.Key().String()) {
+		if c.Value == nil || !c.Value.Allows(p.Key()) {
 			cut = append(cut, p)
 		}
 	}
-	var tell []*gateway.Peer
+	var tell []Conn
 	if c.Value != nil && c.Value.State == keys.Accepted {
 		for p := range a.pending[c.Key] {
-			if c.Value.Allows(p.Key().String()) {
+			if c.Value.Allows(p.Key()) {
 				tell = append(tell, p)
 			}
 		}
 	}
 	a.mu.Unlock()
 	for _, p := range cut {
-		a.m.log.Warn("agent cut off: its key is no longer accepted", "id", c.Key, "remote", p.Remote())
+		a.log.Warn("agent cut off: its key is no longer accepted", "id", c.Key, "remote", p.Remote())
 		p.Close()
 	}
 	for _, p := range tell {
@@ -239,10 +262,10 @@ func (a *agents) keyChanged(c keys.Change) {
 		// Salt flushes a minion's cached data (its mine) when its key is
 		// deleted, so a removed machine leaves no stale addresses behind
 		// (check_minion_cache).
-		if ok, err := a.m.mine.Delete(a.m.ctx, c.Key); err != nil {
-			a.m.log.Error("deleting the mine record of a deleted key", "id", c.Key, "err", err)
+		if ok, err := a.mine.Delete(ctx, c.Key); err != nil {
+			a.log.Error("deleting the mine record of a deleted key", "id", c.Key, "err", err)
 		} else if ok {
-			a.m.log.Info("mine record removed with its key", "id", c.Key)
+			a.log.Info("mine record removed with its key", "id", c.Key)
 		}
 	}
 }
@@ -252,10 +275,10 @@ func (a *agents) keyChanged(c keys.Change) {
 func (a *agents) event(ctx context.Context, id string, body json.RawMessage) (any, error) {
 	var ev wire.Event
 	if err := json.Unmarshal(body, &ev); err != nil {
-		return nil, fmt.Errorf("%w: event: %v", gateway.ErrInvalidRequest, err)
+		return nil, fmt.Errorf("%w: event: %v", wire.ErrInvalidRequest, err)
 	}
 	if err := wire.CheckTag(ev.Tag, id); err != nil {
-		return nil, fmt.Errorf("%w: %w", gateway.ErrReservedTag, err)
+		return nil, err
 	}
 	load := ev.Load
 	if load == nil {
@@ -272,8 +295,8 @@ func (a *agents) event(ctx context.Context, id string, body json.RawMessage) (an
 	return a.publish(ctx, id, ev.ID, ev.Tag, load, nil)
 }
 
-// peers are the accepted connections of agent id.
-func (a *agents) peers(id string) []*gateway.Peer {
+// conns are the accepted connections of agent id.
+func (a *agents) conns(id string) []Conn {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return slices.Collect(maps.Keys(a.byID[id]))
@@ -283,7 +306,7 @@ func (a *agents) peers(id string) []*gateway.Peer {
 // cause, when known, is the event it follows from (a job's new event).
 func (a *agents) publish(ctx context.Context, id, evID, tag string, data map[string]any, cause *bus.Event) (any, error) {
 	if _, err := uuid.Parse(evID); err != nil {
-		return nil, fmt.Errorf("%w: event id %q: %v", gateway.ErrInvalidRequest, evID, err)
+		return nil, fmt.Errorf("%w: event id %q: %v", wire.ErrInvalidRequest, evID, err)
 	}
 	e, err := bus.NewEvent(tag, data, bus.Origin{Source: bus.AgentSource(id), Cause: cause})
 	if err != nil {
@@ -293,10 +316,10 @@ func (a *agents) publish(ctx context.Context, id, evID, tag string, data map[str
 	if _, err := e.Validate(a.settings.MaxEventSize); err != nil {
 		return nil, err
 	}
-	if err := a.m.bus.Publish(ctx, e); err != nil {
+	if err := a.bus.Publish(ctx, e); err != nil {
 		return nil, fmt.Errorf("publish %q: %w", tag, err)
 	}
-	return gateway.PublishReply{ID: e.ID}, nil
+	return wire.Stored{ID: e.ID}, nil
 }
 
 // ret fires the return of a job the agent ran, salt/job/<jid>/ret/<id>,
@@ -307,7 +330,7 @@ func (a *agents) publish(ctx context.Context, id, evID, tag string, data map[str
 func (a *agents) ret(ctx context.Context, id string, body json.RawMessage) (any, error) {
 	var r wire.Return
 	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("%w: return: %v", gateway.ErrInvalidRequest, err)
+		return nil, fmt.Errorf("%w: return: %v", wire.ErrInvalidRequest, err)
 	}
 	args := r.FunArgs
 	if args == nil {
@@ -319,11 +342,11 @@ func (a *agents) ret(ctx context.Context, id string, body json.RawMessage) (any,
 		r.JID = jobs.NewJID()
 	} else {
 		if err := jobs.CheckJID(r.JID); err != nil {
-			return nil, fmt.Errorf("%w: return: %w", gateway.ErrInvalidRequest, err)
+			return nil, fmt.Errorf("%w: return: %w", wire.ErrInvalidRequest, err)
 		}
 		c, err := a.admitReturn(ctx, id, r.JID)
 		if err != nil {
-			a.m.log.Warn("agent return refused", "id", id, "jid", r.JID, "err", err)
+			a.log.Warn("agent return refused", "id", id, "jid", r.JID, "err", err)
 			return nil, err
 		}
 		cause = c
@@ -342,7 +365,7 @@ func (a *agents) ret(ctx context.Context, id string, body json.RawMessage) (any,
 	}
 	rep, err := a.publish(ctx, id, r.ID, "salt/job/"+r.JID+"/ret/"+id, data, cause)
 	if err == nil && !own {
-		a.m.publisher.returned(id, r)
+		a.router.returned(id, r)
 	}
 	return rep, err
 }
@@ -358,22 +381,22 @@ const unrecordedGrace = time.Minute
 // targeting id (a return after the master's restart, or through another
 // master). It gives the job's new event when it knows it.
 func (a *agents) admitReturn(ctx context.Context, id, jid string) (*bus.Event, error) {
-	if ev, ok := a.m.publisher.targeted(jid, id); ok {
+	if ev, ok := a.router.targeted(jid, id); ok {
 		return ev, nil
 	}
-	j, err := a.m.jobs.Get(ctx, jid)
+	j, err := a.jobs.Get(ctx, jid)
 	switch {
 	case err == nil && j.Kind == jobs.KindJob && slices.Contains(j.Minions, id):
 		return nil, nil
 	case err == nil && j.Kind != jobs.KindJob:
-		return nil, fmt.Errorf("%w: return for %s: that jid is a runner job's (%s), not a job sent to %s", gateway.ErrInvalidRequest, jid, j.Fun, id)
+		return nil, fmt.Errorf("%w: return for %s: that jid is a runner job's (%s), not a job sent to %s", wire.ErrInvalidRequest, jid, j.Fun, id)
 	case err == nil:
-		return nil, fmt.Errorf("%w: return for %s: that job was not sent to %s", gateway.ErrInvalidRequest, jid, id)
+		return nil, fmt.Errorf("%w: return for %s: that job was not sent to %s", wire.ErrInvalidRequest, jid, id)
 	case errors.Is(err, jobs.ErrNotFound):
 		if t, terr := jobs.JIDTime(jid); terr == nil && time.Since(t) < unrecordedGrace && time.Until(t) < unrecordedGrace {
 			return nil, fmt.Errorf("return for %s: this master does not know the job yet; send it again", jid)
 		}
-		return nil, fmt.Errorf("%w: return for %s: no job with that jid was sent to %s", gateway.ErrInvalidRequest, jid, id)
+		return nil, fmt.Errorf("%w: return for %s: no job with that jid was sent to %s", wire.ErrInvalidRequest, jid, id)
 	default:
 		return nil, fmt.Errorf("return for %s: %w", jid, err)
 	}
@@ -385,12 +408,12 @@ func (a *agents) admitReturn(ctx context.Context, id, jid string) (*bus.Event, e
 func (a *agents) mineUpdate(ctx context.Context, id string, body json.RawMessage) (any, error) {
 	var u wire.Mine
 	if err := json.Unmarshal(body, &u); err != nil {
-		return nil, fmt.Errorf("%w: mine: %v", gateway.ErrInvalidRequest, err)
+		return nil, fmt.Errorf("%w: mine: %v", wire.ErrInvalidRequest, err)
 	}
 	for name := range u.Errors {
-		a.m.log.Warn("agent mine function failed", "id", id, "function", name, "err", u.Errors[name])
+		a.log.Warn("agent mine function failed", "id", id, "function", name, "err", u.Errors[name])
 	}
-	_, err := a.m.mine.Update(ctx, mine.Write{ID: id, Source: "agent", Mutate: func(h *mine.Host) error {
+	_, err := a.mine.Update(ctx, mine.Write{ID: id, Source: "agent", Mutate: func(h *mine.Host) error {
 		if len(u.Grains) > 0 {
 			h.SetAgentGrains(u.Grains)
 		}
@@ -418,102 +441,4 @@ func (a *agents) Connected() []string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return slices.Sorted(maps.Keys(a.byID))
-}
-
-// presenceLoop fires Salt's presence events every loop_interval when
-// presence_events is set: salt/presence/present with every connected id,
-// and salt/presence/change with those that came and went.
-func (a *agents) presenceLoop(ctx context.Context) {
-	s := a.settings
-	if !s.PresenceEvents {
-		return
-	}
-	every := time.Duration(s.LoopInterval) * time.Second
-	if every <= 0 {
-		every = time.Minute
-	}
-	// One master of a cluster fires them, for the agents of every master.
-	_ = a.m.cluster.leases.Run(ctx, "presence", func(ctx context.Context) error {
-		t := time.NewTicker(every)
-		defer t.Stop()
-		var last []string
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C:
-			}
-			now := a.m.connected(ctx)
-			a.m.fire(ctx, "salt/presence/present", map[string]any{"present": now})
-			var added, lost []string
-			for _, id := range now {
-				if !slices.Contains(last, id) {
-					added = append(added, id)
-				}
-			}
-			for _, id := range last {
-				if !slices.Contains(now, id) {
-					lost = append(lost, id)
-				}
-			}
-			if len(added) > 0 || len(lost) > 0 {
-				a.m.fire(ctx, "salt/presence/change", map[string]any{"new": nonNil(added), "lost": nonNil(lost)})
-			}
-			last = now
-		}
-	})
-}
-
-// Funcs are Salt's manage runner functions, answered from the agents'
-// connections (Salt pings them with test.ping; a brine master knows).
-func (a *agents) Funcs() []function.Func {
-	status := func(ctx context.Context) (up, down []string, err error) {
-		l, err := a.m.keys.List(ctx, keys.Accepted)
-		if err != nil {
-			return nil, nil, err
-		}
-		conn := a.m.connected(ctx)
-		for _, id := range l[keys.ListName(keys.Accepted)] {
-			if slices.Contains(conn, id) {
-				up = append(up, id)
-			} else {
-				down = append(down, id)
-			}
-		}
-		return nonNil(up), nonNil(down), nil
-	}
-	return []function.Func{
-		{Name: "manage.up", Doc: "Agents with an accepted key that are connected.", ReadOnly: true,
-			Run: func(ctx context.Context, _ *function.Input) (any, error) { up, _, err := status(ctx); return up, err }},
-		{
-			Name: "manage.down", Doc: "Agents with an accepted key that are not connected; removekeys=True deletes their keys.",
-			Params: []function.Param{{Name: "removekeys", Kind: function.Bool, Default: false}},
-			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				_, down, err := status(ctx)
-				if err != nil || !in.Bool("removekeys") {
-					return down, err
-				}
-				for _, id := range down {
-					if _, err := a.m.keys.Delete(ctx, id); err != nil {
-						return down, err
-					}
-				}
-				return down, nil
-			},
-		},
-		{Name: "manage.status", Doc: "{up: [...], down: [...]} of the agents with an accepted key.", ReadOnly: true,
-			Run: func(ctx context.Context, _ *function.Input) (any, error) {
-				up, down, err := status(ctx)
-				return map[string]any{"up": up, "down": down}, err
-			}},
-		{Name: "manage.cluster", Doc: "The masters sharing this bus, the event stream's leader and replicas (lag), and the leases held.",
-			ReadOnly: true, Run: func(ctx context.Context, _ *function.Input) (any, error) { return a.m.clusterStatus(ctx), nil }},
-		{Name: "manage.present", Doc: "Connected agents (Salt's presence).", ReadOnly: true,
-			Run: func(ctx context.Context, _ *function.Input) (any, error) { return nonNil(a.m.connected(ctx)), nil }},
-		{Name: "manage.not_present", Doc: "Agents with an accepted key that are not connected.", ReadOnly: true,
-			Run: func(ctx context.Context, _ *function.Input) (any, error) {
-				_, down, err := status(ctx)
-				return down, err
-			}},
-	}
 }

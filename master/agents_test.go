@@ -4,19 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/brinehq/brine/agent"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/mine"
+	"github.com/brinehq/brine/wire"
 )
 
 // events records the master's events whose tag matches a glob.
@@ -64,49 +59,15 @@ func (r *events) wait(t *testing.T, tag string, ok func(map[string]any) bool) ma
 	return nil
 }
 
-// runAgent runs an in-process agent with id against m until the returned
-// stop is called.
-func runAgent(t *testing.T, m *Master, id string) (stop func()) {
-	t.Helper()
-	_, req := m.Addrs()
-	dir := t.TempDir()
-	host, port, err := net.SplitHostPort(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conf := fmt.Sprintf("master: %s\nmaster_port: %s\nid: %s\ncachedir: cache\nacceptance_wait_time: 1\nrandom_reauth_delay: 0\ngrains:\n  roles: [web]\n", host, port, id)
-	if err := os.WriteFile(filepath.Join(dir, "minion"), []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := agent.LoadConfig(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := agent.New(cfg, agent.Options{Version: "test", Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("agent %s: %v", id, err)
-			}
-		})
-	}
-	t.Cleanup(stop)
-	return stop
-}
-
 func TestAgentPresenceAndMine(t *testing.T) {
 	cfg := testConfig(t, "auto_accept: true\npresence_events: true\nloop_interval: 1\n")
-	m := start(t, cfg)
+	m, mt := startWith(t, cfg)
 	presence := record(t, m, "salt/presence/*")
-	stop := runAgent(t, m, "web01")
+	web := mt.dial("key-web01")
+	hello(t, web, "web01")
+	if err := web.call(wire.MethodMine, wire.Mine{Grains: map[string]any{"id": "web01", "roles": []any{"web"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
 
 	presence.wait(t, "salt/presence/change", func(d map[string]any) bool {
 		return fmt.Sprint(d["new"]) == "[web01]" && fmt.Sprint(d["lost"]) == "[]"
@@ -138,7 +99,7 @@ func TestAgentPresenceAndMine(t *testing.T) {
 		t.Errorf("mine record = %+v", h)
 	}
 
-	stop()
+	web.Close()
 	presence.wait(t, "salt/presence/change", func(d map[string]any) bool { return fmt.Sprint(d["lost"]) == "[web01]" })
 	if got, _ := m.funcs.Call(ctx, "manage.down", nil, map[string]any{"removekeys": true}, nil); fmt.Sprint(got) != "[web01]" {
 		t.Errorf("manage.down removekeys=True = %v", got)

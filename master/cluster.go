@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -30,9 +31,19 @@ import (
 // others it is gone), the DDNS sync, the presence events, each
 // orchestration ("orch.<jid>") and the cloud runner.
 type cluster struct {
-	m      *Master
 	self   string
+	bus    peerBus
+	log    *slog.Logger
 	leases *lease.Store
+	// ctx bounds the answers to the other masters' requests: the
+	// master's run.
+	ctx context.Context
+	// connected lists the agents connected to this master, and jobs are
+	// the jobs it published: what the other masters ask about.
+	connected func() []string
+	jobs      localJobs
+	// onGone takes over the work of a master that died.
+	onGone func(ctx context.Context, master string)
 
 	mu    sync.Mutex
 	own   *lease.Lease
@@ -50,6 +61,28 @@ const (
 	clusterBucket = "brine_cluster"
 )
 
+// newCluster is this master's part among the masters of bus, which
+// startCluster joins; connected and jobs are what it answers them about.
+func newCluster(self string, b peerBus, log *slog.Logger, connected func() []string, onGone func(context.Context, string)) *cluster {
+	return &cluster{self: self, bus: b, log: log, connected: connected, onGone: onGone, peers: map[string]lease.Holder{}}
+}
+
+// peerBus is how masters ask each other: requests on subjects of the bus.
+type peerBus interface {
+	Handle(ctx context.Context, subject string, h func(data []byte) []byte) error
+	Request(ctx context.Context, subject string, data []byte) ([]byte, error)
+	Send(subject string, data []byte) error
+}
+
+// localJobs are this master's jobs as the other masters reach them: a job
+// one of them published, for agents connected here; a return for a job
+// published here that reached another master; a find_job question.
+type localJobs interface {
+	relay(origin string, job wire.Job, body json.RawMessage, newEv *bus.Event, ids []string) []string
+	returned(id string, r wire.Return)
+	findLocal(ctx context.Context, jid string, ids []string) map[string]wire.JobState
+}
+
 // startCluster joins this master to the others on its bus: it checks that
 // they use the same master key, takes its own lease (refusing to start
 // beside a running master of the same id) and answers their requests.
@@ -58,10 +91,16 @@ func (m *Master) startCluster(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c := &cluster{m: m, self: m.cfg.Settings.ID, leases: lease.New(kv, m.cfg.Settings.ID, 0), peers: map[string]lease.Holder{}}
-	if err := c.checkKey(ctx); err != nil {
+	ckv, err := m.bus.Bucket(ctx, bus.BucketConfig{Name: clusterBucket, Description: "brine: what every master of the bus agrees on"})
+	if err != nil {
 		return err
 	}
+	s := m.cfg.Settings
+	if err := checkKey(ctx, ckv, s.KeyFile, s.ID); err != nil {
+		return err
+	}
+	c := m.cluster
+	c.leases, c.ctx = lease.New(kv, s.ID, 0), m.ctx
 	c.own, err = c.leases.Acquire(ctx, masterLeasePrefix+c.self)
 	if held, ok := errors.AsType[*lease.ErrHeld](err); ok {
 		return fmt.Errorf("another master with id %q is running on this bus (since %s): every master needs its own id",
@@ -70,7 +109,6 @@ func (m *Master) startCluster(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("master lease: %w", err)
 	}
-	m.cluster = c
 	for sub, h := range map[string]func(context.Context, []byte) (any, error){
 		"push": c.onPush, "find": c.onFind, "ret": c.onRet, "connected": c.onConnected,
 	} {
@@ -83,15 +121,12 @@ func (m *Master) startCluster(ctx context.Context) error {
 	return nil
 }
 
-// checkKey refuses a master whose key differs from the one the masters of
-// this bus use: agents pin the master's key, and one that changes with
-// the master they reach refuses them all.
-func (c *cluster) checkKey(ctx context.Context) error {
-	kv, err := c.m.bus.Bucket(ctx, bus.BucketConfig{Name: clusterBucket, Description: "brine: what every master of the bus agrees on"})
-	if err != nil {
-		return err
-	}
-	key, err := gateway.EnsureKey(c.m.cfg.Settings.KeyFile)
+// checkKey refuses a master (self, keeping its key in keyFile) whose key
+// differs from the one the masters of this bus use, recorded in kv:
+// agents pin the master's key, and one that changes with the master they
+// reach refuses them all.
+func checkKey(ctx context.Context, kv bus.Bucket, keyFile, self string) error {
+	key, err := gateway.EnsureKey(keyFile)
 	if err != nil {
 		return err
 	}
@@ -99,7 +134,7 @@ func (c *cluster) checkKey(ctx context.Context) error {
 		Fingerprint string `json:"fingerprint"`
 		Master      string `json:"master"`
 	}
-	mine := record{Fingerprint: curve.Fingerprint(gateway.MasterKeys(key).Public), Master: c.self}
+	mine := record{Fingerprint: curve.Fingerprint(gateway.MasterKeys(key).Public), Master: self}
 	val, _ := json.Marshal(mine)
 	if _, err := kv.Create(ctx, "master_key", val); !errors.Is(err, bus.ErrKeyChanged) {
 		return err
@@ -115,7 +150,7 @@ func (c *cluster) checkKey(ctx context.Context) error {
 	switch {
 	case have.Fingerprint == mine.Fingerprint:
 		return nil
-	case have.Master == c.self:
+	case have.Master == self:
 		// This master's own key, replaced on purpose: the others (if any)
 		// refuse to start until they hold it too.
 		_, err := kv.Update(ctx, "master_key", val, e.Revision)
@@ -123,13 +158,13 @@ func (c *cluster) checkKey(ctx context.Context) error {
 	}
 	return fmt.Errorf("key_file %s: this master's key (fingerprint %s) is not the one the masters of this bus use "+
 		"(fingerprint %s, recorded by master %s): copy that master's key_file here, since agents pin the master key",
-		c.m.cfg.Settings.KeyFile, mine.Fingerprint, have.Fingerprint, have.Master)
+		keyFile, mine.Fingerprint, have.Fingerprint, have.Master)
 }
 
 // answer wraps a request handler: JSON in, JSON out, errors as {"error"}.
 func (c *cluster) answer(h func(context.Context, []byte) (any, error)) func([]byte) []byte {
 	return func(data []byte) []byte {
-		ctx, cancel := context.WithTimeout(c.m.ctx, peerWait)
+		ctx, cancel := context.WithTimeout(c.ctx, peerWait)
 		defer cancel()
 		out, err := h(ctx, data)
 		if err != nil {
@@ -160,7 +195,7 @@ func (c *cluster) run(ctx context.Context) {
 		own := c.own
 		c.mu.Unlock()
 		if err := own.Context().Err(); err != nil {
-			c.m.log.Error("this master lost its lease (it hung or lost the quorum): its single-writer work was stopped; taking the lease again",
+			c.log.Error("this master lost its lease (it hung or lost the quorum): its single-writer work was stopped; taking the lease again",
 				"cause", context.Cause(own.Context()))
 			l, err := c.leases.Wait(ctx, masterLeasePrefix+c.self)
 			if err != nil {
@@ -171,8 +206,8 @@ func (c *cluster) run(ctx context.Context) {
 			c.mu.Unlock()
 		}
 		for _, gone := range c.refreshPeers(ctx) {
-			c.m.log.Warn("master gone: its lease expired or was released", "master", gone)
-			c.adopt(ctx, gone)
+			c.log.Warn("master gone: its lease expired or was released", "master", gone)
+			c.onGone(ctx, gone)
 		}
 	}
 }
@@ -199,7 +234,7 @@ func (c *cluster) refreshPeers(ctx context.Context) (gone []string) {
 	}
 	for id, h := range now {
 		if _, ok := c.peers[id]; !ok {
-			c.m.log.Info("master joined", "master", id, "since", h.Since)
+			c.log.Info("master joined", "master", id, "since", h.Since)
 		}
 	}
 	c.peers = now
@@ -224,20 +259,20 @@ func (c *cluster) alive(id string) bool {
 // adopt takes over what a dead master left: one survivor (the holder of
 // adopt.<id>) closes its unfinished runner jobs as interrupted, and every
 // survivor offers to resume its orchestrations, each under its own lease.
-func (c *cluster) adopt(ctx context.Context, dead string) {
-	l, err := c.leases.Acquire(ctx, "adopt."+dead)
+func (m *Master) adopt(ctx context.Context, dead string) {
+	l, err := m.cluster.leases.Acquire(ctx, "adopt."+dead)
 	if err == nil {
 		src := "brine://" + dead
-		closed, _, err := c.m.jobs.CloseOrphans(ctx, c.m.bus, []string{src + "/run", src + "/jobs", src + "/reactor"},
-			bus.Origin{Source: c.m.source + "/jobs"}, func(j *jobs.Job) bool { return isOrchestration(j.Fun) })
+		closed, _, err := m.jobs.CloseOrphans(ctx, m.bus, []string{src + "/run", src + "/jobs", src + "/reactor"},
+			bus.Origin{Source: m.source + "/jobs"}, func(j *jobs.Job) bool { return isOrchestration(j.Fun) })
 		if err != nil {
-			c.m.log.Error("closing the jobs of a dead master", "master", dead, "err", err)
+			m.log.Error("closing the jobs of a dead master", "master", dead, "err", err)
 		} else if len(closed) > 0 {
-			c.m.log.Warn("closed the jobs a dead master did not finish", "master", dead, "jids", closed)
+			m.log.Warn("closed the jobs a dead master did not finish", "master", dead, "jids", closed)
 		}
 		l.Release()
 	}
-	c.m.resumeOrphanOrchestrations(ctx)
+	m.resumeOrphanOrchestrations(ctx)
 }
 
 // ask sends a request to every live peer and returns their answers.
@@ -257,9 +292,9 @@ func (c *cluster) ask(ctx context.Context, sub string, req any) map[string][]byt
 	var wg sync.WaitGroup
 	for _, p := range peers {
 		wg.Go(func() {
-			rep, err := c.m.bus.Request(ctx, p+"."+sub, body)
+			rep, err := c.bus.Request(ctx, p+"."+sub, body)
 			if err != nil {
-				c.m.log.Debug("request to another master failed", "master", p, "request", sub, "err", err)
+				c.log.Debug("request to another master failed", "master", p, "request", sub, "err", err)
 				return
 			}
 			mu.Lock()
@@ -281,7 +316,7 @@ func (c *cluster) onConnected(_ context.Context, data []byte) (any, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, err
 	}
-	conn := c.m.agents.Connected()
+	conn := c.connected()
 	if len(r.IDs) == 0 {
 		return conn, nil
 	}
@@ -348,9 +383,9 @@ func (c *cluster) push(ctx context.Context, peer string, job []byte, newEv *bus.
 	}
 	ctx, cancel := context.WithTimeout(ctx, peerWait)
 	defer cancel()
-	rep, err := c.m.bus.Request(ctx, peer+".push", body)
+	rep, err := c.bus.Request(ctx, peer+".push", body)
 	if err != nil {
-		c.m.log.Warn("could not hand a job to another master", "master", peer, "err", err)
+		c.log.Warn("could not hand a job to another master", "master", peer, "err", err)
 		return nil
 	}
 	var sent []string
@@ -367,7 +402,7 @@ func (c *cluster) onPush(_ context.Context, data []byte) (any, error) {
 	if err := json.Unmarshal(r.Job, &job); err != nil {
 		return nil, err
 	}
-	return nonNil(c.m.publisher.relay(r.Origin, job, r.Job, r.New, r.IDs)), nil
+	return nonNil(c.jobs.relay(r.Origin, job, r.Job, r.New, r.IDs)), nil
 }
 
 // retMsg is an agent's return, sent to the master that published the job.
@@ -381,10 +416,10 @@ type retMsg struct {
 func (c *cluster) forwardReturn(origin, id string, r wire.Return) {
 	body, err := json.Marshal(retMsg{ID: id, Return: r})
 	if err == nil {
-		err = c.m.bus.Send(origin+".ret", body)
+		err = c.bus.Send(origin+".ret", body)
 	}
 	if err != nil {
-		c.m.log.Warn("could not pass a return to the master that published the job", "master", origin, "jid", r.JID, "err", err)
+		c.log.Warn("could not pass a return to the master that published the job", "master", origin, "jid", r.JID, "err", err)
 	}
 }
 
@@ -393,7 +428,7 @@ func (c *cluster) onRet(_ context.Context, data []byte) (any, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, err
 	}
-	c.m.publisher.returned(r.ID, r.Return)
+	c.jobs.returned(r.ID, r.Return)
 	return nil, nil
 }
 
@@ -408,7 +443,7 @@ func (c *cluster) onFind(ctx context.Context, data []byte) (any, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, err
 	}
-	return c.m.publisher.findLocal(ctx, r.JID, r.IDs), nil
+	return c.jobs.findLocal(ctx, r.JID, r.IDs), nil
 }
 
 // find asks the other masters about the ids not connected here.

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 
-	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/mine"
 	"github.com/brinehq/brine/wire"
@@ -35,8 +35,10 @@ var ErrFileRecv = errors.New("file push refused")
 // that directory. A file is written beside its place and renamed there
 // when its last chunk arrives, so a reader never sees half of one.
 type fileRecv struct {
-	m  *Master
-	mu sync.Mutex // one chunk at a time: chunks of one file follow each other
+	// cfg is the configuration in force (file_recv changes on reload).
+	cfg func() *config.Master
+	log *slog.Logger
+	mu  sync.Mutex // one chunk at a time: chunks of one file follow each other
 }
 
 // fileRecvSettings reads file_recv, file_recv_max_size and cachedir from the
@@ -92,17 +94,17 @@ const partSuffix = ".brine-part"
 func (r *fileRecv) push(_ context.Context, id string, body json.RawMessage) (any, error) {
 	var req wire.FilePush
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("%w: file push: %v", gateway.ErrInvalidRequest, err)
+		return nil, fmt.Errorf("%w: file push: %v", wire.ErrInvalidRequest, err)
 	}
 	err := r.write(id, req)
 	if err != nil {
-		r.m.log.Warn("file push refused", "agent", id, "path", strings.Join(req.Path, "/"), "err", err)
+		r.log.Warn("file push refused", "agent", id, "path", strings.Join(req.Path, "/"), "err", err)
 	}
 	return map[string]any{}, err
 }
 
 func (r *fileRecv) write(id string, req wire.FilePush) error {
-	on, maxBytes, cachedir, err := fileRecvSettings(r.m.cfg)
+	on, maxBytes, cachedir, err := fileRecvSettings(r.cfg())
 	if err != nil {
 		return err
 	}

@@ -9,13 +9,10 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/brinehq/brine/bus"
-	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/wire"
 )
 
@@ -24,9 +21,10 @@ import (
 func TestFileRecv(t *testing.T) {
 	cachedir := t.TempDir()
 	outside := t.TempDir()
-	on := &fileRecv{m: &Master{cfg: testConfig(t, fmt.Sprintf("file_recv: True\nfile_recv_max_size: 1\ncachedir: %s\n", cachedir)),
-		log: slog.New(slog.NewTextHandler(io.Discard, nil))}}
-	off := &fileRecv{m: &Master{cfg: testConfig(t, ""), log: on.m.log}}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	recv := func(c *config.Master) *fileRecv { return &fileRecv{cfg: func() *config.Master { return c }, log: log} }
+	on := recv(testConfig(t, fmt.Sprintf("file_recv: True\nfile_recv_max_size: 1\ncachedir: %s\n", cachedir)))
+	off := recv(testConfig(t, ""))
 	ctx := context.Background()
 	push := func(r *fileRecv, id string, req wire.FilePush) error {
 		_, err := r.push(ctx, id, mustJSON(t, req))
@@ -45,7 +43,7 @@ func TestFileRecv(t *testing.T) {
 	if !errors.Is(err, ErrFileRecv) || !strings.Contains(err.Error(), "file_recv is not True") {
 		t.Errorf("push with file_recv off: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(off.m.cfg.Settings.DataDir, "cache")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(off.cfg().Settings.DataDir, "cache")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused push created the cache directory: %v", err)
 	}
 
@@ -106,65 +104,42 @@ func TestFileRecv(t *testing.T) {
 	}
 
 	// The default cachedir is <data_dir>/cache.
-	def := &fileRecv{m: &Master{cfg: testConfig(t, "file_recv: true\n"), log: on.m.log}}
+	def := recv(testConfig(t, "file_recv: true\n"))
 	if err := push(def, "web01", wire.FilePush{Path: []string{"f"}, Size: 1, Data: []byte("1")}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(def.m.cfg.Settings.DataDir, "cache", "minions", "web01", "files", "f")); err != nil {
+	if _, err := os.Stat(filepath.Join(def.cfg().Settings.DataDir, "cache", "minions", "web01", "files", "f")); err != nil {
 		t.Errorf("default cachedir: %v", err)
 	}
 }
 
-// cp.push from a real agent to a master with file_recv: True, in chunks.
-func TestCpPushEndToEnd(t *testing.T) {
+// cp.push's chunks through an agent transport to a master with
+// file_recv: True: kept whole once the last arrives, under the id the
+// connection was accepted as (the agent's side, the chunking, is
+// modules/cp's test; the whole way, e2e's).
+func TestCpPushThroughTheSeam(t *testing.T) {
 	cachedir := t.TempDir()
-	m := start(t, testConfig(t, fmt.Sprintf("auto_accept: true\nfile_recv: true\ncachedir: %s\n", cachedir)))
-	runAgent(t, m, "web01")
-	src := filepath.Join(t.TempDir(), "report.bin")
+	_, mt := startWith(t, testConfig(t, fmt.Sprintf("auto_accept: true\nfile_recv: true\ncachedir: %s\n", cachedir)))
+	web := mt.dial("key-web01")
+	hello(t, web, "web01")
 	body := bytes.Repeat([]byte("0123456789abcdef"), 40000) // 640000 bytes: three chunks
-	if err := os.WriteFile(src, body, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	waitConnected(t, m, "web01")
-	run := func(kwargs map[string]any) jobs.Return {
-		t.Helper()
-		out, err := m.publisher.Run(ctx, jobs.Targeted{JID: jobs.NewJID(), Fun: "cp.push", Arg: jobs.PackArgs([]any{src}, kwargs),
-			Tgt: "web01", TgtType: "glob", User: "test"}, bus.Origin{Source: "brine://test"}, defaultWait)
-		if err != nil {
+	path := []string{"reports", "today.bin"}
+	kept := filepath.Join(cachedir, "minions", "web01", "files", "reports", "today.bin")
+	for loc := 0; loc < len(body); loc += 256 << 10 {
+		if _, err := os.Stat(kept); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("the file is in place before its last chunk: %v", err)
+		}
+		chunk := body[loc:min(loc+256<<10, len(body))]
+		if err := web.call(wire.MethodFilePush, wire.FilePush{Path: path, Loc: int64(loc), Size: int64(len(body)), Data: chunk}, nil); err != nil {
 			t.Fatal(err)
 		}
-		return out.Returns["web01"]
 	}
-	if r := run(nil); r.Return != true || r.Retcode != 0 {
-		t.Fatalf("cp.push = %+v", r)
-	}
-	got, err := os.ReadFile(filepath.Join(cachedir, "minions", "web01", "files", strings.TrimPrefix(src, "/")))
-	if err != nil || !bytes.Equal(got, body) {
+	if got, err := os.ReadFile(kept); err != nil || !bytes.Equal(got, body) {
 		t.Fatalf("pushed file: %d bytes, %v; want %d bytes", len(got), err, len(body))
 	}
-	if r := run(map[string]any{"upload_path": "/reports/today.bin", "remove_source": true}); r.Return != true {
-		t.Fatalf("cp.push upload_path= remove_source=True = %+v", r)
-	}
-	if got, err := os.ReadFile(filepath.Join(cachedir, "minions", "web01", "files", "reports", "today.bin")); err != nil || !bytes.Equal(got, body) {
-		t.Errorf("upload_path: %d bytes, %v", len(got), err)
-	}
-	if _, err := os.Stat(src); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("remove_source=True kept %s: %v", src, err)
-	}
-}
-
-// defaultWait is how long the end-to-end test waits for a return.
-const defaultWait = 20 * time.Second
-
-// waitConnected waits until agent id is connected to m.
-func waitConnected(t *testing.T, m *Master, id string) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !slices.Contains(m.agents.Connected(), id) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never connected", id)
-		}
-		time.Sleep(20 * time.Millisecond)
+	// A connection not accepted pushes nothing.
+	stranger := mt.dial("key-x")
+	if err := stranger.call(wire.MethodFilePush, wire.FilePush{Path: []string{"x"}, Size: 1, Data: []byte("x")}, nil); !errors.Is(err, wire.ErrNotAccepted) {
+		t.Errorf("a push before hello: %v, want ErrNotAccepted", err)
 	}
 }

@@ -22,7 +22,7 @@ type provider interface {
 // providers lists every part that provides runner functions besides the
 // built-in ones: the one list both the master and DryRunFunctions use.
 func (m *Master) providers() []provider {
-	ps := []provider{m.mine, m.jobs, m.keys, m.agents, m.cloud, m.orch, runners{m}}
+	ps := []provider{m.mine, m.jobs, m.keys, m.cloud, m.orch, runners{m}}
 	for _, in := range m.integrations {
 		ps = append(ps, in)
 	}

@@ -5,10 +5,19 @@
 // ends, reloading the configuration on SIGHUP; then everything stops
 // without losing an acknowledged event.
 //
-// One concept per file: the requests the master answers (requests.go), jobs
-// (jobs.go), the HTTP API (api.go), health checks (health.go), the reactor
-// (reactor.go), the integrations (integrations.go), the cloud runner
-// functions (cloud.go) and reload (reload.go).
+// One concept per file. Operators' requests have one table (requests.go),
+// agents' another (agentproto.go), served by every transport of the agent
+// protocol (transport.go: the seam, and brine's CURVE gateway behind it).
+// The parts behind the agents' table take only what they use: the agents'
+// connections and keys (agents.go), the publisher that targets jobs and
+// routes their returns (publish.go), the file server (files.go), cp.push's
+// receiver (filerecv.go), pillar (pillar.go) and this master's part among
+// the masters of its bus (cluster.go). Then `brine exec`'s requests
+// (exec.go), jobs (jobs.go), orchestration (orchestrate.go), the runner
+// functions (runners*.go), presence (presence.go), the HTTP API (api.go),
+// health checks (health.go), the reactor (reactor.go), the integrations
+// (integrations.go), the cloud runner functions (cloud.go) and reload
+// (reload.go).
 package master
 
 import (
@@ -53,6 +62,10 @@ type Options struct {
 	Version string
 	// LogOutput receives the log (default os.Stderr).
 	LogOutput io.Writer
+	// Transports carry the agent protocol beside the gateway's CURVE
+	// (which every master serves): each is handed the master's agent
+	// methods before the master starts serving.
+	Transports []Transport
 }
 
 // Master is a running master.
@@ -68,10 +81,13 @@ type Master struct {
 
 	bus     *natsbus.Bus
 	gateway *gateway.Server
-	funcs   *function.Registry
-	mine    *mine.Store
-	keys    *keys.Store
-	agents  *agents
+	// transports carry the agent protocol (agentMethods): the gateway's
+	// CURVE first.
+	transports []Transport
+	funcs      *function.Registry
+	mine       *mine.Store
+	keys       *keys.Store
+	agents     *agents
 	// publisher sends jobs to agents and routes their returns.
 	publisher *publisher
 	// cluster is this master's part among the masters of its bus.
@@ -160,14 +176,13 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	// the integrations, the API (which exports their counters), and the
 	// reactor last, so that every function it may call is registered
 	// before it reacts to the first event.
-	m.agents = newAgents(m)
-	m.publisher = newPublisher(m)
-	m.pillars = newPillars(m)
+	m.transports = append([]Transport{curveTransport{m.gateway}}, o.Transports...)
 	m.orch = &orchestrator{m: m, renderer: state.NewRenderer()}
 	for _, start := range []func(context.Context) error{
 		m.startStores,
-		m.startCluster,
 		m.startKeys,
+		m.assembleAgentParts,
+		m.startCluster,
 		m.startPublisher,
 		m.startIntegrations,
 		m.startCloud,
@@ -180,7 +195,9 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 		}
 	}
 	m.handleRequests()
-	m.agents.serve(m.ctx)
+	m.serveAgents()
+	m.grp.Go(func() error { return m.agents.watchKeys(m.ctx) })
+	m.grp.Go(func() error { m.presenceLoop(m.ctx); return nil })
 	m.resumeOrchestrations()
 	m.served = true
 	m.grp.Go(func() error { return m.gateway.Run(m.ctx) })
@@ -311,6 +328,33 @@ func (m *Master) fire(ctx context.Context, tag string, data map[string]any) {
 
 // component is the logger of one part.
 func (m *Master) component(name string) *slog.Logger { return m.log.With("component", name) }
+
+// assembleAgentParts makes the parts that serve agents, each given what
+// it uses: the agents' connections, the publisher that sends them jobs,
+// the pillar compiler and this master's part among the masters of its bus
+// (which startCluster joins). The few that need each other are linked
+// here, in one place.
+func (m *Master) assembleAgentParts(context.Context) error {
+	s := m.cfg.Settings
+	m.agents = newAgents(s, m.log, m.keys, m.bus, m.mine, m.jobs)
+	m.pillars = newPillars(m.log, nil)
+	m.cluster = newCluster(s.ID, m.bus, m.log, m.agents.Connected, m.adopt)
+	m.publisher = newPublisher(m.bus, m.mine, m.keys, m.agents, m.cluster, m.pillars.of, m.log)
+	m.pillars.nodegroups = m.publisher.groups
+	m.agents.router = m.publisher
+	m.cluster.jobs = m.publisher
+	return nil
+}
+
+// startPublisher reads the publisher's and pillar's configuration and
+// follows the mine for targeting.
+func (m *Master) startPublisher(context.Context) error {
+	if err := m.publisher.configure(m.cfg); err != nil {
+		return err
+	}
+	m.grp.Go(func() error { m.publisher.serve(m.ctx); return nil })
+	return m.pillars.configure(m.cfg)
+}
 
 // startStores opens the mine, the job store and the dead letters, once each,
 // and keeps the mine and the job store current from the bus.

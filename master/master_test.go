@@ -54,9 +54,17 @@ func testConfig(t *testing.T, extra string) *config.Master {
 // start runs a master on cfg until the test ends.
 func start(t *testing.T, cfg *config.Master) *Master {
 	t.Helper()
+	return startOpts(t, cfg, Options{})
+}
+
+// startOpts runs a master on cfg with o's other options until the test
+// ends.
+func startOpts(t *testing.T, cfg *config.Master, o Options) *Master {
+	t.Helper()
 	dir := filepath.Dir(cfg.Files[0])
-	m, err := New(context.Background(), Options{Config: cfg, ConfigPath: dir, LogOutput: io.Discard, Version: "test",
-		Load: func() (*config.Master, error) { return config.Load(dir) }})
+	o.Config, o.ConfigPath, o.LogOutput, o.Version = cfg, dir, io.Discard, "test"
+	o.Load = func() (*config.Master, error) { return config.Load(dir) }
+	m, err := New(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}

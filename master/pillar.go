@@ -4,14 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
+	"log/slog"
 	"strings"
 	"sync"
 
-	"github.com/google/uuid"
-
-	"github.com/brinehq/brine/bus"
-	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/internal/keyorder"
 	"github.com/brinehq/brine/pillar"
@@ -27,8 +23,10 @@ var PillarKeys = []string{"pillar_roots"}
 // agent's pillar is compiled for the id the gateway authenticated and
 // sent only to it: no request can name another agent.
 type pillars struct {
-	m        *Master
 	renderer *state.Renderer
+	log      *slog.Logger
+	// nodegroups are the master's nodegroups in force (N@ in a top file).
+	nodegroups func() map[string]any
 
 	mu    sync.Mutex
 	roots state.Roots
@@ -44,8 +42,8 @@ func (p *pillars) of(id string) map[string]any {
 	return p.last[id]
 }
 
-func newPillars(m *Master) *pillars {
-	return &pillars{m: m, renderer: state.NewRenderer(), last: map[string]map[string]any{}}
+func newPillars(log *slog.Logger, nodegroups func() map[string]any) *pillars {
+	return &pillars{renderer: state.NewRenderer(), log: log, nodegroups: nodegroups, last: map[string]map[string]any{}}
 }
 
 // configure reads pillar_roots (default: base /srv/pillar).
@@ -73,7 +71,7 @@ func (p *pillars) configure(c *config.Master) error {
 func (p *pillars) compile(ctx context.Context, id string, req wire.PillarRequest) (map[string]any, *keyorder.Order) {
 	pl, order, errs := p.compileFor(ctx, id, req.Grains, req.Pillarenv)
 	if len(errs) > 0 {
-		p.m.log.Error("pillar did not compile", "agent", id, "errors", len(errs), "first", errs[0])
+		p.log.Error("pillar did not compile", "agent", id, "errors", len(errs), "first", errs[0])
 		pillar.Errors(pl, errs)
 	}
 	p.mu.Lock()
@@ -89,11 +87,7 @@ func (p *pillars) compileFor(ctx context.Context, id string, grains map[string]a
 	p.mu.Lock()
 	roots := p.roots
 	p.mu.Unlock()
-	var groups map[string]any
-	if ng := p.m.publisher.nodegroups.Load(); ng != nil {
-		groups = *ng
-	}
-	return pillar.Compile(ctx, p.renderer, pillar.Request{ID: id, Grains: grains, Roots: roots, Pillarenv: pillarenv, Nodegroups: groups})
+	return pillar.Compile(ctx, p.renderer, pillar.Request{ID: id, Grains: grains, Roots: roots, Pillarenv: pillarenv, Nodegroups: p.nodegroups()})
 }
 
 // ofMaster is the master's own pillar, pillar_roots compiled for id
@@ -107,61 +101,21 @@ func (p *pillars) ofMaster(ctx context.Context, id string) (map[string]any, *key
 	return pl, order, nil
 }
 
-// agentPillar answers an agent's pillar request.
-func (m *Master) agentPillar(ctx context.Context, id string, body json.RawMessage) (any, error) {
+// serve answers an agent's pillar request: compiled for the id its key
+// was accepted under (no request can name another agent), sent to it
+// alone.
+func (p *pillars) serve(ctx context.Context, id string, body json.RawMessage) (any, error) {
 	var req wire.PillarRequest
 	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("%w: pillar request: %v", gateway.ErrInvalidRequest, err)
+		return nil, fmt.Errorf("%w: pillar request: %v", wire.ErrInvalidRequest, err)
 	}
 	// the same JSON as the map's, with each object's keys in the order
 	// written: agents that read it into maps see no change, those that
 	// look (keyorder.ReadJSON) keep Salt's order
-	pillar, order := m.pillars.compile(ctx, id, req)
+	pillar, order := p.compile(ctx, id, req)
 	b, err := keyorder.MarshalJSON(pillar, order)
 	if err != nil {
 		return nil, err
 	}
 	return json.RawMessage(b), nil
-}
-
-// fileEnvs lists the saltenvs of file_roots, for agents' top files.
-func (m *Master) fileEnvs(context.Context, string, json.RawMessage) (any, error) {
-	roots, err := m.roots()
-	if err != nil {
-		return nil, err
-	}
-	return roots.Envs(), nil
-}
-
-// stateProgress fires a state run's progress event, Salt's
-// salt/job/<jid>/prog/<id>/<run_num>, for a job the agent was sent: the
-// tag is the master's, so the agent asks rather than fires it.
-func (m *Master) stateProgress(ctx context.Context, id string, body json.RawMessage) (any, error) {
-	var pr wire.Progress
-	if err := json.Unmarshal(body, &pr); err != nil {
-		return nil, fmt.Errorf("%w: progress: %v", gateway.ErrInvalidRequest, err)
-	}
-	cause, ok := m.publisher.sentTo(pr.JID, id)
-	if !ok {
-		return nil, fmt.Errorf("%w: progress for job %s, which agent %s was not sent", gateway.ErrInvalidRequest, pr.JID, id)
-	}
-	for _, res := range pr.Ret {
-		n := 0
-		if r, ok := res.(map[string]any); ok {
-			if f, ok := r["__run_num__"].(float64); ok {
-				n = int(f)
-			}
-		}
-		tag := "salt/job/" + pr.JID + "/prog/" + id + "/" + strconv.Itoa(n)
-		data := map[string]any{"data": map[string]any{"ret": pr.Ret, "len": pr.Len}, "id": id, "jid": pr.JID}
-		e, err := bus.NewEvent(tag, data, bus.Origin{Source: bus.AgentSource(id), Cause: cause})
-		if err != nil {
-			return nil, err
-		}
-		e.ID = uuid.NewString()
-		if err := m.bus.Publish(ctx, e); err != nil {
-			return nil, fmt.Errorf("publish %q: %w", tag, err)
-		}
-	}
-	return nil, nil
 }

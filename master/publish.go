@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strconv"
@@ -12,8 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/brinehq/brine/bus"
-	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/keys"
@@ -46,7 +48,17 @@ var ErrNoMinions = errors.New("No minions matched the target. No command was sen
 // what it knows of every agent, accepted keys and the grains in the mine,
 // and sends a job only to the agents it selects.
 type publisher struct {
-	m *Master
+	bus  bus.Publisher
+	mine mine.Watcher
+	keys interface {
+		List(context.Context, ...keys.State) (keys.Listing, error)
+	}
+	agents agentConns
+	// cluster reaches the agents connected to the other masters.
+	cluster jobRelay
+	// pillarOf is an agent's pillar as last compiled, for pillar targets.
+	pillarOf func(id string) map[string]any
+	log      *slog.Logger
 
 	nodegroups atomic.Pointer[map[string]any]
 
@@ -72,8 +84,36 @@ type liveJob struct {
 	origin string
 }
 
-func newPublisher(m *Master) *publisher {
-	return &publisher{m: m, live: map[string]*liveJob{}, finds: map[string]chan wire.JobState{}}
+// agentConns are the agents as the publisher reaches them: the accepted
+// connections of an id, and the accepted ids.
+type agentConns interface {
+	conns(id string) []Conn
+	acceptedIDs() ([]string, bool)
+}
+
+// jobRelay reaches the agents connected to the other masters of the bus
+// (the cluster): where they are, handing them a job, asking them about
+// one, and passing their returns to the master that published it.
+type jobRelay interface {
+	locate(ctx context.Context, ids []string) map[string]string
+	push(ctx context.Context, peer string, job []byte, newEv *bus.Event, ids []string) []string
+	find(ctx context.Context, jid string, ids []string) map[string]wire.JobState
+	forwardReturn(origin, id string, r wire.Return)
+}
+
+func newPublisher(b bus.Publisher, m mine.Watcher, k interface {
+	List(context.Context, ...keys.State) (keys.Listing, error)
+}, a agentConns, c jobRelay, pillarOf func(string) map[string]any, log *slog.Logger) *publisher {
+	return &publisher{bus: b, mine: m, keys: k, agents: a, cluster: c, pillarOf: pillarOf, log: log,
+		live: map[string]*liveJob{}, finds: map[string]chan wire.JobState{}}
+}
+
+// groups returns the nodegroups in force.
+func (p *publisher) groups() map[string]any {
+	if ng := p.nodegroups.Load(); ng != nil {
+		return *ng
+	}
+	return nil
 }
 
 // configure reads the publisher's keys (at start and on reload).
@@ -98,8 +138,7 @@ func (p *publisher) configure(c *config.Master) error {
 
 // serve follows the mine, where agents' grains are, and forgets old jobs.
 func (p *publisher) serve(ctx context.Context) {
-	p.m.gateway.HandleAgent(wire.MethodJobState, p.m.agents.bind(p.jobState))
-	changes, failed := mine.Feed(ctx, p.m.mine)
+	changes, failed := mine.Feed(ctx, p.mine)
 	t := time.NewTicker(pruneLiveEach)
 	defer t.Stop()
 	for {
@@ -107,7 +146,7 @@ func (p *publisher) serve(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case err := <-failed:
-			p.m.log.Error("publisher: the mine watch stopped; grain targeting uses what it knew", "err", err)
+			p.log.Error("publisher: the mine watch stopped; grain targeting uses what it knew", "err", err)
 			failed = nil
 		case c := <-changes:
 			p.mu.Lock()
@@ -134,20 +173,15 @@ func (p *publisher) prune() {
 // their id, grains and addresses), and for a list target the names it
 // gives that have no accepted key.
 func (p *publisher) Targets(ctx context.Context, tgt any, tgtType string) (minions, missing []string, err error) {
-	ng := p.nodegroups.Load()
-	var groups map[string]any
-	if ng != nil {
-		groups = *ng
-	}
-	t, err := target.ParseWith(tgt, tgtType, target.Options{Nodegroups: groups, Pillar: true})
+	t, err := target.ParseWith(tgt, tgtType, target.Options{Nodegroups: p.groups(), Pillar: true})
 	if err != nil {
 		return nil, nil, err
 	}
 	// The accepted ids as the keys watch keeps them (a change made on any
 	// master is there within milliseconds), else the bucket's list.
-	accepted, ok := p.m.agents.acceptedIDs()
+	accepted, ok := p.agents.acceptedIDs()
 	if !ok {
-		l, err := p.m.keys.List(ctx, keys.Accepted)
+		l, err := p.keys.List(ctx, keys.Accepted)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -155,7 +189,7 @@ func (p *publisher) Targets(ctx context.Context, tgt any, tgtType string) (minio
 	}
 	p.mu.Lock()
 	for _, id := range accepted {
-		f := target.Facts{ID: id, Pillar: p.m.pillars.of(id)}
+		f := target.Facts{ID: id, Pillar: p.pillarOf(id)}
 		if h := p.view.Hosts[id]; h != nil {
 			f.Grains = h.Grains
 		}
@@ -201,10 +235,10 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 	pub := jobs.Published{JID: t.JID, Minions: minions, Missing: missing, NotConnected: []string{}}
 	// Who is connected is known before the job is announced, so that its
 	// record does not wait for agents it was never sent to.
-	peers := make(map[string][]*gateway.Peer, len(minions))
+	peers := make(map[string][]Conn, len(minions))
 	var elsewhere []string
 	for _, id := range minions {
-		if ps := p.m.agents.peers(id); len(ps) > 0 {
+		if ps := p.agents.conns(id); len(ps) > 0 {
 			peers[id] = ps
 		} else {
 			elsewhere = append(elsewhere, id)
@@ -212,13 +246,13 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 	}
 	// Agents connected to another master of the cluster get the job
 	// through it.
-	where := p.m.cluster.locate(ctx, elsewhere)
+	where := p.cluster.locate(ctx, elsewhere)
 	for _, id := range elsewhere {
 		if _, ok := where[id]; !ok {
 			pub.NotConnected = append(pub.NotConnected, id)
 		}
 	}
-	if _, err := bus.Fire(ctx, p.m.bus, t.JID, map[string]any{"minions": minions}, o); err != nil {
+	if _, err := bus.Fire(ctx, p.bus, t.JID, map[string]any{"minions": minions}, o); err != nil {
 		return pub, nil, fmt.Errorf("job %s: %w", t.JID, err)
 	}
 	newData := map[string]any{}
@@ -232,7 +266,7 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 	if len(t.Metadata) > 0 {
 		newData["metadata"] = t.Metadata
 	}
-	newEv, err := bus.Fire(ctx, p.m.bus, "salt/job/"+t.JID+"/new", newData, o)
+	newEv, err := bus.Fire(ctx, p.bus, "salt/job/"+t.JID+"/new", newData, o)
 	if err != nil {
 		return pub, nil, fmt.Errorf("job %s: %w", t.JID, err)
 	}
@@ -281,7 +315,7 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 		}
 	}
 	for peer, ids := range byPeer {
-		sent := p.m.cluster.push(ctx, peer, body, newEv, ids)
+		sent := p.cluster.push(ctx, peer, body, newEv, ids)
 		p.mu.Lock()
 		for _, id := range sent {
 			lj.sent[id] = true
@@ -293,7 +327,7 @@ func (p *publisher) Publish(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 			}
 		}
 	}
-	p.m.log.Debug("job published", "jid", t.JID, "fun", t.Fun, "minions", len(minions), "not_connected", len(pub.NotConnected))
+	p.log.Debug("job published", "jid", t.JID, "fun", t.Fun, "minions", len(minions), "not_connected", len(pub.NotConnected))
 	return pub, notify, nil
 }
 
@@ -312,7 +346,7 @@ func (p *publisher) returned(id string, r wire.Return) {
 	notify, origin := lj.notify, lj.origin
 	p.mu.Unlock()
 	if origin != "" {
-		p.m.cluster.forwardReturn(origin, id, r)
+		p.cluster.forwardReturn(origin, id, r)
 	}
 	if notify != nil {
 		notify <- jobs.Return{ID: id, Return: r.Return, Retcode: r.Retcode, Success: r.Success, Out: r.Out, Time: r.Time}
@@ -347,7 +381,7 @@ func (p *publisher) sentTo(jid, id string) (*bus.Event, bool) {
 // reconnected publishes again, to an agent that comes back, the live jobs
 // it was sent and has not returned: it may not have received them. The
 // agent recognises a jid it has seen and does not run it twice.
-func (p *publisher) reconnected(id string, peer *gateway.Peer) {
+func (p *publisher) reconnected(id string, peer Conn) {
 	p.mu.Lock()
 	var again [][]byte
 	for _, lj := range p.live {
@@ -370,7 +404,7 @@ func (p *publisher) relay(origin string, job wire.Job, body json.RawMessage, new
 	var sent []string
 	for _, id := range ids {
 		ok := false
-		for _, peer := range p.m.agents.peers(id) {
+		for _, peer := range p.agents.conns(id) {
 			ok = peer.Push(wire.PushJob, body) || ok
 		}
 		if ok {
@@ -412,7 +446,7 @@ func (p *publisher) forget(jid string) {
 func (p *publisher) FindJob(ctx context.Context, jid string, ids []string) map[string]wire.JobState {
 	var here, elsewhere []string
 	for _, id := range ids {
-		if len(p.m.agents.peers(id)) > 0 {
+		if len(p.agents.conns(id)) > 0 {
 			here = append(here, id)
 		} else {
 			elsewhere = append(elsewhere, id)
@@ -420,7 +454,7 @@ func (p *publisher) FindJob(ctx context.Context, jid string, ids []string) map[s
 	}
 	out := p.findLocal(ctx, jid, here)
 	if len(elsewhere) > 0 {
-		for id, st := range p.m.cluster.find(ctx, jid, elsewhere) {
+		for id, st := range p.cluster.find(ctx, jid, elsewhere) {
 			if slices.Contains(elsewhere, id) {
 				out[id] = st
 			}
@@ -437,7 +471,7 @@ func (p *publisher) findLocal(ctx context.Context, jid string, ids []string) map
 	asked := 0
 	keyed := map[string]string{} // req+id -> id
 	for _, id := range ids {
-		peers := p.m.agents.peers(id)
+		peers := p.agents.conns(id)
 		if len(peers) == 0 {
 			continue
 		}
@@ -480,7 +514,7 @@ func (p *publisher) findLocal(ctx context.Context, jid string, ids []string) map
 func (p *publisher) jobState(_ context.Context, id string, body json.RawMessage) (any, error) {
 	var st wire.JobState
 	if err := json.Unmarshal(body, &st); err != nil {
-		return nil, fmt.Errorf("%w: job state: %v", gateway.ErrInvalidRequest, err)
+		return nil, fmt.Errorf("%w: job state: %v", wire.ErrInvalidRequest, err)
 	}
 	k := st.Req + "/" + id
 	p.mu.Lock()
@@ -494,6 +528,39 @@ func (p *publisher) jobState(_ context.Context, id string, body json.RawMessage)
 		}
 	}
 	return map[string]any{}, nil
+}
+
+// stateProgress fires a state run's progress event, Salt's
+// salt/job/<jid>/prog/<id>/<run_num>, for a job the agent was sent: the
+// tag is the master's, so the agent asks rather than fires it.
+func (p *publisher) progress(ctx context.Context, id string, body json.RawMessage) (any, error) {
+	var pr wire.Progress
+	if err := json.Unmarshal(body, &pr); err != nil {
+		return nil, fmt.Errorf("%w: progress: %v", wire.ErrInvalidRequest, err)
+	}
+	cause, ok := p.sentTo(pr.JID, id)
+	if !ok {
+		return nil, fmt.Errorf("%w: progress for job %s, which agent %s was not sent", wire.ErrInvalidRequest, pr.JID, id)
+	}
+	for _, res := range pr.Ret {
+		n := 0
+		if r, ok := res.(map[string]any); ok {
+			if f, ok := r["__run_num__"].(float64); ok {
+				n = int(f)
+			}
+		}
+		tag := "salt/job/" + pr.JID + "/prog/" + id + "/" + strconv.Itoa(n)
+		data := map[string]any{"data": map[string]any{"ret": pr.Ret, "len": pr.Len}, "id": id, "jid": pr.JID}
+		e, err := bus.NewEvent(tag, data, bus.Origin{Source: bus.AgentSource(id), Cause: cause})
+		if err != nil {
+			return nil, err
+		}
+		e.ID = uuid.NewString()
+		if err := p.bus.Publish(ctx, e); err != nil {
+			return nil, fmt.Errorf("publish %q: %w", tag, err)
+		}
+	}
+	return nil, nil
 }
 
 // Run publishes a job and waits until every agent it was sent to returned

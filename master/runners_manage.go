@@ -6,7 +6,62 @@ import (
 	"slices"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/keys"
 )
+
+// manageFuncs are Salt's manage runner functions, answered from the
+// agents' connections (Salt pings them with test.ping; a brine master knows).
+func (r runners) manageFuncs() []function.Func {
+	status := func(ctx context.Context) (up, down []string, err error) {
+		l, err := r.m.keys.List(ctx, keys.Accepted)
+		if err != nil {
+			return nil, nil, err
+		}
+		conn := r.m.connected(ctx)
+		for _, id := range l[keys.ListName(keys.Accepted)] {
+			if slices.Contains(conn, id) {
+				up = append(up, id)
+			} else {
+				down = append(down, id)
+			}
+		}
+		return nonNil(up), nonNil(down), nil
+	}
+	return []function.Func{
+		{Name: "manage.up", Doc: "Agents with an accepted key that are connected.", ReadOnly: true,
+			Run: func(ctx context.Context, _ *function.Input) (any, error) { up, _, err := status(ctx); return up, err }},
+		{
+			Name: "manage.down", Doc: "Agents with an accepted key that are not connected; removekeys=True deletes their keys.",
+			Params: []function.Param{{Name: "removekeys", Kind: function.Bool, Default: false}},
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				_, down, err := status(ctx)
+				if err != nil || !in.Bool("removekeys") {
+					return down, err
+				}
+				for _, id := range down {
+					if _, err := r.m.keys.Delete(ctx, id); err != nil {
+						return down, err
+					}
+				}
+				return down, nil
+			},
+		},
+		{Name: "manage.status", Doc: "{up: [...], down: [...]} of the agents with an accepted key.", ReadOnly: true,
+			Run: func(ctx context.Context, _ *function.Input) (any, error) {
+				up, down, err := status(ctx)
+				return map[string]any{"up": up, "down": down}, err
+			}},
+		{Name: "manage.cluster", Doc: "The masters sharing this bus, the event stream's leader and replicas (lag), and the leases held.",
+			ReadOnly: true, Run: func(ctx context.Context, _ *function.Input) (any, error) { return r.m.clusterStatus(ctx), nil }},
+		{Name: "manage.present", Doc: "Connected agents (Salt's presence).", ReadOnly: true,
+			Run: func(ctx context.Context, _ *function.Input) (any, error) { return nonNil(r.m.connected(ctx)), nil }},
+		{Name: "manage.not_present", Doc: "Agents with an accepted key that are not connected.", ReadOnly: true,
+			Run: func(ctx context.Context, _ *function.Input) (any, error) {
+				_, down, err := status(ctx)
+				return down, err
+			}},
+	}
+}
 
 // manageStateFuncs are Salt's manage runner's presence lists beyond
 // manage.present and manage.not_present: list_state and list_not_state,

@@ -12,7 +12,7 @@ import (
 )
 
 // The runners that read what the master keeps of its agents, against a
-// master with one real agent: cache.grains, cache.pillar,
+// master with one agent (the test's, through the agent protocol): cache.grains, cache.pillar,
 // pillar.show_pillar, the master's pillar.get, manage.versions,
 // jobs.last_run and doc.*.
 func TestOperatorRunners(t *testing.T) {
@@ -39,8 +39,10 @@ func TestOperatorRunners(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(files, "web", "conf", "nginx.conf"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m := start(t, testConfig(t, fmt.Sprintf("auto_accept: true\npillar_roots:\n  base: [%s]\nfile_roots:\n  base: [%s]\n", roots, files)))
-	stop := runAgent(t, m, "web01")
+	m, mt := startWith(t, testConfig(t, fmt.Sprintf("auto_accept: true\npillar_roots:\n  base: [%s]\nfile_roots:\n  base: [%s]\n", roots, files)))
+	stop := runMemAgent(t, mt, "web01", map[string]any{"id": "web01", "roles": []any{"web"}, "fqdn": "web01.example.com"},
+		map[string]any{"network.ip_addrs": []any{"192.0.2.10"}},
+		map[string]any{"test.version": "test", "sys.doc": map[string]any{"test.ping": "Returns True.", "pkg.upgrade": "Upgrades."}})
 	ctx := context.Background()
 	call := func(fun string, args []any, kwargs map[string]any) any {
 		t.Helper()
@@ -50,7 +52,7 @@ func TestOperatorRunners(t *testing.T) {
 		}
 		return got
 	}
-	// The agent reports its grains (mine) and asks for its pillar once
+	// The agent reported its grains (mine) and asked for its pillar once
 	// connected.
 	deadline := time.Now().Add(15 * time.Second)
 	for len(call("cache.grains", []any{"*"}, nil).(map[string]any)) == 0 || len(call("cache.pillar", nil, nil).(map[string]any)) == 0 {
@@ -132,13 +134,18 @@ func TestOperatorRunners(t *testing.T) {
 		t.Errorf("manage.list_state subset=[db01] = %v", got)
 	}
 
-	// manage.versions runs test.version; the in-process agent and the
-	// master are both "test".
+	// manage.versions runs test.version; the agent and the master are
+	// both "test".
 	want := map[string]any{"Master": "test", "Up to date": map[string]any{"web01": "test"}}
 	if got := call("manage.versions", nil, nil); !reflect.DeepEqual(got, want) {
 		t.Errorf("manage.versions = %v, want %v", got, want)
 	}
-	last := call("jobs.last_run", nil, map[string]any{"function": "test.version"}).(map[string]any)
+	// The job store records the job from the bus, moments after it ends.
+	deadline = time.Now().Add(10 * time.Second)
+	for call("jobs.last_run", nil, map[string]any{"function": "test.version"}) == false && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	last, _ := call("jobs.last_run", nil, map[string]any{"function": "test.version"}).(map[string]any)
 	for _, j := range last {
 		if j.(map[string]any)["Function"] != "test.version" {
 			t.Errorf("jobs.last_run function=test.version = %v", last)

@@ -20,8 +20,19 @@ import (
 	"github.com/brinehq/brine/jobs"
 )
 
-// ErrReservedTag is the refusal of a tag an agent may not fire under.
-var ErrReservedTag = errors.New("reserved tag prefix")
+// The master's refusals of an agent's request, whatever transport carries
+// it: each transport tells its agents in its own terms (brine's gateway as
+// its error codes), so the master's handlers need not know which.
+var (
+	// ErrReservedTag is the refusal of a tag an agent may not fire under.
+	ErrReservedTag = errors.New("reserved tag prefix")
+	// ErrInvalidRequest is a request the master cannot read or will not
+	// take as it is (a malformed body, a jid never sent to the agent).
+	ErrInvalidRequest = errors.New("invalid request")
+	// ErrNotAccepted is a request, other than a hello, on a connection
+	// whose key is not accepted.
+	ErrNotAccepted = errors.New("authentication failed")
+)
 
 // CheckTag refuses the tags agent id may not fire: the master's reserved
 // prefixes, salt-cloud's lifecycle (bus.OperatorPrefixes), and salt/minion/<x>/ or salt/beacon/<x>/ of another agent. The
@@ -171,6 +182,12 @@ type Return struct {
 	Success bool      `json:"success"`
 	Out     string    `json:"out,omitempty"`
 	Time    time.Time `json:"time"`
+}
+
+// Stored is the master's answer to an Event or a Return: the id of the
+// event it stored, after which the agent drops its queued copy.
+type Stored struct {
+	ID string `json:"id"`
 }
 
 // Mine is the agent's grains and mine function results.
