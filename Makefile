@@ -1,14 +1,23 @@
-# brine — see README.md. Targets: demo, test, interop, bench, chaos, lint, build, fuzz.
+# brine — see README.md. Targets: demo, test, check, interop, bench, chaos, lint, build, fuzz.
 GO            ?= go
 BIN           := bin/brine
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Debian packages the tests start as real peers (installed when missing).
 DEB_PACKAGES  ?= bind9 bind9-dnsutils dnsmasq-base busybox udhcpc iproute2 curl openssh-server python3 python3-zmq iputils-ping git cron
-# Packages where concurrency lives run under the race detector.
-RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./api/... ./master/... ./agent/... ./keys/... ./jobs/... ./remote/... ./state/... ./beacons/ ./lease/
+# Packages where concurrency lives run under the race detector (e2e: the
+# system tests, which drive the master and agents cmd/brine builds).
+RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./e2e/ ./api/... ./master/... ./agent/... ./keys/... ./jobs/... ./remote/... ./state/... ./beacons/ ./lease/
+# make check's tests leave out the system tests (e2e) and the chaos run's
+# short profile (bench/chaos): both start masters, agents and peers,
+# need root and network namespaces, and take minutes; make test runs them.
+CHECK_SKIP    := /e2e$$|/bench/chaos$$
 FUZZTIME      ?= 30s
 
-.PHONY: all build demo test deps unit race lint bench chaos fuzz clean interop
+.PHONY: all build demo test check deps lint bench chaos fuzz clean interop
+
+# phase prints, as a phase of a target starts, its name and the time, so
+# that a long run says where it is: $(call phase,test,go vet,2/5).
+phase = @echo "== make $(1): $(2) ($(3)) at $$(date -u +%H:%M:%S) UTC"
 
 all: build
 
@@ -25,11 +34,36 @@ demo:
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(DEMO_PACKAGES)"
 	./scripts/demo.sh $(BIN)
 
-test: deps
+# test is the whole suite, as CI runs it: every test of every package,
+# the system tests (e2e) and the chaos run's short profile included, then
+# the concurrent packages again under the race detector. Nothing skips: a
+# test that needs root, a network namespace or a Debian package fails,
+# saying which, when it is missing.
+test:
+	$(call phase,test,Debian packages,1/5)
+	@$(MAKE) --no-print-directory deps
+	$(call phase,test,go vet,2/5)
 	$(GO) vet ./...
+	$(call phase,test,go test ./...,3/5)
 	$(GO) test -count=1 ./...
+	$(call phase,test,go test -race,4/5)
 	$(GO) test -count=1 -race $(RACE_PKGS)
+	$(call phase,test,third_party/gonja,5/5)
 	cd third_party/gonja && $(GO) test -count=1 ./...
+	@echo "== make test: passed at $$(date -u +%H:%M:%S) UTC"
+
+# check is the edit-test loop: gofmt, go vet, staticcheck, and the tests
+# of every package but the system tests and the chaos run, with -short
+# (tests that need root or a network namespace skip under -short and only
+# there). Go caches the results of tests whose code did not change.
+check:
+	$(call phase,check,gofmt go vet staticcheck,1/3)
+	@$(MAKE) --no-print-directory lint
+	$(call phase,check,go test -short (all but e2e and bench/chaos),2/3)
+	$(GO) test -short $$($(GO) list ./... | grep -Ev '$(CHECK_SKIP)')
+	$(call phase,check,third_party/gonja,3/3)
+	cd third_party/gonja && $(GO) test -short ./...
+	@echo "== make check: passed at $$(date -u +%H:%M:%S) UTC"
 
 # Salt 3006.6 from ../shared/peers (or SALT_SRC=/path/to/salt-tree), run with
 # Debian's python3 packages: make interop renders the differential suites
@@ -46,7 +80,7 @@ deps:
 	if [ -n "$$missing" ]; then \
 		echo "installing:$$missing"; \
 		if [ "$$(id -u)" != 0 ]; then echo "make deps: need root to install$$missing" >&2; exit 1; fi; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
 lint:
