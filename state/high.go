@@ -593,7 +593,11 @@ func asList(v any) []any {
 func Plain(v any) any { return toPlain(v) }
 
 // toPlain turns ordered YAML mappings into plain maps.
-func toPlain(v any) any {
+func toPlain(v any) any { return py.MapLeaves(v, plainLeaf) }
+
+// plainLeaf is toPlain of a value that is not a list or a plain map: an
+// ordered mapping made a map and walked in turn, an integer made an int64.
+func plainLeaf(v any) any {
 	switch v := v.(type) {
 	case yaml.MapSlice:
 		m := make(map[string]any, len(v))
@@ -601,18 +605,6 @@ func toPlain(v any) any {
 			m[fmt.Sprint(item.Key)] = toPlain(item.Value)
 		}
 		return m
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = toPlain(x)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = toPlain(x)
-		}
-		return out
 	case uint64:
 		if v <= 1<<63-1 {
 			return int64(v)

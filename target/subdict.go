@@ -247,26 +247,18 @@ func pyRepr(v any) string { return py.ReprValue(pyInts(v)) }
 
 // pyInts turns integral floats (below 1e16) into int64, in lists and
 // mappings too.
-func pyInts(v any) any {
+func pyInts(v any) any { return py.MapLeaves(v, pyInt) }
+
+// pyInt is an integral float (below 1e16) as an int64, any other float as
+// a float64, and anything else as it is.
+func pyInt(v any) any {
 	switch t := v.(type) {
 	case float64:
 		if t == math.Trunc(t) && math.Abs(t) < 1e16 {
 			return int64(t)
 		}
 	case float32:
-		return pyInts(float64(t))
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = pyInts(x)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = pyInts(x)
-		}
-		return out
+		return pyInt(float64(t))
 	}
 	return v
 }

@@ -1,5 +1,7 @@
 package jinja
 
+import "github.com/brinehq/brine/internal/py"
+
 // Salt's salt.utils.dictupdate and copy.deepcopy, which its template
 // functions (grains.filter_by, defaults.*, slsutil.*) share.
 
@@ -47,23 +49,7 @@ func DictUpdate(dest, upd map[string]any, recursive, mergeLists bool) map[string
 }
 
 // DeepCopy is copy.deepcopy of plain values.
-func DeepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[k] = DeepCopy(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(t))
-		for i, x := range t {
-			out[i] = DeepCopy(x)
-		}
-		return out
-	}
-	return v
-}
+func DeepCopy(v any) any { return py.MapLeaves(v, func(x any) any { return x }) }
 
 // FnmatchCase is Python's fnmatch.fnmatchcase: a shell glob over the
 // whole text, * and ? matching / too.

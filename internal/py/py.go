@@ -200,23 +200,10 @@ func List(ss []string) []any {
 // Returns go through it before they are queued or printed, where
 // json.Marshal would refuse the whole return and lose it.
 func Finite(v any) any {
-	switch v := v.(type) {
-	case float64:
-		if math.IsInf(v, 0) || math.IsNaN(v) {
-			return Float(v)
+	return MapLeaves(v, func(x any) any {
+		if f, ok := x.(float64); ok && (math.IsInf(f, 0) || math.IsNaN(f)) {
+			return Float(f)
 		}
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = Finite(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = Finite(x)
-		}
-		return out
-	}
-	return v
+		return x
+	})
 }
