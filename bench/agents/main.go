@@ -18,9 +18,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
@@ -28,10 +26,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/bench/internal/fleet"
 	"github.com/brinehq/brine/bench/masterproc"
 	"github.com/brinehq/brine/bench/report"
-	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 )
 
@@ -189,43 +186,17 @@ type Storm struct {
 	AgentLog   masterproc.LogTally `json:"agent_log"`
 }
 
-// fleet is the simulated agents.
-type fleet struct {
-	agents []*agent.Agent
-	logs   *masterproc.LogCounter
-	wg     sync.WaitGroup
-	errs   []error
-}
-
 // markReady records when each agent was first seen Ready (at now) and
 // returns how many have been.
-func (fl *fleet) markReady(readyAt []time.Duration, now time.Duration) int {
+func markReady(fl *fleet.Fleet, readyAt []time.Duration, now time.Duration) int {
 	n := 0
-	for i, a := range fl.agents {
+	for i, a := range fl.Agents {
 		if readyAt[i] == 0 && a.Ready() {
 			readyAt[i] = now
 		}
 		if readyAt[i] != 0 {
 			n++
 		}
-	}
-	return n
-}
-
-func (f *fleet) ready() int {
-	n := 0
-	for _, a := range f.agents {
-		if a.Ready() {
-			n++
-		}
-	}
-	return n
-}
-
-func (f *fleet) queued() int {
-	n := 0
-	for _, a := range f.agents {
-		n += a.Queued()
 	}
 	return n
 }
@@ -241,7 +212,6 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 	defer cleanup()
-	bin, dir, mdir, pubPort, reqPort := setup.Bin, setup.Dir, setup.MasterDir, setup.PubPort, setup.ReqPort
 
 	rep := report.New("agents")
 	rep.Setup["command"] = fmt.Sprintf("go run ./bench/agents -brine %s -agents %d -events %d -reauth-delay %d -out %s", o.bin, o.agents, o.events, o.reauthDelay, o.out)
@@ -254,8 +224,8 @@ func run(ctx context.Context, o options) (err error) {
 	rep.Setup["events_per_agent_k"] = strconv.Itoa(o.events)
 	setup.Describe(rep)
 
-	logs := masterproc.NewLogCounter()
-	fl, err := prepareAgents(dir, o, reqPort, pubPort, logs)
+	extra := fmt.Sprintf("acceptance_wait_time: %d\nrandom_reauth_delay: %d\n", o.acceptWait, o.reauthDelay)
+	fl, err := fleet.New(setup, o.agents, agentID, extra)
 	if err != nil {
 		return err
 	}
@@ -263,43 +233,17 @@ func run(ctx context.Context, o options) (err error) {
 	agentsRSS0, _ := readMem(os.Getpid())
 
 	// The master, killed on every way out of here.
-	mlog1 := filepath.Join(dir, "master-1.log")
-	cur, err := masterproc.Start(bin, mdir, mlog1)
+	m, err := fleet.StartMaster(ctx, setup, masterLog(1))
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if cur != nil {
-			cur.Kill()
-		}
-	}()
-	fail := func(err error) error {
-		return fmt.Errorf("%w\nmaster log (last lines):\n%s", err, masterproc.Tail(filepath.Join(dir, fmt.Sprintf("master-%d.log", masterRun)), 20))
-	}
-	masterRun = 1
-	key, err := masterproc.WaitKey(ctx, setup.KeyFile())
-	if err != nil {
-		return fail(err)
-	}
-	reqAddr, pubAddr := setup.ReqAddr(), setup.PubAddr()
-	dctx, dcancel := context.WithTimeout(ctx, time.Minute)
-	op, err := gateway.Dial(dctx, reqAddr, key)
-	dcancel()
-	if err != nil {
-		return fail(fmt.Errorf("the master does not answer: %w", err))
-	}
-	defer op.Close()
+	defer m.Close()
+	fail := m.Fail
 
 	// The watch: started before any agent, from the beginning of the log,
 	// reconnecting (and catching up) across the master's restart.
 	live := newTally()
-	wctx, wcancel := context.WithCancel(ctx)
-	watchDone := make(chan error, 1)
-	go func() { watchDone <- op.Watch(wctx, pubAddr, "", bus.Beginning, live.add) }()
-	stopWatch := sync.OnceFunc(func() {
-		wcancel()
-		<-watchDone
-	})
+	stopWatch := m.Watch(ctx, "", live.add)
 	defer stopWatch()
 	if err := waitFor(ctx, 30*time.Second, func() bool { return live.events > 0 }, &live.mu); err != nil {
 		return fail(fmt.Errorf("the watch saw nothing (not even the master's start event): %w", err))
@@ -309,7 +253,7 @@ func run(ctx context.Context, o options) (err error) {
 	if !masterproc.Sleep(ctx, 3*time.Second) {
 		return ctx.Err()
 	}
-	pid := cur.PID()
+	pid := m.PID()
 	res.Idle.BeforeSamples, res.Idle.Before, err = sampleMem(pid, 5, 500*time.Millisecond)
 	if err != nil {
 		return fail(err)
@@ -321,12 +265,8 @@ func run(ctx context.Context, o options) (err error) {
 	baseCPU, baseWin := report.ProcCPU(pid)-b0, time.Since(bw0)
 
 	// (1) Onboarding.
-	actx, acancel := context.WithCancel(ctx)
-	defer func() {
-		acancel()
-		waitGroup(&fl.wg, 30*time.Second)
-	}()
-	ob, t0, err := onboard(actx, o, fl, live, pid)
+	defer fl.Stop()
+	ob, t0, err := onboard(ctx, o, fl, live, pid)
 	res.Onboarding = ob
 	if err != nil {
 		return fail(err)
@@ -390,40 +330,24 @@ func run(ctx context.Context, o options) (err error) {
 	idle.MasterNetCPUusPerAgent = (float64(m1-m0)/win - float64(baseCPU)/baseWin.Seconds()) / float64(time.Microsecond) / n
 	idle.AgentsCPUusPerAgent = float64(s1-s0) / float64(time.Microsecond) / n / win
 	idle.AgentsRSSPerAgentKB = float64(agentsRSS1.RSSKiB-agentsRSS0.RSSKiB) / n
-	idle.StillReady = fl.ready()
+	idle.StillReady = fl.Ready()
 
 	// (3) The reconnect storm.
-	st, next, err := storm(ctx, o, fl, live, cur, bin, mdir, dir, key, reqAddr)
-	if next != nil {
-		cur = next
-	}
+	st, err := storm(ctx, o, fl, live, m)
 	res.Storm = st
 	if err != nil {
 		return fail(err)
 	}
 
 	// Stop the agents, then the master.
-	acancel()
-	if !waitGroup(&fl.wg, 30*time.Second) {
-		rep.Fail("the agents did not stop within 30 s of their context ending")
+	if !fl.Stop() {
+		rep.Fail(fmt.Sprintf("the agents did not stop within %s of their context ending", fleet.StopTimeout))
 	}
-	for i, e := range fl.errs {
-		if e != nil {
-			rep.Fail(fmt.Sprintf("agent %d: Run returned %v", i, e))
-			break
-		}
+	if i, e := fl.Err(); e != nil {
+		rep.Fail(fmt.Sprintf("agent %d: Run returned %v", i, e))
 	}
 	stopWatch()
-	if _, err := cur.Stop(30 * time.Second); err != nil {
-		rep.Notes = append(rep.Notes, "stopping the master at the end: "+err.Error())
-	}
-	cur = nil
-	for i := 1; i <= masterRun; i++ {
-		w, e, msgs := masterproc.LogSummary(filepath.Join(dir, fmt.Sprintf("master-%d.log", i)))
-		if w+e > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("master run %d logged %d warnings and %d errors: %v", i, w, e, msgs))
-		}
-	}
+	m.End(rep)
 
 	rep.Results = res
 	rep.Setup["load_avg_after"] = report.LoadAvg()
@@ -458,16 +382,7 @@ func run(ctx context.Context, o options) (err error) {
 	} else {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("random_reauth_delay is %d s here (-reauth-delay), not the default 10 s", o.reauthDelay))
 	}
-	if err := rep.Write(o.out); err != nil {
-		return err
-	}
-	if err := rep.Print(os.Stdout); err != nil {
-		return err
-	}
-	if !rep.Pass {
-		return errors.New("a target was missed")
-	}
-	return nil
+	return rep.Finish(o.out, os.Stdout)
 }
 
 // writeHeapProfile writes this process's live heap to path.
@@ -484,92 +399,24 @@ func writeHeapProfile(path string) error {
 	return f.Close()
 }
 
-// masterRun numbers the master's runs (its log files).
-var masterRun int
-
-// prepareAgents writes each agent's configuration and makes it (its key
-// pair, outbox and grains) before anything is timed.
-func prepareAgents(dir string, o options, reqPort, pubPort int, logs *masterproc.LogCounter) (*fleet, error) {
-	fl := &fleet{agents: make([]*agent.Agent, o.agents), logs: logs, errs: make([]error, o.agents)}
-	log := slog.New(logs)
-	var (
-		wg    sync.WaitGroup
-		next  atomic.Int64
-		first error
-		mu    sync.Mutex
-	)
-	for range runtime.NumCPU() * 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= o.agents {
-					return
-				}
-				a, err := newAgent(dir, i, o, reqPort, pubPort, log)
-				if err != nil {
-					mu.Lock()
-					first = firstErr(first, err)
-					mu.Unlock()
-					return
-				}
-				fl.agents[i] = a
-			}
-		}()
-	}
-	wg.Wait()
-	return fl, first
-}
-
-func firstErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
-}
+// masterLog is the log file of the master's run-th run.
+func masterLog(run int) string { return fmt.Sprintf("master-%d.log", run) }
 
 func agentID(i int) string { return fmt.Sprintf("bench-agent-%04d", i) }
 
-func newAgent(dir string, i int, o options, reqPort, pubPort int, log *slog.Logger) (*agent.Agent, error) {
-	adir := filepath.Join(dir, "agents", agentID(i))
-	if err := os.MkdirAll(adir, 0o700); err != nil {
-		return nil, err
-	}
-	conf := fmt.Sprintf("master: 127.0.0.1\nmaster_port: %d\npublish_port: %d\nid: %s\ncachedir: cache\n"+
-		"acceptance_wait_time: %d\nrandom_reauth_delay: %d\n", reqPort, pubPort, agentID(i), o.acceptWait, o.reauthDelay)
-	if err := os.WriteFile(filepath.Join(adir, "minion"), []byte(conf), 0o600); err != nil {
-		return nil, err
-	}
-	cfg, err := agent.LoadConfig(adir)
-	if err != nil {
-		return nil, err
-	}
-	if len(cfg.Warnings) > 0 {
-		return nil, fmt.Errorf("agent configuration: %v", cfg.Warnings)
-	}
-	return agent.New(cfg, agent.Options{Version: "bench", Log: log})
-}
-
 // onboard starts every agent at once and waits until each one's start
 // event is stored.
-func onboard(ctx context.Context, o options, fl *fleet, live *tally, pid int) (Onboarding, time.Time, error) {
+func onboard(ctx context.Context, o options, fl *fleet.Fleet, live *tally, pid int) (Onboarding, time.Time, error) {
 	ob := Onboarding{Agents: o.agents}
 	readyAt := make([]time.Duration, o.agents)
 	m0, s0 := report.ProcCPU(pid), report.ProcCPU(0)
-	fl.logs.Reset()
+	fl.Logs.Reset()
 	t0 := time.Now()
-	for i, a := range fl.agents {
-		fl.wg.Add(1)
-		go func() {
-			defer fl.wg.Done()
-			fl.errs[i] = a.Run(ctx)
-		}()
-	}
+	fl.Start(ctx)
 	allReady := time.Duration(0)
 	err := poll(ctx, o.phaseTimeout, func() bool {
 		now := time.Since(t0)
-		if fl.markReady(readyAt, now) == o.agents && allReady == 0 {
+		if markReady(fl, readyAt, now) == o.agents && allReady == 0 {
 			allReady = now
 		}
 		return allReady != 0 && live.started() == o.agents
@@ -599,7 +446,7 @@ func onboard(ctx context.Context, o options, fl *fleet, live *tally, pid int) (O
 	live.mu.Unlock()
 	ob.ReadyMs, ob.StartStoredMs = report.DistOf(ready), report.DistOf(stored)
 	if err != nil {
-		ob.AgentLog = fl.logs.Snapshot()
+		ob.AgentLog = fl.Logs.Snapshot()
 		starts, _, _, _ := live.counts()
 		return ob, t0, fmt.Errorf("onboarding: %d of %d agents ready, %d start events stored after %s: %w", len(ready), o.agents, starts, done.Round(time.Millisecond), err)
 	}
@@ -607,39 +454,38 @@ func onboard(ctx context.Context, o options, fl *fleet, live *tally, pid int) (O
 	// (sent before the outbox is drained).
 	err = poll(ctx, o.phaseTimeout, func() bool {
 		_, ms, _, _ := live.counts()
-		return ms >= o.agents && fl.queued() == 0
+		return ms >= o.agents && fl.Queued() == 0
 	})
 	ob.SettledSeconds = time.Since(t0).Seconds()
-	ob.AgentLog = fl.logs.Snapshot()
+	ob.AgentLog = fl.Logs.Snapshot()
 	if err != nil {
-		return ob, t0, fmt.Errorf("onboarding: outboxes not delivered: %d items left: %w", fl.queued(), err)
+		return ob, t0, fmt.Errorf("onboarding: outboxes not delivered: %d items left: %w", fl.Queued(), err)
 	}
 	return ob, t0, nil
 }
 
 // storm stops the master, has every agent queue events while it is down,
-// starts it again and waits until everything is back. It returns the
-// master it started.
-func storm(ctx context.Context, o options, fl *fleet, live *tally, old *masterproc.Master, bin, mdir, dir string, key []byte, reqAddr string) (Storm, *masterproc.Master, error) {
+// starts it again and waits until everything is back.
+func storm(ctx context.Context, o options, fl *fleet.Fleet, live *tally, m *fleet.Master) (Storm, error) {
 	st := Storm{Agents: o.agents, EventsPerAgent: o.events, RandomReauthDelay: o.reauthDelay}
 	expected := map[string]bool{}
-	for i := range fl.agents {
+	for i := range fl.Agents {
 		for k := range o.events {
 			expected[payloadKey(agentID(i), i*o.events+k)] = true
 		}
 	}
 	live.beginStorm(expected)
-	fl.logs.Reset()
+	fl.Logs.Reset()
 
 	tTerm := time.Now()
-	stopDur, err := old.Stop(60 * time.Second)
+	stopDur, err := m.Proc.Stop(60 * time.Second)
 	st.MasterStopSeconds = stopDur.Seconds()
 	if err != nil {
-		return st, nil, fmt.Errorf("storm: stopping the master: %w", err)
+		return st, fmt.Errorf("storm: stopping the master: %w", err)
 	}
 	tExit := time.Now()
-	if err := poll(ctx, 30*time.Second, func() bool { return fl.ready() == 0 }); err != nil {
-		return st, nil, fmt.Errorf("storm: %d agents still ready after the master stopped: %w", fl.ready(), err)
+	if err := poll(ctx, 30*time.Second, func() bool { return fl.Ready() == 0 }); err != nil {
+		return st, fmt.Errorf("storm: %d agents still ready after the master stopped: %w", fl.Ready(), err)
 	}
 	st.DroppedSeconds = time.Since(tTerm).Seconds()
 
@@ -650,7 +496,7 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *masterpr
 		wg   sync.WaitGroup
 		qerr atomic.Int64
 	)
-	for i, a := range fl.agents {
+	for i, a := range fl.Agents {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -666,19 +512,17 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *masterpr
 	st.QueueSeconds, st.QueueErrors = time.Since(tq).Seconds(), int(qerr.Load())
 
 	// Restart on the same data directory and ports.
-	masterRun++
 	tRestart := time.Now()
 	st.DownSeconds = tRestart.Sub(tExit).Seconds()
 	s0 := report.ProcCPU(0)
-	next, err := masterproc.Start(bin, mdir, filepath.Join(dir, fmt.Sprintf("master-%d.log", masterRun)))
-	if err != nil {
-		return st, nil, err
+	if err := m.Restart(masterLog(len(m.Logs) + 1)); err != nil {
+		return st, err
 	}
 	answering := make(chan time.Duration, 1)
 	go func() {
 		dctx, cancel := context.WithTimeout(ctx, o.phaseTimeout)
 		defer cancel()
-		c, err := gateway.Dial(dctx, reqAddr, key)
+		c, err := gateway.Dial(dctx, m.Setup.ReqAddr(), m.Key)
 		if err != nil {
 			answering <- -1
 			return
@@ -690,7 +534,7 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *masterpr
 	var allReady, allStored time.Duration
 	err = poll(ctx, o.phaseTimeout, func() bool {
 		now := time.Since(tRestart)
-		if fl.markReady(readyAt, now) == o.agents && allReady == 0 {
+		if markReady(fl, readyAt, now) == o.agents && allReady == 0 {
 			allReady = now
 		}
 		_, _, restarted, payloads := live.counts()
@@ -700,7 +544,7 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *masterpr
 		return allReady != 0 && allStored != 0
 	})
 	done := time.Since(tRestart)
-	st.MasterCPUSeconds = report.ProcCPU(next.PID()).Seconds()
+	st.MasterCPUSeconds = report.ProcCPU(m.PID()).Seconds()
 	st.AgentsCPUSeconds = (report.ProcCPU(0) - s0).Seconds()
 	st.AllReadySeconds, st.AllStoredSeconds, st.Seconds = allReady.Seconds(), allStored.Seconds(), done.Seconds()
 	st.OutageSeconds = time.Since(tTerm).Seconds()
@@ -725,49 +569,38 @@ func storm(ctx context.Context, o options, fl *fleet, live *tally, old *masterpr
 	st.StoredMs = report.DistOf(stored)
 	if err != nil {
 		st.Live = live.verdict(expected)
-		st.AgentLog = fl.logs.Snapshot()
-		return st, next, fmt.Errorf("storm: after %s: %d of %d agents ready, %d agents restarted, %d of %d events stored: %w",
+		st.AgentLog = fl.Logs.Snapshot()
+		return st, fmt.Errorf("storm: after %s: %d of %d agents ready, %d agents restarted, %d of %d events stored: %w",
 			done.Round(time.Millisecond), len(ready), o.agents, st.Live.AgentsRestarted, st.Live.Stored, len(expected), err)
 	}
 
 	// A grace for late copies, then the verdicts: what the watch saw, and
 	// the whole stored log.
 	if !masterproc.Sleep(ctx, 3*time.Second) {
-		return st, next, ctx.Err()
+		return st, ctx.Err()
 	}
 	st.Live = live.verdict(expected)
-	st.OutboxLeft = fl.queued()
-	st.AgentLog = fl.logs.Snapshot()
+	st.OutboxLeft = fl.Queued()
+	st.AgentLog = fl.Logs.Snapshot()
 	dctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	c, err := gateway.Dial(dctx, reqAddr, key)
+	c, err := gateway.Dial(dctx, m.Setup.ReqAddr(), m.Key)
 	if err != nil {
-		return st, next, fmt.Errorf("storm: dialling the master for the replay: %w", err)
+		return st, fmt.Errorf("storm: dialling the master for the replay: %w", err)
 	}
 	defer c.Close()
 	all := newTally()
 	all.startsBefore(live.baseline(), expected)
 	if _, err := replayAll(dctx, c, all); err != nil {
-		return st, next, fmt.Errorf("storm: replaying the log: %w", err)
+		return st, fmt.Errorf("storm: replaying the log: %w", err)
 	}
 	st.Stored = all.verdict(expected)
-	return st, next, nil
+	return st, nil
 }
 
 // poll calls done every 10 ms until it is true, ctx ends or timeout passes.
 func poll(ctx context.Context, timeout time.Duration, done func() bool) error {
-	deadline := time.Now().Add(timeout)
-	for !done() {
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not done within %s", timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-	return nil
+	return masterproc.Poll(ctx, timeout, 10*time.Millisecond, done)
 }
 
 // waitFor is poll for a condition read under mu.
@@ -777,19 +610,4 @@ func waitFor(ctx context.Context, timeout time.Duration, cond func() bool, mu *s
 		defer mu.Unlock()
 		return cond()
 	})
-}
-
-// waitGroup waits for wg at most timeout.
-func waitGroup(wg *sync.WaitGroup, timeout time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-time.After(timeout):
-		return false
-	}
 }

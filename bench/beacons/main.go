@@ -42,11 +42,10 @@ import (
 
 	"github.com/brinehq/brine/agent"
 	"github.com/brinehq/brine/beacons"
+	"github.com/brinehq/brine/bench/internal/fleet"
 	"github.com/brinehq/brine/bench/masterproc"
 	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/bus"
-	"github.com/brinehq/brine/bus/gateway"
-	"github.com/brinehq/brine/master/rpc"
 )
 
 // Targets from the issue.
@@ -230,46 +229,28 @@ func run(ctx context.Context, o options) error {
 	if len(skipped) > 0 {
 		rep.Notes = append(rep.Notes, "beacon modules the agent has but whose configuration here it refused, left out: "+strings.Join(skipped, "; "))
 	}
-	adir, err := agentConfig(setup, agentID, cfg)
+	adir, err := fleet.AgentConfig(setup, agentID, describe(cfg))
 	if err != nil {
 		return err
 	}
-	bdir, err := agentConfig(setup, baselineID, nil)
+	bdir, err := fleet.AgentConfig(setup, baselineID, "")
 	if err != nil {
 		return err
 	}
 	rep.Setup["agents"] = fmt.Sprintf("two `brine agent -c DIR` processes (%s), connected to the master over TCP and CURVE, each with its own key pair and on-disk outbox (each event fsync'ed before it is sent): %s with the %d beacons above at their default interval (1 s) and rate (10 events/s), %s with none, the baseline of an idle agent", o.bin, agentID, len(cfg), baselineID)
 
-	mlog := filepath.Join(setup.Dir, "master.log")
 	alog := filepath.Join(setup.Dir, agentID+".log")
 	blog := filepath.Join(setup.Dir, baselineID+".log")
-	failMaster := func(err error) error {
-		return fmt.Errorf("%w\nmaster log (last lines):\n%s\nagent log (last lines):\n%s", err, masterproc.Tail(mlog, 15), masterproc.Tail(alog, 15))
-	}
-	master, err := masterproc.Start(setup.Bin, setup.MasterDir, mlog)
+	master, err := fleet.StartMaster(ctx, setup, "master.log")
 	if err != nil {
 		return err
 	}
-	defer master.Kill()
-	key, err := masterproc.WaitKey(ctx, setup.KeyFile())
-	if err != nil {
-		return failMaster(err)
+	defer master.Close()
+	failMaster := func(err error) error {
+		return fmt.Errorf("%w\nagent log (last lines):\n%s", master.Fail(err), masterproc.Tail(alog, 15))
 	}
-	dctx, dcancel := context.WithTimeout(ctx, time.Minute)
-	op, err := gateway.Dial(dctx, setup.ReqAddr(), key)
-	dcancel()
-	if err != nil {
-		return failMaster(fmt.Errorf("the master does not answer: %w", err))
-	}
-	defer op.Close()
 	w := &watch{ch: make(chan seen, 64), started: map[string]bool{}, counts: map[string]int{}}
-	wctx, wcancel := context.WithCancel(ctx)
-	watchDone := make(chan error, 1)
-	go func() { watchDone <- op.Watch(wctx, setup.PubAddr(), "salt/*", bus.Beginning, w.add) }()
-	stopWatch := sync.OnceValue(func() error {
-		wcancel()
-		return <-watchDone
-	})
+	stopWatch := master.Watch(ctx, "salt/*", w.add)
 	defer stopWatch()
 
 	a, err := masterproc.StartAgent(setup.Bin, adir, alog)
@@ -282,7 +263,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer b.Kill()
-	if err := connected(ctx, op, w, o.phaseTimeout); err != nil {
+	if err := connected(ctx, master, w, o.phaseTimeout); err != nil {
 		return failMaster(err)
 	}
 	fmt.Fprintf(os.Stderr, "bench/beacons: master and 2 agents up; %d beacons: %v\n", len(cfg), modules)
@@ -303,7 +284,7 @@ func run(ctx context.Context, o options) error {
 	for _, p := range []struct {
 		m    *masterproc.Master
 		what string
-	}{{a, agentID}, {b, baselineID}, {master, "the master"}} {
+	}{{a, agentID}, {b, baselineID}} {
 		if _, err := p.m.Stop(30 * time.Second); err != nil {
 			rep.Notes = append(rep.Notes, "stopping "+p.what+" at the end: "+err.Error())
 		}
@@ -311,7 +292,8 @@ func run(ctx context.Context, o options) error {
 	if err := stopWatch(); err != nil && !errors.Is(err, context.Canceled) {
 		rep.Notes = append(rep.Notes, "the watch of the bus ended with "+err.Error())
 	}
-	for _, lg := range []struct{ path, what string }{{mlog, "the master"}, {alog, agentID}, {blog, baselineID}} {
+	master.End(rep)
+	for _, lg := range []struct{ path, what string }{{alog, agentID}, {blog, baselineID}} {
 		if wn, e, msgs := masterproc.LogSummary(lg.path); wn+e > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s logged %d warnings and %d errors: %v", lg.what, wn, e, msgs))
 		}
@@ -333,16 +315,7 @@ func run(ctx context.Context, o options) error {
 		rep.Fail(fmt.Sprintf("%d beacons configured, not %d", len(cfg), nBeacons))
 	}
 	rep.Notes = append(rep.Notes, notes(o)...)
-	if err := rep.Write(o.out); err != nil {
-		return err
-	}
-	if err := rep.Print(os.Stdout); err != nil {
-		return err
-	}
-	if !rep.Pass {
-		return errors.New("a target was missed")
-	}
-	return nil
+	return rep.Finish(o.out, os.Stdout)
 }
 
 // notes say exactly what each figure covers.
@@ -476,19 +449,13 @@ func idle(ctx context.Context, o options, w *watch, pid, basePID int) (Idle, err
 
 // connected waits until both agents fired their start event and the
 // master lists them connected.
-func connected(ctx context.Context, op *gateway.Client, w *watch, timeout time.Duration) error {
-	var rep rpc.TargetReply
-	err := masterproc.Poll(ctx, timeout, 50*time.Millisecond, func() bool {
+func connected(ctx context.Context, m *fleet.Master, w *watch, timeout time.Duration) error {
+	err := m.Listed(ctx, "*", 2, timeout, 50*time.Millisecond, func() bool {
 		started, _ := w.snapshot()
-		if !started[agentID] || !started[baselineID] {
-			return false
-		}
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		return op.Call(cctx, rpc.ExecTargets, rpc.TargetRequest{Tgt: "*", TgtType: "glob"}, &rep) == nil && len(rep.Connected) == 2
+		return started[agentID] && started[baselineID]
 	})
 	if err != nil {
-		return fmt.Errorf("the agents did not connect (the master lists %v connected): %w", rep.Connected, err)
+		return fmt.Errorf("the agents did not connect: %w", err)
 	}
 	return nil
 }
@@ -574,19 +541,4 @@ func m(kv ...any) map[string]any {
 func describe(cfg map[string]any) string {
 	b, _ := yaml.Marshal(map[string]any{"beacons": cfg})
 	return string(b)
-}
-
-// agentConfig writes agent id's configuration directory, with beacons
-// when cfg has some.
-func agentConfig(s *masterproc.Setup, id string, cfg map[string]any) (string, error) {
-	dir := filepath.Join(s.Dir, "agents", id)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	conf := fmt.Sprintf("master: 127.0.0.1\nmaster_port: %d\npublish_port: %d\nid: %s\ncachedir: %s\n",
-		s.ReqPort, s.PubPort, id, filepath.Join(dir, "cache"))
-	if len(cfg) > 0 {
-		conf += describe(cfg)
-	}
-	return dir, os.WriteFile(filepath.Join(dir, "minion"), []byte(conf), 0o600)
 }

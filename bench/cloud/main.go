@@ -145,16 +145,7 @@ func run(out, bin string, n, parallel int) error {
 	rep.Check("create_map", "succeeded", ">=", float64(n), float64(results[0].Succeeded))
 	rep.Check("destroy_map", "succeeded", ">=", float64(n), float64(results[1].Succeeded))
 	rep.Check("create_map+destroy_map", "events", ">=", float64(7*n), float64(events))
-	if err := rep.Write(out); err != nil {
-		return err
-	}
-	if err := rep.Print(os.Stdout); err != nil {
-		return err
-	}
-	if !rep.Pass {
-		return errors.New("a target was missed")
-	}
-	return nil
+	return rep.Finish(out, os.Stdout)
 }
 
 func measure(bin, dir string, masterPid int, name string, args []string, n, parallel int) (Result, error) {

@@ -33,22 +33,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/bench/internal/fleet"
 	"github.com/brinehq/brine/bench/masterproc"
 	"github.com/brinehq/brine/bench/report"
-	"github.com/brinehq/brine/bus"
-	"github.com/brinehq/brine/bus/gateway"
-	"github.com/brinehq/brine/master/rpc"
 )
 
 // Targets from the issue.
@@ -111,40 +103,11 @@ type Onboarding struct {
 	Seconds float64 `json:"seconds"`
 }
 
-// fleet is the simulated agents.
-type fleet struct {
-	agents []*agent.Agent
-	ids    []string
-	logs   *masterproc.LogCounter
-	wg     sync.WaitGroup
-	errs   []error
-}
-
-func (f *fleet) ready() int {
-	n := 0
-	for _, a := range f.agents {
-		if a.Ready() {
-			n++
-		}
-	}
-	return n
-}
-
-// queued is the items in every agent's outbox: zero once every return
-// was acknowledged by the master (stored).
-func (f *fleet) queued() int {
-	n := 0
-	for _, a := range f.agents {
-		n += a.Queued()
-	}
-	return n
-}
-
 // running counts the agents running job jid now (saltutil.find_job
 // answers {} for a job that does not run).
-func (f *fleet) running(ctx context.Context, jid string) int {
+func running(ctx context.Context, f *fleet.Fleet, jid string) int {
 	n := 0
-	for _, a := range f.agents {
+	for _, a := range f.Agents {
 		v, err := a.Functions().Call(ctx, "saltutil.find_job", []any{jid}, nil, nil)
 		if m, ok := v.(map[string]any); err == nil && ok && len(m) > 0 {
 			n++
@@ -156,40 +119,15 @@ func (f *fleet) running(ctx context.Context, jid string) int {
 // bench is one run's shared state.
 type bench struct {
 	o        options
-	bin      string
-	dir      string
-	mdir     string
-	reqAddr  string
-	pubAddr  string
-	key      []byte
-	fl       *fleet
+	m        *fleet.Master
+	fl       *fleet.Fleet
 	live     *jobTally
-	op       *gateway.Client
-	cur      *masterproc.Master
-	runs     int // the master's runs, numbering its log files
 	rep      *report.Report
 	failures []string
 }
 
-func (b *bench) masterLog(run int) string {
-	return filepath.Join(b.dir, fmt.Sprintf("master-%d.log", run))
-}
-
-// fail adds the current master log's end to err.
-func (b *bench) fail(err error) error {
-	return fmt.Errorf("%w\nmaster log (last lines):\n%s", err, masterproc.Tail(b.masterLog(b.runs), 20))
-}
-
-// startMaster starts the next run of the master on the same directory.
-func (b *bench) startMaster() error {
-	b.runs++
-	m, err := masterproc.Start(b.bin, b.mdir, b.masterLog(b.runs))
-	if err != nil {
-		return err
-	}
-	b.cur = m
-	return nil
-}
+// masterLog is the log file of the master's run-th run.
+func masterLog(run int) string { return fmt.Sprintf("master-%d.log", run) }
 
 func run(ctx context.Context, o options) error {
 	if o.agents < 1 || o.pings < 1 || o.streamJobs < 1 || o.publishers < 1 || o.sleep <= 0 {
@@ -212,8 +150,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer cleanup()
-	dir := setup.Dir
-	b := &bench{o: o, bin: setup.Bin, dir: dir, mdir: setup.MasterDir, live: newJobTally(), reqAddr: setup.ReqAddr(), pubAddr: setup.PubAddr()}
+	b := &bench{o: o, live: newJobTally()}
 
 	rep := report.New("jobs")
 	b.rep = rep
@@ -226,108 +163,70 @@ func run(ctx context.Context, o options) error {
 	rep.Setup["agents_n"] = strconv.Itoa(o.agents)
 	setup.Describe(rep)
 
-	b.fl, err = prepareAgents(dir, o, setup.ReqPort, setup.PubPort)
+	b.fl, err = fleet.New(setup, o.agents, agentID, fmt.Sprintf("random_reauth_delay: %d\n", o.reauthDelay))
 	if err != nil {
 		return err
 	}
-	if err := b.startMaster(); err != nil {
+	if b.m, err = fleet.StartMaster(ctx, setup, masterLog(1)); err != nil {
 		return err
 	}
-	defer func() {
-		if b.cur != nil {
-			b.cur.Kill()
-		}
-	}()
-	b.key, err = masterproc.WaitKey(ctx, setup.KeyFile())
-	if err != nil {
-		return b.fail(err)
-	}
-	dctx, dcancel := context.WithTimeout(ctx, time.Minute)
-	b.op, err = gateway.Dial(dctx, b.reqAddr, b.key)
-	dcancel()
-	if err != nil {
-		return b.fail(fmt.Errorf("the master does not answer: %w", err))
-	}
-	defer b.op.Close()
+	defer b.m.Close()
 
 	// The watch of every job's events: started before any job, from the
 	// beginning of the log, reconnecting (and catching up) across the
 	// master's restart.
-	wctx, wcancel := context.WithCancel(ctx)
-	watchDone := make(chan error, 1)
-	go func() { watchDone <- b.op.Watch(wctx, b.pubAddr, "salt/job/*", bus.Beginning, b.live.add) }()
-	stopWatch := sync.OnceFunc(func() {
-		wcancel()
-		<-watchDone
-	})
+	stopWatch := b.m.Watch(ctx, "salt/job/*", b.live.add)
 	defer stopWatch()
 
 	var res Results
-	actx, acancel := context.WithCancel(ctx)
-	defer func() {
-		acancel()
-		waitGroup(&b.fl.wg, 30*time.Second)
-	}()
-	res.Onboarding, err = b.onboard(actx)
+	defer b.fl.Stop()
+	res.Onboarding, err = b.onboard(ctx)
 	if err != nil {
-		return b.fail(err)
+		return b.m.Fail(err)
 	}
 	fmt.Fprintf(os.Stderr, "bench/jobs: %d agents connected in %.1f s\n", o.agents, res.Onboarding.Seconds)
 
 	// (1) test.ping through the CLI.
 	res.Ping, err = b.ping(ctx)
 	if err != nil {
-		return b.fail(err)
+		return b.m.Fail(err)
 	}
 	fmt.Fprintf(os.Stderr, "bench/jobs: ping: median %.3f s\n", res.Ping.Seconds)
 	// (2) The stream.
-	res.Stream, err = b.stream(ctx, fleetUnderTest{name: "agents", tgt: agentGlob, ids: b.fl.ids, quiet: b.quiet})
+	res.Stream, err = b.stream(ctx, fleetUnderTest{name: "agents", tgt: agentGlob, ids: b.fl.IDs, quiet: b.quiet})
 	if err != nil {
-		return b.fail(err)
+		return b.m.Fail(err)
 	}
 	fmt.Fprintf(os.Stderr, "bench/jobs: stream: %.0f returns/s\n", res.Stream.ReturnsPerSecond)
 	// (2') The same stream against wire agents: the master's own pace.
-	wf, err := startWire(ctx, b.reqAddr, o.agents)
+	wf, err := startWire(ctx, setup.ReqAddr(), o.agents)
 	if err != nil {
-		return b.fail(err)
+		return b.m.Fail(err)
 	}
 	res.StreamWire, err = b.stream(ctx, fleetUnderTest{name: "wire", tgt: "bench-wire-*", ids: wf.ids,
 		quiet: func(ctx context.Context) error { return wf.quiet(ctx, o.phaseTimeout) }})
 	res.StreamWire.WireDropped, res.StreamWire.WireFailed = wf.dropped.Load(), wf.failed.Load()
 	wf.close()
 	if err != nil {
-		return b.fail(err)
+		return b.m.Fail(err)
 	}
 	fmt.Fprintf(os.Stderr, "bench/jobs: stream (wire agents): %.0f returns/s\n", res.StreamWire.ReturnsPerSecond)
 	// (3) The master killed under a running job.
 	res.Kill, err = b.kill(ctx)
 	if err != nil {
-		return b.fail(err)
+		return b.m.Fail(err)
 	}
 	fmt.Fprintf(os.Stderr, "bench/jobs: kill: %d of %d returns stored\n", res.Kill.Stored.Stored, res.Kill.Stored.Expected)
 
 	// Stop the agents, then the master.
-	acancel()
-	if !waitGroup(&b.fl.wg, 30*time.Second) {
-		rep.Fail("the agents did not stop within 30 s of their context ending")
+	if !b.fl.Stop() {
+		rep.Fail(fmt.Sprintf("the agents did not stop within %s of their context ending", fleet.StopTimeout))
 	}
-	for i, e := range b.fl.errs {
-		if e != nil {
-			rep.Fail(fmt.Sprintf("agent %d: Run returned %v", i, e))
-			break
-		}
+	if i, e := b.fl.Err(); e != nil {
+		rep.Fail(fmt.Sprintf("agent %d: Run returned %v", i, e))
 	}
 	stopWatch()
-	if _, err := b.cur.Stop(30 * time.Second); err != nil {
-		rep.Notes = append(rep.Notes, "stopping the master at the end: "+err.Error())
-	}
-	b.cur = nil
-	for i := 1; i <= b.runs; i++ {
-		w, e, msgs := masterproc.LogSummary(b.masterLog(i))
-		if w+e > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("master run %d logged %d warnings and %d errors: %v", i, w, e, msgs))
-		}
-	}
+	b.m.End(rep)
 
 	rep.Results = res
 	rep.Setup["load_avg_after"] = report.LoadAvg()
@@ -367,16 +266,7 @@ func run(ctx context.Context, o options) error {
 	if s.Perf != "" {
 		rep.Notes = append(rep.Notes, "the master's stacks during the streams were recorded with perf in "+s.Perf+" and "+sw.Perf+": perf report -i <file> --children --sort symbol")
 	}
-	if err := rep.Write(o.out); err != nil {
-		return err
-	}
-	if err := rep.Print(os.Stdout); err != nil {
-		return err
-	}
-	if !rep.Pass {
-		return errors.New("a target was missed")
-	}
-	return nil
+	return rep.Finish(o.out, os.Stdout)
 }
 
 // onboard starts every agent and waits until all are connected, their
@@ -384,28 +274,15 @@ func run(ctx context.Context, o options) error {
 func (b *bench) onboard(ctx context.Context) (Onboarding, error) {
 	ob := Onboarding{Agents: b.o.agents}
 	t0 := time.Now()
-	for i, a := range b.fl.agents {
-		b.fl.wg.Add(1)
-		go func() {
-			defer b.fl.wg.Done()
-			b.fl.errs[i] = a.Run(ctx)
-		}()
-	}
-	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 50*time.Millisecond, func() bool { return b.fl.ready() == b.o.agents }); err != nil {
-		return ob, fmt.Errorf("onboarding: %d of %d agents ready: %w", b.fl.ready(), b.o.agents, err)
+	b.fl.Start(ctx)
+	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 50*time.Millisecond, func() bool { return b.fl.Ready() == b.o.agents }); err != nil {
+		return ob, fmt.Errorf("onboarding: %d of %d agents ready: %w", b.fl.Ready(), b.o.agents, err)
 	}
 	if err := b.quiet(ctx); err != nil {
 		return ob, fmt.Errorf("onboarding: %w", err)
 	}
-	var rep rpc.TargetReply
-	err := masterproc.Poll(ctx, b.o.phaseTimeout, 100*time.Millisecond, func() bool {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		return b.op.Call(cctx, rpc.ExecTargets, rpc.TargetRequest{Tgt: "*", TgtType: "glob"}, &rep) == nil &&
-			len(rep.Connected) == b.o.agents
-	})
-	if err != nil {
-		return ob, fmt.Errorf("onboarding: the master lists %d of %d agents connected: %w", len(rep.Connected), b.o.agents, err)
+	if err := b.m.Listed(ctx, "*", b.o.agents, b.o.phaseTimeout, 100*time.Millisecond, nil); err != nil {
+		return ob, fmt.Errorf("onboarding: %w", err)
 	}
 	ob.Seconds = report.Round(time.Since(t0).Seconds(), 3)
 	return ob, nil
@@ -414,92 +291,16 @@ func (b *bench) onboard(ctx context.Context) (Onboarding, error) {
 // quiet waits until every agent's outbox is empty: what a phase left
 // (start events, returns) is stored, and the next starts from rest.
 func (b *bench) quiet(ctx context.Context) error {
-	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 200*time.Millisecond, func() bool { return b.fl.queued() == 0 }); err != nil {
-		return fmt.Errorf("outboxes not delivered: %d items left: %w", b.fl.queued(), err)
+	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 200*time.Millisecond, func() bool { return b.fl.Queued() == 0 }); err != nil {
+		return fmt.Errorf("outboxes not delivered: %d items left: %w", b.fl.Queued(), err)
 	}
 	return nil
-}
-
-// prepareAgents writes each agent's configuration and makes it (its key
-// pair, outbox and grains) before anything is timed.
-func prepareAgents(dir string, o options, reqPort, pubPort int) (*fleet, error) {
-	fl := &fleet{agents: make([]*agent.Agent, o.agents), ids: make([]string, o.agents), logs: masterproc.NewLogCounter(), errs: make([]error, o.agents)}
-	log := slog.New(fl.logs)
-	var (
-		wg    sync.WaitGroup
-		next  atomic.Int64
-		first error
-		mu    sync.Mutex
-	)
-	for range runtime.NumCPU() * 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= o.agents {
-					return
-				}
-				a, err := newAgent(dir, i, o, reqPort, pubPort, log)
-				if err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-					return
-				}
-				fl.agents[i], fl.ids[i] = a, agentID(i)
-			}
-		}()
-	}
-	wg.Wait()
-	return fl, first
 }
 
 func agentID(i int) string { return fmt.Sprintf("bench-agent-%04d", i) }
 
 // agentGlob selects the agents (agent.Agent), not the wire agents.
 const agentGlob = "bench-agent-*"
-
-func newAgent(dir string, i int, o options, reqPort, pubPort int, log *slog.Logger) (*agent.Agent, error) {
-	adir := filepath.Join(dir, "agents", agentID(i))
-	if err := os.MkdirAll(adir, 0o700); err != nil {
-		return nil, err
-	}
-	conf := fmt.Sprintf("master: 127.0.0.1\nmaster_port: %d\npublish_port: %d\nid: %s\ncachedir: cache\nrandom_reauth_delay: %d\n",
-		reqPort, pubPort, agentID(i), o.reauthDelay)
-	if err := os.WriteFile(filepath.Join(adir, "minion"), []byte(conf), 0o600); err != nil {
-		return nil, err
-	}
-	cfg, err := agent.LoadConfig(adir)
-	if err != nil {
-		return nil, fmt.Errorf("agent %s: %w", agentID(i), err)
-	}
-	if len(cfg.Warnings) > 0 {
-		return nil, fmt.Errorf("agent configuration: %v", cfg.Warnings)
-	}
-	a, err := agent.New(cfg, agent.Options{Version: "bench", Log: log})
-	if err != nil {
-		return nil, fmt.Errorf("agent %s: %w", agentID(i), err)
-	}
-	return a, nil
-}
-
-// waitGroup waits for wg at most timeout.
-func waitGroup(wg *sync.WaitGroup, timeout time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-time.After(timeout):
-		return false
-	}
-}
 
 // cliReturns reads `brine exec --static --out json --show-jid`'s output:
 // the jid line, then one JSON document {id: return}.

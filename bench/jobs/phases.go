@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os/exec"
 	"slices"
 	"sync"
 	"time"
@@ -89,28 +86,19 @@ func (b *bench) ping(ctx context.Context) (Ping, error) {
 // pingOnce runs the CLI once and reads what the watch saw of its job.
 func (b *bench) pingOnce(ctx context.Context) (pingRun, []time.Duration, error) {
 	var r pingRun
-	cmd := exec.CommandContext(ctx, b.bin, "exec", "-c", b.mdir, "*", "test.ping", "--static", "--out", "json", "--show-jid")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	m0, s0 := report.ProcCPU(b.cur.PID()), report.ProcCPU(0)
-	t0 := time.Now()
-	err := cmd.Run()
-	wall := time.Since(t0)
-	end := time.Now()
-	r.MasterCPUMs = float64(report.ProcCPU(b.cur.PID())-m0) / float64(time.Millisecond)
-	r.BenchCPUMs = float64(report.ProcCPU(0)-s0) / float64(time.Millisecond)
-	r.Seconds = report.Round(wall.Seconds(), 4)
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		r.Exit = ee.ExitCode()
-	case err != nil:
-		return r, nil, fmt.Errorf("brine exec: %w", err)
+	c, err := b.m.CLI(ctx, "exec", "*", "test.ping", "--static", "--out", "json", "--show-jid")
+	if err != nil {
+		return r, nil, err
 	}
-	jid, rets, perr := cliReturns(stdout.Bytes())
+	t0, end := c.Start, c.End
+	r.MasterCPUMs = float64(c.MasterCPU) / float64(time.Millisecond)
+	r.BenchCPUMs = float64(c.BenchCPU) / float64(time.Millisecond)
+	r.Seconds = report.Round(c.Wall().Seconds(), 4)
+	r.Exit = c.Exit
+	jid, rets, perr := cliReturns(c.Stdout.Bytes())
 	r.JID = jid
 	if perr != nil {
-		return r, nil, fmt.Errorf("brine exec (exit %d): %w; stderr: %s", r.Exit, perr, clip(stderr.Bytes(), 500))
+		return r, nil, fmt.Errorf("brine exec (exit %d): %w; stderr: %s", r.Exit, perr, clip(c.Stderr.Bytes(), 500))
 	}
 	for _, v := range rets {
 		if v == true {
@@ -208,7 +196,7 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 	if !masterproc.Sleep(ctx, time.Second) {
 		return st, ctx.Err()
 	}
-	b.fl.logs.Reset()
+	b.fl.Logs.Reset()
 	jids := make([]string, o.streamJobs)
 	for i := range jids {
 		jids[i] = jobs.NewJID()
@@ -217,13 +205,13 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 	if o.perf != "" {
 		path := o.perf + "-stream-" + f.name + ".data"
 		var err error
-		if stopPerf, err = perfRecord(b.cur.PID(), path); err != nil {
+		if stopPerf, err = perfRecord(b.m.PID(), path); err != nil {
 			return st, err
 		}
 		st.Perf = path
 	}
-	m0, s0 := report.ProcCPU(b.cur.PID()), report.ProcCPU(0)
-	mw0, sw0 := writeBytes(b.cur.PID()), writeBytes(0)
+	m0, s0 := report.ProcCPU(b.m.PID()), report.ProcCPU(0)
+	mw0, sw0 := writeBytes(b.m.PID()), writeBytes(0)
 	t0 := time.Now()
 	var (
 		wg      sync.WaitGroup
@@ -264,11 +252,11 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 		return st, fmt.Errorf("stream %s: %w", f.name, pubErr)
 	}
 	werr := masterproc.Poll(ctx, o.phaseTimeout, 5*time.Millisecond, func() bool { return b.live.allReturned(jids, n) })
-	m1, s1 := report.ProcCPU(b.cur.PID()), report.ProcCPU(0)
-	mw1, sw1 := writeBytes(b.cur.PID()), writeBytes(0)
+	m1, s1 := report.ProcCPU(b.m.PID()), report.ProcCPU(0)
+	mw1, sw1 := writeBytes(b.m.PID()), writeBytes(0)
 	rerr := masterproc.Poll(ctx, o.phaseTimeout, 200*time.Millisecond, b.recordsComplete(ctx, jids, n))
 	st.RecordsSeconds = report.Round(time.Since(t0).Seconds(), 3)
-	m2, mw2 := report.ProcCPU(b.cur.PID()), writeBytes(b.cur.PID())
+	m2, mw2 := report.ProcCPU(b.m.PID()), writeBytes(b.m.PID())
 	if err := stopPerf(); err != nil {
 		b.rep.Notes = append(b.rep.Notes, "stream "+f.name+": "+err.Error())
 	}
@@ -309,12 +297,12 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 		return st, ctx.Err()
 	}
 	if f.name == "agents" {
-		st.AgentLog = b.fl.logs.Snapshot()
+		st.AgentLog = b.fl.Logs.Snapshot()
 	}
 	stored := newJobTally()
 	rctx, cancel := context.WithTimeout(ctx, b.o.phaseTimeout)
 	defer cancel()
-	if err := replay(rctx, b.op, "salt/job/*", t0.Add(-time.Second), stored); err != nil {
+	if err := replay(rctx, b.m.Op, "salt/job/*", t0.Add(-time.Second), stored); err != nil {
 		return st, fmt.Errorf("stream %s: %w", f.name, err)
 	}
 	st.Stored = stored.verdict(jids, f.ids)
@@ -334,7 +322,7 @@ func (b *bench) recordsComplete(ctx context.Context, jids []string, n int) func(
 				Returns map[string]json.RawMessage `json:"returns"`
 			}
 			cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-			err := b.op.Call(cctx, rpc.JobsShow, rpc.JobRequest{JID: jid}, &rec)
+			err := b.m.Op.Call(cctx, rpc.JobsShow, rpc.JobRequest{JID: jid}, &rec)
 			cancel()
 			if err != nil || len(rec.Returns) < n {
 				return false
@@ -352,7 +340,7 @@ func (b *bench) publish(ctx context.Context, jid, tgt string, n int, fun string,
 	job := jobs.Targeted{JID: jid, Fun: fun, Arg: jobs.PackArgs(args, nil), Tgt: tgt, TgtType: "glob", User: "bench"}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := b.op.Call(cctx, "exec.publish", job, &pub); err != nil {
+	if err := b.m.Op.Call(cctx, "exec.publish", job, &pub); err != nil {
 		return pub, fmt.Errorf("exec.publish %s: %w", jid, err)
 	}
 	if len(pub.Minions) != n {
@@ -397,7 +385,7 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 	if !masterproc.Sleep(ctx, time.Second) {
 		return k, ctx.Err()
 	}
-	b.fl.logs.Reset()
+	b.fl.Logs.Reset()
 	k.JID = jobs.NewJID()
 	tPub := time.Now()
 	if _, err := b.publish(ctx, k.JID, agentGlob, o.agents, "test.sleep", []any{o.sleep}); err != nil {
@@ -407,22 +395,22 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 		return k, ctx.Err()
 	}
 	k.StoredBeforeKill = b.live.returned(k.JID)
-	k.RunningAtKill = b.fl.running(ctx, k.JID)
+	k.RunningAtKill = running(ctx, b.fl, k.JID)
 	tKill := time.Now()
-	b.cur.Kill()
-	if err := masterproc.Poll(ctx, 30*time.Second, 5*time.Millisecond, func() bool { return b.fl.ready() == 0 }); err != nil {
-		return k, fmt.Errorf("master kill: %d agents still ready after SIGKILL: %w", b.fl.ready(), err)
+	b.m.Proc.Kill()
+	if err := masterproc.Poll(ctx, 30*time.Second, 5*time.Millisecond, func() bool { return b.fl.Ready() == 0 }); err != nil {
+		return k, fmt.Errorf("master kill: %d agents still ready after SIGKILL: %w", b.fl.Ready(), err)
 	}
 	k.DroppedSeconds = report.Round(time.Since(tKill).Seconds(), 3)
 
 	tRestart := time.Now()
-	if err := b.startMaster(); err != nil {
+	if err := b.m.Restart(masterLog(len(b.m.Logs) + 1)); err != nil {
 		return k, err
 	}
 	var allReady, allStored time.Duration
 	err := masterproc.Poll(ctx, o.phaseTimeout, 10*time.Millisecond, func() bool {
 		now := time.Since(tRestart)
-		if allReady == 0 && b.fl.ready() == o.agents {
+		if allReady == 0 && b.fl.Ready() == o.agents {
 			allReady = now
 		}
 		if allStored == 0 && b.live.returned(k.JID) == o.agents {
@@ -442,7 +430,7 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 	k.StoredMs = report.DistOf(stored)
 	if err != nil {
 		b.failures = append(b.failures, fmt.Sprintf("master kill: after %s, %d of %d agents ready and %d of %d returns seen",
-			o.phaseTimeout, b.fl.ready(), o.agents, b.live.returned(k.JID), o.agents))
+			o.phaseTimeout, b.fl.Ready(), o.agents, b.live.returned(k.JID), o.agents))
 	}
 
 	// A grace for late copies, then the verdicts: what the watch saw, and
@@ -450,12 +438,12 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 	if !masterproc.Sleep(ctx, 3*time.Second) {
 		return k, ctx.Err()
 	}
-	k.Live = b.live.verdict([]string{k.JID}, b.fl.ids)
-	k.OutboxLeft = b.fl.queued()
-	k.AgentLog = b.fl.logs.Snapshot()
+	k.Live = b.live.verdict([]string{k.JID}, b.fl.IDs)
+	k.OutboxLeft = b.fl.Queued()
+	k.AgentLog = b.fl.Logs.Snapshot()
 	dctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	c, err := gateway.Dial(dctx, b.reqAddr, b.key)
+	c, err := gateway.Dial(dctx, b.m.Setup.ReqAddr(), b.m.Key)
 	if err != nil {
 		return k, fmt.Errorf("master kill: dialling the restarted master: %w", err)
 	}
@@ -464,7 +452,7 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 	if err := replay(dctx, c, "salt/job/"+k.JID+"/*", tPub.Add(-time.Second), all); err != nil {
 		return k, fmt.Errorf("master kill: %w", err)
 	}
-	k.Stored = all.verdict([]string{k.JID}, b.fl.ids)
+	k.Stored = all.verdict([]string{k.JID}, b.fl.IDs)
 	if k.RunningAtKill < o.agents {
 		b.rep.Notes = append(b.rep.Notes, fmt.Sprintf("master_kill: only %d of %d agents were running the job when the master was killed", k.RunningAtKill, o.agents))
 	}

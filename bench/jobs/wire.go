@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/brinehq/brine/bench/masterproc"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/brinehq/brine/bench/masterproc"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/gateway/curve"
 	"github.com/brinehq/brine/wire"

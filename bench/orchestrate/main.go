@@ -30,17 +30,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
-	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/bench/internal/fleet"
 	"github.com/brinehq/brine/bench/masterproc"
 	"github.com/brinehq/brine/bench/report"
-	"github.com/brinehq/brine/bus"
-	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/master/rpc"
 )
 
@@ -90,12 +86,9 @@ type Results struct {
 // bench is one run's shared state.
 type bench struct {
 	o        options
-	bin      string
-	mdir     string
-	master   *masterproc.Master
-	op       *gateway.Client
+	m        *fleet.Master
 	seen     *tally
-	agents   []*agent.Agent
+	fl       *fleet.Fleet
 	failures []string
 }
 
@@ -112,7 +105,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer cleanup()
-	b := &bench{o: o, bin: setup.Bin, mdir: setup.MasterDir, seen: newTally()}
+	b := &bench{o: o, seen: newTally()}
 	srv := filepath.Join(setup.Dir, "srv")
 	if err := writeSLS(srv, o); err != nil {
 		return err
@@ -136,63 +129,21 @@ func run(ctx context.Context, o options) error {
 	rep.Setup["sls"] = fmt.Sprintf("orch/chain.sls: %d × salt.function test.ping, tgt '*', each requiring the one before; orch/branches.sls: %d × salt.function test.ping, tgt '*', parallel: True, no requisites; orch/branches_sleep.sls: the same with test.sleep %g", o.steps, o.branches, o.sleep)
 	setup.Describe(rep)
 
-	logs := masterproc.NewLogCounter()
-	mlog := filepath.Join(setup.Dir, "master.log")
-	failMaster := func(err error) error {
-		return fmt.Errorf("%w\nmaster log (last lines):\n%s", err, masterproc.Tail(mlog, 20))
-	}
-	for i := range o.agents {
-		a, err := newAgent(setup.Dir, i, setup.ReqPort, setup.PubPort, slog.New(logs))
-		if err != nil {
-			return err
-		}
-		b.agents = append(b.agents, a)
-	}
-	if b.master, err = masterproc.Start(b.bin, b.mdir, mlog); err != nil {
+	if b.fl, err = fleet.New(setup, o.agents, agentID, ""); err != nil {
 		return err
 	}
-	defer b.master.Kill()
-	key, err := masterproc.WaitKey(ctx, setup.KeyFile())
-	if err != nil {
-		return failMaster(err)
+	if b.m, err = fleet.StartMaster(ctx, setup, "master.log"); err != nil {
+		return err
 	}
-	dctx, dcancel := context.WithTimeout(ctx, time.Minute)
-	b.op, err = gateway.Dial(dctx, setup.ReqAddr(), key)
-	dcancel()
-	if err != nil {
-		return failMaster(fmt.Errorf("the master does not answer: %w", err))
-	}
-	defer b.op.Close()
+	defer b.m.Close()
+	failMaster := b.m.Fail
 	// Every job and runner event, from the log's beginning: nothing the
 	// orchestrations fire is missed however late the watch subscribes.
-	wctx, wcancel := context.WithCancel(ctx)
-	watchDone := make(chan error, 1)
-	go func() { watchDone <- b.op.Watch(wctx, setup.PubAddr(), "salt/*", bus.Beginning, b.seen.add) }()
-	stopWatch := sync.OnceValue(func() error {
-		wcancel()
-		return <-watchDone
-	})
+	stopWatch := b.m.Watch(ctx, "salt/*", b.seen.add)
 	defer stopWatch()
 
-	actx, acancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	errs := make([]error, len(b.agents))
-	for i, a := range b.agents {
-		wg.Go(func() { errs[i] = a.Run(actx) })
-	}
-	// stopAgents says whether the agents stopped within 30 s.
-	stopAgents := sync.OnceValue(func() bool {
-		acancel()
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-			return true
-		case <-time.After(30 * time.Second):
-			return false
-		}
-	})
-	defer stopAgents()
+	b.fl.Start(ctx)
+	defer b.fl.Stop()
 	if err := b.connected(ctx); err != nil {
 		return failMaster(err)
 	}
@@ -213,25 +164,17 @@ func run(ctx context.Context, o options) error {
 	fmt.Fprintf(os.Stderr, "bench/orchestrate: branches: ping wall median %.3f s; sleep %g s wall median %.3f s, at most %d at once\n",
 		res.Branches.WallSeconds.Median, o.sleep, res.BranchesSleep.WallSeconds.Median, res.BranchesSleep.MaxConcurrentMin)
 
-	if !stopAgents() {
-		rep.Fail("the agents did not stop within 30 s of their context ending")
+	if !b.fl.Stop() {
+		rep.Fail(fmt.Sprintf("the agents did not stop within %s of their context ending", fleet.StopTimeout))
 	}
-	for i, e := range errs {
-		if e != nil && !errors.Is(e, context.Canceled) {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("agent %d: Run returned %v", i, e))
-			break
-		}
+	if i, e := b.fl.Err(); e != nil {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("agent %d: Run returned %v", i, e))
 	}
 	if err := stopWatch(); err != nil && !errors.Is(err, context.Canceled) {
 		rep.Notes = append(rep.Notes, "the watch of the bus ended with "+err.Error())
 	}
-	if _, err := b.master.Stop(30 * time.Second); err != nil {
-		rep.Notes = append(rep.Notes, "stopping the master at the end: "+err.Error())
-	}
-	if w, e, msgs := masterproc.LogSummary(mlog); w+e > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("the master logged %d warnings and %d errors: %v", w, e, msgs))
-	}
-	if t := logs.Snapshot(); len(t) > 0 {
+	b.m.End(rep)
+	if t := b.fl.Logs.Snapshot(); len(t) > 0 {
 		rep.Setup["agent_log"] = fmt.Sprint(map[string]int(t))
 	}
 
@@ -250,16 +193,7 @@ func run(ctx context.Context, o options) error {
 		rep.Fail(f)
 	}
 	rep.Notes = append(rep.Notes, notes(o)...)
-	if err := rep.Write(o.out); err != nil {
-		return err
-	}
-	if err := rep.Print(os.Stdout); err != nil {
-		return err
-	}
-	if !rep.Pass {
-		return errors.New("a target was missed")
-	}
-	return nil
+	return rep.Finish(o.out, os.Stdout)
 }
 
 // notes say exactly what each figure covers.
@@ -283,27 +217,10 @@ func notes(o options) []string {
 // connected waits until every agent is accepted, its start events
 // delivered and the master lists it as connected, so that a job reaches it.
 func (b *bench) connected(ctx context.Context) error {
-	ready := func() bool {
-		for _, a := range b.agents {
-			if !a.Ready() || a.Queued() > 0 {
-				return false
-			}
-		}
-		return true
-	}
-	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, ready); err != nil {
+	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, b.fl.Settled); err != nil {
 		return fmt.Errorf("the agents did not connect: %w", err)
 	}
-	var rep rpc.TargetReply
-	err := masterproc.Poll(ctx, b.o.phaseTimeout, 50*time.Millisecond, func() bool {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		return b.op.Call(cctx, rpc.ExecTargets, rpc.TargetRequest{Tgt: "*", TgtType: "glob"}, &rep) == nil && len(rep.Connected) == len(b.agents)
-	})
-	if err != nil {
-		return fmt.Errorf("the master lists %d of %d agents connected: %w", len(rep.Connected), len(b.agents), err)
-	}
-	return nil
+	return b.m.Listed(ctx, "*", b.o.agents, b.o.phaseTimeout, 50*time.Millisecond, nil)
 }
 
 // settle waits until orchestration jid is over everywhere: the agents
@@ -318,10 +235,8 @@ func (b *bench) settle(ctx context.Context, jid string) error {
 		last = steps[len(steps)-1].jid
 	}
 	err := masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, func() bool {
-		for _, a := range b.agents {
-			if a.Queued() > 0 {
-				return false
-			}
+		if b.fl.Queued() > 0 {
+			return false
 		}
 		var run struct {
 			EndTime *time.Time `json:"end_time"`
@@ -331,10 +246,10 @@ func (b *bench) settle(ctx context.Context, jid string) error {
 		}
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
-		if b.op.Call(cctx, rpc.JobsShow, rpc.JobRequest{JID: jid}, &run) != nil || run.EndTime == nil {
+		if b.m.Op.Call(cctx, rpc.JobsShow, rpc.JobRequest{JID: jid}, &run) != nil || run.EndTime == nil {
 			return false
 		}
-		return last == "" || b.op.Call(cctx, rpc.JobsShow, rpc.JobRequest{JID: last}, &job) == nil && len(job.Returns) >= len(b.agents)
+		return last == "" || b.m.Op.Call(cctx, rpc.JobsShow, rpc.JobRequest{JID: last}, &job) == nil && len(job.Returns) >= b.o.agents
 	})
 	if err != nil {
 		return fmt.Errorf("after orchestration %s: %w", jid, err)
@@ -346,26 +261,5 @@ func (b *bench) settle(ctx context.Context, jid string) error {
 }
 
 func agentID(i int) string { return fmt.Sprintf("bench-orch-%02d", i) }
-
-// newAgent writes agent i's configuration and makes it (its key pair,
-// outbox and grains) before anything is timed.
-func newAgent(dir string, i, reqPort, pubPort int, log *slog.Logger) (*agent.Agent, error) {
-	adir := filepath.Join(dir, "agents", agentID(i))
-	if err := os.MkdirAll(adir, 0o700); err != nil {
-		return nil, err
-	}
-	conf := fmt.Sprintf("master: 127.0.0.1\nmaster_port: %d\npublish_port: %d\nid: %s\ncachedir: cache\n", reqPort, pubPort, agentID(i))
-	if err := os.WriteFile(filepath.Join(adir, "minion"), []byte(conf), 0o600); err != nil {
-		return nil, err
-	}
-	cfg, err := agent.LoadConfig(adir)
-	if err != nil {
-		return nil, fmt.Errorf("agent %s: %w", agentID(i), err)
-	}
-	if len(cfg.Warnings) > 0 {
-		return nil, fmt.Errorf("agent %s configuration: %v", agentID(i), cfg.Warnings)
-	}
-	return agent.New(cfg, agent.Options{Version: "bench", Log: log})
-}
 
 func ms(d time.Duration) float64 { return report.Round(float64(d)/float64(time.Millisecond), 3) }

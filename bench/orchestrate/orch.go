@@ -1,20 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/brinehq/brine/bench/masterproc"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/brinehq/brine/bench/masterproc"
 
 	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/jobs"
@@ -75,25 +73,13 @@ func (s step) end() time.Time { return s.start.Add(s.dur) }
 // orchestration's new event.
 func (b *bench) orchestrate(ctx context.Context, mods string) (cliRun, error) {
 	var r cliRun
-	cmd := exec.CommandContext(ctx, b.bin, "run", "-c", b.mdir, "--timeout", b.o.phaseTimeout.String(), "state.orchestrate", mods, "--json")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	m0, s0 := report.ProcCPU(b.master.PID()), report.ProcCPU(0)
-	r.t0 = time.Now()
-	err := cmd.Run()
-	r.end = time.Now()
-	r.masterCPU = msCPU(report.ProcCPU(b.master.PID()) - m0)
-	r.benchCPU = msCPU(report.ProcCPU(0) - s0)
-	if ps := cmd.ProcessState; ps != nil {
-		r.cliCPU = msCPU(ps.UserTime() + ps.SystemTime())
+	c, err := b.m.CLI(ctx, "run", "--timeout", b.o.phaseTimeout.String(), "state.orchestrate", mods, "--json")
+	if err != nil {
+		return r, fmt.Errorf("state.orchestrate %s: %w", mods, err)
 	}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		r.exit = ee.ExitCode()
-	case err != nil:
-		return r, fmt.Errorf("brine run state.orchestrate %s: %w", mods, err)
-	}
+	r.t0, r.end, r.exit = c.Start, c.End, c.Exit
+	r.masterCPU, r.benchCPU, r.cliCPU = msCPU(c.MasterCPU), msCPU(c.BenchCPU), msCPU(c.CLICPU)
+	stdout, stderr := &c.Stdout, &c.Stderr
 	// --json prints the reply alone on stdout; a failed run's error goes
 	// to stderr.
 	line := stdout.Bytes()
@@ -157,8 +143,8 @@ func (b *bench) check(what string, r cliRun, want int) {
 		b.fail("%s (job %s): %d steps returned, %d expected", what, r.jid, len(r.steps), want)
 	}
 	for _, s := range r.steps {
-		if !s.result || s.trueRets != len(b.agents) {
-			b.fail("%s (job %s): step %s: result %v, %d of %d agents' returns True: %s", what, r.jid, s.tag, s.result, s.trueRets, len(b.agents), s.comment)
+		if !s.result || s.trueRets != b.o.agents {
+			b.fail("%s (job %s): step %s: result %v, %d of %d agents' returns True: %s", what, r.jid, s.tag, s.result, s.trueRets, b.o.agents, s.comment)
 			break
 		}
 	}
@@ -167,9 +153,9 @@ func (b *bench) check(what string, r cliRun, want int) {
 		b.fail("%s (job %s): the watch saw %d step jobs, %d expected", what, r.jid, len(js), want)
 	}
 	for _, j := range js {
-		if j.minions != len(b.agents) || j.rets != len(b.agents) || j.copies+j.notTrue > 0 {
+		if j.minions != b.o.agents || j.rets != b.o.agents || j.copies+j.notTrue > 0 {
 			b.fail("%s (job %s): step job %s: %d minions targeted, %d returns stored (%d copies, %d not True), %d expected",
-				what, r.jid, j.jid, j.minions, j.rets, j.copies, j.notTrue, len(b.agents))
+				what, r.jid, j.jid, j.minions, j.rets, j.copies, j.notTrue, b.o.agents)
 			break
 		}
 	}
@@ -255,7 +241,7 @@ type stepTimes struct {
 }
 
 func (b *bench) chain(ctx context.Context) (Chain, error) {
-	c := Chain{Steps: b.o.steps, Agents: len(b.agents), Command: "brine run -c <master dir> state.orchestrate orch.chain --json"}
+	c := Chain{Steps: b.o.steps, Agents: b.o.agents, Command: "brine run -c <master dir> state.orchestrate orch.chain --json"}
 	var all stepTimes
 	var wall, orch, compile, cpu []float64
 	for i := range b.o.reps {
@@ -263,7 +249,7 @@ func (b *bench) chain(ctx context.Context) (Chain, error) {
 		if err != nil {
 			return c, err
 		}
-		if err := masterproc.Poll(ctx, b.o.phaseTimeout, 5*time.Millisecond, func() bool { return b.seen.complete(r.jid, b.o.steps, len(b.agents)) }); err != nil {
+		if err := masterproc.Poll(ctx, b.o.phaseTimeout, 5*time.Millisecond, func() bool { return b.seen.complete(r.jid, b.o.steps, b.o.agents) }); err != nil {
 			b.fail("chain run %d (job %s): the watch did not see every step's job, return and progress event: %v", i+1, r.jid, err)
 		}
 		b.check(fmt.Sprintf("chain run %d", i+1), r, b.o.steps)
@@ -385,7 +371,7 @@ type branchRun struct {
 }
 
 func (b *bench) branches(ctx context.Context, mods, fun string, sleep float64) (Branches, error) {
-	br := Branches{Steps: b.o.branches, Agents: len(b.agents), Fun: fun, SleepSeconds: sleep,
+	br := Branches{Steps: b.o.branches, Agents: b.o.agents, Fun: fun, SleepSeconds: sleep,
 		Command: "brine run -c <master dir> state.orchestrate " + mods + " --json", MaxConcurrentMin: b.o.branches}
 	if sleep > 0 {
 		br.SerialSeconds = report.Round(sleep*float64(b.o.branches), 3)
@@ -397,7 +383,7 @@ func (b *bench) branches(ctx context.Context, mods, fun string, sleep float64) (
 		if err != nil {
 			return br, err
 		}
-		if err := masterproc.Poll(ctx, b.o.phaseTimeout, 5*time.Millisecond, func() bool { return b.seen.complete(r.jid, b.o.branches, len(b.agents)) }); err != nil {
+		if err := masterproc.Poll(ctx, b.o.phaseTimeout, 5*time.Millisecond, func() bool { return b.seen.complete(r.jid, b.o.branches, b.o.agents) }); err != nil {
 			b.fail("%s run %d (job %s): the watch did not see every step's job, return and progress event: %v", mods, i+1, r.jid, err)
 		}
 		b.check(fmt.Sprintf("%s run %d", mods, i+1), r, b.o.branches)

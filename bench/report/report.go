@@ -6,6 +6,7 @@ package report
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -112,6 +113,22 @@ func (r *Report) Print(w io.Writer) error {
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+// Finish ends a benchmark's run: it writes the report to path, prints it
+// to w, and returns an error when a target was missed, so that the
+// benchmark's exit status says so.
+func (r *Report) Finish(path string, w io.Writer) error {
+	if err := r.Write(path); err != nil {
+		return err
+	}
+	if err := r.Print(w); err != nil {
+		return err
+	}
+	if !r.Pass {
+		return errors.New("a target was missed")
+	}
+	return nil
 }
 
 func (r *Report) json() ([]byte, error) {

@@ -76,6 +76,25 @@ func TestPrint(t *testing.T) {
 	}
 }
 
+// TestFinish: the report is written and printed whether or not it passed,
+// and a missed target is the run's error.
+func TestFinish(t *testing.T) {
+	for _, tc := range []struct {
+		got     float64
+		wantErr bool
+	}{{got: 1}, {got: 3, wantErr: true}} {
+		r := New("x")
+		r.Check("a", "p99_ms", "<=", 2, tc.got)
+		path := filepath.Join(t.TempDir(), "x.json")
+		var out bytes.Buffer
+		err := r.Finish(path, &out)
+		written, _ := os.ReadFile(path)
+		if (err != nil) != tc.wantErr || len(written) == 0 || !bytes.Equal(written, out.Bytes()) {
+			t.Errorf("got %g: err %v (want one: %v), written %d bytes, printed %d", tc.got, err, tc.wantErr, len(written), out.Len())
+		}
+	}
+}
+
 func TestStartCPUProfile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cpu.out")
 	stop, err := StartCPUProfile(path)

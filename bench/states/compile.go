@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/brinehq/brine/bench/report"
 	"strings"
 	"time"
 
 	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/bench/report"
 	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/state"

@@ -36,19 +36,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/bench/internal/fleet"
 	"github.com/brinehq/brine/bench/masterproc"
 	"github.com/brinehq/brine/bench/report"
-	"github.com/brinehq/brine/bus/gateway"
-	"github.com/brinehq/brine/master/rpc"
 )
 
 // Targets from the issue (milliseconds).
@@ -131,9 +128,8 @@ type Compile struct {
 // bench is one run's shared state.
 type bench struct {
 	o        options
-	bin      string
-	mdir     string
-	master   *masterproc.Master
+	m        *fleet.Master
+	fl       *fleet.Fleet
 	agent    *agent.Agent
 	tree     Tree
 	failures []string
@@ -152,7 +148,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer cleanup()
-	b := &bench{o: o, bin: setup.Bin, mdir: setup.MasterDir}
+	b := &bench{o: o}
 	fileRoot, pillarRoot, tree, err := writeTree(setup.Dir, o.files, o.per)
 	if err != nil {
 		return err
@@ -176,42 +172,18 @@ func run(ctx context.Context, o options) error {
 	rep.Setup["tree"] = fmt.Sprintf("%d SLS files (top.sls: all to '*') of %d file.managed each, every one template: jinja; the target directory, the application's settings and port come from the pillar (pillar_roots top.sls → app.sls)", o.files, o.per)
 	setup.Describe(rep)
 
-	logs := masterproc.NewLogCounter()
-	mlog := filepath.Join(setup.Dir, "master.log")
-	if b.master, err = masterproc.Start(b.bin, b.mdir, mlog); err != nil {
+	if b.m, err = fleet.StartMaster(ctx, setup, "master.log"); err != nil {
 		return err
 	}
-	defer b.master.Kill()
-	failMaster := func(err error) error {
-		return fmt.Errorf("%w\nmaster log (last lines):\n%s", err, masterproc.Tail(mlog, 20))
-	}
-	key, err := masterproc.WaitKey(ctx, setup.KeyFile())
-	if err != nil {
-		return failMaster(err)
-	}
-	if b.agent, err = newAgent(setup.Dir, setup.ReqPort, setup.PubPort, slog.New(logs)); err != nil {
+	defer b.m.Close()
+	failMaster := b.m.Fail
+	if b.fl, err = fleet.New(setup, 1, func(int) string { return agentID }, ""); err != nil {
 		return err
 	}
-	actx, acancel := context.WithCancel(ctx)
-	var agentErr error
-	agentDone := make(chan struct{})
-	go func() {
-		agentErr = b.agent.Run(actx)
-		close(agentDone)
-	}()
-	// stopAgent says whether the agent stopped within 30 s of its context
-	// ending.
-	stopAgent := sync.OnceValue(func() bool {
-		acancel()
-		select {
-		case <-agentDone:
-			return true
-		case <-time.After(30 * time.Second):
-			return false
-		}
-	})
-	defer stopAgent()
-	if err := b.connected(ctx, setup.ReqAddr(), key); err != nil {
+	b.agent = b.fl.Agents[0]
+	b.fl.Start(ctx)
+	defer b.fl.Stop()
+	if err := b.connected(ctx); err != nil {
 		return failMaster(err)
 	}
 	pillar, err := b.agent.Pillar(ctx, true)
@@ -251,18 +223,13 @@ func run(ctx context.Context, o options) error {
 		rep.Notes = append(rep.Notes, "no tmpfs at /dev/shm: the runs on tmpfs were not measured")
 	}
 
-	if !stopAgent() {
-		rep.Fail("the agent did not stop within 30 s of its context ending")
-	} else if agentErr != nil && !errors.Is(agentErr, context.Canceled) {
-		rep.Notes = append(rep.Notes, "the agent's Run returned "+agentErr.Error())
+	if !b.fl.Stop() {
+		rep.Fail(fmt.Sprintf("the agent did not stop within %s of its context ending", fleet.StopTimeout))
+	} else if _, err := b.fl.Err(); err != nil {
+		rep.Notes = append(rep.Notes, "the agent's Run returned "+err.Error())
 	}
-	if _, err := b.master.Stop(30 * time.Second); err != nil {
-		rep.Notes = append(rep.Notes, "stopping the master at the end: "+err.Error())
-	}
-	if w, e, msgs := masterproc.LogSummary(mlog); w+e > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("the master logged %d warnings and %d errors: %v", w, e, msgs))
-	}
-	if t := logs.Snapshot(); len(t) > 0 {
+	b.m.End(rep)
+	if t := b.fl.Logs.Snapshot(); len(t) > 0 {
 		rep.Setup["agent_log"] = fmt.Sprint(map[string]int(t))
 	}
 
@@ -285,16 +252,7 @@ func run(ctx context.Context, o options) error {
 		"the agent runs in this process, so -cpuprofile profiles it; the runs made as the agent's function carry the pprof label run=first or run=second (go tool pprof -tagfocus=run=second)",
 		"medians and maxima are over the repetitions (-reps); the master, the agent (this process) and the CLI share the machine's CPUs with whatever else runs there (load_avg at start, load_avg_after at the end)",
 	)
-	if err := rep.Write(o.out); err != nil {
-		return err
-	}
-	if err := rep.Print(os.Stdout); err != nil {
-		return err
-	}
-	if !rep.Pass {
-		return errors.New("a target was missed")
-	}
-	return nil
+	return rep.Finish(o.out, os.Stdout)
 }
 
 // compile times the compile: the engine alone, then show_lowstate.
@@ -434,47 +392,9 @@ func (b *bench) settle(ctx context.Context) error {
 
 // connected waits until the agent is accepted, its start events delivered
 // and the master lists it as connected, so that a job reaches it.
-func (b *bench) connected(ctx context.Context, reqAddr string, key []byte) error {
+func (b *bench) connected(ctx context.Context) error {
 	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, b.agent.Ready); err != nil {
 		return fmt.Errorf("the agent did not connect: %w", err)
 	}
-	dctx, cancel := context.WithTimeout(ctx, time.Minute)
-	op, err := gateway.Dial(dctx, reqAddr, key)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("the master does not answer: %w", err)
-	}
-	defer op.Close()
-	var rep rpc.TargetReply
-	err = masterproc.Poll(ctx, b.o.phaseTimeout, 50*time.Millisecond, func() bool {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		return b.agent.Queued() == 0 &&
-			op.Call(cctx, rpc.ExecTargets, rpc.TargetRequest{Tgt: agentID, TgtType: "glob"}, &rep) == nil && len(rep.Connected) == 1
-	})
-	if err != nil {
-		return fmt.Errorf("the master does not list the agent as connected: %w", err)
-	}
-	return nil
-}
-
-// newAgent writes the agent's configuration and makes it (its key pair,
-// outbox and grains) before anything is timed.
-func newAgent(dir string, reqPort, pubPort int, log *slog.Logger) (*agent.Agent, error) {
-	adir := filepath.Join(dir, "agent")
-	if err := os.MkdirAll(adir, 0o700); err != nil {
-		return nil, err
-	}
-	conf := fmt.Sprintf("master: 127.0.0.1\nmaster_port: %d\npublish_port: %d\nid: %s\ncachedir: cache\n", reqPort, pubPort, agentID)
-	if err := os.WriteFile(filepath.Join(adir, "minion"), []byte(conf), 0o600); err != nil {
-		return nil, err
-	}
-	cfg, err := agent.LoadConfig(adir)
-	if err != nil {
-		return nil, err
-	}
-	if len(cfg.Warnings) > 0 {
-		return nil, fmt.Errorf("agent configuration: %v", cfg.Warnings)
-	}
-	return agent.New(cfg, agent.Options{Version: "bench", Log: log})
+	return b.m.Listed(ctx, agentID, 1, b.o.phaseTimeout, 50*time.Millisecond, func() bool { return b.agent.Queued() == 0 })
 }

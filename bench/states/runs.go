@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -52,7 +50,7 @@ type runFig struct {
 // JSON, which the CLI reads as YAML) and returns the agent's return.
 func (b *bench) cli(ctx context.Context, fun string, kwargs map[string]any) (runFig, any, error) {
 	f := runFig{Via: "cli"}
-	args := []string{"exec", "-c", b.mdir, "-t", fmt.Sprint(int(b.o.phaseTimeout.Seconds())), b.agent.ID(), fun}
+	args := []string{"-t", fmt.Sprint(int(b.o.phaseTimeout.Seconds())), b.agent.ID(), fun}
 	for k, v := range kwargs {
 		j, err := json.Marshal(v)
 		if err != nil {
@@ -60,27 +58,15 @@ func (b *bench) cli(ctx context.Context, fun string, kwargs map[string]any) (run
 		}
 		args = append(args, k+"="+string(j))
 	}
-	cmd := exec.CommandContext(ctx, b.bin, append(args, "--json")...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	m0, s0 := report.ProcCPU(b.master.PID()), report.ProcCPU(0)
-	t0 := time.Now()
-	err := cmd.Run()
-	wall := time.Since(t0)
-	f.WallMs = ms(wall)
-	f.MasterCPUMs = msCPU(report.ProcCPU(b.master.PID()) - m0)
-	f.BenchCPUMs = msCPU(report.ProcCPU(0) - s0)
-	if ps := cmd.ProcessState; ps != nil {
-		f.CLICPUMs = msCPU(ps.UserTime() + ps.SystemTime())
+	c, err := b.m.CLI(ctx, "exec", append(args, "--json")...)
+	if err != nil {
+		return f, nil, fmt.Errorf("%s: %w", fun, err)
 	}
+	f.WallMs = ms(c.Wall())
+	f.MasterCPUMs, f.BenchCPUMs, f.CLICPUMs = msCPU(c.MasterCPU), msCPU(c.BenchCPU), msCPU(c.CLICPU)
+	f.Exit = c.Exit
+	stdout, stderr := &c.Stdout, &c.Stderr
 	f.ReturnKiB = report.Round(float64(stdout.Len())/1024, 1)
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		f.Exit = ee.ExitCode()
-	case err != nil:
-		return f, nil, fmt.Errorf("brine exec %s: %w", fun, err)
-	}
 	var rets map[string]any
 	if err := json.Unmarshal(stdout.Bytes(), &rets); err != nil {
 		return f, nil, fmt.Errorf("brine exec %s (exit %d): its JSON output: %w: %q; stderr: %s", fun, f.Exit, err, clip(stdout.Bytes(), 300), clip(stderr.Bytes(), 300))
@@ -99,14 +85,14 @@ func (b *bench) cli(ctx context.Context, fun string, kwargs map[string]any) (run
 func (b *bench) function(ctx context.Context, fun string, kwargs map[string]any) (runFig, any, error) {
 	f := runFig{Via: "function"}
 	rctx, rc := modules.WithRetcode(ctx)
-	m0, s0 := report.ProcCPU(b.master.PID()), report.ProcCPU(0)
+	m0, s0 := report.ProcCPU(b.m.PID()), report.ProcCPU(0)
 	t0 := time.Now()
 	if kwargs == nil {
 		kwargs = map[string]any{}
 	}
 	v, err := b.agent.Functions().Call(rctx, fun, nil, kwargs, nil)
 	f.WallMs = ms(time.Since(t0))
-	f.MasterCPUMs = msCPU(report.ProcCPU(b.master.PID()) - m0)
+	f.MasterCPUMs = msCPU(report.ProcCPU(b.m.PID()) - m0)
 	f.BenchCPUMs = msCPU(report.ProcCPU(0) - s0)
 	f.Exit = int(rc.Load())
 	if err != nil {

@@ -1,0 +1,45 @@
+package fleet
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/bench/masterproc"
+)
+
+// TestAgentConfig: what AgentConfig writes is an agent configuration the
+// agent reads without a warning, pointed at the bench's master, with each
+// benchmark's extra keys in force.
+func TestAgentConfig(t *testing.T) {
+	s := &masterproc.Setup{Dir: t.TempDir(), ReqPort: 14506, PubPort: 14505}
+	for _, tc := range []struct {
+		id, extra   string
+		reauth, acc int
+	}{
+		{id: "plain", reauth: 10, acc: 10},
+		{id: "jobs", extra: "random_reauth_delay: 2\n", reauth: 2, acc: 10},
+		{id: "agents", extra: "acceptance_wait_time: 1\nrandom_reauth_delay: 0\n", reauth: 0, acc: 1},
+	} {
+		dir, err := AgentConfig(s, tc.id, tc.extra)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := agent.LoadConfig(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.id, err)
+		}
+		if len(cfg.Warnings) > 0 {
+			t.Errorf("%s: warnings %v", tc.id, cfg.Warnings)
+		}
+		want := agent.Config{MasterPort: s.ReqPort, PublishPort: s.PubPort, RandomReauthDelay: tc.reauth, AcceptanceWaitTime: tc.acc}
+		if cfg.ID != tc.id || cfg.MasterPort != want.MasterPort || cfg.PublishPort != want.PublishPort ||
+			cfg.RandomReauthDelay != want.RandomReauthDelay || cfg.AcceptanceWaitTime != want.AcceptanceWaitTime {
+			t.Errorf("%s: id %q, ports %d/%d, random_reauth_delay %d, acceptance_wait_time %d; want %+v",
+				tc.id, cfg.ID, cfg.MasterPort, cfg.PublishPort, cfg.RandomReauthDelay, cfg.AcceptanceWaitTime, want)
+		}
+		if want := filepath.Join(dir, "cache"); cfg.CacheDir != want {
+			t.Errorf("%s: cachedir %q, want %q", tc.id, cfg.CacheDir, want)
+		}
+	}
+}
