@@ -153,13 +153,10 @@ func (w *watch) add(ev *bus.Event) error {
 	at := time.Now()
 	if rest, ok := strings.CutPrefix(ev.Tag, "salt/beacon/"+agentID+"/"); ok {
 		name, _, _ := strings.Cut(rest, "/")
-		// A minion's event arrives as Salt's _minion_event load: the
-		// beacon's payload is its data.
-		var load struct {
-			Data map[string]any `json:"data"`
-		}
-		_ = json.Unmarshal(ev.Data, &load)
-		data := load.Data
+		// A beacon's event is its payload (and id), as Salt's master
+		// fires it: not wrapped in a _minion_event load as event.send's.
+		var data map[string]any
+		_ = json.Unmarshal(ev.Data, &data)
 		w.mu.Lock()
 		w.counts[name]++
 		w.mu.Unlock()
