@@ -109,15 +109,24 @@ func (m *Master) startCluster(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("master lease: %w", err)
 	}
-	for sub, h := range map[string]func(context.Context, []byte) (any, error){
-		"push": c.onPush, "find": c.onFind, "ret": c.onRet, "connected": c.onConnected,
-	} {
-		if err := m.bus.Handle(m.ctx, c.self+"."+sub, c.answer(h)); err != nil {
-			return err
-		}
+	if err := c.serve(m.ctx); err != nil {
+		return err
 	}
 	c.refreshPeers(ctx)
 	m.grp.Go(func() error { c.run(m.ctx); return nil })
+	return nil
+}
+
+// serve answers the other masters' requests (<id>.push, .find, .ret,
+// .connected) until ctx ends.
+func (c *cluster) serve(ctx context.Context) error {
+	for sub, h := range map[string]func(context.Context, []byte) (any, error){
+		"push": c.onPush, "find": c.onFind, "ret": c.onRet, "connected": c.onConnected,
+	} {
+		if err := c.bus.Handle(ctx, c.self+"."+sub, c.answer(h)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
