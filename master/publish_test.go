@@ -85,7 +85,7 @@ func (k acceptedKeys) List(context.Context, ...keys.State) (keys.Listing, error)
 // publisher falls back on the key store).
 type fleet map[string][]Conn
 
-func (f fleet) conns(id string) []Conn          { return f[id] }
+func (f fleet) conns(id string) []Conn        { return f[id] }
 func (f fleet) acceptedIDs() ([]string, bool) { return nil, false }
 
 // otherMasters is the cluster: agents connected to another master.
