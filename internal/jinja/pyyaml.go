@@ -1,13 +1,12 @@
 package jinja
 
 import (
-	"math"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
 
-	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/internal/pyyaml"
 	"github.com/brinehq/brine/internal/saltyaml"
 )
 
@@ -177,19 +176,7 @@ func pyYAMLScalar(v any, inFlow bool) string {
 	case int, int64, int32, uint, uint64:
 		return jinjaStr(t)
 	case float64:
-		switch {
-		case math.IsNaN(t):
-			return ".nan"
-		case math.IsInf(t, 1):
-			return ".inf"
-		case math.IsInf(t, -1):
-			return "-.inf"
-		}
-		s := strings.ToLower(py.Float(t))
-		if !strings.Contains(s, ".") && strings.Contains(s, "e") {
-			s = strings.Replace(s, "e", ".0e", 1)
-		}
-		return s
+		return pyyaml.Float(t)
 	case string:
 		return pyYAMLString(t, inFlow)
 	case yaml.MapSlice:
@@ -219,104 +206,15 @@ func pyYAMLString(s string, inFlow bool) string {
 	return yamlDoubleQuoted(s)
 }
 
+// pyAnalyze is what PyYAML's emitter (pyyaml.AnalyzePython) allows s to
+// be written as, in a flow collection or not. A multi-line string is not
+// single-quoted here: PyYAML writes it so over several lines, and a
+// double-quoted string reads the same.
 func pyAnalyze(s string, inFlow bool) (allowPlain, allowSingle bool) {
-	if s == "" {
-		return false, true
-	}
-	isSpace := func(r rune) bool { return strings.ContainsRune("\x00 \t\r\n\u0085\u2028\u2029", r) }
-	isBreak := func(r rune) bool { return strings.ContainsRune("\n\u0085\u2028\u2029", r) }
-	var blockInd, flowInd, lineBreaks, special bool
-	var leadSpace, trailSpace, breakSpace, spaceBreak, prevSpace, prevBreak bool
-	if strings.HasPrefix(s, "---") || strings.HasPrefix(s, "...") {
-		blockInd, flowInd = true, true
-	}
-	rs := []rune(s)
-	preceded := true
-	for i, ch := range rs {
-		followed := i+1 >= len(rs) || isSpace(rs[i+1])
-		if i == 0 {
-			if strings.ContainsRune("#,[]{}&*!|>'\"%@`", ch) {
-				flowInd, blockInd = true, true
-			}
-			if ch == '?' || ch == ':' {
-				flowInd = true
-				if followed {
-					blockInd = true
-				}
-			}
-			if ch == '-' && followed {
-				flowInd, blockInd = true, true
-			}
-		} else {
-			if strings.ContainsRune(",?[]{}", ch) {
-				flowInd = true
-			}
-			if ch == ':' {
-				flowInd = true
-				if followed {
-					blockInd = true
-				}
-			}
-			if ch == '#' && preceded {
-				flowInd, blockInd = true, true
-			}
-		}
-		if isBreak(ch) {
-			lineBreaks = true
-		}
-		if !(ch == '\n' || ch >= 0x20 && ch <= 0x7e) {
-			if !(ch == 0x85 || ch >= 0xa0 && ch <= 0xd7ff || ch >= 0xe000 && ch <= 0xfffd || ch >= 0x10000 && ch < 0x10ffff) || ch == 0xfeff {
-				special = true
-			}
-		}
-		switch {
-		case ch == ' ':
-			if i == 0 {
-				leadSpace = true
-			}
-			if i == len(rs)-1 {
-				trailSpace = true
-			}
-			if prevBreak {
-				breakSpace = true
-			}
-			prevSpace, prevBreak = true, false
-		case isBreak(ch):
-			if i == 0 || i == len(rs)-1 {
-				leadSpace = true // a leading or trailing break: as a space
-			}
-			if prevSpace {
-				spaceBreak = true
-			}
-			prevSpace, prevBreak = false, true
-		default:
-			prevSpace, prevBreak = false, false
-		}
-		preceded = isSpace(ch)
-	}
-	flowPlain, blockPlain, single := true, true, true
-	if leadSpace || trailSpace {
-		flowPlain, blockPlain = false, false
-	}
-	if breakSpace {
-		flowPlain, blockPlain, single = false, false, false
-	}
-	if spaceBreak || special {
-		flowPlain, blockPlain, single = false, false, false
-	}
-	if lineBreaks {
-		// PyYAML writes these single-quoted over several lines; a
-		// double-quoted string reads the same.
-		flowPlain, blockPlain, single = false, false, false
-	}
-	if flowInd {
-		flowPlain = false
-	}
-	if blockInd {
-		blockPlain = false
-	}
+	a := pyyaml.AnalyzePython(s)
+	allowPlain = a.AllowBlockPlain
 	if inFlow {
-		return flowPlain, single
+		allowPlain = a.AllowFlowPlain
 	}
-	return blockPlain, single
+	return allowPlain && !a.Empty, a.AllowSingleQuoted && !a.Multiline
 }

@@ -164,7 +164,7 @@ func (e *emitter) blockMapping(m map[string]any) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		e.writeIndent()
-		if len(k) <= 128 && !e.analyze(k).multiline {
+		if len(k) <= 128 && !e.analyze(k).Multiline {
 			if err := e.node(k, true, true); err != nil {
 				return err
 			}
@@ -205,23 +205,30 @@ func represent(v any) (string, bool, error) {
 	case uint64:
 		return strconv.FormatUint(t, 10), true, nil
 	case float64:
-		switch {
-		case math.IsNaN(t):
-			return ".nan", true, nil
-		case math.IsInf(t, 1):
-			return ".inf", true, nil
-		case math.IsInf(t, -1):
-			return "-.inf", true, nil
-		}
-		s := strings.ToLower(py.Float(t))
-		if !strings.Contains(s, ".") && strings.Contains(s, "e") {
-			s = strings.Replace(s, "e", ".0e", 1)
-		}
-		return s, true, nil
+		return Float(t), true, nil
 	case string:
 		return t, resolvesToStr(t), nil
 	}
 	return "", false, fmt.Errorf("cannot represent an object: %s", py.Str(v))
+}
+
+// Float is SafeRepresenter's represent_float: Python's repr in lower case,
+// with ".0" before the exponent of a whole number (1e+16 is 1.0e+16, which
+// YAML 1.1 reads as a float), and .nan, .inf and -.inf.
+func Float(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return ".nan"
+	case math.IsInf(f, 1):
+		return ".inf"
+	case math.IsInf(f, -1):
+		return "-.inf"
+	}
+	s := strings.ToLower(py.Float(f))
+	if !strings.Contains(s, ".") && strings.Contains(s, "e") {
+		s = strings.Replace(s, "e", ".0e", 1)
+	}
+	return s
 }
 
 // PyYAML's implicit resolvers (resolver.py): a plain scalar matching one

@@ -5,11 +5,12 @@ import (
 	"strings"
 )
 
-// analysis is PyYAML's ScalarAnalysis.
-type analysis struct {
-	empty, multiline                     bool
-	allowFlowPlain, allowBlockPlain      bool
-	allowSingleQuoted, allowDoubleQuoted bool
+// Analysis is PyYAML's ScalarAnalysis: the styles a string may be
+// written in.
+type Analysis struct {
+	Empty, Multiline                     bool
+	AllowFlowPlain, AllowBlockPlain      bool
+	AllowSingleQuoted, AllowDoubleQuoted bool
 }
 
 // printable is libyaml's IS_PRINTABLE, which (unlike PyYAML's own
@@ -26,11 +27,38 @@ func isSpaceOrEnd(rs []rune, i int) bool {
 	return i >= len(rs) || strings.ContainsRune("\x00 \t\r\n\u0085\u2028\u2029", rs[i])
 }
 
-// analyze is libyaml's yaml_emitter_analyze_scalar (allow_unicode off, as
-// Salt's serializer dumps without an encoding).
-func (e *emitter) analyze(s string) analysis {
+// scalarRules are the two character tests on which libyaml's
+// analyze_scalar and PyYAML's own (emitter.py) differ.
+type scalarRules struct {
+	printable func(rune) bool // written as it is, not escaped
+	isBreak   func(rune) bool // a line break
+}
+
+// analyze is libyaml's yaml_emitter_analyze_scalar, with allow_unicode as
+// the emitter has it (off by default, as Salt's serializer dumps without
+// an encoding).
+func (e *emitter) analyze(s string) Analysis {
+	return analyze(s, scalarRules{
+		printable: func(r rune) bool { return printable(r) && (r <= 0x7e || e.unicode) },
+		isBreak:   isBreak,
+	})
+}
+
+// AnalyzePython is analyze_scalar as PyYAML's own emitter (emitter.py)
+// runs it with allow_unicode, as Salt's Jinja yaml filters dump: NEL and
+// the characters past U+FFFF are printable there, and a carriage return
+// is no line break (it is not printable either way).
+func AnalyzePython(s string) Analysis {
+	return analyze(s, scalarRules{
+		printable: func(r rune) bool { return printable(r) || r == 0x85 || r >= 0x10000 && r < 0x10ffff },
+		isBreak:   func(r rune) bool { return r != '\r' && isBreak(r) },
+	})
+}
+
+// analyze is analyze_scalar of s under the character tests of r.
+func analyze(s string, r scalarRules) Analysis {
 	if s == "" {
-		return analysis{empty: true, allowBlockPlain: true, allowSingleQuoted: true, allowDoubleQuoted: true}
+		return Analysis{Empty: true, AllowBlockPlain: true, AllowSingleQuoted: true, AllowDoubleQuoted: true}
 	}
 	var blockInd, flowInd, lineBreaks, special bool
 	var leadSpace, leadBreak, trailSpace, trailBreak, breakSpace, spaceBreak bool
@@ -69,10 +97,10 @@ func (e *emitter) analyze(s string) analysis {
 				flowInd, blockInd = true, true
 			}
 		}
-		if isBreak(ch) {
+		if r.isBreak(ch) {
 			lineBreaks = true
 		}
-		if !printable(ch) || ch > 0x7e && !e.unicode {
+		if !r.printable(ch) {
 			special = true
 		}
 		switch {
@@ -87,7 +115,7 @@ func (e *emitter) analyze(s string) analysis {
 				breakSpace = true
 			}
 			prevSpace, prevBreak = true, false
-		case isBreak(ch):
+		case r.isBreak(ch):
 			if i == 0 {
 				leadBreak = true
 			}
@@ -104,25 +132,25 @@ func (e *emitter) analyze(s string) analysis {
 		preceded = strings.ContainsRune("\x00 \t\r\n\u0085\u2028\u2029", ch)
 		followed = i+2 >= len(rs) || isSpaceOrEnd(rs, i+2)
 	}
-	a := analysis{multiline: lineBreaks, allowFlowPlain: true, allowBlockPlain: true, allowSingleQuoted: true,
-		allowDoubleQuoted: true}
+	a := Analysis{Multiline: lineBreaks, AllowFlowPlain: true, AllowBlockPlain: true, AllowSingleQuoted: true,
+		AllowDoubleQuoted: true}
 	if leadSpace || leadBreak || trailSpace || trailBreak {
-		a.allowFlowPlain, a.allowBlockPlain = false, false
+		a.AllowFlowPlain, a.AllowBlockPlain = false, false
 	}
 	if breakSpace {
-		a.allowFlowPlain, a.allowBlockPlain, a.allowSingleQuoted = false, false, false
+		a.AllowFlowPlain, a.AllowBlockPlain, a.AllowSingleQuoted = false, false, false
 	}
 	if spaceBreak || special {
-		a.allowFlowPlain, a.allowBlockPlain, a.allowSingleQuoted = false, false, false
+		a.AllowFlowPlain, a.AllowBlockPlain, a.AllowSingleQuoted = false, false, false
 	}
 	if lineBreaks {
-		a.allowFlowPlain, a.allowBlockPlain = false, false
+		a.AllowFlowPlain, a.AllowBlockPlain = false, false
 	}
 	if flowInd {
-		a.allowFlowPlain = false
+		a.AllowFlowPlain = false
 	}
 	if blockInd {
-		a.allowBlockPlain = false
+		a.AllowBlockPlain = false
 	}
 	return a
 }
@@ -132,10 +160,10 @@ func (e *emitter) scalar(text string, implicit bool) error {
 	a := e.analyze(text)
 	style := byte('"')
 	switch {
-	case implicit && !(e.simpleKey && (a.empty || a.multiline)) &&
-		(e.flowLevel > 0 && a.allowFlowPlain || e.flowLevel == 0 && a.allowBlockPlain):
+	case implicit && !(e.simpleKey && (a.Empty || a.Multiline)) &&
+		(e.flowLevel > 0 && a.AllowFlowPlain || e.flowLevel == 0 && a.AllowBlockPlain):
 		style = 0
-	case a.allowSingleQuoted && !(e.simpleKey && a.multiline):
+	case a.AllowSingleQuoted && !(e.simpleKey && a.Multiline):
 		style = '\''
 	}
 	split := !e.simpleKey
