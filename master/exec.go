@@ -57,15 +57,15 @@ func (m *Master) execTargets(ctx context.Context, body json.RawMessage) (any, er
 }
 
 // minions runs local.* and caller.* reactions (reactor.Minions).
-type minions struct{ m *Master }
+type minions struct{ p *publisher }
 
 func (x minions) RunJob(ctx context.Context, t jobs.Targeted, o bus.Origin, wait time.Duration) (jobs.Outcome, error) {
-	out, err := x.m.publisher.Run(ctx, t, o, wait)
+	out, err := x.p.Run(ctx, t, o, wait)
 	return out, noMinion(t, err)
 }
 
 func (x minions) PublishJob(ctx context.Context, t jobs.Targeted, o bus.Origin) (jobs.Published, error) {
-	pub, _, err := x.m.publisher.Publish(ctx, t, o, false)
+	pub, _, err := x.p.Publish(ctx, t, o, false)
 	return pub, noMinion(t, err)
 }
 

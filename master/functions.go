@@ -75,7 +75,7 @@ var ErrNeedsMaster = errors.New("runs only on the master (brine reactor test has
 // started, and answers ErrNeedsMaster. A reaction file is therefore checked
 // exactly as the master would check it.
 func DryRunFunctions() (*function.Registry, error) {
-	parts := &Master{mine: mine.New(nil), jobs: jobs.NewStore(nil, nil), keys: keys.New(nil, bus.Emitter{}), agents: &agents{}, cloud: &cloud.Functions{},
+	parts := &Master{mine: mine.New(nil), jobs: jobs.NewStore(nil, nil), keys: keys.New(nil, bus.Emitter{}), cloud: &cloud.Functions{},
 		orch: &orchestrator{}, integrations: Integrations()}
 	reg := function.NewWithBuiltins()
 	for _, p := range parts.providers() {

@@ -177,7 +177,6 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	// reactor last, so that every function it may call is registered
 	// before it reacts to the first event.
 	m.transports = append([]Transport{curveTransport{m.gateway}}, o.Transports...)
-	m.orch = &orchestrator{m: m, renderer: state.NewRenderer()}
 	for _, start := range []func(context.Context) error{
 		m.startStores,
 		m.startKeys,
@@ -197,7 +196,7 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	m.handleRequests()
 	m.serveAgents()
 	m.grp.Go(func() error { return m.agents.watchKeys(m.ctx) })
-	m.grp.Go(func() error { m.presenceLoop(m.ctx); return nil })
+	m.grp.Go(func() error { m.presenceLoop(m.ctx, s); return nil })
 	m.resumeOrchestrations()
 	m.served = true
 	m.grp.Go(func() error { return m.gateway.Run(m.ctx) })
@@ -343,6 +342,8 @@ func (m *Master) assembleAgentParts(context.Context) error {
 	m.pillars.nodegroups = m.publisher.groups
 	m.agents.router = m.publisher
 	m.cluster.jobs = m.publisher
+	m.orch = &orchestrator{id: s.ID + "_master", renderer: state.NewRenderer(), log: m.component("orchestrate"), funcs: m.funcs,
+		roots: m.roots, pillar: m.pillars.ofMaster, jobs: m.jobs, bus: m.bus, minions: orchMinions{m.publisher}, underLease: m.underLease}
 	return nil
 }
 

@@ -13,8 +13,10 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/fileserver"
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/internal/keyorder"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/keys"
@@ -32,8 +34,32 @@ import (
 // master, whose steps (salt.function, salt.state, salt.runner,
 // salt.wheel) publish jobs to agents and call the master's functions.
 type orchestrator struct {
-	m        *Master
+	// id is the orchestration's minion id in its return: Salt's
+	// <master id>_master.
+	id       string
 	renderer *state.Renderer
+	log      *slog.Logger
+	// funcs are the master's functions, which steps call.
+	funcs *function.Registry
+	// roots are the file_roots in force, where orchestration SLS are.
+	roots func() (fileserver.Roots, error)
+	// pillar is the master's own pillar (pillar_roots compiled for id).
+	pillar func(ctx context.Context, id string) (map[string]any, *keyorder.Order, error)
+	// jobs keep each step's result in the job's record, so that a
+	// resumed orchestration skips what it finished.
+	jobs orchJobs
+	// bus is where step events are fired.
+	bus bus.Publisher
+	// minions run salt.function and salt.state steps on agents.
+	minions saltmod.Minions
+	// underLease runs an orchestration under its job's lease.
+	underLease func(ctx context.Context, name string, wait bool, fn func(context.Context) (any, error)) (any, error)
+}
+
+// orchJobs are the job records an orchestration reads and writes.
+type orchJobs interface {
+	Get(ctx context.Context, jid string) (*jobs.Job, error)
+	RecordStep(ctx context.Context, jid, tag string, ret map[string]any) error
 }
 
 // masterStates are the state modules an orchestration may use, one line
@@ -41,7 +67,7 @@ type orchestrator struct {
 // the master (test.*, event.send, module.run of the master's functions).
 func (o *orchestrator) masterStates() []modules.Module {
 	return []modules.Module{
-		saltmod.New(orchMinions{minions{o.m}}),
+		saltmod.New(o.minions),
 		test.Module,
 		event.Module,
 		module.Module,
@@ -100,19 +126,15 @@ func (o *orchestrator) Funcs() []function.Func {
 	}
 }
 
-// id is the orchestration's minion id in its return: Salt's
-// <master id>_master.
-func (o *orchestrator) id() string { return o.m.cfg.Settings.ID + "_master" }
-
 // env is the Env the master's state modules run with: the master's
 // functions, its events.
 func (o *orchestrator) env(ctx context.Context) (*modules.Env, error) {
 	env := &modules.Env{
-		ID:        o.id(),
-		Grains:    func() map[string]any { return map[string]any{"id": o.id()} },
-		Opts:      func() map[string]any { return map[string]any{"id": o.id(), "__role": "master"} },
-		Log:       o.m.component("orchestrate"),
-		Functions: o.m.funcs,
+		ID:        o.id,
+		Grains:    func() map[string]any { return map[string]any{"id": o.id} },
+		Opts:      func() map[string]any { return map[string]any{"id": o.id, "__role": "master"} },
+		Log:       o.log,
+		Functions: o.funcs,
 	}
 	env.States = function.New()
 	for _, mod := range o.masterStates() {
@@ -127,25 +149,25 @@ func (o *orchestrator) env(ctx context.Context) (*modules.Env, error) {
 // master's pillar (pillar_roots for <id>_master) and pillar= merged over
 // it.
 func (o *orchestrator) compiler(ctx context.Context, in *function.Input) (*state.Compiler, map[string]any, error) {
-	roots, err := o.m.roots()
+	roots, err := o.roots()
 	if err != nil {
 		return nil, nil, err
 	}
-	pillar, order, err := o.m.pillars.ofMaster(ctx, o.id())
+	pillar, order, err := o.pillar(ctx, o.id)
 	if err != nil {
 		return nil, nil, err
 	}
 	if over := in.Map("pillar"); over != nil {
 		pillar, _ = state.Merge(pillar, over).(map[string]any)
 	}
-	names := o.m.funcs.Names()
+	names := o.funcs.Names()
 	// salt['pillar.get'] in the SLS reads the run's pillar, pillar= included
 	pctx := modules.WithPillar(ctx, pillar)
 	salt := jinja.Salt(names, func(name string, args []any, kwargs map[string]any) (any, error) {
-		return o.m.funcs.Call(pctx, name, args, kwargs, nil)
+		return o.funcs.Call(pctx, name, args, kwargs, nil)
 	})
-	grains := map[string]any{"id": o.id()}
-	opts := map[string]any{"id": o.id()}
+	grains := map[string]any{"id": o.id}
+	opts := map[string]any{"id": o.id}
 	// the template's pillar iterates in the order it was written
 	tpillar := jinja.OrderedBy(pillar, order)
 	return &state.Compiler{Renderer: o.renderer, Source: state.Roots(roots), Vars: func(saltenv string) map[string]any {
@@ -168,7 +190,7 @@ func (o *orchestrator) orchestrate(ctx context.Context, in *function.Input) (any
 	if len(h.Errors) > 0 {
 		return o.reply(py.List(h.Errors), 1), nil
 	}
-	if log := o.m.component("orchestrate"); log.Enabled(ctx, slog.LevelDebug) {
+	if log := o.log; log.Enabled(ctx, slog.LevelDebug) {
 		for _, c := range chunks {
 			log.Debug("orchestration step compiled", "mods", in.Value("mods"), "step", c.Tag, "order", c.Order, "args", jobs.Redact(c.Args))
 		}
@@ -189,23 +211,23 @@ func (o *orchestrator) runChunks(ctx context.Context, in *function.Input, c *sta
 		Funcs: env.States,
 		Test:  state.Flag(in.Value("test")),
 		Exec: func(ctx context.Context, name string, args []any, kwargs map[string]any) (any, error) {
-			return o.m.funcs.Call(ctx, name, args, kwargs, nil)
+			return o.funcs.Call(ctx, name, args, kwargs, nil)
 		},
 		Template: c.Template(saltenv),
 	}
 	run := jobs.RunOf(ctx)
 	if run != nil {
 		// A job the master resumes has the steps it finished before.
-		if j, err := o.m.jobs.Get(ctx, run.JID); err == nil && len(j.Steps) > 0 {
+		if j, err := o.jobs.Get(ctx, run.JID); err == nil && len(j.Steps) > 0 {
 			r.Done = map[string]map[string]any{}
 			for tag, res := range j.Steps {
 				if m, ok := res.(map[string]any); ok {
 					r.Done[tag] = m
 				}
 			}
-			o.m.component("orchestrate").Info("resuming the orchestration", "jid", run.JID, "finished_steps", len(r.Done))
+			o.log.Info("resuming the orchestration", "jid", run.JID, "finished_steps", len(r.Done))
 		}
-		fire := run.Fire(o.m.bus)
+		fire := run.Fire(o.bus)
 		ctx = function.WithFire(ctx, fire)
 		// A step's start is an event too, so that a person watching sees
 		// it begin: salt/run/<jid>/step/<n> (not a step result). It is
@@ -223,7 +245,7 @@ func (o *orchestrator) runChunks(ctx context.Context, in *function.Input, c *sta
 				defer close(done)
 				data := map[string]any{"tag": tag, "phase": "start", "jid": run.JID}
 				if err := fire(ctx, jobs.RunTag(run.JID, fmt.Sprintf("step/%d", n)), data); err != nil {
-					o.m.log.Error("orchestrate: step start event", "jid", run.JID, "err", err)
+					o.log.Error("orchestrate: step start event", "jid", run.JID, "err", err)
 				}
 			}()
 		}
@@ -234,8 +256,8 @@ func (o *orchestrator) runChunks(ctx context.Context, in *function.Input, c *sta
 			recorded := make(chan struct{})
 			go func() {
 				defer close(recorded)
-				if err := o.m.jobs.RecordStep(ctx, run.JID, tag, res); err != nil {
-					o.m.log.Error("orchestrate: recording a step", "jid", run.JID, "step", tag, "err", err)
+				if err := o.jobs.RecordStep(ctx, run.JID, tag, res); err != nil {
+					o.log.Error("orchestrate: recording a step", "jid", run.JID, "step", tag, "err", err)
 				}
 			}()
 			mu.Lock()
@@ -248,7 +270,7 @@ func (o *orchestrator) runChunks(ctx context.Context, in *function.Input, c *sta
 			n := fmt.Sprint(res["__run_num__"])
 			data := map[string]any{"tag": tag, "ret": jobs.Redact(res), "len": total, "jid": run.JID}
 			if err := fire(ctx, jobs.RunTag(run.JID, "prog/"+n), data); err != nil {
-				o.m.log.Error("orchestrate: progress event", "jid", run.JID, "err", err)
+				o.log.Error("orchestrate: progress event", "jid", run.JID, "err", err)
 			}
 			<-recorded
 		}
@@ -264,7 +286,7 @@ func (o *orchestrator) runChunks(ctx context.Context, in *function.Input, c *sta
 
 // reply is Salt's orchestrate return.
 func (o *orchestrator) reply(data any, retcode int) map[string]any {
-	return map[string]any{"data": map[string]any{o.id(): data}, "outputter": "highstate", "retcode": retcode}
+	return map[string]any{"data": map[string]any{o.id: data}, "outputter": "highstate", "retcode": retcode}
 }
 
 // single is state.orchestrate_single.
@@ -344,11 +366,11 @@ func (o *orchestrator) show(ctx context.Context, in *function.Input) (any, error
 // orchMinions is how orchestration steps reach agents: a target that
 // selects nobody is an outcome with no minions (Salt's step comment says
 // so), not an error.
-type orchMinions struct{ minions }
+type orchMinions struct{ p *publisher }
 
 // RunJob implements saltmod.Minions.
 func (x orchMinions) RunJob(ctx context.Context, t jobs.Targeted, o bus.Origin, wait time.Duration) (jobs.Outcome, error) {
-	out, err := x.m.publisher.Run(ctx, t, o, wait)
+	out, err := x.p.Run(ctx, t, o, wait)
 	if errors.Is(err, ErrNoMinions) {
 		return out, nil
 	}
@@ -357,7 +379,7 @@ func (x orchMinions) RunJob(ctx context.Context, t jobs.Targeted, o bus.Origin, 
 
 // Targets implements saltmod.Minions.
 func (x orchMinions) Targets(ctx context.Context, tgt any, tgtType string) ([]string, error) {
-	ids, _, err := x.m.publisher.Targets(ctx, tgt, tgtType)
+	ids, _, err := x.p.Targets(ctx, tgt, tgtType)
 	return ids, err
 }
 
@@ -467,7 +489,7 @@ func (o *orchestrator) leased(fn function.Handler) function.Handler {
 		if r == nil {
 			return fn(ctx, in)
 		}
-		return o.m.underLease(ctx, orchLease(r.JID), false, func(ctx context.Context) (any, error) { return fn(ctx, in) })
+		return o.underLease(ctx, orchLease(r.JID), false, func(ctx context.Context) (any, error) { return fn(ctx, in) })
 	}
 }
 

@@ -4,13 +4,15 @@ import (
 	"context"
 	"slices"
 	"time"
+
+	"github.com/brinehq/brine/config"
 )
 
 // presenceLoop fires Salt's presence events every loop_interval when
 // presence_events is set: salt/presence/present with every connected id,
-// and salt/presence/change with those that came and went.
-func (m *Master) presenceLoop(ctx context.Context) {
-	s := m.cfg.Settings
+// and salt/presence/change with those that came and went. The settings
+// are those the master started with (a reload does not change them).
+func (m *Master) presenceLoop(ctx context.Context, s config.Settings) {
 	if !s.PresenceEvents {
 		return
 	}

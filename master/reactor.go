@@ -21,7 +21,7 @@ func (m *Master) startReactor(context.Context) error {
 		return err
 	}
 	m.reactor = reactor.New(m.callerDefault(cfg), m.funcs, reactor.WithLogger(m.component("reactor")),
-		reactor.WithSource(m.source+"/reactor"), reactor.WithMinions(minions{m}))
+		reactor.WithSource(m.source+"/reactor"), reactor.WithMinions(minions{m.publisher}))
 	m.grp.Go(func() error { return m.reactor.Run(m.ctx, m.bus, m.dlq) })
 	m.grp.Go(func() error { return m.reactor.Watch(m.ctx, reactorWatchInterval) })
 	return nil
