@@ -270,15 +270,10 @@ func (c *Chunk) nameValue() any {
 
 // wholeNumber is an order Salt counts in its cap: an int (not a float).
 func wholeNumber(v any) (float64, bool) {
-	switch v := v.(type) {
-	case int64:
-		return float64(v), true
-	case int:
-		return float64(v), true
-	case uint64:
-		return float64(v), true
+	if _, isFloat := v.(float64); isFloat {
+		return 0, false
 	}
-	return 0, false
+	return py.Number(v)
 }
 
 // req is one requisite of a chunk: its kind and what it names.
