@@ -17,6 +17,11 @@ const (
 	agentQueueBytes = 4 << 20
 	// maxAgentMsgExtra is what an agent's request may carry beyond an event.
 	maxAgentMsgExtra = 64 << 10
+	// minAgentRequest is the least an agent's request may carry, whatever
+	// max_event_size says: a chunk of cp.push (256 KiB, a third more as
+	// base64 in JSON) is not an event, and a small max_event_size must
+	// not cut off an agent that pushes a file.
+	minAgentRequest = 512 << 10
 	// agentReadBuffer is an agent connection's read buffer: its requests
 	// are small and rare, and an idle agent should cost the master little.
 	agentReadBuffer = 2 << 10
@@ -95,7 +100,7 @@ func (s *Server) serveAgent(ctx context.Context, pc *peerConn) {
 			gone(p)
 		}
 	})
-	s.serveLoop(ctx, pc, s.cfg.MaxEventSize+maxAgentMsgExtra, func(_ string, frames [][]byte) []byte {
+	s.serveLoop(ctx, pc, max(s.cfg.MaxEventSize, minAgentRequest)+maxAgentMsgExtra, func(_ string, frames [][]byte) []byte {
 		return s.serveAgentRequest(p, frames)
 	})
 }
