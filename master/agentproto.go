@@ -55,9 +55,18 @@ type mineQuerier interface {
 func mineGet(q mineQuerier) func(context.Context, string, json.RawMessage) (any, error) {
 	return func(ctx context.Context, _ string, body json.RawMessage) (any, error) {
 		var req wire.MineGet
-		if err := json.Unmarshal(body, &req); err != nil {
-			return nil, fmt.Errorf("%w: mine.get: %v", wire.ErrInvalidRequest, err)
+		if err := readBody("mine.get", body, &req); err != nil {
+			return nil, err
 		}
 		return q.Query(ctx, req.Tgt, req.Fun, req.TgtType)
 	}
+}
+
+// readBody decodes an agent's request body into v; what it cannot read is
+// refused as wire.ErrInvalidRequest, naming what the request was.
+func readBody(what string, body json.RawMessage, v any) error {
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("%w: %s: %v", wire.ErrInvalidRequest, what, err)
+	}
+	return nil
 }

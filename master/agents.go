@@ -124,8 +124,8 @@ func (a *agents) watchKeys(ctx context.Context) error {
 // hello authenticates an agent by the key it connected with.
 func (a *agents) hello(ctx context.Context, p Conn, body json.RawMessage) (any, error) {
 	var h wire.Hello
-	if err := json.Unmarshal(body, &h); err != nil {
-		return nil, fmt.Errorf("%w: hello: %v", wire.ErrInvalidRequest, err)
+	if err := readBody("hello", body, &h); err != nil {
+		return nil, err
 	}
 	// One id per connection, checked before anything is recorded: a
 	// connection that said hello as a1 and then as a2 gets a refusal,
@@ -274,8 +274,8 @@ func (a *agents) keyChanged(ctx context.Context, c keys.Change) {
 // under (Salt's _minion_event: the load is the event's data).
 func (a *agents) event(ctx context.Context, id string, body json.RawMessage) (any, error) {
 	var ev wire.Event
-	if err := json.Unmarshal(body, &ev); err != nil {
-		return nil, fmt.Errorf("%w: event: %v", wire.ErrInvalidRequest, err)
+	if err := readBody("event", body, &ev); err != nil {
+		return nil, err
 	}
 	if err := wire.CheckTag(ev.Tag, id); err != nil {
 		return nil, err
@@ -329,8 +329,8 @@ func (a *agents) publish(ctx context.Context, id, evID, tag string, data map[str
 // another agent's job, a runner's or an orchestration's.
 func (a *agents) ret(ctx context.Context, id string, body json.RawMessage) (any, error) {
 	var r wire.Return
-	if err := json.Unmarshal(body, &r); err != nil {
-		return nil, fmt.Errorf("%w: return: %v", wire.ErrInvalidRequest, err)
+	if err := readBody("return", body, &r); err != nil {
+		return nil, err
 	}
 	args := r.FunArgs
 	if args == nil {
@@ -407,8 +407,8 @@ func (a *agents) admitReturn(ctx context.Context, id, jid string) (*bus.Event, e
 // fqdn and MAC addresses come from the grains.
 func (a *agents) mineUpdate(ctx context.Context, id string, body json.RawMessage) (any, error) {
 	var u wire.Mine
-	if err := json.Unmarshal(body, &u); err != nil {
-		return nil, fmt.Errorf("%w: mine: %v", wire.ErrInvalidRequest, err)
+	if err := readBody("mine", body, &u); err != nil {
+		return nil, err
 	}
 	for name := range u.Errors {
 		a.log.Warn("agent mine function failed", "id", id, "function", name, "err", u.Errors[name])

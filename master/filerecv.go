@@ -93,8 +93,8 @@ const partSuffix = ".brine-part"
 // push answers an agent's MethodFilePush.
 func (r *fileRecv) push(_ context.Context, id string, body json.RawMessage) (any, error) {
 	var req wire.FilePush
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("%w: file push: %v", wire.ErrInvalidRequest, err)
+	if err := readBody("file push", body, &req); err != nil {
+		return nil, err
 	}
 	err := r.write(id, req)
 	if err != nil {

@@ -44,8 +44,8 @@ type files struct {
 // file_roots; a refusal is logged with the agent's id.
 func (f files) open(id string, body json.RawMessage) (*os.File, wire.FileRequest, error) {
 	var req wire.FileRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, req, fmt.Errorf("%w: file request: %v", wire.ErrInvalidRequest, err)
+	if err := readBody("file request", body, &req); err != nil {
+		return nil, req, err
 	}
 	roots, err := f.roots()
 	if err != nil {
@@ -101,8 +101,8 @@ func (f files) read(_ context.Context, id string, body json.RawMessage) (any, er
 // paths, the first root that has a path winning, nothing outside a root.
 func (f files) list(_ context.Context, _ string, body json.RawMessage) (any, error) {
 	var req wire.FileList
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("%w: file list: %v", wire.ErrInvalidRequest, err)
+	if err := readBody("file list", body, &req); err != nil {
+		return nil, err
 	}
 	roots, err := f.roots()
 	if err != nil {

@@ -106,8 +106,8 @@ func (p *pillars) ofMaster(ctx context.Context, id string) (map[string]any, *key
 // alone.
 func (p *pillars) serve(ctx context.Context, id string, body json.RawMessage) (any, error) {
 	var req wire.PillarRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		return nil, fmt.Errorf("%w: pillar request: %v", wire.ErrInvalidRequest, err)
+	if err := readBody("pillar request", body, &req); err != nil {
+		return nil, err
 	}
 	// the same JSON as the map's, with each object's keys in the order
 	// written: agents that read it into maps see no change, those that

@@ -513,8 +513,8 @@ func (p *publisher) findLocal(ctx context.Context, jid string, ids []string) map
 // jobState takes an agent's answer to a find_job question.
 func (p *publisher) jobState(_ context.Context, id string, body json.RawMessage) (any, error) {
 	var st wire.JobState
-	if err := json.Unmarshal(body, &st); err != nil {
-		return nil, fmt.Errorf("%w: job state: %v", wire.ErrInvalidRequest, err)
+	if err := readBody("job state", body, &st); err != nil {
+		return nil, err
 	}
 	k := st.Req + "/" + id
 	p.mu.Lock()
@@ -535,8 +535,8 @@ func (p *publisher) jobState(_ context.Context, id string, body json.RawMessage)
 // tag is the master's, so the agent asks rather than fires it.
 func (p *publisher) progress(ctx context.Context, id string, body json.RawMessage) (any, error) {
 	var pr wire.Progress
-	if err := json.Unmarshal(body, &pr); err != nil {
-		return nil, fmt.Errorf("%w: progress: %v", wire.ErrInvalidRequest, err)
+	if err := readBody("progress", body, &pr); err != nil {
+		return nil, err
 	}
 	cause, ok := p.sentTo(pr.JID, id)
 	if !ok {
