@@ -228,6 +228,76 @@ func merge(ret, boot state.Result, resetChanges bool) state.Result {
 	return ret
 }
 
+// begin is what running and dead start with: it reads whether the
+// service runs and whether it starts at boot, or answers the state
+// itself (done) when it was given "enabled" or cannot read them or the
+// service is not installed: pending in test mode (a state of the run may
+// still install it; it "would have been" verbed), else a failure or,
+// with missingOK, a success.
+func (s *states) begin(ctx context.Context, in *function.Input, verbed string, missingOK bool) (running, onBoot bool, done *state.Result) {
+	name := in.String("name")
+	answer := func(r state.Result) (bool, bool, *state.Result) { return false, false, &r }
+	if _, ok := in.ExtraKwargs["enabled"]; ok {
+		return answer(enabledUsed(name))
+	}
+	ok, err := s.check(ctx, "service.available", name, nil)
+	switch {
+	case err != nil:
+		return answer(state.Failed(name, "%v", err))
+	case ok:
+	case state.From(ctx).Test:
+		return answer(state.Pending(name, fmt.Sprintf("Service %s not present; if created in this state run, it would have been %s", name, verbed), nil))
+	case missingOK:
+		return answer(state.Succeeded(name, unavailable(name), nil))
+	default:
+		return answer(state.Failed(name, "%s", unavailable(name)))
+	}
+	if running, err = s.status(ctx, name, in.String("sig")); err != nil {
+		return answer(state.Failed(name, "%v", err))
+	}
+	if onBoot, err = s.check(ctx, "service.enabled", name, nil); err != nil {
+		return answer(state.Failed(name, "%v", err))
+	}
+	return running, onBoot, nil
+}
+
+// alsoBoot merges into ret (as merge, with resetChanges) the boot
+// setting _enable or _disable make when the state was given enable:
+// running and dead change it only then.
+func (s *states) alsoBoot(ctx context.Context, ret state.Result, in *function.Input, started *bool, result, resetChanges bool) (state.Result, error) {
+	if !in.Has("enable") {
+		return ret, nil
+	}
+	b, err := s.boot(ctx, ret.Name, in.Bool("enable"), started, result, false)
+	if err != nil {
+		return state.Result{}, err
+	}
+	return merge(ret, b, resetChanges), nil
+}
+
+// final is a state function's answer: ret, or no result when making it
+// failed.
+func final(ret state.Result, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return ret, nil
+}
+
+// record puts in ret's changes, as Salt's running and dead do,
+// {name: running now} when the service runs or starts at boot otherwise
+// than it did before the state.
+func (s *states) record(ctx context.Context, ret state.Result, name string, before, beforeOn, after bool) error {
+	afterOn, err := s.check(ctx, "service.enabled", name, nil)
+	if err != nil {
+		return err
+	}
+	if beforeOn != afterOn || before != after {
+		ret.Changes[name] = after
+	}
+	return nil
+}
+
 // startArgs are the systemd arguments of service.start given to running.
 func startArgs(in *function.Input) map[string]any {
 	out := map[string]any{}
@@ -241,43 +311,21 @@ func startArgs(in *function.Input) map[string]any {
 
 func (s *states) running(ctx context.Context, in *function.Input) (any, error) {
 	name, sig := in.String("name"), in.String("sig")
-	if _, ok := in.ExtraKwargs["enabled"]; ok {
-		return enabledUsed(name), nil
-	}
 	test := state.From(ctx).Test
-	ok, err := s.check(ctx, "service.available", name, nil)
-	if err != nil {
-		return state.Failed(name, "%v", err), nil
-	}
-	if !ok {
-		if test {
-			return state.Pending(name, fmt.Sprintf("Service %s not present; if created in this state run, it would have been started", name), nil), nil
-		}
-		return state.Failed(name, "%s", unavailable(name)), nil
-	}
-	before, err := s.status(ctx, name, sig)
-	if err != nil {
-		return state.Failed(name, "%v", err), nil
-	}
-	beforeOn, err := s.check(ctx, "service.enabled", name, nil)
-	if err != nil {
-		return state.Failed(name, "%v", err), nil
+	before, beforeOn, done := s.begin(ctx, in, "started", false)
+	if done != nil {
+		return *done, nil
 	}
 	ret := state.Result{Name: name, Result: state.Bool(true), Changes: map[string]any{}}
-	enable, setBoot := in.Bool("enable"), in.Has("enable")
 	if before {
 		ret.Comment = fmt.Sprintf("The service %s is already running", name)
 		if test {
 			return ret, nil
 		}
-		if setBoot && enable != beforeOn {
-			b, err := s.boot(ctx, name, enable, nil, true, false)
-			if err != nil {
-				return nil, err
-			}
-			ret = merge(ret, b, true)
+		if in.Bool("enable") == beforeOn {
+			return ret, nil
 		}
-		return ret, nil
+		return final(s.alsoBoot(ctx, ret, in, nil, true, true))
 	}
 	if test {
 		return state.Pending(name, fmt.Sprintf("Service %s is set to start", name), map[string]any{}), nil
@@ -286,14 +334,7 @@ func (s *states) running(ctx context.Context, in *function.Input) (any, error) {
 	if err != nil || !started {
 		ret = state.Failed(name, "Service %s failed to start", name)
 		ret.Changes = map[string]any{}
-		if setBoot {
-			b, err := s.boot(ctx, name, enable, tristate(false), false, false)
-			if err != nil {
-				return nil, err
-			}
-			ret = merge(ret, b, false)
-		}
-		return ret, nil
+		return final(s.alsoBoot(ctx, ret, in, tristate(false), false, false))
 	}
 	d, ds := delay(in)
 	sleep(ctx, d)
@@ -310,12 +351,8 @@ func (s *states) running(ctx context.Context, in *function.Input) (any, error) {
 			return state.Failed(name, "%v", err), nil
 		}
 	}
-	afterOn, err := s.check(ctx, "service.enabled", name, nil)
-	if err != nil {
+	if err := s.record(ctx, ret, name, before, beforeOn, after); err != nil {
 		return state.Failed(name, "%v", err), nil
-	}
-	if beforeOn != afterOn || before != after {
-		ret.Changes[name] = after
 	}
 	if after {
 		ret.Comment = fmt.Sprintf("Started service %s", name)
@@ -323,12 +360,8 @@ func (s *states) running(ctx context.Context, in *function.Input) (any, error) {
 		ret.Comment = fmt.Sprintf("Service %s failed to start", name)
 		ret.Result = state.Bool(false)
 	}
-	if setBoot {
-		b, err := s.boot(ctx, name, enable, tristate(after), after, false)
-		if err != nil {
-			return nil, err
-		}
-		ret = merge(ret, b, false)
+	if ret, err = s.alsoBoot(ctx, ret, in, tristate(after), after, false); err != nil {
+		return nil, err
 	}
 	if d > 0 {
 		ret.Comment = fmt.Sprintf("%s\nDelayed return for %s seconds", ret.Comment, ds)
@@ -337,42 +370,20 @@ func (s *states) running(ctx context.Context, in *function.Input) (any, error) {
 }
 
 func (s *states) dead(ctx context.Context, in *function.Input) (any, error) {
-	name, sig := in.String("name"), in.String("sig")
-	if _, ok := in.ExtraKwargs["enabled"]; ok {
-		return enabledUsed(name), nil
-	}
+	name := in.String("name")
 	test := state.From(ctx).Test
-	ok, err := s.check(ctx, "service.available", name, nil)
-	if err != nil {
-		return state.Failed(name, "%v", err), nil
-	}
-	if !ok {
-		if test {
-			return state.Pending(name, fmt.Sprintf("Service %s not present; if created in this state run, it would have been stopped", name), nil), nil
-		}
-		// Not installed is as dead as can be.
-		return state.Succeeded(name, unavailable(name), nil), nil
-	}
-	before, err := s.status(ctx, name, sig)
-	if err != nil {
-		return state.Failed(name, "%v", err), nil
-	}
-	beforeOn, err := s.check(ctx, "service.enabled", name, nil)
-	if err != nil {
-		return state.Failed(name, "%v", err), nil
+	// Not installed is as dead as can be.
+	before, beforeOn, done := s.begin(ctx, in, "stopped", true)
+	if done != nil {
+		return *done, nil
 	}
 	ret := state.Result{Name: name, Result: state.Bool(true), Changes: map[string]any{}}
-	enable, setBoot := in.Bool("enable"), in.Has("enable")
 	if !before {
 		ret.Comment = fmt.Sprintf("The service %s is already dead", name)
-		if setBoot && enable != beforeOn {
-			b, err := s.boot(ctx, name, enable, nil, true, false)
-			if err != nil {
-				return nil, err
-			}
-			ret = merge(ret, b, true)
+		if in.Bool("enable") == beforeOn {
+			return ret, nil
 		}
-		return ret, nil
+		return final(s.alsoBoot(ctx, ret, in, nil, true, true))
 	}
 	if test {
 		return state.Pending(name, fmt.Sprintf("Service %s is set to be killed", name), map[string]any{}), nil
@@ -381,14 +392,7 @@ func (s *states) dead(ctx context.Context, in *function.Input) (any, error) {
 	if err != nil || !stopped {
 		ret = state.Failed(name, "Service %s failed to die", name)
 		ret.Changes = map[string]any{}
-		if setBoot {
-			b, err := s.boot(ctx, name, enable, tristate(true), false, false)
-			if err != nil {
-				return nil, err
-			}
-			ret = merge(ret, b, false)
-		}
-		return ret, nil
+		return final(s.alsoBoot(ctx, ret, in, tristate(true), false, false))
 	}
 	d, _ := delay(in)
 	sleep(ctx, d)
@@ -396,12 +400,8 @@ func (s *states) dead(ctx context.Context, in *function.Input) (any, error) {
 	if err != nil {
 		return state.Failed(name, "%v", err), nil
 	}
-	afterOn, err := s.check(ctx, "service.enabled", name, nil)
-	if err != nil {
+	if err := s.record(ctx, ret, name, before, beforeOn, after); err != nil {
 		return state.Failed(name, "%v", err), nil
-	}
-	if beforeOn != afterOn || before != after {
-		ret.Changes[name] = after
 	}
 	if after {
 		ret.Result = state.Bool(false)
@@ -409,14 +409,7 @@ func (s *states) dead(ctx context.Context, in *function.Input) (any, error) {
 	} else {
 		ret.Comment = fmt.Sprintf("Service %s was killed", name)
 	}
-	if setBoot {
-		b, err := s.boot(ctx, name, enable, tristate(after), !after, false)
-		if err != nil {
-			return nil, err
-		}
-		ret = merge(ret, b, false)
-	}
-	return ret, nil
+	return final(s.alsoBoot(ctx, ret, in, tristate(after), !after, false))
 }
 
 func (s *states) modWatch(ctx context.Context, in *function.Input) (any, error) {
