@@ -166,64 +166,104 @@ func (s states) callArgs(in *function.Input, fun string, names ...string) map[st
 	return kw
 }
 
-func (s states) run(ctx context.Context, in *function.Input) state.Result {
-	name := in.String("name")
-	isStateful, testName := stateful(in.Value("stateful"))
-	test := state.From(ctx).Test
-	if test && testName != "" {
-		name = testName
+// invocation is what run and script share about a call: the name they
+// answer under (in test mode, the stateful test_name when given), the
+// test_name, whether the command speaks Salt's stateful protocol and
+// whether the run is a test.
+type invocation struct {
+	name, testName string
+	stateful, test bool
+}
+
+func begin(ctx context.Context, in *function.Input) invocation {
+	c := invocation{name: in.String("name"), test: state.From(ctx).Test}
+	c.stateful, c.testName = stateful(in.Value("stateful"))
+	if c.test && c.testName != "" {
+		c.name = c.testName
 	}
-	if !validEnv(in.Value("env")) {
-		return state.Failed(name, "Invalidly-formatted 'env' parameter. See documentation.")
+	return c
+}
+
+// wouldRun is the test-mode answer when no test_name runs instead.
+func (c invocation) wouldRun(comment string, changes map[string]any) state.Result {
+	r := state.Pending(c.name, comment, changes)
+	if c.stateful {
+		return reinterpret(r)
 	}
-	if test && testName == "" {
-		r := state.Pending(name, fmt.Sprintf("Command \"%s\" would have been executed", name), map[string]any{"cmd": name})
-		if isStateful {
-			return reinterpret(r)
-		}
-		return r
+	return r
+}
+
+// badCwd is the failure for a cwd that is not a directory (bad is true
+// then); no cwd is fine.
+func badCwd(name, cwd string) (r state.Result, bad bool) {
+	if cwd == "" {
+		return r, false
 	}
-	if in.String("root") != "" {
-		return state.Failed(name, "root: running a command in a chroot (cmd.run_chroot) is not supported")
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return state.Failed(name, "Desired working directory \"%s\" is not available", cwd), true
 	}
-	if cwd := in.String("cwd"); cwd != "" {
-		if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-			return state.Failed(name, "Desired working directory \"%s\" is not available", cwd)
-		}
-	}
-	kw := s.callArgs(in, "cmd.run_all", append(slices.Clone(common), "prepend_path")...)
-	kw["cmd"] = name
-	out, err := s.env.Functions.Call(ctx, "cmd.run_all", nil, kw, nil)
+	return r, false
+}
+
+// call runs fun (cmd.run_all or cmd.script) and gives its mapping.
+func (s states) call(ctx context.Context, fun string, kw map[string]any) (map[string]any, error) {
+	out, err := s.env.Functions.Call(ctx, fun, nil, kw, nil)
 	if err != nil {
-		return state.Failed(name, "%v", err)
+		return nil, err
 	}
 	all, ok := out.(map[string]any)
 	if !ok {
-		return state.Failed(name, "cmd.run_all returned %T, not its mapping", out)
+		return nil, fmt.Errorf("%s returned %T, not its mapping", fun, out)
 	}
-	r := state.Result{Name: name, Changes: all, Result: state.Bool(isZero(all["retcode"])),
-		Comment: fmt.Sprintf("Command \"%s\" run", name)}
-	// A nohup'ed command may outlive its timeout on purpose.
-	if in.Bool("ignore_timeout") && isOne(all["retcode"]) && strings.Contains(py.Str(all["stdout"]), "Timed out after") {
-		all["retcode"] = 0
-		r.Result = state.Bool(true)
-	}
-	if isStateful {
+	return all, nil
+}
+
+// result is the state's answer for what the command did (all, the
+// mapping of cmd.run_all or cmd.script): succeeded on retcode 0, read by
+// the stateful protocol when asked for, and pending in test mode when it
+// says it changed something.
+func (c invocation) result(all map[string]any, comment string) state.Result {
+	r := state.Result{Name: c.name, Changes: all, Result: state.Bool(isZero(all["retcode"])), Comment: comment}
+	if c.stateful {
 		r = reinterpret(r)
 	}
-	if test && isZero(all["retcode"]) && len(r.Changes) > 0 {
+	if c.test && isZero(all["retcode"]) && len(r.Changes) > 0 {
 		r.Result = nil
 	}
 	return r
 }
 
-func (s states) script(ctx context.Context, in *function.Input) state.Result {
-	name := in.String("name")
-	isStateful, testName := stateful(in.Value("stateful"))
-	test := state.From(ctx).Test
-	if test && testName != "" {
-		name = testName
+func (s states) run(ctx context.Context, in *function.Input) state.Result {
+	c := begin(ctx, in)
+	name, test := c.name, c.test
+	if !validEnv(in.Value("env")) {
+		return state.Failed(name, "Invalidly-formatted 'env' parameter. See documentation.")
 	}
+	if test && c.testName == "" {
+		return c.wouldRun(fmt.Sprintf("Command \"%s\" would have been executed", name), map[string]any{"cmd": name})
+	}
+	if in.String("root") != "" {
+		return state.Failed(name, "root: running a command in a chroot (cmd.run_chroot) is not supported")
+	}
+	if r, bad := badCwd(name, in.String("cwd")); bad {
+		return r
+	}
+	kw := s.callArgs(in, "cmd.run_all", append(slices.Clone(common), "prepend_path")...)
+	kw["cmd"] = name
+	all, err := s.call(ctx, "cmd.run_all", kw)
+	if err != nil {
+		return state.Failed(name, "%v", err)
+	}
+	// A nohup'ed command may outlive its timeout on purpose.
+	if in.Bool("ignore_timeout") && isOne(all["retcode"]) && strings.Contains(py.Str(all["stdout"]), "Timed out after") {
+		all["retcode"] = 0
+	}
+	return c.result(all, fmt.Sprintf("Command \"%s\" run", name))
+}
+
+func (s states) script(ctx context.Context, in *function.Input) state.Result {
+	c := begin(ctx, in)
+	name, test := c.name, c.test
 	if !validEnv(in.Value("env")) {
 		return state.Failed(name, "Invalidly-formatted 'env' parameter. See documentation.")
 	}
@@ -249,17 +289,11 @@ func (s states) script(ctx context.Context, in *function.Input) state.Result {
 		_, rest, _ := strings.Cut(strings.TrimSpace(name), " ")
 		kw["args"] = rest
 	}
-	if test && testName == "" {
-		r := state.Pending(name, fmt.Sprintf("Command '%s' would have been executed", name), nil)
-		if isStateful {
-			return reinterpret(r)
-		}
-		return r
+	if test && c.testName == "" {
+		return c.wouldRun(fmt.Sprintf("Command '%s' would have been executed", name), nil)
 	}
-	if cwd := in.String("cwd"); cwd != "" {
-		if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
-			return state.Failed(name, "Desired working directory \"%s\" is not available", cwd)
-		}
+	if r, bad := badCwd(name, in.String("cwd")); bad {
+		return r
 	}
 	saltenv := state.From(ctx).Saltenv
 	if saltenv == "" {
@@ -278,26 +312,14 @@ func (s states) script(ctx context.Context, in *function.Input) state.Result {
 		defer cleanup()
 		kw["source"] = rendered
 	}
-	out, err := s.env.Functions.Call(ctx, "cmd.script", nil, kw, nil)
+	all, err := s.call(ctx, "cmd.script", kw)
 	if err != nil {
 		if errors.Is(err, modules.ErrNoFile) {
 			return state.Failed(name, "Unable to cache script %s from saltenv '%s'", source, saltenv)
 		}
 		return state.Failed(name, "%v", err)
 	}
-	all, ok := out.(map[string]any)
-	if !ok {
-		return state.Failed(name, "cmd.script returned %T, not its mapping", out)
-	}
-	r := state.Result{Name: name, Changes: all, Result: state.Bool(isZero(all["retcode"])),
-		Comment: fmt.Sprintf("Command '%s' run", name)}
-	if isStateful {
-		r = reinterpret(r)
-	}
-	if test && isZero(all["retcode"]) && len(r.Changes) > 0 {
-		r.Result = nil
-	}
-	return r
+	return c.result(all, fmt.Sprintf("Command '%s' run", name))
 }
 
 // render fetches the script source, renders it with the template engine
