@@ -401,21 +401,42 @@ func merged(cur, want job) job {
 	return out
 }
 
-func present(ctx context.Context, in *function.Input) (any, error) {
+// load is what present and absent start with: the state's arguments,
+// the user's crontab and the list in it (crons or specials) the job
+// belongs in, or the failure to answer with. sep is what stands in the
+// failure between Salt's words and the error (present's has a newline,
+// absent's not).
+func load(ctx context.Context, in *function.Input, sep string) (a args, tab *crontab, list *[]job, fail *state.Result) {
 	a, err := read2args(in)
 	if err != nil {
-		return state.Failed(in.String("name"), "%v", err), nil
+		r := state.Failed(in.String("name"), "%v", err)
+		return a, nil, nil, &r
 	}
-	name := a.cmd
 	text, err := read(ctx, a.user)
 	if err != nil {
-		return state.Failed(name, "Cron %s for user %s failed to commit with error \n%v", name, a.user, err), nil
+		r := commitFailed(a, sep, err)
+		return a, nil, nil, &r
 	}
-	tab := parse(text)
-	list := &tab.crons
+	tab = parse(text)
+	list = &tab.crons
 	if a.special != "" {
 		list = &tab.specials
 	}
+	return a, tab, list, nil
+}
+
+// commitFailed is Salt's failure to read or write the crontab, sep as
+// load's.
+func commitFailed(a args, sep string, err error) state.Result {
+	return state.Failed(a.cmd, "Cron %s for user %s failed to commit with error%s%v", a.cmd, a.user, sep, err)
+}
+
+func present(ctx context.Context, in *function.Input) (any, error) {
+	a, tab, list, fail := load(ctx, in, " \n")
+	if fail != nil {
+		return *fail, nil
+	}
+	name := a.cmd
 	want := a.wantedJob()
 	status := "absent"
 	at := -1
@@ -446,7 +467,7 @@ func present(ctx context.Context, in *function.Input) (any, error) {
 	}
 	*list = append(*list, want)
 	if err := write(ctx, a.user, tab.render()); err != nil {
-		return state.Failed(name, "Cron %s for user %s failed to commit with error \n%v", name, a.user, err), nil
+		return commitFailed(a, " \n", err), nil
 	}
 	if status == "update" {
 		return state.Succeeded(name, fmt.Sprintf("Cron %s updated", name), map[string]any{a.user: name}), nil
@@ -455,20 +476,11 @@ func present(ctx context.Context, in *function.Input) (any, error) {
 }
 
 func absent(ctx context.Context, in *function.Input) (any, error) {
-	a, err := read2args(in)
-	if err != nil {
-		return state.Failed(in.String("name"), "%v", err), nil
+	a, tab, list, fail := load(ctx, in, " ")
+	if fail != nil {
+		return *fail, nil
 	}
 	name := a.cmd
-	text, err := read(ctx, a.user)
-	if err != nil {
-		return state.Failed(name, "Cron %s for user %s failed to commit with error %v", name, a.user, err), nil
-	}
-	tab := parse(text)
-	list := &tab.crons
-	if a.special != "" {
-		list = &tab.specials
-	}
 	at := -1
 	for i, j := range *list {
 		if matched(j, a.cmd, a.identifier) && (a.special == "" || j.spec == a.special) {
@@ -487,7 +499,7 @@ func absent(ctx context.Context, in *function.Input) (any, error) {
 	}
 	*list = append((*list)[:at], (*list)[at+1:]...)
 	if err := write(ctx, a.user, tab.render()); err != nil {
-		return state.Failed(name, "Cron %s for user %s failed to commit with error %v", name, a.user, err), nil
+		return commitFailed(a, " ", err), nil
 	}
 	return state.Succeeded(name, fmt.Sprintf("Cron %s removed from %s's crontab", name, a.user), map[string]any{a.user: name}), nil
 }
