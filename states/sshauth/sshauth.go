@@ -156,25 +156,45 @@ func (s *states) checkSource(ctx context.Context, p params) (keys []ssh.KeyStatu
 	return ssh.CheckKeyFile(p.user, local, p.source, p.config, p.hashType)
 }
 
+// sourceTest is the test-mode answer for a source file of keys: pending
+// with line's words for each key the state would change, a failure when
+// the file has no keys, else that they all are already (present or
+// absent).
+func (s *states) sourceTest(ctx context.Context, p params, already string, line func(ssh.KeyStatus) string) (*bool, string, error) {
+	keys, noKeys, err := s.checkSource(ctx, p)
+	if err != nil {
+		return nil, "", err
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(line(k))
+	}
+	if b.Len() > 0 {
+		return nil, b.String(), nil
+	}
+	if noKeys != "" {
+		return state.Bool(false), noKeys, nil
+	}
+	return state.Bool(true), fmt.Sprintf("All host keys in file %s are already %s", p.source, already), nil
+}
+
+// tested is ret with what presentTest or absentTest found.
+func tested(ret state.Result, result *bool, comment string, err error) state.Result {
+	if err != nil {
+		return state.Failed(ret.Name, "%v", err)
+	}
+	ret.Result, ret.Comment = result, comment
+	return ret
+}
+
 func (s *states) presentTest(ctx context.Context, name string, p params) (*bool, string, error) {
 	if p.source != "" {
-		keys, noKeys, err := s.checkSource(ctx, p)
-		if err != nil {
-			return nil, "", err
-		}
-		var b strings.Builder
-		for _, k := range keys {
+		return s.sourceTest(ctx, p, "present", func(k ssh.KeyStatus) string {
 			if k.Status != "exists" {
-				fmt.Fprintf(&b, "Set to %s: %s\n", k.Status, k.Key)
+				return fmt.Sprintf("Set to %s: %s\n", k.Status, k.Key)
 			}
-		}
-		if b.Len() > 0 {
-			return nil, b.String(), nil
-		}
-		if noKeys != "" {
-			return state.Bool(false), noKeys, nil
-		}
-		return state.Bool(true), fmt.Sprintf("All host keys in file %s are already present", p.source), nil
+			return ""
+		})
 	}
 	name, p = splitName(name, p, -1, -1)
 	check, err := ssh.CheckKey(p.user, name, p.enc, p.comment, p.options, p.config, p.hashType)
@@ -197,11 +217,7 @@ func (s *states) present(ctx context.Context, name string, p params) state.Resul
 	}
 	if state.From(ctx).Test {
 		r, c, err := s.presentTest(ctx, name, p)
-		if err != nil {
-			return state.Failed(ret.Name, "%v", err)
-		}
-		ret.Result, ret.Comment = r, c
-		return ret
+		return tested(ret, r, c, err)
 	}
 	data, noKeys, err := s.set(ctx, name, p)
 	if err != nil {
@@ -273,23 +289,12 @@ func (s *states) set(ctx context.Context, name string, p params) (data, noKeys s
 
 func (s *states) absentTest(ctx context.Context, name string, p params) (*bool, string, error) {
 	if p.source != "" {
-		keys, noKeys, err := s.checkSource(ctx, p)
-		if err != nil {
-			return nil, "", err
-		}
-		var b strings.Builder
-		for _, k := range keys {
+		return s.sourceTest(ctx, p, "absent", func(k ssh.KeyStatus) string {
 			if k.Status != "add" {
-				fmt.Fprintf(&b, "Set to remove: %s\n", k.Key)
+				return fmt.Sprintf("Set to remove: %s\n", k.Key)
 			}
-		}
-		if b.Len() > 0 {
-			return nil, b.String(), nil
-		}
-		if noKeys != "" {
-			return state.Bool(false), noKeys, nil
-		}
-		return state.Bool(true), fmt.Sprintf("All host keys in file %s are already absent", p.source), nil
+			return ""
+		})
 	}
 	name, p = splitName(name, p, -1, -1)
 	check, err := ssh.CheckKey(p.user, name, p.enc, p.comment, p.options, p.config, p.hashType)
@@ -306,11 +311,7 @@ func (s *states) absent(ctx context.Context, name string, p params) state.Result
 	ret := state.Result{Name: name, Result: state.Bool(true), Changes: map[string]any{}}
 	if state.From(ctx).Test {
 		r, c, err := s.absentTest(ctx, name, p)
-		if err != nil {
-			return state.Failed(ret.Name, "%v", err)
-		}
-		ret.Result, ret.Comment = r, c
-		return ret
+		return tested(ret, r, c, err)
 	}
 	var err error
 	if p.source != "" {

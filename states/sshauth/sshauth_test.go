@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/modulestest"
 	"github.com/brinehq/brine/state"
@@ -66,9 +67,7 @@ type want struct {
 
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test writes key files owned by the user root and needs to run as root (Salt's runs chown them)")
-	}
+	testenv.NeedRoot(t, "this test writes key files owned by the user root and needs to run as root (Salt's runs chown them)")
 }
 
 // TestSSHAuth runs the SLS Salt 3006.6 was run on (salt-call --local,
