@@ -25,6 +25,7 @@ import (
 	"github.com/brinehq/brine/bus/gateway/curve"
 	"github.com/brinehq/brine/integrations/dnsmasq/dnsmasqtest"
 	"github.com/brinehq/brine/internal/syncbuf"
+	"github.com/brinehq/brine/internal/testenv"
 )
 
 // acceptASG is the seed's reaction: accept the web servers of an
@@ -654,9 +655,7 @@ func newAgentNet(t *testing.T, n int) *agentNet {
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Fatal("ip not found: this test needs the Debian package iproute2 (make deps installs it)")
 	}
-	if os.Geteuid() != 0 {
-		t.Fatal("this test creates network namespaces and veth pairs and needs root (make test runs as root in CI)")
-	}
+	testenv.NeedRoot(t, "this test creates network namespaces and veth pairs and needs root (make test runs as root in CI)")
 	b := make([]byte, 3)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/testenv"
 )
 
 // TestBeaconRemediation is seed 000's next step: an agent's beacons see a
@@ -18,9 +19,7 @@ import (
 // both right (a state re-applied, the service started), visible in the
 // job store and the Slack audit.
 func TestBeaconRemediation(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("TestBeaconRemediation installs a SysV service: run the tests as root (CI does)")
-	}
+	testenv.NeedRoot(t, "TestBeaconRemediation installs a SysV service: run the tests as root (CI does)")
 	svc := fmt.Sprintf("brine-beacon-svc-%06x", rand.Uint32()>>8)
 	pidfile := filepath.Join(t.TempDir(), svc+".pid")
 	script := filepath.Join("/etc/init.d", svc)

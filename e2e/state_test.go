@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/internal/testlock"
 )
 
@@ -133,9 +134,7 @@ func TestStates(t *testing.T) {
 	// Other packages' tests install packages too: one at a time, or each
 	// sees the other's installs in its package lists.
 	testlock.Hold(t, "apt")
-	if os.Geteuid() != 0 {
-		t.Fatal("TestStates installs a package and a SysV service: run the tests as root (CI does)")
-	}
+	testenv.NeedRoot(t, "TestStates installs a package and a SysV service: run the tests as root (CI does)")
 	for _, tool := range []string{"git", "apt-get", "dpkg-query", "update-rc.d", "setsid"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is needed (make test installs it): %v", tool, err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/beacons"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/modules/disk"
 )
 
@@ -18,9 +19,7 @@ import (
 // name, which /proc/mounts escapes), unmounted when the test ends.
 func tmpfs(t *testing.T, dir string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("the diskusage tests mount a tmpfs: run them as root")
-	}
+	testenv.NeedRoot(t, "the diskusage tests mount a tmpfs: run them as root")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

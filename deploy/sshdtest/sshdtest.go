@@ -22,6 +22,7 @@ import (
 
 	"github.com/brinehq/brine/internal/loopback"
 	"github.com/brinehq/brine/internal/syncbuf"
+	"github.com/brinehq/brine/internal/testenv"
 )
 
 // sshdPath is Debian's openssh-server daemon, which `make deps` installs.
@@ -44,9 +45,7 @@ type Server struct {
 // NeedRoot fails (never skips) a test that cannot start sshd, saying why.
 func NeedRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatalf("this test starts %s, which must run as root (run the tests as root, e.g. in the CI container)", sshdPath)
-	}
+	testenv.NeedRoot(t, fmt.Sprintf("this test starts %s, which must run as root (run the tests as root, e.g. in the CI container)", sshdPath))
 	if _, err := os.Stat(sshdPath); err != nil {
 		t.Fatalf("%s is missing: install Debian's openssh-server (make deps does): %v", sshdPath, err)
 	}

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/brinehq/brine/internal/testenv"
 )
 
 // script is the init script: %[1]s the name, %[2]s the pid file, %[3]s the
@@ -87,9 +89,7 @@ type Options struct {
 // that runs systemd (where service would not run the script directly).
 func Install(t testing.TB, prefix string, o Options) Service {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test writes an init script to /etc/init.d and runs update-rc.d: run the tests as root (CI does)")
-	}
+	testenv.NeedRoot(t, "this test writes an init script to /etc/init.d and runs update-rc.d: run the tests as root (CI does)")
 	for _, tool := range []string{"service", "update-rc.d", "setsid"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is needed (Debian's init-system-helpers, sysvinit-utils, util-linux): %v", tool, err)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/modulestest"
 )
@@ -312,9 +313,7 @@ func TestRunas(t *testing.T) {
 		!strings.Contains(err.Error(), "Group 'no-such-group-x' is not available") {
 		t.Errorf("unknown group: %v", err)
 	}
-	if os.Geteuid() != 0 {
-		t.Fatalf("runas needs root: run these tests as root (they run as uid %d)", os.Geteuid())
-	}
+	testenv.NeedRoot(t, "runas needs root: run these tests as root")
 	nobody, err := user.Lookup("nobody")
 	if err != nil {
 		t.Fatalf("runas needs the user nobody: %v", err)
@@ -422,9 +421,7 @@ func TestScriptSeesItsPrivateCopy(t *testing.T) {
 	if m, _ := got.(map[string]any); err != nil || m["stdout"] != "500 "+me.Username+"\n700 "+me.Username {
 		t.Errorf("script copy: %v, %v", got, err)
 	}
-	if os.Geteuid() != 0 {
-		t.Fatalf("runas needs root: run these tests as root (they run as uid %d)", os.Geteuid())
-	}
+	testenv.NeedRoot(t, "runas needs root: run these tests as root")
 	got, _, err = call(reg, "cmd.script", []any{"salt://scripts/self.sh", "-"}, map[string]any{"runas": "nobody"})
 	if m, _ := got.(map[string]any); err != nil || m["stdout"] != "500 nobody\n700 nobody" || m["retcode"] != 0 {
 		t.Errorf("script as nobody: %v, %v", got, err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/modules"
 )
 
@@ -282,9 +283,7 @@ func TestMkdir(t *testing.T) {
 			t.Errorf("file.mkdir %v %v: %v, want %q", tc.args, tc.kwargs, err, tc.err)
 		}
 	}
-	if os.Geteuid() != 0 {
-		t.Fatalf("owners can only be changed as root: run these tests as root (they run as uid %d)", os.Geteuid())
-	}
+	testenv.NeedRoot(t, "owners can only be changed as root: run these tests as root")
 	owned := filepath.Join(dir, "owned", "sub")
 	if _, err := reg.Call(context.Background(), "file.mkdir", []any{owned, "nobody", "nogroup"}, nil, nil); err != nil {
 		t.Fatal(err)
@@ -300,9 +299,7 @@ func TestMkdir(t *testing.T) {
 }
 
 func TestChown(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatalf("owners can only be changed as root: run these tests as root (they run as uid %d)", os.Geteuid())
-	}
+	testenv.NeedRoot(t, "owners can only be changed as root: run these tests as root")
 	reg := registry(t)
 	dir := t.TempDir()
 	f := write(t, filepath.Join(dir, "f"), "", 0o600)

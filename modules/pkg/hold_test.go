@@ -1,12 +1,12 @@
 package pkg
 
 import (
-	"os"
 	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/internal/testlock"
 	"github.com/brinehq/brine/modules/service"
 )
@@ -19,9 +19,7 @@ const holdPkg = "base-files"
 // gave for zip on Debian 12 (names aside), and dpkg's selection changing.
 func TestHoldHere(t *testing.T) {
 	testlock.Hold(t, "apt")
-	if os.Geteuid() != 0 {
-		t.Fatal("TestHoldHere holds a Debian package: run the tests as root (CI does)")
-	}
+	testenv.NeedRoot(t, "TestHoldHere holds a Debian package: run the tests as root (CI does)")
 	if _, err := exec.LookPath("apt-mark"); err != nil {
 		t.Fatalf("TestHoldHere needs Debian's apt-mark: %v", err)
 	}

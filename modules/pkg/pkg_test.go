@@ -3,7 +3,6 @@ package pkg
 import (
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/internal/testlock"
 	"github.com/brinehq/brine/modules/service"
 )
@@ -51,9 +51,7 @@ func TestApt(t *testing.T) {
 	// Other packages' tests install packages too: one at a time, or each
 	// sees the other's installs in its package lists.
 	testlock.Hold(t, "apt")
-	if os.Geteuid() != 0 {
-		t.Fatal("TestApt installs and removes a Debian package: run the tests as root (CI does)")
-	}
+	testenv.NeedRoot(t, "TestApt installs and removes a Debian package: run the tests as root (CI does)")
 	for _, tool := range []string{"apt-get", "apt-cache", "dpkg-query"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("TestApt needs Debian's %s: %v", tool, err)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/modules"
 )
 
@@ -29,9 +30,7 @@ func registry(t *testing.T) *function.Registry {
 // TestAuthFunctions holds the authorized_keys functions to Salt 3006.6's
 // returns (salt-call --local ssh.* on the same files).
 func TestAuthFunctions(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("this test adds keys for the user root and needs to run as root")
-	}
+	testenv.NeedRoot(t, "this test adds keys for the user root and needs to run as root")
 	dir := t.TempDir()
 	f := filepath.Join(dir, "keys")
 	if err := os.WriteFile(f, []byte("no-pty ssh-ed25519 "+keyF+" f@host\nnot a key line\n"), 0o640); err != nil {

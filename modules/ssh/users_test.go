@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/brinehq/brine/internal/testenv"
 )
 
 // fakeUsers points the module at a passwd of its own: alice, uid 1234,
@@ -13,9 +15,7 @@ import (
 // exist.
 func fakeUsers(t *testing.T) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test gives files to another uid, as Salt's module does, and needs to run as root")
-	}
+	testenv.NeedRoot(t, "this test gives files to another uid, as Salt's module does, and needs to run as root")
 	root := t.TempDir()
 	home := filepath.Join(root, "home", "alice")
 	if err := os.MkdirAll(home, 0o755); err != nil {

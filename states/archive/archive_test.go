@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/modulestest"
 	"github.com/brinehq/brine/state"
@@ -94,9 +95,7 @@ func run(t *testing.T, reg *function.Registry, test bool, kwargs map[string]any)
 // TestExtracted holds what Salt 3006.6's archive.extracted returned on
 // the same archives (salt-call --local), and checks the files extracted.
 func TestExtracted(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("the archive tests extract as root (owners kept, user/group set): run them as root")
-	}
+	testenv.NeedRoot(t, "the archive tests extract as root (owners kept, user/group set): run them as root")
 	dir := fixture(t)
 	reg := registry(t)
 	a := func(p string) string { return filepath.Join(dir, p) }
@@ -320,9 +319,7 @@ func TestExtractedRemote(t *testing.T) {
 // the wrong type (salt-call --local, test mode then for real), and tar
 // options (--strip-components, run by tar's own command).
 func TestExtractedOverExisting(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("the archive tests extract as root (owners kept): run them as root")
-	}
+	testenv.NeedRoot(t, "the archive tests extract as root (owners kept): run them as root")
 	dir := fixture(t)
 	reg := registry(t)
 	a := func(p string) string { return filepath.Join(dir, p) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"reflect"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/state"
 )
 
@@ -20,9 +20,7 @@ import (
 // the crontab command, in test mode and for real, checking the crontab
 // Salt would have written.
 func TestStates(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("TestStates adds a user and edits its crontab: run the tests as root (CI does)")
-	}
+	testenv.NeedRoot(t, "TestStates adds a user and edits its crontab: run the tests as root (CI does)")
 	for _, tool := range []string{"crontab", "useradd", "userdel"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("TestStates needs %s (Debian's cron and passwd packages): %v", tool, err)
@@ -199,9 +197,7 @@ func TestParse(t *testing.T) {
 // crontab; each answer and the crontab written are what Salt 3006.6's
 // cron.env_present and cron.env_absent gave for the same steps.
 func TestEnv(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("TestEnv adds a user and edits its crontab: run the tests as root (CI does)")
-	}
+	testenv.NeedRoot(t, "TestEnv adds a user and edits its crontab: run the tests as root (CI does)")
 	reg := function.New()
 	if err := reg.RegisterAll(Module(nil)); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/modules"
 	filemod "github.com/brinehq/brine/modules/file"
 	"github.com/brinehq/brine/modules/modulestest"
@@ -42,9 +43,7 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("the file state tests change owners: run them as root")
-	}
+	testenv.NeedRoot(t, "the file state tests change owners: run them as root")
 	files := &modulestest.Files{Dir: t.TempDir(), Tree: map[string]map[string]string{
 		"base": {
 			"conf/app.conf":     "port = 80\n",

@@ -14,6 +14,7 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/state"
 )
 
@@ -239,9 +240,7 @@ func TestLatestTarget(t *testing.T) {
 		t.Errorf("depth 1: %s %q, %s commits", py.Str(state.Value(got.Result)), got.Comment, gitIn(t, shallow, "rev-list", "--count", "HEAD"))
 	}
 
-	if os.Geteuid() != 0 {
-		t.Fatal("TestLatestTarget clones as another user: run the tests as root (CI does)")
-	}
+	testenv.NeedRoot(t, "TestLatestTarget clones as another user: run the tests as root (CI does)")
 	nobody, err := user.Lookup("nobody")
 	if err != nil {
 		t.Fatalf("the user nobody: %v", err)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"reflect"
 	"testing"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/modules"
 	groupmod "github.com/brinehq/brine/modules/group"
 	"github.com/brinehq/brine/state"
@@ -38,9 +38,7 @@ func freeGID(t *testing.T) int64 {
 // TestStates creates, changes and removes a real group (and the users it
 // lists) with the states, in test mode and for real.
 func TestStates(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("TestStates adds groups and users: run the tests as root (CI does)")
-	}
+	testenv.NeedRoot(t, "TestStates adds groups and users: run the tests as root (CI does)")
 	for _, tool := range []string{"groupadd", "groupmod", "groupdel", "gpasswd", "useradd", "userdel"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("TestStates needs %s (Debian's passwd package): %v", tool, err)

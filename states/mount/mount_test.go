@@ -11,6 +11,7 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/state"
 )
 
@@ -20,9 +21,7 @@ import (
 // steps (salt-call on Debian 12), but where its mount cache names the
 // options of a remount (see docs/states.md).
 func TestStates(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("TestStates mounts a tmpfs: run the tests as root (CI does)")
-	}
+	testenv.NeedRoot(t, "TestStates mounts a tmpfs: run the tests as root (CI does)")
 	dir := t.TempDir()
 	mnt := filepath.Join(dir, "mnt")
 	fstab := filepath.Join(dir, "fstab")

@@ -2,7 +2,6 @@ package pkg
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/internal/testlock"
 	"github.com/brinehq/brine/modules"
 	pkgmod "github.com/brinehq/brine/modules/pkg"
@@ -41,9 +41,7 @@ func TestStates(t *testing.T) {
 	// Other packages' tests install packages too: one at a time, or each
 	// sees the other's installs in its package lists.
 	testlock.Hold(t, "apt")
-	if os.Geteuid() != 0 {
-		t.Fatal("TestStates installs and removes Debian packages: run the tests as root (CI does)")
-	}
+	testenv.NeedRoot(t, "TestStates installs and removes Debian packages: run the tests as root (CI does)")
 	for _, tool := range []string{"apt-get", "apt-cache", "dpkg-query"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("TestStates needs Debian's %s: %v", tool, err)

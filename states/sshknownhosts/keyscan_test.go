@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/state"
 )
@@ -24,9 +25,9 @@ import (
 func sshd(t *testing.T) (int64, string) {
 	t.Helper()
 	bin := "/usr/sbin/sshd"
-	if _, err := os.Stat(bin); err != nil || os.Geteuid() != 0 {
-		t.Fatal("this test runs an OpenSSH server for ssh-keyscan to read: it needs root and /usr/sbin/sshd " +
-			"(apt-get install openssh-server)")
+	testenv.NeedRoot(t, "this test runs an OpenSSH server for ssh-keyscan to read")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatal("this test runs an OpenSSH server for ssh-keyscan to read: it needs /usr/sbin/sshd (apt-get install openssh-server)")
 	}
 	dir := t.TempDir()
 	hostkey := filepath.Join(dir, "hostkey")

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/state"
 )
 
@@ -24,9 +25,7 @@ func TestPresent(t *testing.T) {
 	if os.Getenv(netnsEnv) != "" {
 		t.Skip("running inside the namespace: TestPresentInNetns is the test")
 	}
-	if os.Geteuid() != 0 {
-		t.Fatal("sysctl.present's test sets kernel values in a network namespace of its own: run it as root")
-	}
+	testenv.NeedRoot(t, "sysctl.present's test sets kernel values in a network namespace of its own: run it as root")
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Fatal("sysctl.present's test needs unshare (util-linux) to make a network namespace")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/internal/testenv"
 	"github.com/brinehq/brine/modules"
 	groupmod "github.com/brinehq/brine/modules/group"
 	usermod "github.com/brinehq/brine/modules/user"
@@ -37,9 +38,7 @@ func freeUID(t *testing.T) int64 {
 // TestStates creates, changes and removes a real user with the states,
 // in test mode and for real.
 func TestStates(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("TestStates adds users and groups: run the tests as root (CI does)")
-	}
+	testenv.NeedRoot(t, "TestStates adds users and groups: run the tests as root (CI does)")
 	for _, tool := range []string{"useradd", "usermod", "userdel", "groupadd", "groupdel"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("TestStates needs %s (Debian's passwd package): %v", tool, err)

@@ -27,6 +27,7 @@ import (
 
 	"github.com/brinehq/brine/internal/loopback"
 	"github.com/brinehq/brine/internal/syncbuf"
+	"github.com/brinehq/brine/internal/testenv"
 )
 
 // RequireBinary returns the path of name, failing the test when the Debian
@@ -204,9 +205,7 @@ type Netns struct {
 func NewNetns(t testing.TB) *Netns {
 	t.Helper()
 	RequireBinary(t, "ip", "iproute2")
-	if os.Geteuid() != 0 {
-		t.Fatal("this test creates network namespaces and needs root")
-	}
+	testenv.NeedRoot(t, "this test creates network namespaces and needs root")
 	b := make([]byte, 3)
 	if _, err := rand.Read(b); err != nil {
 		t.Fatal(err)
