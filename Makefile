@@ -35,18 +35,18 @@ demo:
 	./scripts/demo.sh $(BIN)
 
 # test is the whole suite, as CI runs it: every test of every package,
-# the system tests (e2e) and the chaos run's short profile included, then
-# the concurrent packages again under the race detector. Nothing skips: a
-# test that needs root, a network namespace or a Debian package fails,
-# saying which, when it is missing.
+# the system tests (e2e) and the chaos run's short profile included, each
+# once: the concurrent packages (RACE_PKGS) under the race detector, the
+# others without it. Nothing skips: a test that needs root, a network
+# namespace or a Debian package fails, saying which, when it is missing.
 test:
 	$(call phase,test,Debian packages,1/5)
 	@$(MAKE) --no-print-directory deps
 	$(call phase,test,go vet,2/5)
 	$(GO) vet ./...
-	$(call phase,test,go test ./...,3/5)
-	$(GO) test -count=1 ./...
-	$(call phase,test,go test -race,4/5)
+	$(call phase,test,go test (the packages not raced),3/5)
+	$(GO) test -count=1 $$($(GO) list ./... | grep -vxF "$$($(GO) list $(RACE_PKGS))")
+	$(call phase,test,go test -race (the concurrent packages),4/5)
 	$(GO) test -count=1 -race $(RACE_PKGS)
 	$(call phase,test,third_party/gonja,5/5)
 	cd third_party/gonja && $(GO) test -count=1 ./...
