@@ -11,6 +11,7 @@ package modules
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 
@@ -76,6 +77,31 @@ type Env struct {
 	// which templates iterate its mappings in (Salt's dicts keep the
 	// order written); nil when unknown (keys read sorted).
 	PillarOrder func() *keyorder.Order
+}
+
+// Call runs one of the agent's execution functions for a state function
+// or another module: an Env without them (nil, or before they are
+// registered) is an error, not a panic.
+func (e *Env) Call(ctx context.Context, fun string, args []any, kwargs map[string]any) (any, error) {
+	if e == nil || e.Functions == nil {
+		return nil, fmt.Errorf("%s: the agent's execution functions are not available", fun)
+	}
+	return e.Functions.Call(ctx, fun, args, kwargs, nil)
+}
+
+// Mapping is Call of a function that answers a mapping about name
+// (user.info, group.info): nil when the mapping is empty or is not one,
+// as Salt's states read "no such user".
+func (e *Env) Mapping(ctx context.Context, fun, name string) (map[string]any, error) {
+	out, err := e.Call(ctx, fun, []any{name}, nil)
+	if err != nil {
+		return nil, err
+	}
+	m, _ := out.(map[string]any)
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
 }
 
 type pillarKey struct{}

@@ -49,18 +49,7 @@ type states struct{ env *modules.Env }
 
 // info is group.info: nil when there is no such group.
 func (s *states) info(ctx context.Context, name string) (map[string]any, error) {
-	if s.env == nil || s.env.Functions == nil {
-		return nil, fmt.Errorf("group.info: the agent's execution functions are not available")
-	}
-	out, err := s.env.Functions.Call(ctx, "group.info", []any{name}, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	m, _ := out.(map[string]any)
-	if len(m) == 0 {
-		return nil, nil
-	}
-	return m, nil
+	return s.env.Mapping(ctx, "group.info", name)
 }
 
 // strs reads a list of names.

@@ -72,10 +72,7 @@ type states struct{ env *modules.Env }
 
 // call runs an execution function of the agent.
 func (s *states) call(ctx context.Context, fun string, args []any, kwargs map[string]any) (any, error) {
-	if s.env == nil || s.env.Functions == nil {
-		return nil, fmt.Errorf("%s: the agent's execution functions are not available", fun)
-	}
-	return s.env.Functions.Call(ctx, fun, args, kwargs, nil)
+	return s.env.Call(ctx, fun, args, kwargs)
 }
 
 // target is one package a state names, with the version wanted ("" for

@@ -62,10 +62,7 @@ func Module(env *modules.Env) []function.Func {
 		},
 	}
 	s.refresh = func(ctx context.Context) error {
-		if env == nil || env.Functions == nil {
-			return fmt.Errorf("pkg.refresh_db: the agent's execution functions are not available")
-		}
-		_, err := env.Functions.Call(ctx, "pkg.refresh_db", nil, nil, nil)
+		_, err := env.Call(ctx, "pkg.refresh_db", nil, nil)
 		return err
 	}
 	return s.funcs()

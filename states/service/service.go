@@ -80,10 +80,7 @@ type states struct{ env *modules.Env }
 
 // call runs an execution function of the agent.
 func (s *states) call(ctx context.Context, fun string, kwargs map[string]any) (any, error) {
-	if s.env == nil || s.env.Functions == nil {
-		return nil, fmt.Errorf("%s: the agent's execution functions are not available", fun)
-	}
-	return s.env.Functions.Call(ctx, fun, nil, kwargs, nil)
+	return s.env.Call(ctx, fun, nil, kwargs)
 }
 
 // check runs a service function returning a boolean.

@@ -80,18 +80,7 @@ type states struct {
 // call runs an execution function returning a mapping (user.info,
 // group.info): nil when it is empty.
 func (s *states) info(ctx context.Context, fun, name string) (map[string]any, error) {
-	if s.env == nil || s.env.Functions == nil {
-		return nil, fmt.Errorf("%s: the agent's execution functions are not available", fun)
-	}
-	out, err := s.env.Functions.Call(ctx, fun, []any{name}, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	m, _ := out.(map[string]any)
-	if len(m) == 0 {
-		return nil, nil
-	}
-	return m, nil
+	return s.env.Mapping(ctx, fun, name)
 }
 
 // hash is the user's password hash in the shadow file (Salt's
