@@ -45,6 +45,28 @@ func optBool(in *function.Input, name string) *bool {
 	return &b
 }
 
+// ReadArgs sets the options of o that file.blockreplace, the execution
+// function and the state alike, reads the same way from its arguments:
+// append_newline (unset is nil) and the insert_before_match and
+// insert_after_match patterns, which must be strings (an EditError
+// otherwise, in Salt's words).
+func (o *BlockOpts) ReadArgs(in *function.Input) error {
+	o.AppendNewline = optBool(in, "append_newline")
+	for _, m := range []struct {
+		key string
+		dst *string
+	}{{"insert_before_match", &o.InsertBeforeMatch}, {"insert_after_match", &o.InsertAfterMatch}} {
+		switch v := in.Value(m.key).(type) {
+		case nil:
+		case string:
+			*m.dst = v
+		default:
+			return EditError("RegEx expected in " + m.key + " parameter.")
+		}
+	}
+	return nil
+}
+
 // editFuncs are file.replace, file.search, file.sed and
 // file.blockreplace.
 func editFuncs() []function.Func {
@@ -115,18 +137,9 @@ func editFuncs() []function.Func {
 				o := BlockOpts{MarkerStart: py.Str(in.Value("marker_start")), MarkerEnd: py.Str(in.Value("marker_end")),
 					Content: py.Str(in.Value("content")), AppendIfNotFound: in.Bool("append_if_not_found"),
 					PrependIfNotFound: in.Bool("prepend_if_not_found"), Backup: BackupSuffix(in.Value("backup")),
-					DryRun: in.Bool("dry_run"), ShowChanges: in.Bool("show_changes"), AppendNewline: optBool(in, "append_newline")}
-				for _, m := range []struct {
-					key string
-					dst *string
-				}{{"insert_before_match", &o.InsertBeforeMatch}, {"insert_after_match", &o.InsertAfterMatch}} {
-					switch v := in.Value(m.key).(type) {
-					case nil:
-					case string:
-						*m.dst = v
-					default:
-						return nil, EditError("RegEx expected in " + m.key + " parameter.")
-					}
+					DryRun: in.Bool("dry_run"), ShowChanges: in.Bool("show_changes")}
+				if err := o.ReadArgs(in); err != nil {
+					return nil, err
 				}
 				return Blockreplace(p, o)
 			}),

@@ -77,23 +77,11 @@ func (s *states) blockreplaceState(ctx context.Context, in *function.Input) stat
 	o := filemod.BlockOpts{MarkerStart: py.Str(in.Value("marker_start")), MarkerEnd: py.Str(in.Value("marker_end")),
 		Content: content, AppendIfNotFound: in.Bool("append_if_not_found"), PrependIfNotFound: in.Bool("prepend_if_not_found"),
 		Backup: filemod.BackupSuffix(in.Value("backup")), DryRun: test, ShowChanges: in.Bool("show_changes")}
-	if v := in.Value("append_newline"); v != nil {
-		b := py.Truth(v)
-		o.AppendNewline = &b
+	err := o.ReadArgs(in)
+	var out any
+	if err == nil {
+		out, err = filemod.Blockreplace(name, o)
 	}
-	for _, m := range []struct {
-		key string
-		dst *string
-	}{{"insert_before_match", &o.InsertBeforeMatch}, {"insert_after_match", &o.InsertAfterMatch}} {
-		switch v := in.Value(m.key).(type) {
-		case nil:
-		case string:
-			*m.dst = v
-		default:
-			return state.Failed(name, "Encountered error managing block: RegEx expected in %s parameter.. See the log for details.", m.key)
-		}
-	}
-	out, err := filemod.Blockreplace(name, o)
 	if err != nil {
 		var ee filemod.EditError
 		if !errors.As(err, &ee) {
@@ -101,12 +89,5 @@ func (s *states) blockreplaceState(ctx context.Context, in *function.Input) stat
 		}
 		return state.Failed(name, "Encountered error managing block: %v. See the log for details.", err)
 	}
-	if !py.Truth(out) {
-		return state.Succeeded(name, "No changes needed to be made", nil)
-	}
-	changes := map[string]any{"diff": out}
-	if test {
-		return state.Pending(name, "Changes would be made", changes)
-	}
-	return state.Succeeded(name, "Changes were made", changes)
+	return edited(name, out, test, "Changes would be made")
 }

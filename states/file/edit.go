@@ -170,14 +170,7 @@ func (s *states) replaceState(ctx context.Context, in *function.Input) state.Res
 	if err != nil {
 		return state.Failed(name, "%v", err)
 	}
-	if !py.Truth(out) {
-		return state.Succeeded(name, "No changes needed to be made", nil)
-	}
-	changes := map[string]any{"diff": out}
-	if test {
-		return state.Pending(name, "Changes would have been made", changes)
-	}
-	return state.Succeeded(name, "Changes were made", changes)
+	return edited(name, out, test, "Changes would have been made")
 }
 
 func (s *states) lineState(ctx context.Context, in *function.Input) state.Result {
@@ -221,12 +214,20 @@ func (s *states) lineState(ctx context.Context, in *function.Input) state.Result
 	if err != nil {
 		return state.Failed(name, "%v", err)
 	}
+	return edited(name, out, test, "Changes would be made")
+}
+
+// edited is the answer of file.replace, file.line and file.blockreplace
+// for what their edit returned (out: the diff, or true without
+// show_changes; false when nothing changed). would is the test-mode
+// comment, which Salt words differently in file.replace.
+func edited(name string, out any, test bool, would string) state.Result {
 	if !py.Truth(out) {
 		return state.Succeeded(name, "No changes needed to be made", nil)
 	}
 	changes := map[string]any{"diff": out}
 	if test {
-		return state.Pending(name, "Changes would be made", changes)
+		return state.Pending(name, would, changes)
 	}
 	return state.Succeeded(name, "Changes were made", changes)
 }
