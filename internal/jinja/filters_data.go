@@ -3,12 +3,12 @@ package jinja
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"sort"
 	"strings"
 
 	"github.com/nikolalohinski/gonja/v2/exec"
 
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/target"
 )
 
@@ -16,52 +16,10 @@ import (
 // salt/utils/data.py, salt/utils/dictupdate.py), with Salt's names,
 // parameters and results.
 
-// pyEqual is Python's ==: numbers by value (1 == 1.0 == True), lists and
-// dictionaries item by item.
-func pyEqual(a, b any) bool {
-	if fa, ok := asFloat(a); ok {
-		if fb, ok := asFloat(b); ok {
-			return fa == fb
-		}
-		return false
-	}
-	switch x := a.(type) {
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !pyEqual(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !pyEqual(v, w) {
-				return false
-			}
-		}
-		return true
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case nil:
-		return b == nil
-	}
-	return reflect.DeepEqual(a, b)
-}
-
 // pyIn is Python's `x in list`.
 func pyIn(x any, list []any) bool {
 	for _, y := range list {
-		if pyEqual(x, y) {
+		if py.Equal(x, y) {
 			return true
 		}
 	}
@@ -387,7 +345,7 @@ func compareDicts(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.Val
 		switch {
 		case !ok:
 			ret.Set(p.Key, change("old", "", "new", p.Value))
-		case !pyEqual(GoValue(o), GoValue(p.Value)):
+		case !py.Equal(GoValue(o), GoValue(p.Value)):
 			ret.Set(p.Key, change("old", o, "new", p.Value))
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,6 +136,54 @@ func Number(v any) (float64, bool) {
 		return n, true
 	}
 	return 0, false
+}
+
+// Equal is Python's == on decoded data: numbers by value (1 == 1.0 ==
+// True), lists item by item, mappings key by key whatever their order.
+func Equal(a, b any) bool {
+	if fa, ok := number(a); ok {
+		fb, ok := number(b)
+		return ok && fa == fb
+	}
+	switch x := a.(type) {
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !Equal(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !Equal(v, w) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// number is Number with booleans counted as the numbers Python's bool
+// is (True == 1, False == 0.0), which Number refuses because option
+// readers want True kept apart from 1.
+func number(v any) (float64, bool) {
+	if b, ok := v.(bool); ok {
+		if b {
+			return 1, true
+		}
+		return 0, true
+	}
+	return Number(v)
 }
 
 // ReprValue is Python's repr() of a decoded value: strings quoted, floats

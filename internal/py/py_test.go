@@ -76,3 +76,27 @@ func TestFinite(t *testing.T) {
 		t.Errorf("Finite = %#v, want %#v", got, want)
 	}
 }
+
+func TestEqual(t *testing.T) {
+	for _, c := range []struct {
+		a, b any
+		want bool
+	}{
+		{int64(1), 1.0, true},
+		{true, int64(1), true},
+		{false, 0.0, true},
+		{true, "True", false},
+		{"a", "a", true},
+		{nil, nil, true},
+		{nil, "", false},
+		{[]any{int64(1), "x"}, []any{1.0, "x"}, true},
+		{[]any{int64(1)}, []any{int64(1), int64(2)}, false},
+		{map[string]any{"a": []any{true}}, map[string]any{"a": []any{int64(1)}}, true},
+		{map[string]any{"a": nil}, map[string]any{"b": nil}, false},
+		{map[string]any{}, []any{}, false},
+	} {
+		if got := Equal(c.a, c.b); got != c.want {
+			t.Errorf("Equal(%#v, %#v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}

@@ -71,7 +71,7 @@ func (a *accumulators) forFile(file string) map[string]any {
 		}
 		l, _ := out[e.name].([]any)
 		for _, c := range e.chunks {
-			if !slices.ContainsFunc(l, func(x any) bool { return equalData(x, c) }) {
+			if !slices.ContainsFunc(l, func(x any) bool { return py.Equal(x, c) }) {
 				l = append(l, c)
 			}
 		}
@@ -157,7 +157,7 @@ func (s *states) accumulatedState(ctx context.Context, in *function.Input) state
 	s.acc.set(accEntry{file: filename, name: name, id: run.ID, chunks: chunks, deps: ids})
 	old, _ := before.([]any)
 	for _, c := range chunks {
-		if !slices.ContainsFunc(old, func(x any) bool { return equalData(x, c) }) {
+		if !slices.ContainsFunc(old, func(x any) bool { return py.Equal(x, c) }) {
 			return state.Succeeded(name, fmt.Sprintf("Accumulator %s for file %s was charged by text", name, filename), nil)
 		}
 	}

@@ -99,7 +99,7 @@ func (s *states) serializeState(ctx context.Context, in *function.Input) state.R
 			}
 			if old != nil {
 				merged := mergeRecurse(old, dataset)
-				if equalData(old, merged) {
+				if py.Equal(old, merged) {
 					return state.Succeeded(name, fmt.Sprintf("The file %s is in the correct state", name), nil)
 				}
 				existing, _ = old.(map[string]any)
@@ -199,41 +199,6 @@ func mergeRecurse(old, upd any) any {
 	return jinja.DictUpdate(jinja.DeepCopy(om).(map[string]any), um, true, false)
 }
 
-// equalData is Python's == on deserialized data: 1 == 1.0, and key order
-// does not count.
-func equalData(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !equalData(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equalData(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	if fa, ok := pyNumber(a); ok {
-		fb, ok := pyNumber(b)
-		return ok && fa == fb
-	}
-	return a == b
-}
-
 // noValue is Salt's dictdiffer NONE_VALUE: the side of a key that is not
 // there.
 const noValue = "<_null_>"
@@ -255,7 +220,7 @@ func recursiveDiff(old, new map[string]any) map[string]any {
 				if d := recursiveDiff(om, nm); len(d) > 0 {
 					out[k] = d
 				}
-			} else if !equalData(ov, nv) {
+			} else if !py.Equal(ov, nv) {
 				out[k] = map[string]any{"new": nv, "old": ov}
 			}
 		}
@@ -266,17 +231,4 @@ func recursiveDiff(old, new map[string]any) map[string]any {
 		}
 	}
 	return out
-}
-
-// pyNumber is py.Number with booleans counted as the numbers Python's bool
-// is (True == 1 and False == 0.0 in Salt's comparison of the data), which
-// py.Number refuses because option readers want True kept apart from 1.
-func pyNumber(v any) (float64, bool) {
-	if b, ok := v.(bool); ok {
-		if b {
-			return 1, true
-		}
-		return 0, true
-	}
-	return py.Number(v)
 }
