@@ -97,11 +97,7 @@ func base64Decode(in any, _ []any) (any, error) {
 // filterHMAC is Salt's hmac(string, shared_secret, challenge_hmac):
 // whether challenge_hmac is the base64 of string's HMAC-SHA256.
 func filterHMAC(in any, args []any) (any, error) {
-	msg, err := toBytes(in)
-	if err != nil {
-		return nil, err
-	}
-	key, err := toBytes(args[0])
+	sum, err := hmacSHA256(in, args[0])
 	if err != nil {
 		return nil, err
 	}
@@ -109,23 +105,33 @@ func filterHMAC(in any, args []any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := hmac.New(sha256.New, key)
-	m.Write(msg)
-	return base64.StdEncoding.EncodeToString(m.Sum(nil)) == string(challenge), nil
+	return base64.StdEncoding.EncodeToString(sum) == string(challenge), nil
 }
 
+// filterHMACCompute is Salt's hmac_compute(string, shared_secret): the
+// hex of string's HMAC-SHA256.
 func filterHMACCompute(in any, args []any) (any, error) {
-	msg, err := toBytes(in)
+	sum, err := hmacSHA256(in, args[0])
 	if err != nil {
 		return nil, err
 	}
-	key, err := toBytes(args[0])
+	return hex.EncodeToString(sum), nil
+}
+
+// hmacSHA256 is the HMAC-SHA256 of msg with key, both as hmac and
+// hmac_compute take them (strings or bytes).
+func hmacSHA256(msg, key any) ([]byte, error) {
+	m, err := toBytes(msg)
 	if err != nil {
 		return nil, err
 	}
-	m := hmac.New(sha256.New, key)
-	m.Write(msg)
-	return hex.EncodeToString(m.Sum(nil)), nil
+	k, err := toBytes(key)
+	if err != nil {
+		return nil, err
+	}
+	h := hmac.New(sha256.New, k)
+	h.Write(m)
+	return h.Sum(nil), nil
 }
 
 // randomHash is Salt's random_hash (and rand_str): the hash_type
@@ -372,7 +378,7 @@ func exprMatch(line, expr string) bool {
 	if ok, _ := path.Match(expr, line); ok || globMatch(expr, line) {
 		return true
 	}
-	re, err := regexp.Compile(`\A(?:` + translateRegex(expr) + `)\z`)
+	re, err := regexp.Compile(`\A(?:` + py.GoRegex(expr) + `)\z`)
 	return err == nil && re.MatchString(line)
 }
 
@@ -467,28 +473,6 @@ func regexEscape(in any, _ []any) (any, error) {
 	return b.String(), nil
 }
 
-// translateRegex turns Python's spellings that Go's syntax lacks into
-// Go's: \Z (end of text) and (?P=name)-free forms are all RE2 has.
-func translateRegex(p string) string {
-	if !strings.Contains(p, `\Z`) {
-		return p
-	}
-	var b strings.Builder
-	for i := 0; i < len(p); i++ {
-		if p[i] == '\\' && i+1 < len(p) {
-			if p[i+1] == 'Z' {
-				b.WriteString(`\z`)
-			} else {
-				b.WriteString(p[i : i+2])
-			}
-			i++
-			continue
-		}
-		b.WriteByte(p[i])
-	}
-	return b.String()
-}
-
 // compilePy compiles a Python regular expression with re.I and re.M as
 // Salt's regex filters pass them.
 func compilePy(pattern string, ignorecase, multiline bool) (*regexp.Regexp, error) {
@@ -499,7 +483,7 @@ func compilePy(pattern string, ignorecase, multiline bool) (*regexp.Regexp, erro
 	if multiline {
 		flags += "m"
 	}
-	p := translateRegex(pattern)
+	p := py.GoRegex(pattern)
 	if flags != "" {
 		p = "(?" + flags + ")" + p
 	}

@@ -7,6 +7,29 @@ import (
 	"strings"
 )
 
+// GoRegex is Python's regular expression p in Go's syntax where the two
+// spell the same thing differently: Python's \Z (the end of the text) is
+// Go's \z. Everything else RE2 has is written alike.
+func GoRegex(p string) string {
+	if !strings.Contains(p, `\Z`) {
+		return p
+	}
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		if p[i] == '\\' && i+1 < len(p) {
+			if p[i+1] == 'Z' {
+				b.WriteString(`\z`)
+			} else {
+				b.WriteString(p[i : i+2])
+			}
+			i++
+			continue
+		}
+		b.WriteByte(p[i])
+	}
+	return b.String()
+}
+
 // ReplTemplate is a replacement of Python's re.sub parsed as Python's
 // re parses it (sre_parse.parse_template): literal text and group
 // references. Salt's file.replace, file.line and the regex_replace Jinja

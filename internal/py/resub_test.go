@@ -50,3 +50,17 @@ func TestSubnAsPython(t *testing.T) {
 		}
 	}
 }
+
+func TestGoRegex(t *testing.T) {
+	for in, want := range map[string]string{
+		`abc`:       `abc`,
+		`abc\Z`:     `abc\z`,
+		`\\Z`:       `\\Z`,
+		`a\d+\Z$`:   `a\d+\z$`,
+		`trailing\`: `trailing\`,
+	} {
+		if got := GoRegex(in); got != want {
+			t.Errorf("GoRegex(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

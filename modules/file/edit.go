@@ -74,23 +74,7 @@ func CompilePy(pattern string, bits int) (*regexp.Regexp, error) {
 	if bits&16 != 0 {
 		f += "s"
 	}
-	p := pattern
-	if strings.Contains(p, `\Z`) {
-		var b strings.Builder
-		for i := 0; i < len(p); i++ {
-			if p[i] == '\\' && i+1 < len(p) {
-				if p[i+1] == 'Z' {
-					b.WriteString(`\z`)
-				} else {
-					b.WriteString(p[i : i+2])
-				}
-				i++
-				continue
-			}
-			b.WriteByte(p[i])
-		}
-		p = b.String()
-	}
+	p := py.GoRegex(pattern)
 	if f != "" {
 		p = "(?" + f + ")" + p
 	}
