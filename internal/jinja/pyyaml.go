@@ -83,43 +83,39 @@ func asSeq(v any) ([]any, bool) {
 	return nil, false
 }
 
+// flowItems writes a flow collection of n items between open and close,
+// each by item at indentation in, breaking the line before an item that
+// would start past the best width, as PyYAML's emitter does.
+func (e *pyEmitter) flowItems(open, close string, n, indent int, item func(i, in int)) {
+	e.space()
+	e.write(open)
+	e.spaced = true
+	in := indent + 2
+	for i := range n {
+		if i > 0 {
+			e.write(",")
+		}
+		if e.col > pyBestWidth {
+			e.indent(in)
+		}
+		item(i, in)
+	}
+	e.write(close)
+}
+
 // flowNode writes v in flow style; inFlow is whether it is inside a
 // flow collection (which decides if a string may be plain).
 func (e *pyEmitter) flowNode(v any, indent int, inFlow bool) {
 	if l, ok := asSeq(v); ok {
-		e.space()
-		e.write("[")
-		e.spaced = true
-		in := indent + 2
-		for i, x := range l {
-			if i > 0 {
-				e.write(",")
-			}
-			if e.col > pyBestWidth {
-				e.indent(in)
-			}
-			e.flowNode(x, in, true)
-		}
-		e.write("]")
+		e.flowItems("[", "]", len(l), indent, func(i, in int) { e.flowNode(l[i], in, true) })
 		return
 	}
 	if m, ok := v.(yaml.MapSlice); ok {
-		e.space()
-		e.write("{")
-		e.spaced = true
-		in := indent + 2
-		for i, it := range m {
-			if i > 0 {
-				e.write(",")
-			}
-			if e.col > pyBestWidth {
-				e.indent(in)
-			}
-			e.flowNode(it.Key, in, true)
+		e.flowItems("{", "}", len(m), indent, func(i, in int) {
+			e.flowNode(m[i].Key, in, true)
 			e.write(":")
-			e.flowNode(it.Value, in, true)
-		}
-		e.write("}")
+			e.flowNode(m[i].Value, in, true)
+		})
 		return
 	}
 	e.space()
