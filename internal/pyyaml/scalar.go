@@ -187,11 +187,23 @@ func (e *emitter) writePlain(text string, split bool) {
 	if !e.whitespace && (len(rs) > 0 || e.flowLevel > 0) {
 		e.write(" ")
 	}
-	spaces, breaks := false, false
+	e.writeFolded(rs, split, false, func(i int) bool { return !(i+1 < len(rs) && rs[i+1] == ' ') })
+	e.whitespace, e.indention = false, false
+}
+
+// writeFolded is the loop libyaml's plain and single-quoted writers
+// share: a space is folded into a new line when split allows, it is the
+// first of its run, the column is past the best width and foldAt(i) (the
+// writer's own rule) agrees; a run of line breaks starting with \n gets
+// a blank line first; any other character is written after the
+// indentation a break left, a quote doubled when quoted. It says whether
+// the text ended in line breaks.
+func (e *emitter) writeFolded(rs []rune, split, quoted bool, foldAt func(i int) bool) (breaks bool) {
+	spaces := false
 	for i, ch := range rs {
 		switch {
 		case ch == ' ':
-			if split && !spaces && e.column > bestWidth && !(i+1 < len(rs) && rs[i+1] == ' ') {
+			if split && !spaces && e.column > bestWidth && foldAt(i) {
 				e.writeIndent()
 			} else {
 				e.write(" ")
@@ -207,11 +219,14 @@ func (e *emitter) writePlain(text string, split bool) {
 			if breaks {
 				e.writeIndent()
 			}
+			if quoted && ch == '\'' {
+				e.write("'")
+			}
 			e.write(string(ch))
 			e.indention, spaces, breaks = false, false, false
 		}
 	}
-	e.whitespace, e.indention = false, false
+	return breaks
 }
 
 // putBreak is libyaml's PUT_BREAK: a newline, column 0.
@@ -234,33 +249,7 @@ func (e *emitter) writeBreak(br rune) {
 func (e *emitter) writeSingleQuoted(text string, split bool) {
 	e.writeIndicator("'", true, false, false)
 	rs := []rune(text)
-	spaces, breaks := false, false
-	for i, ch := range rs {
-		switch {
-		case ch == ' ':
-			if split && !spaces && e.column > bestWidth && i != 0 && i != len(rs)-1 && rs[i+1] != ' ' {
-				e.writeIndent()
-			} else {
-				e.write(" ")
-			}
-			spaces = true
-		case isBreak(ch):
-			if !breaks && ch == '\n' {
-				e.putBreak()
-			}
-			e.writeBreak(ch)
-			e.indention, breaks = true, true
-		default:
-			if breaks {
-				e.writeIndent()
-			}
-			if ch == '\'' {
-				e.write("'")
-			}
-			e.write(string(ch))
-			e.indention, spaces, breaks = false, false, false
-		}
-	}
+	breaks := e.writeFolded(rs, split, true, func(i int) bool { return i != 0 && i != len(rs)-1 && rs[i+1] != ' ' })
 	if breaks {
 		e.writeIndent()
 	}
