@@ -91,24 +91,12 @@ func (a apt) install(ctx context.Context, specs []spec, installed map[string][]s
 		}
 		pkgs = append(pkgs, s.name+"="+s.version)
 	}
-	if downgrade {
-		args = append(args, "--allow-downgrades")
-	}
-	if !o.installRecommends {
-		args = append(args, "--no-install-recommends")
-	}
-	if o.upgrade {
-		args = append(args, "--only-upgrade")
-	}
-	if o.skipVerify {
-		args = append(args, "--allow-unauthenticated")
-	}
-	if o.reinstall {
-		args = append(args, "--reinstall")
-	}
-	if o.fromrepo != "" {
-		args = append(args, "-t", o.fromrepo)
-	}
+	args = appendIf(args, downgrade, "--allow-downgrades")
+	args = appendIf(args, !o.installRecommends, "--no-install-recommends")
+	args = appendIf(args, o.upgrade, "--only-upgrade")
+	args = appendIf(args, o.skipVerify, "--allow-unauthenticated")
+	args = appendIf(args, o.reinstall, "--reinstall")
+	args = appendIf(args, o.fromrepo != "", "-t", o.fromrepo)
 	args = append(append(args, "install"), pkgs...)
 	res, err := a.m.run(ctx, aptEnv, aptGet(args...)...)
 	if err != nil {
@@ -204,3 +192,12 @@ func (a apt) refresh(ctx context.Context, cacheValidTime int64, failhard bool) (
 }
 
 func (apt) compare(a, b string) int { return compareDeb(a, b) }
+
+// appendIf is args with more after them when on: apt-get's switches
+// that an option turns on, one line each in Salt's order.
+func appendIf(args []string, on bool, more ...string) []string {
+	if on {
+		return append(args, more...)
+	}
+	return args
+}

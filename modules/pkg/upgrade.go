@@ -212,18 +212,10 @@ func (a apt) upgrade(ctx context.Context, o upgradeOpts) (service.Result, error)
 	if o.forceConfNew {
 		args = []string{"-o", "DPkg::Options::=--force-confnew"}
 	}
-	if o.forceYes {
-		args = append(args, "--force-yes")
-	}
-	if o.skipVerify {
-		args = append(args, "--allow-unauthenticated")
-	}
-	if o.downloadOnly {
-		args = append(args, "--download-only")
-	}
-	if o.allowDowngrades {
-		args = append(args, "--allow-downgrades")
-	}
+	args = appendIf(args, o.forceYes, "--force-yes")
+	args = appendIf(args, o.skipVerify, "--allow-unauthenticated")
+	args = appendIf(args, o.downloadOnly, "--download-only")
+	args = appendIf(args, o.allowDowngrades, "--allow-downgrades")
 	if o.dist {
 		args = append(args, "dist-upgrade")
 	} else {
