@@ -18,12 +18,16 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/atomicfile"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 )
 
 // Module declares the cp functions.
 func Module(env *modules.Env) []function.Func {
 	saltenv := function.Param{Name: "saltenv", Kind: function.String, Default: "base", Aliases: []string{"env"}}
+	path := function.Param{Name: "path", Kind: function.String, Required: true}
+	dest := function.Param{Name: "dest", Kind: function.String, Required: true}
+	template, gzip := function.Param{Name: "template", Kind: function.Any}, function.Param{Name: "gzip", Kind: function.Any}
 	files := func() (modules.Files, error) {
 		if env.Files == nil {
 			return nil, errors.New("salt:// needs a master, and this call runs without one")
@@ -46,17 +50,22 @@ func Module(env *modules.Env) []function.Func {
 		}
 		return fs, p, nil
 	}
+	// listMaster is the master's files in saltenv under prefix, the prefix as
+	// Salt's file server reads it: without its slashes, the paths that
+	// start with it.
+	listMaster := func(ctx context.Context, in *function.Input) ([]string, string, error) {
+		fs, err := files()
+		if err != nil {
+			return nil, "", err
+		}
+		prefix := strings.Trim(in.String("prefix"), "/")
+		l, err := fs.List(ctx, in.String("saltenv"), prefix)
+		return l, prefix, err
+	}
 	return []function.Func{
 		{
 			Name: "cp.get_file", Doc: "Copy salt://path to dest on this agent (makedirs=True creates its directory); returns dest, or '' when the source does not exist.",
-			Params: []function.Param{
-				{Name: "path", Kind: function.String, Required: true},
-				{Name: "dest", Kind: function.String, Required: true},
-				saltenv,
-				{Name: "makedirs", Kind: function.Bool, Default: false},
-				{Name: "template", Kind: function.Any},
-				{Name: "gzip", Kind: function.Any},
-			},
+			Params: []function.Param{path, dest, saltenv, {Name: "makedirs", Kind: function.Bool, Default: false}, template, gzip},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
 				fs, src, err := source(in)
 				if err != nil {
@@ -74,7 +83,7 @@ func Module(env *modules.Env) []function.Func {
 		},
 		{
 			Name: "cp.cache_file", Doc: "Fetch salt://path into the agent's cache and return the local path ('' when it does not exist).",
-			Params: []function.Param{{Name: "path", Kind: function.String, Required: true}, saltenv},
+			Params: []function.Param{path, saltenv},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
 				fs, err := files()
 				if err != nil {
@@ -99,13 +108,7 @@ func Module(env *modules.Env) []function.Func {
 		},
 		{
 			Name: "cp.get_dir", Doc: "Copy the directory salt://path, recursively, into dest; returns the files written.",
-			Params: []function.Param{
-				{Name: "path", Kind: function.String, Required: true},
-				{Name: "dest", Kind: function.String, Required: true},
-				saltenv,
-				{Name: "template", Kind: function.Any},
-				{Name: "gzip", Kind: function.Any},
-			},
+			Params: []function.Param{path, dest, saltenv, template, gzip},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
 				fs, src, err := source(in)
 				if err != nil {
@@ -138,33 +141,18 @@ func Module(env *modules.Env) []function.Func {
 			Name: "cp.list_master", Doc: "The files of the master's file server in saltenv, under prefix.", ReadOnly: true,
 			Params: []function.Param{saltenv, {Name: "prefix", Kind: function.String, Default: ""}},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				fs, err := files()
+				l, _, err := listMaster(ctx, in)
 				if err != nil {
 					return nil, err
 				}
-				// Salt's file server strips the prefix's slashes and keeps
-				// the paths that start with it.
-				l, err := fs.List(ctx, in.String("saltenv"), strings.Trim(in.String("prefix"), "/"))
-				if err != nil {
-					return nil, err
-				}
-				out := make([]any, len(l))
-				for i, s := range l {
-					out[i] = s
-				}
-				return out, nil
+				return py.List(l), nil
 			},
 		},
 		{
 			Name: "cp.list_master_dirs", Doc: "The directories of the master's file server in saltenv that start with prefix (those holding files).", ReadOnly: true,
 			Params: []function.Param{saltenv, {Name: "prefix", Kind: function.String, Default: ""}},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				fs, err := files()
-				if err != nil {
-					return nil, err
-				}
-				prefix := strings.Trim(in.String("prefix"), "/")
-				l, err := fs.List(ctx, in.String("saltenv"), prefix)
+				l, prefix, err := listMaster(ctx, in)
 				if err != nil {
 					return nil, err
 				}
@@ -173,7 +161,7 @@ func Module(env *modules.Env) []function.Func {
 		},
 		{
 			Name: "cp.hash_file", Doc: "The master's hash of salt://path: {hash_type: sha256, hsum: …}, or {} when absent.", ReadOnly: true,
-			Params: []function.Param{{Name: "path", Kind: function.String, Required: true}, saltenv},
+			Params: []function.Param{path, saltenv},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
 				fs, src, err := source(in)
 				if err != nil {
