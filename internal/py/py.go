@@ -233,6 +233,16 @@ func ReprValue(v any) string {
 	return fmt.Sprint(v)
 }
 
+// Strs is Python's str() of each item of a decoded list: the list
+// arguments (options, names) that commands and files take as text.
+func Strs(l []any) []string {
+	out := make([]string, len(l))
+	for i, x := range l {
+		out[i] = Str(x)
+	}
+	return out
+}
+
 // List is a list of strings as decoded data holds it (Python's list of
 // str): what a return or an event carries.
 func List(ss []string) []any {

@@ -100,3 +100,14 @@ func TestEqual(t *testing.T) {
 		}
 	}
 }
+
+func TestStrs(t *testing.T) {
+	got := Strs([]any{"a", int64(2), 1.5, true, nil})
+	want := []string{"a", "2", "1.5", "True", "None"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Strs = %q, want %q", got, want)
+	}
+	if got := Strs(nil); got == nil || len(got) != 0 {
+		t.Errorf("Strs(nil) = %#v, want an empty list", got)
+	}
+}

@@ -764,11 +764,7 @@ func splitInput(v any) []string {
 	case nil:
 		return nil
 	case []any:
-		out := make([]string, len(t))
-		for i, x := range t {
-			out[i] = py.Str(x)
-		}
-		return out
+		return py.Strs(t)
 	}
 	parts := strings.Split(py.Str(v), ",")
 	for i := range parts {

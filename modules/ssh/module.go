@@ -28,11 +28,7 @@ func Options(v any) []string {
 	case nil:
 		return nil
 	case []any:
-		out := make([]string, len(t))
-		for i, x := range t {
-			out[i] = py.Str(x)
-		}
-		return out
+		return py.Strs(t)
 	}
 	return []string{py.Str(v)}
 }
@@ -86,6 +82,16 @@ func Module(env *modules.Env) []function.Func {
 	saltenv := p("saltenv", function.String, "base")
 	fromFile := func(in *function.Input, ctx context.Context) (string, bool, error) {
 		return Fetch(ctx, env, in.String("source"), in.String("saltenv"))
+	}
+	// pulled is fromFile for the functions that change keys, which fail,
+	// in Salt's words, when the source is missing.
+	pulled := func(in *function.Input, ctx context.Context) (string, error) {
+		local, found, err := fromFile(in, ctx)
+		if err == nil && !found {
+			//lint:ignore ST1005 Salt's words.
+			err = errors.New("Failed to pull key file from salt file server")
+		}
+		return local, err
 	}
 	return []function.Func{
 		{Name: "ssh.auth_keys", ReadOnly: true,
@@ -168,13 +174,9 @@ func Module(env *modules.Env) []function.Func {
 			Doc:    "Add every key of the file source to user's authorized keys: fail, replace, new or no change.",
 			Params: []function.Param{req("user"), req("source"), authConfig, saltenv, hashType},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				local, found, err := fromFile(in, ctx)
+				local, err := pulled(in, ctx)
 				if err != nil {
 					return nil, err
-				}
-				if !found {
-					//lint:ignore ST1005 Salt's words.
-					return nil, errors.New("Failed to pull key file from salt file server")
 				}
 				r, _, err := SetAuthKeyFromFile(ctx, in.String("user"), local, in.String("source"), in.String("config"),
 					Str(in.Value("fingerprint_hash_type")))
@@ -190,13 +192,9 @@ func Module(env *modules.Env) []function.Func {
 			Doc:    "Remove every key of the file source from user's authorized keys.",
 			Params: []function.Param{req("user"), req("source"), authConfig, saltenv, hashType},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
-				local, found, err := fromFile(in, ctx)
+				local, err := pulled(in, ctx)
 				if err != nil {
 					return nil, err
-				}
-				if !found {
-					//lint:ignore ST1005 Salt's words.
-					return nil, errors.New("Failed to pull key file from salt file server")
 				}
 				r, _, err := RmAuthKeyFromFile(in.String("user"), local, in.String("source"), in.String("config"),
 					Str(in.Value("fingerprint_hash_type")))
