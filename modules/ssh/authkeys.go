@@ -279,15 +279,9 @@ func SetAuthKey(ctx context.Context, user, key, enc, comment string, options []s
 		if err := os.MkdirAll(dir, 0o777); err != nil {
 			return "", fmt.Errorf("ssh.set_auth_key: %w", err)
 		}
-		if root {
-			if err := os.Chown(dir, acct.uid, acct.gid); err != nil {
-				return "", fmt.Errorf("ssh.set_auth_key: %w", err)
-			}
+		if err := settle(ctx, dir, 0o700, acct.uid, acct.gid, root); err != nil {
+			return "", err
 		}
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return "", fmt.Errorf("ssh.set_auth_key: %w", err)
-		}
-		restorecon(ctx, dir)
 	}
 	newFile := !isFile(full)
 	if err := appendLine(full, FormatAuthLine(key, enc, comment, options), !newFile); err != nil {
@@ -295,17 +289,27 @@ func SetAuthKey(ctx context.Context, user, key, enc, comment string, options []s
 		return "", fmt.Errorf("Could not write to key file: %w", err)
 	}
 	if newFile {
-		if root {
-			if err := os.Chown(full, acct.uid, acct.gid); err != nil {
-				return "", fmt.Errorf("ssh.set_auth_key: %w", err)
-			}
+		if err := settle(ctx, full, 0o600, acct.uid, acct.gid, root); err != nil {
+			return "", err
 		}
-		if err := os.Chmod(full, 0o600); err != nil {
-			return "", fmt.Errorf("ssh.set_auth_key: %w", err)
-		}
-		restorecon(ctx, full)
 	}
 	return "new", nil
+}
+
+// settle is what set_auth_key does to the directory and the file it
+// creates: the user's (when it runs as root, chown), mode, and the
+// SELinux context restored.
+func settle(ctx context.Context, path string, mode os.FileMode, uid, gid int, root bool) error {
+	if root {
+		if err := os.Chown(path, uid, gid); err != nil {
+			return fmt.Errorf("ssh.set_auth_key: %w", err)
+		}
+	}
+	if err := os.Chmod(path, mode); err != nil {
+		return fmt.Errorf("ssh.set_auth_key: %w", err)
+	}
+	restorecon(ctx, path)
+	return nil
 }
 
 // appendLine appends line to path, after a newline when the file does
@@ -434,48 +438,58 @@ func CheckKeyFile(user, local, source, config, hashType string) (out []KeyStatus
 // (local) of source: every key set, the answer "fail", "replace", "new"
 // or "no change", the first of those any key gave.
 func SetAuthKeyFromFile(ctx context.Context, user, local, source, config, hashType string) (string, string, error) {
-	keys, err := ValidateKeys(local, hashType)
+	all, noKeys, err := eachKey(local, source, hashType, func(k AuthKey) (string, error) {
+		return SetAuthKey(ctx, user, k.Key, k.Enc, k.Comment, k.Options, config, hashType)
+	})
 	if err != nil {
 		return "", "", err
 	}
-	if len(keys) == 0 {
-		return "fail", NoKeys(source), nil
-	}
-	var all strings.Builder
-	for _, k := range keys {
-		r, err := SetAuthKey(ctx, user, k.Key, k.Enc, k.Comment, k.Options, config, hashType)
-		if err != nil {
-			return "", "", err
-		}
-		all.WriteString(r)
+	if noKeys != "" {
+		return "fail", noKeys, nil
 	}
 	for _, w := range []string{"fail", "replace", "new"} {
-		if strings.Contains(all.String(), w) {
+		if strings.Contains(all, w) {
 			return w, "", nil
 		}
 	}
 	return "no change", "", nil
 }
 
-// RmAuthKeyFromFile is Salt's rm_auth_key_from_file on a fetched copy
-// (local) of source.
-func RmAuthKeyFromFile(user, local, source, config, hashType string) (string, string, error) {
+// eachKey runs do on every key of the fetched file local and gives
+// their answers run together (Salt's "".join, which the callers search
+// for words), or, for a file without keys, Salt's comment on source.
+func eachKey(local, source, hashType string, do func(AuthKey) (string, error)) (all, noKeys string, err error) {
 	keys, err := ValidateKeys(local, hashType)
 	if err != nil {
 		return "", "", err
 	}
 	if len(keys) == 0 {
-		return "fail", NoKeys(source), nil
+		return "", NoKeys(source), nil
 	}
-	var all strings.Builder
+	var b strings.Builder
 	for _, k := range keys {
-		r, err := RmAuthKey(user, k.Key, config, hashType)
+		r, err := do(k)
 		if err != nil {
 			return "", "", err
 		}
-		all.WriteString(r)
+		b.WriteString(r)
 	}
-	switch s := all.String(); {
+	return b.String(), "", nil
+}
+
+// RmAuthKeyFromFile is Salt's rm_auth_key_from_file on a fetched copy
+// (local) of source.
+func RmAuthKeyFromFile(user, local, source, config, hashType string) (string, string, error) {
+	s, noKeys, err := eachKey(local, source, hashType, func(k AuthKey) (string, error) {
+		return RmAuthKey(user, k.Key, config, hashType)
+	})
+	if err != nil {
+		return "", "", err
+	}
+	if noKeys != "" {
+		return "fail", noKeys, nil
+	}
+	switch {
 	case strings.Contains(s, "Key not removed"):
 		return "Key not removed", "", nil
 	case strings.Contains(s, "Key removed"):
