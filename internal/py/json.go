@@ -81,22 +81,9 @@ func writeJSON(b *strings.Builder, v any, o *JSONOptions, depth int) error {
 			b.WriteString(s)
 		}
 	case []any:
-		if len(t) == 0 {
-			b.WriteString("[]")
-			return nil
-		}
-		b.WriteByte('[')
-		for i, x := range t {
-			if i > 0 {
-				b.WriteString(o.ItemSep)
-			}
-			newline(depth + 1)
-			if err := writeJSON(b, x, o, depth+1); err != nil {
-				return err
-			}
-		}
-		newline(depth)
-		b.WriteByte(']')
+		return writeJSONItems(b, '[', ']', len(t), o, depth, newline, func(i int) error {
+			return writeJSON(b, t[i], o, depth+1)
+		})
 	case map[string]any:
 		keys := make([]string, 0, len(t))
 		for k := range t {
@@ -136,24 +123,33 @@ func writeJSON(b *strings.Builder, v any, o *JSONOptions, depth int) error {
 
 // writeJSONObject writes a mapping whose keys are strings already.
 func writeJSONObject(b *strings.Builder, items yaml.MapSlice, o *JSONOptions, depth int, newline func(int)) error {
-	if len(items) == 0 {
-		b.WriteString("{}")
+	return writeJSONItems(b, '{', '}', len(items), o, depth, newline, func(i int) error {
+		writeJSONString(b, items[i].Key.(string), o.EnsureASCII)
+		b.WriteString(o.KeySep)
+		return writeJSON(b, items[i].Value, o, depth+1)
+	})
+}
+
+// writeJSONItems writes an array or object of n items between opener and
+// closer, laid out as json.dumps does: [] or {} when empty, else each
+// item (written by item) after ItemSep and its indentation.
+func writeJSONItems(b *strings.Builder, opener, closer byte, n int, o *JSONOptions, depth int, newline func(int), item func(i int) error) error {
+	b.WriteByte(opener)
+	if n == 0 {
+		b.WriteByte(closer)
 		return nil
 	}
-	b.WriteByte('{')
-	for i, it := range items {
+	for i := range n {
 		if i > 0 {
 			b.WriteString(o.ItemSep)
 		}
 		newline(depth + 1)
-		writeJSONString(b, it.Key.(string), o.EnsureASCII)
-		b.WriteString(o.KeySep)
-		if err := writeJSON(b, it.Value, o, depth+1); err != nil {
+		if err := item(i); err != nil {
 			return err
 		}
 	}
 	newline(depth)
-	b.WriteByte('}')
+	b.WriteByte(closer)
 	return nil
 }
 
