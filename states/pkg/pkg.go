@@ -202,6 +202,19 @@ func (s *states) fulfills(ctx context.Context, versions []string, op, want strin
 	return false, nil
 }
 
+// change runs fun (pkg.install, remove or purge) and gives what it
+// changed and the packages installed after it; when fun fails, the
+// state's answer is fail, in Salt's words for doing it.
+func (s *states) change(ctx context.Context, name, fun, doing string, kwargs map[string]any) (changes map[string]any, now map[string][]string, fail any, err error) {
+	out, err := s.call(ctx, fun, nil, kwargs)
+	if err != nil {
+		return nil, nil, state.Failed(name, "%s", errComment(doing, err)), nil
+	}
+	changes, _ = out.(map[string]any)
+	now, err = s.listPkgs(ctx, false)
+	return changes, now, nil, err
+}
+
 // errComment is the comment of a failed pkg function: the package
 // manager's report as Salt's CommandExecutionError gives it, or what
 // went wrong prefixed with doing.
@@ -363,16 +376,11 @@ func (s *states) installed(ctx context.Context, in *function.Input) (any, error)
 	if f := in.String("fromrepo"); f != "" {
 		kwargs["fromrepo"] = f
 	}
-	out, err := s.call(ctx, "pkg.install", nil, kwargs)
-	if err != nil {
-		return state.Failed(name, "%s", errComment("installing", err)), nil
+	changes, now, fail, err := s.change(ctx, name, "pkg.install", "installing", kwargs)
+	if fail != nil || err != nil {
+		return fail, err
 	}
-	changes, _ := out.(map[string]any)
 
-	now, err := s.listPkgs(ctx, false)
-	if err != nil {
-		return nil, err
-	}
 	var modified, notModified, failed []target
 	for _, t := range want {
 		good := len(now[t.name]) > 0
@@ -466,7 +474,7 @@ func (s *states) hold(ctx context.Context, in *function.Input, want []target) ([
 	if jinja.Truthy(in.Value("hold")) {
 		fun = "pkg.hold"
 	}
-	kw := map[string]any{"pkgs": anyNames(want)}
+	kw := map[string]any{"pkgs": py.List(names(want))}
 	if state.From(ctx).Test {
 		kw["test"] = true
 	}
@@ -533,14 +541,6 @@ func joinChange(cur, add any) string {
 		return a
 	}
 	return c + "\n" + a
-}
-
-func anyNames(ts []target) []any {
-	out := make([]any, len(ts))
-	for i, t := range ts {
-		out[i] = t.name
-	}
-	return out
 }
 
 // plural is "package was" or "packages were".
@@ -765,18 +765,9 @@ func (s *states) uninstall(action string) function.Handler {
 			}
 			return state.Pending(name, fmt.Sprintf("The following packages will be %sd: %s.", action, strings.Join(todo, ", ")), changes), nil
 		}
-		args := make([]any, len(todo))
-		for i, n := range todo {
-			args[i] = n
-		}
-		out, err := s.call(ctx, "pkg."+action, nil, map[string]any{"pkgs": args})
-		if err != nil {
-			return state.Failed(name, "%s", errComment("removing", err)), nil
-		}
-		changes, _ := out.(map[string]any)
-		now, err := s.listPkgs(ctx, false)
-		if err != nil {
-			return nil, err
+		changes, now, fail, err := s.change(ctx, name, "pkg."+action, "removing", map[string]any{"pkgs": py.List(todo)})
+		if fail != nil || err != nil {
+			return fail, err
 		}
 		var nowConf map[string][]string
 		if action == "purge" {
