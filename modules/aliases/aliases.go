@@ -156,11 +156,7 @@ func (f File) Target(alias string) (string, error) {
 // TargetString is a target as Salt writes it: a list joined by ", ".
 func TargetString(target any) string {
 	if l, ok := target.([]any); ok {
-		parts := make([]string, len(l))
-		for i, x := range l {
-			parts[i] = py.Str(x)
-		}
-		return strings.Join(parts, ", ")
+		return strings.Join(py.Strs(l), ", ")
 	}
 	return py.Str(target)
 }

@@ -531,10 +531,7 @@ func (c *command) setArgv(o *options) error {
 		}
 		c.display = py.ReprList(c.argv)
 	case []any:
-		words := make([]string, len(cmd))
-		for i, w := range cmd {
-			words[i] = py.Str(w)
-		}
+		words := py.Strs(cmd)
 		c.display = py.ReprList(words)
 		if o.pythonShell && len(words) > 0 {
 			// Python's Popen(list, shell=True): the first item is the
@@ -793,11 +790,7 @@ func logName(cmd any) string {
 // commandLine is the command as one line, as the cmd_*_glob options match it.
 func commandLine(cmd any) string {
 	if l, ok := cmd.([]any); ok {
-		words := make([]string, len(l))
-		for i, w := range l {
-			words[i] = py.Str(w)
-		}
-		return strings.Join(words, " ")
+		return strings.Join(py.Strs(l), " ")
 	}
 	return py.Str(cmd)
 }

@@ -418,11 +418,7 @@ func lineArgs(in *function.Input) []string {
 			args = []any{v}
 		}
 	}
-	lines := make([]string, len(args))
-	for i, a := range args {
-		lines[i] = py.Str(a)
-	}
-	return lines
+	return py.Strs(args)
 }
 
 func joinLines(lines []string) string {

@@ -47,11 +47,7 @@ func (s *states) run(fn func(context.Context, *function.Input, *hosts.File) stat
 func strs(v any) []string {
 	switch t := v.(type) {
 	case []any:
-		out := make([]string, len(t))
-		for i, x := range t {
-			out[i] = py.Str(x)
-		}
-		return out
+		return py.Strs(t)
 	case nil:
 		return nil
 	}
