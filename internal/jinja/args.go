@@ -2,6 +2,8 @@ package jinja
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -159,7 +161,7 @@ func pyRepr(v any) string {
 		return "[" + strings.Join(parts, ", ") + "]"
 	case map[string]any:
 		parts := make([]string, 0, len(t))
-		for _, k := range sortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			parts = append(parts, py.Repr(k)+": "+pyRepr(t[k]))
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
@@ -182,15 +184,6 @@ func pyRepr(v any) string {
 		return "Undefined"
 	}
 	return jinjaStr(v)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // pyTypeName is Python's name of a plain value's type, for messages.
@@ -268,7 +261,7 @@ func asList(v any) ([]any, error) {
 		return t, nil
 	case map[string]any:
 		out := make([]any, 0, len(t))
-		for _, k := range sortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			out = append(out, k)
 		}
 		return out, nil

@@ -3,6 +3,8 @@ package jinja
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -389,7 +391,7 @@ type bytesKeyed map[string]any
 
 func (m bytesKeyed) String() string {
 	parts := make([]string, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, pyBytes([]byte(k))+": "+pyRepr(m[k]))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
@@ -689,7 +691,7 @@ func filterDictsort(in any, args []any) (any, error) {
 		return v
 	}
 	pairs := make([]any, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		pairs = append(pairs, []any{k, m[k]})
 	}
 	idx := 0

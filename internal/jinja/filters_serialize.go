@@ -2,6 +2,8 @@ package jinja
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -204,7 +206,7 @@ func xmlItems(v any) ([]xmlPair, error) {
 	switch t := v.(type) {
 	case map[string]any:
 		out := make([]xmlPair, 0, len(t))
-		for _, k := range sortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			out = append(out, xmlPair{k, t[k]})
 		}
 		return out, nil
@@ -236,7 +238,7 @@ func xmlBuild(tag string, val any, parent *xmlNode) *xmlNode {
 		n.text = jinjaStr(t)
 		return n
 	case map[string]any:
-		for _, k := range sortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			switch t[k].(type) {
 			case map[string]any, []any:
 				xmlBuild(k, t[k], n)

@@ -2,6 +2,8 @@ package jinja
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/goccy/go-yaml"
@@ -78,7 +80,7 @@ func sortedMaps(v any) any {
 		return out
 	case map[string]any:
 		out := make(yaml.MapSlice, 0, len(t))
-		for _, k := range sortedKeys(t) {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			out = append(out, yaml.MapItem{Key: k, Value: sortedMaps(t[k])})
 		}
 		return out

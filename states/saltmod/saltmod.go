@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -226,11 +225,11 @@ func (s *steps) function(ctx context.Context, in *function.Input) (any, error) {
 		res.Comment = "Function ran successfully."
 	}
 	if len(changes) > 0 {
-		res.Comment += fmt.Sprintf(" Function %s ran on %s.", name, strings.Join(sortedKeys(changes), ", "))
+		res.Comment += fmt.Sprintf(" Function %s ran on %s.", name, strings.Join(slices.Sorted(maps.Keys(changes)), ", "))
 	}
 	if len(failures) > 0 {
 		res.Comment += "\nFailures:"
-		for _, id := range sortedKeys(failures) {
+		for _, id := range slices.Sorted(maps.Keys(failures)) {
 			res.Comment += fmt.Sprintf("\n    %s: %v", id, failures[id])
 		}
 	}
@@ -307,7 +306,7 @@ func (s *steps) state(ctx context.Context, in *function.Input) (any, error) {
 	} else {
 		res.Comment = "States ran successfully."
 		if len(changes) > 0 {
-			res.Comment += " Updating " + strings.Join(sortedKeys(changes), ", ") + "."
+			res.Comment += " Updating " + strings.Join(slices.Sorted(maps.Keys(changes)), ", ") + "."
 		}
 		if len(unchanged) > 0 {
 			res.Comment += " No changes made to " + strings.Join(unchanged, ", ") + "."
@@ -315,7 +314,7 @@ func (s *steps) state(ctx context.Context, in *function.Input) (any, error) {
 	}
 	if len(failures) > 0 {
 		res.Comment += "\nFailures:\n"
-		for _, id := range sortedKeys(failures) {
+		for _, id := range slices.Sorted(maps.Keys(failures)) {
 			var rets output.Returns
 			rets.Add(id, failures[id])
 			var b strings.Builder
@@ -389,13 +388,4 @@ func listArg(v any) []any {
 		return v
 	}
 	return []any{v}
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
