@@ -16,14 +16,8 @@ package archive
 
 import (
 	"context"
-	"crypto/md5"
-	"crypto/sha1"
-	"crypto/sha256"
-	"crypto/sha512"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"net/http"
 	"net/url"
@@ -249,7 +243,7 @@ func (s *states) extractedState(ctx context.Context, in *function.Input) state.R
 				return fail("%v", err)
 			}
 		} else if sum.Hsum != "" && !in.Bool("skip_verify") {
-			if got, err := fileHash(cached, sum.HashType); err != nil || got != sum.Hsum {
+			if got, err := filemod.Hash(cached, sum.HashType); err != nil || got != sum.Hsum {
 				return fail("File is cached to %s, but the hash (%s) does not match the specified hash (%s)", cached, got, sum.Hsum)
 			}
 		}
@@ -334,7 +328,7 @@ func (s *states) extractedState(ctx context.Context, in *function.Input) state.R
 	created := false
 	if needed {
 		if local && sum.Hsum != "" && !in.Bool("skip_verify") {
-			got, err := fileHash(cached, sum.HashType)
+			got, err := filemod.Hash(cached, sum.HashType)
 			if err != nil || got != sum.Hsum {
 				return fail("%s does not match the desired source_hash %s", redact(src), sum.Hsum)
 			}
@@ -571,36 +565,6 @@ func (s *states) fetchText(ctx context.Context, src string) (string, bool, error
 	return string(b), err == nil, err
 }
 
-// fileHash is the hex digest of the file p.
-func fileHash(p, form string) (string, error) {
-	var h hash.Hash
-	switch form {
-	case "md5":
-		h = md5.New()
-	case "sha1":
-		h = sha1.New()
-	case "sha224":
-		h = sha256.New224()
-	case "sha256":
-		h = sha256.New()
-	case "sha384":
-		h = sha512.New384()
-	case "sha512":
-		h = sha512.New()
-	default:
-		return "", fmt.Errorf("unknown hash type %s", form)
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // cache downloads an http(s) source into the agent's cache (Salt's
 // cachedir/extrn_files/<saltenv>/<host>/<path>), checked against
 // source_hash; a cached copy that matches it is used as it is.
@@ -617,7 +581,7 @@ func (s *states) cache(ctx context.Context, src string, sum filemod.SourceSum, s
 	dest := filepath.Join(s.env.CacheDir, "extrn_files", state.From(ctx).Saltenv, strings.ReplaceAll(u.Host, ":", ""),
 		filepath.FromSlash(path.Clean("/"+u.Path)))
 	if sum.Hsum != "" {
-		if got, err := fileHash(dest, sum.HashType); err == nil && got == sum.Hsum {
+		if got, err := filemod.Hash(dest, sum.HashType); err == nil && got == sum.Hsum {
 			return dest, nil
 		}
 	}
@@ -654,7 +618,7 @@ func (s *states) cache(ctx context.Context, src string, sum filemod.SourceSum, s
 	}
 	if sum.Hsum != "" {
 		// Salt keeps the download in its cache and says so.
-		if got, err := fileHash(dest, sum.HashType); err != nil || got != sum.Hsum {
+		if got, err := filemod.Hash(dest, sum.HashType); err != nil || got != sum.Hsum {
 			return "", commentf("File is cached to %s, but the hash (%s) does not match the specified hash (%s)",
 				dest, got, sum.Hsum)
 		}
