@@ -318,20 +318,18 @@ func (s *states) checkPerms(ctx context.Context, path string, usr, group any, mo
 	if serr != nil {
 		return p, serr
 	}
-	if chUser {
-		if sameOwner(usr, now["user"], now["uid"]) {
-			changes["user"] = usr
-		} else {
+	for _, o := range []struct {
+		changed  bool
+		want     any
+		name, id string
+	}{{chUser, usr, "user", "uid"}, {chGroup, group, "group", "gid"}} {
+		switch {
+		case !o.changed:
+		case sameOwner(o.want, now[o.name], now[o.id]):
+			changes[o.name] = o.want
+		default:
 			p.failed = true
-			p.comments = append(p.comments, fmt.Sprintf("Failed to change user to %s", py.Str(usr)))
-		}
-	}
-	if chGroup {
-		if sameOwner(group, now["group"], now["gid"]) {
-			changes["group"] = group
-		} else {
-			p.failed = true
-			p.comments = append(p.comments, fmt.Sprintf("Failed to change group to %s", py.Str(group)))
+			p.comments = append(p.comments, fmt.Sprintf("Failed to change %s to %s", o.name, py.Str(o.want)))
 		}
 	}
 	return p, nil
