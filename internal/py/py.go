@@ -9,9 +9,10 @@ package py
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -219,11 +220,7 @@ func ReprValue(v any) string {
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(t))
 		parts := make([]string, len(keys))
 		for i, k := range keys {
 			parts[i] = Repr(k) + ": " + ReprValue(t[k])

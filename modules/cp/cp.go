@@ -233,9 +233,5 @@ func masterDirs(files []string, prefix string) []any {
 		}
 	}
 	sort.Strings(dirs)
-	out := make([]any, len(dirs))
-	for i, d := range dirs {
-		out[i] = d
-	}
-	return out
+	return py.List(dirs)
 }

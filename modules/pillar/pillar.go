@@ -7,9 +7,11 @@ package pillar
 import (
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/state"
 	"github.com/brinehq/brine/target"
@@ -150,14 +152,5 @@ func pick(p map[string]any, keys []any, def any, delim string) map[string]any {
 }
 
 func sortedKeys(m map[string]any) []any {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]any, len(keys))
-	for i, k := range keys {
-		out[i] = k
-	}
-	return out
+	return py.List(slices.Sorted(maps.Keys(m)))
 }
