@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/nikolalohinski/gonja/v2/exec"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 // Salt's filters on paths and files of the host rendering the template
@@ -51,19 +53,11 @@ func filterPathJoin(_ *exec.Evaluator, in *exec.Value, va *exec.VarArgs) *exec.V
 	if len(parts) == 1 {
 		return exec.AsValue(root)
 	}
-	out := root
+	rest := []string{root}
 	for _, p := range parts[1:] {
-		p = strings.TrimLeft(pyNormpath(p), "/")
-		switch {
-		case strings.HasPrefix(p, "/"):
-			out = p
-		case out == "" || strings.HasSuffix(out, "/"):
-			out += p
-		default:
-			out += "/" + p
-		}
+		rest = append(rest, strings.TrimLeft(pyNormpath(p), "/"))
 	}
-	return exec.AsValue(pyNormpath(out))
+	return exec.AsValue(pyNormpath(py.PathJoin(rest...)))
 }
 
 // filterWhich is Salt's which: the executable's path, searching PATH and

@@ -240,6 +240,24 @@ func Strs(l []any) []string {
 	return out
 }
 
+// PathJoin is Python's os.path.join: an absolute part starts the path
+// over, any other joins it after a slash unless the path is empty or
+// ends in one already.
+func PathJoin(parts ...string) string {
+	out := ""
+	for i, s := range parts {
+		switch {
+		case i == 0, strings.HasPrefix(s, "/"):
+			out = s
+		case out == "" || strings.HasSuffix(out, "/"):
+			out += s
+		default:
+			out += "/" + s
+		}
+	}
+	return out
+}
+
 // List is a list of strings as decoded data holds it (Python's list of
 // str): what a return or an event carries.
 func List(ss []string) []any {

@@ -111,3 +111,22 @@ func TestStrs(t *testing.T) {
 		t.Errorf("Strs(nil) = %#v, want an empty list", got)
 	}
 }
+
+func TestPathJoin(t *testing.T) {
+	for _, c := range []struct {
+		parts []string
+		want  string
+	}{
+		{nil, ""},
+		{[]string{"a"}, "a"},
+		{[]string{"/etc", "salt", "minion"}, "/etc/salt/minion"},
+		{[]string{"/etc/", "salt"}, "/etc/salt"},
+		{[]string{"/etc", "/srv", "x"}, "/srv/x"},
+		{[]string{"", "a"}, "a"},
+		{[]string{"a", ""}, "a/"},
+	} {
+		if got := PathJoin(c.parts...); got != c.want {
+			t.Errorf("PathJoin(%q) = %q, want %q", c.parts, got, c.want)
+		}
+	}
+}

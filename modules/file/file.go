@@ -81,21 +81,11 @@ func Module(*modules.Env) []function.Func {
 		{
 			Name: "file.join", ReadOnly: true, VarArgs: true, Doc: "The arguments joined into a path (Python's os.path.join: an absolute part starts over).",
 			Run: func(_ context.Context, in *function.Input) (any, error) {
-				out := ""
+				parts := make([]string, len(in.Extra))
 				for i, a := range in.Extra {
-					s := fmt.Sprint(a)
-					switch {
-					case i == 0:
-						out = s
-					case strings.HasPrefix(s, "/"):
-						out = s
-					case out == "" || strings.HasSuffix(out, "/"):
-						out += s
-					default:
-						out += "/" + s
-					}
+					parts[i] = fmt.Sprint(a)
 				}
-				return out, nil
+				return py.PathJoin(parts...), nil
 			},
 		},
 		{
