@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/bus/gateway/saltzmq"
 )
 
 // registerDelay holds back registering a subscription; tests use it to
@@ -68,7 +70,28 @@ const reasonWrongKey = "wrong key"
 // (ZMTP 3.0 style: a message whose first byte is 1 to subscribe, 0 to cancel)
 // until it leaves; events reach it through fanout.
 func (s *Server) serveWatcher(ctx context.Context, raw net.Conn, slot *unauthSlot) {
-	pc := s.open(ctx, raw, nil, 0, curve.NewServer(s.cfg.Keys, s.operatorOnly), zmq4.Pub, slot)
+	var (
+		br   *bufio.Reader
+		sent int
+	)
+	if s.cfg.SaltPublisher != nil {
+		// Watchers are always CURVE; a NULL peer is a Salt minion's SUB.
+		br = bufio.NewReaderSize(raw, readBuffer)
+		deadline := slot.accepted.Add(s.cfg.HandshakeTimeout)
+		mech, err := peekMechanism(ctx, raw, br, deadline)
+		if err != nil {
+			s.log.Info("connection refused", "remote", raw.RemoteAddr().String(), "err", err)
+			raw.Close()
+			return
+		}
+		sent = len(greetingPrefix)
+		if mech == string(zmq4.NullSecurity) {
+			s.cfg.SaltPublisher.ServeConn(ctx, saltzmq.Accepted{Conn: raw, Reader: br, Sent: sent,
+				Deadline: deadline, Authenticated: slot.release})
+			return
+		}
+	}
+	pc := s.open(ctx, raw, br, sent, curve.NewServer(s.cfg.Keys, s.operatorOnly), zmq4.Pub, slot)
 	if pc == nil {
 		return
 	}

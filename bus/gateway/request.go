@@ -18,6 +18,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/bus/gateway/saltzmq"
 )
 
 // Reply statuses.
@@ -67,10 +68,28 @@ func (s *Server) serveRequests(ctx context.Context, raw net.Conn, slot *unauthSl
 		return
 	}
 	var sec zmq4.Security
+	sent := len(greetingPrefix)
 	switch mech {
 	case string(zmq4.CurveSecurity):
 		sec = curve.NewServer(s.cfg.Keys, nil)
 	case string(zmq4.NullSecurity):
+		if s.cfg.SaltRequests != nil {
+			// A Salt minion's REQ, or brine's own key bootstrap (a
+			// DEALER): the socket type in the peer's READY tells.
+			deadline := slot.accepted.Add(s.cfg.HandshakeTimeout)
+			typ, err := saltzmq.PeekSocketType(ctx, raw, br, sent, deadline)
+			if err != nil {
+				s.log.Info("connection refused", "remote", raw.RemoteAddr().String(), "err", err)
+				raw.Close()
+				return
+			}
+			if typ == "REQ" {
+				s.cfg.SaltRequests.ServeConn(ctx, saltzmq.Accepted{Conn: raw, Reader: br, Sent: saltzmq.GreetingSize,
+					Deadline: deadline, Authenticated: slot.release})
+				return
+			}
+			sent = saltzmq.GreetingSize
+		}
 		sec = null.Security()
 	default:
 		s.log.Warn("connection refused", "remote", raw.RemoteAddr().String(),
@@ -78,7 +97,7 @@ func (s *Server) serveRequests(ctx context.Context, raw net.Conn, slot *unauthSl
 		raw.Close()
 		return
 	}
-	pc := s.open(ctx, raw, br, len(greetingPrefix), sec, zmq4.Router, slot)
+	pc := s.open(ctx, raw, br, sent, sec, zmq4.Router, slot)
 	if pc == nil {
 		return
 	}

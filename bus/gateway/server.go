@@ -51,6 +51,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/bus/gateway/saltzmq"
 	"github.com/brinehq/brine/internal/workers"
 )
 
@@ -128,6 +129,13 @@ type Config struct {
 	// ShutdownGrace is how long Run lets in-flight requests finish after its
 	// context ends before cancelling them (default 5 s).
 	ShutdownGrace time.Duration
+	// SaltRequests and SaltPublisher, when set, serve unmodified Salt
+	// minions beside brine's own peers: a NULL connection on the request
+	// port whose READY says Socket-Type REQ goes to SaltRequests (a NULL
+	// DEALER is still brine's key bootstrap), a NULL connection on the
+	// publish port to SaltPublisher (brine's watchers are always CURVE).
+	SaltRequests  *saltzmq.RequestServer
+	SaltPublisher *saltzmq.Publisher
 	// Source names this master in the events the gateway fires itself and
 	// in events remote senders publish without a source (default
 	// brine://<hostname>/gateway).
