@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 // The payload codec is hand-written rather than built on a msgpack
@@ -776,8 +778,8 @@ func keyString(k any) (string, error) {
 	return "", fmt.Errorf("a %T cannot be a mapping key", k)
 }
 
-// jsonFloat is float.__repr__, which json.dumps uses for keys (and
-// "Infinity", "NaN" for the non-finite).
+// jsonFloat is float.__repr__ (py.Float), which json.dumps uses for keys,
+// but for the non-finite, which json.dumps names "Infinity" and "NaN".
 func jsonFloat(f float64) string {
 	switch {
 	case math.IsInf(f, 1):
@@ -787,15 +789,7 @@ func jsonFloat(f float64) string {
 	case math.IsNaN(f):
 		return "NaN"
 	}
-	if a := math.Abs(f); a != 0 && (a < 1e-4 || a >= 1e16) {
-		// Both write at least two exponent digits: 1e-05, 1e+16.
-		return strconv.FormatFloat(f, 'e', -1, 64)
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.Contains(s, ".") {
-		s += ".0"
-	}
-	return s
+	return py.Float(f)
 }
 
 // Bytes is a decoded value as bytes, as Salt's to_bytes takes it: a
