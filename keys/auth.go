@@ -43,9 +43,10 @@ type Result struct {
 	Reason string
 }
 
-// Authenticate decides on the hello of agent id presenting the Z85 public
-// key pub, as Salt's master does (channel/server.py _auth), and fires
-// salt/auth {act, id, pub, result}:
+// Authenticate decides on the hello of agent id presenting the public key
+// pub (a brine agent's Z85 Curve25519 key, or a salt-minion's RSA key in
+// PEM, compared as NormalizePub makes it), as Salt's master does
+// (channel/server.py _auth), and fires salt/auth {act, id, pub, result}:
 //
 //   - an unknown id's key is rejected when autoreject_file lists it,
 //     accepted when auto_accept, autosign_file or autosign_grains_dir
@@ -64,6 +65,7 @@ func (s *Store) Authenticate(ctx context.Context, id, pub string, grains map[str
 	if err := validateID(id); err != nil {
 		return Result{}, fmt.Errorf("keys: hello: %w", err)
 	}
+	pub = NormalizePub(pub)
 	if err := ValidatePub(pub); err != nil {
 		return Result{}, fmt.Errorf("keys: hello from %s: %w", id, err)
 	}
@@ -149,7 +151,9 @@ func (s *Store) PendingOlderThan(ctx context.Context, age time.Duration) (Listin
 }
 
 // decide is _auth's decision for a hello on the record cur (nil: unknown
-// id): the result, and the record to store (nil: unchanged).
+// id): the result, and the record to store (nil: unchanged). pub is
+// normalised, so comparing texts compares keys of either kind; a key of
+// the other kind than the id's is simply another key, and denied.
 func decide(pol *rules, id, pub string, grains map[string]any, cur *Key) (Result, *Key) {
 	res := func(st State, act, reason string, args ...any) Result {
 		return Result{ID: id, State: st, Act: act, Allowed: act == ActAccept, Reason: fmt.Sprintf(reason, args...)}

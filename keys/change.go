@@ -58,13 +58,14 @@ func (s *Store) DeleteDict(ctx context.Context, match Listing) (Listing, error) 
 	return s.delete(ctx, s.events.Fire, selection{dict: match})
 }
 
-// AcceptKey records pub as the accepted key of id, whatever the id had:
-// salt-cloud's preseeded keys, for an agent whose key pair was made for it.
-// As in Salt, no salt/key event is fired.
+// AcceptKey records pub (either kind, see ValidatePub) as the accepted key
+// of id, whatever the id had: salt-cloud's preseeded keys, for an agent
+// whose key pair was made for it. As in Salt, no salt/key event is fired.
 func (s *Store) AcceptKey(ctx context.Context, id, pub string) error {
 	if err := validateID(id); err != nil {
 		return err
 	}
+	pub = NormalizePub(pub)
 	if err := ValidatePub(pub); err != nil {
 		return fmt.Errorf("keys: %s: %w", id, err)
 	}

@@ -15,8 +15,9 @@ import (
 // names and return shapes: what `wheel.key.*` reactions, `brine run key.*`
 // and `brine key` call. The listings are read-only, so reaction templates
 // may also call them (salt['key.list']('pre')). Salt's "local" list (the
-// master's own keys) is not part of any answer: the master's key is not
-// an agent key.
+// master's own keys) is part of key.finger's and key.print's answers only
+// (WithLocal): the master's keys are not agent keys, and no change takes
+// them.
 func (s *Store) Funcs() []function.Func {
 	match := function.Param{Name: "match", Kind: function.Any, Required: true}
 	dict := function.Param{Name: "match", Kind: function.Map, Required: true}
@@ -150,8 +151,23 @@ func (s *Store) Funcs() []function.Func {
 			},
 		},
 		{
+			Name: "key.import",
+			Doc: "Record the keys of a Salt master in their states: keys is {minions: {id: pem}, minions_pre: …, " +
+				"minions_rejected: …, minions_denied: …}, as brine key --import-salt reads them from its pki_dir. " +
+				"An id brine holds another key for keeps it; no salt/key is fired. brine's; Salt has none.",
+			Params: []function.Param{{Name: "keys", Kind: function.Map, Required: true}},
+			Wheel:  true,
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				pki, err := saltPKI(in.Map("keys"))
+				if err != nil {
+					return nil, fmt.Errorf("key.import: %w", err)
+				}
+				return s.Import(ctx, pki)
+			},
+		},
+		{
 			Name: "key.finger",
-			Doc:  "Return the SHA-256 fingerprints of the keys match selects, by state and id.",
+			Doc:  "Return the SHA-256 fingerprints of the keys match selects, by state and id, and of the master's own keys under local.",
 			Params: []function.Param{{Name: "match", Kind: function.String, Required: true},
 				{Name: "hash_type", Kind: function.String}},
 			ReadOnly: true,
@@ -165,7 +181,7 @@ func (s *Store) Funcs() []function.Func {
 		},
 		{
 			Name:     "key.print",
-			Doc:      "Return the public keys (Z85) match selects, by state and id.",
+			Doc:      "Return the public keys match selects (Z85 for brine agents, PEM for salt-minions), by state and id, and the master's own under local.",
 			Params:   []function.Param{{Name: "match", Kind: function.String, Required: true}},
 			ReadOnly: true,
 			Wheel:    true,

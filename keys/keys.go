@@ -64,6 +64,9 @@ const (
 	ListDenied   = "minions_denied"
 	ListPending  = "minions_pre"
 	ListRejected = "minions_rejected"
+	// ListLocal lists the master's own keys in key.finger and key.print
+	// (salt-key's "Local Keys"); it is no state's.
+	ListLocal = "local"
 )
 
 // ListName is Salt's name of the list of keys in state st.
@@ -111,13 +114,16 @@ var (
 // oldest are dropped; `brine key -f` shows what is kept.
 const maxDenied = 16
 
-// Key is the record of one agent id.
+// Key is the record of one agent id. Its keys are of either kind (Kind):
+// a brine agent's and a salt-minion's share the lists, as the two kinds of
+// agent share the master.
 type Key struct {
 	ID string `json:"-"`
 	// State is Pending, Accepted or Rejected; empty when only denied keys
 	// are recorded for the id.
 	State State `json:"state,omitempty"`
-	// Pub is the key in State, as Z85 text.
+	// Pub is the key in State: a brine agent's Curve25519 key as Z85
+	// text, or a salt-minion's RSA key as PEM (NormalizePub'd).
 	Pub string `json:"pub,omitempty"`
 	// Denied are other keys presented for the id, oldest first.
 	Denied []string `json:"denied,omitempty"`
@@ -148,6 +154,9 @@ type Store struct {
 	policy *rules // nil until SetPolicy
 
 	flood *limiter
+
+	// local are the master's own public keys by file name (WithLocal).
+	local map[string]string
 }
 
 // Option configures a Store.
@@ -163,6 +172,29 @@ func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
 // and DefaultAuthBurst.
 func WithFloodLimit(window time.Duration, perSecond float64, burst int) Option {
 	return func(s *Store) { s.flood = newLimiter(window, perSecond, burst) }
+}
+
+// LocalRSA is the name key.finger and key.print list the master's RSA
+// public key under: Salt's master.pub, which a salt-minion pins with
+// master_finger. brine's own "master.pub" is the master's Curve25519 key,
+// which the client derives from the key it holds.
+const LocalRSA = "master.rsa.pub"
+
+// WithLocal adds a public key of the master's own, pub, under name to
+// key.finger's and key.print's "local" list (salt-key's "Local Keys"),
+// when their match selects name (or is "master"). The client cannot
+// derive the master's RSA key from the key it holds, so the master tells
+// it: WithLocal(LocalRSA, text of master.pub). An empty pub adds nothing.
+func WithLocal(name, pub string) Option {
+	return func(s *Store) {
+		if pub == "" {
+			return
+		}
+		if s.local == nil {
+			s.local = map[string]string{}
+		}
+		s.local[name] = NormalizePub(pub)
+	}
 }
 
 // New wraps an open bucket (natsbus.Bus.Bucket(ctx, BucketConfig)); events
@@ -400,7 +432,9 @@ func (s *Store) dictMatch(ctx context.Context, match Listing) (Listing, error) {
 }
 
 // Finger returns the fingerprints (Fingerprint) of the keys match selects,
-// by list and id: a string, or for an id with several denied keys a list.
+// by list and id: a string, or for an id with several denied keys a list;
+// the master's own keys (WithLocal) that match selects are under
+// ListLocal.
 func (s *Store) Finger(ctx context.Context, match string) (map[string]map[string]any, error) {
 	return s.perKey(ctx, match, func(pub string) (string, error) { return Fingerprint(pub) })
 }
@@ -426,6 +460,19 @@ func (s *Store) perKey(ctx context.Context, match string, show func(pub string) 
 			out[ListName(st)] = map[string]any{}
 		}
 		out[ListName(st)][id] = v
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.local)) {
+		if match != "master" && !keep(name) {
+			continue
+		}
+		v, err := show(s.local[name])
+		if err != nil {
+			return nil, fmt.Errorf("keys: the master's %s: %w", name, err)
+		}
+		if out[ListLocal] == nil {
+			out[ListLocal] = map[string]any{}
+		}
+		out[ListLocal][name] = v
 	}
 	for _, k := range all {
 		if !keep(k.ID) {
