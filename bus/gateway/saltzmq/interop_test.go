@@ -58,7 +58,7 @@ func pyzmq(t *testing.T) string {
 	return pyzmqPath
 }
 
-// saltPeer is testdata/saltpeer.py running.
+// saltPeer is testdata/saltpeer.py (or saltmasterpeer.py) running.
 type saltPeer struct {
 	cmd    *exec.Cmd
 	lines  chan map[string]any
@@ -69,13 +69,20 @@ type saltPeer struct {
 
 func startSaltPeer(t *testing.T, cfg map[string]any) *saltPeer {
 	t.Helper()
+	return startPyPeer(t, "testdata/saltpeer.py", cfg)
+}
+
+// startPyPeer runs a python3-zmq script of testdata with cfg as its one
+// line of input.
+func startPyPeer(t *testing.T, script string, cfg map[string]any) *saltPeer {
+	t.Helper()
 	py := pyzmq(t)
 	line, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	p := &saltPeer{cmd: exec.CommandContext(ctx, py, "testdata/saltpeer.py"), lines: make(chan map[string]any, 64), done: make(chan struct{})}
+	p := &saltPeer{cmd: exec.CommandContext(ctx, py, script), lines: make(chan map[string]any, 64), done: make(chan struct{})}
 	p.cmd.Stdin = bytes.NewReader(append(line, '\n'))
 	p.cmd.Stderr = &p.stderr
 	stdout, err := p.cmd.StdoutPipe()
