@@ -115,8 +115,10 @@ type conn struct {
 	peerType string
 }
 
-// handshake runs the NULL handshake on a as a sock socket ("ROUTER",
-// "PUB") with a peer whose socket type is one of peers, by deadline; it is
+// handshake runs the NULL handshake on a as a sock socket (the servers'
+// "ROUTER" and "PUB", the clients' "REQ" and "SUB": NULL's handshake is
+// the same both ways) with a peer whose socket type is one of peers, by
+// deadline; it is
 // abandoned when ctx ends. It writes the greeting (what a.Sent says is not
 // yet written), reads the peer's, sends READY and reads the peer's READY.
 func handshake(ctx context.Context, a Accepted, deadline time.Time, sock string, peers []string, minor byte) (*conn, error) {
