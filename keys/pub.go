@@ -54,6 +54,8 @@ func NormalizePub(pub string) string {
 		return pub
 	}
 	var lines []string
+	// Python's splitlines ends a line at a lone "\r" too.
+	pub = strings.ReplaceAll(strings.ReplaceAll(pub, "\r\n", "\n"), "\r", "\n")
 	for l := range strings.Lines(pub) {
 		if l = strings.TrimSpace(l); l != "" {
 			lines = append(lines, l)
