@@ -1,0 +1,199 @@
+// Package saltfleet is a protocol-level fleet of salt-minions for the
+// benchmarks (bench/saltminions): each simulated minion has its own RSA
+// key (2048 bits, as Salt's keysize), signs in with Salt 3006's _auth
+// (saltproto's minion side, which mirrors salt.crypt.AsyncAuth), keeps its
+// session Crypticle, listens on a SUB to the publish port for signed
+// publishes and returns jobs meant for it with an encrypted _return on its
+// REQ, over Salt's ZeroMQ framing (saltzmq's clients).
+//
+// Why not run salt-minion itself: a thousand Python minions need tens of
+// GiB and would measure Python, not the master. What a master sees of
+// this fleet is what it sees of real minions, byte for byte where
+// saltproto's differential tests hold it to Salt's Python: connections,
+// handshakes, sign-ins, publishes, returns; the modules a minion runs are
+// left out (test.ping returns True).
+package saltfleet
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// StopTimeout is how long Stop waits for the minions to return once
+// their context ended.
+const StopTimeout = 30 * time.Second
+
+// Fleet is minions in one process, sharing a Config, with the returns of
+// their jobs tallied by jid.
+type Fleet struct {
+	Minions []*Minion
+	cfg     *Config
+
+	mu      sync.Mutex
+	returns map[string]*Returns
+
+	wg     sync.WaitGroup
+	errs   []error
+	cancel context.CancelFunc
+	stop   func() bool
+}
+
+// Returns are a job's returns as the minions saw them answered.
+type Returns struct {
+	// OK counts returns the master answered; Failed those given up on.
+	OK, Failed int
+	// Last is when the last answered return was answered.
+	Last time.Time
+	// At is each answered return's time, by minion id.
+	At map[string]time.Time
+}
+
+// New makes a minion of keys[i] with id id(i) for each key; cfg's
+// OnReturn is taken over by the fleet's tally (and called after it).
+func New(cfg Config, keys []KeyPair, id func(i int) string) (*Fleet, error) {
+	cfg.setDefaults()
+	f := &Fleet{cfg: &cfg, returns: map[string]*Returns{}, errs: make([]error, len(keys))}
+	next := cfg.OnReturn
+	cfg.OnReturn = func(mid, jid string, at time.Time, err error) {
+		f.tally(mid, jid, at, err)
+		if next != nil {
+			next(mid, jid, at, err)
+		}
+	}
+	for i, k := range keys {
+		m, err := NewMinion(id(i), k, f.cfg)
+		if err != nil {
+			return nil, err
+		}
+		f.Minions = append(f.Minions, m)
+	}
+	return f, nil
+}
+
+func (f *Fleet) tally(id, jid string, at time.Time, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.returns[jid]
+	if r == nil {
+		r = &Returns{At: map[string]time.Time{}}
+		f.returns[jid] = r
+	}
+	if err != nil {
+		r.Failed++
+		return
+	}
+	r.OK++
+	r.At[id] = at
+	if at.After(r.Last) {
+		r.Last = at
+	}
+}
+
+// Returns is a copy of job jid's tally so far.
+func (f *Fleet) Returns(jid string) Returns {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r := f.returns[jid]
+	if r == nil {
+		return Returns{}
+	}
+	c := *r
+	c.At = make(map[string]time.Time, len(r.At))
+	for k, v := range r.At {
+		c.At[k] = v
+	}
+	return c
+}
+
+// Jobs is the jids the fleet returned (or failed to return) so far.
+func (f *Fleet) Jobs() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]string, 0, len(f.returns))
+	for jid := range f.returns {
+		out = append(out, jid)
+	}
+	return out
+}
+
+// Start runs every minion until ctx ends or Stop is called; it is called
+// once.
+func (f *Fleet) Start(ctx context.Context) {
+	ctx, f.cancel = context.WithCancel(ctx)
+	for i, m := range f.Minions {
+		f.wg.Go(func() { f.errs[i] = m.Run(ctx) })
+	}
+	f.stop = sync.OnceValue(func() bool {
+		f.cancel()
+		done := make(chan struct{})
+		go func() {
+			f.wg.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+			return true
+		case <-time.After(StopTimeout):
+			return false
+		}
+	})
+}
+
+// Stop ends the minions and reports whether they all returned within
+// StopTimeout. It may be called again, and before Start.
+func (f *Fleet) Stop() bool {
+	if f.stop == nil {
+		return true
+	}
+	return f.stop()
+}
+
+// Err is the first minion whose Run ended with an error (its key
+// rejected), once stopped.
+func (f *Fleet) Err() (int, error) {
+	for i, e := range f.errs {
+		if e != nil && !errors.Is(e, context.Canceled) {
+			return i, e
+		}
+	}
+	return -1, nil
+}
+
+// Accepted is how many minions have been accepted (a session key
+// received) so far.
+func (f *Fleet) Accepted() int {
+	n := 0
+	for _, m := range f.Minions {
+		if !m.AcceptedAt().IsZero() {
+			n++
+		}
+	}
+	return n
+}
+
+// Subscribed is how many minions' SUBs are connected now.
+func (f *Fleet) Subscribed() int {
+	n := 0
+	for _, m := range f.Minions {
+		if m.Subscribed() {
+			n++
+		}
+	}
+	return n
+}
+
+// Counts sums the minions' counters.
+func (f *Fleet) Counts() Counts {
+	var c Counts
+	for _, m := range f.Minions {
+		mc := m.Counts()
+		c.SignIns += mc.SignIns
+		c.Pending += mc.Pending
+		c.Jobs += mc.Jobs
+		c.Returned += mc.Returned
+		c.Failed += mc.Failed
+	}
+	return c
+}

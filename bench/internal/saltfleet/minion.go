@@ -1,0 +1,463 @@
+package saltfleet
+
+import (
+	"context"
+	"crypto/rsa"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/brinehq/brine/bus/gateway/saltzmq"
+	"github.com/brinehq/brine/saltproto"
+)
+
+// Config is what every minion of a fleet shares: the master's address
+// and the minion options that shape its traffic, Salt's defaults unless
+// set.
+type Config struct {
+	// ReqAddr is the master's request port (master and master_port),
+	// host:port; the publish port is the one the sign-in reply names, on
+	// the same host.
+	ReqAddr string
+	// AcceptanceWait is acceptance_wait_time: how long a pending minion
+	// waits before signing in again (Salt: 10 s).
+	AcceptanceWait time.Duration
+	// AuthTimeout is auth_timeout, how long a sign-in waits for its reply
+	// (Salt: 5 s; after auth_tries the minion starts over, here at once).
+	AuthTimeout time.Duration
+	// ReturnTimeout and ReturnTries are return_retry_timer and
+	// return_retry_tries: a _return not answered in time is sent again
+	// (Salt: 5–10 s, 3 tries).
+	ReturnTimeout time.Duration
+	ReturnTries   int
+	// StartEvent sends salt/minion/<id>/start (a _minion_event with the
+	// minion's tok) once signed in and subscribed, as a 3006 minion does.
+	StartEvent bool
+	// OnReturn, when set, is called once each job's _return was answered
+	// by the master (err nil) or given up on.
+	OnReturn func(id, jid string, at time.Time, err error)
+	// Log gets the minions' warnings (nil: discarded).
+	Log *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.AcceptanceWait <= 0 {
+		c.AcceptanceWait = 10 * time.Second
+	}
+	if c.AuthTimeout <= 0 {
+		c.AuthTimeout = 5 * time.Second
+	}
+	if c.ReturnTimeout <= 0 {
+		c.ReturnTimeout = 10 * time.Second
+	}
+	if c.ReturnTries <= 0 {
+		c.ReturnTries = 3
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Minion is one simulated salt-minion 3006 speaking Salt's protocol to a
+// master: its own RSA key, its sign-in (_auth, retried while pending),
+// its session Crypticle, a SUB on the publish port whose jobs it decodes
+// (signed publishes, as sign_pub_messages has them) and a REQ on the
+// request port it returns on. It runs no modules: test.ping returns True
+// and test.echo its argument; any other function is "not available", as a
+// minion without it answers.
+type Minion struct {
+	ID  string
+	cfg *Config
+	key KeyPair
+	tok []byte // private_encrypt(key, "salt"): the tok of _minion_event
+
+	mu        sync.Mutex
+	masterPub *rsa.PublicKey
+	knownPub  string // minion_master.pub
+	crypt     *saltproto.Crypticle
+	pubAddr   string
+
+	req        *saltzmq.ReqClient // the minion's req_channel, for returns and events
+	acceptedAt atomic.Int64       // unix ns of the first accepted sign-in, 0 before
+	subscribed atomic.Bool
+	signIns    atomic.Int64
+	pending    atomic.Int64
+	jobs       atomic.Int64
+	returned   atomic.Int64
+	failed     atomic.Int64
+}
+
+// NewMinion is minion id with its key pair, not yet running.
+func NewMinion(id string, key KeyPair, cfg *Config) (*Minion, error) {
+	tok, err := saltproto.PrivateEncrypt(key.Key, []byte("salt"))
+	if err != nil {
+		return nil, fmt.Errorf("minion %s: tok: %w", id, err)
+	}
+	return &Minion{ID: id, cfg: cfg, key: key, tok: tok, req: saltzmq.NewReqClient(cfg.ReqAddr)}, nil
+}
+
+// AcceptedAt is when the master first accepted the minion's sign-in (zero
+// before).
+func (m *Minion) AcceptedAt() time.Time {
+	if ns := m.acceptedAt.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
+// Subscribed reports whether the minion's SUB is connected and
+// subscribed.
+func (m *Minion) Subscribed() bool { return m.subscribed.Load() }
+
+// Counts are what a minion did: sign-ins sent (Pending of them answered
+// pending), jobs received for it, returns answered and given up on.
+type Counts struct {
+	SignIns, Pending, Jobs, Returned, Failed int64
+}
+
+// Counts reads the minion's counters.
+func (m *Minion) Counts() Counts {
+	return Counts{m.signIns.Load(), m.pending.Load(), m.jobs.Load(), m.returned.Load(), m.failed.Load()}
+}
+
+// Run signs in, subscribes and serves jobs until ctx ends (nil then) or
+// the master rejects the minion's key.
+func (m *Minion) Run(ctx context.Context) error {
+	defer m.req.Close()
+	if err := m.signIn(ctx); err != nil {
+		return ctxNil(ctx, err)
+	}
+	var jobs sync.WaitGroup
+	defer jobs.Wait()
+	first := true
+	for ctx.Err() == nil {
+		sub, err := saltzmq.DialSub(ctx, m.pubAddrNow(), "")
+		if err != nil {
+			m.cfg.Log.Warn("publish port", "id", m.ID, "err", err)
+			if !sleep(ctx, reconnectDelay()) {
+				break
+			}
+			continue
+		}
+		m.subscribed.Store(true)
+		if first && m.cfg.StartEvent {
+			first = false
+			jobs.Go(func() { m.fireStart(ctx) })
+		}
+		err = m.listen(ctx, sub, &jobs)
+		m.subscribed.Store(false)
+		sub.Close()
+		if ctx.Err() == nil {
+			m.cfg.Log.Warn("publish port lost", "id", m.ID, "err", err)
+			sleep(ctx, reconnectDelay())
+		}
+	}
+	return nil
+}
+
+// reconnectDelay is libzmq's reconnect interval as Salt sets it
+// (recon_default 1 s plus up to recon_randomize's 1 s).
+func reconnectDelay() time.Duration { return time.Second + rand.N(time.Second) }
+
+// signIn is AsyncAuth._authenticate: sign in on a fresh clear channel,
+// again every AcceptanceWait while pending, until a session key comes.
+func (m *Minion) signIn(ctx context.Context) error {
+	for {
+		err := m.signInOnce(ctx)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, saltproto.ErrRejected):
+			return fmt.Errorf("minion %s: %w", m.ID, err)
+		case errors.Is(err, saltproto.ErrPending):
+			m.pending.Add(1)
+			if !sleep(ctx, m.cfg.AcceptanceWait) {
+				return ctx.Err()
+			}
+		default:
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			m.cfg.Log.Warn("sign-in failed", "id", m.ID, "err", err)
+			if !sleep(ctx, reconnectDelay()) {
+				return ctx.Err()
+			}
+		}
+	}
+}
+
+func (m *Minion) signInOnce(ctx context.Context) error {
+	m.mu.Lock()
+	masterPub, known := m.masterPub, m.knownPub
+	m.mu.Unlock()
+	s, err := saltproto.NewSignIn(m.ID, m.key.Pub, masterPub)
+	if err != nil {
+		return err
+	}
+	frame, err := saltproto.Dumps(saltproto.Ordered{{Key: "enc", Value: "clear"}, {Key: "load", Value: s.Load}, {Key: "version", Value: int64(2)}})
+	if err != nil {
+		return err
+	}
+	m.signIns.Add(1)
+	// Salt signs in on a channel of its own (crypt="clear"), closed after.
+	ch := saltzmq.NewReqClient(m.cfg.ReqAddr)
+	defer ch.Close()
+	rctx, cancel := context.WithTimeout(ctx, m.cfg.AuthTimeout)
+	defer cancel()
+	b, err := ch.Request(rctx, frame)
+	if err != nil {
+		return err
+	}
+	reply, err := saltproto.LoadsMap(b)
+	if err != nil {
+		return err
+	}
+	creds, err := s.HandleReply(reply, m.key.Key, known, "")
+	if err != nil {
+		return err
+	}
+	crypt, err := saltproto.NewCrypticle(creds.AES)
+	if err != nil {
+		return err
+	}
+	mpub, err := saltproto.ParsePublicKey(creds.MasterPub)
+	if err != nil {
+		return err
+	}
+	host, _, err := net.SplitHostPort(m.cfg.ReqAddr)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.masterPub, m.knownPub, m.crypt = mpub, creds.MasterPub, crypt
+	m.pubAddr = net.JoinHostPort(host, strconv.FormatInt(creds.PublishPort, 10))
+	m.mu.Unlock()
+	m.acceptedAt.CompareAndSwap(0, time.Now().UnixNano())
+	return nil
+}
+
+func (m *Minion) pubAddrNow() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pubAddr
+}
+
+func (m *Minion) session() (*saltproto.Crypticle, *rsa.PublicKey) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.crypt, m.masterPub
+}
+
+// listen reads publishes until the subscription fails or ctx ends, and
+// runs each job meant for this minion on a goroutine of its own (Salt: a
+// thread or process per job).
+func (m *Minion) listen(ctx context.Context, sub *saltzmq.SubClient, jobs *sync.WaitGroup) error {
+	for {
+		frames, err := sub.Recv(ctx)
+		if err != nil {
+			return err
+		}
+		crypt, mpub := m.session()
+		load, err := saltproto.DecodePublish(frames, m.ID, crypt, mpub, true)
+		if err == saltproto.ErrAuthentication {
+			// The Crypticle's HMAC did not match: the session key may have
+			// rotated. Sign in again, as AsyncPubChannel._decode_payload
+			// does, and decrypt again. (A bad signature is wrapped, and
+			// refused as Salt refuses it.)
+			if err = m.signIn(ctx); err != nil {
+				return err
+			}
+			crypt, mpub = m.session()
+			load, err = saltproto.DecodePublish(frames, m.ID, crypt, mpub, true)
+		}
+		if err != nil {
+			if !errors.Is(err, saltproto.ErrNotForMe) {
+				m.cfg.Log.Warn("publish refused", "id", m.ID, "err", err)
+			}
+			continue
+		}
+		if !m.targeted(load) {
+			continue
+		}
+		m.jobs.Add(1)
+		jobs.Go(func() { m.runJob(ctx, load) })
+	}
+}
+
+// targeted is the minion's matcher for the target types a brine master
+// publishes to Salt minions (list) and the simplest of Salt's (glob on the
+// id); others are not this fleet's.
+func (m *Minion) targeted(load map[string]any) bool {
+	if _, ok := load["jid"].(string); !ok {
+		return false
+	}
+	if _, ok := load["fun"].(string); !ok {
+		return false
+	}
+	tt, _ := load["tgt_type"].(string)
+	switch tt {
+	case "list":
+		switch t := load["tgt"].(type) {
+		case []any:
+			for _, v := range t {
+				if v == m.ID {
+					return true
+				}
+			}
+		case string:
+			for id := range strings.SplitSeq(t, ",") {
+				if strings.TrimSpace(id) == m.ID {
+					return true
+				}
+			}
+		}
+	case "glob", "":
+		if t, ok := load["tgt"].(string); ok {
+			match, err := path.Match(t, m.ID)
+			return err == nil && match
+		}
+	}
+	return false
+}
+
+// runJob runs the job's function and returns its result: the _return
+// load of Minion._thread_return and _return_pub, in their order.
+func (m *Minion) runJob(ctx context.Context, job map[string]any) {
+	jid, fun := job["jid"].(string), job["fun"].(string)
+	args, _ := job["arg"].([]any)
+	if args == nil {
+		args = []any{}
+	}
+	ret := saltproto.Ordered{{Key: "cmd", Value: "_return"}, {Key: "id", Value: m.ID}}
+	switch fun {
+	case "test.ping":
+		ret = append(ret, saltproto.KV{Key: "success", Value: true}, saltproto.KV{Key: "return", Value: true}, saltproto.KV{Key: "retcode", Value: int64(0)})
+	case "test.echo":
+		var v any = ""
+		if len(args) > 0 {
+			v = args[0]
+		}
+		ret = append(ret, saltproto.KV{Key: "success", Value: true}, saltproto.KV{Key: "return", Value: v}, saltproto.KV{Key: "retcode", Value: int64(0)})
+	default:
+		ret = append(ret, saltproto.KV{Key: "success", Value: false},
+			saltproto.KV{Key: "return", Value: fmt.Sprintf("'%s' is not available.", fun)},
+			saltproto.KV{Key: "retcode", Value: int64(1)}, saltproto.KV{Key: "out", Value: "nested"})
+	}
+	ret = append(ret, saltproto.KV{Key: "jid", Value: jid}, saltproto.KV{Key: "fun", Value: fun}, saltproto.KV{Key: "fun_args", Value: args})
+	for _, k := range []string{"user", "master_id", "metadata"} {
+		if v, ok := job[k]; ok {
+			ret = append(ret, saltproto.KV{Key: k, Value: v})
+		}
+	}
+	err := m.send(ctx, ret)
+	if err != nil {
+		m.failed.Add(1)
+		if ctx.Err() == nil {
+			m.cfg.Log.Warn("return failed", "id", m.ID, "jid", jid, "err", err)
+		}
+	} else {
+		m.returned.Add(1)
+	}
+	if m.cfg.OnReturn != nil {
+		m.cfg.OnReturn(m.ID, jid, time.Now(), err)
+	}
+}
+
+// fireStart is Minion._fire_master_minion_start's namespaced event.
+func (m *Minion) fireStart(ctx context.Context) {
+	load := saltproto.Ordered{
+		{Key: "id", Value: m.ID}, {Key: "cmd", Value: "_minion_event"}, {Key: "pretag", Value: nil}, {Key: "tok", Value: m.tok},
+		{Key: "data", Value: fmt.Sprintf("Minion %s started at %s", m.ID, time.Now().Format("Mon Jan _2 15:04:05 2006"))},
+		{Key: "tag", Value: "salt/minion/" + m.ID + "/start"},
+	}
+	if err := m.send(ctx, load); err != nil && ctx.Err() == nil {
+		m.cfg.Log.Warn("fire_master failed", "id", m.ID, "err", err)
+	}
+}
+
+// send is AsyncReqChannel.send of an aes load: a fresh nonce in the load,
+// the load encrypted with the session Crypticle, {enc: aes, load, version:
+// 2}, the reply decrypted and its nonce checked; ReturnTries attempts of
+// ReturnTimeout each, signing in again when the master cannot decrypt
+// (its session key rotated).
+func (m *Minion) send(ctx context.Context, load saltproto.Ordered) error {
+	var err error
+	for range m.cfg.ReturnTries {
+		if err = m.sendOnce(ctx, load); err == nil || ctx.Err() != nil {
+			return err
+		}
+		if errors.Is(err, saltproto.ErrAuthentication) {
+			if err := m.signIn(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return err
+}
+
+func (m *Minion) sendOnce(ctx context.Context, load saltproto.Ordered) error {
+	crypt, _ := m.session()
+	nonce := newNonce()
+	enc, err := crypt.Dumps(append(load[:len(load):len(load)], saltproto.KV{Key: "nonce", Value: nonce}), "")
+	if err != nil {
+		return err
+	}
+	frame, err := saltproto.Dumps(saltproto.Ordered{{Key: "enc", Value: "aes"}, {Key: "load", Value: enc}, {Key: "version", Value: int64(2)}})
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, m.cfg.ReturnTimeout)
+	defer cancel()
+	b, err := m.req.Request(rctx, frame)
+	if err != nil {
+		return err
+	}
+	v, err := saltproto.Loads(b)
+	if err != nil {
+		return err
+	}
+	data, ok := saltproto.Bytes(v)
+	if !ok {
+		// Salt's "bad load" and the like come back in clear.
+		return fmt.Errorf("the master answered %v", v)
+	}
+	_, err = crypt.Loads(data, nonce)
+	return err
+}
+
+// newNonce is uuid.uuid4().hex, the nonce of a Salt request.
+func newNonce() string {
+	const hexdigits = "0123456789abcdef"
+	var b [saltproto.NonceSize]byte
+	for i := range b {
+		b[i] = hexdigits[rand.N(16)]
+	}
+	return string(b[:])
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// ctxNil is nil for an error that only says ctx ended.
+func ctxNil(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return nil
+	}
+	return err
+}
