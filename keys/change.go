@@ -172,7 +172,7 @@ func (s *Store) resolve(ctx context.Context, sel selection) (Listing, error) {
 	}
 	out := Listing{}
 	for list, globs := range sel.dict {
-		if listState(list) == "" {
+		if ListState(list) == "" {
 			return nil, fmt.Errorf("keys: no key list %q (want %s, %s, %s or %s)", list, ListAccepted, ListDenied, ListPending, ListRejected)
 		}
 		if len(globs) == 0 {

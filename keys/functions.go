@@ -243,7 +243,7 @@ func StatesNamed(name string) ([]State, error) {
 func listing(m map[string]any) (Listing, error) {
 	out := Listing{}
 	for list, v := range m {
-		if listState(list) == "" {
+		if ListState(list) == "" {
 			return nil, fmt.Errorf("match: no key list %q (want %s, %s, %s or %s)", list, ListAccepted, ListDenied, ListPending, ListRejected)
 		}
 		switch t := v.(type) {

@@ -142,7 +142,7 @@ func (r *ImportResult) Merge(o ImportResult) {
 func (s *Store) Import(ctx context.Context, keys SaltPKI) (ImportResult, error) {
 	res := ImportResult{Imported: Listing{}, Unchanged: Listing{}, Skipped: []string{}}
 	for list := range keys {
-		if listState(list) == "" {
+		if ListState(list) == "" {
 			return res, fmt.Errorf("keys: import: no key list %q (want %s)", list, strings.Join(importOrder, ", "))
 		}
 	}
@@ -153,7 +153,7 @@ func (s *Store) Import(ctx context.Context, keys SaltPKI) (ImportResult, error) 
 		}
 		slices.SortFunc(ids, compareIDs)
 		for _, id := range ids {
-			done, why, err := s.importKey(ctx, listState(list), id, keys[list][id])
+			done, why, err := s.importKey(ctx, ListState(list), id, keys[list][id])
 			switch {
 			case err != nil:
 				if ctx.Err() != nil {
@@ -214,7 +214,7 @@ func (s *Store) importKey(ctx context.Context, st State, id, pub string) (done b
 func saltPKI(m map[string]any) (SaltPKI, error) {
 	out := SaltPKI{}
 	for list, v := range m {
-		if listState(list) == "" {
+		if ListState(list) == "" {
 			return nil, fmt.Errorf("keys: no key list %q (want %s)", list, strings.Join(importOrder, ", "))
 		}
 		ids, ok := v.(map[string]any)
@@ -231,4 +231,33 @@ func saltPKI(m map[string]any) (SaltPKI, error) {
 		}
 	}
 	return out, nil
+}
+
+// Batches splits the keys into parts of at most n keys, in the order
+// Import records them (an id's own key in a part before its denied key),
+// so that a large pki_dir goes to the master in requests of bounded size.
+func (p SaltPKI) Batches(n int) []SaltPKI {
+	var out []SaltPKI
+	cur, size := SaltPKI{}, 0
+	for _, list := range importOrder {
+		ids := make([]string, 0, len(p[list]))
+		for id := range p[list] {
+			ids = append(ids, id)
+		}
+		slices.SortFunc(ids, compareIDs)
+		for _, id := range ids {
+			if size == n {
+				out, cur, size = append(out, cur), SaltPKI{}, 0
+			}
+			if cur[list] == nil {
+				cur[list] = map[string]string{}
+			}
+			cur[list][id] = p[list][id]
+			size++
+		}
+	}
+	if size > 0 {
+		out = append(out, cur)
+	}
+	return out
 }

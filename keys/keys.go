@@ -84,8 +84,9 @@ func ListName(st State) string {
 	return ""
 }
 
-// listState is the state a Listing key names, "" for an unknown one.
-func listState(list string) State {
+// ListState is the state a Listing key (a list name) names, "" for an
+// unknown one.
+func ListState(list string) State {
 	for _, st := range States {
 		if ListName(st) == list {
 			return st

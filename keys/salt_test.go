@@ -269,3 +269,22 @@ func TestImportSalt(t *testing.T) {
 		t.Errorf("ReadSaltPKI(empty dir) = %v", err)
 	}
 }
+
+func TestSaltPKIBatches(t *testing.T) {
+	p := SaltPKI{ListDenied: {"a": "d"}, ListAccepted: {"b": "1", "a": "2"}, ListPending: {"c": "3"}}
+	for _, tc := range []struct {
+		n    int
+		want []SaltPKI
+	}{
+		{10, []SaltPKI{p}},
+		{2, []SaltPKI{{ListAccepted: {"a": "2", "b": "1"}}, {ListPending: {"c": "3"}, ListDenied: {"a": "d"}}}},
+		{1, []SaltPKI{{ListAccepted: {"a": "2"}}, {ListAccepted: {"b": "1"}}, {ListPending: {"c": "3"}}, {ListDenied: {"a": "d"}}}},
+	} {
+		if got := p.Batches(tc.n); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("Batches(%d) = %v, want %v", tc.n, got, tc.want)
+		}
+	}
+	if got := (SaltPKI{}).Batches(5); len(got) != 0 {
+		t.Errorf("no keys: %v", got)
+	}
+}

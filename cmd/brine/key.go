@@ -33,6 +33,7 @@ type keyFlags struct {
 	includeDenied, includeAll   bool
 	asJSON                      bool
 	out                         string
+	importSalt                  string
 }
 
 // listNames are the values salt-key's -l takes.
@@ -57,13 +58,26 @@ impostor), listed beside the id's own key.
 Accept, reject and delete show the keys they will change and ask
 "Proceed?" on a terminal; -y proceeds without asking, and is required when
 standard input is not a terminal. Each change fires salt/key. -f and -p
-print the keys' SHA-256 fingerprints and public keys (Z85).`,
+print the keys' SHA-256 fingerprints and public keys: Z85 Curve25519 keys
+for brine agents, RSA keys (PEM) for salt-minions, whose fingerprints are
+salt-key -F's. The master's own keys are listed under "Local Keys":
+master.pub is its Curve25519 key, which brine agents pin, and
+master.rsa.pub its RSA key (Salt's master.pub), which a salt-minion's
+master_finger must equal (brine key -f master).
+
+--import-salt DIR records the minion keys of a Salt master's pki_dir
+(DIR/minions, minions_pre, minions_rejected, minions_denied) in the same
+states, so that a move keeps the accepted minions: an id that already has
+another key here keeps it, a file that holds no key is reported and
+skipped. It fires no salt/key.`,
 		Example: `  brine key -L
   brine key -l un
   brine key -a 'web-asg-*' -y
   brine key -d web1 -y
   brine key --delete-pending-older-than 24h -y
   brine key -f web1
+  brine key -f master
+  brine key --import-salt /etc/salt/pki/master
   brine key -L --out json`,
 		Args: rangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -96,6 +110,7 @@ print the keys' SHA-256 fingerprints and public keys (Z85).`,
 	fl.BoolVar(&f.includeAll, "include-all", false, "accept: rejected keys too; reject: accepted keys too")
 	fl.BoolVar(&f.asJSON, "json", false, "print the answer as JSON on one line")
 	fl.StringVar(&f.out, "out", "", "output format: key (salt-key's) or json (indented, as salt-key --out json)")
+	fl.StringVar(&f.importSalt, "import-salt", "", "record the minion keys of a Salt master's pki_dir DIR in their states")
 	return cmd
 }
 
@@ -114,6 +129,7 @@ func (f *keyFlags) action() (name, match string, n int) {
 		{f.pendingOlder != "", "delete", ""},
 		{f.finger != "", "finger", f.finger}, {f.fingerAll, "finger", "*"},
 		{f.print != "", "print", f.print}, {f.printAll, "print", "*"},
+		{f.importSalt != "", "import", f.importSalt},
 	} {
 		if a.set {
 			if n == 0 {
@@ -130,7 +146,7 @@ func (f *keyFlags) action() (name, match string, n int) {
 
 func (f *keyFlags) check() error {
 	if _, _, n := f.action(); n > 1 {
-		return errors.New("key: give one of -L, -l, -a, -A, -r, -R, -d, -D, --delete-pending-older-than, -f, -F, -p, -P")
+		return errors.New("key: give one of -L, -l, -a, -A, -r, -R, -d, -D, --delete-pending-older-than, -f, -F, -p, -P, --import-salt")
 	}
 	if f.pendingOlder != "" {
 		if _, err := keys.ParseAge(f.pendingOlder); err != nil {
@@ -166,6 +182,8 @@ type keyRun struct {
 	cf  *clientFlags
 	f   *keyFlags
 	out io.Writer
+	// callFn stands in for the master in tests (nil: the master).
+	callFn func(ctx context.Context, fun string, kwargs map[string]any, out any) error
 }
 
 func (k *keyRun) run(ctx context.Context) error {
@@ -192,15 +210,19 @@ func (k *keyRun) run(ctx context.Context) error {
 			return err
 		}
 		return k.show(m)
+	case "import":
+		return k.importSalt(ctx, match)
 	}
 	return k.change(ctx, name, match)
 }
 
-// local adds salt-key's "Local Keys": the master's public key (what
-// agents pin with master_finger), derived from the shared key this client
-// holds, when match selects "master.pub".
+// local adds to salt-key's "Local Keys" the master's Curve25519 public
+// key (what brine agents pin with master_finger), derived from the shared
+// key this client holds, when match selects "master.pub" (or is
+// "master"). The master's answer holds its RSA key (keys.LocalRSA, which
+// salt-minions pin) already: the client cannot derive that one.
 func (k *keyRun) local(m map[string]map[string]any, name, match string) error {
-	if ok, _ := path.Match(match, "master.pub"); !ok && match != "master" {
+	if m == nil || !selectsLocal(match, localCurve) {
 		return nil
 	}
 	_, _, key, err := k.cf.endpoints(k.g)
@@ -212,15 +234,34 @@ func (k *keyRun) local(m map[string]map[string]any, name, match string) error {
 	if name == "print" {
 		val = pub.String()
 	}
-	if m == nil {
-		return nil
+	if m[listLocal] == nil {
+		m[listLocal] = map[string]any{}
 	}
-	m[listLocal] = map[string]any{"master.pub": val}
+	m[listLocal][localCurve] = val
 	return nil
 }
 
-// listLocal is the list of the master's own key in finger and print output.
-const listLocal = "local"
+// selectsLocal reports whether match (globs separated by commas) selects
+// the master's key file name, or is "master", as the master decides for
+// its RSA key.
+func selectsLocal(match, name string) bool {
+	if match == "master" {
+		return true
+	}
+	for _, g := range strings.Split(match, ",") {
+		if ok, _ := path.Match(strings.TrimSpace(g), name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// localCurve is the name of the master's Curve25519 public key among the
+// local keys.
+const localCurve = "master.pub"
+
+// listLocal is the list of the master's own keys in finger and print output.
+const listLocal = keys.ListLocal
 
 // change accepts, rejects or deletes as salt-key does: list what the glob
 // selects in the states the command acts on, confirm, then change exactly
@@ -325,6 +366,9 @@ func orList(words []string) string {
 // call runs a key function on the master through `brine run`'s request
 // and decodes its return into out.
 func (k *keyRun) call(ctx context.Context, fun string, kwargs map[string]any, out any) error {
+	if k.callFn != nil {
+		return k.callFn(ctx, fun, kwargs, out)
+	}
 	return runFunction(ctx, func(ctx context.Context, method string, in, out any) error {
 		return callMaster(ctx, k.g, k.cf, method, in, out)
 	}, fun, kwargs, out)
@@ -411,5 +455,70 @@ func printKeys(w io.Writer, pal palette, v any) error {
 		return fmt.Errorf("key: cannot print %T", v)
 	}
 	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// importBatch bounds the keys sent in one key.import request: 200 RSA
+// keys are about 90 KB, well under the bus's message size.
+const importBatch = 200
+
+// importSalt records the minion keys of a Salt master's pki_dir through
+// the master (key.import), in requests of importBatch keys, and prints
+// what it did: the files read wrong and the keys the master kept its own
+// for are listed, and make the command fail after the others are
+// recorded. An import stopped by an error may be run again: the keys
+// already recorded are unchanged.
+func (k *keyRun) importSalt(ctx context.Context, dir string) error {
+	pki, bad, err := keys.ReadSaltPKI(dir)
+	if err != nil {
+		return err
+	}
+	res := keys.ImportResult{Imported: keys.Listing{}, Unchanged: keys.Listing{}, Skipped: []string{}}
+	for _, e := range bad {
+		res.Skipped = append(res.Skipped, e.Error())
+	}
+	var callErr error
+	for _, batch := range pki.Batches(importBatch) {
+		var part keys.ImportResult
+		if callErr = k.call(ctx, "key.import", map[string]any{"keys": batch}, &part); callErr != nil {
+			break
+		}
+		res.Merge(part)
+	}
+	if err := k.showImport(dir, pki.Len(), res); err != nil {
+		return err
+	}
+	if callErr != nil {
+		return fmt.Errorf("key: --import-salt stopped (running it again keeps what is recorded): %w", callErr)
+	}
+	if n := len(res.Skipped); n > 0 {
+		return fmt.Errorf("key: --import-salt: %d key(s) or file(s) of %s skipped (listed above); the others are recorded", n, dir)
+	}
+	return nil
+}
+
+// showImport prints an import's result as salt-key's messages, or JSON.
+func (k *keyRun) showImport(dir string, read int, res keys.ImportResult) error {
+	if asJSON, _ := k.f.json(); asJSON {
+		return k.show(res)
+	}
+	var b strings.Builder
+	if read == 0 && len(res.Skipped) == 0 {
+		fmt.Fprintf(&b, "No minion keys in %s.\n", dir)
+	}
+	for _, list := range slices.Sorted(maps.Keys(res.Imported)) {
+		for _, id := range res.Imported[list] {
+			fmt.Fprintf(&b, "Key for minion %s imported as %s.\n", id, stateWords[keys.ListState(list)])
+		}
+	}
+	for _, list := range slices.Sorted(maps.Keys(res.Unchanged)) {
+		for _, id := range res.Unchanged[list] {
+			fmt.Fprintf(&b, "Key for minion %s already recorded: unchanged.\n", id)
+		}
+	}
+	for _, why := range res.Skipped {
+		fmt.Fprintf(&b, "Skipped %s\n", why)
+	}
+	_, err := io.WriteString(k.out, b.String())
 	return err
 }
