@@ -17,6 +17,7 @@ package saltfleet
 import (
 	"context"
 	"errors"
+	"net"
 	"sync"
 	"time"
 )
@@ -63,7 +64,11 @@ func New(cfg Config, keys []KeyPair, id func(i int) string) (*Fleet, error) {
 		}
 	}
 	for i, k := range keys {
-		m, err := NewMinion(id(i), k, f.cfg)
+		var local net.IP
+		if cfg.LocalIP != nil {
+			local = cfg.LocalIP(i)
+		}
+		m, err := NewMinion(id(i), k, local, f.cfg)
 		if err != nil {
 			return nil, err
 		}

@@ -30,6 +30,7 @@ type fakeMaster struct {
 	seen    map[string]int              // sign-ins by id
 	returns map[string][]map[string]any // _return loads by jid
 	events  []map[string]any
+	hosts   map[string]string // the host each id's requests came from
 	bad     []string
 }
 
@@ -43,7 +44,7 @@ func startFakeMaster(t *testing.T, keys KeyPair) *fakeMaster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fm := &fakeMaster{t: t, crypt: crypt, seen: map[string]int{}, returns: map[string][]map[string]any{}}
+	fm := &fakeMaster{t: t, crypt: crypt, seen: map[string]int{}, returns: map[string][]map[string]any{}, hosts: map[string]string{}}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	t.Cleanup(func() {
@@ -98,6 +99,7 @@ func (fm *fakeMaster) handle(ctx context.Context, remote string, payload []byte)
 	}
 	saltzmq.Authenticate(ctx)
 	fm.mu.Lock()
+	fm.hosts[r.ID()], _, _ = net.SplitHostPort(remote)
 	switch r.Cmd() {
 	case "_return":
 		jid, _ := r.Load["jid"].(string)
@@ -161,7 +163,7 @@ func TestFleet(t *testing.T) {
 	fm := startFakeMaster(t, keys[3])
 	var calls atomic.Int64
 	f, err := New(Config{
-		ReqAddr: fm.reqAddr, AcceptanceWait: 100 * time.Millisecond, StartEvent: true,
+		ReqAddr: fm.reqAddr, AcceptanceWait: 100 * time.Millisecond, StartEvent: true, LocalIP: LoopbackIP,
 		OnReturn: func(id, jid string, at time.Time, err error) { calls.Add(1) },
 	}, keys[:3], func(i int) string { return "minion-" + strconv.Itoa(i) })
 	if err != nil {
@@ -243,6 +245,11 @@ func TestFleet(t *testing.T) {
 			t.Errorf("start event %v", ev)
 		}
 	}
+	for i := range 3 {
+		if h := fm.hosts["minion-"+strconv.Itoa(i)]; h != LoopbackIP(i).String() {
+			t.Errorf("minion-%d's requests came from %s, want %s", i, h, LoopbackIP(i))
+		}
+	}
 	if len(fm.bad) > 0 {
 		t.Errorf("the master saw: %v", fm.bad)
 	}
@@ -252,5 +259,16 @@ func TestFleet(t *testing.T) {
 	}
 	if i, err := f.Err(); err != nil {
 		t.Fatalf("minion %d: %v", i, err)
+	}
+}
+
+func TestLoopbackIP(t *testing.T) {
+	for _, tt := range []struct {
+		i    int
+		want string
+	}{{0, "127.1.0.1"}, {253, "127.1.0.254"}, {254, "127.1.1.1"}, {999, "127.1.3.238"}, {254 * 256, "127.2.0.1"}} {
+		if got := LoopbackIP(tt.i).String(); got != tt.want {
+			t.Errorf("LoopbackIP(%d) = %s, want %s", tt.i, got, tt.want)
+		}
 	}
 }

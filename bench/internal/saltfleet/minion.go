@@ -38,6 +38,11 @@ type Config struct {
 	// (Salt: 5–10 s, 3 tries).
 	ReturnTimeout time.Duration
 	ReturnTries   int
+	// LocalIP, when set, gives minion i its own source address (a
+	// loopback address such as 127.1.0.1, from LoopbackIP): a master
+	// bounds connections per address and tells minions apart by theirs,
+	// and a thousand real minions come from a thousand hosts.
+	LocalIP func(i int) net.IP
 	// StartEvent sends salt/minion/<id>/start (a _minion_event with the
 	// minion's tok) once signed in and subscribed, as a 3006 minion does.
 	StartEvent bool
@@ -77,6 +82,7 @@ type Minion struct {
 	ID  string
 	cfg *Config
 	key KeyPair
+	d   *saltzmq.ClientDialer
 	tok []byte // private_encrypt(key, "salt"): the tok of _minion_event
 
 	mu        sync.Mutex
@@ -95,13 +101,24 @@ type Minion struct {
 	failed     atomic.Int64
 }
 
-// NewMinion is minion id with its key pair, not yet running.
-func NewMinion(id string, key KeyPair, cfg *Config) (*Minion, error) {
+// NewMinion is minion id with its key pair, dialling from local (nil:
+// any address), not yet running.
+func NewMinion(id string, key KeyPair, local net.IP, cfg *Config) (*Minion, error) {
 	tok, err := saltproto.PrivateEncrypt(key.Key, []byte("salt"))
 	if err != nil {
 		return nil, fmt.Errorf("minion %s: tok: %w", id, err)
 	}
-	return &Minion{ID: id, cfg: cfg, key: key, tok: tok, req: saltzmq.NewReqClient(cfg.ReqAddr)}, nil
+	d := &saltzmq.ClientDialer{}
+	if local != nil {
+		d.LocalAddr = &net.TCPAddr{IP: local}
+	}
+	return &Minion{ID: id, cfg: cfg, key: key, d: d, tok: tok, req: d.NewReqClient(cfg.ReqAddr)}, nil
+}
+
+// LoopbackIP is the i-th of the loopback addresses 127.1.0.1 on (254 to
+// a /24, up to 65,024 of them), which Linux answers without any setup.
+func LoopbackIP(i int) net.IP {
+	return net.IPv4(127, 1+byte(i/(254*256)), byte(i/254%256), byte(i%254+1))
 }
 
 // AcceptedAt is when the master first accepted the minion's sign-in (zero
@@ -139,7 +156,7 @@ func (m *Minion) Run(ctx context.Context) error {
 	defer jobs.Wait()
 	first := true
 	for ctx.Err() == nil {
-		sub, err := saltzmq.DialSub(ctx, m.pubAddrNow(), "")
+		sub, err := m.d.DialSub(ctx, m.pubAddrNow(), "")
 		if err != nil {
 			m.cfg.Log.Warn("publish port", "id", m.ID, "err", err)
 			if !sleep(ctx, reconnectDelay()) {
@@ -208,7 +225,7 @@ func (m *Minion) signInOnce(ctx context.Context) error {
 	}
 	m.signIns.Add(1)
 	// Salt signs in on a channel of its own (crypt="clear"), closed after.
-	ch := saltzmq.NewReqClient(m.cfg.ReqAddr)
+	ch := m.d.NewReqClient(m.cfg.ReqAddr)
 	defer ch.Close()
 	rctx, cancel := context.WithTimeout(ctx, m.cfg.AuthTimeout)
 	defer cancel()

@@ -38,18 +38,26 @@ var (
 	subServers = []string{"PUB", "XPUB"}
 )
 
+// ClientDialer makes clients that dial with its net.Dialer: a fleet of
+// simulated minions on one host gives each its own loopback address
+// (LocalAddr 127.1.2.3, say), so that the master sees as many hosts as
+// minions, as it would in production, and no per-address bound of the
+// server's is what is measured. The zero ClientDialer is the default.
+type ClientDialer struct {
+	net.Dialer
+}
+
 // dialZMTP connects to addr and runs the NULL handshake as a sock socket
 // (REQ, SUB) with a peer of one of the types peers, advertising ZMTP 3.0
 // as libzmq 4.3 does to a 3.0 peer, by ctx's deadline or
 // ClientHandshakeTimeout.
-func dialZMTP(ctx context.Context, addr, sock string, peers []string) (*conn, error) {
+func (d *ClientDialer) dialZMTP(ctx context.Context, addr, sock string, peers []string) (*conn, error) {
 	deadline := time.Now().Add(ClientHandshakeTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	var d net.Dialer
 	raw, err := d.DialContext(dctx, "tcp", addr)
 	if err != nil {
 		return nil, err
@@ -91,6 +99,7 @@ func ctxErr(ctx context.Context, err error) error {
 // take turns.
 type ReqClient struct {
 	addr string
+	d    *ClientDialer
 
 	// turn makes requests take turns; mu guards c and closed, so that
 	// Close need not wait for a request in progress.
@@ -102,13 +111,17 @@ type ReqClient struct {
 
 // NewReqClient is a REQ socket to addr (host:port) that dials on its
 // first request.
-func NewReqClient(addr string) *ReqClient { return &ReqClient{addr: addr} }
+func NewReqClient(addr string) *ReqClient { return new(ClientDialer).NewReqClient(addr) }
+
+// NewReqClient is a REQ socket to addr (host:port) that dials with d on
+// its first request.
+func (d *ClientDialer) NewReqClient(addr string) *ReqClient { return &ReqClient{addr: addr, d: d} }
 
 // DialReq is a REQ socket to addr that is connected (handshake done)
 // before it returns, so that a dial error shows at once.
 func DialReq(ctx context.Context, addr string) (*ReqClient, error) {
 	r := NewReqClient(addr)
-	c, err := dialZMTP(ctx, addr, "REQ", reqServers)
+	c, err := r.d.dialZMTP(ctx, addr, "REQ", reqServers)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +165,7 @@ func (r *ReqClient) conn(ctx context.Context) (*conn, error) {
 	case c != nil:
 		return c, nil
 	}
-	c, err := dialZMTP(ctx, r.addr, "REQ", reqServers)
+	c, err := r.d.dialZMTP(ctx, r.addr, "REQ", reqServers)
 	if err != nil {
 		return nil, err
 	}
@@ -235,10 +248,15 @@ type SubClient struct {
 // them when it has read them, so a message published at once may still
 // miss this subscriber, as with libzmq.
 func DialSub(ctx context.Context, addr string, topics ...string) (*SubClient, error) {
+	return new(ClientDialer).DialSub(ctx, addr, topics...)
+}
+
+// DialSub is DialSub dialling with d.
+func (d *ClientDialer) DialSub(ctx context.Context, addr string, topics ...string) (*SubClient, error) {
 	if len(topics) == 0 {
 		return nil, errors.New("saltzmq: a subscriber without a subscription receives nothing")
 	}
-	c, err := dialZMTP(ctx, addr, "SUB", subServers)
+	c, err := d.dialZMTP(ctx, addr, "SUB", subServers)
 	if err != nil {
 		return nil, err
 	}

@@ -351,3 +351,31 @@ func peerEndpoint(t *testing.T, p *saltPeer) string {
 	}
 	return strings.TrimPrefix(ep, "tcp://")
 }
+
+// TestClientDialer: clients dial from the dialer's local address, as the
+// bench fleet gives each minion a loopback address of its own.
+func TestClientDialer(t *testing.T) {
+	handler := func(ctx context.Context, remote string, payload []byte) ([]byte, error) {
+		host, _, err := net.SplitHostPort(remote)
+		return []byte(host), err
+	}
+	_, addr := startRequestServer(t, RequestConfig{Handler: handler})
+	p, pubAddr := startPublisher(t, PublisherConfig{})
+	d := &ClientDialer{Dialer: net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r := d.NewReqClient(addr)
+	defer r.Close()
+	if got, err := r.Request(ctx, []byte("who")); err != nil || string(got) != "127.0.0.2" {
+		t.Fatalf("the server saw the request from %q (%v), want 127.0.0.2", got, err)
+	}
+	s, err := d.DialSub(ctx, pubAddr, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if local := s.c.raw.LocalAddr().(*net.TCPAddr); !local.IP.Equal(net.IPv4(127, 0, 0, 2)) {
+		t.Fatalf("subscribed from %s", local)
+	}
+	eventually(t, "the subscription", func() bool { return p.subscribedTo("") == 1 })
+}
