@@ -19,7 +19,7 @@ func (m *Master) startKeys(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m.keys = keys.New(kv, m.emitter("keys"), keys.WithLogger(m.component("keys")))
+	m.keys = keys.New(kv, m.emitter("keys"), keys.WithLogger(m.component("keys")), keys.WithLocal(keys.LocalRSA, m.saltPub))
 	return m.reloadKeys(m.cfg)
 }
 

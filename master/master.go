@@ -26,7 +26,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -45,6 +47,7 @@ import (
 	"github.com/brinehq/brine/mine"
 	"github.com/brinehq/brine/reactor"
 	"github.com/brinehq/brine/reactor/kvdlq"
+	"github.com/brinehq/brine/saltmaster"
 	"github.com/brinehq/brine/state"
 )
 
@@ -84,10 +87,14 @@ type Master struct {
 	// transports carry the agent protocol (agentMethods): the gateway's
 	// CURVE first.
 	transports []Transport
-	funcs      *function.Registry
-	mine       *mine.Store
-	keys       *keys.Store
-	agents     *agents
+	// salt serves unmodified salt-minions (nil when salt_transport is
+	// off); saltPub is its master.pub.
+	salt    *saltmaster.Transport
+	saltPub string
+	funcs   *function.Registry
+	mine    *mine.Store
+	keys    *keys.Store
+	agents  *agents
 	// publisher sends jobs to agents and routes their returns.
 	publisher *publisher
 	// cluster is this master's part among the masters of its bus.
@@ -142,6 +149,9 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if m.salt, err = m.newSaltTransport(); err != nil {
+		return nil, err
+	}
 	m.bus, err = natsbus.Open(ctx, busConfig(s, m.log))
 	if err != nil {
 		return nil, err
@@ -153,7 +163,7 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 			m.shutdown()
 		}
 	}()
-	if m.gateway, err = gateway.New(gateway.Config{
+	gw := gateway.Config{
 		Interface:    s.Interface,
 		PublishPort:  s.PublishPort,
 		RequestPort:  s.RetPort,
@@ -166,17 +176,32 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 		BootstrapLifetime:         s.Gateway.BootstrapLifetime,
 		MaxUnauthenticated:        s.Gateway.MaxUnauthenticated,
 		MaxUnauthenticatedPerAddr: s.Gateway.MaxUnauthenticatedPerAddress,
-	}, m.bus, m.log); err != nil {
+	}
+	if m.salt != nil {
+		gw.SaltRequests, gw.SaltPublisher = m.salt.RequestServer(), m.salt.Publisher()
+	}
+	if m.gateway, err = gateway.New(gw, m.bus, m.log); err != nil {
 		return nil, err
 	}
 	if err := m.gateway.Listen(); err != nil {
 		return nil, err
 	}
+	if m.salt != nil {
+		// The port told to minions is the one bound (publish_port 0
+		// binds any).
+		_, port, _ := net.SplitHostPort(m.gateway.PublishAddr())
+		n, _ := strconv.Atoi(port)
+		m.salt.SetPublishPort(n)
+	}
 	// The parts start in dependency order: the stores and what feeds them,
 	// the integrations, the API (which exports their counters), and the
 	// reactor last, so that every function it may call is registered
 	// before it reacts to the first event.
-	m.transports = append([]Transport{curveTransport{m.gateway}}, o.Transports...)
+	m.transports = []Transport{curveTransport{m.gateway}}
+	if m.salt != nil {
+		m.transports = append(m.transports, saltTransport{m.salt})
+	}
+	m.transports = append(m.transports, o.Transports...)
 	for _, start := range []func(context.Context) error{
 		m.startStores,
 		m.startKeys,
@@ -195,6 +220,9 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	}
 	m.handleRequests()
 	m.serveAgents()
+	if m.salt != nil {
+		m.grp.Go(func() error { m.salt.Run(m.ctx); return nil })
+	}
 	m.grp.Go(func() error { return m.agents.watchKeys(m.ctx) })
 	m.grp.Go(func() error { m.presenceLoop(m.ctx, s); return nil })
 	m.resumeOrchestrations()
@@ -240,6 +268,7 @@ func KnownKeys() []string {
 	keys = append(keys, PublishKeys...)
 	keys = append(keys, PillarKeys...)
 	keys = append(keys, FileRecvKeys...)
+	keys = append(keys, SaltTransportKeys...)
 	keys = append(keys, api.ConfigKey)
 	for _, in := range Integrations() {
 		keys = append(keys, in.Name())

@@ -31,6 +31,15 @@ func (s *Serial) Next() (n int64, exhausted bool) {
 	return s.n, false
 }
 
+// ResetTo makes the next serial n+1: a master that keeps its session key
+// across a restart goes on above every serial it sent before (minions
+// drop a serial not above the last they saw).
+func (s *Serial) ResetTo(n int64) {
+	s.mu.Lock()
+	s.n = n
+	s.mu.Unlock()
+}
+
 // Reset starts the count again, for a new session key.
 func (s *Serial) Reset() {
 	s.mu.Lock()

@@ -407,3 +407,18 @@ func (s *subscriber) close() {
 	s.mu.Unlock()
 	s.raw.Close()
 }
+
+// SubscribedFrom reports whether a subscriber from host (an IP address,
+// as net.SplitHostPort gives it) is connected: how the master tells that
+// a minion which signed in from host still listens for its jobs, since a
+// SUB socket says nothing of who it is.
+func (p *Publisher) SubscribedFrom(host string) bool {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for s := range p.subs {
+		if h, _, err := net.SplitHostPort(s.remote); err == nil && h == host {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,261 @@
+package saltmaster
+
+import (
+	"crypto/rsa"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/saltproto"
+	"github.com/brinehq/brine/wire"
+)
+
+// minion is a salt-minion's signed-in session: the Conn the master knows
+// it by.
+type minion struct {
+	t      *Transport
+	id     string
+	pub    string // as the key store records it
+	rsaPub *rsa.PublicKey
+
+	mu     sync.Mutex
+	host   string // the address it last signed in from
+	remote string
+	seen   time.Time
+	// proven are the addresses a load with this minion's tok came from:
+	// only there is a load without one (a return, grains) believed.
+	proven map[string]bool
+	// grains a _pillar brought from an address not yet proven, applied
+	// once it is (a minion asks for its pillar before it fires its start
+	// event, the first load with its tok).
+	grains     map[string]any
+	grainsFrom string
+	// tok is the last tok verified, so that each request does not cost an
+	// RSA operation.
+	tok []byte
+}
+
+func (m *minion) Key() string { return m.pub }
+
+func (m *minion) Remote() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.remote
+}
+
+// Close ends the session: the master cut the minion off (its key is no
+// longer accepted). The session key is rotated, so that what the minion
+// holds opens nothing published from now on.
+func (m *minion) Close() { m.t.ended(m, true) }
+
+// Push publishes a job or a find_job question to the minion; an
+// acceptance needs no message (a pending minion signs in again every
+// acceptance_wait_time).
+func (m *minion) Push(method string, body any) bool {
+	raw, ok := body.(json.RawMessage)
+	if !ok && body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return false
+		}
+		raw = b
+	}
+	switch method {
+	case wire.PushAccepted:
+		return true
+	case wire.PushJob:
+		job, err := jobs.DecodeTargeted(raw)
+		if err != nil {
+			m.t.log.Error("job not published to salt-minion", "id", m.id, "err", err)
+			return false
+		}
+		m.t.queueJob(job, m.id)
+		return true
+	case wire.PushFindJob:
+		var f wire.FindJob
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return false
+		}
+		m.t.queueFind(f, m.id)
+		return true
+	}
+	return false
+}
+
+func (m *minion) touch(remote string) {
+	m.mu.Lock()
+	m.seen = time.Now()
+	m.remote = remote
+	m.mu.Unlock()
+}
+
+func (m *minion) setRemote(remote string) {
+	m.mu.Lock()
+	m.host, m.remote, m.seen = hostOf(remote), remote, time.Now()
+	m.mu.Unlock()
+}
+
+func (m *minion) lastSeen() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seen
+}
+
+// checkTok verifies the tok of a load that came from host, and on success
+// proves host. It returns the grains waiting for host to be proven.
+func (m *minion) checkTok(load map[string]any, host string) (ok bool, grains map[string]any) {
+	tok, _ := saltproto.Bytes(load["tok"])
+	m.mu.Lock()
+	known := tok != nil && string(tok) == string(m.tok)
+	m.mu.Unlock()
+	if !known {
+		if !verifyTok(m.rsaPub, load) {
+			return false, nil
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tok = tok
+	if m.proven == nil {
+		m.proven = map[string]bool{}
+	}
+	if !m.proven[host] {
+		m.proven[host] = true
+		m.t.dirty.Store(true)
+	}
+	if m.grains != nil && m.grainsFrom == host {
+		grains, m.grains = m.grains, nil
+	}
+	return true, grains
+}
+
+func (m *minion) provenFrom(host string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.proven[host]
+}
+
+// holdGrains keeps grains from an address not yet proven until it is.
+func (m *minion) holdGrains(grains map[string]any, host string) {
+	m.mu.Lock()
+	m.grains, m.grainsFrom = grains, host
+	m.mu.Unlock()
+}
+
+// batch is one publish being gathered: the publisher pushes a job to each
+// of its minions in turn, and they all get one message.
+type batch struct {
+	load saltproto.Ordered
+	ids  []string
+}
+
+// gather is how long a publish waits for the rest of its minions.
+const gather = 2 * time.Millisecond
+
+// queueJob adds id to the publish of job.
+func (t *Transport) queueJob(job jobs.Targeted, id string) {
+	t.queue(job.JID, id, func() saltproto.Ordered {
+		args := job.Arg
+		if args == nil {
+			args = []any{}
+		}
+		// ClearFuncs._prep_pub's load, targeted at the minions this
+		// master reaches over Salt's transport: the master resolved the
+		// target, so each minion only checks it is in the list.
+		load := saltproto.Ordered{{Key: "fun", Value: job.Fun}, {Key: "arg", Value: args},
+			{Key: "jid", Value: job.JID}, {Key: "ret", Value: job.Ret}, {Key: "tgt_type", Value: "list"},
+			{Key: "user", Value: job.User}}
+		if len(job.Metadata) > 0 {
+			load = append(load, saltproto.KV{Key: "metadata", Value: job.Metadata})
+		}
+		return load
+	})
+}
+
+// findJob is a saltutil.find_job published for the master's question req
+// about jid.
+type findJob struct {
+	jid, req string
+	expires  time.Time
+}
+
+// findWait bounds how long a find_job's answers are taken.
+const findWait = time.Minute
+
+// queueFind asks id, in a saltutil.find_job of its own, whether it still
+// runs f.JID; the answer comes as a _return.
+func (t *Transport) queueFind(f wire.FindJob, id string) {
+	t.queue("find/"+f.Req, id, func() saltproto.Ordered {
+		fjid := jobs.NewJID()
+		t.mu.Lock()
+		t.finds[fjid] = findJob{jid: f.JID, req: f.Req, expires: time.Now().Add(findWait)}
+		t.mu.Unlock()
+		return saltproto.Ordered{{Key: "fun", Value: "saltutil.find_job"}, {Key: "arg", Value: []any{f.JID}},
+			{Key: "jid", Value: fjid}, {Key: "ret", Value: ""}, {Key: "tgt_type", Value: "list"}, {Key: "user", Value: "root"}}
+	})
+}
+
+// queue adds id to the publish gathered under key, made by load when it
+// is the first.
+func (t *Transport) queue(key, id string, load func() saltproto.Ordered) {
+	t.mu.Lock()
+	b := t.batches[key]
+	if b == nil {
+		t.mu.Unlock()
+		l := load()
+		t.mu.Lock()
+		if b = t.batches[key]; b == nil {
+			b = &batch{load: l}
+			t.batches[key] = b
+			time.AfterFunc(gather, func() { t.flush(key) })
+		}
+	}
+	b.ids = append(b.ids, id)
+	t.mu.Unlock()
+}
+
+// flush publishes the batch gathered under key.
+func (t *Transport) flush(key string) {
+	t.mu.Lock()
+	b := t.batches[key]
+	delete(t.batches, key)
+	t.mu.Unlock()
+	if b == nil {
+		return
+	}
+	ids := make([]any, len(b.ids))
+	for i, id := range b.ids {
+		ids[i] = id
+	}
+	load := append(b.load, saltproto.KV{Key: "tgt", Value: ids})
+	if err := t.publish(load, b.ids); err != nil {
+		t.log.Error("publishing to salt-minions", "minions", len(b.ids), "err", err)
+	}
+}
+
+// publish sends one load to the minions ids, encrypted with the session
+// key and signed (sign_pub_messages).
+func (t *Transport) publish(load saltproto.Ordered, ids []string) error {
+	t.mu.Lock()
+	serial, exhausted := t.serial.Next()
+	t.mu.Unlock()
+	if exhausted {
+		t.rotate()
+		t.mu.Lock()
+		serial, _ = t.serial.Next()
+		t.mu.Unlock()
+	}
+	var sign *rsa.PrivateKey
+	if t.cfg.SignPubMessages {
+		sign = t.cfg.Keys.Key
+	}
+	payload, err := saltproto.WrapPublish(t.crypticle(), load, serial, sign)
+	if err != nil {
+		return err
+	}
+	for _, frames := range saltproto.PublishFrames(payload, t.cfg.ZMQFiltering, ids, false) {
+		t.pub.Publish(frames...)
+	}
+	return nil
+}
