@@ -107,6 +107,7 @@ bench: build
 	$(GO) run ./bench/orchestrate -brine $(BIN) -out bench/results/orchestrate.json
 	$(GO) run ./bench/beacons -brine $(BIN) -out bench/results/beacons.json
 	$(GO) run ./bench/saltminions -brine $(BIN) -out bench/results/saltminions.json
+	$(GO) run ./bench/saltside -brine $(BIN) -out bench/results/saltside.json
 	$(GO) run ./bench/cluster -out bench/results/cluster.json
 
 # chaos runs the several-masters chaos suite for CHAOS_DURATION (faults every
