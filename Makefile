@@ -10,7 +10,7 @@ DEB_PACKAGES  ?= bind9 bind9-dnsutils dnsmasq-base busybox udhcpc iproute2 curl 
 	python3-packaging python3-jmespath python3-requests
 # Packages where concurrency lives run under the race detector (e2e: the
 # system tests, which drive the master and agents cmd/brine builds).
-RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./e2e/ ./api/... ./master/... ./agent/... ./keys/... ./jobs/... ./remote/... ./state/... ./beacons/ ./lease/
+RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./e2e/ ./api/... ./master/... ./agent/... ./keys/... ./jobs/... ./remote/... ./state/... ./beacons/ ./lease/ ./saltmaster/
 # make check's tests leave out the system tests (e2e) and the chaos run's
 # short profile (bench/chaos): both start masters, agents and peers,
 # need root and network namespaces, and take minutes; make test runs them.

@@ -222,3 +222,43 @@ func DecryptPrivate(reply map[string]any, dictKey string, minionKey *rsa.Private
 	}
 	return d["pillar"], nil
 }
+
+// Frame is the sign-in as the minion sends it on the request port:
+// {"enc": "clear", "load": Load, "version": 2}, packed.
+func (s *SignIn) Frame() ([]byte, error) {
+	return Dumps(Ordered{{"enc", "clear"}, {"load", s.Load}, {"version", int64(2)}})
+}
+
+// AESRequest is AsyncReqChannel.send of an aes load, as a 3006 minion
+// sends it: a fresh nonce (uuid4().hex) added to the load, the load
+// encrypted with the session Crypticle, {"enc": "aes", "load": ...,
+// "version": 2} packed. OpenReply reads the answer with the nonce.
+func AESRequest(c *Crypticle, load Ordered) (frame []byte, nonce string, err error) {
+	nb := make([]byte, NonceSize/2)
+	if _, err := rand.Read(nb); err != nil {
+		return nil, "", fmt.Errorf("saltproto: nonce: %w", err)
+	}
+	nonce = hex.EncodeToString(nb)
+	enc, err := c.Dumps(append(load[:len(load):len(load)], KV{"nonce", nonce}), "")
+	if err != nil {
+		return nil, "", err
+	}
+	frame, err = Dumps(Ordered{{"enc", "aes"}, {"load", enc}, {"version", int64(2)}})
+	return frame, nonce, err
+}
+
+// OpenReply is the minion's reading of the answer to an AESRequest: the
+// master's "send" decrypted and its nonce checked. A clear answer (Salt's
+// "bad load", which a minion meets as an undecryptable reply and answers
+// by signing in again) is an ErrAuthentication naming it.
+func OpenReply(c *Crypticle, reply []byte, nonce string) (any, error) {
+	v, err := Loads(reply)
+	if err != nil {
+		return nil, err
+	}
+	data, ok := Bytes(v)
+	if !ok {
+		return nil, fmt.Errorf("%w: the master answered %v", ErrAuthentication, v)
+	}
+	return c.Loads(data, nonce)
+}
