@@ -17,6 +17,7 @@ import (
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/mine"
 	"github.com/brinehq/brine/reactor"
+	"github.com/brinehq/brine/saltmaster"
 	"github.com/brinehq/brine/target"
 )
 
@@ -57,6 +58,12 @@ func (m *Master) startAPI(context.Context) error {
 		}
 		snapshot := func() map[string]uint64 { st, _ := r.Status(); return st.Stats }
 		if err := srv.AddCounters(in.Name(), st.Help, slices.Sorted(maps.Keys(st.Stats)), snapshot); err != nil {
+			return err
+		}
+	}
+	if m.salt != nil {
+		st := m.salt.Stats()
+		if err := srv.AddCounters("salt_transport", saltmaster.StatsHelp, slices.Sorted(maps.Keys(st)), m.salt.Stats); err != nil {
 			return err
 		}
 	}

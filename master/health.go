@@ -109,6 +109,13 @@ func (m *Master) gauges() []api.Gauge {
 				}
 				return map[string]float64{"": v}, err
 			}},
+		{Name: "brine_salt_minions", Help: "Salt-protocol minions signed in to this master (sessions), and SUB sockets connected to it (subscribers).",
+			Label: "kind", Sample: func(context.Context) (map[string]float64, error) {
+				if m.salt == nil {
+					return map[string]float64{}, nil
+				}
+				return map[string]float64{"sessions": float64(m.salt.Sessions()), "subscribers": float64(m.salt.Publisher().Subscribers())}, nil
+			}},
 		{Name: "brine_cluster_masters", Help: "Live masters on this bus (their leases), this one included.",
 			Sample: func(context.Context) (map[string]float64, error) {
 				return map[string]float64{"": float64(len(m.cluster.Peers()) + 1)}, nil

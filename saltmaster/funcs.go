@@ -35,6 +35,9 @@ func (t *Transport) ret(ctx context.Context, m *minion, load map[string]any, _ s
 	t.mu.Lock()
 	f, isFind := t.finds[jid]
 	t.mu.Unlock()
+	if isFind && f.req == "" {
+		return nil, nil
+	}
 	if isFind {
 		// saltutil.find_job returns the job's data while it runs, {}
 		// once it has ended.

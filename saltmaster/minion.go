@@ -148,6 +148,9 @@ func (m *minion) holdGrains(grains map[string]any, host string) {
 type batch struct {
 	load saltproto.Ordered
 	ids  []string
+	// killAfter is the job's --kill-after, which a salt-minion does not
+	// know: the master sends it saltutil.kill_job then (killJob).
+	killAfter time.Duration
 }
 
 // gather is how long a publish waits for the rest of its minions.
@@ -155,7 +158,7 @@ const gather = 2 * time.Millisecond
 
 // queueJob adds id to the publish of job.
 func (t *Transport) queueJob(job jobs.Targeted, id string) {
-	t.queue(job.JID, id, func() saltproto.Ordered {
+	t.queue(job.JID, id, time.Duration(job.KillAfter*float64(time.Second)), func() saltproto.Ordered {
 		args := job.Arg
 		if args == nil {
 			args = []any{}
@@ -186,19 +189,34 @@ const findWait = time.Minute
 // queueFind asks id, in a saltutil.find_job of its own, whether it still
 // runs f.JID; the answer comes as a _return.
 func (t *Transport) queueFind(f wire.FindJob, id string) {
-	t.queue("find/"+f.Req, id, func() saltproto.Ordered {
-		fjid := jobs.NewJID()
-		t.mu.Lock()
-		t.finds[fjid] = findJob{jid: f.JID, req: f.Req, expires: time.Now().Add(findWait)}
-		t.mu.Unlock()
-		return saltproto.Ordered{{Key: "fun", Value: "saltutil.find_job"}, {Key: "arg", Value: []any{f.JID}},
-			{Key: "jid", Value: fjid}, {Key: "ret", Value: ""}, {Key: "tgt_type", Value: "list"}, {Key: "user", Value: "root"}}
-	})
+	t.queue("find/"+f.Req, id, 0, func() saltproto.Ordered { return t.ownJob("saltutil.find_job", f.JID, f.Req) })
+}
+
+// ownJob is a job the transport publishes on the master's behalf about
+// job jid (find_job, kill_job): its returns answer req ("" for none) and
+// are not stored as a job's.
+func (t *Transport) ownJob(fun, jid, req string) saltproto.Ordered {
+	own := jobs.NewJID()
+	t.mu.Lock()
+	t.finds[own] = findJob{jid: jid, req: req, expires: time.Now().Add(findWait)}
+	t.mu.Unlock()
+	return saltproto.Ordered{{Key: "fun", Value: fun}, {Key: "arg", Value: []any{jid}},
+		{Key: "jid", Value: own}, {Key: "ret", Value: ""}, {Key: "tgt_type", Value: "list"}, {Key: "user", Value: "root"}}
+}
+
+// killJob sends saltutil.kill_job for jid to ids, at the job's
+// --kill-after: a salt-minion still running it ends it, one that is done
+// answers that it is not running.
+func (t *Transport) killJob(jid string, ids []string) {
+	load := append(t.ownJob("saltutil.kill_job", jid, ""), saltproto.KV{Key: "tgt", Value: strs(ids)})
+	if err := t.publish(load, ids); err != nil {
+		t.log.Error("kill_job to salt-minions", "jid", jid, "err", err)
+	}
 }
 
 // queue adds id to the publish gathered under key, made by load when it
 // is the first.
-func (t *Transport) queue(key, id string, load func() saltproto.Ordered) {
+func (t *Transport) queue(key, id string, killAfter time.Duration, load func() saltproto.Ordered) {
 	t.mu.Lock()
 	b := t.batches[key]
 	if b == nil {
@@ -206,7 +224,7 @@ func (t *Transport) queue(key, id string, load func() saltproto.Ordered) {
 		l := load()
 		t.mu.Lock()
 		if b = t.batches[key]; b == nil {
-			b = &batch{load: l}
+			b = &batch{load: l, killAfter: killAfter}
 			t.batches[key] = b
 			time.AfterFunc(gather, func() { t.flush(key) })
 		}
@@ -224,13 +242,14 @@ func (t *Transport) flush(key string) {
 	if b == nil {
 		return
 	}
-	ids := make([]any, len(b.ids))
-	for i, id := range b.ids {
-		ids[i] = id
-	}
-	load := append(b.load, saltproto.KV{Key: "tgt", Value: ids})
+	load := append(b.load, saltproto.KV{Key: "tgt", Value: strs(b.ids)})
 	if err := t.publish(load, b.ids); err != nil {
 		t.log.Error("publishing to salt-minions", "minions", len(b.ids), "err", err)
+		return
+	}
+	if b.killAfter > 0 {
+		jid, _ := b.load.Get("jid")
+		time.AfterFunc(b.killAfter, func() { t.killJob(jid.(string), b.ids) })
 	}
 }
 
@@ -257,5 +276,6 @@ func (t *Transport) publish(load saltproto.Ordered, ids []string) error {
 	for _, frames := range saltproto.PublishFrames(payload, t.cfg.ZMQFiltering, ids, false) {
 		t.pub.Publish(frames...)
 	}
+	t.count.publishes.Add(1)
 	return nil
 }

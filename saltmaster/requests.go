@@ -40,12 +40,14 @@ func (t *Transport) handle(ctx context.Context, remote string, payload []byte) (
 	}
 	// The load decrypted with the session key: its sender signed in.
 	saltzmq.Authenticate(ctx)
+	t.count.requests.Add(1)
 	ret, private, err := t.aes(ctx, remote, req)
 	if errors.Is(err, errNoSession) {
 		t.log.Debug("salt-minion without a session asked to sign in again", "remote", remote, "id", req.ID())
 		return saltproto.Dumps("bad load")
 	}
 	if err != nil {
+		t.count.requestsRefused.Add(1)
 		t.log.Warn("salt-minion request refused", "remote", remote, "cmd", req.Cmd(), "id", req.ID(), "err", err)
 		ret = false
 	}
@@ -108,6 +110,11 @@ func (t *Transport) auth(ctx context.Context, remote string, req *saltproto.Requ
 	res, err := t.master.Auth(req.Version, req.Load, t.crypticle().KeyString(), decide)
 	if err != nil {
 		return nil, err
+	}
+	if res.State == saltproto.KeyAccepted {
+		t.count.signInsAccepted.Add(1)
+	} else {
+		t.count.signInsRefused.Add(1)
 	}
 	if m != nil {
 		if res.State == saltproto.KeyAccepted {

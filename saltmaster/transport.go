@@ -96,6 +96,7 @@ type Transport struct {
 	restore []savedMinion
 	// dirty: the sessions changed since StateFile was written.
 	dirty atomic.Bool
+	count counters
 }
 
 // New prepares a transport; ServeAgents must be called before the
@@ -200,6 +201,7 @@ func (t *Transport) sweep(now time.Time) {
 	}
 	t.mu.Unlock()
 	for _, m := range ended {
+		t.count.sessionsEnded.Add(1)
 		t.log.Info("salt-minion stopped listening", "id", m.id, "host", m.host)
 		t.gone(m)
 	}
@@ -225,6 +227,7 @@ func (t *Transport) rotate() {
 			t.serial.Reset()
 			t.mu.Unlock()
 			t.dirty.Store(true)
+			t.count.rotations.Add(1)
 			t.log.Info("session key rotated")
 			return
 		}
@@ -243,6 +246,7 @@ func (t *Transport) ended(m *minion, rotate bool) {
 	}
 	t.mu.Unlock()
 	if cur {
+		t.count.sessionsEnded.Add(1)
 		t.gone(m)
 	}
 	if rotate && t.cfg.RotateAESKey {

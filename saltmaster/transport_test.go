@@ -498,6 +498,20 @@ func TestJobsPublishedOnceAndKeyRotation(t *testing.T) {
 	if err := w2.signIn(); !errors.Is(err, saltproto.ErrPending) {
 		t.Fatalf("web2 signed in again: %v", err)
 	}
+
+	// --kill-after, which a salt-minion does not know, is a
+	// saltutil.kill_job published when the time is up.
+	killed, _ := json.Marshal(wire.Job{JID: "20261128000000000003", Fun: "test.sleep", Arg: []any{int64(60)}, User: "root", KillAfter: 0.05})
+	r.tr.accepted("web1").Push(wire.PushJob, json.RawMessage(killed))
+	for _, want := range []string{"test.sleep", "saltutil.kill_job"} {
+		load, err := recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if load["fun"] != want || (want == "saltutil.kill_job" && load["arg"].([]any)[0] != "20261128000000000003") {
+			t.Fatalf("got %v, want %s", load, want)
+		}
+	}
 }
 
 func TestSessionsSurviveARestart(t *testing.T) {
