@@ -249,7 +249,9 @@ func (t *Transport) ended(m *minion, rotate bool) {
 		t.count.sessionsEnded.Add(1)
 		t.gone(m)
 	}
-	if rotate && t.cfg.RotateAESKey {
+	// Only a session the master knew holds the key: closing a pending
+	// minion's (turned away) changes nothing.
+	if rotate && cur && t.cfg.RotateAESKey {
 		t.rotate()
 	}
 }
