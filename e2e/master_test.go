@@ -18,6 +18,7 @@ import (
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/internal/loopback"
+	"github.com/brinehq/brine/internal/saltpeer"
 	"github.com/brinehq/brine/internal/syncbuf"
 )
 
@@ -37,6 +38,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	saltpeer.Cleanup()
 	os.Exit(code)
 }
 
