@@ -374,7 +374,7 @@ func (t *Transport) fileFind(ctx context.Context, m *minion, load map[string]any
 func (t *Transport) serveFile(ctx context.Context, m *minion, load map[string]any, _ string) (any, error) {
 	p, env := filePath(load)
 	loc, ok := load["loc"].(int64)
-	if p == "" || !ok {
+	if p == "" || !ok || loc < 0 {
 		return map[string]any{"data": "", "dest": ""}, nil
 	}
 	out, err := t.call(ctx, m, wire.MethodFileRead, wire.FileRequest{Path: p, Saltenv: env, Offset: loc})

@@ -6,6 +6,7 @@ import (
 	"crypto/rsa"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"slices"
@@ -74,8 +75,11 @@ func (f *fakeMaster) methods() map[string]Handler {
 			case wire.MethodFileRead:
 				var r wire.FileRequest
 				json.Unmarshal(body, &r)
-				data := f.files[r.Path][r.Offset:]
-				return wire.FileChunk{Data: []byte(data), EOF: true}, nil
+				data := f.files[r.Path]
+				if r.Offset < 0 || r.Offset > int64(len(data)) {
+					return nil, errors.New("bad offset")
+				}
+				return wire.FileChunk{Data: []byte(data[r.Offset:]), EOF: true}, nil
 			case wire.MethodFileEnvs:
 				return []string{"base", "dev"}, nil
 			}
@@ -144,7 +148,7 @@ func newRig(t *testing.T, stateFile string, accepted ...string) *rig {
 		fm.accepted[id] = true
 	}
 	tr, err := New(Config{Keys: mk, SignPubMessages: true, RotateAESKey: true, StateFile: stateFile,
-		MasterOpts: map[string]any{"state_top": "salt://top.sls"}})
+		MasterOpts: map[string]any{"state_top": "salt://top.sls"}, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
