@@ -3,8 +3,8 @@ package saltmaster
 import (
 	"context"
 	"runtime"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/brinehq/brine/saltproto"
 )
