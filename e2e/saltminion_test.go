@@ -89,13 +89,18 @@ func TestSaltMinion(t *testing.T) {
 	var minions []*saltpeer.Minion
 	for _, id := range []string{"web-s1", "web-s2", "web-s3"} {
 		minions = append(minions, saltpeer.NewMinion(t, tree, saltpeer.MinionConfig{
-			ID: id, MasterPort: ret, PublishPort: pub, Extra: "grains:\n  role: frontend\n",
+			ID: id, MasterPort: ret, PublishPort: pub, LogLevel: os.Getenv("SALT_LOG_LEVEL"), Extra: "grains:\n  role: frontend\n",
 		}).Start())
 	}
 	s2, s3 := minions[1], minions[2]
 	agents := []*testAgent{newTestAgent(t, m, "web-b1", "127.0.0.1", "").start(), newTestAgent(t, m, "web-b2", "127.0.0.1", "").start()}
 	all := []string{"web-b1", "web-b2", "web-s1", "web-s2", "web-s3"}
-	t.Cleanup(func() { t.Logf("TestSaltMinion took %v", time.Since(start).Round(time.Millisecond)) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("master log:\n%s", m.log)
+		}
+		t.Logf("TestSaltMinion took %v", time.Since(start).Round(time.Millisecond))
+	})
 
 	ok := t.Run("keys accepted by the salt/auth reaction", func(t *testing.T) {
 		const authKeys = "[_stamp act id pub result]"

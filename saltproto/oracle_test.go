@@ -17,23 +17,22 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/internal/saltpeer"
 )
 
 // The differential tests run Salt 3006.6's own Python (testdata/oracle.py)
 // beside this package. Salt's tree comes from SALT_SRC, or is unpacked
-// from ../shared/peers/salt-3006.6.tar.gz next to the repository; with
-// neither the tests fail, saying so. The Python needs Debian's python3
-// with python3-msgpack, python3-pycryptodome, python3-zmq, python3-yaml,
-// python3-jinja2, python3-markupsafe, python3-tornado, python3-psutil,
-// python3-distro, python3-packaging, python3-requests and python3-jmespath.
-
-const saltArchive = "salt-3006.6.tar.gz"
+// from ../shared/peers/salt-3006.6.tar.gz next to the repository
+// (internal/saltpeer); with neither the tests fail, saying so. The Python
+// needs Debian's python3 with python3-msgpack, python3-pycryptodome,
+// python3-zmq, python3-yaml, python3-jinja2, python3-markupsafe,
+// python3-tornado, python3-psutil, python3-distro, python3-packaging,
+// python3-requests and python3-jmespath.
 
 var (
 	oracleOnce sync.Once
 	theOracle  *oracle
 	oracleErr  error
-	oracleTmp  string
 )
 
 func TestMain(m *testing.M) {
@@ -41,34 +40,8 @@ func TestMain(m *testing.M) {
 	if theOracle != nil {
 		theOracle.close()
 	}
-	if oracleTmp != "" {
-		os.RemoveAll(oracleTmp)
-	}
+	saltpeer.Cleanup()
 	os.Exit(code)
-}
-
-// saltSrc finds (or unpacks) a Salt tree.
-func saltSrc() (string, error) {
-	if s := os.Getenv("SALT_SRC"); s != "" {
-		if _, err := os.Stat(filepath.Join(s, "salt", "crypt.py")); err != nil {
-			return "", fmt.Errorf("SALT_SRC=%s is not an unpacked Salt tree (no salt/crypt.py): %w", s, err)
-		}
-		return s, nil
-	}
-	archive := filepath.Join("..", "..", "shared", "peers", saltArchive)
-	if _, err := os.Stat(archive); err != nil {
-		return "", fmt.Errorf("no Salt tree: set SALT_SRC to an unpacked Salt 3006.6 (tar xzf %s; SALT_SRC=.../salt-3006.6), or provide ../shared/peers/%s beside the repository: %w", saltArchive, saltArchive, err)
-	}
-	tmp, err := os.MkdirTemp("", "saltproto-salt-")
-	if err != nil {
-		return "", err
-	}
-	oracleTmp = tmp
-	out, err := exec.Command("tar", "xzf", archive, "-C", tmp, "salt-3006.6/salt", "salt-3006.6/shim").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("unpack %s: %w: %s", archive, err, out)
-	}
-	return filepath.Join(tmp, "salt-3006.6"), nil
 }
 
 // oracle is one long-running testdata/oracle.py: importing salt.crypt
@@ -81,7 +54,7 @@ type oracle struct {
 }
 
 func startOracle() (*oracle, error) {
-	src, err := saltSrc()
+	src, err := saltpeer.Find()
 	if err != nil {
 		return nil, err
 	}

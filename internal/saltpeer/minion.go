@@ -22,6 +22,9 @@ type MinionConfig struct {
 	// MasterPort and PublishPort are the master's request and publish
 	// ports (a brine master's ret_port and publish_port).
 	MasterPort, PublishPort int
+	// LogLevel is log_level_logfile (default info: a job's "Executing
+	// command" line, a refused publish's serial).
+	LogLevel string
 	// Extra is YAML appended to the file (grains:, more options).
 	Extra string
 }
@@ -35,7 +38,7 @@ type Minion struct {
 	ID   string
 	// Dir is the configuration directory, salt-minion's and salt-call's -c.
 	Dir string
-	// LogFile is the minion's log (log_level_logfile info), printed when
+	// LogFile is the minion's log (log_level_logfile), printed when
 	// the test fails; salt-call writes to it too.
 	LogFile string
 
@@ -57,6 +60,9 @@ func NewMinion(t testing.TB, tree string, c MinionConfig) *Minion {
 	if c.Master == "" {
 		c.Master = "127.0.0.1"
 	}
+	if c.LogLevel == "" {
+		c.LogLevel = "info"
+	}
 	dir := t.TempDir()
 	m := &Minion{t: t, tree: tree, ID: c.ID, Dir: dir, LogFile: filepath.Join(dir, "minion.log")}
 	conf := fmt.Sprintf(`id: %s
@@ -71,7 +77,7 @@ sock_dir: %s
 pidfile: %s
 log_file: %s
 log_level: warning
-log_level_logfile: info
+log_level_logfile: %s
 acceptance_wait_time: 2
 acceptance_wait_time_max: 2
 random_reauth_delay: 1
@@ -79,7 +85,7 @@ auth_timeout: 10
 enable_fqdns_grains: false
 ipv6: false
 %s`, c.ID, c.Master, c.MasterPort, c.PublishPort, u.Username, dir, filepath.Join(dir, "pki"), filepath.Join(dir, "cache"),
-		filepath.Join(dir, "sock"), filepath.Join(dir, "minion.pid"), m.LogFile, c.Extra)
+		filepath.Join(dir, "sock"), filepath.Join(dir, "minion.pid"), m.LogFile, c.LogLevel, c.Extra)
 	if err := os.WriteFile(filepath.Join(dir, "minion"), []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
