@@ -199,7 +199,7 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 	// before it reacts to the first event.
 	m.transports = []Transport{curveTransport{m.gateway}}
 	if m.salt != nil {
-		m.transports = append(m.transports, saltTransport{m.salt})
+		m.transports = append(m.transports, m.salt)
 	}
 	m.transports = append(m.transports, o.Transports...)
 	for _, start := range []func(context.Context) error{

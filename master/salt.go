@@ -1,8 +1,6 @@
 package master
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -111,19 +109,4 @@ func saltMasterOpts(c *config.Master) map[string]any {
 		o["state_top"] = "salt://" + top
 	}
 	return o
-}
-
-// saltTransport is saltmaster.Transport as one of the master's
-// transports: the seam's types are the same method sets under saltmaster's
-// names.
-type saltTransport struct{ t *saltmaster.Transport }
-
-func (s saltTransport) ServeAgents(methods map[string]AgentHandler, gone func(Conn)) {
-	ms := make(map[string]saltmaster.Handler, len(methods))
-	for name, h := range methods {
-		ms[name] = func(ctx context.Context, c saltmaster.Conn, body json.RawMessage) (any, error) {
-			return h(ctx, c, body)
-		}
-	}
-	s.t.ServeAgents(ms, func(c saltmaster.Conn) { gone(c) })
 }

@@ -18,28 +18,11 @@ import (
 // else — who an agent is, what it may do, where its events and returns
 // go — is decided once, in the table's handlers, for every transport.
 
-// Conn is one agent's connection as its transport holds it. The master
-// keys its records by Conn, so an implementation must be comparable and
-// stand for one connection (a pointer, or a struct of one).
-type Conn interface {
-	// Key is the public key the connection authenticated with, as the
-	// key store records it: what hello checks against the accepted key.
-	Key() string
-	// Remote is the agent's network address, for logs.
-	Remote() string
-	// Push sends the agent a message it did not ask for (a wire.Push*
-	// method and its body); false when it cannot be queued or the
-	// connection is gone, which the master counts as not sent.
-	Push(method string, body any) bool
-	// Close cuts the agent off at once.
-	Close()
-}
+// Conn is one agent's connection as its transport holds it (wire.Conn).
+type Conn = wire.Conn
 
-// AgentHandler serves one method of the agent protocol for connection c.
-// Its refusals wrap wire's errors (wire.ErrInvalidRequest,
-// wire.ErrNotAccepted, wire.ErrReservedTag), which the transport tells
-// the agent in its own terms.
-type AgentHandler func(ctx context.Context, c Conn, body json.RawMessage) (any, error)
+// AgentHandler serves one method of the agent protocol (wire.Handler).
+type AgentHandler = wire.Handler
 
 // Transport carries the agent protocol for one kind of agent.
 type Transport interface {

@@ -5,7 +5,7 @@
 // _pillar, _mine, the file server ...) and the jobs published to it on
 // the publish port.
 //
-// It decides nothing itself. Each minion is a Conn of the master's
+// It decides nothing itself. Each minion is a wire.Conn of the master's
 // agent-protocol seam, and every request is handed to the same table of
 // agent methods brine's CURVE agents use: who a minion is, what its key
 // allows, where its events and returns go, which files and pillar it may

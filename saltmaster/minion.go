@@ -11,8 +11,12 @@ import (
 	"github.com/brinehq/brine/wire"
 )
 
-// minion is a salt-minion's signed-in session: the Conn the master knows
-// it by.
+// minion is a salt-minion's signed-in session: the wire.Conn the master
+// knows it by. A salt-minion has no connection that says who it is — its
+// requests come on short-lived REQ sockets and its SUB socket is
+// anonymous — so a session stands for the minion from an accepted _auth
+// until its key changes, it signs in again with another key, or it stops
+// listening (Config.Grace).
 type minion struct {
 	t      *Transport
 	id     string

@@ -14,24 +14,8 @@ import (
 
 	"github.com/brinehq/brine/bus/gateway/saltzmq"
 	"github.com/brinehq/brine/saltproto"
+	"github.com/brinehq/brine/wire"
 )
-
-// Conn is one minion as the master's agent-protocol seam sees it (the
-// method set of master.Conn). A salt-minion has no connection that says
-// who it is — its requests come on short-lived REQ sockets and its SUB
-// socket is anonymous — so a Conn stands for the minion's signed-in
-// session: from an accepted _auth until its key changes, it signs in
-// again with another key, or it stops listening (Config.Grace).
-type Conn interface {
-	Key() string
-	Remote() string
-	Push(method string, body any) bool
-	Close()
-}
-
-// Handler serves one agent-protocol method for a minion (the shape of
-// master.AgentHandler).
-type Handler func(ctx context.Context, c Conn, body json.RawMessage) (any, error)
 
 // Config sets up a Transport.
 type Config struct {
@@ -83,8 +67,8 @@ type Transport struct {
 	pub    *saltzmq.Publisher
 	log    *slog.Logger
 
-	methods map[string]Handler
-	gone    func(Conn)
+	methods map[string]wire.Handler
+	gone    func(wire.Conn)
 
 	mu      sync.Mutex
 	session *saltproto.Crypticle
@@ -153,7 +137,7 @@ func (t *Transport) SetPublishPort(port int) { t.master.PublishPort = port }
 
 // ServeAgents takes the master's agent methods and the call that forgets
 // a Conn.
-func (t *Transport) ServeAgents(methods map[string]Handler, gone func(Conn)) {
+func (t *Transport) ServeAgents(methods map[string]wire.Handler, gone func(wire.Conn)) {
 	t.methods, t.gone = methods, gone
 }
 

@@ -25,7 +25,7 @@ import (
 type fakeMaster struct {
 	mu       sync.Mutex
 	accepted map[string]bool
-	bound    map[Conn]string
+	bound    map[wire.Conn]string
 	calls    []call
 	pillar   map[string]any
 	files    map[string]string
@@ -36,9 +36,9 @@ type call struct {
 	body       json.RawMessage
 }
 
-func (f *fakeMaster) methods() map[string]Handler {
-	ms := map[string]Handler{
-		wire.MethodHello: func(_ context.Context, c Conn, body json.RawMessage) (any, error) {
+func (f *fakeMaster) methods() map[string]wire.Handler {
+	ms := map[string]wire.Handler{
+		wire.MethodHello: func(_ context.Context, c wire.Conn, body json.RawMessage) (any, error) {
 			var h wire.Hello
 			json.Unmarshal(body, &h)
 			f.mu.Lock()
@@ -52,7 +52,7 @@ func (f *fakeMaster) methods() map[string]Handler {
 	}
 	for _, m := range []string{wire.MethodEvent, wire.MethodReturn, wire.MethodMine, wire.MethodJobState, wire.MethodMineGet,
 		wire.MethodPillar, wire.MethodFileList, wire.MethodFileStat, wire.MethodFileRead, wire.MethodFileEnvs, wire.MethodFilePush} {
-		ms[m] = func(_ context.Context, c Conn, body json.RawMessage) (any, error) {
+		ms[m] = func(_ context.Context, c wire.Conn, body json.RawMessage) (any, error) {
 			f.mu.Lock()
 			defer f.mu.Unlock()
 			id, ok := f.bound[c]
@@ -89,7 +89,7 @@ func (f *fakeMaster) methods() map[string]Handler {
 	return ms
 }
 
-func (f *fakeMaster) gone(c Conn) {
+func (f *fakeMaster) gone(c wire.Conn) {
 	f.mu.Lock()
 	delete(f.bound, c)
 	f.mu.Unlock()
@@ -142,7 +142,7 @@ type rig struct {
 func newRig(t *testing.T, stateFile string, accepted ...string) *rig {
 	t.Helper()
 	mk := &saltproto.MasterKeys{Key: testKey(t, 0), Pub: saltproto.PublicKeyPEM(&testKey(t, 0).PublicKey)}
-	fm := &fakeMaster{accepted: map[string]bool{}, bound: map[Conn]string{}, pillar: map[string]any{"z": 1, "a": "x"},
+	fm := &fakeMaster{accepted: map[string]bool{}, bound: map[wire.Conn]string{}, pillar: map[string]any{"z": 1, "a": "x"},
 		files: map[string]string{"web/init.sls": "hello"}}
 	for _, id := range accepted {
 		fm.accepted[id] = true
