@@ -61,6 +61,8 @@ accept_minion:
 // highstate from brine's file_roots with pillar on a real minion,
 // salt-call event.send from one starting seed 003's deploy reaction, and a
 // deleted key cutting its minion off while the others keep answering.
+// The minions' logs (SALT_LOG_LEVEL=debug for more than info) and the
+// master's are printed when it fails.
 func TestSaltMinion(t *testing.T) {
 	start := time.Now()
 	tree := saltpeer.Tree(t)
