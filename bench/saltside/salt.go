@@ -116,18 +116,19 @@ acceptance_wait_time: 1
 // its own, so that it and every process it forks (Salt's workers, the
 // minion's job processes) are ended together.
 type group struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-	err  error
+	name    string
+	cmd     *exec.Cmd
+	log     string
+	done    chan struct{}
+	err     error
+	stopped bool
 }
 
-// startGroup runs argv as name in a new process group, its output to
-// logPath. The leader gets SIGKILL should this process die without
-// stopping it.
+// startGroup runs argv as name in a new process group, its output
+// appended to logPath. The leader gets SIGKILL should this process die
+// without stopping it.
 func startGroup(name, logPath string, env []string, argv ...string) (*group, error) {
-	f, err := os.Create(logPath)
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -162,14 +163,23 @@ func (g *group) exited() bool {
 // its master) and waits for the group to be empty. The group is looked for
 // in /proc before it is signalled again, so that a process group id
 // reused after the group ended is never signalled.
+//
+// A group stopped once is not signalled again: its id may have been
+// reused since.
 func (g *group) stop(timeout time.Duration) error {
+	if g.stopped {
+		return nil
+	}
+	g.stopped = true
 	pgid := g.cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
 	var err error
-	select {
-	case <-g.done:
-	case <-time.After(timeout):
-		err = fmt.Errorf("%s did not stop within %s of SIGTERM: killed", g.name, timeout)
+	if !g.exited() {
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-g.done:
+		case <-time.After(timeout):
+			err = fmt.Errorf("%s did not stop within %s of SIGTERM: killed", g.name, timeout)
+		}
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for len(groupPIDs(pgid)) > 0 || !g.exited() {

@@ -112,39 +112,55 @@ func checkFiles(t Tree) error {
 
 // stateRet is the part of a state's return the bench reads.
 type stateRet struct {
+	ID       string          `json:"__id__"`
 	Result   *bool           `json:"result"`
 	Changes  json.RawMessage `json:"changes"`
 	Duration float64         `json:"duration"`
 	Comment  any             `json:"comment"`
 }
 
+// kind is the state's place in its group (saltside-conf for
+// saltside-conf-7): the states whose durations are summed together, so
+// that those that ask the master (the salt:// template's) are seen apart
+// from those that do not.
+func (s stateRet) kind() string {
+	k := strings.TrimRight(s.ID, "0123456789")
+	if k == s.ID || k == "" {
+		return "other"
+	}
+	return strings.TrimSuffix(k, "-")
+}
+
 // checkApply reads the minion's state.apply return: every state True, all
 // of them changed (first) or none (a repeat run); it returns the sum of
-// the states' durations (the minion's own work, in ms).
-func checkApply(ret json.RawMessage, n int, first bool) (sumMs float64, err error) {
+// the states' durations (the minion's own work, in ms), and the sums by
+// kind.
+func checkApply(ret json.RawMessage, n int, first bool) (sumMs float64, byKind map[string]float64, err error) {
 	var states map[string]stateRet
 	if err := json.Unmarshal(ret, &states); err != nil {
-		return 0, fmt.Errorf("the return is not a state run's (%.300s): %w", ret, err)
+		return 0, nil, fmt.Errorf("the return is not a state run's (%.300s): %w", ret, err)
 	}
 	if len(states) != n {
-		return 0, fmt.Errorf("%d states returned, %d expected: %.300s", len(states), n, ret)
+		return 0, nil, fmt.Errorf("%d states returned, %d expected: %.300s", len(states), n, ret)
 	}
 	changed := 0
+	byKind = map[string]float64{}
 	for id, s := range states {
 		if s.Result == nil || !*s.Result {
-			return 0, fmt.Errorf("state %s failed: %v", id, s.Comment)
+			return 0, nil, fmt.Errorf("state %s failed: %v", id, s.Comment)
 		}
 		if c := strings.TrimSpace(string(s.Changes)); c != "" && c != "{}" && c != "null" {
 			changed++
 		}
 		sumMs += s.Duration
+		byKind[s.kind()] += s.Duration
 	}
 	want := 0
 	if first {
 		want = n
 	}
 	if changed != want {
-		return sumMs, fmt.Errorf("%d of %d states changed something, %d expected", changed, n, want)
+		return sumMs, byKind, fmt.Errorf("%d of %d states changed something, %d expected", changed, n, want)
 	}
-	return sumMs, nil
+	return sumMs, byKind, nil
 }

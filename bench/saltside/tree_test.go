@@ -17,7 +17,7 @@ func TestCheckApply(t *testing.T) {
 		sum   float64
 		err   string
 	}{
-		{"first, all changed", `{"a": {"result": true, "changes": {"diff": "New file"}, "duration": 1.5}, "b": {"result": true, "changes": {"pid": 1}, "duration": 2}}`, true, 3.5, ""},
+		{"first, all changed", `{"a": {"__id__": "saltside-conf-1", "result": true, "changes": {"diff": "New file"}, "duration": 1.5}, "b": {"__id__": "saltside-conf-2", "result": true, "changes": {"pid": 1}, "duration": 2}}`, true, 3.5, ""},
 		{"repeat, none changed", `{"a": {"result": true, "changes": {}, "duration": 1}, "b": {"result": true, "changes": {}, "duration": 1}}`, false, 2, ""},
 		{"repeat that changed", `{"a": {"result": true, "changes": {"diff": "x"}}, "b": {"result": true, "changes": {}}}`, false, 0, "1 of 2 states changed"},
 		{"a failed state", `{"a": {"result": false, "comment": "no"}, "b": {"result": true}}`, true, 0, "failed: no"},
@@ -26,7 +26,7 @@ func TestCheckApply(t *testing.T) {
 		{"not a state run", `["minion did not return"]`, false, 0, "not a state run's"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sum, err := checkApply([]byte(tc.ret), 2, tc.first)
+			sum, _, err := checkApply([]byte(tc.ret), 2, tc.first)
 			if tc.err == "" {
 				if err != nil || sum != tc.sum {
 					t.Fatalf("checkApply = %v, %v; want %v, nil", sum, err, tc.sum)
@@ -37,6 +37,20 @@ func TestCheckApply(t *testing.T) {
 				t.Fatalf("checkApply error %v, want one containing %q", err, tc.err)
 			}
 		})
+	}
+}
+
+func TestStateKind(t *testing.T) {
+	for id, want := range map[string]string{
+		"saltside-conf-7":   "saltside-conf",
+		"saltside-stamp-24": "saltside-stamp",
+		"saltside-dir-0":    "saltside-dir",
+		"something":         "other",
+		"":                  "other",
+	} {
+		if got := (stateRet{ID: id}).kind(); got != want {
+			t.Errorf("kind of %q = %q, want %q", id, got, want)
+		}
 	}
 }
 
