@@ -38,6 +38,39 @@ type minion struct {
 	// tok is the last tok verified, so that each request does not cost an
 	// RSA operation.
 	tok []byte
+	// sent are the jids published to this minion, and when (markSent).
+	sent map[string]time.Time
+}
+
+// resendAfter is how long a job published to a minion is not published to
+// it again. The master pushes a live job again to an agent that says
+// hello again (it may have missed it); a salt-minion signing in again
+// after the session key changed still holds what it could not open, and
+// opens it once signed in. A second copy, with a higher serial, would make
+// it drop the first as a replay — and the copy may be one for other
+// minions, which it ignores: it would run neither.
+const resendAfter = 10 * time.Minute
+
+// markSent records that jid is published to m now, false when it already
+// was within resendAfter.
+func (m *minion) markSent(jid string, now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if at, ok := m.sent[jid]; ok && now.Sub(at) < resendAfter {
+		return false
+	}
+	if m.sent == nil {
+		m.sent = map[string]time.Time{}
+	}
+	if len(m.sent) >= 1024 {
+		for j, at := range m.sent {
+			if now.Sub(at) >= resendAfter {
+				delete(m.sent, j)
+			}
+		}
+	}
+	m.sent[jid] = now
+	return true
 }
 
 func (m *minion) Key() string { return m.pub }
@@ -74,7 +107,9 @@ func (m *minion) Push(method string, body any) bool {
 			m.t.log.Error("job not published to salt-minion", "id", m.id, "err", err)
 			return false
 		}
-		m.t.queueJob(job, m.id)
+		if m.markSent(job.JID, time.Now()) {
+			m.t.queueJob(job, m.id)
+		}
 		return true
 	case wire.PushFindJob:
 		var f wire.FindJob

@@ -461,6 +461,11 @@ func TestJobsPublishedOnceAndKeyRotation(t *testing.T) {
 		t.Fatalf("publish %v", load)
 	}
 
+	// The master pushes a live job again to a minion that signs in again;
+	// a salt-minion still holds the first copy: it is not published twice
+	// (a second copy's serial would make the minion drop the first).
+	r.tr.accepted("web1").Push(wire.PushJob, json.RawMessage(job))
+
 	// find_job is a saltutil.find_job of its own, whose _return is the
 	// master's answer.
 	r.tr.accepted("web1").Push(wire.PushFindJob, wire.FindJob{JID: "20261128000000000002", Req: "7"})
@@ -489,7 +494,8 @@ func TestJobsPublishedOnceAndKeyRotation(t *testing.T) {
 	if r.tr.accepted("web2") != nil {
 		t.Fatal("web2's session outlived its key")
 	}
-	r.tr.accepted("web1").Push(wire.PushJob, json.RawMessage(job))
+	job2, _ := json.Marshal(wire.Job{JID: "20261128000000000004", Fun: "test.ping", Arg: []any{}, User: "root"})
+	r.tr.accepted("web1").Push(wire.PushJob, json.RawMessage(job2))
 	if _, err := recv(); !errors.Is(err, saltproto.ErrAuthentication) {
 		t.Fatalf("publish after rotation opened with the old key: %v", err)
 	}
