@@ -7,6 +7,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 )
 
 // The minion's side of the transport: a REQ to the request port and a SUB
@@ -186,7 +188,7 @@ func roundTrip(ctx context.Context, c *conn, payload []byte) ([]byte, error) {
 		return nil, err
 	}
 	defer stop()
-	if _, err := c.raw.Write(encodeMsg(nil, payload)); err != nil {
+	if _, err := c.raw.Write(zmtp.EncodeMsg(nil, payload)); err != nil {
 		return nil, ctxErr(ctx, err)
 	}
 	for {
@@ -262,7 +264,7 @@ func (d *ClientDialer) DialSub(ctx context.Context, addr string, topics ...strin
 	}
 	var subs []byte
 	for _, t := range topics {
-		subs = appendFrame(subs, 0, append([]byte{1}, t...))
+		subs = zmtp.AppendFrame(subs, 0, append([]byte{1}, t...))
 	}
 	err = c.raw.SetWriteDeadline(time.Now().Add(clientWriteTimeout))
 	if err == nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 )
 
 func TestReqClient(t *testing.T) {
@@ -122,10 +124,10 @@ func TestReqClientWire(t *testing.T) {
 		want    string
 		wantErr error
 	}{
-		{"PING first", "ROUTER", [][]byte{encodeCommand("PING", []byte{0, 1, 'c'}), encodeMsg(nil, []byte("ok"))}, true, "ok", nil},
-		{"REP", "REP", [][]byte{encodeMsg(nil, []byte("ok"))}, false, "ok", nil},
-		{"envelope", "ROUTER", [][]byte{encodeMsg([]byte("id"), nil, []byte("ok"))}, false, "", ErrProtocol},
-		{"no delimiter", "ROUTER", [][]byte{encodeMsg([]byte("ok"))}, false, "", ErrProtocol},
+		{"PING first", "ROUTER", [][]byte{zmtp.EncodeCommand("PING", []byte{0, 1, 'c'}), zmtp.EncodeMsg(nil, []byte("ok"))}, true, "ok", nil},
+		{"REP", "REP", [][]byte{zmtp.EncodeMsg(nil, []byte("ok"))}, false, "ok", nil},
+		{"envelope", "ROUTER", [][]byte{zmtp.EncodeMsg([]byte("id"), nil, []byte("ok"))}, false, "", ErrProtocol},
+		{"no delimiter", "ROUTER", [][]byte{zmtp.EncodeMsg([]byte("ok"))}, false, "", ErrProtocol},
 		{"a PUB", "PUB", nil, false, "", ErrSocketType},
 	}
 	for _, tt := range tests {

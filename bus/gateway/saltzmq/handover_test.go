@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 	"github.com/go-zeromq/zmq4"
 	"github.com/go-zeromq/zmq4/security/null"
 )
@@ -56,7 +57,7 @@ func gatewayStandIn(t *testing.T, ctx context.Context, ln net.Listener, serve fu
 				}
 				br := bufio.NewReaderSize(raw, 16<<10)
 				g, err := br.Peek(GreetingSize)
-				if err != nil || mechanismOf(g) != "NULL" {
+				if err != nil || zmtp.Mechanism(g) != "NULL" {
 					t.Errorf("gateway stand-in: greeting %q, %v", g, err)
 					return
 				}

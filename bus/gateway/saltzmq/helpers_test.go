@@ -9,6 +9,8 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 )
 
 // testLog is a logger for servers under test: warnings and worse, through t.
@@ -66,7 +68,7 @@ func dialRaw(t *testing.T, addr, sock string, minor byte) *rawPeer {
 	t.Helper()
 	p := dialOnly(t, addr)
 	g := greeting(minor)
-	p.write(append(g[:], encodeCommand("READY", properties("Socket-Type", sock, "Identity", ""))...))
+	p.write(append(g[:], zmtp.EncodeCommand("READY", zmtp.Properties("Socket-Type", sock, "Identity", ""))...))
 	var pg [GreetingSize]byte
 	p.raw.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.ReadFull(p.br, pg[:]); err != nil {
@@ -104,7 +106,7 @@ func (p *rawPeer) write(b []byte) {
 	}
 }
 
-func (p *rawPeer) send(frames ...[]byte) { p.t.Helper(); p.write(encodeMsg(frames...)) }
+func (p *rawPeer) send(frames ...[]byte) { p.t.Helper(); p.write(zmtp.EncodeMsg(frames...)) }
 
 // recv reads the next message or command within 5 s.
 func (p *rawPeer) recv() ([][]byte, bool) {

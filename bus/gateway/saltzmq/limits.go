@@ -3,6 +3,8 @@ package saltzmq
 import (
 	"net"
 	"sync"
+
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 )
 
 // Salt's transport authenticates nothing itself: every connection is
@@ -34,7 +36,7 @@ const (
 // admit counts raw unless that would exceed a bound; it then returns nil
 // and the bound exceeded. The release func gives the place back, once.
 func (l *limiter) admit(raw net.Conn) (func(), string) {
-	addr := remoteHost(raw)
+	addr := zmtp.RemoteHost(raw)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.total >= l.max {

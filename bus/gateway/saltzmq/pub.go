@@ -11,6 +11,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 )
 
 // PublisherConfig sets up a Publisher; every field has a default.
@@ -142,7 +144,7 @@ func (p *Publisher) Publish(frames ...[]byte) int {
 	if len(frames) == 0 {
 		return 0
 	}
-	msg := encodeMsg(frames...)
+	msg := zmtp.EncodeMsg(frames...)
 	topic := frames[0]
 	n := 0
 	var full []*subscriber
@@ -290,7 +292,7 @@ func (s *subscriber) readOne() error {
 		return err
 	}
 	if cmd {
-		name, data, err := parseCommand(frames[0])
+		name, data, err := zmtp.ParseCommand(frames[0])
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 	"github.com/go-zeromq/zmq4"
 )
 
@@ -92,7 +93,7 @@ func TestPublisherZMQ4(t *testing.T) {
 func TestPublisherSubscriptions(t *testing.T) {
 	p, addr := startPublisher(t, PublisherConfig{})
 	s := dialRaw(t, addr, "SUB", 1)
-	s.write(encodeCommand("SUBSCRIBE", []byte("t1")))
+	s.write(zmtp.EncodeCommand("SUBSCRIBE", []byte("t1")))
 	eventually(t, "the SUBSCRIBE command", func() bool { return p.subscribedTo("t1") == 1 })
 	if n := p.Publish([]byte("t1x"), []byte("a")); n != 1 {
 		t.Fatalf("Publish reached %d", n)
@@ -100,7 +101,7 @@ func TestPublisherSubscriptions(t *testing.T) {
 	got, _ := s.recv()
 	wantFrames(t, got, "t1x", "a")
 
-	s.write(encodeCommand("CANCEL", []byte("t1")))
+	s.write(zmtp.EncodeCommand("CANCEL", []byte("t1")))
 	eventually(t, "the CANCEL command", func() bool { return p.subscribedTo("t1") == 0 })
 	if n := p.Publish([]byte("t1x"), []byte("b")); n != 0 {
 		t.Fatalf("Publish after CANCEL reached %d", n)
@@ -111,7 +112,7 @@ func TestPublisherSubscriptions(t *testing.T) {
 	s.send([]byte("\x00t2"))
 	eventually(t, "the cancel message", func() bool { return p.subscribedTo("t2") == 0 })
 
-	s.write(encodeCommand("PING", []byte{0, 5, 'p'}))
+	s.write(zmtp.EncodeCommand("PING", []byte{0, 5, 'p'}))
 	got, cmd := s.recv()
 	if !cmd {
 		t.Fatalf("got message %q, want PONG", got)
@@ -164,7 +165,7 @@ func TestPublisherRefusals(t *testing.T) {
 	t.Run("REQ socket", func(t *testing.T) {
 		c := dialOnly(t, addr)
 		g := greeting(0)
-		c.write(append(g[:], encodeCommand("READY", properties("Socket-Type", "REQ"))...))
+		c.write(append(g[:], zmtp.EncodeCommand("READY", zmtp.Properties("Socket-Type", "REQ"))...))
 		if !c.closedWithin(5 * time.Second) {
 			t.Fatal("a REQ was served as a subscriber")
 		}

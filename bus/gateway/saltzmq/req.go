@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -265,7 +266,7 @@ func (s *RequestServer) serveOne(ctx, hctx context.Context, rc *reqConn) error {
 	if err := c.raw.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout)); err != nil {
 		return err
 	}
-	_, err = c.raw.Write(encodeMsg(append(env, reply)...))
+	_, err = c.raw.Write(zmtp.EncodeMsg(append(env, reply)...))
 	return err
 }
 
@@ -300,7 +301,7 @@ func splitEnvelope(frames [][]byte) (env [][]byte, payload []byte, err error) {
 // command handles a command between messages: PING is answered, ERROR
 // ends the connection, the others are ignored.
 func (c *conn) command(body []byte, writeTimeout time.Duration) error {
-	name, data, err := parseCommand(body)
+	name, data, err := zmtp.ParseCommand(body)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 	"github.com/go-zeromq/zmq4"
 )
 
@@ -77,11 +78,11 @@ func TestRequestServerRaw(t *testing.T) {
 		want    [][]byte
 		wantCmd bool
 	}{
-		{"REQ", encodeMsg(nil, []byte("hi")), [][]byte{{}, []byte("re:hi")}, false},
-		{"empty payload", encodeMsg(nil, nil), [][]byte{{}, []byte("re:")}, false},
-		{"REQ_CORRELATE", encodeMsg([]byte{0, 0, 0, 7}, nil, []byte("x")), [][]byte{{0, 0, 0, 7}, {}, []byte("re:x")}, false},
-		{"large", encodeMsg(nil, bytes.Repeat([]byte("y"), 1<<20)), [][]byte{{}, append([]byte("re:"), bytes.Repeat([]byte("y"), 1<<20)...)}, false},
-		{"PING", encodeCommand("PING", []byte{0, 1, 'c'}), [][]byte{[]byte("\x04PONGc")}, true},
+		{"REQ", zmtp.EncodeMsg(nil, []byte("hi")), [][]byte{{}, []byte("re:hi")}, false},
+		{"empty payload", zmtp.EncodeMsg(nil, nil), [][]byte{{}, []byte("re:")}, false},
+		{"REQ_CORRELATE", zmtp.EncodeMsg([]byte{0, 0, 0, 7}, nil, []byte("x")), [][]byte{{0, 0, 0, 7}, {}, []byte("re:x")}, false},
+		{"large", zmtp.EncodeMsg(nil, bytes.Repeat([]byte("y"), 1<<20)), [][]byte{{}, append([]byte("re:"), bytes.Repeat([]byte("y"), 1<<20)...)}, false},
+		{"PING", zmtp.EncodeCommand("PING", []byte{0, 1, 'c'}), [][]byte{[]byte("\x04PONGc")}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,7 +110,7 @@ func TestRequestServerRefusals(t *testing.T) {
 		{"PUB socket", func(t *testing.T) *rawPeer {
 			p := dialOnly(t, addr)
 			g := greeting(0)
-			p.write(append(g[:], encodeCommand("READY", properties("Socket-Type", "PUB"))...))
+			p.write(append(g[:], zmtp.EncodeCommand("READY", zmtp.Properties("Socket-Type", "PUB"))...))
 			return p
 		}},
 		{"CURVE greeting", func(t *testing.T) *rawPeer {
@@ -125,7 +126,7 @@ func TestRequestServerRefusals(t *testing.T) {
 		{"message before READY", func(t *testing.T) *rawPeer {
 			p := dialOnly(t, addr)
 			g := greeting(0)
-			p.write(append(g[:], encodeMsg(nil, []byte("x"))...))
+			p.write(append(g[:], zmtp.EncodeMsg(nil, []byte("x"))...))
 			return p
 		}},
 		{"no delimiter", func(t *testing.T) *rawPeer {
@@ -155,7 +156,7 @@ func TestRequestServerRefusals(t *testing.T) {
 		}},
 		{"ERROR command", func(t *testing.T) *rawPeer {
 			p := dialRaw(t, addr, "REQ", 0)
-			p.write(encodeCommand("ERROR", []byte("\x03bye")))
+			p.write(zmtp.EncodeCommand("ERROR", []byte("\x03bye")))
 			return p
 		}},
 	}

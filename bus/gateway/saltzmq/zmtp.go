@@ -2,9 +2,7 @@ package saltzmq
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,17 +10,16 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 )
 
-// ZMTP 3 framing (rfc.zeromq.org/spec/23 and /37).
+// The wire format, ZMTP 3 (rfc.zeromq.org/spec/23 and /37), is package
+// zmtp's, shared with brine's gateway; this file is NULL's handshake.
 const (
-	flagMore    = 0x1
-	flagLong    = 0x2
-	flagCommand = 0x4
-
 	// GreetingSize is the length of a ZMTP 3 greeting: signature (10),
 	// version (2), mechanism (20), as-server (1), filler (31).
-	GreetingSize = 64
+	GreetingSize = zmtp.GreetingSize
 
 	// maxHandshakeFrame bounds the READY command a peer sends: libzmq's
 	// holds its socket type and identity, a few dozen bytes.
@@ -32,16 +29,16 @@ const (
 // Errors of a connection refused during its handshake.
 var (
 	// ErrNotZMTP: the peer's greeting is not ZMTP 3's.
-	ErrNotZMTP = errors.New("not a ZMTP 3 peer")
+	ErrNotZMTP = zmtp.ErrNotZMTP
 	// ErrMechanism: the peer wants another security mechanism than NULL.
 	ErrMechanism = errors.New("security mechanism is not NULL")
 	// ErrSocketType: the peer's socket type is not one this end serves.
 	ErrSocketType = errors.New("socket type not served here")
 	// ErrProtocol: the peer broke ZMTP framing or sent a command out of
 	// place.
-	ErrProtocol = errors.New("ZMTP protocol error")
+	ErrProtocol = zmtp.ErrProtocol
 	// ErrTooLarge: a message over the size or frame bounds.
-	ErrTooLarge = errors.New("message too large")
+	ErrTooLarge = zmtp.ErrTooLarge
 )
 
 // greeting is this end's ZMTP greeting: version 3.minor, NULL, as-server
@@ -51,37 +48,17 @@ var (
 // connection to zmq4, which skips what was written. libzmq speaks the
 // lower of the two versions: 3.0 means subscriptions come as messages,
 // 3.1 as SUBSCRIBE commands; both are understood.
-func greeting(minor byte) [GreetingSize]byte {
-	var g [GreetingSize]byte
-	g[0] = 0xFF
-	g[9] = 0x7F
-	g[10] = 3
-	g[11] = minor
-	copy(g[12:32], "NULL")
-	return g
-}
+func greeting(minor byte) [GreetingSize]byte { return zmtp.Greeting(minor, "NULL") }
 
 // checkGreeting validates a peer's greeting: ZMTP 3 or later, NULL.
 func checkGreeting(g []byte) error {
-	if len(g) < GreetingSize || g[0] != 0xFF || g[9] != 0x7F {
-		return fmt.Errorf("%w: bad signature", ErrNotZMTP)
+	if err := zmtp.CheckGreeting(g); err != nil {
+		return err
 	}
-	if g[10] < 3 {
-		return fmt.Errorf("%w: version %d.%d", ErrNotZMTP, g[10], g[11])
-	}
-	if m := mechanismOf(g); m != "NULL" {
+	if m := zmtp.Mechanism(g); m != "NULL" {
 		return fmt.Errorf("%w: %q", ErrMechanism, m)
 	}
 	return nil
-}
-
-// mechanismOf reads the mechanism name of a ZMTP 3 greeting.
-func mechanismOf(g []byte) string {
-	m := g[12:32]
-	if i := bytes.IndexByte(m, 0); i >= 0 {
-		m = m[:i]
-	}
-	return string(m)
 }
 
 // Accepted is a connection accepted by someone else — brine's gateway,
@@ -147,7 +124,7 @@ func handshake(ctx context.Context, a Accepted, deadline time.Time, sock string,
 	if err := checkGreeting(pg[:]); err != nil {
 		return nil, err
 	}
-	if _, err := raw.Write(encodeCommand("READY", properties("Socket-Type", sock))); err != nil {
+	if _, err := raw.Write(zmtp.EncodeCommand("READY", zmtp.Properties("Socket-Type", sock))); err != nil {
 		return nil, fmt.Errorf("ready: %w", err)
 	}
 	c := &conn{raw: raw, br: br, remote: raw.RemoteAddr().String()}
@@ -178,7 +155,7 @@ func handshake(ctx context.Context, a Accepted, deadline time.Time, sock string,
 // readyType reads the Socket-Type of a READY command's body (an ERROR
 // command is reported with its reason).
 func readyType(body []byte) (string, error) {
-	name, data, err := parseCommand(body)
+	name, data, err := zmtp.ParseCommand(body)
 	if err != nil {
 		return "", err
 	}
@@ -193,7 +170,7 @@ func readyType(body []byte) (string, error) {
 	default:
 		return "", fmt.Errorf("%w: %q command instead of READY", ErrProtocol, name)
 	}
-	props, err := parseProperties(data)
+	props, err := zmtp.ParseProperties(data)
 	if err != nil {
 		return "", err
 	}
@@ -238,16 +215,14 @@ func PeekSocketType(ctx context.Context, raw net.Conn, br *bufio.Reader, sent in
 		return "", fmt.Errorf("ready: %w", err)
 	}
 	flags := hdr[GreetingSize]
-	if flags&flagCommand == 0 || flags&flagMore != 0 {
+	if flags&zmtp.FlagCommand == 0 || flags&zmtp.FlagMore != 0 {
 		return "", fmt.Errorf("%w: a message before READY", ErrProtocol)
 	}
-	start, size := GreetingSize+2, uint64(hdr[GreetingSize+1])
-	if flags&flagLong != 0 {
-		if hdr, err = br.Peek(GreetingSize + 9); err != nil {
-			return "", fmt.Errorf("ready: %w", err)
-		}
-		start, size = GreetingSize+9, binary.BigEndian.Uint64(hdr[GreetingSize+1:])
+	if hdr, err = br.Peek(GreetingSize + zmtp.HeaderSize(flags)); err != nil {
+		return "", fmt.Errorf("ready: %w", err)
 	}
+	_, size, n := zmtp.ParseHeader(hdr[GreetingSize:])
+	start := GreetingSize + n
 	if room := min(maxHandshakeFrame, br.Size()-start); room < 0 || size > uint64(room) {
 		return "", fmt.Errorf("%w: READY of %d bytes", ErrTooLarge, size)
 	}
@@ -258,151 +233,14 @@ func PeekSocketType(ctx context.Context, raw net.Conn, br *bufio.Reader, sent in
 	return readyType(all[start:])
 }
 
-// frameCost is what holding one frame costs beyond its payload (its slice
-// header), counted so that a message of many empty frames is bounded too.
-const frameCost = 24
-
 // readMsg reads one message (all its frames) or one command. A message of
 // more than maxFrames frames, or of more than max bytes counting each
-// frame's header and frameCost, is an error, as is a command inside a
-// message: the stream cannot be resynchronised, so the connection is
-// dropped. reserve, when not nil, is called with each frame's size before
-// its body is allocated, and may refuse it.
+// frame's header and zmtp.FrameCost, is an error, as is a command inside a
+// message or a reserved flag: the stream cannot be resynchronised, so the
+// connection is dropped. reserve, when not nil, is called with each
+// frame's size before its body is allocated, and may refuse it.
 func (c *conn) readMsg(max, maxFrames int, reserve func(int) error) (frames [][]byte, cmd bool, err error) {
-	r := c.br
-	total := 0
-	for {
-		if len(frames) == maxFrames {
-			return nil, false, fmt.Errorf("%w: more than %d frames", ErrTooLarge, maxFrames)
-		}
-		flags, err := r.ReadByte()
-		if err != nil {
-			return nil, false, err
-		}
-		if flags&^(flagMore|flagLong|flagCommand) != 0 {
-			return nil, false, fmt.Errorf("%w: frame flags %#x", ErrProtocol, flags)
-		}
-		var size uint64
-		if flags&flagLong != 0 {
-			var b [8]byte
-			if _, err := io.ReadFull(r, b[:]); err != nil {
-				return nil, false, err
-			}
-			size = binary.BigEndian.Uint64(b[:])
-			total += 9
-		} else {
-			b, err := r.ReadByte()
-			if err != nil {
-				return nil, false, err
-			}
-			size = uint64(b)
-			total += 2
-		}
-		isCmd := flags&flagCommand != 0
-		if isCmd && (flags&flagMore != 0 || len(frames) > 0) {
-			return nil, false, fmt.Errorf("%w: command inside a message", ErrProtocol)
-		}
-		total += frameCost
-		if total > max || size > uint64(max-total) {
-			return nil, false, fmt.Errorf("%w: over %d bytes", ErrTooLarge, max)
-		}
-		if reserve != nil && size > 0 {
-			if err := reserve(int(size)); err != nil {
-				return nil, false, err
-			}
-		}
-		body := make([]byte, size)
-		if _, err := io.ReadFull(r, body); err != nil {
-			return nil, false, err
-		}
-		total += int(size)
-		frames = append(frames, body)
-		if isCmd {
-			return frames, true, nil
-		}
-		if flags&flagMore == 0 {
-			return frames, false, nil
-		}
-	}
-}
-
-// parseCommand splits a command frame into its name and data.
-func parseCommand(body []byte) (name string, data []byte, err error) {
-	if len(body) == 0 || int(body[0]) > len(body)-1 {
-		return "", nil, fmt.Errorf("%w: malformed command", ErrProtocol)
-	}
-	n := int(body[0])
-	return string(body[1 : 1+n]), body[1+n:], nil
-}
-
-// parseProperties reads ZMTP metadata (name length, name, value length,
-// value …) into a map keyed by lower-cased name: names are case-insensitive.
-func parseProperties(b []byte) (map[string]string, error) {
-	props := make(map[string]string)
-	for len(b) > 0 {
-		n := int(b[0])
-		b = b[1:]
-		if len(b) < n+4 {
-			return nil, fmt.Errorf("%w: malformed metadata", ErrProtocol)
-		}
-		name := strings.ToLower(string(b[:n]))
-		vl := binary.BigEndian.Uint32(b[n:])
-		b = b[n+4:]
-		if uint64(len(b)) < uint64(vl) {
-			return nil, fmt.Errorf("%w: malformed metadata", ErrProtocol)
-		}
-		props[name] = string(b[:vl])
-		b = b[vl:]
-	}
-	return props, nil
-}
-
-// properties encodes metadata given as name, value pairs.
-func properties(kv ...string) []byte {
-	var b []byte
-	for i := 0; i+1 < len(kv); i += 2 {
-		b = append(b, byte(len(kv[i])))
-		b = append(b, kv[i]...)
-		b = binary.BigEndian.AppendUint32(b, uint32(len(kv[i+1])))
-		b = append(b, kv[i+1]...)
-	}
-	return b
-}
-
-// encodeCommand encodes a command frame.
-func encodeCommand(name string, data []byte) []byte {
-	body := make([]byte, 0, 1+len(name)+len(data))
-	body = append(body, byte(len(name)))
-	body = append(body, name...)
-	body = append(body, data...)
-	return appendFrame(nil, flagCommand, body)
-}
-
-func appendFrame(b []byte, flags byte, f []byte) []byte {
-	if len(f) > 255 {
-		b = append(b, flags|flagLong)
-		b = binary.BigEndian.AppendUint64(b, uint64(len(f)))
-	} else {
-		b = append(b, flags, byte(len(f)))
-	}
-	return append(b, f...)
-}
-
-// encodeMsg encodes frames as one ZMTP message.
-func encodeMsg(frames ...[]byte) []byte {
-	n := 0
-	for _, f := range frames {
-		n += 9 + len(f)
-	}
-	b := make([]byte, 0, n)
-	for i, f := range frames {
-		var flags byte
-		if i < len(frames)-1 {
-			flags = flagMore
-		}
-		b = appendFrame(b, flags, f)
-	}
-	return b
+	return zmtp.ReadMsg(c.br, zmtp.ReadOptions{Max: max, MaxFrames: maxFrames, Strict: true, Reserve: reserve})
 }
 
 // pong answers a PING command's data (TTL, then context) with PONG and
@@ -411,20 +249,5 @@ func pong(ping []byte) []byte {
 	if len(ping) < 2 || len(ping) > 2+16 {
 		return nil
 	}
-	return encodeCommand("PONG", ping[2:])
-}
-
-// remoteHost is the IP address of a TCP peer, "" for other transports
-// (unix sockets), which are not capped per address. An IPv6 peer is
-// counted by its /64, the least a host is usually given: otherwise one
-// host could use a fresh address per connection.
-func remoteHost(raw net.Conn) string {
-	a, ok := raw.RemoteAddr().(*net.TCPAddr)
-	if !ok {
-		return ""
-	}
-	if a.IP.To4() == nil {
-		return (&net.IPNet{IP: a.IP.Mask(net.CIDRMask(64, 128)), Mask: net.CIDRMask(64, 128)}).String()
-	}
-	return a.IP.String()
+	return zmtp.EncodeCommand("PONG", ping[2:])
 }

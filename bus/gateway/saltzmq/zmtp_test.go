@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 	"github.com/go-zeromq/zmq4"
 	"github.com/go-zeromq/zmq4/security/null"
 )
@@ -63,8 +64,8 @@ func TestReadyType(t *testing.T) {
 	}{
 		{"libzmq REQ", libzmqReqReady[2:], "REQ", nil},
 		{"lower case", []byte("\x05READY\x0bsocket-type\x00\x00\x00\x03sub"), "SUB", nil},
-		{"DEALER", append([]byte("\x05READY"), properties("Identity", "", "Socket-Type", "DEALER")...), "DEALER", nil},
-		{"no socket type", append([]byte("\x05READY"), properties("Identity", "x")...), "", ErrProtocol},
+		{"DEALER", append([]byte("\x05READY"), zmtp.Properties("Identity", "", "Socket-Type", "DEALER")...), "DEALER", nil},
+		{"no socket type", append([]byte("\x05READY"), zmtp.Properties("Identity", "x")...), "", ErrProtocol},
 		{"ERROR", []byte("\x05ERROR\x06denied"), "", ErrProtocol},
 		{"other command", []byte("\x04PING\x00\x00"), "", ErrProtocol},
 		{"truncated metadata", []byte("\x05READY\x0bSocket-Type\x00\x00\x00\x09REQ"), "", ErrProtocol},
@@ -92,18 +93,18 @@ func TestReadMsg(t *testing.T) {
 		cmd       bool
 		wantErr   error
 	}{
-		{"one frame", encodeMsg([]byte("a")), 100, 4, [][]byte{[]byte("a")}, false, nil},
-		{"REQ envelope", encodeMsg(nil, []byte("payload")), 100, 4, [][]byte{{}, []byte("payload")}, false, nil},
-		{"long frame", encodeMsg(long), 1000, 4, [][]byte{long}, false, nil},
-		{"command", encodeCommand("PING", []byte{0, 0}), 100, 4, [][]byte{[]byte("\x04PING\x00\x00")}, true, nil},
-		{"too large", encodeMsg(long), 200, 4, nil, false, ErrTooLarge},
-		{"too many frames", encodeMsg(nil, nil, nil), 1000, 2, nil, false, ErrTooLarge},
-		// Empty frames cost their header and frameCost: 10 of them are over 200 bytes.
-		{"many empty frames", encodeMsg(make([][]byte, 10)...), 200, 100, nil, false, ErrTooLarge},
-		{"command inside a message", append([]byte{flagMore, 1, 'a'}, encodeCommand("PING", nil)...), 100, 4, nil, false, ErrProtocol},
-		{"command with more", []byte{flagCommand | flagMore, 0}, 100, 4, nil, false, ErrProtocol},
+		{"one frame", zmtp.EncodeMsg([]byte("a")), 100, 4, [][]byte{[]byte("a")}, false, nil},
+		{"REQ envelope", zmtp.EncodeMsg(nil, []byte("payload")), 100, 4, [][]byte{{}, []byte("payload")}, false, nil},
+		{"long frame", zmtp.EncodeMsg(long), 1000, 4, [][]byte{long}, false, nil},
+		{"command", zmtp.EncodeCommand("PING", []byte{0, 0}), 100, 4, [][]byte{[]byte("\x04PING\x00\x00")}, true, nil},
+		{"too large", zmtp.EncodeMsg(long), 200, 4, nil, false, ErrTooLarge},
+		{"too many frames", zmtp.EncodeMsg(nil, nil, nil), 1000, 2, nil, false, ErrTooLarge},
+		// Empty frames cost their header and zmtp.FrameCost: 10 of them are over 200 bytes.
+		{"many empty frames", zmtp.EncodeMsg(make([][]byte, 10)...), 200, 100, nil, false, ErrTooLarge},
+		{"command inside a message", append([]byte{zmtp.FlagMore, 1, 'a'}, zmtp.EncodeCommand("PING", nil)...), 100, 4, nil, false, ErrProtocol},
+		{"command with more", []byte{zmtp.FlagCommand | zmtp.FlagMore, 0}, 100, 4, nil, false, ErrProtocol},
 		{"reserved flags", []byte{0x80, 0}, 100, 4, nil, false, ErrProtocol},
-		{"huge length", []byte{flagLong, 0x40, 0, 0, 0, 0, 0, 0, 0}, 1 << 20, 4, nil, false, ErrTooLarge},
+		{"huge length", []byte{zmtp.FlagLong, 0x40, 0, 0, 0, 0, 0, 0, 0}, 1 << 20, 4, nil, false, ErrTooLarge},
 		{"truncated", []byte{0, 5, 'a'}, 100, 4, nil, false, io.ErrUnexpectedEOF},
 	}
 	for _, tt := range tests {
@@ -126,7 +127,7 @@ func TestReadMsg(t *testing.T) {
 }
 
 func TestReadMsgReserve(t *testing.T) {
-	c := &conn{br: bufio.NewReader(bytes.NewReader(encodeMsg(nil, []byte("abc"))))}
+	c := &conn{br: bufio.NewReader(bytes.NewReader(zmtp.EncodeMsg(nil, []byte("abc"))))}
 	var asked []int
 	if _, _, err := c.readMsg(100, 4, func(n int) error { asked = append(asked, n); return nil }); err != nil {
 		t.Fatal(err)
@@ -135,7 +136,7 @@ func TestReadMsgReserve(t *testing.T) {
 		t.Fatalf("reserved %v, want [3] (empty frames cost nothing to reserve)", asked)
 	}
 	refuse := errors.New("no room")
-	c = &conn{br: bufio.NewReader(bytes.NewReader(encodeMsg([]byte("abc"))))}
+	c = &conn{br: bufio.NewReader(bytes.NewReader(zmtp.EncodeMsg([]byte("abc"))))}
 	if _, _, err := c.readMsg(100, 4, func(int) error { return refuse }); !errors.Is(err, refuse) {
 		t.Fatalf("readMsg with a refusing reserve: %v", err)
 	}
@@ -170,7 +171,7 @@ func TestSplitEnvelope(t *testing.T) {
 }
 
 func TestPong(t *testing.T) {
-	if got := pong([]byte{0, 10, 'c', 't', 'x'}); !bytes.Equal(got, encodeCommand("PONG", []byte("ctx"))) {
+	if got := pong([]byte{0, 10, 'c', 't', 'x'}); !bytes.Equal(got, zmtp.EncodeCommand("PONG", []byte("ctx"))) {
 		t.Fatalf("pong = %q", got)
 	}
 	if pong([]byte{0}) != nil || pong(make([]byte, 19)) != nil {
@@ -247,8 +248,8 @@ func TestPeekSocketTypeRefusals(t *testing.T) {
 	}{
 		{"CURVE", append(peerGreeting(0, "CURVE"), libzmqReqReady...), ErrMechanism},
 		{"message first", append(peerGreeting(0, "NULL"), 0, 1, 'x'), ErrProtocol},
-		{"READY too large", append(peerGreeting(0, "NULL"), flagCommand|flagLong, 0, 0, 0, 0, 0, 1, 0, 0), ErrTooLarge},
-		{"ERROR", append(peerGreeting(0, "NULL"), append([]byte{flagCommand, 8}, "\x05ERROR\x01x"...)...), ErrProtocol},
+		{"READY too large", append(peerGreeting(0, "NULL"), zmtp.FlagCommand|zmtp.FlagLong, 0, 0, 0, 0, 0, 1, 0, 0), ErrTooLarge},
+		{"ERROR", append(peerGreeting(0, "NULL"), append([]byte{zmtp.FlagCommand, 8}, "\x05ERROR\x01x"...)...), ErrProtocol},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
