@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,6 +54,7 @@ type options struct {
 	keep         bool
 	cpuprofile   string
 	phaseTimeout time.Duration
+	masterExtra  string
 }
 
 func main() {
@@ -69,6 +71,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (master logs and data) for inspection")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write this process's (the minions') CPU profile here")
 	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 2*time.Minute, "give up on a phase that takes longer")
+	flag.StringVar(&o.masterExtra, "master-config", "", "YAML appended to the master's configuration (an experiment: the report's setup says so)")
 	flag.Parse()
 	if o.keyDir == "" {
 		o.keyDir = saltfleet.DefaultKeyDir(o.keyBits)
@@ -87,6 +90,8 @@ type Results struct {
 // master.
 type Onboarding struct {
 	Minions int `json:"minions"`
+	// Definition says when a minion counts as onboarded.
+	Definition string `json:"definition"`
 	// Seconds runs from starting every minion until the last one was both
 	// accepted (its _auth answered with the session key) and subscribed
 	// (its SUB's handshake done and subscription sent): the target.
@@ -104,8 +109,15 @@ type Onboarding struct {
 	ListedError   string  `json:"master_listed_error,omitempty"`
 	// SignIns counts every _auth sent (more than N when some were pending
 	// or failed and were retried); Pending those answered pending.
-	SignIns            int64               `json:"sign_ins"`
-	Pending            int64               `json:"pending_replies"`
+	SignIns int64 `json:"sign_ins"`
+	Pending int64 `json:"pending_replies"`
+	// ReqReconnects and SubReconnects count connections to the request
+	// and publish ports that the master refused (or that failed) and the
+	// minions made again after libzmq's reconnect interval: 100–200 ms on
+	// the REQ, doubling; on the SUB Salt's randomized recon_default +
+	// rand(recon_max), 1–11 s, plus libzmq's jitter.
+	ReqReconnects      int64               `json:"req_reconnects"`
+	SubReconnects      int64               `json:"sub_reconnects"`
 	MasterCPUSeconds   float64             `json:"master_cpu_seconds"`
 	MasterCPUMsPerMin  float64             `json:"master_cpu_ms_per_minion"`
 	MinionsCPUSeconds  float64             `json:"minions_cpu_seconds"`
@@ -162,6 +174,9 @@ type Ping struct {
 	// ReturnMs is every round's returns together, each from the CLI's
 	// exec until the master answered the minion's _return.
 	ReturnMs report.Dist `json:"return_answered_ms"`
+	// MinionLog is what the minions logged over the rounds (publishes
+	// they refused, returns that failed).
+	MinionLog masterproc.LogTally `json:"minion_log"`
 }
 
 // pingRun is one `brine exec`.
@@ -208,14 +223,30 @@ func run(ctx context.Context, o options) error {
 	}
 	defer cleanup()
 
+	if o.masterExtra != "" {
+		f, err := os.OpenFile(filepath.Join(setup.MasterDir, "master"), os.O_APPEND|os.O_WRONLY, 0)
+		if err == nil {
+			_, err = f.WriteString(strings.TrimSuffix(o.masterExtra, "\n") + "\n")
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("-master-config: %w", err)
+		}
+	}
+
 	rep := report.New("saltminions")
 	rep.Setup["command"] = fmt.Sprintf("go run ./bench/saltminions -brine %s -minions %d -pings %d -acceptance-wait %s -keysize %d -settle %s -long-idle %s -out %s",
 		o.bin, o.minions, o.pings, o.acceptWait, o.keyBits, o.settle, o.longIdle, o.out)
 	rep.Setup["master"] = "`brine master` as its own process (" + o.bin + "), its default Salt transport (salt_transport on: Salt minions on ret_port and publish_port beside brine's agents), auto_accept: true, sign_pub_messages on (default), keysize 2048 (default), log_level info (default), on 127.0.0.1"
 	rep.Setup["minions"] = fmt.Sprintf("%d protocol-level salt-minions (bench/internal/saltfleet) in this process, each with its own %d-bit RSA key, Salt 3006's _auth (version 2, nonce; first contact without a token), its AES session Crypticle, a ZeroMQ REQ (ZMTP 3.0 NULL, saltzmq's client) for its returns and start event, a SUB subscribed to \"\" checking every publish's signature, and its own loopback source address (127.1.x.y)", o.minions, o.keyBits)
-	rep.Setup["minion_config"] = fmt.Sprintf("acceptance_wait_time: %s, auth_timeout: 5 s, return_retry_timer: 10 s, return_retry_tries: 3, a salt/minion/<id>/start event after the sign-in (as a 3006 minion fires it)", o.acceptWait)
+	rep.Setup["minion_config"] = fmt.Sprintf("acceptance_wait_time: %s, auth_timeout: 5 s, return_retry_timer: 10 s, return_retry_tries: 3, recon_default 1 s, recon_max 10 s, recon_randomize on (a SUB refused reconnects after randint(1, 11) s plus libzmq's jitter; a REQ after 100 ms, doubling to 5 s), a salt/minion/<id>/start event after the sign-in (as a 3006 minion fires it)", o.acceptWait)
 	rep.Setup["minion_keys"] = fmt.Sprintf("%d keys from %s in %.1f s (generated once, kept between runs: generation is not measured)", o.minions, o.keyDir, keyTime.Seconds())
 	rep.Setup["minions_n"] = strconv.Itoa(o.minions)
+	if o.masterExtra != "" {
+		rep.Setup["master_config_added"] = o.masterExtra
+	}
 	rep.Setup["ping_rounds_k"] = strconv.Itoa(o.pings)
 	setup.Describe(rep)
 
@@ -277,7 +308,9 @@ func run(ctx context.Context, o options) error {
 	fmt.Fprintf(os.Stderr, "bench/saltminions: idle: %.1f KiB of master RSS per minion\n", idle.RSSPerMinion)
 
 	// (3) test.ping rounds through the CLI.
+	log.Reset()
 	res.Ping, err = ping(ctx, o, fl, m)
+	res.Ping.MinionLog = log.Snapshot()
 	if err != nil {
 		return fail(err)
 	}
@@ -340,7 +373,7 @@ func run(ctx context.Context, o options) error {
 // onboard starts every minion at once and waits until each is accepted
 // and subscribed, then until the master lists them all.
 func onboard(ctx context.Context, o options, fl *saltfleet.Fleet, m *fleet.Master, log *masterproc.LogCounter, pid int) (Onboarding, error) {
-	ob := Onboarding{Minions: o.minions}
+	ob := Onboarding{Minions: o.minions, Definition: "each minion's _auth accepted (session key received and checked) and its SUB connected and subscribed; not a test.ping answered (the ping rounds come later)"}
 	m0, s0 := report.ProcCPU(pid), report.ProcCPU(0)
 	t0 := time.Now()
 	fl.Start(ctx)
@@ -369,13 +402,13 @@ func onboard(ctx context.Context, o options, fl *saltfleet.Fleet, m *fleet.Maste
 	}
 	ob.AcceptedMs = report.DistOf(at)
 	c := fl.Counts()
-	ob.SignIns, ob.Pending = c.SignIns, c.Pending
+	ob.SignIns, ob.Pending, ob.ReqReconnects, ob.SubReconnects = c.SignIns, c.Pending, c.ReqReconnects, c.SubReconnects
 	if err != nil {
 		ob.MinionLog = log.Snapshot()
 		return ob, fmt.Errorf("onboarding: %d of %d minions accepted, %d subscribed after %s: %w", fl.Accepted(), o.minions, fl.Subscribed(), done.Round(time.Millisecond), err)
 	}
 	// The master's view: every minion listed connected.
-	if err := m.Listed(ctx, minionGlob, o.minions, o.phaseTimeout, 100*time.Millisecond, nil); err != nil {
+	if err := m.Listed(ctx, minionGlob, o.minions, min(o.phaseTimeout, 30*time.Second), 100*time.Millisecond, nil); err != nil {
 		ob.ListedError = err.Error()
 	} else {
 		ob.ListedSeconds = report.Round(time.Since(t0).Seconds(), 3)

@@ -199,6 +199,9 @@ func (f *Fleet) Counts() Counts {
 		c.Jobs += mc.Jobs
 		c.Returned += mc.Returned
 		c.Failed += mc.Failed
+		c.ReqReconnects += mc.ReqReconnects
+		c.SubReconnects += mc.SubReconnects
+		c.LateReplies += mc.LateReplies
 	}
 	return c
 }

@@ -26,6 +26,11 @@ type fakeMaster struct {
 	pub     *saltzmq.Publisher
 	reqAddr string
 
+	// acceptFirst accepts a key at its first sign-in (else it is pending
+	// once); slowFirst delays the answer to each id's first sign-in.
+	acceptFirst bool
+	slowFirst   time.Duration
+
 	mu      sync.Mutex
 	seen    map[string]int              // sign-ins by id
 	returns map[string][]map[string]any // _return loads by jid
@@ -35,6 +40,12 @@ type fakeMaster struct {
 }
 
 func startFakeMaster(t *testing.T, keys KeyPair) *fakeMaster {
+	t.Helper()
+	return startFakeMasterWith(t, keys, saltzmq.RequestConfig{}, saltzmq.PublisherConfig{})
+}
+
+// startFakeMasterWith is startFakeMaster with the servers' bounds set.
+func startFakeMasterWith(t *testing.T, keys KeyPair, rc saltzmq.RequestConfig, pc saltzmq.PublisherConfig) *fakeMaster {
 	t.Helper()
 	aes, err := saltproto.GenerateKeyString()
 	if err != nil {
@@ -60,8 +71,9 @@ func startFakeMaster(t *testing.T, keys KeyPair) *fakeMaster {
 	}
 	pubLn, reqLn := listen(), listen()
 	fm.m = &saltproto.Master{Keys: &saltproto.MasterKeys{Key: keys.Key, Pub: keys.Pub}, PublishPort: pubLn.Addr().(*net.TCPAddr).Port}
-	fm.pub = saltzmq.NewPublisher(saltzmq.PublisherConfig{}, nil)
-	rs, err := saltzmq.NewRequestServer(saltzmq.RequestConfig{Handler: fm.handle}, nil)
+	fm.pub = saltzmq.NewPublisher(pc, nil)
+	rc.Handler = fm.handle
+	rs, err := saltzmq.NewRequestServer(rc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,13 +96,19 @@ func (fm *fakeMaster) handle(ctx context.Context, remote string, payload []byte)
 			fm.mu.Lock()
 			defer fm.mu.Unlock()
 			fm.seen[a.ID]++
-			if fm.seen[a.ID] == 1 {
+			if fm.seen[a.ID] == 1 && !fm.acceptFirst {
 				return saltproto.KeyPending, nil
 			}
 			return saltproto.KeyAccepted, nil
 		})
 		if err != nil {
 			return nil, err
+		}
+		fm.mu.Lock()
+		first := fm.seen[r.ID()] == 1
+		fm.mu.Unlock()
+		if first && fm.slowFirst > 0 {
+			time.Sleep(fm.slowFirst)
 		}
 		return saltproto.Dumps(res.Reply)
 	}
@@ -269,6 +287,101 @@ func TestLoopbackIP(t *testing.T) {
 	}{{0, "127.1.0.1"}, {253, "127.1.0.254"}, {254, "127.1.1.1"}, {999, "127.1.3.238"}, {254 * 256, "127.2.0.1"}} {
 		if got := LoopbackIP(tt.i).String(); got != tt.want {
 			t.Errorf("LoopbackIP(%d) = %s, want %s", tt.i, got, tt.want)
+		}
+	}
+}
+
+// TestFleetReconnects: a master that refuses connections over its bounds
+// (one unauthenticated request connection, one subscriber handshake at a
+// time) gets every minion anyway, each trying again after libzmq's
+// reconnect interval as a minion's sockets do.
+func TestFleetReconnects(t *testing.T) {
+	keys, err := Keys(t.TempDir(), 9, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm := startFakeMasterWith(t, keys[8], saltzmq.RequestConfig{MaxUnauthenticated: 1}, saltzmq.PublisherConfig{MaxHandshakes: 1})
+	f, err := New(Config{ReqAddr: fm.reqAddr, AcceptanceWait: 50 * time.Millisecond, LocalIP: LoopbackIP,
+		ReconDefault: 20 * time.Millisecond, ReconMax: 50 * time.Millisecond}, keys[:8], func(i int) string { return "minion-" + strconv.Itoa(i) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f.Start(ctx)
+	defer f.Stop()
+	waitFor(t, "the minions accepted and subscribed", func() bool { return f.Accepted() == 8 && f.Subscribed() == 8 })
+	if c := f.Counts(); c.ReqReconnects == 0 {
+		t.Errorf("counts %+v: no request connection was refused, the test tests nothing", c)
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	const ms = time.Millisecond
+	tests := []struct {
+		name      string
+		base, max time.Duration
+		want      []time.Duration // the interval before the jitter, in turn
+	}{
+		{"REQ", reqReconnectIvl, reqReconnectIvlMax, []time.Duration{100 * ms, 200 * ms, 400 * ms, 800 * ms, 1600 * ms, 3200 * ms, 5000 * ms, 5000 * ms}},
+		{"max below base", 7000 * ms, 5000 * ms, []time.Duration{7000 * ms, 7000 * ms, 7000 * ms}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := backoff{base: tt.base, max: tt.max}
+			for i, w := range tt.want {
+				if d := b.next(); d < w || d >= w+b.base {
+					t.Fatalf("interval %d: %s, want [%s, %s)", i, d, w, w+b.base)
+				}
+			}
+			b.reset()
+			if d := b.next(); d >= 2*b.base {
+				t.Fatalf("after reset: %s, want below %s", d, 2*b.base)
+			}
+		})
+	}
+	c := Config{}
+	c.setDefaults()
+	for range 100 {
+		if b := c.subBackoff(); b.base < time.Second || b.base > 11*time.Second || b.max != 10*time.Second {
+			t.Fatalf("a SUB's interval %s (max %s), want Salt's randint(1000, 11000) ms (max 10 s)", b.base, b.max)
+		}
+	}
+}
+
+// TestFleetLateReplies: a sign-in answered after auth_timeout is sent
+// again on the same connection once the late reply came, as Salt
+// 3006.6's request client does, and the minion is accepted then, not an
+// acceptance_wait_time later.
+func TestFleetLateReplies(t *testing.T) {
+	keys, err := Keys(t.TempDir(), 3, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm := startFakeMaster(t, keys[2])
+	fm.acceptFirst, fm.slowFirst = true, 300*time.Millisecond
+	f, err := New(Config{ReqAddr: fm.reqAddr, AcceptanceWait: time.Hour, AuthTimeout: 200 * time.Millisecond, LocalIP: LoopbackIP},
+		keys[:2], func(i int) string { return "minion-" + strconv.Itoa(i) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	f.Start(ctx)
+	defer f.Stop()
+	waitFor(t, "the minions accepted", func() bool { return f.Accepted() == 2 })
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("accepted after %s", d)
+	}
+	if c := f.Counts(); c.LateReplies != 2 || c.SignIns != 2 {
+		t.Errorf("counts %+v, want 2 sign-ins with a late reply each", c)
+	}
+	fm.mu.Lock()
+	defer fm.mu.Unlock()
+	for id, n := range fm.seen {
+		if n != 2 {
+			t.Errorf("%s signed in %d times, want the late one and the one sent again", id, n)
 		}
 	}
 }

@@ -30,14 +30,26 @@ type Config struct {
 	// AcceptanceWait is acceptance_wait_time: how long a pending minion
 	// waits before signing in again (Salt: 10 s).
 	AcceptanceWait time.Duration
-	// AuthTimeout is auth_timeout, how long a sign-in waits for its reply
-	// (Salt: 5 s; after auth_tries the minion starts over, here at once).
+	// AuthTimeout and AuthTries are auth_timeout and auth_tries: a
+	// sign-in is sent up to AuthTries times, each waiting AuthTimeout for
+	// its reply (Salt: 5 s, 7), before the minion waits AcceptanceWait
+	// and starts over.
 	AuthTimeout time.Duration
+	AuthTries   int
 	// ReturnTimeout and ReturnTries are return_retry_timer and
 	// return_retry_tries: a _return not answered in time is sent again
-	// (Salt: 5–10 s, 3 tries).
+	// (Salt: randint(return_retry_timer 5, return_retry_timer_max 10) s,
+	// 3 tries; 10 s here unless set).
 	ReturnTimeout time.Duration
 	ReturnTries   int
+	// ReconDefault, ReconMax and ReconRandomize are the minion's
+	// recon_default, recon_max and recon_randomize (Salt: 1 s, 10 s, on):
+	// its SUB's libzmq reconnect interval is drawn once per minion from
+	// [ReconDefault, ReconDefault+ReconMax] (fixed at ReconDefault when
+	// not randomized), its maximum ReconMax.
+	ReconDefault   time.Duration
+	ReconMax       time.Duration
+	ReconRandomize *bool
 	// LocalIP, when set, gives minion i its own source address (a
 	// loopback address such as 127.1.0.1, from LoopbackIP): a master
 	// bounds connections per address and tells minions apart by theirs,
@@ -60,15 +72,66 @@ func (c *Config) setDefaults() {
 	if c.AuthTimeout <= 0 {
 		c.AuthTimeout = 5 * time.Second
 	}
+	if c.AuthTries <= 0 {
+		c.AuthTries = 7
+	}
 	if c.ReturnTimeout <= 0 {
 		c.ReturnTimeout = 10 * time.Second
 	}
 	if c.ReturnTries <= 0 {
 		c.ReturnTries = 3
 	}
+	if c.ReconDefault <= 0 {
+		c.ReconDefault = time.Second
+	}
+	if c.ReconMax <= 0 {
+		c.ReconMax = 10 * time.Second
+	}
+	if c.ReconRandomize == nil {
+		on := true
+		c.ReconRandomize = &on
+	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
+}
+
+// Salt's REQ sockets (AsyncReqMessageClient) keep libzmq's reconnect
+// interval and set its maximum.
+const (
+	reqReconnectIvl    = 100 * time.Millisecond
+	reqReconnectIvlMax = 5 * time.Second
+)
+
+// backoff is libzmq's reconnect interval
+// (stream_connecter_base_t::get_new_reconnect_ivl): the current interval
+// plus a random jitter below the base, the current interval doubling up
+// to max when max is above the base, back to the base once connected.
+type backoff struct {
+	base, max, cur time.Duration
+}
+
+func (b *backoff) next() time.Duration {
+	if b.cur == 0 {
+		b.cur = b.base
+	}
+	d := b.cur + rand.N(b.base)
+	if b.max > b.base {
+		b.cur = min(2*b.cur, b.max)
+	}
+	return d
+}
+
+func (b *backoff) reset() { b.cur = 0 }
+
+// subBackoff is a minion's SUB reconnect interval as
+// salt.transport.zeromq.PublishClient sets it.
+func (c *Config) subBackoff() *backoff {
+	ivl := c.ReconDefault
+	if *c.ReconRandomize {
+		ivl += rand.N(c.ReconMax + 1)
+	}
+	return &backoff{base: ivl, max: c.ReconMax}
 }
 
 // Minion is one simulated salt-minion 3006 speaking Salt's protocol to a
@@ -99,6 +162,9 @@ type Minion struct {
 	jobs       atomic.Int64
 	returned   atomic.Int64
 	failed     atomic.Int64
+	reqRetries atomic.Int64 // REQ connections refused and made again
+	late       atomic.Int64 // replies that came after their attempt's timeout
+	subRetries atomic.Int64 // SUB connections refused and made again
 }
 
 // NewMinion is minion id with its key pair, dialling from local (nil:
@@ -135,14 +201,21 @@ func (m *Minion) AcceptedAt() time.Time {
 func (m *Minion) Subscribed() bool { return m.subscribed.Load() }
 
 // Counts are what a minion did: sign-ins sent (Pending of them answered
-// pending), jobs received for it, returns answered and given up on.
+// pending), jobs received for it, returns answered and given up on, and
+// connections to the request and publish ports that failed and were
+// made again after libzmq's reconnect interval.
 type Counts struct {
 	SignIns, Pending, Jobs, Returned, Failed int64
+	ReqReconnects, SubReconnects             int64
+	// LateReplies are replies that came after their attempt's timeout
+	// (the request was sent again).
+	LateReplies int64
 }
 
 // Counts reads the minion's counters.
 func (m *Minion) Counts() Counts {
-	return Counts{m.signIns.Load(), m.pending.Load(), m.jobs.Load(), m.returned.Load(), m.failed.Load()}
+	return Counts{m.signIns.Load(), m.pending.Load(), m.jobs.Load(), m.returned.Load(), m.failed.Load(),
+		m.reqRetries.Load(), m.subRetries.Load(), m.late.Load()}
 }
 
 // Run signs in, subscribes and serves jobs until ctx ends (nil then) or
@@ -155,15 +228,18 @@ func (m *Minion) Run(ctx context.Context) error {
 	var jobs sync.WaitGroup
 	defer jobs.Wait()
 	first := true
+	recon := m.cfg.subBackoff()
 	for ctx.Err() == nil {
 		sub, err := m.d.DialSub(ctx, m.pubAddrNow(), "")
 		if err != nil {
-			m.cfg.Log.Warn("publish port", "id", m.ID, "err", err)
-			if !sleep(ctx, reconnectDelay()) {
+			m.subRetries.Add(1)
+			m.cfg.Log.Info("publish port: reconnecting", "id", m.ID, "err", err)
+			if !sleep(ctx, recon.next()) {
 				break
 			}
 			continue
 		}
+		recon.reset()
 		m.subscribed.Store(true)
 		if first && m.cfg.StartEvent {
 			first = false
@@ -174,15 +250,11 @@ func (m *Minion) Run(ctx context.Context) error {
 		sub.Close()
 		if ctx.Err() == nil {
 			m.cfg.Log.Warn("publish port lost", "id", m.ID, "err", err)
-			sleep(ctx, reconnectDelay())
+			sleep(ctx, recon.next())
 		}
 	}
 	return nil
 }
-
-// reconnectDelay is libzmq's reconnect interval as Salt sets it
-// (recon_default 1 s plus up to recon_randomize's 1 s).
-func reconnectDelay() time.Duration { return time.Second + rand.N(time.Second) }
 
 // signIn is AsyncAuth._authenticate: sign in on a fresh clear channel,
 // again every AcceptanceWait while pending, until a session key comes.
@@ -200,11 +272,14 @@ func (m *Minion) signIn(ctx context.Context) error {
 				return ctx.Err()
 			}
 		default:
+			// No answer within auth_timeout, or one that does not check:
+			// Salt's sign_in says "retry", and _authenticate waits
+			// acceptance_wait_time before the next.
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			m.cfg.Log.Warn("sign-in failed", "id", m.ID, "err", err)
-			if !sleep(ctx, reconnectDelay()) {
+			if !sleep(ctx, m.cfg.AcceptanceWait) {
 				return ctx.Err()
 			}
 		}
@@ -227,9 +302,7 @@ func (m *Minion) signInOnce(ctx context.Context) error {
 	// Salt signs in on a channel of its own (crypt="clear"), closed after.
 	ch := m.d.NewReqClient(m.cfg.ReqAddr)
 	defer ch.Close()
-	rctx, cancel := context.WithTimeout(ctx, m.cfg.AuthTimeout)
-	defer cancel()
-	b, err := ch.Request(rctx, frame)
+	b, err := m.request(ctx, ch, m.cfg.AuthTries, m.cfg.AuthTimeout, func() ([]byte, error) { return frame, nil })
 	if err != nil {
 		return err
 	}
@@ -400,40 +473,34 @@ func (m *Minion) fireStart(ctx context.Context) {
 	}
 }
 
-// send is AsyncReqChannel.send of an aes load: a fresh nonce in the load,
-// the load encrypted with the session Crypticle, {enc: aes, load, version:
-// 2}, the reply decrypted and its nonce checked; ReturnTries attempts of
-// ReturnTimeout each, signing in again when the master cannot decrypt
-// (its session key rotated).
+// send is AsyncReqChannel.send of an aes load: a fresh nonce in the load
+// at each attempt, the load encrypted with the session Crypticle, {enc:
+// aes, load, version: 2}, the reply decrypted and its nonce checked;
+// ReturnTries attempts of ReturnTimeout each (request), then, when the
+// master could not decrypt (its session key rotated), a sign-in and the
+// load once more, as _crypted_transfer does.
 func (m *Minion) send(ctx context.Context, load saltproto.Ordered) error {
-	var err error
-	for range m.cfg.ReturnTries {
-		if err = m.sendOnce(ctx, load); err == nil || ctx.Err() != nil {
+	err := m.sendOnce(ctx, load)
+	if errors.Is(err, saltproto.ErrAuthentication) && ctx.Err() == nil {
+		if err := m.signIn(ctx); err != nil {
 			return err
 		}
-		if errors.Is(err, saltproto.ErrAuthentication) {
-			if err := m.signIn(ctx); err != nil {
-				return err
-			}
-		}
+		err = m.sendOnce(ctx, load)
 	}
 	return err
 }
 
 func (m *Minion) sendOnce(ctx context.Context, load saltproto.Ordered) error {
 	crypt, _ := m.session()
-	nonce := newNonce()
-	enc, err := crypt.Dumps(append(load[:len(load):len(load)], saltproto.KV{Key: "nonce", Value: nonce}), "")
-	if err != nil {
-		return err
-	}
-	frame, err := saltproto.Dumps(saltproto.Ordered{{Key: "enc", Value: "aes"}, {Key: "load", Value: enc}, {Key: "version", Value: int64(2)}})
-	if err != nil {
-		return err
-	}
-	rctx, cancel := context.WithTimeout(ctx, m.cfg.ReturnTimeout)
-	defer cancel()
-	b, err := m.req.Request(rctx, frame)
+	var nonce string
+	b, err := m.request(ctx, m.req, m.cfg.ReturnTries, m.cfg.ReturnTimeout, func() ([]byte, error) {
+		nonce = newNonce()
+		enc, err := crypt.Dumps(append(load[:len(load):len(load)], saltproto.KV{Key: "nonce", Value: nonce}), "")
+		if err != nil {
+			return nil, err
+		}
+		return saltproto.Dumps(saltproto.Ordered{{Key: "enc", Value: "aes"}, {Key: "load", Value: enc}, {Key: "version", Value: int64(2)}})
+	})
 	if err != nil {
 		return err
 	}
@@ -448,6 +515,63 @@ func (m *Minion) sendOnce(ctx context.Context, load saltproto.Ordered) error {
 	}
 	_, err = crypt.Loads(data, nonce)
 	return err
+}
+
+// request is AsyncReqChannel.send over Salt 3006.6's
+// AsyncReqMessageClient: tries attempts of timeout each, every attempt a
+// frame of its own (frame is called again: an aes load gets a fresh
+// nonce). A request whose connection could not be made (the master
+// refused it) waits in the socket while libzmq reconnects with its
+// backoff, and goes once connected. A reply that comes after its
+// attempt's timeout is not lost time only: the attempt failed, but the
+// socket (one request in flight, under a lock) read that reply before the
+// next attempt could send, so the attempt then running sends its frame on
+// the same connection at once; that is what this does. A connection that
+// fails after the frame went loses the attempt.
+func (m *Minion) request(ctx context.Context, c *saltzmq.ReqClient, tries int, timeout time.Duration, frame func() ([]byte, error)) ([]byte, error) {
+	start := time.Now()
+	ctx, cancel := context.WithDeadline(ctx, start.Add(time.Duration(tries)*timeout))
+	defer cancel()
+	f, err := frame()
+	if err != nil {
+		return nil, err
+	}
+	recon := backoff{base: reqReconnectIvl, max: reqReconnectIvlMax}
+	try := 1
+	for {
+		b, err := c.Request(ctx, f)
+		switch {
+		case err == nil:
+			recon.reset()
+			took := time.Since(start)
+			if took <= time.Duration(try)*timeout {
+				return b, nil
+			}
+			m.late.Add(1)
+			try = int(took/timeout) + 1
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("no reply in %d tries of %s: %w", tries, timeout, err)
+		case errors.Is(err, saltzmq.ErrNotConnected):
+			m.reqRetries.Add(1)
+			if !sleep(ctx, recon.next()) {
+				return nil, fmt.Errorf("no connection in %d tries of %s: %w", tries, timeout, err)
+			}
+			continue
+		default:
+			// The frame went and its reply will not come: the attempt
+			// times out, the next sends afresh.
+			if !sleep(ctx, time.Until(start.Add(time.Duration(try)*timeout))) {
+				return nil, fmt.Errorf("no reply in %d tries of %s: %w", tries, timeout, err)
+			}
+			try++
+		}
+		if try > tries {
+			return nil, fmt.Errorf("no reply in %d tries of %s", tries, timeout)
+		}
+		if f, err = frame(); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // newNonce is uuid.uuid4().hex, the nonce of a Salt request.

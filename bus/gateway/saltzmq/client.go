@@ -22,6 +22,13 @@ import (
 // the next request after a failure, as Salt's RequestClient builds a new
 // socket after a timeout; a SubClient's owner dials a new one.
 
+// ErrNotConnected is a request that was not sent: the dial or the
+// handshake failed (the server refused the connection, say). libzmq's REQ
+// keeps such a request queued and sends it once it has reconnected; a
+// caller playing a minion waits its reconnect interval and sends again,
+// where a request that was sent and not answered is lost, as with libzmq.
+var ErrNotConnected = errors.New("saltzmq: not connected")
+
 // ClientHandshakeTimeout bounds a client's dial and ZMTP handshake when
 // the context has no earlier deadline.
 const ClientHandshakeTimeout = 10 * time.Second
@@ -169,7 +176,7 @@ func (r *ReqClient) conn(ctx context.Context) (*conn, error) {
 	}
 	c, err := r.d.dialZMTP(ctx, r.addr, "REQ", reqServers)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrNotConnected, err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -83,6 +83,10 @@ func TestReqClientTimeout(t *testing.T) {
 	if r.Connected() {
 		t.Fatal("connected before the first request")
 	}
+	// A refused connection: the request was not sent.
+	if _, err := NewReqClient(startPublisherAddr(t)).Request(context.Background(), []byte("x")); !errors.Is(err, ErrNotConnected) || !errors.Is(err, ErrSocketType) {
+		t.Fatalf("a REQ to a publish port: %v, want ErrNotConnected and ErrSocketType", err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, err := r.Request(ctx, []byte("slow")); !errors.Is(err, context.DeadlineExceeded) {
@@ -255,6 +259,11 @@ func TestSubClient(t *testing.T) {
 func topicOf(id string) string {
 	h := sha1.Sum([]byte(id))
 	return hex.EncodeToString(h[:])
+}
+
+func startPublisherAddr(t *testing.T) string {
+	_, addr := startPublisher(t, PublisherConfig{})
+	return addr
 }
 
 func startRequestServerAddr(t *testing.T) string {
