@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 )
 
 // Bounds of an agent's connection: an idle agent costs the master little,
@@ -48,7 +49,7 @@ func (p *Peer) Push(method string, body any) bool {
 	if err != nil {
 		return false
 	}
-	return p.pc.send(encodeMsg(nil, []byte(method), b))
+	return p.pc.send(zmtp.EncodeMsg(nil, []byte(method), b))
 }
 
 // Close cuts the agent off at once.

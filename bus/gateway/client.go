@@ -22,6 +22,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 )
 
 // ErrClosed is returned by a Client used after Close.
@@ -566,7 +567,7 @@ func (c *Client) call(ctx context.Context, method string, body []byte) (json.Raw
 	corr := c.prefix + strconv.FormatUint(c.seq.Add(1), 36)
 	cl := &call{
 		method: method,
-		msg:    encodeMsg([]byte(corr), []byte(method), body, c.mac(method, body)),
+		msg:    zmtp.EncodeMsg([]byte(corr), []byte(method), body, c.mac(method, body)),
 		reply:  make(chan result, 1),
 	}
 	c.mu.Lock()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 	"github.com/brinehq/brine/bus/natsbus"
 )
 
@@ -256,7 +257,7 @@ func rawSub(t testing.TB, addr string, key []byte, prefix string) (*rawConn, err
 	if err != nil {
 		return nil, operatorAuth(err)
 	}
-	pc.send(encodeMsg(append([]byte{1}, prefix...)))
+	pc.send(zmtp.EncodeMsg(append([]byte{1}, prefix...)))
 	t.Cleanup(pc.close)
 	return &rawConn{pc}, nil
 }

@@ -5,6 +5,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 )
 
 // Connections that have not authenticated cost the master a file descriptor
@@ -47,7 +49,7 @@ const (
 // admit counts raw, just accepted, unless that would exceed max in total or
 // perAddr from its address; then it returns nil and the bound exceeded.
 func (c *unauthCount) admit(raw net.Conn, max, perAddr int) (*unauthSlot, string) {
-	addr := remoteHost(raw)
+	addr := zmtp.RemoteHost(raw)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.total >= max {
@@ -101,19 +103,4 @@ func (c *unauthCount) logRefusal(log *slog.Logger, remote, reason string) {
 	c.mu.Unlock()
 	log.Warn("connection refused", "remote", remote, "reason", reason,
 		"refused_since_last_line", n, "logged_at_most_every", refusalLogEvery)
-}
-
-// remoteHost is the IP address of a TCP peer, "" for other transports
-// (ipc), which are not capped per address. An IPv6 peer is counted by its
-// /64, the least a host is usually given: otherwise one host could use a
-// fresh address per connection.
-func remoteHost(raw net.Conn) string {
-	a, ok := raw.RemoteAddr().(*net.TCPAddr)
-	if !ok {
-		return ""
-	}
-	if a.IP.To4() == nil {
-		return (&net.IPNet{IP: a.IP.Mask(net.CIDRMask(64, 128)), Mask: net.CIDRMask(64, 128)}).String()
-	}
-	return a.IP.String()
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 )
 
 // logBuffer collects a server's log lines for a test to read.
@@ -124,7 +125,7 @@ func TestEmptyFrameFloodDropped(t *testing.T) {
 	before := heapInuse()
 
 	const flood = 32 << 20
-	chunk := bytes.Repeat([]byte{flagMore, 0}, 32<<10)
+	chunk := bytes.Repeat([]byte{zmtp.FlagMore, 0}, 32<<10)
 	pc.raw.SetWriteDeadline(time.Now().Add(time.Minute))
 	sent := 0
 	var werr error
@@ -178,7 +179,7 @@ func TestUnauthenticatedTimeouts(t *testing.T) {
 	}
 	agent := curveConn(t, srv.RequestAddr(), agentKeys, zmq4.Dealer)
 	// An agent's connection is one once it asks something (its hello).
-	agent.send(encodeMsg([]byte("h"), []byte("agent.hello"), []byte("{}")))
+	agent.send(zmtp.EncodeMsg([]byte("h"), []byte("agent.hello"), []byte("{}")))
 	agent.raw.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if _, _, err := agent.readMsg(maxReply); err != nil {
 		t.Fatalf("agent's first request: %v", err)
@@ -209,7 +210,7 @@ func TestUnauthenticatedTimeouts(t *testing.T) {
 			}
 			asked := 0
 			for {
-				pc.send(encodeMsg([]byte("k"), []byte(MethodMasterKey), []byte("{}")))
+				pc.send(zmtp.EncodeMsg([]byte("k"), []byte(MethodMasterKey), []byte("{}")))
 				pc.raw.SetReadDeadline(time.Now().Add(5 * time.Second))
 				if _, _, err := pc.readMsg(maxReply); err != nil {
 					break
@@ -233,12 +234,12 @@ func TestUnauthenticatedTimeouts(t *testing.T) {
 		{"greeting sent, handshake not finished", func(t *testing.T) (time.Time, net.Conn) {
 			c := dialRaw(t, "127.0.0.1", srv.RequestAddr())
 			start := time.Now()
-			greeting := make([]byte, greetingSize)
+			greeting := make([]byte, zmtp.GreetingSize)
 			greeting[0], greeting[9], greeting[10] = 0xff, 0x7f, 3
 			copy(greeting[12:], "CURVE")
 			// A byte at a time, each within the timeout: only a bound from
 			// accept ends it.
-			for _, g := range greeting[:greetingSize-1] {
+			for _, g := range greeting[:zmtp.GreetingSize-1] {
 				if _, err := c.Write([]byte{g}); err != nil {
 					break
 				}
@@ -265,14 +266,14 @@ func TestUnauthenticatedTimeouts(t *testing.T) {
 	// Long past every bound above, the authenticated connections still
 	// work, on the same connections.
 	time.Sleep(lifetime)
-	op.send(encodeMsg(signed(testKey, "p", "ping", []byte("{}"))...))
+	op.send(zmtp.EncodeMsg(signed(testKey, "p", "ping", []byte("{}"))...))
 	op.raw.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if msg, _, err := op.readMsg(maxReply); err != nil {
 		t.Errorf("operator connection cut: %v", err)
 	} else {
 		checkReply(t, msg, "p", statusOK, "")
 	}
-	agent.send(encodeMsg([]byte("a"), []byte("agent.nothing"), []byte("{}")))
+	agent.send(zmtp.EncodeMsg([]byte("a"), []byte("agent.nothing"), []byte("{}")))
 	agent.raw.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if msg, _, err := agent.readMsg(maxReply); err != nil {
 		t.Errorf("agent connection cut: %v", err)

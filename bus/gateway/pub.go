@@ -16,6 +16,7 @@ import (
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway/curve"
 	"github.com/brinehq/brine/bus/gateway/saltzmq"
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 )
 
 // registerDelay holds back registering a subscription; tests use it to
@@ -84,7 +85,7 @@ func (s *Server) serveWatcher(ctx context.Context, raw net.Conn, slot *unauthSlo
 			raw.Close()
 			return
 		}
-		sent = len(greetingPrefix)
+		sent = zmtp.PrefixSize
 		if mech == string(zmq4.NullSecurity) {
 			s.cfg.SaltPublisher.ServeConn(ctx, saltzmq.Accepted{Conn: raw, Reader: br, Sent: sent,
 				Deadline: deadline, Authenticated: slot.release})
@@ -146,7 +147,7 @@ func (s *Server) fanout(ev *bus.Event) {
 		s.log.Error("cannot encode event for watchers", "tag", ev.Tag, "err", err)
 		return
 	}
-	msg := encodeMsg([]byte(ev.Tag), strconv.AppendUint(nil, ev.Seq, 10), env)
+	msg := zmtp.EncodeMsg([]byte(ev.Tag), strconv.AppendUint(nil, ev.Seq, 10), env)
 	var full []*watcher
 	s.wmu.RLock()
 	for w := range s.watchers {

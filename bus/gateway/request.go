@@ -19,6 +19,7 @@ import (
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway/curve"
 	"github.com/brinehq/brine/bus/gateway/saltzmq"
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 )
 
 // Reply statuses.
@@ -68,7 +69,7 @@ func (s *Server) serveRequests(ctx context.Context, raw net.Conn, slot *unauthSl
 		return
 	}
 	var sec zmq4.Security
-	sent := len(greetingPrefix)
+	sent := zmtp.PrefixSize
 	switch mech {
 	case string(zmq4.CurveSecurity):
 		sec = curve.NewServer(s.cfg.Keys, nil)
@@ -121,27 +122,30 @@ func (s *Server) serveRequests(ctx context.Context, raw net.Conn, slot *unauthSl
 	}
 }
 
-// peekMechanism sends the start of the greeting and reads the peer's
-// whole greeting (without consuming it) for its security mechanism, by
-// deadline; it is abandoned when ctx ends, so that a shutdown does not wait
-// for a peer that sends nothing.
+// peekMechanism sends the start of the greeting (zmtp.PrefixSize bytes of
+// zmq4's NULL greeting: libzmq sends its mechanism only after seeing the
+// other side's major version) and reads the peer's whole greeting (without
+// consuming it) for its security mechanism, by deadline; it is abandoned
+// when ctx ends, so that a shutdown does not wait for a peer that sends
+// nothing.
 func peekMechanism(ctx context.Context, raw net.Conn, br *bufio.Reader, deadline time.Time) (string, error) {
 	if err := raw.SetDeadline(deadline); err != nil {
 		return "", err
 	}
 	stop := context.AfterFunc(ctx, func() { raw.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
-	if _, err := raw.Write(greetingPrefix); err != nil {
+	prefix := zmtp.Greeting(0, "NULL")
+	if _, err := raw.Write(prefix[:zmtp.PrefixSize]); err != nil {
 		return "", fmt.Errorf("greeting: %w", err)
 	}
-	g, err := br.Peek(greetingSize)
+	g, err := br.Peek(zmtp.GreetingSize)
 	if err != nil {
 		return "", fmt.Errorf("greeting: %w", err)
 	}
-	if g[0] != 0xFF || g[9] != 0x7F {
+	if !zmtp.HasSignature(g) {
 		return "", errors.New("greeting: not ZMTP")
 	}
-	return mechanismOf(g), nil
+	return zmtp.Mechanism(g), nil
 }
 
 // maxBootstrapMsg bounds a request on an unencrypted connection.
@@ -252,7 +256,7 @@ func (s *Server) serveBootstrap(_ string, frames [][]byte) []byte {
 			"connect with a brine of the same version")
 	}
 	b, _ := json.Marshal(MasterKeyReply{Key: s.cfg.Keys.Public.String(), Fingerprint: curve.Fingerprint(s.cfg.Keys.Public)})
-	return encodeMsg(corr, []byte(statusOK), b)
+	return zmtp.EncodeMsg(corr, []byte(statusOK), b)
 }
 
 // serveRequest checks and runs one request and returns the encoded reply.
@@ -290,7 +294,7 @@ func (s *Server) answer(corr []byte, remote, method string, h Handler, body json
 	if err != nil {
 		return errorReply(corr, CodeFailed, fmt.Sprintf("%s: encoding the result: %v", method, err))
 	}
-	return encodeMsg(corr, []byte(statusOK), b)
+	return zmtp.EncodeMsg(corr, []byte(statusOK), b)
 }
 
 // call runs a handler; a panic in one (a registered method's bug) becomes an
@@ -307,7 +311,7 @@ func (s *Server) call(ctx context.Context, method string, h Handler, body json.R
 
 func errorReply(corr []byte, code, msg string) []byte {
 	b, _ := json.Marshal(errorBody{Error: msg, Code: code})
-	return encodeMsg(corr, []byte(statusError), b)
+	return zmtp.EncodeMsg(corr, []byte(statusError), b)
 }
 
 func errorCode(err error) string {

@@ -23,20 +23,3 @@ func MasterKeys(key []byte) curve.KeyPair { return curve.Derive(key, masterLabel
 // OperatorKeys is the key pair of clients holding the shared key (the CLI,
 // scripts): the master admits it to its methods and its event stream.
 func OperatorKeys(key []byte) curve.KeyPair { return curve.Derive(key, operatorLabel) }
-
-// greetingPrefix is the start of zmq4's ZMTP 3.0 greeting: signature and
-// major version. A server that must learn the peer's mechanism before
-// choosing its own sends it first: libzmq sends the rest of its greeting,
-// mechanism included, only after seeing the other side's version.
-var greetingPrefix = []byte{0xFF, 0, 0, 0, 0, 0, 0, 0, 0, 0x7F, 3}
-
-// mechanismOf reads the mechanism name from a ZMTP greeting.
-func mechanismOf(greeting []byte) string {
-	m := greeting[12:32]
-	for i, c := range m {
-		if c == 0 {
-			return string(m[:i])
-		}
-	}
-	return string(m)
-}

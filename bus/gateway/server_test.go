@@ -18,6 +18,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 	"github.com/brinehq/brine/bus/natsbus"
 )
 
@@ -315,7 +316,7 @@ func TestClientRecoversFromTruncatedReply(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			reply := sealMsg(pc.sess, nil, encodeMsg(frames[0], []byte(statusOK), []byte(`{"time":"x"}`)))
+			reply := sealMsg(pc.sess, nil, zmtp.EncodeMsg(frames[0], []byte(statusOK), []byte(`{"time":"x"}`)))
 			_, err = raw.Write(reply[:len(reply)-3])
 			return err
 		})
@@ -383,7 +384,7 @@ func TestConnectionLostDuringCall(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if _, err := raw.Write(sealMsg(pc.sess, nil, encodeMsg(ping[0], []byte(statusOK), []byte(`{}`)))); err != nil {
+			if _, err := raw.Write(sealMsg(pc.sess, nil, zmtp.EncodeMsg(ping[0], []byte(statusOK), []byte(`{}`)))); err != nil {
 				return err
 			}
 			_, _, err = pc.readMsg(1 << 20)
@@ -513,7 +514,7 @@ func TestShutdownNotHeldByARequesterThatStoppedReading(t *testing.T) {
 	method := strings.Repeat("m", 60<<10)
 	body := []byte("{}")
 	for range 300 {
-		req := sealMsg(pc.sess, nil, encodeMsg([]byte("c"), []byte(method), body, []byte(Sign(testKey, method, body))))
+		req := sealMsg(pc.sess, nil, zmtp.EncodeMsg([]byte("c"), []byte(method), body, []byte(Sign(testKey, method, body))))
 		if _, err := raw.Write(req); err != nil {
 			t.Fatal(err)
 		}

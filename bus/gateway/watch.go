@@ -10,6 +10,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 	"github.com/brinehq/brine/internal/fnmatch"
 )
 
@@ -176,7 +177,7 @@ func (w *watch) subscribe(ctx context.Context, limit time.Duration) (*peerConn, 
 	if w.glob != nil {
 		prefix = w.glob.Prefix()
 	}
-	pc.send(encodeMsg(append([]byte{1}, prefix...)))
+	pc.send(zmtp.EncodeMsg(append([]byte{1}, prefix...)))
 	return pc, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 	"github.com/brinehq/brine/bus/natsbus"
 )
 
@@ -435,10 +436,10 @@ func TestHandshakeLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	greeting := make([]byte, greetingSize)
+	greeting := make([]byte, zmtp.GreetingSize)
 	greeting[0], greeting[9], greeting[10] = 0xff, 0x7f, 3
 	copy(greeting[12:], "CURVE")
-	hdr := []byte{flagLong | flagCommand}
+	hdr := []byte{zmtp.FlagLong | zmtp.FlagCommand}
 	hdr = binary.BigEndian.AppendUint64(hdr, 1<<60)
 	if _, err := conn.Write(append(greeting, hdr...)); err != nil {
 		t.Fatal(err)

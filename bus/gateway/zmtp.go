@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,7 @@ import (
 	"github.com/go-zeromq/zmq4"
 
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/bus/gateway/zmtp"
 )
 
 // The server speaks ZMTP 3.0 itself once zmq4 has done a connection's
@@ -29,11 +29,6 @@ import (
 // watcher, read limits, and a shutdown that leaves no goroutine behind.
 
 const (
-	flagMore    = 0x1
-	flagLong    = 0x2
-	flagCommand = 0x4
-
-	greetingSize = 64
 	// flushTimeout bounds the final write of replies to a requester that
 	// is going away.
 	flushTimeout = 5 * time.Second
@@ -42,28 +37,19 @@ const (
 	maxHandshakeFrame = 64 << 10
 )
 
-// Bounds of one message after the handshake. Every message of this
-// protocol has at most 4 frames (a request: id, method, body, mac), and the
-// bound on bytes alone let a peer send empty frames, which add nothing to a
-// byte count while each costs a slice header: 32 MiB of 2-byte empty
-// frames held 1.4 GiB. So frames are counted, and each frame costs its
-// header and frameCost besides its payload.
-const (
-	maxFrames = 8
-	// frameCost is what holding one frame costs beyond its payload: its
-	// slice header in the message's frame list.
-	frameCost = 24
-)
-
-var (
-	errFrameTooLarge = errors.New("frame too large")
-	errTooManyFrames = errors.New("too many frames")
-)
+// maxFrames bounds the frames of one message after the handshake. Every
+// message of this protocol has at most 4 frames (a request: id, method,
+// body, mac), and the bound on bytes alone let a peer send empty frames,
+// which add nothing to a byte count while each costs a slice header: 32
+// MiB of 2-byte empty frames held 1.4 GiB. So frames are counted, and each
+// frame costs its header and zmtp.FrameCost besides its payload.
+const maxFrames = 8
 
 // overLimit reports whether err is a message refused for its size or its
-// frame count: the peer broke a bound, not the network, and is logged.
+// frame count (zmtp.ErrTooManyFrames matches zmtp.ErrTooLarge too): the
+// peer broke a bound, not the network, and is logged.
 func overLimit(err error) bool {
-	return errors.Is(err, errFrameTooLarge) || errors.Is(err, errTooManyFrames)
+	return errors.Is(err, zmtp.ErrTooLarge)
 }
 
 // handshakeConn is what zmq4.Open reads and writes during a handshake: reads
@@ -74,7 +60,7 @@ type handshakeConn struct {
 	br    *bufio.Reader
 	guard frameGuard
 	// sent is how many bytes of zmq4's greeting were already written
-	// (greetingPrefix, by a server that had to learn the peer's mechanism
+	// (zmtp.PrefixSize, by a server that had to learn the peer's mechanism
 	// first); they are dropped from zmq4's first write.
 	sent int
 }
@@ -106,7 +92,7 @@ type frameGuard struct {
 }
 
 func newFrameGuard(max uint64) frameGuard {
-	return frameGuard{skip: greetingSize, hdr: make([]byte, 0, 9), max: max}
+	return frameGuard{skip: zmtp.GreetingSize, hdr: make([]byte, 0, 9), max: max}
 }
 
 func (g *frameGuard) feed(p []byte) error {
@@ -119,19 +105,12 @@ func (g *frameGuard) feed(p []byte) error {
 		}
 		g.hdr = append(g.hdr, p[0])
 		p = p[1:]
-		need := 2
-		if g.hdr[0]&flagLong != 0 {
-			need = 9
-		}
-		if len(g.hdr) < need {
+		_, size, n := zmtp.ParseHeader(g.hdr)
+		if n == 0 {
 			continue
 		}
-		size := uint64(g.hdr[1])
-		if need == 9 {
-			size = binary.BigEndian.Uint64(g.hdr[1:9])
-		}
 		if size > g.max {
-			return fmt.Errorf("%w: %d bytes during handshake", errFrameTooLarge, size)
+			return fmt.Errorf("%w: a frame of %d bytes during handshake", zmtp.ErrTooLarge, size)
 		}
 		g.skip = size
 		g.hdr = g.hdr[:0]
@@ -411,19 +390,12 @@ func (pc *peerConn) shrinkReader(size int) {
 }
 
 // sealMsg appends the CURVE MESSAGE frames carrying the frames of m, a
-// message encoded by encodeMsg.
+// message encoded by zmtp.EncodeMsg.
 func sealMsg(sess *curve.Session, dst, m []byte) []byte {
 	for len(m) > 0 {
-		flags := m[0]
-		var size uint64
-		if flags&flagLong != 0 {
-			size = binary.BigEndian.Uint64(m[1:9])
-			m = m[9:]
-		} else {
-			size = uint64(m[1])
-			m = m[2:]
-		}
-		dst = sess.AppendFrame(dst, flags&flagMore != 0, m[:size])
+		flags, size, n := zmtp.ParseHeader(m)
+		m = m[n:]
+		dst = sess.AppendFrame(dst, flags&zmtp.FlagMore != 0, m[:size])
 		m = m[size:]
 	}
 	return dst
@@ -432,80 +404,13 @@ func sealMsg(sess *curve.Session, dst, m []byte) []byte {
 // readMsg reads one message (all its frames), opening the frames of a
 // CURVE connection. Commands (PING and the like) are reported with cmd set.
 // A message of more than maxFrames frames, or over max bytes counting each
-// frame's header and frameCost, is an error: the connection cannot be
-// resynchronised, so it is dropped.
+// frame's header and zmtp.FrameCost, is an error: the connection cannot be
+// resynchronised, so it is dropped. A sealed frame may exceed max by its
+// seal (curve.Overhead); what it carries is counted as opened.
 func (pc *peerConn) readMsg(max int) (frames [][]byte, cmd bool, err error) {
-	r := pc.br
-	total := 0 // payload, headers and frameCost of the frames so far
-	limit := max
+	o := zmtp.ReadOptions{Max: max, MaxFrames: maxFrames}
 	if pc.sess != nil {
-		limit += curve.Overhead // each frame's seal, checked per frame
+		o.Slack, o.Open = curve.Overhead, pc.sess.OpenFrame
 	}
-	for {
-		if len(frames) == maxFrames {
-			return nil, false, fmt.Errorf("%w: more than %d in one message", errTooManyFrames, maxFrames)
-		}
-		flags, err := r.ReadByte()
-		if err != nil {
-			return nil, false, err
-		}
-		var size uint64
-		if flags&flagLong != 0 {
-			var b [8]byte
-			if _, err := io.ReadFull(r, b[:]); err != nil {
-				return nil, false, err
-			}
-			size = binary.BigEndian.Uint64(b[:])
-			total += 9
-		} else {
-			b, err := r.ReadByte()
-			if err != nil {
-				return nil, false, err
-			}
-			size = uint64(b)
-			total += 2
-		}
-		total += frameCost
-		if total > limit || size > uint64(limit-total) {
-			return nil, false, fmt.Errorf("%w: message over %d bytes", errFrameTooLarge, max)
-		}
-		body := make([]byte, size)
-		if _, err := io.ReadFull(r, body); err != nil {
-			return nil, false, err
-		}
-		if pc.sess != nil {
-			if flags, body, err = pc.sess.OpenFrame(flags, body); err != nil {
-				return nil, false, err
-			}
-		}
-		total += len(body)
-		frames = append(frames, body)
-		cmd = cmd || flags&flagCommand != 0
-		if flags&flagMore == 0 {
-			return frames, cmd, nil
-		}
-	}
-}
-
-// encodeMsg encodes frames as one ZMTP message.
-func encodeMsg(frames ...[]byte) []byte {
-	n := 0
-	for _, f := range frames {
-		n += 9 + len(f)
-	}
-	b := make([]byte, 0, n)
-	for i, f := range frames {
-		var flags byte
-		if i < len(frames)-1 {
-			flags |= flagMore
-		}
-		if len(f) > 255 {
-			b = append(b, flags|flagLong)
-			b = binary.BigEndian.AppendUint64(b, uint64(len(f)))
-		} else {
-			b = append(b, flags, byte(len(f)))
-		}
-		b = append(b, f...)
-	}
-	return b
+	return zmtp.ReadMsg(pc.br, o)
 }

@@ -30,10 +30,6 @@ func rawFrames(long bool, sizes ...int) []byte {
 	return b
 }
 
-func read(wire []byte, o ReadOptions) ([][]byte, bool, error) {
-	return ReadMsg(bufio.NewReader(bytes.NewReader(wire)), o)
-}
-
 // TestReadMsg: the bounds count each frame's header and FrameCost with its
 // payload; Strict refuses what ZMTP forbids, and a lenient reader passes
 // it on.
@@ -76,42 +72,40 @@ func TestReadMsg(t *testing.T) {
 		{"command with more, lenient", []byte{FlagCommand | FlagMore, 0, 0, 1, 'a'}, lenient, [][]byte{{}, []byte("a")}, true, nil},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			frames, cmd, err := read(tt.wire, tt.o)
-			if !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
-				t.Fatalf("ReadMsg error %v, want %v", err, tt.err)
-			}
-			if cmd != tt.cmd || len(frames) != len(tt.want) {
-				t.Fatalf("ReadMsg = %q (cmd %v), want %q (cmd %v)", frames, cmd, tt.want, tt.cmd)
-			}
-			for i := range frames {
-				if !bytes.Equal(frames[i], tt.want[i]) {
-					t.Fatalf("frame %d = %q, want %q", i, frames[i], tt.want[i])
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { checkRead(t, tt.wire, tt.o, tt.want, tt.cmd, tt.err) })
+	}
+}
+
+// checkRead reads wire with o and wants frames and cmd, or the error want.
+func checkRead(t *testing.T, wire []byte, o ReadOptions, frames [][]byte, cmd bool, want error) {
+	t.Helper()
+	got, gotCmd, err := ReadMsg(bufio.NewReader(bytes.NewReader(wire)), o)
+	switch {
+	case !errors.Is(err, want) || (want == nil) != (err == nil):
+		t.Fatalf("ReadMsg error %v, want %v", err, want)
+	case gotCmd != cmd || len(got) != len(frames):
+		t.Fatalf("ReadMsg = %q (cmd %v), want %q (cmd %v)", got, gotCmd, frames, cmd)
+	}
+	for i := range got {
+		if !bytes.Equal(got[i], frames[i]) {
+			t.Fatalf("frame %d = %q, want %q", i, got[i], frames[i])
+		}
 	}
 }
 
 func TestReadMsgReserve(t *testing.T) {
 	var asked []int
 	o := ReadOptions{Max: 100, MaxFrames: 4, Reserve: func(n int) error { asked = append(asked, n); return nil }}
-	if _, _, err := read(EncodeMsg(nil, []byte("abc")), o); err != nil {
-		t.Fatal(err)
-	}
+	checkRead(t, EncodeMsg(nil, []byte("abc")), o, [][]byte{{}, []byte("abc")}, false, nil)
 	if len(asked) != 1 || asked[0] != 3 {
 		t.Fatalf("reserved %v, want [3] (empty frames cost nothing to reserve)", asked)
 	}
 	refuse := errors.New("no room")
 	o.Reserve = func(int) error { return refuse }
-	if _, _, err := read(EncodeMsg([]byte("abc")), o); !errors.Is(err, refuse) {
-		t.Fatalf("ReadMsg with a refusing reserve: %v", err)
-	}
+	checkRead(t, EncodeMsg([]byte("abc")), o, nil, false, refuse)
 	// A frame over the bound is refused before it is reserved.
 	o.Max = 10
-	if _, _, err := read(EncodeMsg(make([]byte, 50)), o); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("ReadMsg of an oversized frame: %v", err)
-	}
+	checkRead(t, EncodeMsg(make([]byte, 50)), o, nil, false, ErrTooLarge)
 }
 
 // unwrap is an Open that strips a 4-byte wrapping and takes its flags from
@@ -135,31 +129,20 @@ func TestReadMsgOpen(t *testing.T) {
 		name string
 		wire []byte
 		max  int
-		want []string
+		want [][]byte
 		cmd  bool
 		err  error
 	}{
-		{"one frame", wrapped(0, "abc"), base + 3, []string{"abc"}, false, nil},
-		{"two frames", append(wrapped(FlagMore, "a"), wrapped(0, "b")...), 2*base + 2, []string{"a", "b"}, false, nil},
-		{"opened flags end the message", append(wrapped(FlagMore, "a")[:0:0], 0, 5, 0, 0, 0, 0, 'a'), base + 1, []string{"a"}, false, nil},
-		{"opened command", wrapped(FlagCommand, "\x04PING"), base + 5, []string{"\x04PING"}, true, nil},
+		{"one frame", wrapped(0, "abc"), base + 3, [][]byte{[]byte("abc")}, false, nil},
+		{"two frames", append(wrapped(FlagMore, "a"), wrapped(0, "b")...), 2*base + 2, [][]byte{[]byte("a"), []byte("b")}, false, nil},
+		{"opened flags end the message", []byte{FlagMore, 5, 0, 0, 0, 0, 'a'}, base + 1, [][]byte{[]byte("a")}, false, nil},
+		{"opened command", wrapped(FlagCommand, "\x04PING"), base + 5, [][]byte{[]byte("\x04PING")}, true, nil},
 		{"over the slack", wrapped(0, "abcd"), base + 3, nil, false, ErrTooLarge},
 		{"refused by Open", AppendFrame(nil, 0, []byte{1}), 100, nil, false, ErrProtocol},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			frames, cmd, err := read(tt.wire, ReadOptions{Max: tt.max, MaxFrames: 4, Slack: 4, Open: unwrap})
-			if !errors.Is(err, tt.err) || (tt.err == nil) != (err == nil) {
-				t.Fatalf("ReadMsg error %v, want %v", err, tt.err)
-			}
-			if cmd != tt.cmd || len(frames) != len(tt.want) {
-				t.Fatalf("ReadMsg = %q (cmd %v), want %q (cmd %v)", frames, cmd, tt.want, tt.cmd)
-			}
-			for i := range frames {
-				if string(frames[i]) != tt.want[i] {
-					t.Fatalf("frame %d = %q, want %q", i, frames[i], tt.want[i])
-				}
-			}
+			checkRead(t, tt.wire, ReadOptions{Max: tt.max, MaxFrames: 4, Slack: 4, Open: unwrap}, tt.want, tt.cmd, tt.err)
 		})
 	}
 }
