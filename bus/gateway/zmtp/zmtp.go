@@ -9,6 +9,7 @@
 package zmtp
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -87,13 +88,6 @@ func ParseHeader(b []byte) (flags byte, size uint64, n int) {
 	return flags, uint64(b[1]), n
 }
 
-// Reader is what ReadMsg reads from: a *bufio.Reader, so that a frame
-// header costs no system call.
-type Reader interface {
-	io.Reader
-	io.ByteReader
-}
-
 // ReadOptions bound one message and say how ReadMsg checks and opens its
 // frames.
 type ReadOptions struct {
@@ -123,8 +117,9 @@ type ReadOptions struct {
 // ErrTooLarge (ErrTooManyFrames for the frame count), checked on each
 // frame's header before its body is allocated, so that a header announcing
 // 2^62 bytes costs nothing. The stream cannot be resynchronised after any
-// error: the caller drops the connection.
-func ReadMsg(r Reader, o ReadOptions) (frames [][]byte, cmd bool, err error) {
+// error: the caller drops the connection. r is buffered so that a frame
+// header costs no system call.
+func ReadMsg(r *bufio.Reader, o ReadOptions) (frames [][]byte, cmd bool, err error) {
 	limit := o.Max + o.Slack
 	total := 0 // headers, FrameCost and (opened) payloads of the frames so far
 	for {
