@@ -42,9 +42,10 @@ var (
 	ErrProtocol = errors.New("ZMTP protocol error")
 	// ErrTooLarge: a message over the size or frame bounds.
 	ErrTooLarge = errors.New("message too large")
-	// ErrTooManyFrames: a message over the frame bound; it matches
-	// ErrTooLarge too.
-	ErrTooManyFrames = fmt.Errorf("%w: too many frames", ErrTooLarge)
+	// ErrTooManyFrames: a message over the frame bound. It is an
+	// ErrTooLarge, and reads as one: the error ReadMsg returns says "more
+	// than N frames".
+	ErrTooManyFrames = fmt.Errorf("%w", ErrTooLarge)
 )
 
 // RemoteHost is the IP address of a TCP peer, "" for other transports

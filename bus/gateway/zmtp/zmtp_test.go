@@ -304,3 +304,26 @@ func TestRemoteHost(t *testing.T) {
 		})
 	}
 }
+
+// TestErrors: a message over the frame bound matches both errors, one over
+// the byte bound only ErrTooLarge; the wording is saltzmq's.
+func TestErrors(t *testing.T) {
+	o := ReadOptions{Max: 100, MaxFrames: 1}
+	_, _, frames := ReadMsg(bufio.NewReader(bytes.NewReader(EncodeMsg(nil, nil))), o)
+	_, _, size := ReadMsg(bufio.NewReader(bytes.NewReader(EncodeMsg(make([]byte, 100)))), o)
+	tests := []struct {
+		err      error
+		tooLarge bool
+		frames   bool
+		text     string
+	}{
+		{frames, true, true, "message too large: more than 1 frames"},
+		{size, true, false, "message too large: over 100 bytes"},
+	}
+	for _, tt := range tests {
+		if errors.Is(tt.err, ErrTooLarge) != tt.tooLarge || errors.Is(tt.err, ErrTooManyFrames) != tt.frames || tt.err.Error() != tt.text {
+			t.Errorf("%v: ErrTooLarge %v, ErrTooManyFrames %v; want %v, %v, %q", tt.err,
+				errors.Is(tt.err, ErrTooLarge), errors.Is(tt.err, ErrTooManyFrames), tt.tooLarge, tt.frames, tt.text)
+		}
+	}
+}
