@@ -116,8 +116,11 @@ type Onboarding struct {
 	// minions made again after libzmq's reconnect interval: 100–200 ms on
 	// the REQ, doubling; on the SUB Salt's randomized recon_default +
 	// rand(recon_max), 1–11 s, plus libzmq's jitter.
-	ReqReconnects      int64               `json:"req_reconnects"`
-	SubReconnects      int64               `json:"sub_reconnects"`
+	ReqReconnects int64 `json:"req_reconnects"`
+	SubReconnects int64 `json:"sub_reconnects"`
+	// LateReplies are sign-in replies that came after auth_timeout: the
+	// minion sent its _auth again once the late reply was read.
+	LateReplies        int64               `json:"late_replies"`
 	MasterCPUSeconds   float64             `json:"master_cpu_seconds"`
 	MasterCPUMsPerMin  float64             `json:"master_cpu_ms_per_minion"`
 	MinionsCPUSeconds  float64             `json:"minions_cpu_seconds"`
@@ -188,12 +191,16 @@ type pingRun struct {
 	// Answered the _returns the master answered, as the minions saw.
 	Returned int `json:"returned"`
 	Answered int `json:"answered"`
-	// LastAnsweredMs is exec until the last _return was answered.
-	LastAnsweredMs float64 `json:"last_answered_ms"`
-	MasterCPUMs    float64 `json:"master_cpu_ms"`
-	BenchCPUMs     float64 `json:"bench_cpu_ms"`
-	CLICPUMs       float64 `json:"cli_cpu_ms"`
-	Stderr         string  `json:"stderr,omitempty"`
+	// Where the wall time went, each from exec (this process's clock):
+	// the first and the last minion to have decoded the job, the last
+	// _return answered.
+	FirstReceivedMs float64 `json:"first_received_ms"`
+	LastReceivedMs  float64 `json:"last_received_ms"`
+	LastAnsweredMs  float64 `json:"last_answered_ms"`
+	MasterCPUMs     float64 `json:"master_cpu_ms"`
+	BenchCPUMs      float64 `json:"bench_cpu_ms"`
+	CLICPUMs        float64 `json:"cli_cpu_ms"`
+	Stderr          string  `json:"stderr,omitempty"`
 }
 
 type memStat = masterproc.MemStat
@@ -241,7 +248,7 @@ func run(ctx context.Context, o options) error {
 		o.bin, o.minions, o.pings, o.acceptWait, o.keyBits, o.settle, o.longIdle, o.out)
 	rep.Setup["master"] = "`brine master` as its own process (" + o.bin + "), its default Salt transport (salt_transport on: Salt minions on ret_port and publish_port beside brine's agents), auto_accept: true, sign_pub_messages on (default), keysize 2048 (default), log_level info (default), on 127.0.0.1"
 	rep.Setup["minions"] = fmt.Sprintf("%d protocol-level salt-minions (bench/internal/saltfleet) in this process, each with its own %d-bit RSA key, Salt 3006's _auth (version 2, nonce; first contact without a token), its AES session Crypticle, a ZeroMQ REQ (ZMTP 3.0 NULL, saltzmq's client) for its returns and start event, a SUB subscribed to \"\" checking every publish's signature, and its own loopback source address (127.1.x.y)", o.minions, o.keyBits)
-	rep.Setup["minion_config"] = fmt.Sprintf("acceptance_wait_time: %s, auth_timeout: 5 s, return_retry_timer: 10 s, return_retry_tries: 3, recon_default 1 s, recon_max 10 s, recon_randomize on (a SUB refused reconnects after randint(1, 11) s plus libzmq's jitter; a REQ after 100 ms, doubling to 5 s), a salt/minion/<id>/start event after the sign-in (as a 3006 minion fires it)", o.acceptWait)
+	rep.Setup["minion_config"] = fmt.Sprintf("acceptance_wait_time: %s, auth_timeout: 5 s, auth_tries: 7, return_retry_timer: 10 s, return_retry_tries: 3, recon_default 1 s, recon_max 10 s, recon_randomize on (a SUB refused reconnects after randint(1, 11) s plus libzmq's jitter; a REQ after 100 ms, doubling to 5 s), a salt/minion/<id>/start event after the sign-in (as a 3006 minion fires it)", o.acceptWait)
 	rep.Setup["minion_keys"] = fmt.Sprintf("%d keys from %s in %.1f s (generated once, kept between runs: generation is not measured)", o.minions, o.keyDir, keyTime.Seconds())
 	rep.Setup["minions_n"] = strconv.Itoa(o.minions)
 	if o.masterExtra != "" {
@@ -402,7 +409,7 @@ func onboard(ctx context.Context, o options, fl *saltfleet.Fleet, m *fleet.Maste
 	}
 	ob.AcceptedMs = report.DistOf(at)
 	c := fl.Counts()
-	ob.SignIns, ob.Pending, ob.ReqReconnects, ob.SubReconnects = c.SignIns, c.Pending, c.ReqReconnects, c.SubReconnects
+	ob.SignIns, ob.Pending, ob.ReqReconnects, ob.SubReconnects, ob.LateReplies = c.SignIns, c.Pending, c.ReqReconnects, c.SubReconnects, c.LateReplies
 	if err != nil {
 		ob.MinionLog = log.Snapshot()
 		return ob, fmt.Errorf("onboarding: %d of %d minions accepted, %d subscribed after %s: %w", fl.Accepted(), o.minions, fl.Subscribed(), done.Round(time.Millisecond), err)
@@ -453,8 +460,21 @@ func ping(ctx context.Context, o options, fl *saltfleet.Fleet, m *fleet.Master) 
 			for _, at := range rs.At {
 				answered = append(answered, at.Sub(c.Start))
 			}
+			since := func(t time.Time) float64 { return report.Round(float64(t.Sub(c.Start))/float64(time.Millisecond), 3) }
 			if !rs.Last.IsZero() {
-				r.LastAnsweredMs = report.Round(float64(rs.Last.Sub(c.Start))/float64(time.Millisecond), 3)
+				r.LastAnsweredMs = since(rs.Last)
+			}
+			var first, last time.Time
+			for _, at := range rs.Received {
+				if first.IsZero() || at.Before(first) {
+					first = at
+				}
+				if at.After(last) {
+					last = at
+				}
+			}
+			if !first.IsZero() {
+				r.FirstReceivedMs, r.LastReceivedMs = since(first), since(last)
 			}
 		}
 		p.Rounds = append(p.Rounds, r)

@@ -17,6 +17,7 @@ package saltfleet
 import (
 	"context"
 	"errors"
+	"maps"
 	"net"
 	"sync"
 	"time"
@@ -41,8 +42,10 @@ type Fleet struct {
 	stop   func() bool
 }
 
-// Returns are a job's returns as the minions saw them answered.
+// Returns are a job's publish and returns as the minions saw them.
 type Returns struct {
+	// Received is when each minion the job was for decoded it, by id.
+	Received map[string]time.Time
 	// OK counts returns the master answered; Failed those given up on.
 	OK, Failed int
 	// Last is when the last answered return was answered.
@@ -56,6 +59,7 @@ type Returns struct {
 func New(cfg Config, keys []KeyPair, id func(i int) string) (*Fleet, error) {
 	cfg.setDefaults()
 	f := &Fleet{cfg: &cfg, returns: map[string]*Returns{}, errs: make([]error, len(keys))}
+	cfg.onJob = f.received
 	next := cfg.OnReturn
 	cfg.OnReturn = func(mid, jid string, at time.Time, err error) {
 		f.tally(mid, jid, at, err)
@@ -77,14 +81,26 @@ func New(cfg Config, keys []KeyPair, id func(i int) string) (*Fleet, error) {
 	return f, nil
 }
 
+// job is jid's tally, made on first use; f.mu is held.
+func (f *Fleet) job(jid string) *Returns {
+	r := f.returns[jid]
+	if r == nil {
+		r = &Returns{At: map[string]time.Time{}, Received: map[string]time.Time{}}
+		f.returns[jid] = r
+	}
+	return r
+}
+
+func (f *Fleet) received(id, jid string, at time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.job(jid).Received[id] = at
+}
+
 func (f *Fleet) tally(id, jid string, at time.Time, err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	r := f.returns[jid]
-	if r == nil {
-		r = &Returns{At: map[string]time.Time{}}
-		f.returns[jid] = r
-	}
+	r := f.job(jid)
 	if err != nil {
 		r.Failed++
 		return
@@ -105,10 +121,8 @@ func (f *Fleet) Returns(jid string) Returns {
 		return Returns{}
 	}
 	c := *r
-	c.At = make(map[string]time.Time, len(r.At))
-	for k, v := range r.At {
-		c.At[k] = v
-	}
+	c.At = maps.Clone(r.At)
+	c.Received = maps.Clone(r.Received)
 	return c
 }
 

@@ -63,6 +63,9 @@ type Config struct {
 	OnReturn func(id, jid string, at time.Time, err error)
 	// Log gets the minions' warnings (nil: discarded).
 	Log *slog.Logger
+
+	// onJob is the fleet's tally of jobs received.
+	onJob func(id, jid string, at time.Time)
 }
 
 func (c *Config) setDefaults() {
@@ -378,6 +381,9 @@ func (m *Minion) listen(ctx context.Context, sub *saltzmq.SubClient, jobs *sync.
 			continue
 		}
 		m.jobs.Add(1)
+		if m.cfg.onJob != nil {
+			m.cfg.onJob(m.ID, load["jid"].(string), time.Now())
+		}
 		jobs.Go(func() { m.runJob(ctx, load) })
 	}
 }
