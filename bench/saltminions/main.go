@@ -55,6 +55,7 @@ type options struct {
 	cpuprofile   string
 	phaseTimeout time.Duration
 	masterExtra  string
+	source       string
 }
 
 func main() {
@@ -71,6 +72,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (master logs and data) for inspection")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write this process's (the minions') CPU profile here")
 	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 2*time.Minute, "give up on a phase that takes longer")
+	flag.StringVar(&o.source, "brine-source", "", "what the brine binary was built from (a commit), for the report's setup")
 	flag.StringVar(&o.masterExtra, "master-config", "", "YAML appended to the master's configuration (an experiment: the report's setup says so)")
 	flag.Parse()
 	if o.keyDir == "" {
@@ -253,6 +255,9 @@ func run(ctx context.Context, o options) error {
 	rep.Setup["minions_n"] = strconv.Itoa(o.minions)
 	if o.masterExtra != "" {
 		rep.Setup["master_config_added"] = o.masterExtra
+	}
+	if o.source != "" {
+		rep.Setup["brine_source"] = o.source
 	}
 	rep.Setup["ping_rounds_k"] = strconv.Itoa(o.pings)
 	setup.Describe(rep)
@@ -483,9 +488,10 @@ func ping(ctx context.Context, o options, fl *saltfleet.Fleet, m *fleet.Master) 
 		if perr != nil && k == 0 {
 			return p, fmt.Errorf("ping round 1: brine exec (exit %d): %w; stderr: %s", c.Exit, perr, clip(c.Stderr.Bytes(), 500))
 		}
-		// The next round starts once this one's returns are all answered
-		// (or have had the phase timeout).
-		_ = masterproc.Poll(ctx, o.phaseTimeout, 20*time.Millisecond, func() bool {
+		// The next round starts once this one's returns are all answered,
+		// or 10 s after the CLI gave up on those missing (a minion that
+		// dropped the job never returns).
+		_ = masterproc.Poll(ctx, min(o.phaseTimeout, 10*time.Second), 20*time.Millisecond, func() bool {
 			rs := fl.Returns(jid)
 			return rs.OK+rs.Failed >= o.minions
 		})
