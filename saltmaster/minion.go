@@ -102,21 +102,13 @@ func (m *minion) Push(method string, body any) bool {
 	case wire.PushAccepted:
 		return true
 	case wire.PushJob:
-		job, err := jobs.DecodeTargeted(raw)
-		if err != nil {
-			m.t.log.Error("job not published to salt-minion", "id", m.id, "err", err)
-			return false
-		}
-		if m.markSent(job.JID, time.Now()) {
-			m.t.queueJob(job, m.id)
-		}
-		return true
+		return m.t.queueJob(raw, m)
 	case wire.PushFindJob:
 		var f wire.FindJob
 		if err := json.Unmarshal(raw, &f); err != nil {
 			return false
 		}
-		m.t.queueFind(f, m.id)
+		m.t.queueFind(f, m)
 		return true
 	}
 	return false
@@ -186,6 +178,7 @@ func (m *minion) holdGrains(grains map[string]any, host string) {
 // of its minions in turn, and they all get one message.
 type batch struct {
 	load saltproto.Ordered
+	jid  string
 	ids  []string
 	// killAfter is the job's --kill-after, which a salt-minion does not
 	// know: the master sends it saltutil.kill_job then (killJob).
@@ -195,24 +188,41 @@ type batch struct {
 // gather is how long a publish waits for the rest of its minions.
 const gather = 2 * time.Millisecond
 
-// queueJob adds id to the publish of job.
-func (t *Transport) queueJob(job jobs.Targeted, id string) {
-	t.queue(job.JID, id, time.Duration(job.KillAfter*float64(time.Second)), func() saltproto.Ordered {
-		args := job.Arg
-		if args == nil {
-			args = []any{}
-		}
-		// ClearFuncs._prep_pub's load, targeted at the minions this
-		// master reaches over Salt's transport: the master resolved the
-		// target, so each minion only checks it is in the list.
-		load := saltproto.Ordered{{Key: "fun", Value: job.Fun}, {Key: "arg", Value: args},
-			{Key: "jid", Value: job.JID}, {Key: "ret", Value: job.Ret}, {Key: "tgt_type", Value: "list"},
-			{Key: "user", Value: job.User}}
-		if len(job.Metadata) > 0 {
-			load = append(load, saltproto.KV{Key: "metadata", Value: job.Metadata})
-		}
-		return load
-	})
+// queueJob adds minion m to the publish of the job raw is, unless the
+// job was published to it already (markSent). The master pushes one job to
+// each of its minions in turn, with the same body: it is decoded once per
+// publish, not once per minion, so that a job to thousands of minions is
+// gathered within one publish.
+func (t *Transport) queueJob(raw json.RawMessage, m *minion) bool {
+	key := "job/" + string(raw)
+	if t.join(key, m, true) {
+		return true
+	}
+	job, err := jobs.DecodeTargeted(raw)
+	if err != nil {
+		t.log.Error("job not published to salt-minion", "id", m.id, "err", err)
+		return false
+	}
+	t.start(key, jobLoad(job), m, true)
+	return true
+}
+
+// jobLoad is ClearFuncs._prep_pub's load for job, targeted at the minions
+// this master reaches over Salt's transport: the master resolved the
+// target, so each minion only checks it is in the list (tgt, added by
+// flush).
+func jobLoad(job jobs.Targeted) *batch {
+	args := job.Arg
+	if args == nil {
+		args = []any{}
+	}
+	load := saltproto.Ordered{{Key: "fun", Value: job.Fun}, {Key: "arg", Value: args},
+		{Key: "jid", Value: job.JID}, {Key: "ret", Value: job.Ret}, {Key: "tgt_type", Value: "list"},
+		{Key: "user", Value: job.User}}
+	if len(job.Metadata) > 0 {
+		load = append(load, saltproto.KV{Key: "metadata", Value: job.Metadata})
+	}
+	return &batch{load: load, jid: job.JID, killAfter: time.Duration(job.KillAfter * float64(time.Second))}
 }
 
 // findJob is a saltutil.find_job published for the master's question req
@@ -225,10 +235,13 @@ type findJob struct {
 // findWait bounds how long a find_job's answers are taken.
 const findWait = time.Minute
 
-// queueFind asks id, in a saltutil.find_job of its own, whether it still
-// runs f.JID; the answer comes as a _return.
-func (t *Transport) queueFind(f wire.FindJob, id string) {
-	t.queue("find/"+f.Req, id, 0, func() saltproto.Ordered { return t.ownJob("saltutil.find_job", f.JID, f.Req) })
+// queueFind asks minion m, in a saltutil.find_job of its own, whether it
+// still runs f.JID; the answer comes as a _return.
+func (t *Transport) queueFind(f wire.FindJob, m *minion) {
+	key := "find/" + f.Req
+	if !t.join(key, m, false) {
+		t.start(key, &batch{load: t.ownJob("saltutil.find_job", f.JID, f.Req)}, m, false)
+	}
 }
 
 // ownJob is a job the transport publishes on the master's behalf about
@@ -253,23 +266,38 @@ func (t *Transport) killJob(jid string, ids []string) {
 	}
 }
 
-// queue adds id to the publish gathered under key, made by load when it
-// is the first.
-func (t *Transport) queue(key, id string, killAfter time.Duration, load func() saltproto.Ordered) {
+// join adds m to the publish being gathered under key, false when there is
+// none. once: not if the batch's job was published to m already.
+func (t *Transport) join(key string, m *minion, once bool) bool {
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	b := t.batches[key]
 	if b == nil {
-		t.mu.Unlock()
-		l := load()
-		t.mu.Lock()
-		if b = t.batches[key]; b == nil {
-			b = &batch{load: l, killAfter: killAfter}
-			t.batches[key] = b
-			time.AfterFunc(gather, func() { t.flush(key) })
-		}
+		return false
 	}
-	b.ids = append(b.ids, id)
-	t.mu.Unlock()
+	b.add(m, once)
+	return true
+}
+
+// start gathers a publish under key with b, or joins the one another push
+// started meanwhile, and adds m.
+func (t *Transport) start(key string, b *batch, m *minion, once bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if cur := t.batches[key]; cur != nil {
+		b = cur
+	} else {
+		t.batches[key] = b
+		time.AfterFunc(gather, func() { t.flush(key) })
+	}
+	b.add(m, once)
+}
+
+// add adds m to b's minions (once: unless b's job was published to it).
+func (b *batch) add(m *minion, once bool) {
+	if !once || m.markSent(b.jid, time.Now()) {
+		b.ids = append(b.ids, m.id)
+	}
 }
 
 // flush publishes the batch gathered under key.
@@ -278,7 +306,7 @@ func (t *Transport) flush(key string) {
 	b := t.batches[key]
 	delete(t.batches, key)
 	t.mu.Unlock()
-	if b == nil {
+	if b == nil || len(b.ids) == 0 {
 		return
 	}
 	load := append(b.load, saltproto.KV{Key: "tgt", Value: strs(b.ids)})
@@ -287,14 +315,18 @@ func (t *Transport) flush(key string) {
 		return
 	}
 	if b.killAfter > 0 {
-		jid, _ := b.load.Get("jid")
-		time.AfterFunc(b.killAfter, func() { t.killJob(jid.(string), b.ids) })
+		time.AfterFunc(b.killAfter, func() { t.killJob(b.jid, b.ids) })
 	}
 }
 
 // publish sends one load to the minions ids, encrypted with the session
-// key and signed (sign_pub_messages).
+// key and signed (sign_pub_messages). Publishes are serialised: a
+// minion drops a serial not above the last it saw, so the serial each
+// publish takes and the order subscribers receive them in must be the
+// same.
 func (t *Transport) publish(load saltproto.Ordered, ids []string) error {
+	t.pubMu.Lock()
+	defer t.pubMu.Unlock()
 	t.mu.Lock()
 	serial, exhausted := t.serial.Next()
 	t.mu.Unlock()

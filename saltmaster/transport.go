@@ -70,6 +70,8 @@ type Transport struct {
 	methods map[string]wire.Handler
 	gone    func(wire.Conn)
 
+	// pubMu orders publishes (publish).
+	pubMu   sync.Mutex
 	mu      sync.Mutex
 	session *saltproto.Crypticle
 	serial  saltproto.Serial
