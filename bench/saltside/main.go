@@ -69,7 +69,7 @@ func main() {
 	flag.IntVar(&o.warmup, "warmup", 3, "test.ping rounds before a block's measured ones, not counted")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (configurations, logs, tree) for inspection")
 	flag.StringVar(&o.masterLogLevel, "master-log-level", "info", "brine master's log_level (debug to see what it does with the minion)")
-	flag.StringVar(&o.minionLogLevel, "minion-log-level", "info", "the salt-minion's log_level_logfile on both sides")
+	flag.StringVar(&o.minionLogLevel, "minion-log-level", "info", "the salt-minion's log_level_logfile on both sides: info or below (debug, trace), for the bench reads from it when the minion is ready")
 	flag.IntVar(&o.cliTimeoutSeconds, "cli-timeout", 120, "the CLIs' -t: seconds they wait for the minion's return")
 	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 3*time.Minute, "give up on a step (a master starting, the minion answering) that takes longer")
 	flag.DurationVar(&o.stopTimeout, "stop-timeout", 20*time.Second, "how long a daemon has to stop after SIGTERM before SIGKILL")
@@ -117,9 +117,15 @@ func newSide(master, cli string) *Side {
 type Block struct {
 	Side    string `json:"side"`
 	LoadAvg string `json:"load_avg"`
-	// MinionReadyS is from the minion's start to its first test.ping
-	// answered (key exchange, auth, the publish connection).
+	// MinionReadyS is from the minion's start until it logs that it is
+	// ready (it authenticated with the master, got the session key and
+	// set up its publish connection); FirstPingS from then until a
+	// test.ping (-t 5, again every 0.5 s) is answered. A publish before
+	// the minion's subscription reached the master is lost (ZeroMQ's
+	// PUB/SUB), and the CLI then waits out its -t (Salt's also a
+	// find_job, gather_job_timeout 10 s).
 	MinionReadyS     float64 `json:"minion_ready_s"`
+	FirstPingS       float64 `json:"first_ping_s"`
 	TestPingP50Ms    float64 `json:"test_ping_p50_ms"`
 	ApplyFirstP50Ms  float64 `json:"state_apply_first_p50_ms"`
 	ApplyRepeatP50Ms float64 `json:"state_apply_repeat_p50_ms"`
@@ -236,6 +242,9 @@ func run(ctx context.Context, o options) error {
 	if o.blocks < 1 || o.pings < 1 || o.applies < 1 {
 		return errors.New("-blocks, -pings and -applies must be at least 1")
 	}
+	if !slices.Contains([]string{"info", "profile", "debug", "trace", "garbage", "all"}, o.minionLogLevel) {
+		return fmt.Errorf("-minion-log-level %s: info or below, for the bench reads from the minion's log when it is ready", o.minionLogLevel)
+	}
 	setup, cleanup, err := masterproc.Prepare("saltside", o.bin, 1024, o.keep)
 	if err != nil {
 		return err
@@ -328,11 +337,12 @@ func run(ctx context.Context, o options) error {
 	rep.Results = res
 	rep.Setup["load_avg_after"] = report.LoadAvg()
 	rep.Notes = append(rep.Notes,
-		"wall_ms is the CLI's wall time from its exec to its exit, with the return printed as JSON (salt --out=json --static -t N, brine exec --json -t N) and checked: test.ping True; state.apply all 100 states True, all changed on the first run (the target directory removed before it) and none on the repeat run that follows it, and the files' contents checked after each first run",
+		"wall_ms is the CLI's wall time from its exec to its exit, with the return printed as JSON (salt --out=json -t N, which prints the one minion's return as it arrives; brine exec --json -t N) and checked: test.ping True; state.apply all 100 states True, all changed on the first run (the target directory removed before it) and none on the repeat run that follows it, and the files' contents checked after each first run",
 		"cli_start is the CLI doing no job (salt --version: Python importing Salt's CLI; brine version): a floor under each side's figures that is not the master's. master_cpu_ms is the master's CPU over a run (the salt-master's every process in its group; brine master's one), cli_cpu_ms the CLI's",
 		"states_duration_sum_ms sums the states' durations from the minion's return: the minion's own work. By kind: saltside-conf (file.managed from salt://saltside/app.conf.j2) asks the master for the file's hash on every run and fetches it on a cold cache; saltside-dir, saltside-notes and saltside-stamp never ask the master, so they show the machine's load on the minion, the same minion on both sides. Most of saltside-stamp's sum is the run's first cmd.run: Salt's loader, in the job's fresh process, loading the cmd state and the modules it needs (running `git --version` on the way), some 2.5 to 3.5 s on this machine whichever the master",
 		"both masters run throughout (the idle one costs little CPU); the blocks alternate salt, brine, brine, salt, … with the minion restarted on the other side's ports between them; the first state.apply round of a side's first block runs with that side's file cache cold",
 		"the machine has 2 CPUs shared with other work (load_avg at the start, load_avg_after at the end, each block's at its start); the salt CLI spends some 0.4 s of CPU importing Salt and 0.7 s on a test.ping, so Salt's figures suffer most from a busy machine, while a state.apply is mostly the minion's own work on either side",
+		"salt's --static is not used: in Salt 3006 it runs the job through the CLI's batch mode (salt/cli/salt.py: `if self.options.batch or self.options.static: self._run_batch()`), which first publishes a test.ping to the targets and then the job, and on this machine once printed an empty return for a state.apply still running; without it the CLI prints each return as it arrives, as an operator's `salt <id> FUN` does",
 		"p99 of few runs is their maximum; the ratio's p50 below 1 (brine slower) is a failed target, otherwise there is no target on the ratios",
 	)
 	return rep.Finish(o.out, os.Stdout)

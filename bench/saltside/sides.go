@@ -64,7 +64,7 @@ func (b *bench) startSalt(ctx context.Context) (*side, error) {
 	}
 	s := &side{name: "salt", b: b, masterPort: ret, pubPort: pub, masterLog: filepath.Join(dir, "master.log"),
 		res: newSide(fmt.Sprintf("salt-master 3006.6 (%s/scripts/salt-master), its own root_dir/pki_dir/cachedir/sock_dir, 127.0.0.1 publish_port %d ret_port %d, auto_accept: True, default worker_threads (5)", b.src, pub, ret),
-			"salt -c <master conf dir> --out=json --static -t N "+minionID+" FUN (Salt's scripts/salt, Python)"),
+			"salt -c <master conf dir> --out=json -t N "+minionID+" FUN (Salt's scripts/salt, Python)"),
 		version: []string{"--version"},
 		stop:    func() error { return master.stop(b.o.stopTimeout) },
 	}
@@ -73,7 +73,7 @@ func (b *bench) startSalt(ctx context.Context) (*side, error) {
 		return runCLI(ctx, saltEnv(b.src), master.cpu, argv...)
 	}
 	s.job = func(timeout int, fun string, args ...string) []string {
-		return append([]string{"--out=json", "--static", "-t", fmt.Sprint(timeout), minionID, fun}, args...)
+		return append([]string{"--out=json", "-t", fmt.Sprint(timeout), minionID, fun}, args...)
 	}
 	// The master is ready once a worker of its request server is up (it
 	// logs so), which on a busy machine is seconds after its ports are
@@ -199,6 +199,9 @@ func (b *bench) block(ctx context.Context, s *side) (blk Block, err error) {
 	defer func() {
 		blk.TestPingP50Ms, blk.ApplyFirstP50Ms, blk.ApplyRepeatP50Ms = r.TestPing.p50Since(from[0]), r.ApplyFirst.p50Since(from[1]), r.ApplyRepeat.p50Since(from[2])
 	}()
+	readyLine := []byte("Minion is ready to receive requests!")
+	log, _ := os.ReadFile(b.minionLog(s))
+	readyBefore := bytes.Count(log, readyLine)
 	minion, err := b.startMinion(s)
 	if err != nil {
 		return blk, err
@@ -210,6 +213,18 @@ func (b *bench) block(ctx context.Context, s *side) (blk Block, err error) {
 	}()
 
 	start := time.Now()
+	err = masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, func() bool {
+		log, _ := os.ReadFile(b.minionLog(s))
+		return bytes.Count(log, readyLine) > readyBefore || minion.exited()
+	})
+	if err == nil && minion.exited() {
+		err = errors.New("the minion exited")
+	}
+	if err != nil {
+		return blk, fmt.Errorf("the minion did not log %q: %w", readyLine, err)
+	}
+	blk.MinionReadyS = report.Round(time.Since(start).Seconds(), 2)
+	start = time.Now()
 	var last string
 	err = masterproc.Poll(ctx, b.o.phaseTimeout, 500*time.Millisecond, func() bool {
 		if minion.exited() {
@@ -231,7 +246,7 @@ func (b *bench) block(ctx context.Context, s *side) (blk Block, err error) {
 	if err != nil {
 		return blk, fmt.Errorf("the minion never answered test.ping: %w; last: %s", err, last)
 	}
-	blk.MinionReadyS = report.Round(time.Since(start).Seconds(), 2)
+	blk.FirstPingS = report.Round(time.Since(start).Seconds(), 2)
 	for range b.o.warmup {
 		if _, err := b.ping(ctx, s); err != nil {
 			return blk, fmt.Errorf("warm-up: %w", err)

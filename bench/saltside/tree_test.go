@@ -58,7 +58,7 @@ func TestMinionReturn(t *testing.T) {
 	for _, tc := range []struct {
 		name, out, want, err string
 	}{
-		{"salt's --static json", "{\n    \"saltside-minion\": true\n}\n", "true", ""},
+		{"salt's --out=json", "{\n    \"saltside-minion\": true\n}\n", "true", ""},
 		{"another minion only", `{"other": true}`, "", "no return from saltside-minion"},
 		{"nothing printed", "", "", "not JSON"},
 	} {
