@@ -319,16 +319,7 @@ func run(ctx context.Context, o options) error {
 	idle.StillConnected = fl.Subscribed()
 	fmt.Fprintf(os.Stderr, "bench/saltminions: idle: %.1f KiB of master RSS per minion\n", idle.RSSPerMinion)
 
-	// (3) test.ping rounds through the CLI.
-	log.Reset()
-	res.Ping, err = ping(ctx, o, fl, m)
-	res.Ping.MinionLog = log.Snapshot()
-	if err != nil {
-		return fail(err)
-	}
-	fmt.Fprintf(os.Stderr, "bench/saltminions: test.ping: p50 %.0f ms, p99 %.0f ms\n", res.Ping.WallMs.P50, res.Ping.WallMs.P99)
-
-	// (2, long) Idle until past the runtime's periodic GC.
+	// (2, long) Idle until past the runtime's periodic GC, before any job.
 	if o.longIdle > 0 {
 		onboarded := t0.Add(time.Duration(res.Onboarding.Seconds * float64(time.Second)))
 		for time.Until(onboarded.Add(o.longIdle)) > 5*time.Second {
@@ -347,6 +338,15 @@ func run(ctx context.Context, o options) error {
 		idle.RSSPerMinionLongIdle = report.Round(float64(idle.LongIdle.RSSKiB-idle.Before.RSSKiB)/n, 2)
 		idle.AnonPerMinionLongIdle = report.Round(float64(idle.LongIdle.AnonKiB-idle.Before.AnonKiB)/n, 2)
 	}
+
+	// (3) test.ping rounds through the CLI.
+	log.Reset()
+	res.Ping, err = ping(ctx, o, fl, m)
+	res.Ping.MinionLog = log.Snapshot()
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(os.Stderr, "bench/saltminions: test.ping: p50 %.0f ms, p99 %.0f ms\n", res.Ping.WallMs.P50, res.Ping.WallMs.P99)
 
 	// Stop the minions, then the master.
 	counts := fl.Counts()
@@ -374,8 +374,8 @@ func run(ctx context.Context, o options) error {
 	rep.Notes = append(rep.Notes,
 		"onboarding.seconds (the target) runs from starting every minion at once until the last one has both its _auth accepted (the reply's session key decrypted and its signatures checked) and its SUB connected and subscribed to the publish port; not until it answered a test.ping (the ping rounds come after the idle measurement, so that no job's memory is counted as a minion's). master_listed_all_seconds is when the master first listed them all connected (exec.targets on "+minionGlob+"), polled every 100 ms",
 		"each minion signs in as salt.crypt.AsyncAuth does: on a fresh REQ connection, its first contact without a token, auth_timeout 5 s, again every acceptance_wait_time while pending; then it connects its SUB and sends salt/minion/<id>/start (_minion_event with its tok) on its persistent REQ",
-		"idle.master_rss_kib_per_minion (the target) is (median of 5 VmRSS samples of the master settle_seconds after onboarding, every minion holding a REQ and a SUB connection) minus (median of 5 samples before any minion connected, an operator connection open), divided by N; ..._after_long_idle is the same long_idle_seconds after onboarding, past the Go runtime's forced GC, which tells connection state from what the onboarding burst left",
-		"ping: K rounds of `brine exec -c <master dir> '"+minionGlob+"' test.ping --static --out json --show-jid`, one after the other, each after the previous one's returns were all answered; a round's wall time runs from the CLI's exec until it exited having printed every minion's return. The target is on wall_ms.p99, which with K < 100 rounds is the slowest round. return_answered_ms is, per return, exec until the master answered the minion's _return (the minion's clock)",
+		"idle.master_rss_kib_per_minion (the target) is (median of 5 VmRSS samples of the master settle_seconds after onboarding, every minion holding a REQ and a SUB connection) minus (median of 5 samples before any minion connected, an operator connection open), divided by N; ..._after_long_idle is the same long_idle_seconds after onboarding (still before any job), past the Go runtime's forced GC, which tells connection state from what the onboarding burst left; master_rss_series is the RSS on the way there",
+		"ping: K rounds of `brine exec -c <master dir> '"+minionGlob+"' test.ping --static --out json --show-jid`, one after the other, a second apart, each once the previous one's returns were all answered (or 10 s after the CLI gave up on those missing); a round's wall time runs from the CLI's exec until it exited having printed every minion's return, or given up. The target is on wall_ms.p99, which with K < 100 rounds is the slowest round. Per round, first_received_ms and last_received_ms are exec until the first and the last minion decoded the job, last_answered_ms until the master answered the last _return (this process's clock); return_answered_ms is every return's. minion_log counts the publishes the minions refused (a serial not above the last one accepted is Salt's replay guard: the minion drops the job)",
 		"the minions decode every publish (the master's signature checked with its public key, then decrypted with the session Crypticle) and answer a job whose tgt_type list names them (or whose glob matches) with a _return load as a 3006 minion sends it: cmd, id, success, return, retcode, jid, fun, fun_args (user and master_id when the job has them), a fresh nonce, encrypted with the session key, {enc: aes, load, version: 2}; the master's reply is decrypted and its nonce checked",
 		"the minions run in this process, sharing the machine's 2 cores with the master and the CLI: each sign-in costs this process two RSA private-key operations, each publish a signature check per minion",
 	)
