@@ -127,6 +127,14 @@ func (m *minion) setRemote(remote string) {
 	m.mu.Unlock()
 }
 
+// heard notes that m was heard from (a subscriber from its address) at
+// now.
+func (m *minion) heard(now time.Time) {
+	m.mu.Lock()
+	m.seen = now
+	m.mu.Unlock()
+}
+
 func (m *minion) lastSeen() time.Time {
 	m.mu.Lock()
 	defer m.mu.Unlock()

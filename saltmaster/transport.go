@@ -45,8 +45,9 @@ type Config struct {
 	// MasterOpts is what _master_opts answers: the master options a
 	// minion's state run reads (file_roots' saltenvs are filled in).
 	MasterOpts map[string]any
-	// Grace is how long a minion counts as connected after its last
-	// request once no subscriber from its address listens (default 90 s).
+	// Grace is how long a minion counts as connected without a
+	// subscriber from its address nor a request (default 30 s: a
+	// minion's SUB socket reconnects within 11 s).
 	Grace time.Duration
 	// StateFile keeps the session key and the minions holding it across
 	// restarts (persist.go); "" keeps nothing.
@@ -101,7 +102,7 @@ func New(cfg Config) (*Transport, error) {
 		cfg.FileBufferSize = 1 << 20
 	}
 	if cfg.Grace <= 0 {
-		cfg.Grace = 90 * time.Second
+		cfg.Grace = 30 * time.Second
 	}
 	if cfg.IsPending == nil {
 		cfg.IsPending = func(error) bool { return false }
@@ -151,7 +152,7 @@ func (t *Transport) Run(ctx context.Context) {
 	defer t.save()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	every := min(t.cfg.Grace/3, 10*time.Second)
+	every := min(t.cfg.Grace/6, 5*time.Second)
 	last := time.Now()
 	for {
 		select {
@@ -168,12 +169,18 @@ func (t *Transport) Run(ctx context.Context) {
 }
 
 // sweep ends the sessions of minions that stopped listening: no
-// subscriber from their address and no request for Grace.
+// subscriber from their address and no request for Grace. (A minion's SUB
+// socket reconnects within seconds of losing its connection.)
 func (t *Transport) sweep(now time.Time) {
+	hosts := t.pub.SubscriberHosts()
 	var ended []*minion
 	t.mu.Lock()
 	for id, m := range t.minions {
-		if now.Sub(m.lastSeen()) < t.cfg.Grace || t.pub.SubscribedFrom(m.host) {
+		if hosts[m.host] {
+			m.heard(now)
+			continue
+		}
+		if now.Sub(m.lastSeen()) < t.cfg.Grace {
 			continue
 		}
 		delete(t.minions, id)

@@ -555,3 +555,31 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestLiveness(t *testing.T) {
+	r := newRig(t, "", "web1", "web2")
+	w1, w2 := r.minion("web1", 1), r.minion("web2", 2)
+	for _, m := range []*testMinion{w1, w2} {
+		if err := m.signIn(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// web1 listens (a subscriber from its address); web2 is reached by
+	// address too here, so it is given another one.
+	r.tr.accepted("web2").setRemote("192.0.2.7:4000")
+	w1.sub()
+	waitFor(t, "subscriber", func() bool { return r.tr.Publisher().Subscribers() == 1 })
+	later := time.Now().Add(31 * time.Second)
+	r.tr.sweep(later)
+	if r.tr.accepted("web1") == nil {
+		t.Fatal("a listening minion's session ended")
+	}
+	if r.tr.accepted("web2") != nil {
+		t.Fatal("a minion without a subscriber nor a request for the grace period still has a session")
+	}
+	r.fm.mu.Lock()
+	defer r.fm.mu.Unlock()
+	if len(r.fm.bound) != 1 {
+		t.Fatalf("the master was not told web2 is gone: %v", r.fm.bound)
+	}
+}

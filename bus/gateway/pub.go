@@ -81,7 +81,7 @@ func (s *Server) serveWatcher(ctx context.Context, raw net.Conn, slot *unauthSlo
 		deadline := slot.accepted.Add(s.cfg.HandshakeTimeout)
 		mech, err := peekMechanism(ctx, raw, br, deadline)
 		if err != nil {
-			s.log.Info("connection refused", "remote", raw.RemoteAddr().String(), "err", err)
+			s.log.Log(ctx, closedLevel(err), "connection refused", "remote", raw.RemoteAddr().String(), "err", err)
 			raw.Close()
 			return
 		}

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"runtime/debug"
 	"strings"
@@ -64,7 +66,7 @@ func (s *Server) serveRequests(ctx context.Context, raw net.Conn, slot *unauthSl
 	br := bufio.NewReaderSize(raw, readBuffer)
 	mech, err := peekMechanism(ctx, raw, br, slot.accepted.Add(s.cfg.HandshakeTimeout))
 	if err != nil {
-		s.log.Info("connection refused", "remote", raw.RemoteAddr().String(), "err", err)
+		s.log.Log(ctx, closedLevel(err), "connection refused", "remote", raw.RemoteAddr().String(), "err", err)
 		raw.Close()
 		return
 	}
@@ -80,7 +82,7 @@ func (s *Server) serveRequests(ctx context.Context, raw net.Conn, slot *unauthSl
 			deadline := slot.accepted.Add(s.cfg.HandshakeTimeout)
 			typ, err := saltzmq.PeekSocketType(ctx, raw, br, sent, deadline)
 			if err != nil {
-				s.log.Info("connection refused", "remote", raw.RemoteAddr().String(), "err", err)
+				s.log.Log(ctx, closedLevel(err), "connection refused", "remote", raw.RemoteAddr().String(), "err", err)
 				raw.Close()
 				return
 			}
@@ -390,4 +392,15 @@ func reservedPrefixOf(tag string) string {
 
 func handlePing(context.Context, json.RawMessage) (any, error) {
 	return map[string]string{"time": time.Now().UTC().Format(bus.TimeLayout)}, nil
+}
+
+// closedLevel is the level of a refusal while peeking at a connection's
+// greeting: a peer that closed before it said anything (a port probe, a
+// load balancer's health check, a salt-minion checking the port before it
+// connects) is not worth more than a debug line; anything else is.
+func closedLevel(err error) slog.Level {
+	if errors.Is(err, io.EOF) {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
 }

@@ -410,17 +410,18 @@ func (s *subscriber) close() {
 	s.raw.Close()
 }
 
-// SubscribedFrom reports whether a subscriber from host (an IP address,
-// as net.SplitHostPort gives it) is connected: how the master tells that
-// a minion which signed in from host still listens for its jobs, since a
-// SUB socket says nothing of who it is.
-func (p *Publisher) SubscribedFrom(host string) bool {
+// SubscriberHosts are the addresses (IP, as net.SplitHostPort gives it)
+// subscribers are connected from: how the master tells that a minion which
+// signed in from one of them still listens for its jobs, since a SUB
+// socket says nothing of whose it is.
+func (p *Publisher) SubscriberHosts() map[string]bool {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
+	hosts := make(map[string]bool)
 	for s := range p.subs {
-		if h, _, err := net.SplitHostPort(s.remote); err == nil && h == host {
-			return true
+		if h, _, err := net.SplitHostPort(s.remote); err == nil {
+			hosts[h] = true
 		}
 	}
-	return false
+	return hosts
 }
