@@ -268,10 +268,7 @@ func (t *Transport) ownJob(fun, jid, req string) saltproto.Ordered {
 // --kill-after: a salt-minion still running it ends it, one that is done
 // answers that it is not running.
 func (t *Transport) killJob(jid string, ids []string) {
-	load := append(t.ownJob("saltutil.kill_job", jid, ""), saltproto.KV{Key: "tgt", Value: strs(ids)})
-	if err := t.publish(load, ids); err != nil {
-		t.log.Error("kill_job to salt-minions", "jid", jid, "err", err)
-	}
+	t.send(t.ownJob("saltutil.kill_job", jid, ""), ids, time.Now())
 }
 
 // join adds m to the publish being gathered under key, false when there is
@@ -317,13 +314,43 @@ func (t *Transport) flush(key string) {
 	if b == nil || len(b.ids) == 0 {
 		return
 	}
-	load := append(b.load, saltproto.KV{Key: "tgt", Value: strs(b.ids)})
-	if err := t.publish(load, b.ids); err != nil {
-		t.log.Error("publishing to salt-minions", "minions", len(b.ids), "err", err)
-		return
-	}
 	if b.killAfter > 0 {
 		time.AfterFunc(b.killAfter, func() { t.killJob(b.jid, b.ids) })
+	}
+	t.send(b.load, b.ids, time.Now().Add(awaitSubscriber))
+}
+
+// awaitSubscriber is how long a publish waits for a minion that has no
+// subscriber yet: one that has just signed in connects its SUB socket a
+// moment later, and one that restarts within seconds.
+const awaitSubscriber = 5 * time.Second
+
+// send publishes load to the minions ids whose address has a subscriber,
+// and to the others once it has one (or at until, whatever its address:
+// a minion's SUB socket may come from another one) — what Salt's master
+// publishes before a minion subscribed is lost to it.
+func (t *Transport) send(load saltproto.Ordered, ids []string, until time.Time) {
+	hosts := t.pub.SubscriberHosts()
+	ready, waiting := ids, []string(nil)
+	if time.Now().Before(until) {
+		ready = nil
+		t.mu.Lock()
+		for _, id := range ids {
+			if m := t.minions[id]; m == nil || hosts[m.host] {
+				ready = append(ready, id)
+			} else {
+				waiting = append(waiting, id)
+			}
+		}
+		t.mu.Unlock()
+	}
+	if len(ready) > 0 {
+		if err := t.publish(append(load[:len(load):len(load)], saltproto.KV{Key: "tgt", Value: strs(ready)}), ready); err != nil {
+			t.log.Error("publishing to salt-minions", "minions", len(ready), "err", err)
+		}
+	}
+	if len(waiting) > 0 {
+		time.AfterFunc(100*time.Millisecond, func() { t.send(load, waiting, until) })
 	}
 }
 

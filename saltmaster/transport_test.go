@@ -567,8 +567,24 @@ func TestLiveness(t *testing.T) {
 	// web1 listens (a subscriber from its address); web2 is reached by
 	// address too here, so it is given another one.
 	r.tr.accepted("web2").setRemote("192.0.2.7:4000")
-	w1.sub()
+	recv := w1.sub()
 	waitFor(t, "subscriber", func() bool { return r.tr.Publisher().Subscribers() == 1 })
+	time.Sleep(50 * time.Millisecond)
+
+	// A job goes at once to the minions listening; to web2, which has no
+	// subscriber, once it has one (or after awaitSubscriber).
+	job, _ := json.Marshal(wire.Job{JID: "20261128000000000009", Fun: "test.ping", Arg: []any{}, User: "root"})
+	for _, id := range []string{"web1", "web2"} {
+		r.tr.accepted(id).Push(wire.PushJob, json.RawMessage(job))
+	}
+	load, err := recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(load["tgt"].([]any), []any{"web1"}) {
+		t.Fatalf("published to %v before web2 listens", load["tgt"])
+	}
+
 	later := time.Now().Add(31 * time.Second)
 	r.tr.sweep(later)
 	if r.tr.accepted("web1") == nil {
