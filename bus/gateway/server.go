@@ -116,9 +116,12 @@ type Config struct {
 	// (default 30 s), whatever it does.
 	BootstrapIdle     time.Duration
 	BootstrapLifetime time.Duration
-	// MaxUnauthenticated bounds the connections, on both endpoints, that
-	// have not authenticated with CURVE: those in their handshake and NULL
-	// ones (default 1024). MaxUnauthenticatedPerAddr bounds them per
+	// MaxUnauthenticated bounds the connections, on each endpoint, that
+	// have not authenticated: those in their handshake, NULL ones, and a
+	// salt-minion's request connection until a load it sends opens with
+	// the session key (default 1024). Each endpoint counts its own, so that
+	// a thousand salt-minions signing in at once on the request endpoint
+	// do not keep their SUB sockets out of the publish endpoint. MaxUnauthenticatedPerAddr bounds them per
 	// remote IP address (default 64; not applied to ipc:// endpoints,
 	// where every peer has the same address and the socket file's mode
 	// decides who connects). A connection over either is closed at once.
@@ -239,7 +242,9 @@ type Server struct {
 	wmu      sync.RWMutex
 	watchers map[*watcher]struct{}
 
-	unauth unauthCount
+	// unauthReq and unauthPub count each endpoint's unauthenticated
+	// connections.
+	unauthReq, unauthPub unauthCount
 
 	head    atomic.Uint64 // newest log position seen on the bus
 	workers chan struct{}
@@ -267,18 +272,19 @@ func New(cfg Config, b bus.Bus, log *slog.Logger) (*Server, error) {
 		log = slog.Default()
 	}
 	s := &Server{
-		cfg:      cfg,
-		bus:      b,
-		log:      log.With("component", "gateway"),
-		handlers: make(map[string]Handler),
-		agentH:   make(map[string]AgentHandler),
-		operator: OperatorKeys(cfg.Key).Public,
-		conns:    make(map[*peerConn]struct{}),
-		unauth:   unauthCount{byAddr: make(map[string]int)},
-		watchers: make(map[*watcher]struct{}),
-		workers:  make(chan struct{}, cfg.Workers),
-		pool:     workers.New(),
-		signer:   newSigner(cfg.Key),
+		cfg:       cfg,
+		bus:       b,
+		log:       log.With("component", "gateway"),
+		handlers:  make(map[string]Handler),
+		agentH:    make(map[string]AgentHandler),
+		operator:  OperatorKeys(cfg.Key).Public,
+		conns:     make(map[*peerConn]struct{}),
+		unauthReq: unauthCount{byAddr: make(map[string]int)},
+		unauthPub: unauthCount{byAddr: make(map[string]int)},
+		watchers:  make(map[*watcher]struct{}),
+		workers:   make(chan struct{}, cfg.Workers),
+		pool:      workers.New(),
+		signer:    newSigner(cfg.Key),
 	}
 	s.hctx, s.hcancel = context.WithCancel(context.Background())
 	s.Handle("publish", s.handlePublish)
@@ -429,8 +435,8 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	s.log.Info("gateway listening", "publish", s.PublishAddr(), "request", s.RequestAddr())
 	s.wg.Add(2)
-	go s.acceptLoop(ctx, s.pubLn, s.serveWatcher)
-	go s.acceptLoop(ctx, s.reqLn, s.serveRequests)
+	go s.acceptLoop(ctx, s.pubLn, &s.unauthPub, s.serveWatcher)
+	go s.acceptLoop(ctx, s.reqLn, &s.unauthReq, s.serveRequests)
 
 	<-ctx.Done()
 	s.log.Info("gateway shutting down")
@@ -454,7 +460,7 @@ func (s *Server) Run(ctx context.Context) error {
 	return nil
 }
 
-func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, serve func(context.Context, net.Conn, *unauthSlot)) {
+func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, unauth *unauthCount, serve func(context.Context, net.Conn, *unauthSlot)) {
 	defer s.wg.Done()
 	var delay time.Duration
 	for {
@@ -472,10 +478,10 @@ func (s *Server) acceptLoop(ctx context.Context, ln net.Listener, serve func(con
 		delay = 0
 		// Counted from accept until CURVE authenticates it (or it ends):
 		// before its handshake completes nobody knows who it is.
-		slot, reason := s.unauth.admit(raw, s.cfg.MaxUnauthenticated, s.cfg.MaxUnauthenticatedPerAddr)
+		slot, reason := unauth.admit(raw, s.cfg.MaxUnauthenticated, s.cfg.MaxUnauthenticatedPerAddr)
 		if slot == nil {
 			raw.Close()
-			s.unauth.logRefusal(s.log, raw.RemoteAddr().String(), reason)
+			unauth.logRefusal(s.log, raw.RemoteAddr().String(), reason)
 			continue
 		}
 		s.wg.Add(1)
