@@ -99,6 +99,9 @@ type Onboarding struct {
 	AgentLog           masterproc.LogTally `json:"agent_log"`
 }
 
+// memStat is what /proc/<pid>/status says of a process's memory.
+type memStat = masterproc.MemStat
+
 // Idle is what connected, idle agents cost the master.
 type Idle struct {
 	Agents int `json:"agents"`
@@ -230,7 +233,7 @@ func run(ctx context.Context, o options) (err error) {
 		return err
 	}
 	var res Results
-	agentsRSS0, _ := readMem(os.Getpid())
+	agentsRSS0, _ := masterproc.ReadMem(os.Getpid())
 
 	// The master, killed on every way out of here.
 	m, err := fleet.StartMaster(ctx, setup, masterLog(1))
@@ -254,7 +257,7 @@ func run(ctx context.Context, o options) (err error) {
 		return ctx.Err()
 	}
 	pid := m.PID()
-	res.Idle.BeforeSamples, res.Idle.Before, err = sampleMem(pid, 5, 500*time.Millisecond)
+	res.Idle.BeforeSamples, res.Idle.Before, err = masterproc.SampleMem(pid, 5, 500*time.Millisecond)
 	if err != nil {
 		return fail(err)
 	}
@@ -279,7 +282,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	idle := &res.Idle
 	idle.Agents = o.agents
-	idle.AfterSamples, idle.After, err = sampleMem(pid, 5, time.Second)
+	idle.AfterSamples, idle.After, err = masterproc.SampleMem(pid, 5, time.Second)
 	if err != nil {
 		return fail(err)
 	}
@@ -288,7 +291,7 @@ func run(ctx context.Context, o options) (err error) {
 		return ctx.Err()
 	}
 	m1, s1, w1 := report.ProcCPU(pid), report.ProcCPU(0), time.Now()
-	_, idle.AfterWindow, _ = sampleMem(pid, 3, time.Second)
+	_, idle.AfterWindow, _ = masterproc.SampleMem(pid, 3, time.Second)
 	if o.longIdle > 0 {
 		// Keep idle until the runtime's periodic GC has surely run,
 		// recording the RSS every 5 s, then sample as before.
@@ -297,21 +300,21 @@ func run(ctx context.Context, o options) (err error) {
 			if !masterproc.Sleep(ctx, 5*time.Second) {
 				return ctx.Err()
 			}
-			if m, err := readMem(pid); err == nil {
+			if m, err := masterproc.ReadMem(pid); err == nil {
 				idle.Series = append(idle.Series, rssPoint{Seconds: report.Round(time.Since(settled).Seconds(), 1), RSSKiB: m.RSSKiB, AnonKiB: m.AnonKiB})
 			}
 		}
 		if !masterproc.Sleep(ctx, time.Until(settled.Add(o.longIdle))) {
 			return ctx.Err()
 		}
-		_, idle.LongIdle, _ = sampleMem(pid, 5, time.Second)
+		_, idle.LongIdle, _ = masterproc.SampleMem(pid, 5, time.Second)
 		idle.LongIdleSeconds = report.Round(time.Since(settled).Seconds(), 1)
 		idle.RSSPerAgentKiBLongIdle = float64(idle.LongIdle.RSSKiB-idle.Before.RSSKiB) / float64(o.agents)
 		idle.AnonPerAgentKiBLongIdle = float64(idle.LongIdle.AnonKiB-idle.Before.AnonKiB) / float64(o.agents)
 		m2, w2 := report.ProcCPU(pid), time.Now()
 		idle.LongIdleCPUusPerAgent = float64(m2-m0) / float64(time.Microsecond) / float64(o.agents) / w2.Sub(w0).Seconds()
 	}
-	agentsRSS1, _ := readMem(os.Getpid())
+	agentsRSS1, _ := masterproc.ReadMem(os.Getpid())
 	if o.memprofile != "" {
 		if err := writeHeapProfile(o.memprofile); err != nil {
 			return err

@@ -27,15 +27,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/brinehq/brine/bench/internal/fleet"
@@ -301,24 +298,3 @@ func agentID(i int) string { return fmt.Sprintf("bench-agent-%04d", i) }
 
 // agentGlob selects the agents (agent.Agent), not the wire agents.
 const agentGlob = "bench-agent-*"
-
-// cliReturns reads `brine exec --static --out json --show-jid`'s output:
-// the jid line, then one JSON document {id: return}.
-func cliReturns(out []byte) (jid string, rets map[string]any, err error) {
-	line, rest, ok := bytes.Cut(out, []byte("\n"))
-	j, found := strings.CutPrefix(string(line), "jid: ")
-	if !ok || !found {
-		return "", nil, fmt.Errorf("no jid line in the CLI's output: %q", clip(out, 200))
-	}
-	if err := json.Unmarshal(rest, &rets); err != nil {
-		return j, nil, fmt.Errorf("the CLI's JSON output: %w: %q", err, clip(rest, 200))
-	}
-	return j, rets, nil
-}
-
-func clip(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "…"
-}

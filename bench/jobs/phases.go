@@ -95,10 +95,10 @@ func (b *bench) pingOnce(ctx context.Context) (pingRun, []time.Duration, error) 
 	r.BenchCPUMs = float64(c.BenchCPU) / float64(time.Millisecond)
 	r.Seconds = report.Round(c.Wall().Seconds(), 4)
 	r.Exit = c.Exit
-	jid, rets, perr := cliReturns(c.Stdout.Bytes())
+	jid, rets, perr := c.Returns()
 	r.JID = jid
 	if perr != nil {
-		return r, nil, fmt.Errorf("brine exec (exit %d): %w; stderr: %s", r.Exit, perr, clip(c.Stderr.Bytes(), 500))
+		return r, nil, fmt.Errorf("brine exec (exit %d): %w; stderr: %s", r.Exit, perr, report.Clip(c.Stderr.Bytes(), 500))
 	}
 	for _, v := range rets {
 		if v == true {

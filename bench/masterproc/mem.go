@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // MemStat is what /proc/<pid>/status says of a process's memory.
@@ -48,4 +50,26 @@ func ReadMem(pid int) (MemStat, error) {
 		return m, errors.New("no VmRSS in /proc/" + strconv.Itoa(pid) + "/status")
 	}
 	return m, nil
+}
+
+// SampleMem reads process pid's memory n times, every apart, and returns
+// the samples and the one with the median RSS: one reading of a Go
+// process's RSS moves with its GC and scavenger, and the benchmarks that
+// compare a master before and after (bench/agents, bench/saltminions)
+// compare medians.
+func SampleMem(pid, n int, every time.Duration) ([]MemStat, MemStat, error) {
+	var out []MemStat
+	for i := range n {
+		if i > 0 {
+			time.Sleep(every)
+		}
+		s, err := ReadMem(pid)
+		if err != nil {
+			return nil, MemStat{}, err
+		}
+		out = append(out, s)
+	}
+	sorted := slices.Clone(out)
+	slices.SortFunc(sorted, func(a, b MemStat) int { return int(a.RSSKiB - b.RSSKiB) })
+	return out, sorted[len(sorted)/2], nil
 }

@@ -92,12 +92,12 @@ func (b *bench) orchestrate(ctx context.Context, mods string) (cliRun, error) {
 		Success bool `json:"success"`
 	}
 	if err := json.Unmarshal(line, &reply); err != nil {
-		return r, fmt.Errorf("brine run state.orchestrate %s (exit %d): its JSON output: %w: %q; stderr: %s", mods, r.exit, err, clip(stdout.Bytes(), 300), clip(stderr.Bytes(), 300))
+		return r, fmt.Errorf("brine run state.orchestrate %s (exit %d): its JSON output: %w: %q; stderr: %s", mods, r.exit, err, report.Clip(stdout.Bytes(), 300), report.Clip(stderr.Bytes(), 300))
 	}
 	r.jid = reply.JID
 	results, ok := reply.Return.Data["bench_master"]
 	if !ok {
-		return r, fmt.Errorf("brine run state.orchestrate %s (exit %d, job %s): no bench_master in the return: %q", mods, r.exit, r.jid, clip(line, 300))
+		return r, fmt.Errorf("brine run state.orchestrate %s (exit %d, job %s): no bench_master in the return: %q", mods, r.exit, r.jid, report.Clip(line, 300))
 	}
 	// The day of the start times: the orchestration's new event, which
 	// the watch may deliver a moment after the CLI exited.
@@ -473,10 +473,3 @@ func maxConcurrent(steps []step) int {
 }
 
 func msCPU(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-func clip(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "…"
-}

@@ -254,3 +254,13 @@ func Main(name, cpuprofile string, run func(ctx context.Context) error) {
 		os.Exit(1)
 	}
 }
+
+// Clip is b as a string, cut to its first n bytes (and marked so) when
+// longer: what a benchmark quotes of a command's output in an error or a
+// result stays readable.
+func Clip(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + "…"
+}

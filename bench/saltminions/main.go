@@ -13,16 +13,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -289,7 +286,7 @@ func run(ctx context.Context, o options) error {
 	var res Results
 	idle := &res.Idle
 	idle.Minions = o.minions
-	if idle.BeforeSamples, idle.Before, err = sampleMem(pid, 5, 500*time.Millisecond); err != nil {
+	if idle.BeforeSamples, idle.Before, err = masterproc.SampleMem(pid, 5, 500*time.Millisecond); err != nil {
 		return fail(err)
 	}
 
@@ -308,7 +305,7 @@ func run(ctx context.Context, o options) error {
 		return ctx.Err()
 	}
 	c1, w1 := report.ProcCPU(pid), time.Now()
-	if idle.AfterSamples, idle.After, err = sampleMem(pid, 5, time.Second); err != nil {
+	if idle.AfterSamples, idle.After, err = masterproc.SampleMem(pid, 5, time.Second); err != nil {
 		return fail(err)
 	}
 	n := float64(o.minions)
@@ -333,7 +330,7 @@ func run(ctx context.Context, o options) error {
 		if !masterproc.Sleep(ctx, time.Until(onboarded.Add(o.longIdle))) {
 			return ctx.Err()
 		}
-		_, idle.LongIdle, _ = sampleMem(pid, 5, time.Second)
+		_, idle.LongIdle, _ = masterproc.SampleMem(pid, 5, time.Second)
 		idle.LongIdleSeconds = report.Round(time.Since(onboarded).Seconds(), 1)
 		idle.RSSPerMinionLongIdle = report.Round(float64(idle.LongIdle.RSSKiB-idle.Before.RSSKiB)/n, 2)
 		idle.AnonPerMinionLongIdle = report.Round(float64(idle.LongIdle.AnonKiB-idle.Before.AnonKiB)/n, 2)
@@ -446,10 +443,10 @@ func ping(ctx context.Context, o options, fl *saltfleet.Fleet, m *fleet.Master) 
 		}
 		r := pingRun{Seconds: report.Round(c.Wall().Seconds(), 4), Exit: c.Exit,
 			MasterCPUMs: ms(c.MasterCPU), BenchCPUMs: ms(c.BenchCPU), CLICPUMs: ms(c.CLICPU)}
-		jid, rets, perr := cliReturns(c.Stdout.Bytes())
+		jid, rets, perr := c.Returns()
 		r.JID = jid
 		if perr != nil || c.Exit != 0 {
-			r.Stderr = clip(c.Stderr.Bytes(), 500)
+			r.Stderr = report.Clip(c.Stderr.Bytes(), 500)
 		}
 		for _, v := range rets {
 			if v == true {
@@ -486,7 +483,7 @@ func ping(ctx context.Context, o options, fl *saltfleet.Fleet, m *fleet.Master) 
 		walls = append(walls, c.Wall())
 		p.ReturnedMin = min(p.ReturnedMin, r.Returned)
 		if perr != nil && k == 0 {
-			return p, fmt.Errorf("ping round 1: brine exec (exit %d): %w; stderr: %s", c.Exit, perr, clip(c.Stderr.Bytes(), 500))
+			return p, fmt.Errorf("ping round 1: brine exec (exit %d): %w; stderr: %s", c.Exit, perr, report.Clip(c.Stderr.Bytes(), 500))
 		}
 		// The next round starts once this one's returns are all answered,
 		// or 10 s after the CLI gave up on those missing (a minion that
@@ -502,43 +499,3 @@ func ping(ctx context.Context, o options, fl *saltfleet.Fleet, m *fleet.Master) 
 }
 
 func ms(d time.Duration) float64 { return report.Round(float64(d)/float64(time.Millisecond), 1) }
-
-// cliReturns reads `brine exec --static --out json --show-jid`'s output:
-// the jid line, then one JSON document {id: return}.
-func cliReturns(out []byte) (jid string, rets map[string]any, err error) {
-	line, rest, ok := bytes.Cut(out, []byte("\n"))
-	j, found := strings.CutPrefix(string(line), "jid: ")
-	if !ok || !found {
-		return "", nil, fmt.Errorf("no jid line in the CLI's output: %q", clip(out, 200))
-	}
-	if err := json.Unmarshal(rest, &rets); err != nil {
-		return j, nil, fmt.Errorf("the CLI's JSON output: %w: %q", err, clip(rest, 200))
-	}
-	return j, rets, nil
-}
-
-func clip(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "…"
-}
-
-// sampleMem reads a process's memory n times, every apart, and returns the
-// samples and the one with the median RSS.
-func sampleMem(pid, n int, every time.Duration) ([]memStat, memStat, error) {
-	var out []memStat
-	for i := range n {
-		if i > 0 {
-			time.Sleep(every)
-		}
-		s, err := masterproc.ReadMem(pid)
-		if err != nil {
-			return nil, memStat{}, err
-		}
-		out = append(out, s)
-	}
-	sorted := slices.Clone(out)
-	slices.SortFunc(sorted, func(a, b memStat) int { return int(a.RSSKiB - b.RSSKiB) })
-	return out, sorted[len(sorted)/2], nil
-}

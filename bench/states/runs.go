@@ -69,11 +69,11 @@ func (b *bench) cli(ctx context.Context, fun string, kwargs map[string]any) (run
 	f.ReturnKiB = report.Round(float64(stdout.Len())/1024, 1)
 	var rets map[string]any
 	if err := json.Unmarshal(stdout.Bytes(), &rets); err != nil {
-		return f, nil, fmt.Errorf("brine exec %s (exit %d): its JSON output: %w: %q; stderr: %s", fun, f.Exit, err, clip(stdout.Bytes(), 300), clip(stderr.Bytes(), 300))
+		return f, nil, fmt.Errorf("brine exec %s (exit %d): its JSON output: %w: %q; stderr: %s", fun, f.Exit, err, report.Clip(stdout.Bytes(), 300), report.Clip(stderr.Bytes(), 300))
 	}
 	ret, ok := rets[b.agent.ID()]
 	if !ok {
-		return f, nil, fmt.Errorf("brine exec %s (exit %d): no return from %s; stderr: %s", fun, f.Exit, b.agent.ID(), clip(stderr.Bytes(), 300))
+		return f, nil, fmt.Errorf("brine exec %s (exit %d): no return from %s; stderr: %s", fun, f.Exit, b.agent.ID(), report.Clip(stderr.Bytes(), 300))
 	}
 	return f, ret, nil
 }
@@ -249,14 +249,7 @@ func probeCreate(dir string, n int) (float64, error) {
 
 func msCPU(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-func clip(b []byte, n int) string {
-	if len(b) <= n {
-		return string(b)
-	}
-	return string(b[:n]) + "…"
-}
-
 func clipAny(v any) string {
 	b, _ := json.Marshal(v)
-	return clip(b, 300)
+	return report.Clip(b, 300)
 }

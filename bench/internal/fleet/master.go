@@ -3,10 +3,12 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -153,6 +155,21 @@ type CLIRun struct {
 
 // Wall is the command's wall time.
 func (r *CLIRun) Wall() time.Duration { return r.End.Sub(r.Start) }
+
+// Returns reads the output of `brine exec --static --out json --show-jid`:
+// the jid line, then one JSON document {id: return}.
+func (r *CLIRun) Returns() (jid string, rets map[string]any, err error) {
+	out := r.Stdout.Bytes()
+	line, rest, ok := bytes.Cut(out, []byte("\n"))
+	j, found := strings.CutPrefix(string(line), "jid: ")
+	if !ok || !found {
+		return "", nil, fmt.Errorf("no jid line in the CLI's output: %q", report.Clip(out, 200))
+	}
+	if err := json.Unmarshal(rest, &rets); err != nil {
+		return j, nil, fmt.Errorf("the CLI's JSON output: %w: %q", err, report.Clip(rest, 200))
+	}
+	return j, rets, nil
+}
 
 // CLI runs `brine <command> -c <master dir> args…`, the way an operator on
 // the master's machine would, and times it. A command that ran and failed
