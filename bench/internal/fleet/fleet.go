@@ -16,23 +16,20 @@ package fleet
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/bench/internal/runner"
 	"github.com/brinehq/brine/bench/masterproc"
 )
 
 // StopTimeout is how long Stop waits for the agents to return once their
 // context ended.
-const StopTimeout = 30 * time.Second
+const StopTimeout = runner.StopTimeout
 
 // AgentConfig writes agent id's configuration directory, s.Dir/agents/<id>,
 // for the master of s: its address and ports, its id, a cache directory of
@@ -80,95 +77,43 @@ type Fleet struct {
 	// Logs counts what the agents logged.
 	Logs *masterproc.LogCounter
 
-	wg     sync.WaitGroup
-	errs   []error
-	cancel context.CancelFunc
-	stop   func() bool
+	run runner.Group
 }
 
 // New makes n agents of the master of s, agent i with id id(i) and the
 // extra configuration keys extra, several at a time: a thousand agents'
 // key pairs and grains take a while, none of it measured.
 func New(s *masterproc.Setup, n int, id func(i int) string, extra string) (*Fleet, error) {
-	f := &Fleet{Agents: make([]*agent.Agent, n), IDs: make([]string, n), Logs: masterproc.NewLogCounter(), errs: make([]error, n)}
+	f := &Fleet{Agents: make([]*agent.Agent, n), IDs: make([]string, n), Logs: masterproc.NewLogCounter()}
 	log := slog.New(f.Logs)
-	var (
-		wg    sync.WaitGroup
-		next  atomic.Int64
-		mu    sync.Mutex
-		first error
-	)
-	for range runtime.NumCPU() * 4 {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				a, err := NewAgent(s, id(i), extra, log)
-				if err != nil {
-					mu.Lock()
-					first = firstErr(first, err)
-					mu.Unlock()
-					return
-				}
-				f.Agents[i], f.IDs[i] = a, id(i)
-			}
-		})
-	}
-	wg.Wait()
-	return f, first
-}
-
-func firstErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
+	err := runner.Each(runtime.NumCPU()*4, n, func(i int) error {
+		a, err := NewAgent(s, id(i), extra, log)
+		if err != nil {
+			return err
+		}
+		f.Agents[i], f.IDs[i] = a, id(i)
+		return nil
+	})
+	return f, err
 }
 
 // Start runs every agent (agent.Agent.Run) until ctx ends or Stop is
 // called. It is called once.
 func (f *Fleet) Start(ctx context.Context) {
-	ctx, f.cancel = context.WithCancel(ctx)
-	for i, a := range f.Agents {
-		f.wg.Go(func() { f.errs[i] = a.Run(ctx) })
-	}
-	f.stop = sync.OnceValue(func() bool {
-		f.cancel()
-		done := make(chan struct{})
-		go func() {
-			f.wg.Wait()
-			close(done)
-		}()
-		select {
-		case <-done:
-			return true
-		case <-time.After(StopTimeout):
-			return false
-		}
-	})
+	f.run.Start(ctx, len(f.Agents), func(ctx context.Context, i int) error { return f.Agents[i].Run(ctx) })
 }
 
 // Stop ends the agents and reports whether they all returned within
 // StopTimeout. It may be called again (a deferred call after the
 // benchmark's own), and before Start.
 func (f *Fleet) Stop() bool {
-	if f.stop == nil {
-		return true
-	}
-	return f.stop()
+	return f.run.Stop()
 }
 
 // Err is the first agent whose Run returned an error, once stopped; the
 // fleet's own stop (context.Canceled) is no error.
 func (f *Fleet) Err() (int, error) {
-	for i, e := range f.errs {
-		if e != nil && !errors.Is(e, context.Canceled) {
-			return i, e
-		}
-	}
-	return -1, nil
+	return f.run.Err()
 }
 
 // Ready is how many agents are accepted and connected now.

@@ -16,16 +16,17 @@ package saltfleet
 
 import (
 	"context"
-	"errors"
 	"maps"
 	"net"
 	"sync"
 	"time"
+
+	"github.com/brinehq/brine/bench/internal/runner"
 )
 
 // StopTimeout is how long Stop waits for the minions to return once
 // their context ended.
-const StopTimeout = 30 * time.Second
+const StopTimeout = runner.StopTimeout
 
 // Fleet is minions in one process, sharing a Config, with the returns of
 // their jobs tallied by jid.
@@ -36,10 +37,7 @@ type Fleet struct {
 	mu      sync.Mutex
 	returns map[string]*Returns
 
-	wg     sync.WaitGroup
-	errs   []error
-	cancel context.CancelFunc
-	stop   func() bool
+	run runner.Group
 }
 
 // Returns are a job's publish and returns as the minions saw them.
@@ -58,7 +56,7 @@ type Returns struct {
 // OnReturn is taken over by the fleet's tally (and called after it).
 func New(cfg Config, keys []KeyPair, id func(i int) string) (*Fleet, error) {
 	cfg.setDefaults()
-	f := &Fleet{cfg: &cfg, returns: map[string]*Returns{}, errs: make([]error, len(keys))}
+	f := &Fleet{cfg: &cfg, returns: map[string]*Returns{}}
 	cfg.onJob = f.received
 	next := cfg.OnReturn
 	cfg.OnReturn = func(mid, jid string, at time.Time, err error) {
@@ -140,44 +138,19 @@ func (f *Fleet) Jobs() []string {
 // Start runs every minion until ctx ends or Stop is called; it is called
 // once.
 func (f *Fleet) Start(ctx context.Context) {
-	ctx, f.cancel = context.WithCancel(ctx)
-	for i, m := range f.Minions {
-		f.wg.Go(func() { f.errs[i] = m.Run(ctx) })
-	}
-	f.stop = sync.OnceValue(func() bool {
-		f.cancel()
-		done := make(chan struct{})
-		go func() {
-			f.wg.Wait()
-			close(done)
-		}()
-		select {
-		case <-done:
-			return true
-		case <-time.After(StopTimeout):
-			return false
-		}
-	})
+	f.run.Start(ctx, len(f.Minions), func(ctx context.Context, i int) error { return f.Minions[i].Run(ctx) })
 }
 
 // Stop ends the minions and reports whether they all returned within
 // StopTimeout. It may be called again, and before Start.
 func (f *Fleet) Stop() bool {
-	if f.stop == nil {
-		return true
-	}
-	return f.stop()
+	return f.run.Stop()
 }
 
 // Err is the first minion whose Run ended with an error (its key
 // rejected), once stopped.
 func (f *Fleet) Err() (int, error) {
-	for i, e := range f.errs {
-		if e != nil && !errors.Is(e, context.Canceled) {
-			return i, e
-		}
-	}
-	return -1, nil
+	return f.run.Err()
 }
 
 // Accepted is how many minions have been accepted (a session key

@@ -6,9 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
+	"github.com/brinehq/brine/bench/internal/runner"
 	"github.com/brinehq/brine/saltproto"
 )
 
@@ -35,35 +34,16 @@ func Keys(dir string, n, bits int) ([]KeyPair, error) {
 		return nil, err
 	}
 	out := make([]KeyPair, n)
-	var (
-		wg    sync.WaitGroup
-		next  atomic.Int64
-		mu    sync.Mutex
-		first error
-	)
-	for range runtime.NumCPU() {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				key, pub, err := saltproto.LoadOrCreateKeyPair(dir, fmt.Sprintf("minion-%04d", i), bits)
-				if err == nil && key.N.BitLen() != bits {
-					err = fmt.Errorf("%s holds a key of %d bits, want %d", dir, key.N.BitLen(), bits)
-				}
-				if err != nil {
-					mu.Lock()
-					if first == nil {
-						first = fmt.Errorf("minion key %d: %w", i, err)
-					}
-					mu.Unlock()
-					return
-				}
-				out[i] = KeyPair{Key: key, Pub: pub}
-			}
-		})
-	}
-	wg.Wait()
-	return out, first
+	err := runner.Each(runtime.NumCPU(), n, func(i int) error {
+		key, pub, err := saltproto.LoadOrCreateKeyPair(dir, fmt.Sprintf("minion-%04d", i), bits)
+		if err == nil && key.N.BitLen() != bits {
+			err = fmt.Errorf("%s holds a key of %d bits, want %d", dir, key.N.BitLen(), bits)
+		}
+		if err != nil {
+			return fmt.Errorf("minion key %d: %w", i, err)
+		}
+		out[i] = KeyPair{Key: key, Pub: pub}
+		return nil
+	})
+	return out, err
 }
