@@ -328,7 +328,7 @@ func TestBackoff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := backoff{base: tt.base, max: tt.max}
+			b := reconnectIvl{base: tt.base, max: tt.max}
 			for i, w := range tt.want {
 				if d := b.next(); d < w || d >= w+b.base {
 					t.Fatalf("interval %d: %s, want [%s, %s)", i, d, w, w+b.base)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus/gateway/saltzmq"
+	"github.com/brinehq/brine/internal/backoff"
 	"github.com/brinehq/brine/saltproto"
 )
 
@@ -106,15 +107,15 @@ const (
 	reqReconnectIvlMax = 5 * time.Second
 )
 
-// backoff is libzmq's reconnect interval
+// reconnectIvl is libzmq's reconnect interval
 // (stream_connecter_base_t::get_new_reconnect_ivl): the current interval
 // plus a random jitter below the base, the current interval doubling up
 // to max when max is above the base, back to the base once connected.
-type backoff struct {
+type reconnectIvl struct {
 	base, max, cur time.Duration
 }
 
-func (b *backoff) next() time.Duration {
+func (b *reconnectIvl) next() time.Duration {
 	if b.cur == 0 {
 		b.cur = b.base
 	}
@@ -125,16 +126,16 @@ func (b *backoff) next() time.Duration {
 	return d
 }
 
-func (b *backoff) reset() { b.cur = 0 }
+func (b *reconnectIvl) reset() { b.cur = 0 }
 
 // subBackoff is a minion's SUB reconnect interval as
 // salt.transport.zeromq.PublishClient sets it.
-func (c *Config) subBackoff() *backoff {
+func (c *Config) subBackoff() *reconnectIvl {
 	ivl := c.ReconDefault
 	if *c.ReconRandomize {
 		ivl += rand.N(c.ReconMax + 1)
 	}
-	return &backoff{base: ivl, max: c.ReconMax}
+	return &reconnectIvl{base: ivl, max: c.ReconMax}
 }
 
 // Minion is one simulated salt-minion 3006 speaking Salt's protocol to a
@@ -237,7 +238,7 @@ func (m *Minion) Run(ctx context.Context) error {
 		if err != nil {
 			m.subRetries.Add(1)
 			m.cfg.Log.Info("publish port: reconnecting", "id", m.ID, "err", err)
-			if !sleep(ctx, recon.next()) {
+			if !backoff.Sleep(ctx, recon.next()) {
 				break
 			}
 			continue
@@ -253,7 +254,7 @@ func (m *Minion) Run(ctx context.Context) error {
 		sub.Close()
 		if ctx.Err() == nil {
 			m.cfg.Log.Warn("publish port lost", "id", m.ID, "err", err)
-			sleep(ctx, recon.next())
+			backoff.Sleep(ctx, recon.next())
 		}
 	}
 	return nil
@@ -271,7 +272,7 @@ func (m *Minion) signIn(ctx context.Context) error {
 			return fmt.Errorf("minion %s: %w", m.ID, err)
 		case errors.Is(err, saltproto.ErrPending):
 			m.pending.Add(1)
-			if !sleep(ctx, m.cfg.AcceptanceWait) {
+			if !backoff.Sleep(ctx, m.cfg.AcceptanceWait) {
 				return ctx.Err()
 			}
 		default:
@@ -282,7 +283,7 @@ func (m *Minion) signIn(ctx context.Context) error {
 				return ctx.Err()
 			}
 			m.cfg.Log.Warn("sign-in failed", "id", m.ID, "err", err)
-			if !sleep(ctx, m.cfg.AcceptanceWait) {
+			if !backoff.Sleep(ctx, m.cfg.AcceptanceWait) {
 				return ctx.Err()
 			}
 		}
@@ -297,7 +298,7 @@ func (m *Minion) signInOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	frame, err := saltproto.Dumps(saltproto.Ordered{{Key: "enc", Value: "clear"}, {Key: "load", Value: s.Load}, {Key: "version", Value: int64(2)}})
+	frame, err := s.Frame()
 	if err != nil {
 		return err
 	}
@@ -499,27 +500,14 @@ func (m *Minion) send(ctx context.Context, load saltproto.Ordered) error {
 func (m *Minion) sendOnce(ctx context.Context, load saltproto.Ordered) error {
 	crypt, _ := m.session()
 	var nonce string
-	b, err := m.request(ctx, m.req, m.cfg.ReturnTries, m.cfg.ReturnTimeout, func() ([]byte, error) {
-		nonce = newNonce()
-		enc, err := crypt.Dumps(append(load[:len(load):len(load)], saltproto.KV{Key: "nonce", Value: nonce}), "")
-		if err != nil {
-			return nil, err
-		}
-		return saltproto.Dumps(saltproto.Ordered{{Key: "enc", Value: "aes"}, {Key: "load", Value: enc}, {Key: "version", Value: int64(2)}})
+	b, err := m.request(ctx, m.req, m.cfg.ReturnTries, m.cfg.ReturnTimeout, func() (f []byte, err error) {
+		f, nonce, err = saltproto.AESRequest(crypt, load)
+		return f, err
 	})
 	if err != nil {
 		return err
 	}
-	v, err := saltproto.Loads(b)
-	if err != nil {
-		return err
-	}
-	data, ok := saltproto.Bytes(v)
-	if !ok {
-		// Salt's "bad load" and the like come back in clear.
-		return fmt.Errorf("the master answered %v", v)
-	}
-	_, err = crypt.Loads(data, nonce)
+	_, err = saltproto.OpenReply(crypt, b, nonce)
 	return err
 }
 
@@ -542,7 +530,7 @@ func (m *Minion) request(ctx context.Context, c *saltzmq.ReqClient, tries int, t
 	if err != nil {
 		return nil, err
 	}
-	recon := backoff{base: reqReconnectIvl, max: reqReconnectIvlMax}
+	recon := reconnectIvl{base: reqReconnectIvl, max: reqReconnectIvlMax}
 	try := 1
 	for {
 		b, err := c.Request(ctx, f)
@@ -559,14 +547,14 @@ func (m *Minion) request(ctx context.Context, c *saltzmq.ReqClient, tries int, t
 			return nil, fmt.Errorf("no reply in %d tries of %s: %w", tries, timeout, err)
 		case errors.Is(err, saltzmq.ErrNotConnected):
 			m.reqRetries.Add(1)
-			if !sleep(ctx, recon.next()) {
+			if !backoff.Sleep(ctx, recon.next()) {
 				return nil, fmt.Errorf("no connection in %d tries of %s: %w", tries, timeout, err)
 			}
 			continue
 		default:
 			// The frame went and its reply will not come: the attempt
 			// times out, the next sends afresh.
-			if !sleep(ctx, time.Until(start.Add(time.Duration(try)*timeout))) {
+			if !backoff.Sleep(ctx, time.Until(start.Add(time.Duration(try)*timeout))) {
 				return nil, fmt.Errorf("no reply in %d tries of %s: %w", tries, timeout, err)
 			}
 			try++
@@ -577,27 +565,6 @@ func (m *Minion) request(ctx context.Context, c *saltzmq.ReqClient, tries int, t
 		if f, err = frame(); err != nil {
 			return nil, err
 		}
-	}
-}
-
-// newNonce is uuid.uuid4().hex, the nonce of a Salt request.
-func newNonce() string {
-	const hexdigits = "0123456789abcdef"
-	var b [saltproto.NonceSize]byte
-	for i := range b {
-		b[i] = hexdigits[rand.N(16)]
-	}
-	return string(b[:])
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 
