@@ -24,7 +24,7 @@ type minion struct {
 	rsaPub *rsa.PublicKey
 
 	mu     sync.Mutex
-	host   string // the address it last signed in from
+	host   string // its address (where): guarded by mu
 	remote string
 	seen   time.Time
 	// proven are the addresses a load with this minion's tok came from:
@@ -121,11 +121,6 @@ func (m *minion) touch(remote string) {
 	m.mu.Unlock()
 }
 
-func (m *minion) setRemote(remote string) {
-	m.mu.Lock()
-	m.host, m.remote, m.seen = hostOf(remote), remote, time.Now()
-	m.mu.Unlock()
-}
 
 // heard notes that m was heard from (a subscriber from its address) at
 // now.
@@ -133,6 +128,14 @@ func (m *minion) heard(now time.Time) {
 	m.mu.Lock()
 	m.seen = now
 	m.mu.Unlock()
+}
+
+// where is the address m is at: where it signed in from first, then
+// where its tok last came from.
+func (m *minion) where() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.host
 }
 
 func (m *minion) lastSeen() time.Time {
@@ -163,6 +166,9 @@ func (m *minion) checkTok(load map[string]any, host string) (ok bool, grains map
 		m.proven[host] = true
 		m.t.dirty.Store(true)
 	}
+	// The minion is where its tok comes from: its liveness and its
+	// publishes follow it there.
+	m.host = host
 	if m.grains != nil && m.grainsFrom == host {
 		grains, m.grains = m.grains, nil
 	}
@@ -336,7 +342,7 @@ func (t *Transport) send(load saltproto.Ordered, ids []string, until time.Time) 
 		ready = nil
 		t.mu.Lock()
 		for _, id := range ids {
-			if m := t.minions[id]; m == nil || hosts[m.host] {
+			if m := t.minions[id]; m == nil || hosts[m.where()] {
 				ready = append(ready, id)
 			} else {
 				waiting = append(waiting, id)

@@ -176,7 +176,7 @@ func (t *Transport) sweep(now time.Time) {
 	var ended []*minion
 	t.mu.Lock()
 	for id, m := range t.minions {
-		if hosts[m.host] {
+		if hosts[m.where()] {
 			m.heard(now)
 			continue
 		}
@@ -195,7 +195,7 @@ func (t *Transport) sweep(now time.Time) {
 	t.mu.Unlock()
 	for _, m := range ended {
 		t.count.sessionsEnded.Add(1)
-		t.log.Info("salt-minion stopped listening", "id", m.id, "host", m.host)
+		t.log.Info("salt-minion stopped listening", "id", m.id, "host", m.where())
 		t.gone(m)
 	}
 }
@@ -249,14 +249,16 @@ func (t *Transport) ended(m *minion, rotate bool) {
 	}
 }
 
-// session returns the accepted session of id signed in with pub,
-// replacing one under another key.
+// sessionFor returns id's session under pub, or a new one (replacing
+// one under another key once accepted). A sign-in proves nothing of the
+// sender's address (anyone may send a minion's public key), so an
+// existing session keeps its address until a load with the minion's tok
+// comes from another one (checkTok).
 func (t *Transport) sessionFor(id, pub, remote string) *minion {
 	host := hostOf(remote)
 	t.mu.Lock()
 	m := t.minions[id]
 	if m != nil && m.pub == pub {
-		m.setRemote(remote)
 		t.mu.Unlock()
 		return m
 	}

@@ -566,7 +566,11 @@ func TestLiveness(t *testing.T) {
 	}
 	// web1 listens (a subscriber from its address); web2 is reached by
 	// address too here, so it is given another one.
-	r.tr.accepted("web2").setRemote("192.0.2.7:4000")
+	if m := r.tr.accepted("web2"); m != nil {
+		m.mu.Lock()
+		m.host = "192.0.2.7"
+		m.mu.Unlock()
+	}
 	recv := w1.sub()
 	waitFor(t, "subscriber", func() bool { return r.tr.Publisher().Subscribers() == 1 })
 	time.Sleep(50 * time.Millisecond)
@@ -597,5 +601,36 @@ func TestLiveness(t *testing.T) {
 	defer r.fm.mu.Unlock()
 	if len(r.fm.bound) != 1 {
 		t.Fatalf("the master was not told web2 is gone: %v", r.fm.bound)
+	}
+}
+
+// TestSignInDoesNotMoveASession: anyone may send a minion's public key in
+// an _auth (it is public); it gains nothing it can open, and it does not
+// move the minion's session to the sender's address, which would make the
+// minion count as gone and its jobs wait for a subscriber there.
+func TestSignInDoesNotMoveASession(t *testing.T) {
+	r := newRig(t, "", "web1")
+	m := r.minion("web1", 1)
+	if err := m.signIn(); err != nil {
+		t.Fatal(err)
+	}
+	m.send(kv("cmd", "_minion_event", "id", "web1", "tok", m.tok, "tag", "salt/minion/web1/start", "data", "x"))
+	if got := r.tr.accepted("web1").where(); got != "127.0.0.1" {
+		t.Fatalf("web1 at %q", got)
+	}
+	d := &saltzmq.ClientDialer{}
+	d.LocalAddr = &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}
+	other := &testMinion{r: r, id: "web1", key: m.key, req: d.NewReqClient(r.reqAt)}
+	t.Cleanup(func() { other.req.Close() })
+	if err := other.signIn(); err != nil {
+		t.Fatal(err) // accepted: the key is web1's; only web1 can open the reply
+	}
+	if got := r.tr.accepted("web1").where(); got != "127.0.0.1" {
+		t.Fatalf("a sign-in from 127.0.0.2 moved web1's session to %q", got)
+	}
+	// Without web1's tok, a load from there is not web1's.
+	ret := kv("cmd", "_return", "id", "web1", "jid", "20261128000000000005", "fun", "test.ping", "return", true)
+	if got, _ := other.send(ret); got != false {
+		t.Fatalf("a return for web1 from an address its tok never came from: %v", got)
 	}
 }
