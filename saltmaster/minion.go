@@ -121,7 +121,6 @@ func (m *minion) touch(remote string) {
 	m.mu.Unlock()
 }
 
-
 // heard notes that m was heard from (a subscriber from its address) at
 // now.
 func (m *minion) heard(now time.Time) {
