@@ -122,11 +122,11 @@ type Idle struct {
 	// the agents settled, once the Go runtime's periodic GC (forced after
 	// 2 minutes without one) has run and its scavenger returned the heap
 	// the onboarding burst left over; Series is the RSS on the way there.
-	LongIdleSeconds         float64    `json:"long_idle_seconds,omitempty"`
-	LongIdle                memStat    `json:"master_after_long_idle,omitzero"`
-	RSSPerAgentKiBLongIdle  float64    `json:"master_rss_kib_per_agent_after_long_idle,omitempty"`
-	AnonPerAgentKiBLongIdle float64    `json:"master_rss_anon_kib_per_agent_after_long_idle,omitempty"`
-	Series                  []rssPoint `json:"master_rss_series,omitempty"`
+	LongIdleSeconds         float64               `json:"long_idle_seconds,omitempty"`
+	LongIdle                memStat               `json:"master_after_long_idle,omitzero"`
+	RSSPerAgentKiBLongIdle  float64               `json:"master_rss_kib_per_agent_after_long_idle,omitempty"`
+	AnonPerAgentKiBLongIdle float64               `json:"master_rss_anon_kib_per_agent_after_long_idle,omitempty"`
+	Series                  []masterproc.RSSPoint `json:"master_rss_series,omitempty"`
 	// LongIdleCPUusPerAgent is the master's CPU per agent per second from
 	// the start of the CPU window to the end of the long idle.
 	LongIdleCPUusPerAgent float64 `json:"master_cpu_us_per_agent_per_second_long_idle,omitempty"`
@@ -145,13 +145,6 @@ type Idle struct {
 	AgentsCPUusPerAgent float64 `json:"agents_cpu_us_per_agent_per_second"`
 	AgentsRSSPerAgentKB float64 `json:"agents_process_rss_kib_per_agent"`
 	StillReady          int     `json:"agents_still_ready"`
-}
-
-// rssPoint is one sample of the master's memory during the idle phase.
-type rssPoint struct {
-	Seconds float64 `json:"t"` // since the agents settled
-	RSSKiB  int64   `json:"rss_kib"`
-	AnonKiB int64   `json:"anon_kib"`
 }
 
 // Storm is the reconnect storm after a master restart.
@@ -296,19 +289,9 @@ func run(ctx context.Context, o options) (err error) {
 		// Keep idle until the runtime's periodic GC has surely run,
 		// recording the RSS every 5 s, then sample as before.
 		settled := t0.Add(time.Duration(ob.SettledSeconds * float64(time.Second)))
-		for time.Until(settled.Add(o.longIdle)) > 5*time.Second {
-			if !masterproc.Sleep(ctx, 5*time.Second) {
-				return ctx.Err()
-			}
-			if m, err := masterproc.ReadMem(pid); err == nil {
-				idle.Series = append(idle.Series, rssPoint{Seconds: report.Round(time.Since(settled).Seconds(), 1), RSSKiB: m.RSSKiB, AnonKiB: m.AnonKiB})
-			}
+		if idle.Series, idle.LongIdle, idle.LongIdleSeconds, err = masterproc.LongIdle(ctx, pid, settled, o.longIdle); err != nil {
+			return err
 		}
-		if !masterproc.Sleep(ctx, time.Until(settled.Add(o.longIdle))) {
-			return ctx.Err()
-		}
-		_, idle.LongIdle, _ = masterproc.SampleMem(pid, 5, time.Second)
-		idle.LongIdleSeconds = report.Round(time.Since(settled).Seconds(), 1)
 		idle.RSSPerAgentKiBLongIdle = float64(idle.LongIdle.RSSKiB-idle.Before.RSSKiB) / float64(o.agents)
 		idle.AnonPerAgentKiBLongIdle = float64(idle.LongIdle.AnonKiB-idle.Before.AnonKiB) / float64(o.agents)
 		m2, w2 := report.ProcCPU(pid), time.Now()

@@ -1,6 +1,7 @@
 package masterproc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/brinehq/brine/bench/report"
 )
 
 // MemStat is what /proc/<pid>/status says of a process's memory.
@@ -72,4 +75,36 @@ func SampleMem(pid, n int, every time.Duration) ([]MemStat, MemStat, error) {
 	sorted := slices.Clone(out)
 	slices.SortFunc(sorted, func(a, b MemStat) int { return int(a.RSSKiB - b.RSSKiB) })
 	return out, sorted[len(sorted)/2], nil
+}
+
+// RSSPoint is one reading of a process's memory on the way through a
+// long idle.
+type RSSPoint struct {
+	Seconds float64 `json:"t"` // since the idle's start
+	RSSKiB  int64   `json:"rss_kib"`
+	AnonKiB int64   `json:"anon_kib"`
+}
+
+// LongIdle keeps still until d after since, reading process pid's memory
+// every 5 s on the way (series), then takes the median of 5 samples a
+// second apart (SampleMem) and the seconds since since at its end: a
+// master's RSS after a fleet's onboarding only tells connection state
+// from the burst's leftovers once the Go runtime's periodic GC (forced
+// after 2 minutes without one) and its scavenger have run. Its error is
+// ctx's, when ctx ended first.
+func LongIdle(ctx context.Context, pid int, since time.Time, d time.Duration) (series []RSSPoint, median MemStat, seconds float64, err error) {
+	end := since.Add(d)
+	for time.Until(end) > 5*time.Second {
+		if !Sleep(ctx, 5*time.Second) {
+			return series, median, 0, ctx.Err()
+		}
+		if m, err := ReadMem(pid); err == nil {
+			series = append(series, RSSPoint{Seconds: report.Round(time.Since(since).Seconds(), 1), RSSKiB: m.RSSKiB, AnonKiB: m.AnonKiB})
+		}
+	}
+	if !Sleep(ctx, time.Until(end)) {
+		return series, median, 0, ctx.Err()
+	}
+	_, median, _ = SampleMem(pid, 5, time.Second)
+	return series, median, report.Round(time.Since(since).Seconds(), 1), nil
 }

@@ -146,21 +146,14 @@ type Idle struct {
 	// onboarding, once the Go runtime's periodic GC (forced after 2
 	// minutes without one) has run and its scavenger returned what the
 	// onboarding burst (1,000 RSA sign-ins, 2,000 connections) left.
-	LongIdleSeconds       float64    `json:"long_idle_seconds,omitempty"`
-	LongIdle              memStat    `json:"master_after_long_idle,omitzero"`
-	RSSPerMinionLongIdle  float64    `json:"master_rss_kib_per_minion_after_long_idle,omitempty"`
-	AnonPerMinionLongIdle float64    `json:"master_rss_anon_kib_per_minion_after_long_idle,omitempty"`
-	Series                []rssPoint `json:"master_rss_series,omitempty"`
+	LongIdleSeconds       float64               `json:"long_idle_seconds,omitempty"`
+	LongIdle              memStat               `json:"master_after_long_idle,omitzero"`
+	RSSPerMinionLongIdle  float64               `json:"master_rss_kib_per_minion_after_long_idle,omitempty"`
+	AnonPerMinionLongIdle float64               `json:"master_rss_anon_kib_per_minion_after_long_idle,omitempty"`
+	Series                []masterproc.RSSPoint `json:"master_rss_series,omitempty"`
 	// MasterCPUusPerMinion is the master's CPU per idle minion per second
 	// over the settle window.
 	MasterCPUusPerMinion float64 `json:"master_cpu_us_per_minion_per_second"`
-}
-
-// rssPoint is one sample of the master's memory while idle.
-type rssPoint struct {
-	Seconds float64 `json:"t"` // since onboarding
-	RSSKiB  int64   `json:"rss_kib"`
-	AnonKiB int64   `json:"anon_kib"`
 }
 
 // Ping is test.ping to every minion through `brine exec`, K rounds.
@@ -319,19 +312,9 @@ func run(ctx context.Context, o options) error {
 	// (2, long) Idle until past the runtime's periodic GC, before any job.
 	if o.longIdle > 0 {
 		onboarded := t0.Add(time.Duration(res.Onboarding.Seconds * float64(time.Second)))
-		for time.Until(onboarded.Add(o.longIdle)) > 5*time.Second {
-			if !masterproc.Sleep(ctx, 5*time.Second) {
-				return ctx.Err()
-			}
-			if s, err := masterproc.ReadMem(pid); err == nil {
-				idle.Series = append(idle.Series, rssPoint{Seconds: report.Round(time.Since(onboarded).Seconds(), 1), RSSKiB: s.RSSKiB, AnonKiB: s.AnonKiB})
-			}
+		if idle.Series, idle.LongIdle, idle.LongIdleSeconds, err = masterproc.LongIdle(ctx, pid, onboarded, o.longIdle); err != nil {
+			return err
 		}
-		if !masterproc.Sleep(ctx, time.Until(onboarded.Add(o.longIdle))) {
-			return ctx.Err()
-		}
-		_, idle.LongIdle, _ = masterproc.SampleMem(pid, 5, time.Second)
-		idle.LongIdleSeconds = report.Round(time.Since(onboarded).Seconds(), 1)
 		idle.RSSPerMinionLongIdle = report.Round(float64(idle.LongIdle.RSSKiB-idle.Before.RSSKiB)/n, 2)
 		idle.AnonPerMinionLongIdle = report.Round(float64(idle.LongIdle.AnonKiB-idle.Before.AnonKiB)/n, 2)
 	}
