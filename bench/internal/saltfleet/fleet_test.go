@@ -169,6 +169,23 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// startFleet makes a minion of each of keys (minion-0, minion-1, …)
+// with cfg and starts them; the test's end stops them.
+func startFleet(t *testing.T, cfg Config, keys []KeyPair) *Fleet {
+	t.Helper()
+	f, err := New(cfg, keys, func(i int) string { return "minion-" + strconv.Itoa(i) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.Start(ctx)
+	t.Cleanup(func() {
+		f.Stop()
+		cancel()
+	})
+	return f
+}
+
 // TestFleet: three minions sign in (pending once, then accepted after
 // acceptance_wait_time), subscribe, send their start event, and answer
 // the jobs targeted at them — by list and by glob — with Salt's _return
@@ -180,17 +197,10 @@ func TestFleet(t *testing.T) {
 	}
 	fm := startFakeMaster(t, keys[3])
 	var calls atomic.Int64
-	f, err := New(Config{
+	f := startFleet(t, Config{
 		ReqAddr: fm.reqAddr, AcceptanceWait: 100 * time.Millisecond, StartEvent: true, LocalIP: LoopbackIP,
 		OnReturn: func(id, jid string, at time.Time, err error) { calls.Add(1) },
-	}, keys[:3], func(i int) string { return "minion-" + strconv.Itoa(i) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	f.Start(ctx)
-	defer f.Stop()
+	}, keys[:3])
 	waitFor(t, "the minions accepted and subscribed", func() bool {
 		return f.Accepted() == 3 && f.Subscribed() == 3 && fm.pub.Subscribers() == 3
 	})
@@ -301,15 +311,8 @@ func TestFleetReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	fm := startFakeMasterWith(t, keys[8], saltzmq.RequestConfig{MaxUnauthenticated: 1}, saltzmq.PublisherConfig{MaxHandshakes: 1})
-	f, err := New(Config{ReqAddr: fm.reqAddr, AcceptanceWait: 50 * time.Millisecond, LocalIP: LoopbackIP,
-		ReconDefault: 20 * time.Millisecond, ReconMax: 50 * time.Millisecond}, keys[:8], func(i int) string { return "minion-" + strconv.Itoa(i) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	f.Start(ctx)
-	defer f.Stop()
+	f := startFleet(t, Config{ReqAddr: fm.reqAddr, AcceptanceWait: 50 * time.Millisecond, LocalIP: LoopbackIP,
+		ReconDefault: 20 * time.Millisecond, ReconMax: 50 * time.Millisecond}, keys[:8])
 	waitFor(t, "the minions accepted and subscribed", func() bool { return f.Accepted() == 8 && f.Subscribed() == 8 })
 	if c := f.Counts(); c.ReqReconnects == 0 {
 		t.Errorf("counts %+v: no request connection was refused, the test tests nothing", c)
@@ -360,16 +363,8 @@ func TestFleetLateReplies(t *testing.T) {
 	}
 	fm := startFakeMaster(t, keys[2])
 	fm.acceptFirst, fm.slowFirst = true, 300*time.Millisecond
-	f, err := New(Config{ReqAddr: fm.reqAddr, AcceptanceWait: time.Hour, AuthTimeout: 200 * time.Millisecond, LocalIP: LoopbackIP},
-		keys[:2], func(i int) string { return "minion-" + strconv.Itoa(i) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	start := time.Now()
-	f.Start(ctx)
-	defer f.Stop()
+	f := startFleet(t, Config{ReqAddr: fm.reqAddr, AcceptanceWait: time.Hour, AuthTimeout: 200 * time.Millisecond, LocalIP: LoopbackIP}, keys[:2])
 	waitFor(t, "the minions accepted", func() bool { return f.Accepted() == 2 })
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("accepted after %s", d)
