@@ -75,8 +75,10 @@ func TestGroup(t *testing.T) {
 				<-ctx.Done()
 				return ctx.Err()
 			})
-			if !g.Stop() || !g.Stop() {
-				t.Fatal("Stop: false")
+			for range 2 {
+				if !g.Stop() {
+					t.Fatal("Stop: false")
+				}
 			}
 			i, err := g.Err()
 			if i != tc.wantIdx || (tc.errAt >= 0) != errors.Is(err, bad) {
