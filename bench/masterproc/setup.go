@@ -82,6 +82,20 @@ func (s *Setup) Describe(rep *report.Report) {
 	}
 }
 
+// AddConfig appends yaml, further keys, to the master's configuration
+// (Prepare's): a benchmark's file_roots, log level or experiment.
+func (s *Setup) AddConfig(yaml string) error {
+	f, err := os.OpenFile(filepath.Join(s.MasterDir, "master"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(yaml)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // ReqAddr is the master's request address.
 func (s *Setup) ReqAddr() string { return fmt.Sprintf("127.0.0.1:%d", s.ReqPort) }
 

@@ -110,14 +110,7 @@ func run(ctx context.Context, o options) error {
 	if err := writeSLS(srv, o); err != nil {
 		return err
 	}
-	conf, err := os.OpenFile(filepath.Join(setup.MasterDir, "master"), os.O_APPEND|os.O_WRONLY, 0)
-	if err == nil {
-		_, err = fmt.Fprintf(conf, "file_roots:\n  base: [%s]\n", srv)
-		if cerr := conf.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
+	if err := setup.AddConfig(fmt.Sprintf("file_roots:\n  base: [%s]\n", srv)); err != nil {
 		return err
 	}
 

@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -223,14 +222,7 @@ func run(ctx context.Context, o options) error {
 	defer cleanup()
 
 	if o.masterExtra != "" {
-		f, err := os.OpenFile(filepath.Join(setup.MasterDir, "master"), os.O_APPEND|os.O_WRONLY, 0)
-		if err == nil {
-			_, err = f.WriteString(strings.TrimSuffix(o.masterExtra, "\n") + "\n")
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		if err != nil {
+		if err := setup.AddConfig(strings.TrimSuffix(o.masterExtra, "\n") + "\n"); err != nil {
 			return fmt.Errorf("-master-config: %w", err)
 		}
 	}

@@ -100,14 +100,7 @@ func (b *bench) startBrine(ctx context.Context) *side {
 		end:     func(*report.Report) {},
 	}
 	conf := fmt.Sprintf("log_level: %s\nfile_roots:\n  base: [%s]\n", b.o.masterLogLevel, b.tree.FileRoot)
-	f, err := os.OpenFile(filepath.Join(b.setup.MasterDir, "master"), os.O_APPEND|os.O_WRONLY, 0)
-	if err == nil {
-		_, err = f.WriteString(conf)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
+	if err := b.setup.AddConfig(conf); err != nil {
 		s.fail(err)
 		return s
 	}

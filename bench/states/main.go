@@ -154,14 +154,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	b.tree = tree
-	conf, err := os.OpenFile(filepath.Join(setup.MasterDir, "master"), os.O_APPEND|os.O_WRONLY, 0)
-	if err == nil {
-		_, err = fmt.Fprintf(conf, "file_roots:\n  base: [%s]\npillar_roots:\n  base: [%s]\n", fileRoot, pillarRoot)
-		if cerr := conf.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
+	if err := setup.AddConfig(fmt.Sprintf("file_roots:\n  base: [%s]\npillar_roots:\n  base: [%s]\n", fileRoot, pillarRoot)); err != nil {
 		return err
 	}
 
