@@ -46,26 +46,40 @@ func start(bin, what, dir, logPath string) (*Master, error) {
 	if err != nil {
 		return nil, err
 	}
-	return run(what, f, bin, what, "-c", dir)
+	return run(what, f, nil, bin, what, "-c", dir)
 }
 
 // StartCommand runs argv (a master or agent under `ip netns exec`, a peer
 // such as dnsmasq) as what, its output appended to logPath, so that a
 // process started again keeps one log.
 func StartCommand(what, logPath string, argv ...string) (*Master, error) {
+	return StartGroup(what, logPath, false, nil, argv...)
+}
+
+// StartGroup runs argv as StartCommand does, with the environment env
+// (nil: this process's) and, when group, in a process group of its own
+// (its id the process's): a daemon that forks workers (a salt-master) is
+// then ended as a whole by signalling the group.
+func StartGroup(what, logPath string, group bool, env []string, argv ...string) (*Master, error) {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	return run(what, f, argv...)
+	return run(what, f, func(cmd *exec.Cmd) {
+		cmd.Env = env
+		cmd.SysProcAttr.Setpgid = group
+	}, argv...)
 }
 
 // run starts argv with its output to f, which it closes once the process
-// has exited.
-func run(what string, f *os.File, argv ...string) (*Master, error) {
+// has exited; setup (when not nil) adjusts the command before it starts.
+func run(what string, f *os.File, setup func(*exec.Cmd), argv ...string) (*Master, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = f, f
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if setup != nil {
+		setup(cmd)
+	}
 	if err := cmd.Start(); err != nil {
 		f.Close()
 		return nil, err
@@ -81,6 +95,9 @@ func run(what string, f *os.File, argv ...string) (*Master, error) {
 
 // PID is the process's id.
 func (m *Master) PID() int { return m.cmd.Process.Pid }
+
+// Done is closed once the process has exited.
+func (m *Master) Done() <-chan struct{} { return m.done }
 
 // Exited reports whether the process has exited.
 func (m *Master) Exited() bool {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/brinehq/brine/bench/masterproc"
 	"github.com/brinehq/brine/bench/report"
 )
 
@@ -117,10 +118,8 @@ acceptance_wait_time: 1
 // minion's job processes) are ended together.
 type group struct {
 	name    string
-	cmd     *exec.Cmd
+	proc    *masterproc.Master
 	log     string
-	done    chan struct{}
-	err     error
 	stopped bool
 }
 
@@ -128,35 +127,15 @@ type group struct {
 // appended to logPath. The leader gets SIGKILL should this process die
 // without stopping it.
 func startGroup(name, logPath string, env []string, argv ...string) (*group, error) {
-	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	p, err := masterproc.StartGroup(name, logPath, true, env, argv...)
 	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env, cmd.Stdout, cmd.Stderr = env, f, f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		f.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	g := &group{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() {
-		g.err = cmd.Wait()
-		f.Close()
-		close(g.done)
-	}()
-	return g, nil
+	return &group{name: name, proc: p, log: logPath}, nil
 }
 
 // exited reports whether the group's leader has exited.
-func (g *group) exited() bool {
-	select {
-	case <-g.done:
-		return true
-	default:
-		return false
-	}
-}
+func (g *group) exited() bool { return g.proc.Exited() }
 
 // stop sends the group SIGTERM, waits up to timeout for the leader, then
 // sends SIGKILL to whatever of the group is left (a worker that outlived
@@ -171,12 +150,12 @@ func (g *group) stop(timeout time.Duration) error {
 		return nil
 	}
 	g.stopped = true
-	pgid := g.cmd.Process.Pid
+	pgid := g.proc.PID()
 	var err error
 	if !g.exited() {
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		select {
-		case <-g.done:
+		case <-g.proc.Done():
 		case <-time.After(timeout):
 			err = fmt.Errorf("%s did not stop within %s of SIGTERM: killed", g.name, timeout)
 		}
@@ -196,7 +175,7 @@ func (g *group) stop(timeout time.Duration) error {
 // used: a salt-master's is spread over its workers.
 func (g *group) cpu() time.Duration {
 	var t time.Duration
-	for _, pid := range groupPIDs(g.cmd.Process.Pid) {
+	for _, pid := range groupPIDs(g.proc.PID()) {
 		t += report.ProcCPU(pid)
 	}
 	return t

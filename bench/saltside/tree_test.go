@@ -89,7 +89,7 @@ func TestGroupStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pgid := g.cmd.Process.Pid
+	pgid := g.proc.PID()
 	deadline := time.Now().Add(5 * time.Second)
 	for len(groupPIDs(pgid)) < 3 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
