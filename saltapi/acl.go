@@ -321,7 +321,7 @@ func matchCheck(regex any, fun any) bool {
 		}
 		re, err := pyRegexp(`\A(?:` + rs + `)`)
 		if err != nil {
-			slog.Warn("salt-api ACL: invalid regular expression (Python's re or beyond Go's RE2); it matches nothing", "regex", rs, "err", err)
+			slog.Debug("salt-api ACL: invalid regular expression (Python's re or beyond Go's RE2); it matches nothing", "regex", rs, "err", err)
 			continue
 		}
 		vals = append(vals, re.MatchString(fs))

@@ -123,6 +123,7 @@ func parseFileEAuth(m map[string]any, at string) (*fileEAuth, error) {
 				norm[i] = normalize(p)
 			}
 			f.acl[k] = norm
+			warnRegexps(at+":"+k, norm)
 			continue
 		}
 		opt := k[1:]
@@ -233,7 +234,7 @@ func (e *EAuth) Authenticate(eauth, username, password string) (perms []any, ok 
 
 // AuthList is the ACL a call of an authenticated user is checked against
 // (LoadAuth.get_auth_list through CkMinions.fill_auth_list): the lists of
-// every user key that matches the name as a glob or a whole regex, and the
+// every user key that the name matches as a glob or a whole regex, and the
 // '*' list only when none did (permissive_acl is off, as Salt's default).
 // ^options are no users here, where Salt would match them as names too.
 func (e *EAuth) AuthList(eauth, username string) []any {
@@ -252,7 +253,11 @@ func (e *EAuth) AuthList(eauth, username string) []any {
 		if k == "*" || strings.HasSuffix(k, "%") {
 			continue
 		}
-		if exprMatch(username, k) {
+		// Salt calls expr_match(match, name): the user name is the
+		// pattern and the key the text, so "web*" as a key is only
+		// the user "web*" itself, and a user named with glob or regex
+		// characters matches other keys. brine does as Salt does.
+		if exprMatch(k, username) {
 			matched = true
 			list = append(list, f.acl[k]...)
 		}
@@ -648,4 +653,58 @@ func pyRegexp(expr string) (*regexp.Regexp, error) {
 	}
 	regexCache.Store(expr, re)
 	return re, nil
+}
+
+// warnRegexps logs the function and argument expressions of a permission
+// list that Go's RE2 cannot compile: Salt starts with an invalid
+// expression too, and it matches nothing there as here, but the operator
+// should hear of it when the configuration is read rather than find every
+// call refused. Targets and '@' entries are no expressions.
+func warnRegexps(at string, perms []any) {
+	warn := func(x any) {
+		if s, ok := x.(string); ok {
+			if _, err := pyRegexp(`\A(?:` + s + `)`); err != nil {
+				slog.Warn("salt-api: an ACL expression that matches nothing (invalid, or Python syntax beyond Go's RE2)", "key", at, "regex", s, "err", err)
+			}
+		}
+	}
+	for _, p := range perms {
+		if s, ok := p.(string); ok {
+			if !strings.HasPrefix(s, "@") {
+				warn(s)
+			}
+			continue
+		}
+		d, _ := p.(map[string]any)
+		for _, spec := range d {
+			specs, ok := spec.([]any)
+			if !ok {
+				specs = []any{spec}
+			}
+			for _, sp := range specs {
+				warn(sp)
+				fd, _ := sp.(map[string]any)
+				for fn, conds := range fd {
+					warn(fn)
+					cl, ok := conds.([]any)
+					if !ok {
+						cl = []any{conds}
+					}
+					for _, c := range cl {
+						cd, _ := c.(map[string]any)
+						if a, ok := cd["args"].([]any); ok {
+							for _, x := range a {
+								warn(x)
+							}
+						}
+						if k, ok := cd["kwargs"].(map[string]any); ok {
+							for _, x := range k {
+								warn(x)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
 }
