@@ -375,3 +375,23 @@ func (s *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	s.publish(w, r, p.Tag, data, p.ID)
 }
+
+// ParseBody is a request body as salt-api's processors read it, for the
+// salt-api endpoints (package saltapi): by Content-Type JSON, a form,
+// YAML or text, {} when empty, decoded, with numbers int64 or float64.
+func ParseBody(contentType string, body []byte) (any, error) {
+	kind, err := contentKind(contentType)
+	if err != nil {
+		return nil, err
+	}
+	v, err := parseBody(kind, body)
+	if err != nil {
+		return nil, err
+	}
+	if raw, ok := v.(json.RawMessage); ok {
+		if v, err = decodeJSON(raw); err != nil {
+			return nil, err
+		}
+	}
+	return bus.Numbers(v), nil
+}

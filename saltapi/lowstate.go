@@ -1,0 +1,199 @@
+package saltapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/jobs"
+)
+
+// Backend is what salt-api needs of the master: its publisher (the
+// reactor's local.* path), its targeting (for the ACLs' per-target
+// entries) and its runner and wheel functions.
+type Backend interface {
+	Targets
+	RunJob(ctx context.Context, t jobs.Targeted, o bus.Origin, wait time.Duration) (jobs.Outcome, error)
+	PublishJob(ctx context.Context, t jobs.Targeted, o bus.Origin) (jobs.Published, error)
+	// Call runs a runner (wheel false) or wheel function as a job of its
+	// own (salt/run/<jid>/… or salt/wheel/<jid>/…), refusing an unknown
+	// function or wrong arguments before any job starts; async returns
+	// once the job is announced.
+	Call(ctx context.Context, wheel, async bool, fun string, args []any, kwargs map[string]any, user string) (jobs.Result, error)
+}
+
+// The refusals of a lowstate chunk, as salt-api words them; the HTTP
+// status follows from which (statusOf).
+var (
+	// errAuth: no or bad credentials, or an ACL refusal (Salt's
+	// EauthAuthenticationError and AuthorizationError: 401).
+	errAuth = errors.New("authentication")
+	// errInvocation: a chunk salt-api refuses to run (Salt's
+	// SaltInvocationError: 400).
+	errInvocation = errors.New("invocation")
+)
+
+// defaultTimeout is LocalClient.cmd's wait for returns (Salt's timeout
+// option, 5 s).
+const defaultTimeout = 5 * time.Second
+
+// lowstate runs lowstate chunks for the identities tokens give.
+type lowstate struct {
+	backend Backend
+	enabled []string
+	source  string
+}
+
+// run runs one chunk for the login tok, as NetapiClient.run does.
+func (l *lowstate) run(ctx context.Context, tok *Token, chunk map[string]any) (any, error) {
+	client, _ := chunk["client"].(string)
+	if !slices.Contains(Clients, client) {
+		return nil, fmt.Errorf("%w: Invalid client specified: '%v'", errInvocation, chunk["client"])
+	}
+	if !slices.Contains(l.enabled, client) {
+		return nil, fmt.Errorf("%w: Client disabled: '%s'. Add to 'netapi_enable_clients' master config option to enable.", errInvocation, client)
+	}
+	fun, _ := chunk["fun"].(string)
+	if fun == "" {
+		return nil, fmt.Errorf("%w: Missing required argument: fun", errInvocation)
+	}
+	args := asList(chunk["arg"])
+	kwargs, _ := chunk["kwarg"].(map[string]any)
+	o := bus.Origin{Source: l.source}
+	switch client {
+	case "local", "local_async", "local_batch":
+		tgt := chunk["tgt"]
+		if tgt == nil {
+			return nil, fmt.Errorf("%w: Missing required argument: tgt", errInvocation)
+		}
+		tgtType, _ := chunk["tgt_type"].(string)
+		if tgtType == "" {
+			tgtType = "glob"
+		}
+		ok, err := CheckLocal(ctx, tok.Perms, l.backend, fun, args, tgt, tgtType)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, fmt.Errorf("%w: Authorization error occurred.", errAuth)
+		}
+		t := jobs.Targeted{Fun: fun, Arg: jobs.PackArgs(args, kwargs), Tgt: tgt, TgtType: tgtType, User: tok.Name}
+		if ret, ok := chunk["ret"].(string); ok {
+			t.Ret = ret
+		}
+		if client == "local_async" {
+			pub, err := l.backend.PublishJob(ctx, t, o)
+			if err != nil {
+				return map[string]any{}, nil //nolint:nilerr // run_job's answer when no minion matched
+			}
+			return map[string]any{"jid": pub.JID, "minions": nonNil(pub.Minions)}, nil
+		}
+		wait := defaultTimeout
+		if s, ok := number(chunk["timeout"]); ok && s > 0 {
+			wait = time.Duration(s * float64(time.Second))
+		}
+		out, err := l.backend.RunJob(ctx, t, o, wait)
+		if err != nil {
+			return map[string]any{}, nil //nolint:nilerr // cmd's answer when no minion matched
+		}
+		full, _ := chunk["full_return"].(bool)
+		ret := map[string]any{}
+		for _, id := range slices.Sorted(maps.Keys(out.Returns)) {
+			r := out.Returns[id]
+			if full {
+				ret[id] = map[string]any{"ret": r.Return, "retcode": r.Retcode, "jid": out.JID}
+			} else {
+				ret[id] = r.Return
+			}
+		}
+		if client == "local_batch" {
+			// cmd_batch yields one mapping per minion's return.
+			var batch []any
+			for _, id := range slices.Sorted(maps.Keys(ret)) {
+				batch = append(batch, map[string]any{id: ret[id]})
+			}
+			return batch, nil
+		}
+		return ret, nil
+	case "runner", "runner_async", "wheel", "wheel_async":
+		wheel := client == "wheel" || client == "wheel_async"
+		async := client == "runner_async" || client == "wheel_async"
+		// Runner and wheel functions take keyword arguments: the chunk's
+		// other keys, beside arg and kwarg (format_call).
+		kw := map[string]any{}
+		maps.Copy(kw, kwargs)
+		for k, v := range chunk {
+			switch k {
+			case "client", "fun", "arg", "kwarg", "token", "eauth", "username", "password", "timeout", "full_return", "print_event":
+			default:
+				kw[k] = v
+			}
+		}
+		check := CheckRunner
+		if wheel {
+			check = CheckWheel
+		}
+		if !check(tok.Perms, fun, map[string]any{"arg": nonNil(args), "kwarg": kw}) {
+			return nil, fmt.Errorf("%w: Authorization error occurred.", errAuth)
+		}
+		res, err := l.backend.Call(ctx, wheel, async, fun, args, kw, tok.Name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errInvocation, err)
+		}
+		kind := "run"
+		if wheel {
+			kind = "wheel"
+		}
+		tag := "salt/" + kind + "/" + res.JID
+		if async {
+			return map[string]any{"tag": tag, "jid": res.JID}, nil
+		}
+		if !wheel {
+			if full, _ := chunk["full_return"].(bool); full {
+				return map[string]any{"jid": res.JID, "return": res.Return, "success": res.Success}, nil
+			}
+			return res.Return, nil
+		}
+		return map[string]any{"tag": tag, "data": map[string]any{"fun": "wheel." + fun, "jid": res.JID, "tag": tag,
+			"user": tok.Name, "return": res.Return, "success": res.Success}}, nil
+	}
+	return nil, fmt.Errorf("%w: Invalid client specified: '%s'", errInvocation, client)
+}
+
+// asList is salt-api's arg: a list, or one value made a list
+// (exec_lowstate).
+func asList(v any) []any {
+	switch a := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		return a
+	}
+	return []any{v}
+}
+
+// number is a JSON or YAML number.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return n, true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case uint64:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,393 @@
+package saltapi
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/brinehq/brine/api"
+	"github.com/brinehq/brine/bus"
+)
+
+// Server serves salt-api's interface.
+type Server struct {
+	cfg    Config
+	tokens *tokens
+	low    *lowstate
+	log    *slog.Logger
+	mux    *http.ServeMux
+}
+
+// sessionCookie is rest_cherrypy's session cookie, which holds the token
+// (SaltGUI and browsers send it instead of X-Auth-Token).
+const sessionCookie = "session_id"
+
+// New prepares a salt-api server on backend, its tokens kept in kv
+// (TokenBucket); source names its jobs' origin.
+func New(cfg Config, backend Backend, kv bus.Bucket, source string, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{cfg: cfg, tokens: newTokens(kv), log: log.With("component", "salt-api"),
+		low: &lowstate{backend: backend, enabled: cfg.Enabled, source: source}, mux: http.NewServeMux()}
+	s.mux.HandleFunc("/", s.root)
+	s.mux.HandleFunc("/login", s.login)
+	s.mux.HandleFunc("/logout", s.logout)
+	s.mux.HandleFunc("/token", s.token)
+	s.mux.HandleFunc("/run", s.runInline)
+	if cfg.App != "" {
+		s.mux.HandleFunc(cfg.AppPath, s.app)
+		s.mux.HandleFunc(cfg.AppPath+"/", s.app)
+	}
+	if cfg.Static != "" {
+		s.mux.Handle(cfg.StaticPath+"/", http.StripPrefix(cfg.StaticPath, http.FileServer(http.Dir(cfg.Static))))
+	}
+	return s
+}
+
+// Handler is the API's HTTP handler (for tests and for Serve).
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Listen binds the configured address.
+func (s *Server) Listen() (net.Listener, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.cfg.Port)))
+	if err != nil {
+		return nil, fmt.Errorf("rest_cherrypy: %w", err)
+	}
+	return ln, nil
+}
+
+// Serve serves on ln until ctx ends, with TLS unless disable_ssl.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	if !s.cfg.DisableSSL {
+		cert, err := tls.LoadX509KeyPair(s.cfg.SSLCrt, s.cfg.SSLKey)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("rest_cherrypy: ssl_crt/ssl_key: %w", err)
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		ln = tls.NewListener(ln, srv.TLSConfig)
+	}
+	stop := context.AfterFunc(ctx, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	})
+	defer stop()
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// root is GET / (the welcome) and POST / (lowstate for the session's
+// token).
+func (s *Server) root(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/" {
+		s.fail(w, r, http.StatusNotFound, "Nothing matches the given URI")
+		return
+	}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		s.reply(w, r, http.StatusOK, map[string]any{"return": "Welcome", "clients": Clients})
+	case http.MethodPost:
+		tok, err := s.session(r)
+		if err != nil {
+			s.fail(w, r, http.StatusUnauthorized, err.Error())
+			return
+		}
+		chunks, ok := s.chunks(w, r)
+		if !ok {
+			return
+		}
+		s.runChunks(w, r, chunks, func(map[string]any) (*Token, error) { return tok, nil })
+	default:
+		s.fail(w, r, http.StatusMethodNotAllowed, "GET or POST")
+	}
+}
+
+// runInline is POST /run: lowstate whose chunks carry their own
+// credentials (username, password, eauth) or token, without a session.
+func (s *Server) runInline(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		s.fail(w, r, http.StatusMethodNotAllowed, "POST")
+		return
+	}
+	chunks, ok := s.chunks(w, r)
+	if !ok {
+		return
+	}
+	s.runChunks(w, r, chunks, func(c map[string]any) (*Token, error) {
+		if t, ok := c["token"].(string); ok {
+			return s.tokens.get(r.Context(), t)
+		}
+		return s.authenticate(r, c)
+	})
+}
+
+// runChunks runs each chunk with the identity auth gives it and replies
+// {"return": [...]}, or the first refusal's status.
+func (s *Server) runChunks(w http.ResponseWriter, r *http.Request, chunks []map[string]any, auth func(map[string]any) (*Token, error)) {
+	out := make([]any, 0, len(chunks))
+	for _, c := range chunks {
+		tok, err := auth(c)
+		if err != nil {
+			s.fail(w, r, http.StatusUnauthorized, "No authentication credentials given, or they are not valid")
+			return
+		}
+		ret, err := s.low.run(r.Context(), tok, c)
+		if err != nil {
+			s.log.Warn("salt-api: refused", "user", tok.Name, "client", c["client"], "fun", c["fun"], "err", err)
+			s.fail(w, r, statusOf(err), errText(err))
+			return
+		}
+		out = append(out, ret)
+	}
+	s.reply(w, r, http.StatusOK, map[string]any{"return": out})
+}
+
+// statusOf is the HTTP status of a lowstate refusal, as salt-api's
+// hypermedia_handler maps Salt's exceptions.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, errAuth), errors.Is(err, errNoToken):
+		return http.StatusUnauthorized
+	case errors.Is(err, errInvocation):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+// errText is a refusal's message without the kind it was wrapped in.
+func errText(err error) string {
+	msg := err.Error()
+	for _, k := range []error{errAuth, errInvocation} {
+		msg = strings.TrimPrefix(msg, k.Error()+": ")
+	}
+	return msg
+}
+
+// login is POST /login: the credentials checked by the eauth backend,
+// a token minted and set as the session cookie and X-Auth-Token; GET
+// /login says to log in.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	switch r.Method {
+	case http.MethodGet:
+		w.Header().Set("WWW-Authenticate", "Session")
+		s.reply(w, r, http.StatusUnauthorized, map[string]any{"status": http.StatusUnauthorized, "return": "Please log in"})
+		return
+	case http.MethodPost:
+	default:
+		s.fail(w, r, http.StatusMethodNotAllowed, "GET or POST")
+		return
+	}
+	chunks, ok := s.chunks(w, r)
+	if !ok {
+		return
+	}
+	tok, err := s.authenticate(r, chunks[0])
+	if err != nil {
+		s.fail(w, r, http.StatusUnauthorized, "Could not authenticate using provided credentials")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: tok.Token, Path: "/", HttpOnly: true,
+		Secure: !s.cfg.DisableSSL, SameSite: http.SameSiteStrictMode, Expires: time.Unix(int64(tok.Expire), 0)})
+	w.Header().Set("X-Auth-Token", tok.Token)
+	s.reply(w, r, http.StatusOK, map[string]any{"return": []any{loginReply(tok)}})
+}
+
+// loginReply is the /login reply's token entry.
+func loginReply(t *Token) map[string]any {
+	perms := any(t.Perms)
+	if len(t.Perms) == 0 {
+		perms = map[string]any{}
+	}
+	return map[string]any{"token": t.Token, "expire": t.Expire, "start": t.Start, "user": t.Name, "eauth": t.EAuth, "perms": perms}
+}
+
+// token is POST /token: a token for credentials, without a session (Salt's
+// Token endpoint): [{"token": ..., ...}].
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		s.fail(w, r, http.StatusMethodNotAllowed, "POST")
+		return
+	}
+	chunks, ok := s.chunks(w, r)
+	if !ok {
+		return
+	}
+	tok, err := s.authenticate(r, chunks[0])
+	if err != nil {
+		s.fail(w, r, http.StatusUnauthorized, "Could not authenticate using provided credentials")
+		return
+	}
+	s.reply(w, r, http.StatusOK, []any{loginReply(tok)})
+}
+
+// logout is POST /logout: the session's token removed.
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		s.fail(w, r, http.StatusMethodNotAllowed, "POST")
+		return
+	}
+	if t := sessionToken(r); t != "" {
+		s.tokens.remove(r.Context(), t)
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1})
+	s.reply(w, r, http.StatusOK, map[string]any{"return": "Your token has been cleared"})
+}
+
+// authenticate checks a chunk's username, password and eauth, and mints
+// a token. Failures are logged (never the password) and fired as Salt's
+// master does not, so that an operator sees them.
+func (s *Server) authenticate(r *http.Request, c map[string]any) (*Token, error) {
+	user, _ := c["username"].(string)
+	pass, _ := c["password"].(string)
+	eauth, _ := c["eauth"].(string)
+	if user == "" || eauth == "" {
+		return nil, errNoToken
+	}
+	perms, ok, err := s.cfg.EAuth.Authenticate(eauth, user, pass)
+	if err != nil {
+		s.log.Error("salt-api: eauth", "eauth", eauth, "user", user, "err", err)
+		return nil, errNoToken
+	}
+	if !ok {
+		s.log.Warn("salt-api: login refused", "eauth", eauth, "user", user, "remote", r.RemoteAddr)
+		return nil, errNoToken
+	}
+	return s.tokens.mint(r.Context(), user, eauth, perms, s.cfg.TokenExpire)
+}
+
+// sessionToken is the request's token: X-Auth-Token, else the session
+// cookie.
+func sessionToken(r *http.Request) string {
+	if t := r.Header.Get("X-Auth-Token"); t != "" {
+		return t
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+// session is the login the request's token stands for.
+func (s *Server) session(r *http.Request) (*Token, error) {
+	t := sessionToken(r)
+	if t == "" {
+		return nil, errors.New("No authentication credentials given")
+	}
+	return s.tokens.get(r.Context(), t)
+}
+
+// chunks reads the lowstate of a request: a list of mappings, or one
+// mapping made a list (the form and single-chunk bodies).
+func (s *Server) chunks(w http.ResponseWriter, r *http.Request) ([]map[string]any, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	if err != nil {
+		s.fail(w, r, http.StatusRequestEntityTooLarge, "request body over max_request_body_size")
+		return nil, false
+	}
+	v, err := api.ParseBody(r.Header.Get("Content-Type"), body)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	var list []any
+	switch t := v.(type) {
+	case []any:
+		list = t
+	case map[string]any:
+		list = []any{t}
+	default:
+		s.fail(w, r, http.StatusBadRequest, "Lowstates must be a list")
+		return nil, false
+	}
+	out := make([]map[string]any, 0, len(list))
+	for _, c := range list {
+		m, ok := c.(map[string]any)
+		if !ok {
+			s.fail(w, r, http.StatusBadRequest, "Lowstates must be a list of mappings")
+			return nil, false
+		}
+		// A form's repeated key is a list of strings: arg is a list.
+		for k, x := range m {
+			if ss, ok := x.([]string); ok {
+				l := make([]any, len(ss))
+				for i, s := range ss {
+					l[i] = s
+				}
+				m[k] = l
+			}
+		}
+		out = append(out, m)
+	}
+	if len(out) == 0 {
+		s.fail(w, r, http.StatusBadRequest, "Lowstates must be a list")
+		return nil, false
+	}
+	return out, true
+}
+
+// app serves the web UI's index page at app_path and below it (the
+// single-page application's routes).
+func (s *Server) app(w http.ResponseWriter, r *http.Request) {
+	http.ServeFile(w, r, s.cfg.App)
+}
+
+// reply writes v as JSON, or YAML when the client accepts
+// application/x-yaml (salt-api's ct_out_map).
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, status int, v any) {
+	w.Header().Set("Cache-Control", "private")
+	if wantsYAML(r) {
+		b, err := yaml.Marshal(v)
+		if err == nil {
+			w.Header().Set("Content-Type", "application/x-yaml")
+			w.WriteHeader(status)
+			w.Write(b)
+			return
+		}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"status": 500, "return": "An unexpected error occurred"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// fail replies an error as {"status": code, "return": message}.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	s.reply(w, r, status, map[string]any{"status": status, "return": msg})
+}
+
+// wantsYAML reports an Accept header preferring YAML.
+func wantsYAML(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		switch mt {
+		case "application/x-yaml", "application/yaml", "text/yaml":
+			return true
+		case "application/json", "*/*":
+			return false
+		}
+	}
+	return false
+}

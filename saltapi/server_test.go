@@ -1,0 +1,287 @@
+package saltapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/bus/natsbus"
+	"github.com/brinehq/brine/internal/fnmatch"
+	"github.com/brinehq/brine/jobs"
+)
+
+// apiFleet is a Backend with three minions that answer every job with their
+// arguments (test.ping with true), and runner and wheel functions that
+// answer with what they were called with.
+type apiFleet struct {
+	mu    sync.Mutex
+	jobs  []jobs.Targeted
+	calls []string
+}
+
+var apiFleetIDs = []string{"db1", "web1", "web2"}
+
+func (f *apiFleet) Minions(_ context.Context, tgt any, tgtType string) ([]string, error) {
+	var out []string
+	for _, id := range apiFleetIDs {
+		switch tgtType {
+		case "list":
+			for _, x := range asList(tgt) {
+				if x == id {
+					out = append(out, id)
+				}
+			}
+		default:
+			if fnmatch.Compile(fmt.Sprint(tgt)).Match(id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (f *apiFleet) RunJob(ctx context.Context, t jobs.Targeted, _ bus.Origin, _ time.Duration) (jobs.Outcome, error) {
+	ids, _ := f.Minions(ctx, t.Tgt, t.TgtType)
+	f.mu.Lock()
+	f.jobs = append(f.jobs, t)
+	f.mu.Unlock()
+	out := jobs.Outcome{Published: jobs.Published{JID: "20261128000000000001", Minions: ids}, Returns: map[string]jobs.Return{}}
+	for _, id := range ids {
+		var ret any = t.Arg
+		if t.Fun == "test.ping" {
+			ret = true
+		}
+		out.Returns[id] = jobs.Return{ID: id, Return: ret, Success: true}
+	}
+	return out, nil
+}
+
+func (f *apiFleet) PublishJob(ctx context.Context, t jobs.Targeted, _ bus.Origin) (jobs.Published, error) {
+	ids, _ := f.Minions(ctx, t.Tgt, t.TgtType)
+	return jobs.Published{JID: "20261128000000000002", Minions: ids}, nil
+}
+
+func (f *apiFleet) Call(_ context.Context, wheel, async bool, fun string, args []any, kwargs map[string]any, user string) (jobs.Result, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, fmt.Sprintf("wheel=%v async=%v %s", wheel, async, fun))
+	f.mu.Unlock()
+	if fun == "no.such" {
+		return jobs.Result{}, fmt.Errorf("'%s' is not available", fun)
+	}
+	return jobs.Result{JID: "20261128000000000003", Fun: fun, Return: map[string]any{"args": args, "kwargs": kwargs, "user": user}, Success: true}, nil
+}
+
+// apiRig is a salt-api server on a apiFleet, with a file eauth of two users:
+// alice may do anything, bob test.* on web*.
+func apiRig(t *testing.T, enabled ...string) (*httptest.Server, *apiFleet) {
+	t.Helper()
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users")
+	if err := os.WriteFile(users, []byte("alice:wonder\nbob:builder\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ea, err := ParseEAuth(map[string]any{"file": map[string]any{
+		"^filename": users, "^filetype": "text",
+		"alice": []any{".*", "@runner", "@wheel", "@jobs"},
+		"bob":   []any{map[string]any{"web*": []any{"test.*"}}},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := natsbus.Open(ctx, natsbus.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	kv, err := b.Bucket(ctx, TokenBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enabled == nil {
+		enabled = Clients
+	}
+	f := &apiFleet{}
+	s := New(Config{Enabled: enabled, TokenExpire: time.Hour, MaxBody: 1 << 20, DisableSSL: true, EAuth: ea}, f, kv, "brine://t/salt-api", slog.New(slog.DiscardHandler))
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(srv.Close)
+	return srv, f
+}
+
+// call posts body (JSON unless ct says otherwise) and returns the status
+// and the decoded reply.
+func call(t *testing.T, srv *httptest.Server, path, token, ct, body string) (int, map[string]any, http.Header) {
+	t.Helper()
+	if ct == "" {
+		ct = "application/json"
+	}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", ct)
+	req.Header.Set("Accept", "application/json")
+	if token != "" {
+		req.Header.Set("X-Auth-Token", token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: reply %q: %v", path, b, err)
+	}
+	return resp.StatusCode, v, resp.Header
+}
+
+func login(t *testing.T, srv *httptest.Server, user, pass string) string {
+	t.Helper()
+	code, v, h := call(t, srv, "/login", "", "", fmt.Sprintf(`{"username": %q, "password": %q, "eauth": "file"}`, user, pass))
+	if code != http.StatusOK {
+		t.Fatalf("login %s: %d %v", user, code, v)
+	}
+	ret := v["return"].([]any)[0].(map[string]any)
+	if ret["token"] != h.Get("X-Auth-Token") || ret["user"] != user || ret["eauth"] != "file" {
+		t.Fatalf("login reply %v, header %q", ret, h.Get("X-Auth-Token"))
+	}
+	if ret["expire"].(float64)-ret["start"].(float64) < 3599 {
+		t.Fatalf("token lives %v s", ret["expire"].(float64)-ret["start"].(float64))
+	}
+	return ret["token"].(string)
+}
+
+func TestLoginAndLowstate(t *testing.T) {
+	srv, f := apiRig(t)
+	if code, _, _ := call(t, srv, "/login", "", "", `{"username": "alice", "password": "nope", "eauth": "file"}`); code != http.StatusUnauthorized {
+		t.Fatalf("a wrong password: %d", code)
+	}
+	if code, _, _ := call(t, srv, "/", "", "", `[{"client": "local", "tgt": "*", "fun": "test.ping"}]`); code != http.StatusUnauthorized {
+		t.Fatalf("lowstate without a token: %d", code)
+	}
+	alice := login(t, srv, "alice", "wonder")
+
+	for _, c := range []struct {
+		name, ct, body string
+		want           string
+	}{
+		{"local", "", `[{"client": "local", "tgt": "*", "fun": "test.ping"}]`, `[{"db1":true,"web1":true,"web2":true}]`},
+		{"local full_return", "", `[{"client": "local", "tgt": "web1", "fun": "test.ping", "full_return": true}]`,
+			`[{"web1":{"jid":"20261128000000000001","ret":true,"retcode":0}}]`},
+		{"local_async", "", `[{"client": "local_async", "tgt": "web*", "fun": "test.ping"}]`, `[{"jid":"20261128000000000002","minions":["web1","web2"]}]`},
+		{"form, arg repeated", "application/x-www-form-urlencoded", `client=local&tgt=db1&fun=test.arg&arg=a&arg=b`, `[{"db1":["a","b"]}]`},
+		{"yaml", "application/x-yaml", "- client: local\n  tgt: db1\n  fun: test.arg\n  arg: one\n  kwarg: {k: 1}\n", `[{"db1":["one",{"__kwarg__":true,"k":1}]}]`},
+		{"runner", "", `[{"client": "runner", "fun": "jobs.list_jobs", "search_function": "test.*"}]`,
+			`[{"args":null,"kwargs":{"search_function":"test.*"},"user":"alice"}]`},
+		{"runner_async", "", `[{"client": "runner_async", "fun": "jobs.list_jobs"}]`, `[{"jid":"20261128000000000003","tag":"salt/run/20261128000000000003"}]`},
+		{"wheel", "", `[{"client": "wheel", "fun": "key.list_all"}]`,
+			`[{"data":{"fun":"wheel.key.list_all","jid":"20261128000000000003","return":{"args":null,"kwargs":{},"user":"alice"},"success":true,"tag":"salt/wheel/20261128000000000003","user":"alice"},"tag":"salt/wheel/20261128000000000003"}]`},
+		{"two chunks", "", `[{"client": "local", "tgt": "web1", "fun": "test.ping"}, {"client": "wheel_async", "fun": "key.list_all"}]`,
+			`[{"web1":true},{"jid":"20261128000000000003","tag":"salt/wheel/20261128000000000003"}]`},
+	} {
+		code, v, _ := call(t, srv, "/", alice, c.ct, c.body)
+		got, _ := json.Marshal(v["return"])
+		if code != http.StatusOK || string(got) != c.want {
+			t.Errorf("%s: %d %s, want %s", c.name, code, got, c.want)
+		}
+	}
+	if code, v, _ := call(t, srv, "/", alice, "", `[{"client": "runner", "fun": "no.such"}]`); code != http.StatusBadRequest || !strings.Contains(fmt.Sprint(v["return"]), "not available") {
+		t.Errorf("unknown runner: %d %v", code, v)
+	}
+	if code, v, _ := call(t, srv, "/", alice, "", `[{"client": "ssh", "tgt": "*", "fun": "test.ping"}]`); code != http.StatusBadRequest || v["return"] != "Invalid client specified: 'ssh'" {
+		t.Errorf("ssh client: %d %v", code, v)
+	}
+	if len(f.jobs) != 5 { // local_async publishes without waiting
+		t.Errorf("%d jobs ran and waited for, want 5", len(f.jobs))
+	}
+
+	// Logged out, the token is no more.
+	if code, _, _ := call(t, srv, "/logout", alice, "", ``); code != http.StatusOK {
+		t.Fatalf("logout: %d", code)
+	}
+	if code, _, _ := call(t, srv, "/", alice, "", `[{"client": "local", "tgt": "*", "fun": "test.ping"}]`); code != http.StatusUnauthorized {
+		t.Fatalf("a cleared token still runs: %d", code)
+	}
+}
+
+func TestACLsAndClients(t *testing.T) {
+	srv, f := apiRig(t, "local", "runner")
+	bob := login(t, srv, "bob", "builder")
+	for _, c := range []struct {
+		body string
+		code int
+	}{
+		{`[{"client": "local", "tgt": "web*", "fun": "test.ping"}]`, http.StatusOK},
+		{`[{"client": "local", "tgt": "web1", "fun": "test.ping"}]`, http.StatusOK},
+		{`[{"client": "local", "tgt": "*", "fun": "test.ping"}]`, http.StatusUnauthorized}, // db1 is not bob's
+		{`[{"client": "local", "tgt": "web1", "fun": "cmd.run", "arg": "id"}]`, http.StatusUnauthorized},
+		{`[{"client": "runner", "fun": "jobs.list_jobs"}]`, http.StatusUnauthorized},
+		{`[{"client": "wheel", "fun": "key.list_all"}]`, http.StatusBadRequest}, // not enabled
+	} {
+		code, v, _ := call(t, srv, "/", bob, "", c.body)
+		if code != c.code {
+			t.Errorf("%s: %d %v, want %d", c.body, code, v, c.code)
+		}
+	}
+	if code, v, _ := call(t, srv, "/", bob, "", `[{"client": "wheel", "fun": "key.list_all"}]`); v["return"] != "Client disabled: 'wheel'. Add to 'netapi_enable_clients' master config option to enable." {
+		t.Errorf("disabled client: %d %v", code, v)
+	}
+	if slices.ContainsFunc(f.jobs, func(j jobs.Targeted) bool { return j.Fun == "cmd.run" }) || len(f.calls) != 0 {
+		t.Errorf("refused calls ran: %v %v", f.jobs, f.calls)
+	}
+}
+
+func TestRunWithInlineCredentials(t *testing.T) {
+	srv, _ := apiRig(t)
+	code, v, _ := call(t, srv, "/run", "", "", `[{"client": "local", "tgt": "web2", "fun": "test.ping", "username": "alice", "password": "wonder", "eauth": "file"}]`)
+	if got, _ := json.Marshal(v["return"]); code != http.StatusOK || string(got) != `[{"web2":true}]` {
+		t.Fatalf("/run: %d %s", code, got)
+	}
+	if code, _, _ := call(t, srv, "/run", "", "", `[{"client": "local", "tgt": "web2", "fun": "test.ping", "username": "alice", "password": "x", "eauth": "file"}]`); code != http.StatusUnauthorized {
+		t.Fatalf("/run with a wrong password: %d", code)
+	}
+	// A token from /token works inline.
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/token", strings.NewReader(`{"username": "alice", "password": "wonder", "eauth": "file"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var toks []map[string]any
+	json.NewDecoder(resp.Body).Decode(&toks)
+	resp.Body.Close()
+	if len(toks) != 1 {
+		t.Fatalf("/token: %v", toks)
+	}
+	code, v, _ = call(t, srv, "/run", "", "", fmt.Sprintf(`[{"client": "local", "tgt": "db1", "fun": "test.ping", "token": %q}]`, toks[0]["token"]))
+	if got, _ := json.Marshal(v["return"]); code != http.StatusOK || string(got) != `[{"db1":true}]` {
+		t.Fatalf("/run with a token: %d %s", code, got)
+	}
+}
+
+func TestWelcomeAndYAML(t *testing.T) {
+	srv, _ := apiRig(t)
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/", nil)
+	req.Header.Set("Accept", "application/x-yaml")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/x-yaml" || !strings.Contains(string(b), "return: Welcome") {
+		t.Fatalf("GET / as YAML: %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+}
