@@ -40,35 +40,34 @@ const (
 )
 
 type options struct {
-	out, bin     string
-	agents       int
-	events       int
-	reauthDelay  int
-	acceptWait   int
-	idle         time.Duration
-	longIdle     time.Duration
-	keep         bool
-	cpuprofile   string
-	memprofile   string
-	phaseTimeout time.Duration
+	masterproc.Options
+	agents      int
+	events      int
+	reauthDelay int
+	acceptWait  int
+	idle        time.Duration
+	longIdle    time.Duration
+	memprofile  string
 }
 
 func main() {
 	var o options
-	flag.StringVar(&o.out, "out", "bench/results/agents.json", "where to write the JSON results")
-	flag.StringVar(&o.bin, "brine", "bin/brine", "the brine binary whose master is measured")
+	o.Flags("agents", masterproc.Usage{
+		Brine:        "the brine binary whose master is measured",
+		Keep:         "keep the temporary directory (master logs, data, agents) for inspection",
+		CPUProfile:   "write this process's (the agents') CPU profile here",
+		Phase:        2 * time.Minute,
+		PhaseTimeout: "give up on a phase that takes longer",
+	})
 	flag.IntVar(&o.agents, "agents", 1000, "agents simulated in this process")
 	flag.IntVar(&o.events, "events", 3, "events each agent queues while the master is down (K)")
 	flag.IntVar(&o.reauthDelay, "reauth-delay", 10, "agents' random_reauth_delay in seconds (Salt's and the agent's default: 10)")
 	flag.IntVar(&o.acceptWait, "acceptance-wait", 10, "agents' acceptance_wait_time in seconds (Salt's and the agent's default: 10)")
 	flag.DurationVar(&o.idle, "idle", 10*time.Second, "the idle window over which the master's CPU is measured")
 	flag.DurationVar(&o.longIdle, "long-idle", 150*time.Second, "also sample the master's RSS this long after the agents settled, past the Go runtime's periodic GC (0: skip)")
-	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (master logs, data, agents) for inspection")
-	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write this process's (the agents') CPU profile here")
 	flag.StringVar(&o.memprofile, "memprofile", "", "write this process's (the agents') heap profile here, taken while they are idle")
-	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 2*time.Minute, "give up on a phase that takes longer")
 	flag.Parse()
-	report.Main("bench/agents", o.cpuprofile, func(ctx context.Context) error { return run(ctx, o) })
+	report.Main("bench/agents", o.CPUProfile, func(ctx context.Context) error { return run(ctx, o) })
 }
 
 // Results are the three measurements.
@@ -203,15 +202,15 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	// Per agent: its connection here and its end on the master, a file
 	// or two of its outbox; plus the master's store and the runtime.
-	setup, cleanup, err := masterproc.Prepare("agents", o.bin, uint64(3*o.agents+1024), o.keep)
+	setup, cleanup, err := masterproc.Prepare("agents", o.Bin, uint64(3*o.agents+1024), o.Keep)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 
 	rep := report.New("agents")
-	rep.Setup["command"] = fmt.Sprintf("go run ./bench/agents -brine %s -agents %d -events %d -reauth-delay %d -out %s", o.bin, o.agents, o.events, o.reauthDelay, o.out)
-	rep.Setup["master"] = "`brine master` as its own process (" + o.bin + "), embedded fsync'ed JetStream store, auto_accept: true, auth_events on (default), log_level info (default), on 127.0.0.1"
+	rep.Setup["command"] = fmt.Sprintf("go run ./bench/agents -brine %s -agents %d -events %d -reauth-delay %d -out %s", o.Bin, o.agents, o.events, o.reauthDelay, o.Out)
+	rep.Setup["master"] = "`brine master` as its own process (" + o.Bin + "), embedded fsync'ed JetStream store, auto_accept: true, auth_events on (default), log_level info (default), on 127.0.0.1"
 	rep.Setup["agents"] = fmt.Sprintf("%d real agent.Agent in this process, each with its own config dir, CURVE key pair, on-disk outbox, TCP connection and CURVE session; grains from the real machine; default mine_functions", o.agents)
 	rep.Setup["agent_config"] = fmt.Sprintf("acceptance_wait_time: %d, random_reauth_delay: %d (other keys at their defaults)", o.acceptWait, o.reauthDelay)
 	rep.Setup["acceptance_wait_time"] = strconv.Itoa(o.acceptWait)
@@ -368,7 +367,7 @@ func run(ctx context.Context, o options) (err error) {
 	} else {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("random_reauth_delay is %d s here (-reauth-delay), not the default 10 s", o.reauthDelay))
 	}
-	return rep.Finish(o.out, os.Stdout)
+	return rep.Finish(o.Out, os.Stdout)
 }
 
 // writeHeapProfile writes this process's live heap to path.
@@ -400,7 +399,7 @@ func onboard(ctx context.Context, o options, fl *fleet.Fleet, live *tally, pid i
 	t0 := time.Now()
 	fl.Start(ctx)
 	allReady := time.Duration(0)
-	err := poll(ctx, o.phaseTimeout, func() bool {
+	err := poll(ctx, o.PhaseTimeout, func() bool {
 		now := time.Since(t0)
 		if markReady(fl, readyAt, now) == o.agents && allReady == 0 {
 			allReady = now
@@ -438,7 +437,7 @@ func onboard(ctx context.Context, o options, fl *fleet.Fleet, live *tally, pid i
 	}
 	// Settled: every outbox delivered (minion_start too) and mine sent
 	// (sent before the outbox is drained).
-	err = poll(ctx, o.phaseTimeout, func() bool {
+	err = poll(ctx, o.PhaseTimeout, func() bool {
 		_, ms, _, _ := live.counts()
 		return ms >= o.agents && fl.Queued() == 0
 	})
@@ -506,7 +505,7 @@ func storm(ctx context.Context, o options, fl *fleet.Fleet, live *tally, m *flee
 	}
 	answering := make(chan time.Duration, 1)
 	go func() {
-		dctx, cancel := context.WithTimeout(ctx, o.phaseTimeout)
+		dctx, cancel := context.WithTimeout(ctx, o.PhaseTimeout)
 		defer cancel()
 		c, err := gateway.Dial(dctx, m.Setup.ReqAddr(), m.Key)
 		if err != nil {
@@ -518,7 +517,7 @@ func storm(ctx context.Context, o options, fl *fleet.Fleet, live *tally, m *flee
 	}()
 	readyAt := make([]time.Duration, o.agents)
 	var allReady, allStored time.Duration
-	err = poll(ctx, o.phaseTimeout, func() bool {
+	err = poll(ctx, o.PhaseTimeout, func() bool {
 		now := time.Since(tRestart)
 		if markReady(fl, readyAt, now) == o.agents && allReady == 0 {
 			allReady = now

@@ -62,25 +62,25 @@ const (
 )
 
 type options struct {
-	out, bin     string
-	changes      int
-	gap          time.Duration
-	idle         time.Duration
-	settle       time.Duration
-	keep         bool
-	phaseTimeout time.Duration
+	masterproc.Options
+	changes int
+	gap     time.Duration
+	idle    time.Duration
+	settle  time.Duration
 }
 
 func main() {
 	var o options
-	flag.StringVar(&o.out, "out", "bench/results/beacons.json", "where to write the JSON results")
-	flag.StringVar(&o.bin, "brine", "bin/brine", "the brine binary: its master and agents are measured")
+	o.Flags("beacons", masterproc.Usage{
+		Brine:        "the brine binary: its master and agents are measured",
+		Keep:         "keep the temporary directory (configurations, logs) for inspection",
+		Phase:        time.Minute,
+		PhaseTimeout: "give up on a phase that takes longer",
+	})
 	flag.IntVar(&o.changes, "changes", 200, "appends to the watched file, one at a time")
 	flag.DurationVar(&o.gap, "gap", 100*time.Millisecond, "pause after each change's event before the next change (≥ 100 ms keeps under the default rate of 10 events a second)")
 	flag.DurationVar(&o.idle, "idle", 30*time.Second, "the quiet window over which the agents' CPU is measured")
 	flag.DurationVar(&o.settle, "settle", 5*time.Second, "pause before the quiet window, so that the latency phase's work is over")
-	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (configurations, logs) for inspection")
-	flag.DurationVar(&o.phaseTimeout, "phase-timeout", time.Minute, "give up on a phase that takes longer")
 	flag.Parse()
 	report.Main("bench/beacons", "", func(ctx context.Context) error { return run(ctx, o) })
 }
@@ -197,15 +197,15 @@ func run(ctx context.Context, o options) error {
 	if o.changes < 10 || o.gap < 0 || o.idle < time.Second {
 		return errors.New("-changes must be at least 10, -gap not negative, -idle at least 1s")
 	}
-	setup, cleanup, err := masterproc.Prepare("beacons", o.bin, 1024, o.keep)
+	setup, cleanup, err := masterproc.Prepare("beacons", o.Bin, 1024, o.Keep)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	rep := report.New("beacons")
 	rep.Setup["command"] = fmt.Sprintf("go run ./bench/beacons -brine %s -changes %d -gap %s -idle %s -settle %s -out %s",
-		o.bin, o.changes, o.gap, o.idle, o.settle, o.out)
-	rep.Setup["master"] = "`brine master` as its own process (" + o.bin + "), embedded fsync'ed JetStream store, auto_accept: true, log_level info (default), on 127.0.0.1"
+		o.Bin, o.changes, o.gap, o.idle, o.settle, o.Out)
+	rep.Setup["master"] = "`brine master` as its own process (" + o.Bin + "), embedded fsync'ed JetStream store, auto_accept: true, log_level info (default), on 127.0.0.1"
 	setup.Describe(rep)
 
 	work := filepath.Join(setup.Dir, "watched")
@@ -234,7 +234,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	rep.Setup["agents"] = fmt.Sprintf("two `brine agent -c DIR` processes (%s), connected to the master over TCP and CURVE, each with its own key pair and on-disk outbox (each event fsync'ed before it is sent): %s with the %d beacons above at their default interval (1 s) and rate (10 events/s), %s with none, the baseline of an idle agent", o.bin, agentID, len(cfg), baselineID)
+	rep.Setup["agents"] = fmt.Sprintf("two `brine agent -c DIR` processes (%s), connected to the master over TCP and CURVE, each with its own key pair and on-disk outbox (each event fsync'ed before it is sent): %s with the %d beacons above at their default interval (1 s) and rate (10 events/s), %s with none, the baseline of an idle agent", o.Bin, agentID, len(cfg), baselineID)
 
 	alog := filepath.Join(setup.Dir, agentID+".log")
 	blog := filepath.Join(setup.Dir, baselineID+".log")
@@ -260,7 +260,7 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer b.Kill()
-	if err := connected(ctx, master, w, o.phaseTimeout); err != nil {
+	if err := connected(ctx, master, w, o.PhaseTimeout); err != nil {
 		return failMaster(err)
 	}
 	fmt.Fprintf(os.Stderr, "bench/beacons: master and 2 agents up; %d beacons: %v\n", len(cfg), modules)
@@ -312,7 +312,7 @@ func run(ctx context.Context, o options) error {
 		rep.Fail(fmt.Sprintf("%d beacons configured, not %d", len(cfg), nBeacons))
 	}
 	rep.Notes = append(rep.Notes, notes(o)...)
-	return rep.Finish(o.out, os.Stdout)
+	return rep.Finish(o.Out, os.Stdout)
 }
 
 // notes say exactly what each figure covers.

@@ -48,24 +48,26 @@ const (
 )
 
 type options struct {
-	out, bin     string
-	agents       int
-	pings        int
-	streamJobs   int
-	publishers   int
-	sleep        float64
-	killAfter    time.Duration
-	reauthDelay  int
-	keep         bool
-	cpuprofile   string
-	perf         string
-	phaseTimeout time.Duration
+	masterproc.Options
+	agents      int
+	pings       int
+	streamJobs  int
+	publishers  int
+	sleep       float64
+	killAfter   time.Duration
+	reauthDelay int
+	perf        string
 }
 
 func main() {
 	var o options
-	flag.StringVar(&o.out, "out", "bench/results/jobs.json", "where to write the JSON results")
-	flag.StringVar(&o.bin, "brine", "bin/brine", "the brine binary: its master is measured and its exec is the CLI timed")
+	o.Flags("jobs", masterproc.Usage{
+		Brine:        "the brine binary: its master is measured and its exec is the CLI timed",
+		Keep:         "keep the temporary directory (master logs, data, agents) for inspection",
+		CPUProfile:   "write this process's (the agents') CPU profile here",
+		Phase:        2 * time.Minute,
+		PhaseTimeout: "give up on a phase that takes longer",
+	})
 	flag.IntVar(&o.agents, "agents", 1000, "agents simulated in this process")
 	flag.IntVar(&o.pings, "pings", 5, "runs of `brine exec '*' test.ping` (the target is checked on their median)")
 	flag.IntVar(&o.streamJobs, "stream-jobs", 20, "jobs (test.ping to every agent) published back to back in the stream")
@@ -73,12 +75,9 @@ func main() {
 	flag.Float64Var(&o.sleep, "sleep", 3, "seconds of the test.sleep job the master is killed under")
 	flag.DurationVar(&o.killAfter, "kill-after", time.Second, "SIGKILL the master this long after publishing the test.sleep job")
 	flag.IntVar(&o.reauthDelay, "reauth-delay", 2, "agents' random_reauth_delay in seconds (the default 10 spreads their return after the kill over 10 s)")
-	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (master logs, data, agents) for inspection")
-	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write this process's (the agents') CPU profile here")
 	flag.StringVar(&o.perf, "perf", "", "record the master's stacks with perf during the streams into PREFIX-stream-{agents,wire}.data")
-	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 2*time.Minute, "give up on a phase that takes longer")
 	flag.Parse()
-	report.Main("bench/jobs", o.cpuprofile, func(ctx context.Context) error { return run(ctx, o) })
+	report.Main("bench/jobs", o.CPUProfile, func(ctx context.Context) error { return run(ctx, o) })
 }
 
 // Results are the three measurements, after the agents' onboarding.
@@ -142,7 +141,7 @@ func run(ctx context.Context, o options) error {
 	// or two of its outbox and job directories; per wire agent its two
 	// ends; plus the master's store, the CLI's connections and the
 	// runtime.
-	setup, cleanup, err := masterproc.Prepare("jobs", o.bin, uint64(5*o.agents+1024), o.keep)
+	setup, cleanup, err := masterproc.Prepare("jobs", o.Bin, uint64(5*o.agents+1024), o.Keep)
 	if err != nil {
 		return err
 	}
@@ -152,8 +151,8 @@ func run(ctx context.Context, o options) error {
 	rep := report.New("jobs")
 	b.rep = rep
 	rep.Setup["command"] = fmt.Sprintf("go run ./bench/jobs -brine %s -agents %d -pings %d -stream-jobs %d -publishers %d -sleep %g -kill-after %s -reauth-delay %d -out %s",
-		o.bin, o.agents, o.pings, o.streamJobs, o.publishers, o.sleep, o.killAfter, o.reauthDelay, o.out)
-	rep.Setup["master"] = "`brine master` as its own process (" + o.bin + "), embedded fsync'ed JetStream store, auto_accept: true, log_level info (default), on 127.0.0.1"
+		o.Bin, o.agents, o.pings, o.streamJobs, o.publishers, o.sleep, o.killAfter, o.reauthDelay, o.Out)
+	rep.Setup["master"] = "`brine master` as its own process (" + o.Bin + "), embedded fsync'ed JetStream store, auto_accept: true, log_level info (default), on 127.0.0.1"
 	rep.Setup["agents"] = fmt.Sprintf("%d real agent.Agent in this process, each with its own config dir, CURVE key pair, on-disk outbox (each return fsync'ed before the job is done), TCP connection and CURVE session", o.agents)
 	rep.Setup["wire_agents"] = fmt.Sprintf("%d protocol-only agents in this process for stream_wire_agents (wire.go): key pair, CURVE connection and session, a return of True per pushed job, no files", o.agents)
 	rep.Setup["agent_config"] = fmt.Sprintf("random_reauth_delay: %d (other keys at their defaults)", o.reauthDelay)
@@ -201,7 +200,7 @@ func run(ctx context.Context, o options) error {
 		return b.m.Fail(err)
 	}
 	res.StreamWire, err = b.stream(ctx, fleetUnderTest{name: "wire", tgt: "bench-wire-*", ids: wf.ids,
-		quiet: func(ctx context.Context) error { return wf.quiet(ctx, o.phaseTimeout) }})
+		quiet: func(ctx context.Context) error { return wf.quiet(ctx, o.PhaseTimeout) }})
 	res.StreamWire.WireDropped, res.StreamWire.WireFailed = wf.dropped.Load(), wf.failed.Load()
 	wf.close()
 	if err != nil {
@@ -263,7 +262,7 @@ func run(ctx context.Context, o options) error {
 	if s.Perf != "" {
 		rep.Notes = append(rep.Notes, "the master's stacks during the streams were recorded with perf in "+s.Perf+" and "+sw.Perf+": perf report -i <file> --children --sort symbol")
 	}
-	return rep.Finish(o.out, os.Stdout)
+	return rep.Finish(o.Out, os.Stdout)
 }
 
 // onboard starts every agent and waits until all are connected, their
@@ -272,13 +271,13 @@ func (b *bench) onboard(ctx context.Context) (Onboarding, error) {
 	ob := Onboarding{Agents: b.o.agents}
 	t0 := time.Now()
 	b.fl.Start(ctx)
-	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 50*time.Millisecond, func() bool { return b.fl.Ready() == b.o.agents }); err != nil {
+	if err := masterproc.Poll(ctx, b.o.PhaseTimeout, 50*time.Millisecond, func() bool { return b.fl.Ready() == b.o.agents }); err != nil {
 		return ob, fmt.Errorf("onboarding: %d of %d agents ready: %w", b.fl.Ready(), b.o.agents, err)
 	}
 	if err := b.quiet(ctx); err != nil {
 		return ob, fmt.Errorf("onboarding: %w", err)
 	}
-	if err := b.m.Listed(ctx, "*", b.o.agents, b.o.phaseTimeout, 100*time.Millisecond, nil); err != nil {
+	if err := b.m.Listed(ctx, "*", b.o.agents, b.o.PhaseTimeout, 100*time.Millisecond, nil); err != nil {
 		return ob, fmt.Errorf("onboarding: %w", err)
 	}
 	ob.Seconds = report.Round(time.Since(t0).Seconds(), 3)
@@ -288,7 +287,7 @@ func (b *bench) onboard(ctx context.Context) (Onboarding, error) {
 // quiet waits until every agent's outbox is empty: what a phase left
 // (start events, returns) is stored, and the next starts from rest.
 func (b *bench) quiet(ctx context.Context) error {
-	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 200*time.Millisecond, func() bool { return b.fl.Queued() == 0 }); err != nil {
+	if err := masterproc.Poll(ctx, b.o.PhaseTimeout, 200*time.Millisecond, func() bool { return b.fl.Queued() == 0 }); err != nil {
 		return fmt.Errorf("outboxes not delivered: %d items left: %w", b.fl.Queued(), err)
 	}
 	return nil

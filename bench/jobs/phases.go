@@ -123,7 +123,7 @@ func (b *bench) pingOnce(ctx context.Context) (pingRun, []time.Duration, error) 
 		r.NewToLastReturnMs = report.Round(float64(last.Sub(newTime))/float64(time.Millisecond), 3)
 		r.LastReturnToExitMs = report.Round(float64(end.Sub(last))/float64(time.Millisecond), 3)
 	}
-	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, b.recordsComplete(ctx, []string{jid}, r.Stored)); err != nil {
+	if err := masterproc.Poll(ctx, b.o.PhaseTimeout, 20*time.Millisecond, b.recordsComplete(ctx, []string{jid}, r.Stored)); err != nil {
 		return r, tm.latency, fmt.Errorf("the record of job %s: %w", jid, err)
 	}
 	r.RecordMs = report.Round(float64(time.Since(t0))/float64(time.Millisecond), 1)
@@ -251,17 +251,17 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 		_ = stopPerf()
 		return st, fmt.Errorf("stream %s: %w", f.name, pubErr)
 	}
-	werr := masterproc.Poll(ctx, o.phaseTimeout, 5*time.Millisecond, func() bool { return b.live.allReturned(jids, n) })
+	werr := masterproc.Poll(ctx, o.PhaseTimeout, 5*time.Millisecond, func() bool { return b.live.allReturned(jids, n) })
 	m1, s1 := report.ProcCPU(b.m.PID()), report.ProcCPU(0)
 	mw1, sw1 := writeBytes(b.m.PID()), writeBytes(0)
-	rerr := masterproc.Poll(ctx, o.phaseTimeout, 200*time.Millisecond, b.recordsComplete(ctx, jids, n))
+	rerr := masterproc.Poll(ctx, o.PhaseTimeout, 200*time.Millisecond, b.recordsComplete(ctx, jids, n))
 	st.RecordsSeconds = report.Round(time.Since(t0).Seconds(), 3)
 	m2, mw2 := report.ProcCPU(b.m.PID()), writeBytes(b.m.PID())
 	if err := stopPerf(); err != nil {
 		b.rep.Notes = append(b.rep.Notes, "stream "+f.name+": "+err.Error())
 	}
 	if rerr != nil {
-		b.failures = append(b.failures, fmt.Sprintf("stream %s: job records not complete after %s: %v", f.name, o.phaseTimeout, rerr))
+		b.failures = append(b.failures, fmt.Sprintf("stream %s: job records not complete after %s: %v", f.name, o.PhaseTimeout, rerr))
 	}
 	tm := b.live.timing(jids)
 	got := len(tm.retTimes)
@@ -290,7 +290,7 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 	st.MasterWriteMiB, st.BenchWriteMiB = report.Round(float64(mw1-mw0)/(1<<20), 1), report.Round(float64(sw1-sw0)/(1<<20), 1)
 	st.Live = b.live.verdict(jids, f.ids)
 	if werr != nil {
-		b.failures = append(b.failures, fmt.Sprintf("stream %s: %d of %d returns seen after %s", f.name, got, st.Expected, o.phaseTimeout))
+		b.failures = append(b.failures, fmt.Sprintf("stream %s: %d of %d returns seen after %s", f.name, got, st.Expected, o.PhaseTimeout))
 	}
 	// The stored truth: a replay of the jobs' events from the log.
 	if !masterproc.Sleep(ctx, time.Second) {
@@ -300,7 +300,7 @@ func (b *bench) stream(ctx context.Context, f fleetUnderTest) (Stream, error) {
 		st.AgentLog = b.fl.Logs.Snapshot()
 	}
 	stored := newJobTally()
-	rctx, cancel := context.WithTimeout(ctx, b.o.phaseTimeout)
+	rctx, cancel := context.WithTimeout(ctx, b.o.PhaseTimeout)
 	defer cancel()
 	if err := replay(rctx, b.m.Op, "salt/job/*", t0.Add(-time.Second), stored); err != nil {
 		return st, fmt.Errorf("stream %s: %w", f.name, err)
@@ -408,7 +408,7 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 		return k, err
 	}
 	var allReady, allStored time.Duration
-	err := masterproc.Poll(ctx, o.phaseTimeout, 10*time.Millisecond, func() bool {
+	err := masterproc.Poll(ctx, o.PhaseTimeout, 10*time.Millisecond, func() bool {
 		now := time.Since(tRestart)
 		if allReady == 0 && b.fl.Ready() == o.agents {
 			allReady = now
@@ -430,7 +430,7 @@ func (b *bench) kill(ctx context.Context) (Kill, error) {
 	k.StoredMs = report.DistOf(stored)
 	if err != nil {
 		b.failures = append(b.failures, fmt.Sprintf("master kill: after %s, %d of %d agents ready and %d of %d returns seen",
-			o.phaseTimeout, b.fl.Ready(), o.agents, b.live.returned(k.JID), o.agents))
+			o.PhaseTimeout, b.fl.Ready(), o.agents, b.live.returned(k.JID), o.agents))
 	}
 
 	// A grace for late copies, then the verdicts: what the watch saw, and

@@ -48,31 +48,30 @@ const (
 )
 
 type options struct {
-	out, bin     string
-	agents       int
-	steps        int
-	branches     int
-	sleep        float64
-	reps         int
-	keep         bool
-	cpuprofile   string
-	phaseTimeout time.Duration
+	masterproc.Options
+	agents   int
+	steps    int
+	branches int
+	sleep    float64
+	reps     int
 }
 
 func main() {
 	var o options
-	flag.StringVar(&o.out, "out", "bench/results/orchestrate.json", "where to write the JSON results")
-	flag.StringVar(&o.bin, "brine", "bin/brine", "the brine binary: its master runs the orchestrations and its run command is the CLI timed")
+	o.Flags("orchestrate", masterproc.Usage{
+		Brine:        "the brine binary: its master runs the orchestrations and its run command is the CLI timed",
+		Keep:         "keep the temporary directory (SLS files, master and agent data, logs) for inspection",
+		CPUProfile:   "write this process's (the agents' and the watch's) CPU profile here",
+		Phase:        2 * time.Minute,
+		PhaseTimeout: "give up on a step that takes longer",
+	})
 	flag.IntVar(&o.agents, "agents", 10, "agents in this process, every step's target")
 	flag.IntVar(&o.steps, "steps", 100, "steps of the chain")
 	flag.IntVar(&o.branches, "branches", 50, "parallel steps of the branches")
 	flag.Float64Var(&o.sleep, "sleep", 0.5, "seconds of test.sleep in each step of orch.branches_sleep")
 	flag.IntVar(&o.reps, "reps", 5, "runs of each orchestration (medians and pooled percentiles are checked)")
-	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (SLS files, master and agent data, logs) for inspection")
-	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write this process's (the agents' and the watch's) CPU profile here")
-	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 2*time.Minute, "give up on a step that takes longer")
 	flag.Parse()
-	report.Main("bench/orchestrate", o.cpuprofile, func(ctx context.Context) error { return run(ctx, o) })
+	report.Main("bench/orchestrate", o.CPUProfile, func(ctx context.Context) error { return run(ctx, o) })
 }
 
 // Results are the chain and the two kinds of branches.
@@ -100,7 +99,7 @@ func run(ctx context.Context, o options) error {
 	if o.agents < 1 || o.steps < 2 || o.branches < 2 || o.reps < 1 || o.sleep <= 0 {
 		return errors.New("-agents and -reps must be at least 1, -steps and -branches at least 2, -sleep positive")
 	}
-	setup, cleanup, err := masterproc.Prepare("orchestrate", o.bin, 4096, o.keep)
+	setup, cleanup, err := masterproc.Prepare("orchestrate", o.Bin, 4096, o.Keep)
 	if err != nil {
 		return err
 	}
@@ -116,8 +115,8 @@ func run(ctx context.Context, o options) error {
 
 	rep := report.New("orchestrate")
 	rep.Setup["command"] = fmt.Sprintf("go run ./bench/orchestrate -brine %s -agents %d -steps %d -branches %d -sleep %g -reps %d -out %s",
-		o.bin, o.agents, o.steps, o.branches, o.sleep, o.reps, o.out)
-	rep.Setup["master"] = "`brine master` as its own process (" + o.bin + "), id bench (the orchestrations run as bench_master), embedded fsync'ed JetStream store, file_roots on the generated SLS files, auto_accept: true, log_level info (default), on 127.0.0.1"
+		o.Bin, o.agents, o.steps, o.branches, o.sleep, o.reps, o.Out)
+	rep.Setup["master"] = "`brine master` as its own process (" + o.Bin + "), id bench (the orchestrations run as bench_master), embedded fsync'ed JetStream store, file_roots on the generated SLS files, auto_accept: true, log_level info (default), on 127.0.0.1"
 	rep.Setup["agents"] = fmt.Sprintf("%d real agent.Agent in this process (bench-orch-00…), each with its own config dir, CURVE key pair, on-disk outbox (each return fsync'ed before it is sent), TCP connection and CURVE session; every step targets all of them (tgt '*')", o.agents)
 	rep.Setup["sls"] = fmt.Sprintf("orch/chain.sls: %d × salt.function test.ping, tgt '*', each requiring the one before; orch/branches.sls: %d × salt.function test.ping, tgt '*', parallel: True, no requisites; orch/branches_sleep.sls: the same with test.sleep %g", o.steps, o.branches, o.sleep)
 	setup.Describe(rep)
@@ -186,7 +185,7 @@ func run(ctx context.Context, o options) error {
 		rep.Fail(f)
 	}
 	rep.Notes = append(rep.Notes, notes(o)...)
-	return rep.Finish(o.out, os.Stdout)
+	return rep.Finish(o.Out, os.Stdout)
 }
 
 // notes say exactly what each figure covers.
@@ -210,10 +209,10 @@ func notes(o options) []string {
 // connected waits until every agent is accepted, its start events
 // delivered and the master lists it as connected, so that a job reaches it.
 func (b *bench) connected(ctx context.Context) error {
-	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, b.fl.Settled); err != nil {
+	if err := masterproc.Poll(ctx, b.o.PhaseTimeout, 20*time.Millisecond, b.fl.Settled); err != nil {
 		return fmt.Errorf("the agents did not connect: %w", err)
 	}
-	return b.m.Listed(ctx, "*", b.o.agents, b.o.phaseTimeout, 50*time.Millisecond, nil)
+	return b.m.Listed(ctx, "*", b.o.agents, b.o.PhaseTimeout, 50*time.Millisecond, nil)
 }
 
 // settle waits until orchestration jid is over everywhere: the agents
@@ -227,7 +226,7 @@ func (b *bench) settle(ctx context.Context, jid string) error {
 	if len(steps) > 0 {
 		last = steps[len(steps)-1].jid
 	}
-	err := masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, func() bool {
+	err := masterproc.Poll(ctx, b.o.PhaseTimeout, 20*time.Millisecond, func() bool {
 		if b.fl.Queued() > 0 {
 			return false
 		}

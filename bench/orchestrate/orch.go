@@ -73,7 +73,7 @@ func (s step) end() time.Time { return s.start.Add(s.dur) }
 // orchestration's new event.
 func (b *bench) orchestrate(ctx context.Context, mods string) (cliRun, error) {
 	var r cliRun
-	c, err := b.m.CLI(ctx, "run", "--timeout", b.o.phaseTimeout.String(), "state.orchestrate", mods, "--json")
+	c, err := b.m.CLI(ctx, "run", "--timeout", b.o.PhaseTimeout.String(), "state.orchestrate", mods, "--json")
 	if err != nil {
 		return r, fmt.Errorf("state.orchestrate %s: %w", mods, err)
 	}
@@ -249,7 +249,7 @@ func (b *bench) chain(ctx context.Context) (Chain, error) {
 		if err != nil {
 			return c, err
 		}
-		if err := masterproc.Poll(ctx, b.o.phaseTimeout, 5*time.Millisecond, func() bool { return b.seen.complete(r.jid, b.o.steps, b.o.agents) }); err != nil {
+		if err := masterproc.Poll(ctx, b.o.PhaseTimeout, 5*time.Millisecond, func() bool { return b.seen.complete(r.jid, b.o.steps, b.o.agents) }); err != nil {
 			b.fail("chain run %d (job %s): the watch did not see every step's job, return and progress event: %v", i+1, r.jid, err)
 		}
 		b.check(fmt.Sprintf("chain run %d", i+1), r, b.o.steps)
@@ -383,7 +383,7 @@ func (b *bench) branches(ctx context.Context, mods, fun string, sleep float64) (
 		if err != nil {
 			return br, err
 		}
-		if err := masterproc.Poll(ctx, b.o.phaseTimeout, 5*time.Millisecond, func() bool { return b.seen.complete(r.jid, b.o.branches, b.o.agents) }); err != nil {
+		if err := masterproc.Poll(ctx, b.o.PhaseTimeout, 5*time.Millisecond, func() bool { return b.seen.complete(r.jid, b.o.branches, b.o.agents) }); err != nil {
 			b.fail("%s run %d (job %s): the watch did not see every step's job, return and progress event: %v", mods, i+1, r.jid, err)
 		}
 		b.check(fmt.Sprintf("%s run %d", mods, i+1), r, b.o.branches)

@@ -39,25 +39,27 @@ const (
 )
 
 type options struct {
-	out, bin     string
-	minions      int
-	pings        int
-	acceptWait   time.Duration
-	keyDir       string
-	keyBits      int
-	settle       time.Duration
-	longIdle     time.Duration
-	keep         bool
-	cpuprofile   string
-	phaseTimeout time.Duration
-	masterExtra  string
-	source       string
+	masterproc.Options
+	minions     int
+	pings       int
+	acceptWait  time.Duration
+	keyDir      string
+	keyBits     int
+	settle      time.Duration
+	longIdle    time.Duration
+	masterExtra string
+	source      string
 }
 
 func main() {
 	var o options
-	flag.StringVar(&o.out, "out", "bench/results/saltminions.json", "where to write the JSON results")
-	flag.StringVar(&o.bin, "brine", "bin/brine", "the brine binary: its master is measured and its exec is the CLI timed")
+	o.Flags("saltminions", masterproc.Usage{
+		Brine:        "the brine binary: its master is measured and its exec is the CLI timed",
+		Keep:         "keep the temporary directory (master logs and data) for inspection",
+		CPUProfile:   "write this process's (the minions') CPU profile here",
+		Phase:        2 * time.Minute,
+		PhaseTimeout: "give up on a phase that takes longer",
+	})
 	flag.IntVar(&o.minions, "minions", 1000, "salt-minions simulated in this process (N)")
 	flag.IntVar(&o.pings, "pings", defaultPingRounds, "rounds of `brine exec` test.ping to every minion (K)")
 	flag.DurationVar(&o.acceptWait, "acceptance-wait", 10*time.Second, "the minions' acceptance_wait_time (Salt's default: 10 s)")
@@ -65,16 +67,13 @@ func main() {
 	flag.IntVar(&o.keyBits, "keysize", 2048, "the minions' RSA key size (Salt's keysize default: 2048)")
 	flag.DurationVar(&o.settle, "settle", 5*time.Second, "how long the fleet idles, once onboarded, before the master's memory is sampled")
 	flag.DurationVar(&o.longIdle, "long-idle", 150*time.Second, "also sample the master's RSS this long after onboarding, past the Go runtime's periodic GC (0: skip)")
-	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (master logs and data) for inspection")
-	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write this process's (the minions') CPU profile here")
-	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 2*time.Minute, "give up on a phase that takes longer")
 	flag.StringVar(&o.source, "brine-source", "", "what the brine binary was built from (a commit), for the report's setup")
 	flag.StringVar(&o.masterExtra, "master-config", "", "YAML appended to the master's configuration (an experiment: the report's setup says so)")
 	flag.Parse()
 	if o.keyDir == "" {
 		o.keyDir = saltfleet.DefaultKeyDir(o.keyBits)
 	}
-	report.Main("bench/saltminions", o.cpuprofile, func(ctx context.Context) error { return run(ctx, o) })
+	report.Main("bench/saltminions", o.CPUProfile, func(ctx context.Context) error { return run(ctx, o) })
 }
 
 // Results are the three measurements.
@@ -215,7 +214,7 @@ func run(ctx context.Context, o options) error {
 
 	// Per minion: its REQ and SUB here and their ends on the master, and
 	// the sign-in's short-lived REQ; plus the master's store and the CLI.
-	setup, cleanup, err := masterproc.Prepare("saltminions", o.bin, uint64(6*o.minions+1024), o.keep)
+	setup, cleanup, err := masterproc.Prepare("saltminions", o.Bin, uint64(6*o.minions+1024), o.Keep)
 	if err != nil {
 		return err
 	}
@@ -229,8 +228,8 @@ func run(ctx context.Context, o options) error {
 
 	rep := report.New("saltminions")
 	rep.Setup["command"] = fmt.Sprintf("go run ./bench/saltminions -brine %s -minions %d -pings %d -acceptance-wait %s -keysize %d -settle %s -long-idle %s -out %s",
-		o.bin, o.minions, o.pings, o.acceptWait, o.keyBits, o.settle, o.longIdle, o.out)
-	rep.Setup["master"] = "`brine master` as its own process (" + o.bin + "), its default Salt transport (salt_transport on: Salt minions on ret_port and publish_port beside brine's agents), auto_accept: true, sign_pub_messages on (default), keysize 2048 (default), log_level info (default), on 127.0.0.1"
+		o.Bin, o.minions, o.pings, o.acceptWait, o.keyBits, o.settle, o.longIdle, o.Out)
+	rep.Setup["master"] = "`brine master` as its own process (" + o.Bin + "), its default Salt transport (salt_transport on: Salt minions on ret_port and publish_port beside brine's agents), auto_accept: true, sign_pub_messages on (default), keysize 2048 (default), log_level info (default), on 127.0.0.1"
 	rep.Setup["minions"] = fmt.Sprintf("%d protocol-level salt-minions (bench/internal/saltfleet) in this process, each with its own %d-bit RSA key, Salt 3006's _auth (version 2, nonce; first contact without a token), its AES session Crypticle, a ZeroMQ REQ (ZMTP 3.0 NULL, saltzmq's client) for its returns and start event, a SUB subscribed to \"\" checking every publish's signature, and its own loopback source address (127.1.x.y)", o.minions, o.keyBits)
 	rep.Setup["minion_config"] = fmt.Sprintf("acceptance_wait_time: %s, auth_timeout: 5 s, auth_tries: 7, return_retry_timer: 10 s, return_retry_tries: 3, recon_default 1 s, recon_max 10 s, recon_randomize on (a SUB refused reconnects after randint(1, 11) s plus libzmq's jitter; a REQ after 100 ms, doubling to 5 s), a salt/minion/<id>/start event after the sign-in (as a 3006 minion fires it)", o.acceptWait)
 	rep.Setup["minion_keys"] = fmt.Sprintf("%d keys from %s in %.1f s (generated once, kept between runs: generation is not measured)", o.minions, o.keyDir, keyTime.Seconds())
@@ -351,7 +350,7 @@ func run(ctx context.Context, o options) error {
 		"the minions decode every publish (the master's signature checked with its public key, then decrypted with the session Crypticle) and answer a job whose tgt_type list names them (or whose glob matches) with a _return load as a 3006 minion sends it: cmd, id, success, return, retcode, jid, fun, fun_args (user and master_id when the job has them), a fresh nonce, encrypted with the session key, {enc: aes, load, version: 2}; the master's reply is decrypted and its nonce checked",
 		"the minions run in this process, sharing the machine's 2 cores with the master and the CLI: each sign-in costs this process two RSA private-key operations, each publish a signature check per minion",
 	)
-	return rep.Finish(o.out, os.Stdout)
+	return rep.Finish(o.Out, os.Stdout)
 }
 
 // onboard starts every minion at once and waits until each is accepted
@@ -362,7 +361,7 @@ func onboard(ctx context.Context, o options, fl *saltfleet.Fleet, m *fleet.Maste
 	t0 := time.Now()
 	fl.Start(ctx)
 	var accepted, subscribed time.Duration
-	err := masterproc.Poll(ctx, o.phaseTimeout, 10*time.Millisecond, func() bool {
+	err := masterproc.Poll(ctx, o.PhaseTimeout, 10*time.Millisecond, func() bool {
 		now := time.Since(t0)
 		if accepted == 0 && fl.Accepted() == o.minions {
 			accepted = now
@@ -392,7 +391,7 @@ func onboard(ctx context.Context, o options, fl *saltfleet.Fleet, m *fleet.Maste
 		return ob, fmt.Errorf("onboarding: %d of %d minions accepted, %d subscribed after %s: %w", fl.Accepted(), o.minions, fl.Subscribed(), done.Round(time.Millisecond), err)
 	}
 	// The master's view: every minion listed connected.
-	if err := m.Listed(ctx, minionGlob, o.minions, min(o.phaseTimeout, 30*time.Second), 100*time.Millisecond, nil); err != nil {
+	if err := m.Listed(ctx, minionGlob, o.minions, min(o.PhaseTimeout, 30*time.Second), 100*time.Millisecond, nil); err != nil {
 		ob.ListedError = err.Error()
 	} else {
 		ob.ListedSeconds = report.Round(time.Since(t0).Seconds(), 3)
@@ -463,7 +462,7 @@ func ping(ctx context.Context, o options, fl *saltfleet.Fleet, m *fleet.Master) 
 		// The next round starts once this one's returns are all answered,
 		// or 10 s after the CLI gave up on those missing (a minion that
 		// dropped the job never returns).
-		_ = masterproc.Poll(ctx, min(o.phaseTimeout, 10*time.Second), 20*time.Millisecond, func() bool {
+		_ = masterproc.Poll(ctx, min(o.PhaseTimeout, 10*time.Second), 20*time.Millisecond, func() bool {
 			rs := fl.Returns(jid)
 			return rs.OK+rs.Failed >= o.minions
 		})

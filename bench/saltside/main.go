@@ -49,29 +49,31 @@ import (
 const minionID = "saltside-minion"
 
 type options struct {
-	out, bin, saltSrc              string
+	masterproc.Options
+	saltSrc                        string
 	blocks, pings, applies, warmup int
-	keep                           bool
 	masterLogLevel, minionLogLevel string
 	cliTimeoutSeconds              int
-	phaseTimeout, stopTimeout      time.Duration
+	stopTimeout                    time.Duration
 	settle                         time.Duration
 }
 
 func main() {
 	var o options
-	flag.StringVar(&o.out, "out", "bench/results/saltside.json", "where to write the JSON results")
-	flag.StringVar(&o.bin, "brine", "bin/brine", "the brine binary: its master is brine's side and its exec the CLI timed")
+	o.Flags("saltside", masterproc.Usage{
+		Brine:        "the brine binary: its master is brine's side and its exec the CLI timed",
+		Keep:         "keep the temporary directory (configurations, logs, tree) for inspection",
+		Phase:        3 * time.Minute,
+		PhaseTimeout: "give up on a step (a master starting, the minion answering) that takes longer",
+	})
 	flag.StringVar(&o.saltSrc, "salt-src", os.Getenv("SALT_SRC"), "an unpacked Salt 3006.6 tree with scripts/ (default $SALT_SRC, else /tmp/salt/salt-3006.6, else ../shared/peers/"+saltArchive+" unpacked)")
 	flag.IntVar(&o.blocks, "blocks", 2, "blocks per side, alternating salt, brine, brine, salt, …")
 	flag.IntVar(&o.pings, "pings", 10, "test.ping rounds in each block")
 	flag.IntVar(&o.applies, "applies", 3, "state.apply rounds (a first run and a repeat) in each block")
 	flag.IntVar(&o.warmup, "warmup", 3, "test.ping rounds before a block's measured ones, not counted")
-	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (configurations, logs, tree) for inspection")
 	flag.StringVar(&o.masterLogLevel, "master-log-level", "info", "brine master's log_level (debug to see what it does with the minion)")
 	flag.StringVar(&o.minionLogLevel, "minion-log-level", "info", "the salt-minion's log_level_logfile on both sides: info or below (debug, trace), for the bench reads from it when the minion is ready")
 	flag.IntVar(&o.cliTimeoutSeconds, "cli-timeout", 120, "the CLIs' -t: seconds they wait for the minion's return")
-	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 3*time.Minute, "give up on a step (a master starting, the minion answering) that takes longer")
 	flag.DurationVar(&o.stopTimeout, "stop-timeout", 20*time.Second, "how long a daemon has to stop after SIGTERM before SIGKILL")
 	flag.DurationVar(&o.settle, "settle", 300*time.Millisecond, "pause between measured commands")
 	flag.Parse()
@@ -245,7 +247,7 @@ func run(ctx context.Context, o options) error {
 	if !slices.Contains([]string{"info", "profile", "debug", "trace", "garbage", "all"}, o.minionLogLevel) {
 		return fmt.Errorf("-minion-log-level %s: info or below, for the bench reads from the minion's log when it is ready", o.minionLogLevel)
 	}
-	setup, cleanup, err := masterproc.Prepare("saltside", o.bin, 1024, o.keep)
+	setup, cleanup, err := masterproc.Prepare("saltside", o.Bin, 1024, o.Keep)
 	if err != nil {
 		return err
 	}
@@ -262,7 +264,7 @@ func run(ctx context.Context, o options) error {
 	}
 
 	rep := report.New("saltside")
-	rep.Setup["command"] = fmt.Sprintf("go run ./bench/saltside -brine %s -blocks %d -pings %d -applies %d -out %s", o.bin, o.blocks, o.pings, o.applies, o.out)
+	rep.Setup["command"] = fmt.Sprintf("go run ./bench/saltside -brine %s -blocks %d -pings %d -applies %d -out %s", o.Bin, o.blocks, o.pings, o.applies, o.Out)
 	rep.Setup["salt"] = src + " run with " + python + " (PYTHONPATH=<tree>:<tree>/shim)"
 	rep.Setup["minion"] = fmt.Sprintf("one salt-minion 3006.6 (id %s, user %s, multiprocessing on, log_level_logfile %s), its own root_dir/pki_dir/cachedir/sock_dir under the temporary directory; master 127.0.0.1 on the side's ports; its key pair kept throughout, minion_master.pub removed before each block, a cachedir per side kept across that side's blocks", minionID, runUser(), o.minionLogLevel)
 	rep.Setup["tree"] = fmt.Sprintf("file_roots %s (both masters): top.sls and %s.sls, %d states in %d groups of file.directory, file.managed (contents:), file.managed (salt://saltside/app.conf.j2, template: jinja, mode 0640) and cmd.run (creates:), each requiring the one before, writing under %s", b.tree.FileRoot, slsName, b.tree.States, groups, b.tree.Target)
@@ -345,7 +347,7 @@ func run(ctx context.Context, o options) error {
 		"salt's --static is not used: in Salt 3006 it runs the job through the CLI's batch mode (salt/cli/salt.py: `if self.options.batch or self.options.static: self._run_batch()`), which first publishes a test.ping to the targets and then the job, and on this machine once printed an empty return for a state.apply still running; without it the CLI prints each return as it arrives, as an operator's `salt <id> FUN` does",
 		"p99 of few runs is their maximum; the ratio's p50 below 1 (brine slower) is a failed target, otherwise there is no target on the ratios",
 	)
-	return rep.Finish(o.out, os.Stdout)
+	return rep.Finish(o.Out, os.Stdout)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

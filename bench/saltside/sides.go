@@ -80,7 +80,7 @@ func (b *bench) startSalt(ctx context.Context) (*side, error) {
 	// bound; a minion started before that waits out auth retries, which
 	// against brine's master, answering before the minion starts, it
 	// would not.
-	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 50*time.Millisecond, func() bool {
+	if err := masterproc.Poll(ctx, b.o.PhaseTimeout, 50*time.Millisecond, func() bool {
 		log, _ := os.ReadFile(s.masterLog)
 		return bytes.Contains(log, []byte("Worker binding to socket")) || master.exited()
 	}); err != nil || master.exited() {
@@ -206,7 +206,7 @@ func (b *bench) block(ctx context.Context, s *side) (blk Block, err error) {
 	}()
 
 	start := time.Now()
-	err = masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, func() bool {
+	err = masterproc.Poll(ctx, b.o.PhaseTimeout, 20*time.Millisecond, func() bool {
 		log, _ := os.ReadFile(b.minionLog(s))
 		return bytes.Count(log, readyLine) > readyBefore || minion.exited()
 	})
@@ -219,7 +219,7 @@ func (b *bench) block(ctx context.Context, s *side) (blk Block, err error) {
 	blk.MinionReadyS = report.Round(time.Since(start).Seconds(), 2)
 	start = time.Now()
 	var last string
-	err = masterproc.Poll(ctx, b.o.phaseTimeout, 500*time.Millisecond, func() bool {
+	err = masterproc.Poll(ctx, b.o.PhaseTimeout, 500*time.Millisecond, func() bool {
 		if minion.exited() {
 			return true
 		}

@@ -58,26 +58,25 @@ const (
 const agentID = "bench-states"
 
 type options struct {
-	out, bin     string
-	files, per   int
-	reps         int
-	keep         bool
-	cpuprofile   string
-	phaseTimeout time.Duration
+	masterproc.Options
+	files, per int
+	reps       int
 }
 
 func main() {
 	var o options
-	flag.StringVar(&o.out, "out", "bench/results/states.json", "where to write the JSON results")
-	flag.StringVar(&o.bin, "brine", "bin/brine", "the brine binary: its master serves the tree and its exec is the CLI timed")
+	o.Flags("states", masterproc.Usage{
+		Brine:        "the brine binary: its master serves the tree and its exec is the CLI timed",
+		Keep:         "keep the temporary directory (tree, master and agent data, logs) for inspection",
+		CPUProfile:   "write this process's (the agent's and the engine's) CPU profile here",
+		Phase:        2 * time.Minute,
+		PhaseTimeout: "give up on a step that takes longer",
+	})
 	flag.IntVar(&o.files, "sls", 10, "SLS files in the tree")
 	flag.IntVar(&o.per, "per-sls", 100, "file.managed states in each SLS file")
 	flag.IntVar(&o.reps, "reps", 5, "repetitions of each measurement (medians are checked)")
-	flag.BoolVar(&o.keep, "keep", false, "keep the temporary directory (tree, master and agent data, logs) for inspection")
-	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write this process's (the agent's and the engine's) CPU profile here")
-	flag.DurationVar(&o.phaseTimeout, "phase-timeout", 2*time.Minute, "give up on a step that takes longer")
 	flag.Parse()
-	report.Main("bench/states", o.cpuprofile, func(ctx context.Context) error { return run(ctx, o) })
+	report.Main("bench/states", o.CPUProfile, func(ctx context.Context) error { return run(ctx, o) })
 }
 
 // Results are the tree and the three measurements.
@@ -143,7 +142,7 @@ func run(ctx context.Context, o options) error {
 	if o.files < 1 || o.per < 1 || o.reps < 1 {
 		return errors.New("-sls, -per-sls and -reps must be at least 1")
 	}
-	setup, cleanup, err := masterproc.Prepare("states", o.bin, 4096, o.keep)
+	setup, cleanup, err := masterproc.Prepare("states", o.Bin, 4096, o.Keep)
 	if err != nil {
 		return err
 	}
@@ -159,8 +158,8 @@ func run(ctx context.Context, o options) error {
 	}
 
 	rep := report.New("states")
-	rep.Setup["command"] = fmt.Sprintf("go run ./bench/states -brine %s -sls %d -per-sls %d -reps %d -out %s", o.bin, o.files, o.per, o.reps, o.out)
-	rep.Setup["master"] = "`brine master` as its own process (" + o.bin + "), file_roots and pillar_roots on the tree's temporary directory, auto_accept: true, on 127.0.0.1"
+	rep.Setup["command"] = fmt.Sprintf("go run ./bench/states -brine %s -sls %d -per-sls %d -reps %d -out %s", o.Bin, o.files, o.per, o.reps, o.Out)
+	rep.Setup["master"] = "`brine master` as its own process (" + o.Bin + "), file_roots and pillar_roots on the tree's temporary directory, auto_accept: true, on 127.0.0.1"
 	rep.Setup["agent"] = "one real agent.Agent (id " + agentID + ") in this process: its own config dir, CURVE key pair, outbox and file cache, connected to the master over TCP; state modules as `brine agent` registers them; running as uid " + fmt.Sprint(os.Getuid())
 	rep.Setup["tree"] = fmt.Sprintf("%d SLS files (top.sls: all to '*') of %d file.managed each, every one template: jinja; the target directory, the application's settings and port come from the pillar (pillar_roots top.sls → app.sls)", o.files, o.per)
 	setup.Describe(rep)
@@ -245,7 +244,7 @@ func run(ctx context.Context, o options) error {
 		"the agent runs in this process, so -cpuprofile profiles it; the runs made as the agent's function carry the pprof label run=first or run=second (go tool pprof -tagfocus=run=second)",
 		"medians and maxima are over the repetitions (-reps); the master, the agent (this process) and the CLI share the machine's CPUs with whatever else runs there (load_avg at start, load_avg_after at the end)",
 	)
-	return rep.Finish(o.out, os.Stdout)
+	return rep.Finish(o.Out, os.Stdout)
 }
 
 // compile times the compile: the engine alone, then show_lowstate.
@@ -374,7 +373,7 @@ func tmpfs() (string, bool) {
 // settle waits until the agent delivered what the previous step queued
 // (a job's return) and pauses, so that each step starts from rest.
 func (b *bench) settle(ctx context.Context) error {
-	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, func() bool { return b.agent.Queued() == 0 }); err != nil {
+	if err := masterproc.Poll(ctx, b.o.PhaseTimeout, 20*time.Millisecond, func() bool { return b.agent.Queued() == 0 }); err != nil {
 		return fmt.Errorf("the agent's outbox: %d items not delivered: %w", b.agent.Queued(), err)
 	}
 	if !masterproc.Sleep(ctx, 300*time.Millisecond) {
@@ -386,8 +385,8 @@ func (b *bench) settle(ctx context.Context) error {
 // connected waits until the agent is accepted, its start events delivered
 // and the master lists it as connected, so that a job reaches it.
 func (b *bench) connected(ctx context.Context) error {
-	if err := masterproc.Poll(ctx, b.o.phaseTimeout, 20*time.Millisecond, b.agent.Ready); err != nil {
+	if err := masterproc.Poll(ctx, b.o.PhaseTimeout, 20*time.Millisecond, b.agent.Ready); err != nil {
 		return fmt.Errorf("the agent did not connect: %w", err)
 	}
-	return b.m.Listed(ctx, agentID, 1, b.o.phaseTimeout, 50*time.Millisecond, func() bool { return b.agent.Queued() == 0 })
+	return b.m.Listed(ctx, agentID, 1, b.o.PhaseTimeout, 50*time.Millisecond, func() bool { return b.agent.Queued() == 0 })
 }

@@ -50,7 +50,7 @@ type runFig struct {
 // JSON, which the CLI reads as YAML) and returns the agent's return.
 func (b *bench) cli(ctx context.Context, fun string, kwargs map[string]any) (runFig, any, error) {
 	f := runFig{Via: "cli"}
-	args := []string{"-t", fmt.Sprint(int(b.o.phaseTimeout.Seconds())), b.agent.ID(), fun}
+	args := []string{"-t", fmt.Sprint(int(b.o.PhaseTimeout.Seconds())), b.agent.ID(), fun}
 	for k, v := range kwargs {
 		j, err := json.Marshal(v)
 		if err != nil {
