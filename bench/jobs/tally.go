@@ -1,14 +1,13 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/brinehq/brine/bench/internal/fleet"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/jobs"
@@ -66,13 +65,8 @@ func (t *jobTally) add(ev *bus.Event) error {
 		t.mu.Unlock()
 		return nil
 	}
-	// Only what the verdict needs is decoded: the watch competes with the
-	// master for the same two cores.
-	var load struct {
-		Success bool            `json:"success"`
-		Return  json.RawMessage `json:"return"`
-	}
-	if err := json.Unmarshal(ev.Data, &load); err != nil {
+	isTrue, err := fleet.ReturnedTrue(ev.Data)
+	if err != nil {
 		return fmt.Errorf("return %s: %w", ev.Tag, err)
 	}
 	t.mu.Lock()
@@ -82,7 +76,7 @@ func (t *jobTally) add(ev *bus.Event) error {
 	j.count[id]++
 	if j.count[id] == 1 {
 		j.first[id], j.seen[id] = ev.Time, now
-		if load.Success && bytes.Equal(bytes.TrimSpace(load.Return), []byte("true")) {
+		if isTrue {
 			j.ok++
 		}
 	}

@@ -35,4 +35,3 @@ func (o *Options) Flags(name string, u Usage) {
 	}
 	flag.DurationVar(&o.PhaseTimeout, "phase-timeout", u.Phase, u.PhaseTimeout)
 }
-

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/brinehq/brine/bench/internal/fleet"
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/jobs"
 )
@@ -107,11 +107,8 @@ func (t *tally) add(ev *bus.Event) error {
 		t.mu.Unlock()
 		return nil
 	}
-	var load struct {
-		Success bool            `json:"success"`
-		Return  json.RawMessage `json:"return"`
-	}
-	if err := json.Unmarshal(ev.Data, &load); err != nil {
+	isTrue, err := fleet.ReturnedTrue(ev.Data)
+	if err != nil {
 		return fmt.Errorf("%s: %w", ev.Tag, err)
 	}
 	t.mu.Lock()
@@ -122,7 +119,7 @@ func (t *tally) add(ev *bus.Event) error {
 		return nil
 	}
 	j.rets[id] = ev.Time
-	if !load.Success || !bytes.Equal(bytes.TrimSpace(load.Return), []byte("true")) {
+	if !isTrue {
 		j.notTrue++
 	}
 	return nil

@@ -43,3 +43,26 @@ func TestAgentConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestReturnedTrue: only a successful return of true counts, whatever
+// the space around it; a load that is not JSON is an error.
+func TestReturnedTrue(t *testing.T) {
+	for _, tc := range []struct {
+		data    string
+		want    bool
+		wantErr bool
+	}{
+		{data: `{"success": true, "return": true}`, want: true},
+		{data: `{"success":true,"return": true , "jid": "1"}`, want: true},
+		{data: `{"success": false, "return": true}`},
+		{data: `{"success": true, "return": false}`},
+		{data: `{"success": true, "return": "true"}`},
+		{data: `{"success": true}`},
+		{data: `not json`, wantErr: true},
+	} {
+		got, err := ReturnedTrue([]byte(tc.data))
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("ReturnedTrue(%s) = %v, %v; want %v (error: %v)", tc.data, got, err, tc.want, tc.wantErr)
+		}
+	}
+}

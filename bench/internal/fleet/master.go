@@ -141,6 +141,21 @@ func (m *Master) Listed(ctx context.Context, tgt string, n int, timeout, every t
 	return nil
 }
 
+// ReturnedTrue reads a job's ret event (its data) only as far as the
+// verdict a test.ping or test.sleep needs: success, and a return of true.
+// The watch that reads them competes with the master for the same cores,
+// so the rest of the return is not decoded.
+func ReturnedTrue(data []byte) (bool, error) {
+	var load struct {
+		Success bool            `json:"success"`
+		Return  json.RawMessage `json:"return"`
+	}
+	if err := json.Unmarshal(data, &load); err != nil {
+		return false, err
+	}
+	return load.Success && bytes.Equal(bytes.TrimSpace(load.Return), []byte("true")), nil
+}
+
 // CLIRun is one run of the brine CLI against the master, and what it cost.
 type CLIRun struct {
 	Stdout, Stderr bytes.Buffer
