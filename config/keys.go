@@ -160,13 +160,13 @@ func distance(a, b string) int {
 // as ignored rather than as typos.
 var saltMasterKeys = []string{
 	"autosign_timeout", "cachedir", "conf_file",
-	"enable_gpu_grains", "event_return", "ext_pillar", "external_auth", "fileserver_backend", "gather_job_timeout",
+	"enable_gpu_grains", "event_return", "ext_pillar", "fileserver_backend", "gather_job_timeout",
 	"gitfs_remotes", "hash_type", "ipv6", "job_cache", "keep_acl_in_token", "key_logfile", "log_datefmt", "log_file",
 	"log_level_logfile", "master_id", "master_job_cache", "master_tops", "max_open_files",
 	"minion_data_cache", "nodegroups", "open_mode", "order_masters", "peer", "peer_run", "pidfile", "pillar_opts",
 	"pillar_roots", "pillar_source_merging_strategy", "pki_dir", "publisher_acl", "reactor_niceness",
 	"reactor_refresh_interval", "reactor_worker_hwm", "runner_dirs", "sock_dir", "state_aggregate",
-	"state_output", "state_top", "state_verbose", "syndic_master", "tcp_keepalive", "timeout", "token_expire",
+	"state_output", "state_top", "state_verbose", "syndic_master", "tcp_keepalive", "timeout",
 	"transport", "top_file_merging_strategy", "user", "worker_threads", "zmq_backlog", "default_top",
 	"env_order", "event_match_type", "failhard", "jinja_env", "jinja_sls_env", "jinja_trim_blocks", "jinja_lstrip_blocks",
 	"master_roots", "root_dir", "extension_modules", "module_dirs", "cli_summary", "color", "output", "show_jid", "show_timeout",

@@ -240,3 +240,27 @@ func (r *Run) finish(ctx context.Context, c Caller, pub bus.Publisher, name stri
 	}
 	return res, err
 }
+
+// WheelTag is the tag of a wheel job event, salt/wheel/<jid>/<what>: Salt's
+// wheel client (a wheel.* reaction, salt-api's wheel client) announces its
+// jobs there rather than under salt/run/.
+func WheelTag(jid, what string) string { return "salt/wheel/" + jid + "/" + what }
+
+// WheelTags publishes a wheel job's events (built as a runner job's, jid
+// its Run's) under WheelTag; every other event passes as it is.
+func WheelTags(pub bus.Publisher, jid string) bus.Publisher { return wheelTags{Publisher: pub, jid: jid} }
+
+type wheelTags struct {
+	bus.Publisher
+	jid string
+}
+
+// Publish implements bus.Publisher.
+func (w wheelTags) Publish(ctx context.Context, ev *bus.Event) error {
+	for _, what := range []string{"new", "ret"} {
+		if ev.Tag == RunTag(w.jid, what) {
+			ev.Tag = WheelTag(w.jid, what)
+		}
+	}
+	return w.Publisher.Publish(ctx, ev)
+}

@@ -47,6 +47,7 @@ import (
 	"github.com/brinehq/brine/mine"
 	"github.com/brinehq/brine/reactor"
 	"github.com/brinehq/brine/reactor/kvdlq"
+	"github.com/brinehq/brine/saltapi"
 	"github.com/brinehq/brine/saltmaster"
 	"github.com/brinehq/brine/state"
 )
@@ -212,6 +213,7 @@ func New(ctx context.Context, o Options) (_ *Master, err error) {
 		m.startCloud,
 		m.registerFunctions,
 		m.startAPI,
+		m.startSaltAPI,
 		m.startReactor,
 	} {
 		if err := start(ctx); err != nil {
@@ -269,6 +271,7 @@ func KnownKeys() []string {
 	keys = append(keys, PillarKeys...)
 	keys = append(keys, FileRecvKeys...)
 	keys = append(keys, SaltTransportKeys...)
+	keys = append(keys, saltapi.ConfigKeys...)
 	keys = append(keys, api.ConfigKey)
 	for _, in := range Integrations() {
 		keys = append(keys, in.Name())

@@ -284,7 +284,7 @@ func (r *Reactor) job(ctx context.Context, pub bus.Publisher, cause *bus.Event, 
 	run.Extra = map[string]any{"cause": cause.ID, "reaction": re.ID, "file": re.File}
 	if re.Kind == Wheel {
 		run.Fun = re.Call()
-		pub = wheelTags{Publisher: pub, jid: run.JID}
+		pub = jobs.WheelTags(pub, run.JID)
 	}
 	res := Result{Reaction: re, JID: run.JID}
 	r.stats.Reactions.Add(1)
@@ -320,27 +320,8 @@ func (r *Reactor) job(ctx context.Context, pub bus.Publisher, cause *bus.Event, 
 	return res
 }
 
-// WheelTag is the tag of a wheel job event, salt/wheel/<jid>/<what>: Salt's
-// reactor runs wheel.* reactions through its wheel client, whose jobs are
-// announced there rather than under salt/run/.
-func WheelTag(jid, what string) string { return "salt/wheel/" + jid + "/" + what }
-
-// wheelTags publishes a wheel reaction's job events (built as a runner
-// job's) under WheelTag; every other event passes as it is.
-type wheelTags struct {
-	bus.Publisher
-	jid string
-}
-
-// Publish implements bus.Publisher.
-func (w wheelTags) Publish(ctx context.Context, ev *bus.Event) error {
-	for _, what := range []string{"new", "ret"} {
-		if ev.Tag == jobs.RunTag(w.jid, what) {
-			ev.Tag = WheelTag(w.jid, what)
-		}
-	}
-	return w.Publisher.Publish(ctx, ev)
-}
+// WheelTag is the tag of a wheel job event (jobs.WheelTag).
+func WheelTag(jid, what string) string { return jobs.WheelTag(jid, what) }
 
 // retry runs try up to attempts times, waiting the policy's backoff after
 // each failure; try sets res.Err and says whether another attempt could

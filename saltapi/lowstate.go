@@ -37,6 +37,22 @@ var (
 	errInvocation = errors.New("invocation")
 )
 
+// refusal is a lowstate refusal in salt-api's own words (which begin
+// with a capital, as Salt's exceptions' messages do), of kind errAuth or
+// errInvocation.
+type refusal struct {
+	kind error
+	msg  string
+}
+
+func (r refusal) Error() string { return r.msg }
+func (r refusal) Unwrap() error { return r.kind }
+
+// refuse is a refusal of kind, its message formatted.
+func refuse(kind error, format string, args ...any) error {
+	return refusal{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
 // defaultTimeout is LocalClient.cmd's wait for returns (Salt's timeout
 // option, 5 s).
 const defaultTimeout = 5 * time.Second
@@ -46,20 +62,23 @@ type lowstate struct {
 	backend Backend
 	enabled []string
 	source  string
+	// authList is the permission list a login's calls are checked
+	// against.
+	authList func(*Token) []any
 }
 
 // run runs one chunk for the login tok, as NetapiClient.run does.
 func (l *lowstate) run(ctx context.Context, tok *Token, chunk map[string]any) (any, error) {
 	client, _ := chunk["client"].(string)
 	if !slices.Contains(Clients, client) {
-		return nil, fmt.Errorf("%w: Invalid client specified: '%v'", errInvocation, chunk["client"])
+		return nil, refuse(errInvocation, "Invalid client specified: '%v'", chunk["client"])
 	}
 	if !slices.Contains(l.enabled, client) {
-		return nil, fmt.Errorf("%w: Client disabled: '%s'. Add to 'netapi_enable_clients' master config option to enable.", errInvocation, client)
+		return nil, refuse(errInvocation, "Client disabled: '%s'. Add to 'netapi_enable_clients' master config option to enable.", client)
 	}
 	fun, _ := chunk["fun"].(string)
 	if fun == "" {
-		return nil, fmt.Errorf("%w: Missing required argument: fun", errInvocation)
+		return nil, refuse(errInvocation, "Missing required argument: fun")
 	}
 	args := asList(chunk["arg"])
 	kwargs, _ := chunk["kwarg"].(map[string]any)
@@ -68,20 +87,23 @@ func (l *lowstate) run(ctx context.Context, tok *Token, chunk map[string]any) (a
 	case "local", "local_async", "local_batch":
 		tgt := chunk["tgt"]
 		if tgt == nil {
-			return nil, fmt.Errorf("%w: Missing required argument: tgt", errInvocation)
+			return nil, refuse(errInvocation, "Missing required argument: tgt")
 		}
 		tgtType, _ := chunk["tgt_type"].(string)
 		if tgtType == "" {
 			tgtType = "glob"
 		}
-		ok, err := CheckLocal(ctx, tok.Perms, l.backend, fun, args, tgt, tgtType)
+		// auth_check sees the arguments as published: the keyword
+		// arguments packed after the positional ones.
+		packed := jobs.PackArgs(args, kwargs)
+		ok, err := CheckLocal(ctx, l.authList(tok), l.backend, fun, packed, tgt, tgtType)
 		if err != nil {
 			return nil, err
 		}
 		if !ok {
-			return nil, fmt.Errorf("%w: Authorization error occurred.", errAuth)
+			return nil, refuse(errAuth, "Authorization error occurred.")
 		}
-		t := jobs.Targeted{Fun: fun, Arg: jobs.PackArgs(args, kwargs), Tgt: tgt, TgtType: tgtType, User: tok.Name}
+		t := jobs.Targeted{Fun: fun, Arg: packed, Tgt: tgt, TgtType: tgtType, User: tok.Name}
 		if ret, ok := chunk["ret"].(string); ok {
 			t.Ret = ret
 		}
@@ -137,12 +159,12 @@ func (l *lowstate) run(ctx context.Context, tok *Token, chunk map[string]any) (a
 		if wheel {
 			check = CheckWheel
 		}
-		if !check(tok.Perms, fun, map[string]any{"arg": nonNil(args), "kwarg": kw}) {
-			return nil, fmt.Errorf("%w: Authorization error occurred.", errAuth)
+		if !check(l.authList(tok), fun, map[string]any{"arg": nonNil(args), "kwarg": kw}) {
+			return nil, refuse(errAuth, "Authorization error occurred.")
 		}
 		res, err := l.backend.Call(ctx, wheel, async, fun, args, kw, tok.Name)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", errInvocation, err)
+			return nil, refuse(errInvocation, "%v", err)
 		}
 		kind := "run"
 		if wheel {
@@ -161,7 +183,7 @@ func (l *lowstate) run(ctx context.Context, tok *Token, chunk map[string]any) (a
 		return map[string]any{"tag": tag, "data": map[string]any{"fun": "wheel." + fun, "jid": res.JID, "tag": tag,
 			"user": tok.Name, "return": res.Return, "success": res.Success}}, nil
 	}
-	return nil, fmt.Errorf("%w: Invalid client specified: '%s'", errInvocation, client)
+	return nil, refuse(errInvocation, "Invalid client specified: '%s'", client)
 }
 
 // asList is salt-api's arg: a list, or one value made a list

@@ -41,7 +41,7 @@ func New(cfg Config, backend Backend, kv bus.Bucket, source string, log *slog.Lo
 		log = slog.Default()
 	}
 	s := &Server{cfg: cfg, tokens: newTokens(kv), log: log.With("component", "salt-api"),
-		low: &lowstate{backend: backend, enabled: cfg.Enabled, source: source}, mux: http.NewServeMux()}
+		low: &lowstate{backend: backend, enabled: cfg.Enabled, source: source, authList: authList(cfg.EAuth)}, mux: http.NewServeMux()}
 	s.mux.HandleFunc("/", s.root)
 	s.mux.HandleFunc("/login", s.login)
 	s.mux.HandleFunc("/logout", s.logout)
@@ -55,6 +55,19 @@ func New(cfg Config, backend Backend, kv bus.Bucket, source string, log *slog.Lo
 		s.mux.Handle(cfg.StaticPath+"/", http.StripPrefix(cfg.StaticPath, http.FileServer(http.Dir(cfg.Static))))
 	}
 	return s
+}
+
+// authList is what a login's calls are checked against: Salt's
+// get_auth_list, read again at each call (so that a change to
+// external_auth applies to tokens already out), which is not quite the
+// /login reply's perms.
+func authList(e *EAuth) func(*Token) []any {
+	return func(t *Token) []any {
+		if e == nil {
+			return nil
+		}
+		return e.AuthList(t.EAuth, t.Name)
+	}
 }
 
 // Handler is the API's HTTP handler (for tests and for Serve).
@@ -151,7 +164,7 @@ func (s *Server) runChunks(w http.ResponseWriter, r *http.Request, chunks []map[
 		ret, err := s.low.run(r.Context(), tok, c)
 		if err != nil {
 			s.log.Warn("salt-api: refused", "user", tok.Name, "client", c["client"], "fun", c["fun"], "err", err)
-			s.fail(w, r, statusOf(err), errText(err))
+			s.fail(w, r, statusOf(err), err.Error())
 			return
 		}
 		out = append(out, ret)
@@ -169,15 +182,6 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
-}
-
-// errText is a refusal's message without the kind it was wrapped in.
-func errText(err error) string {
-	msg := err.Error()
-	for _, k := range []error{errAuth, errInvocation} {
-		msg = strings.TrimPrefix(msg, k.Error()+": ")
-	}
-	return msg
 }
 
 // login is POST /login: the credentials checked by the eauth backend,
@@ -288,7 +292,7 @@ func sessionToken(r *http.Request) string {
 func (s *Server) session(r *http.Request) (*Token, error) {
 	t := sessionToken(r)
 	if t == "" {
-		return nil, errors.New("No authentication credentials given")
+		return nil, refuse(errAuth, "No authentication credentials given")
 	}
 	return s.tokens.get(r.Context(), t)
 }
