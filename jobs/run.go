@@ -248,7 +248,9 @@ func WheelTag(jid, what string) string { return "salt/wheel/" + jid + "/" + what
 
 // WheelTags publishes a wheel job's events (built as a runner job's, jid
 // its Run's) under WheelTag; every other event passes as it is.
-func WheelTags(pub bus.Publisher, jid string) bus.Publisher { return wheelTags{Publisher: pub, jid: jid} }
+func WheelTags(pub bus.Publisher, jid string) bus.Publisher {
+	return wheelTags{Publisher: pub, jid: jid}
+}
 
 type wheelTags struct {
 	bus.Publisher
