@@ -168,7 +168,7 @@ type Server struct {
 	reg     *prometheus.Registry
 	metrics *metrics
 	scrape  http.Handler
-	nstream atomic.Int64 // GET /events clients now
+	events  *EventStream // GET /events
 	handler http.Handler
 
 	// replays remembers the X-Brine-Signatures accepted in the window;
@@ -200,6 +200,10 @@ func New(cfg Config, b EventBus, log *slog.Logger) (*Server, error) {
 	}
 	s.scrape = promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{ErrorLog: slogPrinter{s}})
 	s.streams, s.endStreams = context.WithCancel(context.Background())
+	s.events = &EventStream{Bus: b, Log: log.With("component", "api"), MaxStreams: cfg.MaxStreams, ClientQueue: cfg.ClientQueue,
+		StreamWait: cfg.StreamWait, WriteTimeout: cfg.WriteTimeout, Heartbeat: cfg.Heartbeat, LimitKey: "api.max_streams",
+		Done: s.streams, Opened: func(d int) { s.metrics.streams.Add(float64(d)) }, Dropped: s.metrics.dropped.Inc,
+		Sent: func(tag string) { s.metrics.streamed.WithLabelValues(s.metrics.prefix(tag)).Inc() }}
 	s.handler = s.routes()
 	return s, nil
 }

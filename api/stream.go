@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/brinehq/brine/bus"
@@ -56,16 +58,42 @@ func (c *streamClient) offer(ev *bus.Event) {
 // close ends the client's delivery; offers return at once from then on.
 func (c *streamClient) close() { c.once.Do(func() { close(c.dropped) }) }
 
-// streamEvents serves GET /events: Server-Sent Events in salt-api's framing
-// ("retry: 400", then per event "tag: <tag>" and "data: {"tag": …, "data":
-// …}" as Python's json.dumps prints it), with an "id: <event id>" line so
-// that a client reconnecting with Last-Event-ID continues from the durable
-// log without a gap or a duplicate, also after a master restart.
-func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
-	if err := s.checkToken(r, true); err != nil {
-		writeError(w, authStatus(err), "GET /events: %v", err)
-		return
+// EventStream serves GET /events: Server-Sent Events in salt-api's
+// framing ("retry: 400", then per event "tag: <tag>" and "data: {"tag":
+// …, "data": …}" as Python's json.dumps prints it), with an "id: <event
+// id>" line so that a client reconnecting with Last-Event-ID continues
+// from the durable log without a gap or a duplicate, also after a master
+// restart. brine's API and salt-api (package saltapi) each serve one,
+// after their own authentication.
+type EventStream struct {
+	Bus interface {
+		Subscribe(ctx context.Context, opts bus.SubscribeOptions, fn func(*bus.Event)) (bus.Subscription, error)
 	}
+	Log *slog.Logger
+	// MaxStreams, ClientQueue, StreamWait, WriteTimeout and Heartbeat are
+	// Config's of the same names.
+	MaxStreams   int
+	ClientQueue  int
+	StreamWait   time.Duration
+	WriteTimeout time.Duration
+	Heartbeat    time.Duration
+	// LimitKey names the option that sets MaxStreams, for the refusal.
+	LimitKey string
+	// Done ends every stream when it ends (a server shutting down, which
+	// http.Server.Shutdown does not do for long-lived responses).
+	Done context.Context
+	// Opened, Dropped and Sent, when set, count the streams, the clients
+	// dropped and the events sent (by tag).
+	Opened  func(delta int)
+	Dropped func()
+	Sent    func(tag string)
+
+	n atomic.Int64
+}
+
+// Serve streams the events of the request's tag pattern (?tag=) to an
+// authenticated client.
+func (es *EventStream) Serve(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var since bus.Since
 	last := r.Header.Get("Last-Event-ID")
@@ -79,20 +107,22 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		since.AfterID = last
 	}
-	if n := s.nstream.Add(1); n > int64(s.cfg.MaxStreams) {
-		s.nstream.Add(-1)
+	if n := es.n.Add(1); n > int64(es.MaxStreams) {
+		es.n.Add(-1)
 		w.Header().Set("Retry-After", "10")
-		writeError(w, http.StatusServiceUnavailable, "GET /events: too many event streams open; the limit is %d (api.max_streams)", s.cfg.MaxStreams)
+		writeError(w, http.StatusServiceUnavailable, "GET /events: too many event streams open; the limit is %d (%s)", es.MaxStreams, es.LimitKey)
 		return
 	}
-	defer s.nstream.Add(-1)
+	defer es.n.Add(-1)
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	stop := context.AfterFunc(s.streams, cancel)
-	defer stop()
+	if es.Done != nil {
+		stop := context.AfterFunc(es.Done, cancel)
+		defer stop()
+	}
 
-	c := &streamClient{queue: make(chan *bus.Event, s.cfg.ClientQueue), dropped: make(chan struct{}), wait: s.cfg.StreamWait}
-	sub, err := s.bus.Subscribe(ctx, bus.SubscribeOptions{Pattern: q.Get("tag"), Since: since}, c.offer)
+	c := &streamClient{queue: make(chan *bus.Event, es.ClientQueue), dropped: make(chan struct{}), wait: es.StreamWait}
+	sub, err := es.Bus.Subscribe(ctx, bus.SubscribeOptions{Pattern: q.Get("tag"), Since: since}, c.offer)
 	if err != nil {
 		if last != "" {
 			writeError(w, http.StatusGone, "GET /events: cannot resume after event %s: %v", last, err)
@@ -103,8 +133,10 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	defer sub.Stop()
 	defer c.close() // before Stop: an offer waiting for room gives up
-	s.metrics.streams.Inc()
-	defer s.metrics.streams.Dec()
+	if es.Opened != nil {
+		es.Opened(1)
+		defer es.Opened(-1)
+	}
 
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -115,18 +147,18 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		return
 	}
-	sw := &streamWriter{w: w, rc: http.NewResponseController(w), timeout: s.cfg.WriteTimeout}
+	sw := &streamWriter{w: w, rc: http.NewResponseController(w), timeout: es.WriteTimeout}
 	if err := sw.write([]byte("retry: 400\n"), true); err != nil {
-		s.streamFailed(r, err)
+		es.failed(r, err)
 		return
 	}
-	beat := time.NewTicker(s.cfg.Heartbeat)
+	beat := time.NewTicker(es.Heartbeat)
 	defer beat.Stop()
 	var buf bytes.Buffer
 	for {
 		select {
 		case <-c.dropped:
-			s.dropStream(r, sw)
+			es.drop(r, sw)
 			return
 		default:
 		}
@@ -134,26 +166,38 @@ func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		case <-c.dropped:
-			s.dropStream(r, sw)
+			es.drop(r, sw)
 			return
 		case <-beat.C:
 			if err := sw.write([]byte(": ping\n\n"), true); err != nil {
-				s.streamFailed(r, err)
+				es.failed(r, err)
 				return
 			}
 		case ev := <-c.queue:
 			buf.Reset()
 			if err := frame(&buf, ev); err != nil {
-				s.log.Error("api: event not streamed", "id", ev.ID, "tag", ev.Tag, "err", err)
+				es.Log.Error("event not streamed", "id", ev.ID, "tag", ev.Tag, "err", err)
 				continue
 			}
 			if err := sw.write(buf.Bytes(), len(c.queue) == 0); err != nil {
-				s.streamFailed(r, err)
+				es.failed(r, err)
 				return
 			}
-			s.metrics.streamed.WithLabelValues(s.metrics.prefix(ev.Tag)).Inc()
+			if es.Sent != nil {
+				es.Sent(ev.Tag)
+			}
 		}
 	}
+}
+
+// streamEvents serves brine's GET /events, for a token of the api:
+// section.
+func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
+	if err := s.checkToken(r, true); err != nil {
+		writeError(w, authStatus(err), "GET /events: %v", err)
+		return
+	}
+	s.events.Serve(w, r)
 }
 
 // errStalled marks a write to a stream client that did not complete within
@@ -192,25 +236,29 @@ func (sw *streamWriter) write(b []byte, flush bool) error {
 	return err
 }
 
-// streamFailed ends a stream whose write failed. A stalled client is a
+// failed ends a stream whose write failed. A stalled client is a
 // dropped one, counted and logged like a client whose queue overflowed
 // (net/http closes its connection); any other failure is the client
 // leaving.
-func (s *Server) streamFailed(r *http.Request, err error) {
+func (es *EventStream) failed(r *http.Request, err error) {
 	if !errors.Is(err, errStalled) {
-		s.log.Debug("api: event stream client left", "remote", r.RemoteAddr, "err", err)
+		es.Log.Debug("event stream client left", "remote", r.RemoteAddr, "err", err)
 		return
 	}
-	s.metrics.dropped.Inc()
-	s.log.Warn("api: event stream client dropped", "remote", r.RemoteAddr, "reason", err)
+	if es.Dropped != nil {
+		es.Dropped()
+	}
+	es.Log.Warn("event stream client dropped", "remote", r.RemoteAddr, "reason", err)
 }
 
-// dropStream ends the stream of a client whose queue stayed full for
+// drop ends the stream of a client whose queue stayed full for
 // StreamWait: it is counted, and told so in a last comment line, which it
 // gets if it still reads.
-func (s *Server) dropStream(r *http.Request, sw *streamWriter) {
-	s.metrics.dropped.Inc()
-	s.log.Warn("api: event stream client dropped", "remote", r.RemoteAddr, "reason", "too slow: its queue stayed full")
+func (es *EventStream) drop(r *http.Request, sw *streamWriter) {
+	if es.Dropped != nil {
+		es.Dropped()
+	}
+	es.Log.Warn("event stream client dropped", "remote", r.RemoteAddr, "reason", "too slow: its queue stayed full")
 	_ = sw.write([]byte(DroppedComment), true)
 }
 

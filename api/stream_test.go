@@ -469,10 +469,10 @@ func TestStalledStreamClientDropped(t *testing.T) {
 	f.waitMetric("brine_api_stream_clients 1")
 	// the count the server keeps, which its handler's end lowers a moment
 	// after or before the gauge (seen apart under load)
-	for deadline := time.Now().Add(5 * time.Second); f.srv.nstream.Load() != 1 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(5 * time.Second); f.srv.events.n.Load() != 1 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if n := f.srv.nstream.Load(); n != 1 {
+	if n := f.srv.events.n.Load(); n != 1 {
 		t.Errorf("%d streams counted, want 1", n)
 	}
 	// The server closed the stalled connection: reading drains what the

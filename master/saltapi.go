@@ -22,7 +22,7 @@ func (m *Master) startSaltAPI(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv := saltapi.New(cfg, saltAPIBackend{m}, kv, m.source+"/salt-api", m.log)
+	srv := saltapi.New(cfg, saltAPIBackend{m}, kv, m.bus, m.source+"/salt-api", m.log)
 	ln, err := srv.Listen()
 	if err != nil {
 		return err

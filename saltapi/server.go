@@ -26,8 +26,14 @@ type Server struct {
 	cfg    Config
 	tokens *tokens
 	low    *lowstate
+	events *api.EventStream
 	log    *slog.Logger
 	mux    *http.ServeMux
+}
+
+// Subscriber is the bus /events streams from.
+type Subscriber interface {
+	Subscribe(ctx context.Context, opts bus.SubscribeOptions, fn func(*bus.Event)) (bus.Subscription, error)
 }
 
 // sessionCookie is rest_cherrypy's session cookie, which holds the token
@@ -35,8 +41,9 @@ type Server struct {
 const sessionCookie = "session_id"
 
 // New prepares a salt-api server on backend, its tokens kept in kv
-// (TokenBucket); source names its jobs' origin.
-func New(cfg Config, backend Backend, kv bus.Bucket, source string, log *slog.Logger) *Server {
+// (TokenBucket), its event stream from events; source names its jobs'
+// origin.
+func New(cfg Config, backend Backend, kv bus.Bucket, events Subscriber, source string, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -47,6 +54,16 @@ func New(cfg Config, backend Backend, kv bus.Bucket, source string, log *slog.Lo
 	s.mux.HandleFunc("/logout", s.logout)
 	s.mux.HandleFunc("/token", s.token)
 	s.mux.HandleFunc("/run", s.runInline)
+	s.events = &api.EventStream{Bus: events, Log: s.log, MaxStreams: api.DefaultMaxStreams, ClientQueue: api.DefaultClientQueue,
+		StreamWait: api.DefaultStreamWait, WriteTimeout: api.DefaultWriteTimeout, Heartbeat: api.DefaultHeartbeat,
+		LimitKey: "rest_cherrypy"}
+	s.mux.HandleFunc("/events", s.streamEvents)
+	s.mux.HandleFunc("/minions", s.minions)
+	s.mux.HandleFunc("/minions/", s.minions)
+	s.mux.HandleFunc("/keys", s.keys)
+	s.mux.HandleFunc("/keys/", s.keys)
+	s.mux.HandleFunc("/jobs", s.jobs)
+	s.mux.HandleFunc("/jobs/", s.jobs)
 	if cfg.App != "" {
 		s.mux.HandleFunc(cfg.AppPath, s.app)
 		s.mux.HandleFunc(cfg.AppPath+"/", s.app)
@@ -344,6 +361,130 @@ func (s *Server) chunks(w http.ResponseWriter, r *http.Request) ([]map[string]an
 		return nil, false
 	}
 	return out, true
+}
+
+// streamEvents is GET /events: the bus in salt-api's SSE framing for a
+// valid token, given as X-Auth-Token, the session cookie, or the token or
+// salt_token query parameter (SaltGUI's EventSource cannot set headers).
+func (s *Server) streamEvents(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		s.fail(w, r, http.StatusMethodNotAllowed, "GET")
+		return
+	}
+	t := sessionToken(r)
+	q := r.URL.Query()
+	for _, k := range []string{"salt_token", "token"} {
+		if v := q.Get(k); v != "" {
+			t = v
+		}
+	}
+	if _, err := s.tokens.get(r.Context(), t); err != nil {
+		s.fail(w, r, http.StatusUnauthorized, "No valid token")
+		return
+	}
+	s.events.Serve(w, r)
+}
+
+// minions is GET /minions[/<id>] (grains.items on them, as a local call)
+// and POST /minions (a local_async job: {"return": [{"jid", "minions"}]}).
+func (s *Server) minions(w http.ResponseWriter, r *http.Request) {
+	id := strings.Trim(strings.TrimPrefix(r.URL.Path, "/minions"), "/")
+	switch r.Method {
+	case http.MethodGet:
+		tgt := "*"
+		if id != "" {
+			tgt = id
+		}
+		s.sessionChunks(w, r, []map[string]any{{"client": "local", "tgt": tgt, "fun": "grains.items"}})
+	case http.MethodPost:
+		chunks, ok := s.chunks(w, r)
+		if !ok {
+			return
+		}
+		for _, c := range chunks {
+			c["client"] = "local_async"
+		}
+		s.sessionChunks(w, r, chunks)
+	default:
+		s.fail(w, r, http.StatusMethodNotAllowed, "GET or POST")
+	}
+}
+
+// keys is GET /keys (wheel key.list_all's return) and GET /keys/<id>
+// (key.finger's for that id).
+func (s *Server) keys(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		s.fail(w, r, http.StatusMethodNotAllowed, "GET")
+		return
+	}
+	id := strings.Trim(strings.TrimPrefix(r.URL.Path, "/keys"), "/")
+	c := map[string]any{"client": "wheel", "fun": "key.list_all"}
+	if id != "" {
+		c = map[string]any{"client": "wheel", "fun": "key.finger", "match": id}
+	}
+	s.unwrapWheel(w, r, c)
+}
+
+// jobs is GET /jobs (runner jobs.list_jobs) and GET /jobs/<jid> (runner
+// jobs.list_job, its info and returns as rest_cherrypy shapes them).
+func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		s.fail(w, r, http.StatusMethodNotAllowed, "GET")
+		return
+	}
+	jid := strings.Trim(strings.TrimPrefix(r.URL.Path, "/jobs"), "/")
+	tok, err := s.session(r)
+	if err != nil {
+		s.fail(w, r, http.StatusUnauthorized, err.Error())
+		return
+	}
+	if jid == "" {
+		s.runChunks(w, r, []map[string]any{{"client": "runner", "fun": "jobs.list_jobs"}}, func(map[string]any) (*Token, error) { return tok, nil })
+		return
+	}
+	ret, err := s.low.run(r.Context(), tok, map[string]any{"client": "runner", "fun": "jobs.list_job", "jid": jid})
+	if err != nil {
+		s.fail(w, r, statusOf(err), err.Error())
+		return
+	}
+	info, _ := ret.(map[string]any)
+	returns := map[string]any{}
+	if rs, ok := info["Result"].(map[string]any); ok {
+		for id, v := range rs {
+			if m, ok := v.(map[string]any); ok {
+				returns[id] = m["return"]
+			}
+		}
+	}
+	s.reply(w, r, http.StatusOK, map[string]any{"info": []any{info}, "return": []any{returns}})
+}
+
+// sessionChunks runs chunks for the request's session.
+func (s *Server) sessionChunks(w http.ResponseWriter, r *http.Request, chunks []map[string]any) {
+	tok, err := s.session(r)
+	if err != nil {
+		s.fail(w, r, http.StatusUnauthorized, err.Error())
+		return
+	}
+	s.runChunks(w, r, chunks, func(map[string]any) (*Token, error) { return tok, nil })
+}
+
+// unwrapWheel runs a wheel chunk for the session and replies its return
+// alone ({"return": data.return}), as /keys does.
+func (s *Server) unwrapWheel(w http.ResponseWriter, r *http.Request, c map[string]any) {
+	tok, err := s.session(r)
+	if err != nil {
+		s.fail(w, r, http.StatusUnauthorized, err.Error())
+		return
+	}
+	ret, err := s.low.run(r.Context(), tok, c)
+	if err != nil {
+		s.fail(w, r, statusOf(err), err.Error())
+		return
+	}
+	m, _ := ret.(map[string]any)
+	data, _ := m["data"].(map[string]any)
+	s.reply(w, r, http.StatusOK, map[string]any{"return": data["return"]})
 }
 
 // app serves the web UI's index page at app_path and below it (the

@@ -1,6 +1,7 @@
 package saltapi
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -86,6 +87,12 @@ func (f *apiFleet) Call(_ context.Context, wheel, async bool, fun string, args [
 // apiRig is a salt-api server on a apiFleet, with a file eauth of two users:
 // alice may do anything, bob test.* on web*.
 func apiRig(t *testing.T, enabled ...string) (*httptest.Server, *apiFleet) {
+	srv, f, _ := apiRigBus(t, enabled...)
+	return srv, f
+}
+
+// apiRigBus is apiRig, with the bus the server streams events from.
+func apiRigBus(t *testing.T, enabled ...string) (*httptest.Server, *apiFleet, *natsbus.Bus) {
 	t.Helper()
 	dir := t.TempDir()
 	users := filepath.Join(dir, "users")
@@ -115,10 +122,10 @@ func apiRig(t *testing.T, enabled ...string) (*httptest.Server, *apiFleet) {
 		enabled = Clients
 	}
 	f := &apiFleet{}
-	s := New(Config{Enabled: enabled, TokenExpire: time.Hour, MaxBody: 1 << 20, DisableSSL: true, EAuth: ea}, f, kv, "brine://t/salt-api", slog.New(slog.DiscardHandler))
+	s := New(Config{Enabled: enabled, TokenExpire: time.Hour, MaxBody: 1 << 20, DisableSSL: true, EAuth: ea}, f, kv, b, "brine://t/salt-api", slog.New(slog.DiscardHandler))
 	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
-	return srv, f
+	return srv, f, b
 }
 
 // call posts body (JSON unless ct says otherwise) and returns the status
@@ -283,5 +290,77 @@ func TestWelcomeAndYAML(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/x-yaml" || !strings.Contains(string(b), "return: Welcome") {
 		t.Fatalf("GET / as YAML: %d %q %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+}
+
+func TestEventsMinionsKeysJobs(t *testing.T) {
+	srv, _, b := apiRigBus(t)
+	alice := login(t, srv, "alice", "wonder")
+	get := func(path, token string) (int, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		if token != "" {
+			req.Header.Set("X-Auth-Token", token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var v map[string]any
+		json.NewDecoder(resp.Body).Decode(&v)
+		return resp.StatusCode, v
+	}
+	if code, _ := get("/minions", ""); code != http.StatusUnauthorized {
+		t.Fatalf("GET /minions without a token: %d", code)
+	}
+	if code, v := get("/minions/web1", alice); code != http.StatusOK || fmt.Sprint(v["return"]) != "[map[web1:[]]]" {
+		t.Fatalf("GET /minions/web1: %d %v", code, v)
+	}
+	code, v, _ := call(t, srv, "/minions", alice, "", `[{"tgt": "web*", "fun": "test.ping"}]`)
+	if got, _ := json.Marshal(v["return"]); code != http.StatusOK || string(got) != `[{"jid":"20261128000000000002","minions":["web1","web2"]}]` {
+		t.Fatalf("POST /minions: %d %s", code, got)
+	}
+	if code, v := get("/keys", alice); code != http.StatusOK || v["return"].(map[string]any)["user"] != "alice" {
+		t.Fatalf("GET /keys: %d %v", code, v)
+	}
+	if code, v := get("/jobs", alice); code != http.StatusOK || len(v["return"].([]any)) != 1 {
+		t.Fatalf("GET /jobs: %d %v", code, v)
+	}
+
+	// The event stream, with the token in salt_token as SaltGUI gives it.
+	if code, _ := get("/events?salt_token=00ff", ""); code != http.StatusUnauthorized {
+		t.Fatalf("/events with a bad token: %d", code)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/events?salt_token="+alice, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("/events: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	go func() {
+		for ctx.Err() == nil {
+			bus.Fire(ctx, b, "myco/deploy/done", map[string]any{"v": 1}, bus.Origin{Source: "test"})
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream: %v", err)
+		}
+		if strings.HasPrefix(line, "tag: myco/deploy/done") {
+			data, _ := br.ReadString('\n')
+			if !strings.HasPrefix(data, `data: {"tag": "myco/deploy/done", "data": {`) {
+				t.Fatalf("event data line %q", data)
+			}
+			return
+		}
 	}
 }
