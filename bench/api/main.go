@@ -102,17 +102,7 @@ func main() {
 		}
 		return
 	}
-	stop, err := report.StartCPUProfile(*cpuprofile)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench/api:", err)
-		os.Exit(1)
-	}
-	defer stop()
-	if err := run(*out, *n, *conc, *rate, *secs, *clients, *fanEvents, *body); err != nil {
-		stop()
-		fmt.Fprintln(os.Stderr, "bench/api:", err)
-		os.Exit(1)
-	}
+	report.Run("bench/api", *cpuprofile, func() error { return run(*out, *n, *conc, *rate, *secs, *clients, *fanEvents, *body) })
 }
 
 func run(out string, n, conc, rate, secs, clients, fanEvents, bodySize int) error {

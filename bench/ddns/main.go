@@ -73,17 +73,7 @@ func main() {
 	steady := flag.Duration("steady", 10*time.Second, "length of the steady run")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run here")
 	flag.Parse()
-	stop, err := report.StartCPUProfile(*cpuprofile)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench/ddns:", err)
-		os.Exit(1)
-	}
-	defer stop()
-	if err := run(*out, *hosts, *callers, *burst, *rate, *steady); err != nil {
-		fmt.Fprintln(os.Stderr, "bench/ddns:", err)
-		stop()
-		os.Exit(1)
-	}
+	report.Run("bench/ddns", *cpuprofile, func() error { return run(*out, *hosts, *callers, *burst, *rate, *steady) })
 }
 
 func run(out string, hosts, callers, burst, rate int, steady time.Duration) error {

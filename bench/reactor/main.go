@@ -71,18 +71,10 @@ func main() {
 	publishers := flag.Int("publishers", 256, "concurrent publishers of the burst")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
-	stop, err := report.StartCPUProfile(*cpuprofile)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench reactor:", err)
-		os.Exit(1)
-	}
-	defer stop()
-	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err := run(*out, *burst, *rate, *steady, *workers, *inflight, *publishers); err != nil {
-		stop()
-		fmt.Fprintln(os.Stderr, "bench reactor:", err)
-		os.Exit(1)
-	}
+	report.Run("bench reactor", *cpuprofile, func() error {
+		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+		return run(*out, *burst, *rate, *steady, *workers, *inflight, *publishers)
+	})
 }
 
 func run(out string, burst, rate int, steady time.Duration, workers, inflight, publishers int) error {

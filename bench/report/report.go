@@ -243,12 +243,20 @@ func Round(v float64, digits int) float64 {
 // cpuprofile when set, and exits 1 with the error, prefixed by name.
 func Main(name, cpuprofile string, run func(ctx context.Context) error) {
 	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	Run(name, cpuprofile, func() error {
+		defer cancel()
+		return run(ctx)
+	})
+}
+
+// Run is Main for a benchmark that takes no context: an interrupt ends
+// the process at once, as it does any command's.
+func Run(name, cpuprofile string, run func() error) {
 	stop, err := StartCPUProfile(cpuprofile)
 	if err == nil {
-		err = run(ctx)
+		err = run()
 		stop()
 	}
-	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
