@@ -34,6 +34,9 @@ type Config struct {
 	// StaticPath.
 	App, AppPath       string
 	Static, StaticPath string
+	// WebhookNoAuth lets anyone who reaches the port fire
+	// salt/netapi/hook/ events (webhook_disable_auth).
+	WebhookNoAuth bool
 	// MaxBody bounds a request body (max_request_body_size, default 1 MiB).
 	MaxBody int64
 	// Enabled are the clients netapi_enable_clients lists: none unless
@@ -118,6 +121,9 @@ func LoadConfig(c *config.Master) (cfg Config, on bool, err error) {
 	}
 	if v, ok := sec["disable_ssl"].(bool); ok {
 		cfg.DisableSSL = v
+	}
+	if v, ok := sec["webhook_disable_auth"].(bool); ok {
+		cfg.WebhookNoAuth = v
 	}
 	if !cfg.DisableSSL && (cfg.SSLCrt == "" || cfg.SSLKey == "") {
 		return cfg, false, fmt.Errorf("%s: rest_cherrypy: ssl_crt and ssl_key are required unless disable_ssl is True", at)

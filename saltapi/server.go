@@ -27,12 +27,17 @@ type Server struct {
 	tokens *tokens
 	low    *lowstate
 	events *api.EventStream
+	bus    Bus
+	source string
+	fails  *failures
 	log    *slog.Logger
 	mux    *http.ServeMux
 }
 
-// Subscriber is the bus /events streams from.
-type Subscriber interface {
+// Bus is the event bus: /events streams from it, /hook and the login
+// audit publish to it.
+type Bus interface {
+	bus.Publisher
 	Subscribe(ctx context.Context, opts bus.SubscribeOptions, fn func(*bus.Event)) (bus.Subscription, error)
 }
 
@@ -43,12 +48,13 @@ const sessionCookie = "session_id"
 // New prepares a salt-api server on backend, its tokens kept in kv
 // (TokenBucket), its event stream from events; source names its jobs'
 // origin.
-func New(cfg Config, backend Backend, kv bus.Bucket, events Subscriber, source string, log *slog.Logger) *Server {
+func New(cfg Config, backend Backend, kv bus.Bucket, events Bus, source string, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{cfg: cfg, tokens: newTokens(kv), log: log.With("component", "salt-api"),
-		low: &lowstate{backend: backend, enabled: cfg.Enabled, source: source, authList: authList(cfg.EAuth)}, mux: http.NewServeMux()}
+	s := &Server{cfg: cfg, tokens: newTokens(kv), log: log.With("component", "salt-api"), bus: events, source: source,
+		fails: newFailures(),
+		low:   &lowstate{backend: backend, enabled: cfg.Enabled, source: source, authList: authList(cfg.EAuth)}, mux: http.NewServeMux()}
 	s.mux.HandleFunc("/", s.root)
 	s.mux.HandleFunc("/login", s.login)
 	s.mux.HandleFunc("/logout", s.logout)
@@ -64,6 +70,8 @@ func New(cfg Config, backend Backend, kv bus.Bucket, events Subscriber, source s
 	s.mux.HandleFunc("/keys/", s.keys)
 	s.mux.HandleFunc("/jobs", s.jobs)
 	s.mux.HandleFunc("/jobs/", s.jobs)
+	s.mux.HandleFunc("/hook/", s.hook)
+	s.mux.HandleFunc("/stats", s.stats)
 	if cfg.App != "" {
 		s.mux.HandleFunc(cfg.AppPath, s.app)
 		s.mux.HandleFunc(cfg.AppPath+"/", s.app)
@@ -175,7 +183,7 @@ func (s *Server) runChunks(w http.ResponseWriter, r *http.Request, chunks []map[
 	for _, c := range chunks {
 		tok, err := auth(c)
 		if err != nil {
-			s.fail(w, r, http.StatusUnauthorized, "No authentication credentials given, or they are not valid")
+			s.refuseLogin(w, r, err)
 			return
 		}
 		ret, err := s.low.run(r.Context(), tok, c)
@@ -221,13 +229,25 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, err := s.authenticate(r, chunks[0])
 	if err != nil {
-		s.fail(w, r, http.StatusUnauthorized, "Could not authenticate using provided credentials")
+		s.refuseLogin(w, r, err)
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: tok.Token, Path: "/", HttpOnly: true,
 		Secure: !s.cfg.DisableSSL, SameSite: http.SameSiteStrictMode, Expires: time.Unix(int64(tok.Expire), 0)})
 	w.Header().Set("X-Auth-Token", tok.Token)
 	s.reply(w, r, http.StatusOK, map[string]any{"return": []any{loginReply(tok)}})
+}
+
+// refuseLogin answers credentials that did not authenticate: 401, or 429
+// with Retry-After for an address turned away.
+func (s *Server) refuseLogin(w http.ResponseWriter, r *http.Request, err error) {
+	var th errThrottled
+	if errors.As(err, &th) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(th.wait.Seconds()+1)))
+		s.fail(w, r, http.StatusTooManyRequests, "Too many failed logins from this address; try again later")
+		return
+	}
+	s.fail(w, r, http.StatusUnauthorized, "Could not authenticate using provided credentials")
 }
 
 // loginReply is the /login reply's token entry.
@@ -252,7 +272,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, err := s.authenticate(r, chunks[0])
 	if err != nil {
-		s.fail(w, r, http.StatusUnauthorized, "Could not authenticate using provided credentials")
+		s.refuseLogin(w, r, err)
 		return
 	}
 	s.reply(w, r, http.StatusOK, []any{loginReply(tok)})
@@ -272,12 +292,18 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 }
 
 // authenticate checks a chunk's username, password and eauth, and mints
-// a token. Failures are logged (never the password) and fired as Salt's
-// master does not, so that an operator sees them.
+// a token. Every outcome is audited (salt/auth/netapi and a log line,
+// never the password); an address with too many failures is turned away
+// for a while (errThrottled) without slowing anyone else.
 func (s *Server) authenticate(r *http.Request, c map[string]any) (*Token, error) {
 	user, _ := c["username"].(string)
 	pass, _ := c["password"].(string)
 	eauth, _ := c["eauth"].(string)
+	host := remoteHost(r)
+	if wait := s.fails.blocked(host, time.Now()); wait > 0 {
+		s.log.Warn("salt-api: login refused: too many failures from this address", "user", user, "remote", r.RemoteAddr, "retry_in", wait)
+		return nil, errThrottled{wait}
+	}
 	if user == "" || eauth == "" {
 		return nil, errNoToken
 	}
@@ -286,11 +312,26 @@ func (s *Server) authenticate(r *http.Request, c map[string]any) (*Token, error)
 		s.log.Error("salt-api: eauth", "eauth", eauth, "user", user, "err", err)
 		return nil, errNoToken
 	}
+	s.audit(r, user, eauth, ok)
 	if !ok {
+		s.fails.add(host, time.Now())
 		s.log.Warn("salt-api: login refused", "eauth", eauth, "user", user, "remote", r.RemoteAddr)
 		return nil, errNoToken
 	}
 	return s.tokens.mint(r.Context(), user, eauth, perms, s.cfg.TokenExpire)
+}
+
+// audit fires salt/auth/netapi for a login, as the key store fires
+// salt/auth for a minion's: who, how, from where, and whether it passed.
+func (s *Server) audit(r *http.Request, user, eauth string, ok bool) {
+	act := "accept"
+	if !ok {
+		act = "reject"
+	}
+	data := map[string]any{"act": act, "result": ok, "user": user, "eauth": eauth, "remote": r.RemoteAddr}
+	if _, err := bus.Fire(r.Context(), s.bus, "salt/auth/netapi", data, bus.Origin{Source: s.source}); err != nil {
+		s.log.Error("salt-api: login audit event", "err", err)
+	}
 }
 
 // sessionToken is the request's token: X-Auth-Token, else the session
@@ -485,6 +526,63 @@ func (s *Server) unwrapWheel(w http.ResponseWriter, r *http.Request, c map[strin
 	m, _ := ret.(map[string]any)
 	data, _ := m["data"].(map[string]any)
 	s.reply(w, r, http.StatusOK, map[string]any{"return": data["return"]})
+}
+
+// hook is POST /hook/<tag…>: salt/netapi/hook/<tag…> fired with Salt's
+// payload (body, post, headers), for a valid token unless
+// webhook_disable_auth. The credentials' headers (X-Auth-Token,
+// Authorization, Cookie) are left out of the event.
+func (s *Server) hook(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		s.fail(w, r, http.StatusMethodNotAllowed, "POST")
+		return
+	}
+	if !s.cfg.WebhookNoAuth {
+		if _, err := s.session(r); err != nil {
+			s.fail(w, r, http.StatusUnauthorized, err.Error())
+			return
+		}
+	}
+	tag := strings.Trim(strings.TrimPrefix(r.URL.Path, "/hook"), "/")
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	if err != nil {
+		s.fail(w, r, http.StatusRequestEntityTooLarge, "request body over max_request_body_size")
+		return
+	}
+	post, err := api.ParseBody(r.Header.Get("Content-Type"), body)
+	if err != nil {
+		s.fail(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	headers := map[string]any{"Remote-Addr": remoteHost(r), "Host": r.Host}
+	for k, v := range r.Header {
+		switch http.CanonicalHeaderKey(k) {
+		case "X-Auth-Token", "Authorization", "Cookie":
+			continue
+		}
+		headers[http.CanonicalHeaderKey(k)] = strings.Join(v, ", ")
+	}
+	full := "salt/netapi/hook"
+	if tag != "" {
+		full += "/" + tag
+	}
+	if _, err := bus.Fire(r.Context(), s.bus, full, map[string]any{"body": string(body), "post": post, "headers": headers},
+		bus.Origin{Source: s.source}); err != nil {
+		s.fail(w, r, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	s.reply(w, r, http.StatusOK, map[string]any{"success": true})
+}
+
+// stats is GET /stats: CherryPy's statistics in Salt, which brine does
+// not have; its counters are on the master's /metrics. An empty mapping,
+// as Salt answers without cpstats.
+func (s *Server) stats(w http.ResponseWriter, r *http.Request) {
+	if _, err := s.session(r); err != nil {
+		s.fail(w, r, http.StatusUnauthorized, err.Error())
+		return
+	}
+	s.reply(w, r, http.StatusOK, map[string]any{})
 }
 
 // app serves the web UI's index page at app_path and below it (the

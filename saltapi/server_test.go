@@ -364,3 +364,84 @@ func TestEventsMinionsKeysJobs(t *testing.T) {
 		}
 	}
 }
+
+func TestHookAndLoginThrottle(t *testing.T) {
+	srv, _, b := apiRigBus(t)
+	alice := login(t, srv, "alice", "wonder")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got := make(chan *bus.Event, 16)
+	sub, err := b.Subscribe(ctx, bus.SubscribeOptions{Pattern: "salt/*"}, func(e *bus.Event) { got <- e })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Stop()
+
+	if code, _, _ := call(t, srv, "/hook/ci/build", "", "", `{"result": true}`); code != http.StatusUnauthorized {
+		t.Fatalf("hook without a token: %d", code)
+	}
+	code, v, _ := call(t, srv, "/hook/ci/build", alice, "", `{"result": true, "revision": "aa22"}`)
+	if code != http.StatusOK || v["success"] != true {
+		t.Fatalf("hook: %d %v", code, v)
+	}
+	var ev *bus.Event
+	for ev == nil || ev.Tag != "salt/netapi/hook/ci/build" {
+		select {
+		case ev = <-got:
+		case <-ctx.Done():
+			t.Fatal("no hook event")
+		}
+	}
+	var data map[string]any
+	json.Unmarshal(ev.Data, &data)
+	if data["post"].(map[string]any)["revision"] != "aa22" || data["body"] != `{"result": true, "revision": "aa22"}` {
+		t.Fatalf("hook event %s", ev.Data)
+	}
+	if strings.Contains(string(ev.Data), alice) {
+		t.Fatalf("the hook event carries the token: %s", ev.Data)
+	}
+
+	// Failed logins are audited and, past the limit, turned away with 429
+	// even with the right password; the password is never in the event.
+	for range maxFailures {
+		if code, _, _ := call(t, srv, "/login", "", "", `{"username": "bob", "password": "guess-42", "eauth": "file"}`); code != http.StatusUnauthorized {
+			t.Fatalf("a wrong password: %d", code)
+		}
+	}
+	code, _, h := call(t, srv, "/login", "", "", `{"username": "bob", "password": "builder", "eauth": "file"}`)
+	if code != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
+		t.Fatalf("a login after %d failures: %d, Retry-After %q", maxFailures, code, h.Get("Retry-After"))
+	}
+	rejects := 0
+	for rejects < maxFailures {
+		select {
+		case e := <-got:
+			if e.Tag == "salt/auth/netapi" {
+				if strings.Contains(string(e.Data), "guess-42") {
+					t.Fatalf("a password in the audit event: %s", e.Data)
+				}
+				var d map[string]any
+				json.Unmarshal(e.Data, &d)
+				if d["act"] == "reject" && d["result"] == false && d["user"] == "bob" {
+					rejects++
+				}
+			}
+		case <-ctx.Done():
+			t.Fatalf("%d reject events, want %d", rejects, maxFailures)
+		}
+	}
+}
+
+func TestFailuresPerAddress(t *testing.T) {
+	f := newFailures()
+	now := time.Now()
+	for range maxFailures {
+		f.add("10.0.0.1", now)
+	}
+	if f.blocked("10.0.0.1", now) == 0 || f.blocked("10.0.0.2", now) != 0 {
+		t.Fatal("the limit is per address")
+	}
+	if f.blocked("10.0.0.1", now.Add(failWindow+time.Second)) != 0 {
+		t.Fatal("turned away for longer than the window")
+	}
+}
