@@ -95,8 +95,48 @@ func authList(e *EAuth) func(*Token) []any {
 	}
 }
 
-// Handler is the API's HTTP handler (for tests and for Serve).
-func (s *Server) Handler() http.Handler { return s.mux }
+// Handler is the API's HTTP handler (for tests and for Serve). With an
+// app, a page a browser asks for (Accept naming text/html) is the app at
+// every path but the app's and static files' (rest_cherrypy's
+// html_override_tool): SaltGUI's /login page and its API's /login share a
+// path, told apart by what the request accepts.
+func (s *Server) Handler() http.Handler {
+	if s.cfg.App == "" {
+		return s.mux
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		under := func(prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
+		if r.Method == http.MethodGet && !under(s.cfg.AppPath) && !under(s.cfg.StaticPath) && wantsHTML(r) {
+			s.app(w, r)
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+	})
+}
+
+// wantsHTML reports a request whose Accept admits text/html, other than a
+// bare "*/*" (which API clients send).
+func wantsHTML(r *http.Request) bool {
+	accept := r.Header.Get("Accept")
+	if accept == "" || accept == "*/*" {
+		return false
+	}
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err != nil {
+			continue
+		}
+		if q, err := strconv.ParseFloat(params["q"], 64); err == nil && q == 0 {
+			continue
+		}
+		switch mt {
+		case "text/html", "text/*", "*/*":
+			return true
+		}
+	}
+	return false
+}
 
 // Listen binds the configured address.
 func (s *Server) Listen() (net.Listener, error) {
@@ -109,7 +149,7 @@ func (s *Server) Listen() (net.Listener, error) {
 
 // Serve serves on ln until ctx ends, with TLS unless disable_ssl.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s.mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	if !s.cfg.DisableSSL {
 		cert, err := tls.LoadX509KeyPair(s.cfg.SSLCrt, s.cfg.SSLKey)
 		if err != nil {

@@ -445,3 +445,34 @@ func TestFailuresPerAddress(t *testing.T) {
 		t.Fatal("turned away for longer than the window")
 	}
 }
+
+func TestAppForBrowsers(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "index.html"), []byte("<html>SaltGUI</html>"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "static"), 0o755)
+	os.WriteFile(filepath.Join(dir, "static", "app.js"), []byte("js"), 0o644)
+	s := New(Config{App: filepath.Join(dir, "index.html"), AppPath: "/app", Static: filepath.Join(dir, "static"), StaticPath: "/static",
+		MaxBody: 1 << 10}, &apiFleet{}, nil, nil, "t", slog.New(slog.DiscardHandler))
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	for _, c := range []struct{ path, accept, want string }{
+		{"/login", "text/html,application/xhtml+xml,*/*;q=0.8", "<html>SaltGUI</html>"},
+		{"/", "text/html", "<html>SaltGUI</html>"},
+		{"/app", "application/json", "<html>SaltGUI</html>"},
+		{"/static/app.js", "text/html", "js"},
+		{"/", "application/json", `"Welcome"`},
+		{"/", "*/*", `"Welcome"`},
+	} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+c.path, nil)
+		req.Header.Set("Accept", c.accept)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), c.want) {
+			t.Errorf("GET %s (Accept %s): %s, want %s", c.path, c.accept, b, c.want)
+		}
+	}
+}
