@@ -4,7 +4,7 @@
 // real peers where the feature has one (BIND, dnsmasq, OpenSSH's sshd, a
 // vCenter simulator, network namespaces as guests). They cover remote
 // execution, states, orchestration, the mine, beacons, reactions, the
-// HTTP API, Slack, cloud runs with their deploy step, keys, failover
+// HTTP API, salt-api as SaltGUI uses it in headless chromium, Slack, cloud runs with their deploy step, keys, failover
 // between masters and a master cluster, hostile agents, masterless
 // salt-call, the exit statuses of a client without a master, shell
 // completion, and `make demo`'s scenario (TestDemoScenario).
