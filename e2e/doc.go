@@ -2,12 +2,13 @@
 // (../cmd/brine, once, in TestMain) and runs it as a user would, as real
 // `brine master` and `brine agent` processes talking over loopback, with
 // real peers where the feature has one (BIND, dnsmasq, OpenSSH's sshd, a
-// vCenter simulator, network namespaces as guests). They cover remote
-// execution, states, orchestration, the mine, beacons, reactions, the
-// HTTP API, salt-api as SaltGUI uses it in headless chromium, Slack, cloud runs with their deploy step, keys, failover
-// between masters and a master cluster, hostile agents, masterless
-// salt-call, the exit statuses of a client without a master, shell
-// completion, and `make demo`'s scenario (TestDemoScenario).
+// vCenter simulator, network namespaces as guests, SaltGUI in headless
+// chromium). They cover remote execution, states, orchestration, the
+// mine, beacons, reactions, the HTTP API, salt-api, Slack, cloud runs
+// with their deploy step, keys, failover between masters and a master
+// cluster, hostile agents, masterless salt-call, the exit statuses of a
+// client without a master, shell completion, and `make demo`'s scenario
+// (TestDemoScenario).
 //
 // Unit tests of the command's own flag parsing and printing stay beside
 // it in cmd/brine; these tests see brine only from outside, through its
