@@ -123,6 +123,12 @@ func (o *orchestrator) Funcs() []function.Func {
 			Params: run,
 			Run:    o.show,
 		},
+		{
+			Name: "state.orchestrate_show_sls", ReadOnly: true,
+			Doc:    "The high data of the orchestration SLS named in mods, rendered, not run (state.orch_show_sls).",
+			Params: run,
+			Run:    o.show,
+		},
 	}
 }
 

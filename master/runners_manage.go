@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/keys"
 )
 
@@ -53,6 +54,10 @@ func (r runners) manageFuncs() []function.Func {
 			}},
 		{Name: "manage.cluster", Doc: "The masters sharing this bus, the event stream's leader and replicas (lag), and the leases held.",
 			ReadOnly: true, Run: func(ctx context.Context, _ *function.Input) (any, error) { return r.m.clusterStatus(ctx), nil }},
+		{Name: "minions.connected", Doc: "The ids of the connected agents (Salt's wheel minions.connected).", ReadOnly: true, Wheel: true,
+			Run: func(ctx context.Context, _ *function.Input) (any, error) { return nonNil(r.m.connected(ctx)), nil }},
+		{Name: "config.values", Doc: "The master's configuration as its files set it, secrets masked (Salt's wheel config.values).",
+			ReadOnly: true, Wheel: true, Run: r.configValues},
 		{Name: "manage.present", Doc: "Connected agents (Salt's presence).", ReadOnly: true,
 			Run: func(ctx context.Context, _ *function.Input) (any, error) { return nonNil(r.m.connected(ctx)), nil }},
 		{Name: "manage.not_present", Doc: "Agents with an accepted key that are not connected.", ReadOnly: true,
@@ -105,4 +110,15 @@ func notName(name string) string {
 		return "list_not_state"
 	}
 	return "not_" + name
+}
+
+// configValues is wheel config.values: the configuration in force, as
+// its files set it (Salt returns its defaults too; SaltGUI reads its
+// saltgui_* options and nodegroups there), passwords and keys masked.
+func (r runners) configValues(context.Context, *function.Input) (any, error) {
+	v := map[string]any{}
+	if err := r.m.cfg.DecodeAll(&v); err != nil {
+		return nil, err
+	}
+	return jobs.Redact(v), nil
 }

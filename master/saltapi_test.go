@@ -94,8 +94,16 @@ external_auth:
 		t.Fatalf("runner manage.up: %d %v", code, v)
 	}
 	code, v = post("/", tok, `[{"client": "runner", "fun": "no.such_function"}]`)
-	if code != http.StatusBadRequest {
+	if ret, _ := v["return"].([]any); code != http.StatusOK || len(ret) != 1 || !strings.Contains(fmt.Sprint(ret[0]), "no.such_function") {
 		t.Fatalf("unknown runner: %d %v", code, v)
+	}
+	// SaltGUI's calls at login and on the minions page.
+	for _, c := range []string{`{"client": "wheel", "fun": "config.values"}`, `{"client": "wheel", "fun": "minions.connected"}`,
+		`{"client": "runner", "fun": "state.orchestrate_show_sls", "arg": ["*"]}`} {
+		code, v = post("/", tok, "["+c+"]")
+		if code != http.StatusOK || strings.Contains(fmt.Sprint(v), "success:false") {
+			t.Errorf("%s: %d %v", c, code, v)
+		}
 	}
 	code, v = post("/", tok, `[{"client": "local", "tgt": "nobody", "fun": "test.ping"}]`)
 	if got, _ := json.Marshal(v["return"]); code != http.StatusOK || string(got) != `[{}]` {

@@ -162,13 +162,23 @@ func (l *lowstate) run(ctx context.Context, tok *Token, chunk map[string]any) (a
 		if !check(l.authList(tok), fun, map[string]any{"arg": nonNil(args), "kwarg": kw}) {
 			return nil, refuse(errAuth, "Authorization error occurred.")
 		}
-		res, err := l.backend.Call(ctx, wheel, async, fun, args, kw, tok.Name)
-		if err != nil {
-			return nil, refuse(errInvocation, "%v", err)
-		}
 		kind := "run"
 		if wheel {
 			kind = "wheel"
+		}
+		res, err := l.backend.Call(ctx, wheel, async, fun, args, kw, tok.Name)
+		if errors.Is(err, jobs.ErrNotAnnounced) {
+			return nil, err
+		}
+		if err != nil {
+			// Salt's clients catch a function that is not there or
+			// arguments that do not bind inside the job: the call
+			// answers, with the error as its return.
+			if !wheel {
+				return err.Error(), nil
+			}
+			return map[string]any{"tag": "salt/wheel/", "data": map[string]any{"fun": "wheel." + fun, "user": tok.Name,
+				"return": err.Error(), "success": false}}, nil
 		}
 		tag := "salt/" + kind + "/" + res.JID
 		if async {
