@@ -118,29 +118,15 @@ func (l *lowstate) run(ctx context.Context, tok *Token, chunk map[string]any) (a
 		if s, ok := number(chunk["timeout"]); ok && s > 0 {
 			wait = time.Duration(s * float64(time.Second))
 		}
+		full, _ := chunk["full_return"].(bool)
+		if client == "local_batch" {
+			return l.batches(ctx, t, o, wait, full, chunk["batch"])
+		}
 		out, err := l.backend.RunJob(ctx, t, o, wait)
 		if err != nil {
 			return map[string]any{}, nil //nolint:nilerr // cmd's answer when no minion matched
 		}
-		full, _ := chunk["full_return"].(bool)
-		ret := map[string]any{}
-		for _, id := range slices.Sorted(maps.Keys(out.Returns)) {
-			r := out.Returns[id]
-			if full {
-				ret[id] = map[string]any{"ret": r.Return, "retcode": r.Retcode, "jid": out.JID}
-			} else {
-				ret[id] = r.Return
-			}
-		}
-		if client == "local_batch" {
-			// cmd_batch yields one mapping per minion's return.
-			var batch []any
-			for _, id := range slices.Sorted(maps.Keys(ret)) {
-				batch = append(batch, map[string]any{id: ret[id]})
-			}
-			return batch, nil
-		}
-		return ret, nil
+		return returns(out, full), nil
 	case "runner", "runner_async", "wheel", "wheel_async":
 		wheel := client == "wheel" || client == "wheel_async"
 		async := client == "runner_async" || client == "wheel_async"
@@ -194,6 +180,70 @@ func (l *lowstate) run(ctx context.Context, tok *Token, chunk map[string]any) (a
 			"user": tok.Name, "return": res.Return, "success": res.Success}}, nil
 	}
 	return nil, refuse(errInvocation, "Invalid client specified: '%s'", client)
+}
+
+// returns is LocalClient.cmd's answer: each minion's return (full_return:
+// with its retcode and jid).
+func returns(out jobs.Outcome, full bool) map[string]any {
+	ret := map[string]any{}
+	for _, id := range slices.Sorted(maps.Keys(out.Returns)) {
+		r := out.Returns[id]
+		if full {
+			ret[id] = map[string]any{"ret": r.Return, "retcode": r.Retcode, "jid": out.JID}
+		} else {
+			ret[id] = r.Return
+		}
+	}
+	return ret
+}
+
+// batches is local_batch (LocalClient.cmd_batch): the target's minions
+// run the job batch at a time (N, or N% of them; default 10%), each batch
+// a job of its own to the list of its minions, one after another (Salt
+// keeps a rolling window; brine exec --batch does too). The answer is a
+// mapping per minion's return, in the order the batches returned.
+func (l *lowstate) batches(ctx context.Context, t jobs.Targeted, o bus.Origin, wait time.Duration, full bool, spec any) (any, error) {
+	ids, err := l.backend.Minions(ctx, t.Tgt, t.TgtType)
+	if err != nil {
+		return nil, refuse(errInvocation, "%v", err)
+	}
+	size := "10%"
+	if spec != nil {
+		size = fmt.Sprint(spec)
+	}
+	n, err := jobs.BatchSize(size, len(ids))
+	if err != nil {
+		return nil, refuse(errInvocation, "%v", err)
+	}
+	out := flat{}
+	for start := 0; start < len(ids); start += n {
+		part := ids[start:min(start+n, len(ids))]
+		bt := t
+		bt.JID, bt.Tgt, bt.TgtType = "", anyList(part), "list"
+		res, err := l.backend.RunJob(ctx, bt, o, wait)
+		if err != nil {
+			continue
+		}
+		ret := returns(res, full)
+		for _, id := range slices.Sorted(maps.Keys(ret)) {
+			out = append(out, map[string]any{id: ret[id]})
+		}
+	}
+	return out, nil
+}
+
+// flat is a chunk's answer that salt-api spreads into the reply's return
+// list, item by item, as exec_lowstate does with a client's iterator
+// (cmd_batch's).
+type flat []any
+
+// anyList is ids as a target list.
+func anyList(ids []string) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
 }
 
 // asList is salt-api's arg: a list, or one value made a list

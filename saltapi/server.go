@@ -41,6 +41,16 @@ type Bus interface {
 	Subscribe(ctx context.Context, opts bus.SubscribeOptions, fn func(*bus.Event)) (bus.Subscription, error)
 }
 
+// maxStreams bounds the /events clients served at once: every SaltGUI
+// tab holds one, so more than brine's own API allows (Salt sets none); a
+// client's queue is smaller than the API's so that they all fit in a few
+// megabytes. A client that falls behind its queue is dropped and
+// resumes with Last-Event-ID.
+const (
+	maxStreams  = 4096
+	streamQueue = 1024
+)
+
 // sessionCookie is rest_cherrypy's session cookie, which holds the token
 // (SaltGUI and browsers send it instead of X-Auth-Token).
 const sessionCookie = "session_id"
@@ -60,7 +70,7 @@ func New(cfg Config, backend Backend, kv bus.Bucket, events Bus, source string, 
 	s.mux.HandleFunc("/logout", s.logout)
 	s.mux.HandleFunc("/token", s.token)
 	s.mux.HandleFunc("/run", s.runInline)
-	s.events = &api.EventStream{Bus: events, Log: s.log, MaxStreams: api.DefaultMaxStreams, ClientQueue: api.DefaultClientQueue,
+	s.events = &api.EventStream{Bus: events, Log: s.log, MaxStreams: maxStreams, ClientQueue: streamQueue,
 		StreamWait: api.DefaultStreamWait, WriteTimeout: api.DefaultWriteTimeout, Heartbeat: api.DefaultHeartbeat,
 		LimitKey: "rest_cherrypy"}
 	s.mux.HandleFunc("/events", s.streamEvents)
@@ -231,6 +241,10 @@ func (s *Server) runChunks(w http.ResponseWriter, r *http.Request, chunks []map[
 			s.log.Warn("salt-api: refused", "user", tok.Name, "client", c["client"], "fun", c["fun"], "err", err)
 			s.fail(w, r, statusOf(err), err.Error())
 			return
+		}
+		if items, ok := ret.(flat); ok {
+			out = append(out, items...)
+			continue
 		}
 		out = append(out, ret)
 	}

@@ -3,10 +3,19 @@ package saltapi
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -475,6 +484,67 @@ func TestAppForBrowsers(t *testing.T) {
 		resp.Body.Close()
 		if !strings.Contains(string(b), c.want) {
 			t.Errorf("GET %s (Accept %s): %s, want %s", c.path, c.accept, b, c.want)
+		}
+	}
+}
+
+func TestLocalBatch(t *testing.T) {
+	srv, f := apiRig(t)
+	alice := login(t, srv, "alice", "wonder")
+	code, v, _ := call(t, srv, "/", alice, "", `[{"client": "local_batch", "tgt": "*", "fun": "test.ping", "batch": 2}]`)
+	if got, _ := json.Marshal(v["return"]); code != http.StatusOK || string(got) != `[{"db1":true},{"web1":true},{"web2":true}]` {
+		t.Fatalf("local_batch: %d %s", code, got)
+	}
+	var sizes []int
+	for _, j := range f.jobs {
+		sizes = append(sizes, len(j.Tgt.([]any)))
+	}
+	if !slices.Equal(sizes, []int{2, 1}) {
+		t.Fatalf("batches of %v, want [2 1]", sizes)
+	}
+}
+
+func TestTLS(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "127.0.0.1"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	crt, kf := filepath.Join(dir, "api.crt"), filepath.Join(dir, "api.key")
+	os.WriteFile(crt, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644)
+	os.WriteFile(kf, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+
+	s := New(Config{Host: "127.0.0.1", SSLCrt: crt, SSLKey: kf, MaxBody: 1 << 10}, &apiFleet{}, nil, nil, "t", slog.New(slog.DiscardHandler))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, ln) }()
+	defer func() { cancel(); <-done }()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	resp, err := c.Get("https://" + ln.Addr().String() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "Welcome") {
+		t.Fatalf("GET / over TLS: %s", b)
+	}
+	if _, err := http.Get("http://" + ln.Addr().String() + "/"); err == nil {
+		if r2, _ := http.Get("http://" + ln.Addr().String() + "/"); r2 != nil && r2.StatusCode == http.StatusOK {
+			t.Fatal("plain HTTP answered on a TLS port")
 		}
 	}
 }
