@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/brinehq/brine/bus"
@@ -133,6 +134,19 @@ func (l *lowstate) run(ctx context.Context, tok *Token, chunk map[string]any) (a
 		// Runner and wheel functions take keyword arguments: the chunk's
 		// other keys, beside arg and kwarg (format_call).
 		kw := map[string]any{}
+		// KEY=VALUE strings in arg are keyword arguments, as Salt's
+		// clients parse them (parse_input) before the ACL sees them.
+		var pos []any
+		for _, a := range args {
+			if str, ok := a.(string); ok {
+				if k, v, ok := strings.Cut(str, "="); ok && jobs.ArgKey(k) {
+					kw[k] = jobs.ArgValue(v)
+					continue
+				}
+			}
+			pos = append(pos, a)
+		}
+		args = pos
 		maps.Copy(kw, kwargs)
 		for k, v := range chunk {
 			switch k {

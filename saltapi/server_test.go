@@ -201,6 +201,8 @@ func TestLoginAndLowstate(t *testing.T) {
 		{"yaml", "application/x-yaml", "- client: local\n  tgt: db1\n  fun: test.arg\n  arg: one\n  kwarg: {k: 1}\n", `[{"db1":["one",{"__kwarg__":true,"k":1}]}]`},
 		{"runner", "", `[{"client": "runner", "fun": "jobs.list_jobs", "search_function": "test.*"}]`,
 			`[{"args":null,"kwargs":{"search_function":"test.*"},"user":"alice"}]`},
+		{"runner, KEY=VALUE in arg", "", `[{"client": "runner", "fun": "jobs.list_jobs", "arg": ["search_function=test.*", "limit=5"]}]`,
+			`[{"args":null,"kwargs":{"limit":5,"search_function":"test.*"},"user":"alice"}]`},
 		{"runner_async", "", `[{"client": "runner_async", "fun": "jobs.list_jobs"}]`, `[{"jid":"20261128000000000003","tag":"salt/run/20261128000000000003"}]`},
 		{"wheel", "", `[{"client": "wheel", "fun": "key.list_all"}]`,
 			`[{"data":{"fun":"wheel.key.list_all","jid":"20261128000000000003","return":{"args":null,"kwargs":{},"user":"alice"},"success":true,"tag":"salt/wheel/20261128000000000003","user":"alice"},"tag":"salt/wheel/20261128000000000003"}]`},

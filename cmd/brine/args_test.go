@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/brinehq/brine/jobs"
 )
 
 // TestYAMLScalar checks command-line arguments are typed as Salt types
@@ -18,8 +20,8 @@ func TestYAMLScalar(t *testing.T) {
 		`{"a": 1}`:             map[string]any{"a": uint64(1)},
 		"nan":                  "nan",
 	} {
-		if got := yamlScalar(in); !reflect.DeepEqual(got, want) {
-			t.Errorf("yamlScalar(%q) = %#v, want %#v", in, got, want)
+		if got := jobs.ArgValue(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("jobs.ArgValue(%q) = %#v, want %#v", in, got, want)
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -15,6 +14,7 @@ import (
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/internal/fnmatch"
+	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/pyjson"
 )
 
@@ -92,8 +92,8 @@ func parseEventData(args []string) (map[string]any, error) {
 	data := map[string]any{}
 	var mapping map[string]any
 	for _, a := range args {
-		if k, v, ok := strings.Cut(a, "="); ok && isKey(k) {
-			data[k] = yamlScalar(v)
+		if k, v, ok := strings.Cut(a, "="); ok && jobs.ArgKey(k) {
+			data[k] = jobs.ArgValue(v)
 			continue
 		}
 		if mapping != nil {
@@ -107,47 +107,6 @@ func parseEventData(args []string) (map[string]any, error) {
 		data[k] = v
 	}
 	return data, nil
-}
-
-func isKey(k string) bool {
-	return k != "" && !strings.ContainsAny(k, " \t{}[]:,\"'")
-}
-
-// yamlScalar parses a KEY=VALUE value as PyYAML (YAML 1.1), which Salt uses:
-// yes/no/on/off are booleans there.
-func yamlScalar(v string) any {
-	switch v {
-	case "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE":
-		return true
-	case "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE":
-		return false
-	case "", "~", "null", "Null", "NULL":
-		return nil
-	}
-	if i, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return i
-	}
-	if _, err := strconv.ParseInt(v, 10, 64); errors.Is(err, strconv.ErrRange) {
-		// An integer no int64 holds (a 20-digit jid) stays the text it
-		// was: as a float it would lose digits.
-		return v
-	}
-	if f, err := strconv.ParseFloat(v, 64); err == nil && !strings.ContainsAny(v, "xXnN") {
-		return f
-	}
-	var x any
-	if strings.ContainsAny(v[:1], "[{") && yaml.Unmarshal([]byte(v), &x) == nil {
-		return x
-	}
-	// A quoted scalar is a string, as YAML reads it: '"1.10"' is the text
-	// 1.10, not the number 1.1.
-	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-		var str string
-		if yaml.Unmarshal([]byte(v), &str) == nil {
-			return str
-		}
-	}
-	return v
 }
 
 func newEventWatchCmd(g *globalFlags) *cobra.Command {

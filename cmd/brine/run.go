@@ -101,11 +101,11 @@ func parseRunArgs(args []string) (rpc.RunRequest, error) {
 	req := rpc.RunRequest{Fun: args[0]}
 	var pairs []string
 	for _, a := range args[1:] {
-		if k, _, ok := strings.Cut(a, "="); ok && isKey(k) {
+		if k, _, ok := strings.Cut(a, "="); ok && jobs.ArgKey(k) {
 			pairs = append(pairs, a)
 			continue
 		}
-		req.Args = append(req.Args, yamlScalar(a))
+		req.Args = append(req.Args, jobs.ArgValue(a))
 	}
 	if len(pairs) > 0 {
 		kw, err := parseEventData(pairs)
