@@ -108,6 +108,7 @@ bench: build
 	$(GO) run ./bench/beacons -brine $(BIN) -out bench/results/beacons.json
 	$(GO) run ./bench/saltminions -brine $(BIN) -out bench/results/saltminions.json
 	$(GO) run ./bench/saltside -brine $(BIN) -out bench/results/saltside.json
+	$(GO) run ./bench/saltapi -brine $(BIN) -out bench/results/saltapi.json
 	$(GO) run ./bench/cluster -out bench/results/cluster.json
 
 # chaos runs the several-masters chaos suite for CHAOS_DURATION (faults every
