@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math"
 	"sort"
-	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 // Targets is the master's targeting: the ids of the minions a target
@@ -96,7 +94,7 @@ func CheckLocal(ctx context.Context, perms []any, t Targets, funs any, args any,
 			}
 			funArgs := pyIndex(argList, num)
 			var funKwargs map[string]any
-			if pyTruth(funArgs) {
+			if py.Truth(funArgs) {
 				if kw, ok := asDict(pyIndex(funArgs, -1)); ok {
 					if _, ok := kw["__kwarg__"]; ok {
 						funKwargs = kw
@@ -316,7 +314,7 @@ func matchCheck(regex any, fun any) bool {
 		rs, ok1 := regex.(string)
 		fs, ok2 := f.(string)
 		if !ok1 || !ok2 {
-			slog.Debug("salt-api ACL: invalid regular expression", "regex", pyRepr(regex))
+			slog.Debug("salt-api ACL: invalid regular expression", "regex", py.ReprValue(regex))
 			continue
 		}
 		re, err := pyRegexp(`\A(?:` + rs + `)`)
@@ -428,31 +426,6 @@ func pyIndex(v any, i int) any {
 	return nil
 }
 
-func pyTruth(v any) bool {
-	switch t := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return t
-	case string:
-		return t != ""
-	case []any:
-		return len(t) > 0
-	case []string:
-		return len(t) > 0
-	case float64:
-		return t != 0
-	case int:
-		return t != 0
-	case int64:
-		return t != 0
-	}
-	if d, ok := asDict(v); ok {
-		return len(d) > 0
-	}
-	return true
-}
-
 func pyTypeName(v any) string {
 	switch v.(type) {
 	case nil:
@@ -474,109 +447,11 @@ func pyTypeName(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// pyStr is Python's str(): a string itself, anything else its repr. A
-// float64 that is a whole number prints as an int, since JSON decoding
-// into Go loses whether the caller wrote 1 or 1.0 and salt-api's callers
-// write integers. Dict keys print sorted, where Python keeps their order.
+// pyStr is Python's str() of a decoded value: a string itself, anything
+// else its repr (mapping keys sorted: Python keeps their order).
 func pyStr(v any) string {
 	if s, ok := v.(string); ok {
 		return s
 	}
-	return pyRepr(v)
-}
-
-func pyRepr(v any) string {
-	switch t := v.(type) {
-	case nil:
-		return "None"
-	case bool:
-		if t {
-			return "True"
-		}
-		return "False"
-	case string:
-		return pyQuote(t)
-	case int:
-		return strconv.Itoa(t)
-	case int64:
-		return strconv.FormatInt(t, 10)
-	case uint64:
-		return strconv.FormatUint(t, 10)
-	case float64:
-		return pyFloat(t)
-	case []any, []string:
-		items := pySeq(t)
-		parts := make([]string, len(items))
-		for i, x := range items {
-			parts[i] = pyRepr(x)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	}
-	if d, ok := asDict(v); ok {
-		parts := make([]string, 0, len(d))
-		for _, k := range sortedKeys(d) {
-			parts = append(parts, pyQuote(k)+": "+pyRepr(d[k]))
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	return fmt.Sprint(v)
-}
-
-func pyFloat(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case f == math.Trunc(f) && math.Abs(f) < 1e16:
-		return strconv.FormatFloat(f, 'f', 0, 64)
-	}
-	if a := math.Abs(f); a >= 1e-4 && a < 1e16 {
-		return strconv.FormatFloat(f, 'f', -1, 64)
-	}
-	s := strconv.FormatFloat(f, 'e', -1, 64)
-	return s
-}
-
-// pyQuote is Python's repr of a str: single quotes unless the string has
-// one and no double quote, with Python's escapes.
-func pyQuote(s string) string {
-	q := byte('\'')
-	if strings.ContainsRune(s, '\'') && !strings.ContainsRune(s, '"') {
-		q = '"'
-	}
-	var b strings.Builder
-	b.WriteByte(q)
-	for _, r := range s {
-		switch {
-		case r == rune(q) || r == '\\':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r == utf8.RuneError:
-			b.WriteString(`\ufffd`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && !unicode.IsPrint(r):
-			switch {
-			case r <= 0xff:
-				fmt.Fprintf(&b, `\x%02x`, r)
-			case r <= 0xffff:
-				fmt.Fprintf(&b, `\u%04x`, r)
-			default:
-				fmt.Fprintf(&b, `\U%08x`, r)
-			}
-		default:
-			b.WriteRune(r)
-		}
-	}
-	b.WriteByte(q)
-	return b.String()
+	return py.ReprValue(v)
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/brinehq/brine/api"
+	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/internal/saltpeer"
 )
 
@@ -199,8 +201,10 @@ func roundTrip(t *testing.T, v any) any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
+	// Decoded as salt-api's bodies are (api.ParseBody): integers stay
+	// integers.
+	out, err := api.ParseBody("application/json", b)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -229,7 +233,7 @@ func runBrine(t *testing.T, c aclCase) bool {
 func TestACL(t *testing.T) {
 	for _, c := range aclCases {
 		if got := runBrine(t, c); got != c.Want {
-			t.Errorf("%s (%s %s): got %v, want %v", c.Name, c.Kind, pyRepr(roundTrip(t, c.Perms)), got, c.Want)
+			t.Errorf("%s (%s %s): got %v, want %v", c.Name, c.Kind, py.ReprValue(roundTrip(t, c.Perms)), got, c.Want)
 		}
 	}
 }
@@ -260,12 +264,12 @@ func TestPyRepr(t *testing.T) {
 		in   any
 		want string
 	}{
-		{nil, "None"}, {true, "True"}, {float64(5), "5"}, {1.5, "1.5"}, {1e16, "1e+16"}, {1e-5, "1e-05"},
-		{"a'b", `"a'b"`}, {"a\nb", `'a\nb'`}, {L{"a", float64(1), nil}, "['a', 1, None]"},
+		{nil, "None"}, {true, "True"}, {int64(5), "5"}, {5.0, "5.0"}, {1.5, "1.5"}, {1e16, "1e+16"}, {1e-5, "1e-05"},
+		{"a'b", `"a'b"`}, {"a\nb", `'a\nb'`}, {L{"a", int64(1), nil}, "['a', 1, None]"},
 		{D{"b": L{}, "a": "x"}, "{'a': 'x', 'b': []}"},
 	} {
-		if got := pyRepr(c.in); got != c.want {
-			t.Errorf("pyRepr(%#v) = %s, want %s", c.in, got, c.want)
+		if got := py.ReprValue(c.in); got != c.want {
+			t.Errorf("py.ReprValue(%#v) = %s, want %s", c.in, got, c.want)
 		}
 	}
 }
@@ -357,7 +361,7 @@ func TestACLAgainstSalt(t *testing.T) {
 func reprSorted(l []any) []string {
 	out := make([]string, len(l))
 	for i, x := range l {
-		out[i] = pyRepr(x)
+		out[i] = py.ReprValue(x)
 	}
 	sort.Strings(out)
 	return out

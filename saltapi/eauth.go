@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 // EAuth is the master's external_auth configuration: the backends brine
@@ -197,7 +199,7 @@ func pyInt(v any) (int, error) {
 			return i, nil
 		}
 	}
-	return 0, fmt.Errorf("must be a field number, not %s", pyRepr(v))
+	return 0, fmt.Errorf("must be a field number, not %s", py.ReprValue(v))
 }
 
 // Authenticate checks a /login as salt.auth.file does and returns the
@@ -528,7 +530,7 @@ func sortedPermissions(perms []any) []any {
 		}
 	}
 	sort.Strings(strs)
-	sort.SliceStable(others, func(i, j int) bool { return pyRepr(others[i]) < pyRepr(others[j]) })
+	sort.SliceStable(others, func(i, j int) bool { return py.ReprValue(others[i]) < py.ReprValue(others[j]) })
 	out := make([]any, 0, len(strs)+len(others))
 	for _, s := range strs {
 		out = append(out, s)

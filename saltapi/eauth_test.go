@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 func testdataPath(t *testing.T, name string) string {
@@ -127,7 +129,7 @@ func TestFileEAuthAgainstSalt(t *testing.T) {
 			continue
 		}
 		if ok && !reflect.DeepEqual(roundTrip(t, perms), roundTrip(t, v["perms"])) {
-			t.Errorf("%s: perms %s, Salt's %s", c.name, pyRepr(roundTrip(t, perms)), pyRepr(v["perms"]))
+			t.Errorf("%s: perms %s, Salt's %s", c.name, py.ReprValue(roundTrip(t, perms)), py.ReprValue(v["perms"]))
 			continue
 		}
 		agree++
@@ -170,7 +172,7 @@ func TestFileEAuthHtpasswd(t *testing.T) {
 			t.Errorf("%s %q: got %v, %v; want %v", c.user, c.password, ok, err, c.want)
 		}
 		if c.user == "apr" && ok && !reflect.DeepEqual(perms, []any{"grains.items", "test.*"}) {
-			t.Errorf("apr's perms: %s", pyRepr(perms))
+			t.Errorf("apr's perms: %s", py.ReprValue(perms))
 		}
 	}
 }
@@ -282,6 +284,6 @@ func TestSortedPermissions(t *testing.T) {
 	got := sortedPermissions([]any{"test.*", D{"web*": L{"b"}}, "@runner", "test.*", D{"db*": L{"a"}}, D{"web*": L{"b"}}})
 	want := []any{"@runner", "test.*", D{"db*": L{"a"}}, D{"web*": L{"b"}}}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %s, want %s", pyRepr(got), pyRepr(want))
+		t.Errorf("got %s, want %s", py.ReprValue(got), py.ReprValue(want))
 	}
 }
