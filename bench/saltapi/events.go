@@ -51,6 +51,7 @@ type Events struct {
 	WindowEvents  int     `json:"window_events"`
 	FireSeconds   float64 `json:"fire_seconds"`
 	PublishErrors int64   `json:"publish_errors"`
+	PublishError  string  `json:"first_publish_error,omitempty"`
 	// FireSlipMaxMs is the most a publish started after its turn (this
 	// process falling behind the rate).
 	FireSlipMaxMs float64 `json:"fire_slip_max_ms"`
@@ -63,8 +64,8 @@ type Events struct {
 	// OthersDropped counts the master's drops of reading clients (its log;
 	// Drops quotes the first ten, and the first of the clients' own ends),
 	// EndedEarly the reading clients whose stream ended before the bench
-	// closed it, Missed the events reading clients still connected did not
-	// receive.
+	// closed it, Missed the events stored (publishes that failed left
+	// out) that reading clients still connected did not receive.
 	OthersDropped int      `json:"others_dropped"`
 	Drops         []string `json:"master_drops,omitempty"`
 	EndedEarly    int      `json:"ended_early"`
@@ -228,7 +229,11 @@ func events(ctx context.Context, o options, m *fleet.Master, base, tok string) (
 			}
 			data := map[string]any{"seq": seq, "sent_us": now.Sub(base0).Microseconds()}
 			if _, err := m.Op.Publish(ctx, eventTag, data); err != nil {
-				pubErrs.Add(1)
+				if pubErrs.Add(1) == 1 {
+					pubMu.Lock()
+					e.PublishError = err.Error()
+					pubMu.Unlock()
+				}
 				return
 			}
 			d := time.Since(now)
@@ -249,7 +254,7 @@ func events(ctx context.Context, o options, m *fleet.Master, base, tok string) (
 	// Let the reading clients catch up, then close them.
 	_ = masterproc.Poll(ctx, 30*time.Second, 50*time.Millisecond, func() bool {
 		for _, c := range reading {
-			if !c.ended.Load() && c.received.Load() < int64(e.Fired) {
+			if !c.ended.Load() && c.received.Load() < int64(e.Fired)-e.PublishErrors {
 				return false
 			}
 		}
@@ -286,7 +291,7 @@ func events(ctx context.Context, o options, m *fleet.Master, base, tok string) (
 			}
 			continue
 		}
-		e.Missed += max(0, e.Fired-int(c.received.Load()))
+		e.Missed += max(0, e.Fired-int(e.PublishErrors)-int(c.received.Load()))
 	}
 	e.Window, e.Stall = lagsOf(win, e.WindowEvents), lagsOf(stall, e.Fired-e.WindowEvents)
 	return e, nil
