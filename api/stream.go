@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/pyjson"
 )
 
@@ -87,8 +88,69 @@ type EventStream struct {
 	Opened  func(delta int)
 	Dropped func()
 	Sent    func(tag string)
+	// Shared serves the clients that start from now (no Last-Event-ID)
+	// from one subscription of the bus, fanned out by tag, so that a
+	// thousand clients (SaltGUI tabs) cost one consumer of the bus, not a
+	// thousand. One slow client may then not hold the others back: a
+	// client whose queue is full is dropped at once and resumes with
+	// Last-Event-ID (which gets a subscription of its own).
+	Shared bool
 
 	n atomic.Int64
+
+	hubMu  sync.Mutex
+	hub    map[*streamClient]*fnmatch.Glob
+	hubSub bus.Subscription
+}
+
+// join adds c, for the tags pattern matches, to the shared subscription,
+// started with the first client and kept for the stream's life (Done).
+func (es *EventStream) join(c *streamClient, pattern string) error {
+	es.hubMu.Lock()
+	defer es.hubMu.Unlock()
+	if es.hubSub == nil {
+		ctx := es.Done
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		sub, err := es.Bus.Subscribe(ctx, bus.SubscribeOptions{}, es.fanout)
+		if err != nil {
+			return err
+		}
+		es.hubSub = sub
+		es.hub = map[*streamClient]*fnmatch.Glob{}
+	}
+	var g *fnmatch.Glob
+	if pattern != "" {
+		g = fnmatch.Compile(pattern)
+	}
+	es.hub[c] = g
+	return nil
+}
+
+// leave removes c from the shared subscription.
+func (es *EventStream) leave(c *streamClient) {
+	es.hubMu.Lock()
+	delete(es.hub, c)
+	es.hubMu.Unlock()
+}
+
+// fanout offers ev to every shared client whose pattern matches it,
+// dropping one whose queue is full.
+func (es *EventStream) fanout(ev *bus.Event) {
+	es.hubMu.Lock()
+	defer es.hubMu.Unlock()
+	for c, g := range es.hub {
+		if g != nil && !g.Match(ev.Tag) {
+			continue
+		}
+		select {
+		case c.queue <- ev:
+		case <-c.dropped:
+		default:
+			c.close()
+		}
+	}
 }
 
 // Serve streams the events of the request's tag pattern (?tag=) to an
@@ -122,16 +184,24 @@ func (es *EventStream) Serve(w http.ResponseWriter, r *http.Request) {
 	}
 
 	c := &streamClient{queue: make(chan *bus.Event, es.ClientQueue), dropped: make(chan struct{}), wait: es.StreamWait}
-	sub, err := es.Bus.Subscribe(ctx, bus.SubscribeOptions{Pattern: q.Get("tag"), Since: since}, c.offer)
-	if err != nil {
-		if last != "" {
-			writeError(w, http.StatusGone, "GET /events: cannot resume after event %s: %v", last, err)
+	if es.Shared && last == "" {
+		if err := es.join(c, q.Get("tag")); err != nil {
+			writeError(w, http.StatusServiceUnavailable, "GET /events: %v", err)
 			return
 		}
-		writeError(w, http.StatusServiceUnavailable, "GET /events: %v", err)
-		return
+		defer es.leave(c)
+	} else {
+		sub, err := es.Bus.Subscribe(ctx, bus.SubscribeOptions{Pattern: q.Get("tag"), Since: since}, c.offer)
+		if err != nil {
+			if last != "" {
+				writeError(w, http.StatusGone, "GET /events: cannot resume after event %s: %v", last, err)
+				return
+			}
+			writeError(w, http.StatusServiceUnavailable, "GET /events: %v", err)
+			return
+		}
+		defer sub.Stop()
 	}
-	defer sub.Stop()
 	defer c.close() // before Stop: an offer waiting for room gives up
 	if es.Opened != nil {
 		es.Opened(1)

@@ -72,7 +72,7 @@ func New(cfg Config, backend Backend, kv bus.Bucket, events Bus, source string, 
 	s.mux.HandleFunc("/run", s.runInline)
 	s.events = &api.EventStream{Bus: events, Log: s.log, MaxStreams: maxStreams, ClientQueue: streamQueue,
 		StreamWait: api.DefaultStreamWait, WriteTimeout: api.DefaultWriteTimeout, Heartbeat: api.DefaultHeartbeat,
-		LimitKey: "rest_cherrypy"}
+		LimitKey: "rest_cherrypy", Shared: true}
 	s.mux.HandleFunc("/events", s.streamEvents)
 	s.mux.HandleFunc("/minions", s.minions)
 	s.mux.HandleFunc("/minions/", s.minions)
@@ -169,6 +169,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 		ln = tls.NewListener(ln, srv.TLSConfig)
 	}
+	s.events.Done = ctx // the shared subscription of the event streams ends with the server
 	stop := context.AfterFunc(ctx, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
