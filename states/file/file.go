@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 	filemod "github.com/brinehq/brine/modules/file"
@@ -394,49 +395,7 @@ func patternMatch(path, pat string) bool {
 		r, err := regexp.Compile(re)
 		return err == nil && r.MatchString(path)
 	}
-	r, err := regexp.Compile(fnmatchRegexp(pat))
-	return err == nil && r.MatchString(path)
-}
-
-// fnmatchRegexp is Python's fnmatch.translate.
-func fnmatchRegexp(pat string) string {
-	var b strings.Builder
-	b.WriteString(`(?s)^`)
-	for i := 0; i < len(pat); i++ {
-		switch c := pat[i]; c {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		case '[':
-			j := i + 1
-			if j < len(pat) && pat[j] == '!' {
-				j++
-			}
-			if j < len(pat) && pat[j] == ']' {
-				j++
-			}
-			for j < len(pat) && pat[j] != ']' {
-				j++
-			}
-			if j >= len(pat) {
-				b.WriteString(`\[`)
-				continue
-			}
-			set := pat[i+1 : j]
-			if strings.HasPrefix(set, "!") {
-				set = "^" + set[1:]
-			} else if strings.HasPrefix(set, "^") {
-				set = `\` + set
-			}
-			b.WriteString("[" + strings.ReplaceAll(set, `\`, `\\`) + "]")
-			i = j
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString(`$`)
-	return b.String()
+	return fnmatch.Compile(pat).Match(path)
 }
 
 // includeExclude is Salt's check_include_exclude: whether path passes the
