@@ -8,8 +8,10 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -533,8 +535,10 @@ func TestSessionsSurviveARestart(t *testing.T) {
 	}
 	m.send(kv("cmd", "_minion_event", "id", "web1", "tok", m.tok, "tag", "salt/minion/web1/start", "data", "x"))
 	r.cancel() // Run saves as it stops
-	waitFor(t, "the first transport to stop", func() bool { return r.tr.Publisher().Subscribers() == 0 })
-	time.Sleep(100 * time.Millisecond)
+	waitFor(t, "the sessions saved", func() bool {
+		b, err := os.ReadFile(state)
+		return err == nil && strings.Contains(string(b), `"id":"web1"`)
+	})
 
 	r2 := newRig(t, state, "web1")
 	waitFor(t, "the session restored", func() bool { return r2.tr.accepted("web1") != nil })
