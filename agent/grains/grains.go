@@ -234,7 +234,12 @@ func FQDN(h string) string {
 	if strings.Contains(h, ".") {
 		return h
 	}
-	if cname, err := net.LookupCNAME(h); err == nil {
+	// Bounded as the other grains' lookups are: a resolver that does not
+	// answer (a VM whose nameserver is not up yet) costs resolverTimeout
+	// once, not the resolver's retries across every search domain.
+	ctx, cancel := context.WithTimeout(context.Background(), resolverTimeout)
+	defer cancel()
+	if cname, err := net.DefaultResolver.LookupCNAME(ctx, h); err == nil {
 		if c := strings.TrimSuffix(cname, "."); strings.Contains(c, ".") {
 			return c
 		}
