@@ -120,6 +120,9 @@ func New(cfg *Loaded, opts Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.Grains.Version == "" {
+		opts.Grains.Version = opts.Version
+	}
 	a := &Agent{
 		opts: opts, log: opts.Log.With("id", id), keys: kp, cfg: cfg, id: id,
 		outbox: out, reload: make(chan *Loaded, 1), regrained: make(chan struct{}, 1),

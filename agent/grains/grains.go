@@ -40,6 +40,11 @@ type Collector struct {
 	// Output runs a command and returns its standard output (default: run
 	// it, with a time limit); an exit status other than 0 is an error.
 	Output func(ctx context.Context, name string, args ...string) (string, error)
+	// Version is brine's own release, reported as the brineversion grain
+	// beside saltversion (which stays Salt's, for formulas that compare
+	// it): salt-run manage.versions and -G 'brineversion:…' see which
+	// release each agent runs. "" leaves the grain out.
+	Version string
 }
 
 // commandTimeout bounds each command the grains run (dpkg, systemctl, ip,
@@ -367,4 +372,7 @@ func (c Collector) more(g map[string]any) {
 	}
 	g["saltversion"] = SaltVersion
 	g["saltversioninfo"] = SaltVersionInfo
+	if c.Version != "" {
+		g["brineversion"] = c.Version
+	}
 }
