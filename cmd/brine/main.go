@@ -141,6 +141,7 @@ Exit codes: 0 success, 1 failure, 2 bad command line, 3 master unreachable.`,
 	root.AddCommand(newKeyCmd(g))
 	root.AddCommand(newAgentCmd(g), newCallCmd(g))
 	root.AddCommand(newExecCmd(g), newInstallAliasesCmd())
+	root.AddCommand(newGenDocsCmd())
 	refuseUnknownSubcommands(root)
 	return root
 }
