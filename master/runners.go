@@ -240,8 +240,22 @@ func compareVersions(agent, master string) int {
 	return slices.Compare(a, m)
 }
 
+// versionNumbers reads a release as numbers: "1.4.2", "v1.4.2", or what
+// `git describe --tags` stamps on a build (brine version, the agent's
+// brineversion grain): "v1.4.2-3-gabc1234" is 3 commits after v1.4.2,
+// newer than it and older than v1.4.3, so the commits after the tag are a
+// last number; a "-dirty" tree orders as its commit.
 func versionNumbers(v string) ([]int, bool) {
-	v = strings.TrimPrefix(v, "v")
+	v = strings.TrimSuffix(strings.TrimPrefix(v, "v"), "-dirty")
+	after := 0
+	if rel, rest, ok := strings.Cut(v, "-"); ok {
+		n, hash, ok := strings.Cut(rest, "-g")
+		c, err := strconv.Atoi(n)
+		if !ok || err != nil || c < 0 || hash == "" || strings.Trim(hash, "0123456789abcdef") != "" {
+			return nil, false
+		}
+		v, after = rel, c
+	}
 	if v == "" {
 		return nil, false
 	}
@@ -253,7 +267,7 @@ func versionNumbers(v string) ([]int, bool) {
 		}
 		out = append(out, n)
 	}
-	return out, true
+	return append(out, after), true
 }
 
 // showPillar is Salt's pillar.show_pillar: the pillar compiled for minion

@@ -183,6 +183,10 @@ func TestCompareVersions(t *testing.T) {
 	}{
 		{"1.4.2", "1.4.2", 0}, {"v1.4.2", "1.4.2", 0}, {"1.4.1", "1.4.2", -1}, {"1.10.0", "1.9.3", 1},
 		{"1.4", "1.4.0", -1}, {"3fa9c1e2b7d0", "3fa9c1e2b7d0", 0}, {"devel", "1.4.2", -1}, {"1.4.2", "devel", -1},
+		// git describe --tags, as the build stamps: commits after a tag.
+		{"v1.4.2-3-gabc1234", "v1.4.2", 1}, {"v1.4.2-3-gabc1234", "v1.4.3", -1}, {"v1.4.2-3-gabc1234", "v1.4.2-10-g0123abc", -1},
+		{"v1.4.2-3-gabc1234-dirty", "v1.4.2-3-gabc1234", 0}, {"v1.4.2-dirty", "v1.4.2", 0}, {"v1.4.2", "v1.4.2-1-gdeadbee", -1},
+		{"v1.4.2-rc1", "v1.4.2", -1}, {"v1.4.2-rc1", "v1.4.2-rc1", 0}, {"v1.4.2-3-gXYZ", "v1.4.2", -1},
 	} {
 		if got := compareVersions(tc.agent, tc.master); got != tc.want {
 			t.Errorf("compareVersions(%q, %q) = %d, want %d", tc.agent, tc.master, got, tc.want)
