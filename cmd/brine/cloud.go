@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/cli/agentcmd"
 	"github.com/brinehq/brine/cloud"
 	"github.com/brinehq/brine/cloud/drivers"
 	"github.com/brinehq/brine/cloud/vmware"
@@ -150,7 +151,7 @@ func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, 
 	case f.parallel < 1:
 		return usageError{errors.New("cloud: --parallel must be at least 1")}
 	}
-	cfg, err := cloud.LoadConfig(cloud.ConfigDir(g.configDir))
+	cfg, err := cloud.LoadConfig(cloud.ConfigDir(g.ConfigDir))
 	if err != nil {
 		return err
 	}
@@ -325,7 +326,7 @@ func confirmDestroy(in io.Reader, errOut io.Writer, plan *cloud.Plan) error {
 	for _, n := range plan.Destroy {
 		fmt.Fprintf(errOut, "  %s (%s:%s %s)\n", n.Name, n.Provider, n.Driver, n.ID)
 	}
-	if !isTerminal(in) {
+	if !agentcmd.IsTerminal(in) {
 		return usageError{errors.New("cloud: destroying needs confirmation: add -y (stdin is not a terminal)")}
 	}
 	fmt.Fprint(errOut, "Proceed? [y/N] ")
@@ -605,7 +606,7 @@ type vmLine struct {
 }
 
 func newProgress(w io.Writer) *progress {
-	return &progress{w: w, tty: isTerminal(w), pal: paletteFor(w, false), byName: map[string]*vmLine{}}
+	return &progress{w: w, tty: agentcmd.IsTerminal(w), pal: paletteFor(w, false), byName: map[string]*vmLine{}}
 }
 
 // Step implements cloud.Observer.

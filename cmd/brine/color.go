@@ -2,23 +2,11 @@ package main
 
 import (
 	"io"
-	"os"
 	"strings"
 	"unicode/utf8"
 
-	"golang.org/x/sys/unix"
+	"github.com/brinehq/brine/cli/agentcmd"
 )
-
-// isTerminal reports whether v is an *os.File open on a terminal. A
-// character device is not enough: /dev/null is one too.
-func isTerminal(v any) bool {
-	f, ok := v.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
 
 // hue is the colour of a word in human output.
 type hue int
@@ -43,7 +31,7 @@ type palette struct{ on bool }
 
 // paletteFor is the palette for output written to w.
 func paletteFor(w io.Writer, asJSON bool) palette {
-	return palette{on: !asJSON && os.Getenv("NO_COLOR") == "" && isTerminal(w)}
+	return palette{on: !asJSON && agentcmd.ColorOn(w)}
 }
 
 // paint wraps s in h's colour when the palette is on.

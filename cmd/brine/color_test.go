@@ -16,7 +16,7 @@ import (
 var ansiCode = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
 // openTerminal opens a pseudo-terminal's master side, a terminal as far as
-// isTerminal can tell.
+// agentcmd.IsTerminal can tell.
 func openTerminal(t *testing.T) *os.File {
 	t.Helper()
 	f, err := os.OpenFile("/dev/ptmx", os.O_RDWR, 0)

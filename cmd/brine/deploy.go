@@ -22,8 +22,8 @@ func newCloudDeployer(g *globalFlags, verbose bool, errOut io.Writer) (*deploy.D
 		return nil, nil, err
 	}
 	level := slog.LevelWarn
-	if g.logLevel != "" {
-		if level, err = logging.ParseLevel(g.logLevel); err != nil {
+	if g.LogLevel != "" {
+		if level, err = logging.ParseLevel(g.LogLevel); err != nil {
 			return nil, nil, usageError{err}
 		}
 	}
@@ -33,7 +33,7 @@ func newCloudDeployer(g *globalFlags, verbose bool, errOut io.Writer) (*deploy.D
 	}
 	dc := deploy.Config{
 		DataDir:    cfg.Settings.DataDir,
-		ScriptDirs: []string{filepath.Join(cloud.ConfigDir(g.configDir), "cloud.deploy.d")},
+		ScriptDirs: []string{filepath.Join(cloud.ConfigDir(g.ConfigDir), "cloud.deploy.d")},
 		Log:        log.With("component", "deploy"),
 	}
 	if verbose {

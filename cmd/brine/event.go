@@ -6,15 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
-	"github.com/goccy/go-yaml"
 	"github.com/spf13/cobra"
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/bus/gateway"
+	"github.com/brinehq/brine/cli/agentcmd"
 	"github.com/brinehq/brine/internal/fnmatch"
-	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/pyjson"
 )
 
@@ -55,7 +53,7 @@ for the master and refused.`,
 			if err := bus.ValidateTag(tag); err != nil {
 				return usageError{err}
 			}
-			data, err := parseEventData(args[1:])
+			data, err := agentcmd.ParseEventData(args[1:])
 			if err != nil {
 				return usageError{err}
 			}
@@ -85,28 +83,6 @@ for the master and refused.`,
 	cf.register(cmd)
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"id": …, "tag": …} instead of the bare id`)
 	return cmd
-}
-
-// parseEventData reads the DATA arguments of `event send`.
-func parseEventData(args []string) (map[string]any, error) {
-	data := map[string]any{}
-	var mapping map[string]any
-	for _, a := range args {
-		if k, v, ok := strings.Cut(a, "="); ok && jobs.ArgKey(k) {
-			data[k] = jobs.ArgValue(v)
-			continue
-		}
-		if mapping != nil {
-			return nil, fmt.Errorf("more than one DATA mapping: %q", a)
-		}
-		if err := yaml.UnmarshalWithOptions([]byte(a), &mapping, yaml.UseJSONUnmarshaler()); err != nil || mapping == nil {
-			return nil, fmt.Errorf("DATA %q is neither a JSON/YAML mapping nor KEY=VALUE", a)
-		}
-	}
-	for k, v := range mapping {
-		data[k] = v
-	}
-	return data, nil
 }
 
 func newEventWatchCmd(g *globalFlags) *cobra.Command {

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
+	"github.com/brinehq/brine/cli/agentcmd"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/output"
@@ -35,7 +35,7 @@ type execFlags struct {
 	preview   bool
 	noColor   bool
 	color     bool
-	state     stateFlags
+	state     agentcmd.StateFlags
 }
 
 // targetFlags are Salt's target-type options, shorthand to tgt_type.
@@ -104,8 +104,8 @@ agent.`,
 	fl.BoolVar(&f.preview, "preview-target", false, "list the agents the target selects, publish nothing")
 	fl.BoolVar(&f.noColor, "no-color", false, "never colour the output")
 	fl.BoolVar(&f.color, "force-color", false, "colour the output even when it is not a terminal")
-	f.state.add(fl)
-	g.saltLogFlag(cmd)
+	f.state.Add(fl)
+	g.SaltLogFlag(cmd)
 	cmd.MarkFlagsMutuallyExclusive("batch-size", "batch")
 	cmd.MarkFlagsMutuallyExclusive("out", "output")
 	return cmd
@@ -180,8 +180,8 @@ func (f *execFlags) run(cmd *cobra.Command, g *globalFlags, args []string) error
 	c := &remote.Client{Conn: conn, PubAddr: pubAddr, CallTimeout: f.cf.timeout}
 	r := &execRun{f: f, w: cmd.OutOrStdout(), errw: cmd.ErrOrStderr(),
 		opts: output.Options{Color: !f.noColor && (f.color || paletteFor(cmd.OutOrStdout(), f.static).on),
-			StateOutput: f.state.output, StateQuiet: !f.state.verbose}}
-	if err := output.CheckStateOutput(f.state.output); err != nil {
+			StateOutput: f.state.Output, StateQuiet: !f.state.Verbose}}
+	if err := output.CheckStateOutput(f.state.Output); err != nil {
 		return usageError{err}
 	}
 	if f.preview {
@@ -337,19 +337,4 @@ func (r *execRun) finish() error {
 			len(r.noAnswer), strings.Join(r.noAnswer, ", "))}
 	}
 	return nil
-}
-
-// stateFlags are Salt's options for the highstate outputter.
-type stateFlags struct {
-	output  string
-	verbose bool
-}
-
-func (s *stateFlags) add(fl *pflag.FlagSet) {
-	fl.StringVar(&s.output, "state-output", "", "how states print: "+strings.Join(output.StateOutputs, ", ")+" (default full)")
-	fl.StringVar(&s.output, "state_output", "", "same as --state-output")
-	fl.BoolVar(&s.verbose, "state-verbose", true, "print states that succeeded without changes (false: only changes and failures)")
-	fl.BoolVar(&s.verbose, "state_verbose", true, "same as --state-verbose")
-	_ = fl.MarkHidden("state_output")
-	_ = fl.MarkHidden("state_verbose")
 }

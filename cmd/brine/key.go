@@ -15,6 +15,7 @@ import (
 
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/cli/agentcmd"
 	"github.com/brinehq/brine/keys"
 )
 
@@ -345,7 +346,7 @@ var stateWords = map[keys.State]string{keys.Pending: "unaccepted", keys.Accepted
 // it refuses: a script must say -y.
 func (k *keyRun) confirm(w io.Writer, name, verb string, chosen keys.Listing) (bool, error) {
 	in := k.cmd.InOrStdin()
-	if !isTerminal(in) {
+	if !agentcmd.IsTerminal(in) {
 		n := 0
 		for _, ids := range chosen {
 			n += len(ids)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/brinehq/brine/bus/gateway"
 	"github.com/brinehq/brine/bus/gateway/curve"
+	"github.com/brinehq/brine/cli/agentcmd"
 	"github.com/brinehq/brine/keys"
 )
 
@@ -84,7 +85,7 @@ func TestKeyLocalKeys(t *testing.T) {
 		{"web1,master.pub", "Local Keys:\nmaster.pub:  " + curveFP + "\nmaster.rsa.pub:  11:22\nAccepted Keys:\nweb1:  aa:bb\n"},
 	} {
 		var out bytes.Buffer
-		k := &keyRun{g: &globalFlags{configDir: t.TempDir()}, cf: &clientFlags{}, f: &keyFlags{finger: tc.match}, out: &out, callFn: fm.call}
+		k := &keyRun{g: &globalFlags{Flags: agentcmd.Flags{ConfigDir: t.TempDir()}}, cf: &clientFlags{}, f: &keyFlags{finger: tc.match}, out: &out, callFn: fm.call}
 		if err := k.run(context.Background()); err != nil {
 			t.Fatalf("-f %s: %v", tc.match, err)
 		}

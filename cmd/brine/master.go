@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/brinehq/brine/cli/agentcmd"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/internal/logging"
 	"github.com/brinehq/brine/master"
@@ -45,8 +46,8 @@ means); with --strict (or strict: true) the master refuses to start instead.`,
 			m, err := master.New(cmd.Context(), master.Options{
 				Config:     cfg,
 				Load:       load,
-				ConfigPath: g.configDir,
-				Version:    buildVersion(),
+				ConfigPath: g.ConfigDir,
+				Version:    agentcmd.Version(),
 			})
 			if err != nil {
 				return asUsage(err)
@@ -61,7 +62,7 @@ means); with --strict (or strict: true) the master refuses to start instead.`,
 // loadConfig reads the configuration -c names, with the command line's
 // overrides applied.
 func loadConfig(g *globalFlags) (*config.Master, error) {
-	cfg, err := config.Load(g.configDir)
+	cfg, err := config.Load(g.ConfigDir)
 	if err != nil {
 		return nil, err
 	}
@@ -72,11 +73,11 @@ func loadConfig(g *globalFlags) (*config.Master, error) {
 			s.KeyFile = filepath.Join(s.DataDir, "master.key")
 		}
 	}
-	if g.logLevel != "" {
-		s.LogLevel = g.logLevel
+	if g.LogLevel != "" {
+		s.LogLevel = g.LogLevel
 	}
-	if g.logFormat != "" {
-		s.LogFormat = g.logFormat
+	if g.LogFormat != "" {
+		s.LogFormat = g.LogFormat
 	}
 	return cfg, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/brinehq/brine/bus"
+	"github.com/brinehq/brine/cli/agentcmd"
 	"github.com/brinehq/brine/master"
 	"github.com/brinehq/brine/master/rpc"
 	"github.com/brinehq/brine/reactor"
@@ -53,7 +54,7 @@ master). The exit code is 1 if anything failed.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := parseEventData(args[1:])
+			data, err := agentcmd.ParseEventData(args[1:])
 			if err != nil {
 				return usageError{err}
 			}

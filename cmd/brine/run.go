@@ -7,10 +7,10 @@ import (
 	"os"
 	"os/user"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/brinehq/brine/cli/agentcmd"
 	"github.com/brinehq/brine/jobs"
 	"github.com/brinehq/brine/master/rpc"
 	"github.com/brinehq/brine/output"
@@ -20,7 +20,7 @@ func newRunCmd(g *globalFlags) *cobra.Command {
 	var (
 		cf     clientFlags
 		asJSON bool
-		state  stateFlags
+		state  agentcmd.StateFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run FUN [ARG…] [KEY=VALUE…]",
@@ -73,7 +73,7 @@ code is 1 when the function failed.`,
 					retcode = r.Retcode
 				}
 			case res.Success || string(res.Return) != "null":
-				opts := output.Options{Color: paletteFor(out, false).on, StateOutput: state.output, StateQuiet: !state.verbose}
+				opts := output.Options{Color: paletteFor(out, false).on, StateOutput: state.Output, StateQuiet: !state.Verbose}
 				if retcode, err = output.WriteRunner(out, res.Return, opts); err != nil {
 					return err
 				}
@@ -90,31 +90,16 @@ code is 1 when the function failed.`,
 	cf.register(cmd)
 	cf.longTimeout(cmd, "give up when the job has not returned within this time (the job goes on)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"jid", "fun", "return", "success", "error"} as JSON`)
-	state.add(cmd.Flags())
-	g.saltLogFlag(cmd)
+	state.Add(cmd.Flags())
+	g.SaltLogFlag(cmd)
 	return cmd
 }
 
-// parseRunArgs splits FUN [ARG…] [KEY=VALUE…]: KEY=VALUE pairs are keyword
-// arguments (parsed as event send parses them), the rest YAML scalars.
+// parseRunArgs splits FUN [ARG…] [KEY=VALUE…] as salt-call does
+// (agentcmd.ParseCall) into the request the master runs.
 func parseRunArgs(args []string) (rpc.RunRequest, error) {
-	req := rpc.RunRequest{Fun: args[0]}
-	var pairs []string
-	for _, a := range args[1:] {
-		if k, _, ok := strings.Cut(a, "="); ok && jobs.ArgKey(k) {
-			pairs = append(pairs, a)
-			continue
-		}
-		req.Args = append(req.Args, jobs.ArgValue(a))
-	}
-	if len(pairs) > 0 {
-		kw, err := parseEventData(pairs)
-		if err != nil {
-			return req, err
-		}
-		req.Kwargs = kw
-	}
-	return req, nil
+	c, err := agentcmd.ParseCall(args)
+	return rpc.RunRequest{Fun: c.Fun, Args: c.Args, Kwargs: c.Kwargs}, err
 }
 
 // osUser is the user a job started from this CLI is recorded under.

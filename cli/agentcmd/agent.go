@@ -1,4 +1,4 @@
-package main
+package agentcmd
 
 import (
 	"context"
@@ -11,8 +11,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/agent/agentsvc"
 	"github.com/brinehq/brine/config"
 	"github.com/brinehq/brine/internal/logging"
 	"github.com/brinehq/brine/internal/py"
@@ -20,12 +22,12 @@ import (
 	"github.com/brinehq/brine/wire"
 )
 
-func newAgentCmd(g *globalFlags) *cobra.Command {
-	var strict bool
-	cmd := &cobra.Command{
-		Use:   "agent",
-		Short: "Run the agent on a managed machine (like salt-minion)",
-		Long: `Run the agent: Salt's minion. It reads <config-dir>/minion and
+// ServiceName is the agent's service: the systemd unit brine-agent.service
+// and the Windows service the Service Control Manager knows it by.
+const ServiceName = "brine-agent"
+
+// agentLong is the agent's help, for `brine agent` and `brine-agent`.
+const agentLong = `Run the agent: Salt's minion. It reads <config-dir>/minion and
 <config-dir>/minion.d/*.conf (Salt's keys: master, master_port, id, grains,
 mine_functions, mine_interval, acceptance_wait_time, master_finger, pki_dir,
 cachedir…), makes its key pair in pki_dir on first start, connects to the
@@ -35,47 +37,70 @@ salt/minion/<id>/start, reports its grains and mine data, and delivers the
 events applications send with brine call event.send — queued on disk while
 the master is away, never lost.
 
-SIGHUP reloads the configuration; SIGINT/SIGTERM stop the agent cleanly.`,
+SIGHUP reloads the configuration; SIGINT/SIGTERM stop the agent cleanly.
+On Windows it runs as the service ` + ServiceName + ` when the Service Control
+Manager starts it (brine-agent service install).`
+
+// NewAgentCmd is `brine agent`, salt-minion.
+func NewAgentCmd(f *Flags) *cobra.Command {
+	var strict bool
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Run the agent on a managed machine (like salt-minion)",
+		Long:  agentLong,
 		Example: `  brine agent -c /etc/brine
   brine agent -c ./agent-conf --log-level debug`,
-		Args: rangeArgs(0, 0),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			load := func() (*agent.Loaded, error) { return loadAgent(g, strict) }
-			cfg, err := load()
-			if err != nil {
-				return err
-			}
-			log, err := agentLog(cmd.ErrOrStderr(), cfg)
-			if err != nil {
-				return err
-			}
-			a, err := agent.New(cfg, agent.Options{Version: buildVersion(), Log: log, Load: load})
-			if err != nil {
-				return err
-			}
-			log.Info("agent starting", "id", a.ID(), "master", strings.Join(cfg.Master, ","), "key", a.PublicKey().String(),
-				"config", strings.Join(cfg.Tree.Files, ","), "version", buildVersion())
-			err = a.Run(cmd.Context())
-			log.Info("agent stopped", "queued", a.Queued())
-			return err
-		},
+		Args: RangeArgs(0, 0),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runAgent(cmd, f, strict) },
 	}
-	cmd.Flags().BoolVar(&strict, "strict", false, "refuse to start with a configuration key brine does not know (default: warn)")
+	addAgentFlags(cmd.Flags(), &strict)
 	return cmd
+}
+
+func addAgentFlags(fl *pflag.FlagSet, strict *bool) {
+	fl.BoolVar(strict, "strict", false, "refuse to start with a configuration key brine does not know (default: warn)")
+}
+
+// runAgent runs the agent until the command's context ends, under the
+// service manager's control where there is one (Windows): everything,
+// loading the configuration included, runs inside agentsvc.Run, so that
+// a configuration error reaches the Service Control Manager as the
+// service's failure rather than as a process that never answered it.
+func runAgent(cmd *cobra.Command, f *Flags, strict bool) error {
+	return agentsvc.Run(cmd.Context(), ServiceName, func(ctx context.Context) error {
+		load := func() (*agent.Loaded, error) { return loadAgent(f, strict) }
+		cfg, err := load()
+		if err != nil {
+			return err
+		}
+		log, err := agentLog(cmd.ErrOrStderr(), cfg)
+		if err != nil {
+			return err
+		}
+		a, err := agent.New(cfg, agent.Options{Version: Version(), Log: log, Load: load})
+		if err != nil {
+			return err
+		}
+		log.Info("agent starting", "id", a.ID(), "master", strings.Join(cfg.Master, ","), "key", a.PublicKey().String(),
+			"config", strings.Join(cfg.Tree.Files, ","), "version", Version(), "commit", Commit())
+		err = a.Run(ctx)
+		log.Info("agent stopped", "queued", a.Queued())
+		return err
+	})
 }
 
 // loadAgent reads the agent's configuration with the command line's
 // overrides; strict refuses keys brine does not know.
-func loadAgent(g *globalFlags, strict bool) (*agent.Loaded, error) {
-	cfg, err := agent.LoadConfig(g.configDir)
+func loadAgent(f *Flags, strict bool) (*agent.Loaded, error) {
+	cfg, err := agent.LoadConfig(f.ConfigDir)
 	if err != nil {
 		return nil, err
 	}
-	if g.logLevel != "" {
-		cfg.LogLevel = g.logLevel
+	if f.LogLevel != "" {
+		cfg.LogLevel = f.LogLevel
 	}
-	if g.logFormat != "" {
-		cfg.LogFormat = g.logFormat
+	if f.LogFormat != "" {
+		cfg.LogFormat = f.LogFormat
 	}
 	if strict {
 		if err := config.Strict(cfg.Warnings); err != nil {
@@ -89,19 +114,20 @@ func loadAgent(g *globalFlags, strict bool) (*agent.Loaded, error) {
 func agentLog(w io.Writer, cfg *agent.Loaded) (*slog.Logger, error) {
 	level, err := logging.ParseLevel(cfg.LogLevel)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, UsageError{err}
 	}
 	log, err := logging.New(w, cfg.LogFormat, level)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, UsageError{err}
 	}
 	return log, nil
 }
 
-func newCallCmd(g *globalFlags) *cobra.Command {
+// NewCallCmd is `brine call`, salt-call.
+func NewCallCmd(f *Flags) *cobra.Command {
 	var (
 		asJSON  bool
-		state   stateFlags
+		state   StateFlags
 		timeout time.Duration
 		local   bool
 		out     string
@@ -134,37 +160,37 @@ A failed function exits 1; with --retcode-passthrough, with its retcode
   brine call --local --file-root ./states --pillar-root ./pillar --retcode-passthrough state.apply`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) < 1 {
-				return usageError{errors.New("call needs a FUN")}
+				return UsageError{errors.New("call needs a FUN")}
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req, err := parseRunArgs(args)
+			req, err := ParseCall(args)
 			if err != nil {
-				return usageError{err}
+				return UsageError{err}
 			}
 			if out != "" {
 				if err := output.Check(out); err != nil {
-					return usageError{err}
+					return UsageError{err}
 				}
 			}
-			cfg, err := loadAgent(g, false)
+			cfg, err := loadAgent(f, false)
 			if err != nil {
 				return err
 			}
 			if err := cfg.Masterless(local, fileRoot, pillarRoot); err != nil {
-				return usageError{err}
+				return UsageError{err}
 			}
 			local = cfg.Local()
 			// salt-call prints the return, not the agent's log, unless
 			// asked with --log-level.
 			log := slog.New(slog.DiscardHandler)
-			if g.logLevel != "" {
+			if f.LogLevel != "" {
 				if log, err = agentLog(cmd.ErrOrStderr(), cfg); err != nil {
 					return err
 				}
 			}
-			a, err := agent.New(cfg, agent.Options{Version: buildVersion(), Log: log, Masterless: local})
+			a, err := agent.New(cfg, agent.Options{Version: Version(), Log: log, Masterless: local})
 			if err != nil {
 				return err
 			}
@@ -184,7 +210,7 @@ A failed function exits 1; with --retcode-passthrough, with its retcode
 			if err != nil {
 				return err
 			}
-			opts := output.Options{Color: paletteFor(cmd.OutOrStdout(), false).on, StateOutput: state.output, StateQuiet: !state.verbose}
+			opts := output.Options{Color: ColorOn(cmd.OutOrStdout()), StateOutput: state.Output, StateQuiet: !state.Verbose}
 			agentOpts := a.Opts()
 			if !cmd.Flags().Changed("state-output") && !cmd.Flags().Changed("state_output") {
 				opts.StateOutput, _ = agentOpts["state_output"].(string)
@@ -212,11 +238,11 @@ A failed function exits 1; with --retcode-passthrough, with its retcode
 				if s, ok := res.Return.(string); ok && s != "" {
 					err = fmt.Errorf("%s failed (retcode %d): %s", req.Fun, res.Retcode, strings.SplitN(s, "\n", 2)[0])
 				}
-				code := exitFailure
+				code := ExitFailure
 				if passthrough {
 					code = max(res.Retcode, 1)
 				}
-				return retcodeError{code: code, err: err}
+				return RetcodeError{Code: code, Err: err}
 			}
 			return nil
 		},
@@ -228,8 +254,8 @@ A failed function exits 1; with --retcode-passthrough, with its retcode
 	cmd.Flags().StringVar(&fileRoot, "file-root", "", "with --local: this directory is the base file root (file_roots)")
 	cmd.Flags().StringVar(&pillarRoot, "pillar-root", "", "with --local: this directory is the base pillar root (pillar_roots)")
 	cmd.Flags().BoolVar(&passthrough, "retcode-passthrough", false, "exit with the function's retcode (a failed state: 2) rather than 1")
-	state.add(cmd.Flags())
-	g.saltLogFlag(cmd)
+	state.Add(cmd.Flags())
+	f.SaltLogFlag(cmd)
 	return cmd
 }
 
@@ -258,4 +284,20 @@ func printCall(w io.Writer, ret wire.Return, format string, asJSON bool, opts ou
 	var rets output.Returns
 	rets.Add("local", v.(map[string]any)["local"])
 	return output.Write(w, format, rets, opts)
+}
+
+// StateFlags are Salt's options for the highstate outputter.
+type StateFlags struct {
+	Output  string
+	Verbose bool
+}
+
+// Add binds the flags, under Salt's names and their dashed forms.
+func (s *StateFlags) Add(fl *pflag.FlagSet) {
+	fl.StringVar(&s.Output, "state-output", "", "how states print: "+strings.Join(output.StateOutputs, ", ")+" (default full)")
+	fl.StringVar(&s.Output, "state_output", "", "same as --state-output")
+	fl.BoolVar(&s.Verbose, "state-verbose", true, "print states that succeeded without changes (false: only changes and failures)")
+	fl.BoolVar(&s.Verbose, "state_verbose", true, "same as --state-verbose")
+	_ = fl.MarkHidden("state_output")
+	_ = fl.MarkHidden("state_verbose")
 }

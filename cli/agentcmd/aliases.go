@@ -1,4 +1,4 @@
-package main
+package agentcmd
 
 import (
 	"encoding/json"
@@ -8,28 +8,39 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
 
-func newInstallAliasesCmd() *cobra.Command {
+// NewInstallAliasesCmd is `NAME install-aliases [DIR]`: links named after
+// Salt's commands (names' keys) to this binary, which Main then runs as the
+// subcommand each maps to.
+func NewInstallAliasesCmd(names map[string]string) *cobra.Command {
 	var (
 		force  bool
 		asJSON bool
 	)
+	var list []string
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		sub := names[name]
+		if sub == "" {
+			list = append(list, name+" runs the agent itself")
+		} else {
+			list = append(list, name+" runs the "+sub+" command")
+		}
+	}
 	cmd := &cobra.Command{
 		Use:   "install-aliases [DIR]",
-		Short: "Link Salt's command names (salt, salt-call, salt-key, salt-run, salt-cloud, …) to this binary",
+		Short: "Link Salt's command names (" + strings.Join(slices.Sorted(maps.Keys(names)), ", ") + ") to this binary",
 		Long: `Create symbolic links named after Salt's commands in DIR (default: the
-directory of this binary), each pointing to brine. Run under one of those
-names, brine behaves as that command: salt is brine exec, salt-call is brine
-call, salt-key brine key, salt-run brine run, salt-cloud brine cloud,
-salt-master brine master and salt-minion brine agent, each taking that
-command's flags. A link that exists and points to brine is left alone; any
-other file of that name is left alone and reported, unless --force.`,
+directory of this binary), each pointing to this binary. Run under one of
+those names, it behaves as that command, taking that command's flags: ` +
+			strings.Join(list, "; ") + `. A link that exists and points to this binary is left
+alone; any other file of that name is left alone and reported, unless --force.`,
 		Example: `  sudo brine install-aliases /usr/local/bin
   salt '*' test.ping`,
-		Args: rangeArgs(0, 1),
+		Args: RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			self, err := os.Executable()
 			if err != nil {
@@ -44,7 +55,7 @@ other file of that name is left alone and reported, unless --force.`,
 			}
 			made, kept := []string{}, []string{}
 			var errs []error
-			for _, name := range slices.Sorted(maps.Keys(saltNames)) {
+			for _, name := range slices.Sorted(maps.Keys(names)) {
 				link := filepath.Join(dir, name)
 				if target, err := filepath.EvalSymlinks(link); err == nil {
 					if target == self {
@@ -52,7 +63,7 @@ other file of that name is left alone and reported, unless --force.`,
 						continue
 					}
 					if !force {
-						errs = append(errs, fmt.Errorf("%s exists and is not brine (%s); --force replaces it", link, target))
+						errs = append(errs, fmt.Errorf("%s exists and is not this binary (%s); --force replaces it", link, target))
 						continue
 					}
 					if err := os.Remove(link); err != nil {
@@ -87,7 +98,7 @@ other file of that name is left alone and reported, unless --force.`,
 			return errors.Join(errs...)
 		},
 	}
-	cmd.Flags().BoolVar(&force, "force", false, "replace files of those names that are not links to brine")
+	cmd.Flags().BoolVar(&force, "force", false, "replace files of those names that are not links to this binary")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"created": [...], "kept": [...], "target": PATH}`)
 	return cmd
 }

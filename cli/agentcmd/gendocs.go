@@ -1,4 +1,4 @@
-package main
+package agentcmd
 
 import (
 	"fmt"
@@ -11,11 +11,12 @@ import (
 	"github.com/spf13/cobra/doc"
 )
 
-// newGenDocsCmd is the hidden `gen-docs` command the packages are built
-// with: the man pages and the shell completion scripts come from the
-// command definitions themselves, so that they list exactly the commands
-// and flags this binary has and never go stale.
-func newGenDocsCmd() *cobra.Command {
+// NewGenDocsCmd is the hidden `gen-docs` command the packages are built
+// with (brine's and brine-agent's alike): the man pages and the shell
+// completion scripts come from the command definitions themselves, so that
+// they list exactly the commands and flags the binary has and never go
+// stale.
+func NewGenDocsCmd() *cobra.Command {
 	var manDir, complDir string
 	cmd := &cobra.Command{
 		Use:    "gen-docs",
@@ -27,19 +28,19 @@ NAME.fish) into the --completion directory, NAME being this command's name.
 $SOURCE_DATE_EPOCH, when set, is the date the man pages carry, so that a
 package built twice from the same tree is the same.`,
 		Example: `  brine gen-docs --man dist/man --completion dist/completion`,
-		Args:    rangeArgs(0, 0),
+		Args:    RangeArgs(0, 0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if manDir == "" && complDir == "" {
-				return usageError{fmt.Errorf("gen-docs: give --man DIR, --completion DIR or both")}
+				return UsageError{fmt.Errorf("gen-docs: give --man DIR, --completion DIR or both")}
 			}
 			root := cmd.Root()
 			if manDir != "" {
-				if err := genMan(root, manDir); err != nil {
+				if err := genManPages(root, manDir); err != nil {
 					return err
 				}
 			}
 			if complDir != "" {
-				if err := genCompletion(root, complDir); err != nil {
+				if err := genCompletionScripts(root, complDir); err != nil {
 					return err
 				}
 			}
@@ -51,9 +52,9 @@ package built twice from the same tree is the same.`,
 	return cmd
 }
 
-// genMan writes root's man pages into dir, dated $SOURCE_DATE_EPOCH (the
-// reproducible-builds convention) or now.
-func genMan(root *cobra.Command, dir string) error {
+// genManPages writes root's man pages into dir, dated $SOURCE_DATE_EPOCH
+// (the reproducible-builds convention) or now.
+func genManPages(root *cobra.Command, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("gen-docs: %w", err)
 	}
@@ -61,7 +62,7 @@ func genMan(root *cobra.Command, dir string) error {
 	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
 		sec, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return usageError{fmt.Errorf("gen-docs: SOURCE_DATE_EPOCH=%q: want seconds since 1970", s)}
+			return UsageError{fmt.Errorf("gen-docs: SOURCE_DATE_EPOCH=%q: want seconds since 1970", s)}
 		}
 		date = time.Unix(sec, 0).UTC()
 	}
@@ -71,7 +72,7 @@ func genMan(root *cobra.Command, dir string) error {
 	header := &doc.GenManHeader{
 		Section: "1",
 		Date:    &date,
-		Source:  root.Name() + " " + buildVersion(),
+		Source:  root.Name() + " " + Version(),
 		Manual:  "brine manual",
 	}
 	if err := doc.GenManTree(root, header, dir); err != nil {
@@ -80,11 +81,10 @@ func genMan(root *cobra.Command, dir string) error {
 	return nil
 }
 
-// genCompletion writes root's completion scripts into dir under the names
-// their Debian directories expect (bash-completion: the command's name; zsh:
-// _NAME; fish: NAME.fish), NAME.bash for bash so that the three sit side by
-// side; the packages install them under the command's own name.
-func genCompletion(root *cobra.Command, dir string) error {
+// genCompletionScripts writes root's completion scripts into dir: NAME.bash,
+// _NAME (zsh's name for it) and NAME.fish; the packages install them under
+// the names each shell's directory expects.
+func genCompletionScripts(root *cobra.Command, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("gen-docs: %w", err)
 	}
