@@ -30,8 +30,10 @@ type Server struct {
 	bus    Bus
 	source string
 	fails  *failures
-	log    *slog.Logger
-	mux    *http.ServeMux
+	// held counts the turned-away requests being tarpitted (refuseLogin).
+	held chan struct{}
+	log  *slog.Logger
+	mux  *http.ServeMux
 }
 
 // Bus is the event bus: /events streams from it, /hook and the login
@@ -63,8 +65,8 @@ func New(cfg Config, backend Backend, kv bus.Bucket, events Bus, source string, 
 		log = slog.Default()
 	}
 	s := &Server{cfg: cfg, tokens: newTokens(kv), log: log.With("component", "salt-api"), bus: events, source: source,
-		fails: newFailures(),
-		low:   &lowstate{backend: backend, enabled: cfg.Enabled, source: source, authList: authList(cfg.EAuth)}, mux: http.NewServeMux()}
+		fails: newFailures(), held: make(chan struct{}, maxHeld),
+		low: &lowstate{backend: backend, enabled: cfg.Enabled, source: source, authList: authList(cfg.EAuth)}, mux: http.NewServeMux()}
 	s.mux.HandleFunc("/", s.root)
 	s.mux.HandleFunc("/login", s.login)
 	s.mux.HandleFunc("/logout", s.logout)
@@ -299,10 +301,34 @@ func (s *Server) refuseLogin(w http.ResponseWriter, r *http.Request, err error) 
 	var th errThrottled
 	if errors.As(err, &th) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(th.wait.Seconds()+1)))
+		s.tarpit(w, r)
 		s.fail(w, r, http.StatusTooManyRequests, "Too many failed logins from this address; try again later")
 		return
 	}
 	s.fail(w, r, http.StatusUnauthorized, "Could not authenticate using provided credentials")
+}
+
+// tarpit holds the answer to a turned-away address for tarpitDelay: a
+// guesser that ignores Retry-After then gets one answer per connection a
+// second instead of as many as the master's cores can write, which is what
+// slowed valid callers' logins under attack. At most maxHeld requests are
+// held at once (each is a goroutine and a connection); past that the
+// answer goes at once and closes the connection, so that a guesser with
+// many connections pays a new handshake for every try.
+func (s *Server) tarpit(w http.ResponseWriter, r *http.Request) {
+	select {
+	case s.held <- struct{}{}:
+	default:
+		w.Header().Set("Connection", "close")
+		return
+	}
+	defer func() { <-s.held }()
+	t := time.NewTimer(tarpitDelay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+	}
 }
 
 // loginReply is the /login reply's token entry.

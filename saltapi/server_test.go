@@ -421,9 +421,13 @@ func TestHookAndLoginThrottle(t *testing.T) {
 			t.Fatalf("a wrong password: %d", code)
 		}
 	}
+	start := time.Now()
 	code, _, h := call(t, srv, "/login", "", "", `{"username": "bob", "password": "builder", "eauth": "file"}`)
 	if code != http.StatusTooManyRequests || h.Get("Retry-After") == "" {
 		t.Fatalf("a login after %d failures: %d, Retry-After %q", maxFailures, code, h.Get("Retry-After"))
+	}
+	if took := time.Since(start); took < tarpitDelay {
+		t.Fatalf("the 429 came after %s, not held for %s", took, tarpitDelay)
 	}
 	rejects := 0
 	for rejects < maxFailures {
@@ -442,6 +446,25 @@ func TestHookAndLoginThrottle(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("%d reject events, want %d", rejects, maxFailures)
 		}
+	}
+}
+
+// TestTarpitFull: past maxHeld held answers, a turned-away request is
+// answered at once and its connection closed.
+func TestTarpitFull(t *testing.T) {
+	s := &Server{held: make(chan struct{}, 1)}
+	s.held <- struct{}{}
+	w := httptest.NewRecorder()
+	start := time.Now()
+	s.tarpit(w, httptest.NewRequest(http.MethodPost, "/login", nil))
+	if took := time.Since(start); took >= tarpitDelay/2 || w.Header().Get("Connection") != "close" {
+		t.Fatalf("with the tarpit full: %s, Connection %q", took, w.Header().Get("Connection"))
+	}
+	<-s.held
+	start = time.Now()
+	s.tarpit(w, httptest.NewRequest(http.MethodPost, "/login", nil))
+	if took := time.Since(start); took < tarpitDelay || len(s.held) != 0 {
+		t.Fatalf("with room: held %s, %d still counted", took, len(s.held))
 	}
 }
 

@@ -17,6 +17,10 @@ const (
 	maxFailures = 10
 	failWindow  = time.Minute
 	maxTracked  = 65536
+	// tarpitDelay and maxHeld: how long a turned-away address waits for
+	// its 429, and how many such answers are held at once (Server.tarpit).
+	tarpitDelay = time.Second
+	maxHeld     = 1024
 )
 
 type failures struct {
