@@ -45,7 +45,7 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/brinehq/brine/internal/fsstat"
 
 	"github.com/brinehq/brine/beacons"
 	"github.com/brinehq/brine/beacons/internal/percent"
@@ -101,8 +101,8 @@ func newBeacon(cfg beacons.Config) (*Beacon, error) {
 // Usage is psutil's disk_usage(dir).percent: the used share of the
 // blocks non-root users can have (used and available to them).
 func Usage(dir string) (float64, error) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
+	st, err := fsstat.Statfs(dir)
+	if err != nil {
 		return 0, fmt.Errorf("statfs %s: %w", dir, err)
 	}
 	used := st.Blocks - st.Bfree

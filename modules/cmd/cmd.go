@@ -20,26 +20,17 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 )
-
-// DefaultShell is the shell commands run with unless shell= says another
-// (Salt's default is the minion's $SHELL; an agent's environment is a
-// service's, so brine uses the POSIX shell).
-const DefaultShell = "/bin/sh"
 
 // params are every parameter of the cmd functions; each function lists
 // the ones it takes in Salt's positional order.
@@ -221,14 +212,14 @@ func Which(name string) string {
 	if name == "" {
 		return ""
 	}
-	if strings.Contains(name, "/") {
+	if hasSeparator(name) {
 		if executable(name) {
 			return name
 		}
 		return ""
 	}
 	dirs := filepath.SplitList(os.Getenv("PATH"))
-	for _, d := range []string{"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin"} {
+	for _, d := range systemDirs {
 		if !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
@@ -487,7 +478,7 @@ func (r runner) prepare(o *options) (*command, error) {
 	if o.timeout != nil {
 		c.timeout = time.Duration(toFloat(o.timeout) * float64(time.Second))
 	}
-	if o.shell != "" && !executable(o.shell) {
+	if o.shell != "" && !shellAvailable(o.shell) {
 		return nil, fmt.Errorf("%s: The shell %s is not available", o.fun, o.shell)
 	}
 	home, err := r.credential(o, c)
@@ -502,8 +493,8 @@ func (r runner) prepare(o *options) (*command, error) {
 		// Salt runs in the home of the user the command runs as, or in /
 		// when that is not readable.
 		c.dir = home
-		if c.dir == "" || unix.Access(c.dir, unix.R_OK) != nil {
-			c.dir = "/"
+		if c.dir == "" || !readable(c.dir) {
+			c.dir = rootDir()
 		}
 	}
 	if fi, err := os.Stat(c.dir); !filepath.IsAbs(c.dir) || err != nil || !fi.IsDir() {
@@ -511,101 +502,6 @@ func (r runner) prepare(o *options) (*command, error) {
 	}
 	c.env = r.environ(o)
 	return c, nil
-}
-
-// setArgv sets what c runs from o's command: a shell line or an argument
-// list, split shlex-style unless it runs through the shell.
-func (c *command) setArgv(o *options) error {
-	if o.pythonShell && o.shell == "" {
-		return fmt.Errorf("%s: python_shell=True needs a shell", o.fun)
-	}
-	var err error
-	switch cmd := o.cmd.(type) {
-	case string:
-		if o.pythonShell {
-			c.argv, c.display = []string{o.shell, "-c", cmd}, cmd
-			break
-		}
-		if c.argv, err = Split(cmd); err != nil {
-			return fmt.Errorf("%s: %w", o.fun, err)
-		}
-		c.display = py.ReprList(c.argv)
-	case []any:
-		words := py.Strs(cmd)
-		c.display = py.ReprList(words)
-		if o.pythonShell && len(words) > 0 {
-			// Python's Popen(list, shell=True): the first item is the
-			// shell's script, the others its $0, $1…
-			words = append([]string{o.shell, "-c"}, words...)
-		}
-		c.argv = words
-	}
-	if len(c.argv) == 0 || c.argv[0] == "" {
-		return fmt.Errorf("%s: no command given", o.fun)
-	}
-	return nil
-}
-
-// credential looks up runas and group and sets the command's credential;
-// it returns the home directory of the user the command runs as.
-func (r runner) credential(o *options, c *command) (string, error) {
-	if o.runas == "" && o.group == "" {
-		// No home ($HOME unset) runs the command in /.
-		home, _ := os.UserHomeDir()
-		return home, nil
-	}
-	cred := &syscall.Credential{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}
-	home, _ := os.UserHomeDir()
-	if o.runas != "" {
-		u, err := user.Lookup(o.runas)
-		if err != nil {
-			return "", fmt.Errorf("%s: User '%s' is not available", o.fun, o.runas)
-		}
-		uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
-		gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
-		if err := errors.Join(err1, err2); err != nil {
-			return "", fmt.Errorf("%s: user '%s': %w", o.fun, o.runas, err)
-		}
-		cred.Uid, cred.Gid, home = uint32(uid), uint32(gid), u.HomeDir
-		ids, err := u.GroupIds()
-		if err != nil {
-			return "", fmt.Errorf("%s: groups of user '%s': %w", o.fun, o.runas, err)
-		}
-		for _, id := range ids {
-			if g, err := strconv.ParseUint(id, 10, 32); err == nil {
-				cred.Groups = append(cred.Groups, uint32(g))
-			}
-		}
-		o.env["HOME"], o.env["USER"], o.env["LOGNAME"] = u.HomeDir, u.Username, u.Username
-	} else {
-		groups, err := os.Getgroups()
-		if err != nil {
-			return "", fmt.Errorf("%s: the agent's groups: %w", o.fun, err)
-		}
-		for _, g := range groups {
-			cred.Groups = append(cred.Groups, uint32(g))
-		}
-	}
-	if o.group != "" {
-		g, err := user.LookupGroup(o.group)
-		if err != nil {
-			return "", fmt.Errorf("%s: Group '%s' is not available", o.fun, o.group)
-		}
-		gid, err := strconv.ParseUint(g.Gid, 10, 32)
-		if err != nil {
-			return "", fmt.Errorf("%s: group '%s': %w", o.fun, o.group, err)
-		}
-		cred.Gid = uint32(gid)
-	}
-	if cred.Uid == uint32(os.Geteuid()) && cred.Gid == uint32(os.Getegid()) && o.group == "" {
-		// The agent's own user: nothing to switch, no privilege needed.
-		return home, nil
-	}
-	if os.Geteuid() != 0 {
-		return "", fmt.Errorf("%s: runas/group need the agent to run as root (it runs as uid %d)", o.fun, os.Geteuid())
-	}
-	c.cred = cred
-	return home, nil
 }
 
 // permitted applies the agent's cmd_blacklist_glob and cmd_whitelist_glob
@@ -640,14 +536,14 @@ func (r runner) environ(o *options) []string {
 	if !o.cleanEnv {
 		for _, kv := range os.Environ() {
 			k, v, _ := strings.Cut(kv, "=")
-			run[k] = v
+			run[envKey(k)] = v
 		}
 		if _, ok := o.env["NOTIFY_SOCKET"]; !ok {
 			// The agent's systemd socket is not the command's to use.
 			delete(run, "NOTIFY_SOCKET")
 		}
 	}
-	if o.resetLocale {
+	if o.resetLocale && resetsLocale {
 		// Salt parses English output: C unless the caller says otherwise.
 		for _, k := range []string{"LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY",
 			"LC_MESSAGES", "LC_PAPER", "LC_NAME", "LC_ADDRESS", "LC_TELEPHONE", "LC_MEASUREMENT",
@@ -657,9 +553,11 @@ func (r runner) environ(o *options) []string {
 			}
 		}
 	}
-	maps.Copy(run, o.env)
+	for k, v := range o.env {
+		run[envKey(k)] = v
+	}
 	if o.prependPath != "" {
-		run["PATH"] = o.prependPath + ":" + run["PATH"]
+		run["PATH"] = o.prependPath + string(os.PathListSeparator) + run["PATH"]
 	}
 	out := make([]string, 0, len(run))
 	for _, k := range slices.Sorted(maps.Keys(run)) {

@@ -14,8 +14,6 @@ import (
 	"time"
 	"unicode"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/brinehq/brine/internal/py"
 )
 
@@ -34,10 +32,6 @@ var (
 	drainGrace = time.Second
 )
 
-// defaultPath is where commands are looked up when the environment has no
-// PATH (Python's os.defpath).
-const defaultPath = "/bin:/usr/bin"
-
 // command is one command ready to run.
 type command struct {
 	// argv is the command and its arguments; argv[0] is looked up in the
@@ -50,8 +44,13 @@ type command struct {
 	env     []string
 	// stdin is written to the command's standard input (nil: /dev/null).
 	stdin *string
-	// cred switches user and groups (nil: the agent's).
-	cred *syscall.Credential
+	// cred switches user and groups (nil: the agent's); only Unix has it.
+	cred *credential
+	// cmdline, when set, is the command line the process is created with
+	// as it is, not one made from argv: Windows passes a process one
+	// string that each program parses itself, and cmd.exe's quoting is not
+	// the one Go's argument escaping makes (Python's Popen with a string).
+	cmdline string
 	// umask is the command's umask (negative: the agent's).
 	umask int
 	// timeout kills the process group when it expires (0: none).
@@ -121,16 +120,13 @@ func (c *command) run(ctx context.Context) (*result, error) {
 		c.done()
 		return nil, err
 	}
-	args := c.argv
-	if c.umask >= 0 {
-		// Go cannot set a child's umask between fork and exec; a shell
-		// sets it and execs the command in its place, same pid.
-		args = append([]string{"/bin/sh", "-c", fmt.Sprintf(`umask %04o && exec "$@"`, c.umask), "sh", path}, c.argv[1:]...)
-		path = "/bin/sh"
+	path, args, err := c.withUmask(path)
+	if err != nil {
+		c.done()
+		return nil, err
 	}
 	mk := func() *exec.Cmd {
-		return &exec.Cmd{Path: path, Args: args, Dir: c.dir, Env: c.env,
-			SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Credential: c.cred}}
+		return &exec.Cmd{Path: path, Args: args, Dir: c.dir, Env: c.env, SysProcAttr: c.sysProcAttr()}
 	}
 	if c.bg {
 		cmd, err := startCmd(mk, func(*exec.Cmd) {})
@@ -169,6 +165,7 @@ type running struct {
 	drained chan struct{} // closed once the output readers are done
 	readers []*os.File    // the parent's read ends, closed to stop reading
 	stdin   *os.File      // the parent's write end of stdin, if any
+	tree    processTree   // the command and what it started, ended together
 }
 
 // start starts cmd with pipes of its own rather than exec's copying
@@ -218,6 +215,12 @@ func (c *command) start(mk func() *exec.Cmd) (*running, error) {
 		return nil, err
 	}
 	p.cmd = cmd
+	if err := p.tree.attach(cmd); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		closeAll()
+		return nil, err
+	}
 	for _, f := range childEnds {
 		f.Close()
 	}
@@ -318,14 +321,14 @@ func (p *running) stop(sig syscall.Signal) {
 	}
 }
 
-// signal sends sig to the command's process group (its pgid is its pid,
-// Setpgid). The group may be gone already.
+// signal sends sig to the command's process tree; it may be gone already.
 func (p *running) signal(sig syscall.Signal) {
-	_ = unix.Kill(-p.cmd.Process.Pid, sig)
+	p.tree.signal(sig)
 }
 
 // release closes what the parent still holds once the command is over.
 func (p *running) release() {
+	p.tree.close()
 	for _, f := range p.readers {
 		f.Close()
 	}
@@ -352,7 +355,7 @@ func (p *running) exitCode() error {
 // pathOf returns the PATH of an environment.
 func pathOf(env []string) string {
 	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], "PATH="); ok {
+		if k, v, ok := strings.Cut(env[i], "="); ok && envKey(k) == "PATH" {
 			return v
 		}
 	}
@@ -363,7 +366,7 @@ func pathOf(env []string) string {
 // with a slash is taken as it is (relative to dir), a bare name is looked
 // up in path.
 func lookPath(name, path, dir string) (string, error) {
-	if strings.Contains(name, "/") {
+	if hasSeparator(name) {
 		return name, nil
 	}
 	if name == "" {
@@ -382,21 +385,16 @@ func search(name string, dirs []string, base string) string {
 		if d == "" {
 			d = "."
 		}
-		p := filepath.Join(d, name)
-		check := p
-		if !filepath.IsAbs(check) && base != "" {
-			check = filepath.Join(base, check)
-		}
-		if executable(check) {
-			return p
+		for _, n := range candidates(name) {
+			p := filepath.Join(d, n)
+			check := p
+			if !filepath.IsAbs(check) && base != "" {
+				check = filepath.Join(base, check)
+			}
+			if executable(check) {
+				return p
+			}
 		}
 	}
 	return ""
-}
-
-// executable reports whether path is a regular file (symlinks followed)
-// the agent may execute.
-func executable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && unix.Access(path, unix.X_OK) == nil
 }

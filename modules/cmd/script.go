@@ -147,13 +147,9 @@ func (r runner) stage(c *command, src, ext string) (string, func(), error) {
 		cleanup()
 		return "", nil, fmt.Errorf("script: %w", err)
 	}
-	if c.cred != nil {
-		for _, p := range []string{dir, path} {
-			if err := os.Chown(p, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
-				cleanup()
-				return "", nil, fmt.Errorf("script: %w", err)
-			}
-		}
+	if err := chownScript(c, dir, path); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("script: %w", err)
 	}
 	return path, cleanup, nil
 }

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/brinehq/brine/internal/fsstat"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/py"
@@ -198,20 +198,16 @@ func (r Reader) Usage(all bool) (map[string]any, error) {
 // A mount that cannot be measured (gone, not permitted) is skipped, as df
 // does.
 func measure(m Mount) (*usage, bool) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(m.Dir, &st); err != nil {
+	st, err := fsstat.Statfs(m.Dir)
+	if err != nil {
 		return nil, false
 	}
-	var fi unix.Stat_t
-	if err := unix.Stat(m.Dir, &fi); err != nil {
-		return nil, false
-	}
-	size := uint64(st.Frsize)
+	size := st.Frsize
 	if size == 0 {
-		size = uint64(st.Bsize)
+		size = st.Bsize
 	}
 	kb := func(n uint64) uint64 { return (n*size + 1023) / 1024 }
-	u := &usage{mount: m, dev: fi.Dev, blocks: kb(st.Blocks), used: kb(st.Blocks - st.Bfree), avail: kb(st.Bavail)}
+	u := &usage{mount: m, dev: st.Dev, blocks: kb(st.Blocks), used: kb(st.Blocks - st.Bfree), avail: kb(st.Bavail)}
 	u.percent = "-"
 	if total := (st.Blocks - st.Bfree) + st.Bavail; total > 0 {
 		used := st.Blocks - st.Bfree

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/brinehq/brine/internal/fsstat"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/fnmatch"
@@ -354,10 +354,10 @@ func (r Reader) Diskusage(sel ...string) (map[string]any, error) {
 // space is Salt's statvfs measure: bytes available to non-root users and
 // in all, in blocks of f_bsize.
 func space(dir string) (map[string]any, error) {
-	var st unix.Statfs_t
-	if err := unix.Statfs(dir, &st); err != nil {
+	st, err := fsstat.Statfs(dir)
+	if err != nil {
 		return nil, fmt.Errorf("statvfs %s: %w", dir, err)
 	}
-	bs := uint64(st.Bsize)
+	bs := st.Bsize
 	return map[string]any{"available": st.Bavail * bs, "total": st.Blocks * bs}, nil
 }
