@@ -105,7 +105,7 @@ var CommonKeys = []string{
 	"provider", "driver", "extends", "deploy", "minion", "grains", "script", "script_args", "script_env",
 	"ssh_username", "ssh_port", "ssh_interface", "ssh_connect_timeout", "password", "private_key",
 	"sudo", "sudo_password", "tmp_dir", "file_map", "make_master", "make_minion", "start_action", "filter_events",
-	"ssh_host_key_check", "keep_tmp", "deploy_fail", "wait_for_passwd_maxtries",
+	"ssh_host_key_check", "keep_tmp", "deploy_fail", "wait_for_passwd_maxtries", "agent_binaries",
 }
 
 // UnknownKeys lists, as warnings naming file and line, the keys of vm that

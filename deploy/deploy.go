@@ -4,15 +4,23 @@
 // against a trust-on-first-use known_hosts store, upload the profile's
 // script to a private temporary directory with the agent's configuration
 // beside it (minion: the VM's name as id, the profile's minion settings
-// and grains, as salt-cloud leaves it for bootstrap-salt), run it with script_args and
-// script_env, stream its output to the log, clean up, and fire salt-cloud's
-// deploying and deploy_script events (reactions that register DNS key on
-// deploy_script's host).
+// and grains, as salt-cloud leaves it for bootstrap-salt), run it with
+// script_args and script_env, stream its output to the log, clean up, and
+// fire salt-cloud's deploying and deploy_script events (reactions that
+// register DNS key on deploy_script's host).
+//
+// A profile without script gets the built-in bootstrap (bootstrap-brine,
+// where salt-cloud's default is bootstrap-salt): over the same connection
+// it asks uname -sm for the VM's OS and architecture, uploads the matching
+// brine-agent binary from the master (its sha256 checked on the VM), and
+// installs and starts it with the same minion file, so the VM needs no
+// internet access.
 //
 // Settings read from the VM (provider, profile and map keys merged):
-// script, script_args, script_env, ssh_username, ssh_port, ssh_interface,
-// ssh_connect_timeout, ssh_host_key_check, password, private_key, sudo,
-// sudo_password, tmp_dir, keep_tmp, deploy_fail, minion, grains.
+// script, script_args, script_env, agent_binaries, ssh_username, ssh_port,
+// ssh_interface, ssh_connect_timeout, ssh_host_key_check, password,
+// private_key, sudo, sudo_password, tmp_dir, keep_tmp, deploy_fail,
+// minion, grains.
 package deploy
 
 import (
@@ -63,6 +71,9 @@ type Config struct {
 	// ScriptDirs are searched for a script named without a path
 	// (salt-cloud's deploy_scripts_search_path, <config>/cloud.deploy.d).
 	ScriptDirs []string
+	// AgentDirs are searched for the built-in bootstrap's agent binaries
+	// after a VM's agent_binaries (default: DefaultAgentDirs).
+	AgentDirs []string
 	// Log receives progress and every line the script prints (default:
 	// discard).
 	Log *slog.Logger
@@ -88,6 +99,9 @@ func New(cfg Config) (*Deployer, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if cfg.AgentDirs == nil {
+		cfg.AgentDirs = DefaultAgentDirs()
+	}
 	t, err := newTrustStore(filepath.Join(cfg.DataDir, KnownHostsFile))
 	if err != nil {
 		return nil, err
@@ -97,17 +111,17 @@ func New(cfg Config) (*Deployer, error) {
 
 // Deploy bootstraps node as vm's settings say and fires deploying (before
 // connecting, as salt-cloud does) and deploy_script (after the script
-// succeeded). A VM whose profile names no script is skipped with an error
-// matching cloud.ErrDeploySkipped.
+// succeeded). A VM whose profile names no script (or script:
+// bootstrap-brine) gets the built-in bootstrap.
 func (d *Deployer) Deploy(ctx context.Context, vm *cloud.VM, node *cloud.Node, fire func(ctx context.Context, task string, data map[string]any) error) error {
-	o, err := parseOptions(vm, node, d.cfg.ScriptDirs)
-	if errors.Is(err, ErrNoScript) {
-		return fmt.Errorf("%w: %v", cloud.ErrDeploySkipped, err)
-	}
+	o, err := parseOptions(vm, node, d.cfg.ScriptDirs, d.cfg.AgentDirs)
 	if err != nil {
 		return err
 	}
 	log := d.cfg.Log.With("vm", vm.Name, "host", o.host, "port", o.port)
+	for _, w := range o.ignored {
+		log.Warn(w)
+	}
 	if err := fire(ctx, "deploying", map[string]any{"event": "executing deploy script", "kwargs": o.kwargs()}); err != nil {
 		return err
 	}
@@ -120,7 +134,11 @@ func (d *Deployer) Deploy(ctx context.Context, vm *cloud.VM, node *cloud.Node, f
 	defer stop()
 	log = log.With("user", user)
 	out := &outputTail{}
-	code, err := d.run(client, o, user, log, out)
+	run := d.run
+	if o.builtin {
+		run = d.bootstrap
+	}
+	code, err := run(client, o, user, log, out)
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("deploy: %w", ctx.Err())
@@ -274,60 +292,92 @@ func (o *options) credentials() string {
 	return strings.Join(what, " and ")
 }
 
-// run uploads the script to a private temporary directory, runs it, and
-// removes the directory (unless keep_tmp). It returns the script's exit
-// status; an error means the script could not be run.
+// run uploads the script to a private temporary directory, with the
+// minion configuration beside it, runs it, and removes the directory
+// (unless keep_tmp). It returns the script's exit status; an error means
+// the script could not be run.
 func (d *Deployer) run(client *ssh.Client, o *options, user string, log *slog.Logger, out *outputTail) (int, error) {
+	dir, cleanup, err := d.prepare(client, o, log)
+	if err != nil {
+		return 0, err
+	}
+	defer cleanup()
+	return d.runScript(client, o, user, dir, log, out)
+}
+
+// prepare makes the private temporary directory (tmp_dir, or a new one),
+// uploads the script to it as deploy.sh and the minion configuration as
+// minion, and returns it with the function that removes it (which does
+// nothing with keep_tmp).
+func (d *Deployer) prepare(client *ssh.Client, o *options, log *slog.Logger) (string, func(), error) {
 	dir := o.tmpDir
 	if dir == "" {
 		var b [8]byte
 		if _, err := rand.Read(b[:]); err != nil {
-			return 0, err
+			return "", nil, err
 		}
 		dir = "/tmp/.brine-deploy-" + hex.EncodeToString(b[:])
 	}
 	script := dir + "/deploy.sh"
 	upload := fmt.Sprintf("umask 077 && mkdir -m 700 %s && cat > %s && chmod 700 %s", shellQuote(dir), shellQuote(script), shellQuote(script))
-	if code, err := d.exec(client, o, upload, strings.NewReader(string(o.script)), log, "upload", nil); err != nil || code != 0 {
+	if code, err := d.exec(client, o, upload, bytes.NewReader(o.script), log, "upload", nil); err != nil || code != 0 {
 		if err == nil {
 			err = fmt.Errorf("exit status %d (see the log)", code)
 		}
-		return 0, fmt.Errorf("uploading %s to %s:%s: %w", o.scriptPath, o.host, dir, err)
+		return "", nil, fmt.Errorf("uploading %s to %s:%s: %w", o.scriptPath, o.host, dir, err)
 	}
 	log.Info("deploy script uploaded", "script", o.scriptPath, "dir", dir)
+	cleanup := func() {
+		if o.keepTmp {
+			log.Info("deploy directory kept (keep_tmp)", "dir", dir)
+			return
+		}
+		if _, err := d.exec(client, o, "rm -rf "+shellQuote(dir), nil, log, "cleanup", nil); err != nil {
+			log.Warn("removing the deploy directory", "dir", dir, "err", err)
+		}
+	}
 	// salt-cloud leaves the minion's configuration beside the script, for
 	// bootstrap-salt -c <tmp_dir> (or any script) to install.
 	conf, err := yaml.Marshal(o.minion)
 	if err != nil {
-		return 0, fmt.Errorf("the minion configuration of %s: %w", o.name, err)
+		cleanup()
+		return "", nil, fmt.Errorf("the minion configuration of %s: %w", o.name, err)
 	}
-	minion := dir + "/minion"
-	if code, err := d.exec(client, o, fmt.Sprintf("umask 077 && cat > %s", shellQuote(minion)), bytes.NewReader(conf), log, "upload", nil); err != nil || code != 0 {
+	if err := d.put(client, o, dir+"/minion", conf, log); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return dir, cleanup, nil
+}
+
+// put writes data to the private file path on the VM.
+func (d *Deployer) put(client *ssh.Client, o *options, path string, data []byte, log *slog.Logger) error {
+	if code, err := d.exec(client, o, fmt.Sprintf("umask 077 && cat > %s", shellQuote(path)), bytes.NewReader(data), log, "upload", nil); err != nil || code != 0 {
 		if err == nil {
 			err = fmt.Errorf("exit status %d (see the log)", code)
 		}
-		return 0, fmt.Errorf("uploading the minion configuration to %s:%s: %w", o.host, minion, err)
+		return fmt.Errorf("uploading %s to %s: %w", path, o.host, err)
 	}
-	if !o.keepTmp {
-		defer func() {
-			if _, err := d.exec(client, o, "rm -rf "+shellQuote(dir), nil, log, "cleanup", nil); err != nil {
-				log.Warn("removing the deploy directory", "dir", dir, "err", err)
-			}
-		}()
-	}
+	return nil
+}
+
+// runScript runs dir/deploy.sh with script_args and script_env, under
+// sudo when the login user is not root and sudo is on, and returns its
+// exit status.
+func (d *Deployer) runScript(client *ssh.Client, o *options, user, dir string, log *slog.Logger, out *outputTail) (int, error) {
 	var cmd strings.Builder
 	fmt.Fprintf(&cmd, "cd %s && ", shellQuote(dir))
 	keys := slices.Sorted(maps.Keys(o.scriptEnv))
 	for _, k := range keys {
 		fmt.Fprintf(&cmd, "export %s=%s; ", k, shellQuote(o.scriptEnv[k]))
 	}
-	cmd.WriteString(shellQuote(script))
+	cmd.WriteString(shellQuote(dir + "/deploy.sh"))
 	if o.scriptArgs != "" {
 		cmd.WriteString(" " + o.scriptArgs)
 	}
 	command := cmd.String()
 	var stdin io.Reader
-	if o.sudo && user != "root" {
+	if user != "root" && o.useSudo(user) {
 		if pw := o.sudoPassword.Reveal(); pw != "" {
 			command = "sudo -S -p '' -- sh -c " + shellQuote(command)
 			stdin = strings.NewReader(pw + "\n")

@@ -30,11 +30,6 @@ const (
 // not set: each AMI family has its own.
 var ec2Users = []string{"ec2-user", "centos", "ubuntu", "admin", "bitnami", "root"}
 
-// ErrNoScript marks a VM whose profile names no deploy script. salt-cloud
-// would run bootstrap-salt, which brine does not ship, so the step is
-// skipped (and reported) instead.
-var ErrNoScript = errors.New("no deploy script: set script (a path, or a name in cloud.deploy.d) or deploy: False")
-
 // options are the deploy settings of one VM.
 type options struct {
 	name           string
@@ -53,10 +48,20 @@ type options struct {
 	scriptArgs     string
 	scriptEnv      map[string]string
 	sudo           bool
-	sudoPassword   cloud.Secret
-	tmpDir         string
-	keepTmp        bool
-	failIgnore     bool
+	// sudoSet: sudo was given; unset, it is on for users other than root
+	// (salt-cloud's default).
+	sudoSet      bool
+	sudoPassword cloud.Secret
+	// builtin: no script (or script: bootstrap-brine), the built-in
+	// bootstrap, which takes its agent binary from agentDirs.
+	builtin    bool
+	agentDirs  []string
+	tmpDir     string
+	keepTmp    bool
+	failIgnore bool
+	// ignored are warnings about settings the built-in bootstrap does not
+	// use.
+	ignored []string
 	// minion is the agent configuration written to <tmp_dir>/minion
 	// before the script runs, as salt-cloud uploads the minion's config
 	// for bootstrap-salt -c <tmp_dir> to install.
@@ -66,21 +71,26 @@ type options struct {
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // parseOptions reads vm's deploy settings; errors name file, line and key.
-func parseOptions(vm *cloud.VM, node *cloud.Node, scriptDirs []string) (*options, error) {
+func parseOptions(vm *cloud.VM, node *cloud.Node, scriptDirs, agentDirs []string) (*options, error) {
 	s := vm.Settings
 	o := &options{name: vm.Name, port: DefaultPort, hostKeyCheck: true, authTries: DefaultAuthTries, scriptEnv: map[string]string{}}
 	var err error
 	if o.scriptName, err = s.String("script"); err != nil {
 		return nil, err
 	}
-	if o.scriptName == "" {
-		return nil, ErrNoScript
-	}
-	if o.scriptPath, err = findScript(o.scriptName, scriptDirs); err != nil {
-		return nil, s["script"].Errorf("%v", err)
-	}
-	if o.script, err = os.ReadFile(o.scriptPath); err != nil {
-		return nil, s["script"].Errorf("%v", err)
+	if o.scriptName == "" || o.scriptName == BuiltinScript {
+		o.builtin, o.scriptName, o.scriptPath, o.script = true, BuiltinScript, BuiltinScript+" (built in)", bootstrapScript
+		if o.agentDirs, err = dirList(s, "agent_binaries"); err != nil {
+			return nil, err
+		}
+		o.agentDirs = append(o.agentDirs, agentDirs...)
+	} else {
+		if o.scriptPath, err = findScript(o.scriptName, scriptDirs); err != nil {
+			return nil, s["script"].Errorf("%v", err)
+		}
+		if o.script, err = os.ReadFile(o.scriptPath); err != nil {
+			return nil, s["script"].Errorf("%v", err)
+		}
 	}
 	if o.host, err = sshHost(vm, node); err != nil {
 		return nil, err
@@ -142,6 +152,7 @@ func parseOptions(vm *cloud.VM, node *cloud.Node, scriptDirs []string) (*options
 	if o.sudo, err = s.Bool("sudo", false); err != nil {
 		return nil, err
 	}
+	o.sudoSet = s.Has("sudo")
 	if o.tmpDir, err = s.String("tmp_dir"); err != nil {
 		return nil, err
 	}
@@ -162,7 +173,63 @@ func parseOptions(vm *cloud.VM, node *cloud.Node, scriptDirs []string) (*options
 	default:
 		return nil, s["deploy_fail"].Errorf("%q: want fail or ignore", fail)
 	}
+	if o.builtin {
+		// The built-in bootstrap takes neither: say so rather than
+		// drop them silently (a profile written for bootstrap-salt
+		// may pass it -P or a version).
+		for _, k := range []string{"script_args", "script_env"} {
+			if s.Has(k) {
+				o.ignored = append(o.ignored, s[k].Where()+": "+k+" is ignored: the built-in bootstrap ("+BuiltinScript+") takes none")
+			}
+		}
+		o.scriptArgs, o.scriptEnv = "", map[string]string{}
+	}
 	return o, nil
+}
+
+// useSudo reports whether the script runs under sudo when logged in as
+// user: as sudo says, or, unset, for any user but root (salt-cloud's
+// default).
+func (o *options) useSudo(user string) bool {
+	if o.sudoSet {
+		return o.sudo
+	}
+	return user != "root"
+}
+
+// dirList reads key, a directory or a list of directories; a relative one
+// is taken from the directory of the file that sets it.
+func dirList(s cloud.Settings, key string) ([]string, error) {
+	var v any
+	if err := s.Decode(key, &v); err != nil {
+		return nil, err
+	}
+	var dirs []string
+	switch t := v.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		dirs = []string{t}
+	case []any:
+		for _, d := range t {
+			str, ok := d.(string)
+			if !ok {
+				return nil, s[key].Errorf("want a directory or a list of directories")
+			}
+			dirs = append(dirs, str)
+		}
+	default:
+		return nil, s[key].Errorf("want a directory or a list of directories")
+	}
+	for i, d := range dirs {
+		if d == "" {
+			return nil, s[key].Errorf("an empty directory name")
+		}
+		if !filepath.IsAbs(d) {
+			dirs[i] = filepath.Join(filepath.Dir(s[key].File), d)
+		}
+	}
+	return dirs, nil
 }
 
 // minionConfig is salt-cloud's minion_config: master "salt" and the VM's
@@ -334,7 +401,7 @@ func (o *options) kwargs() map[string]any {
 	return map[string]any{
 		"name": o.name, "host": o.host, "port": o.port, "username": o.users[0], "usernames": o.users,
 		"key_filename": o.keyFile, "script": o.scriptName, "script_args": o.scriptArgs, "script_env": env,
-		"sudo": o.sudo, "tmp_dir": o.tmpDir, "keep_tmp": o.keepTmp, "host_key_check": o.hostKeyCheck,
+		"sudo": o.useSudo(o.users[0]), "tmp_dir": o.tmpDir, "keep_tmp": o.keepTmp, "host_key_check": o.hostKeyCheck,
 		"display_ssh_output": true, "minion_conf": o.minion,
 	}
 }

@@ -1,8 +1,10 @@
 // Package sshdtest starts a real OpenSSH server (Debian's openssh-server,
 // /usr/sbin/sshd) for tests of code that logs in over SSH: on 127.0.0.1 at
 // a free high port, with a fresh host key, a fresh authorized key for root
-// and a config of its own. It needs root, as sshd does to log users in; a
-// test that cannot have it fails, saying why.
+// and a config of its own; StartGuest starts it as a VM of its own, whose
+// /etc, /usr, /var and /run are overlays of the host's, for a deploy to
+// install and start an agent in. It needs root, as sshd does to log users
+// in; a test that cannot have it fails, saying why.
 package sshdtest
 
 import (
@@ -14,7 +16,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,12 +59,115 @@ func NeedRoot(t testing.TB) {
 // Start starts sshd; it is stopped when the test ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return start(t, nil)
+}
+
+// Guest describes the machine StartGuest plays.
+type Guest struct {
+	// ReadOnlyUsr mounts /usr read-only, with an empty, writable
+	// /usr/local.
+	ReadOnlyUsr bool
+	// Systemd makes /run/systemd/system exist, as where systemd is the
+	// init system (without it, it does not, even where the host's init
+	// is systemd).
+	Systemd bool
+}
+
+// guestScript sets up a guest's mount namespace, then starts sshd: $1 is
+// the directory for the overlays' changes, $2 and $3 are 1 for
+// Guest.ReadOnlyUsr and Guest.Systemd, the rest is sshd's command line.
+const guestScript = `set -e
+g=$1 ro=$2 systemd=$3; shift 3
+for d in etc usr var run; do
+	mkdir -p "$g/$d-up" "$g/$d-work"
+	mount -t overlay overlay -o "lowerdir=/$d,upperdir=$g/$d-up,workdir=$g/$d-work" "/$d"
+done
+if [ "$ro" = 1 ]; then
+	mount -o remount,ro /usr
+	mount -t tmpfs -o mode=755 tmpfs /usr/local
+fi
+if [ -d /run/systemd ]; then mount -t tmpfs -o mode=755 tmpfs /run/systemd; fi
+if [ "$systemd" = 1 ]; then mkdir -p /run/systemd/system; fi
+exec "$@"
+`
+
+// StartGuest starts sshd as the only machine of a VM: in a mount
+// namespace of its own, in which /etc, /usr, /var and /run are
+// copy-on-write overlays of the host's (their changes kept in the test's
+// directory), so that what a deploy installs and starts there (as root)
+// leaves the host as it was. Path reads the guest's files; every process
+// left in the guest is killed when the test ends.
+func StartGuest(t testing.TB, g Guest) *Server {
+	t.Helper()
+	flag := func(b bool) string {
+		if b {
+			return "1"
+		}
+		return "0"
+	}
+	return start(t, []string{"unshare", "--mount", "--propagation", "private", "sh", "-c", guestScript, "guest", "", flag(g.ReadOnlyUsr), flag(g.Systemd)})
+}
+
+// Path is where the host sees path of the server's machine (the guest's,
+// for StartGuest).
+func (s *Server) Path(path string) string {
+	return fmt.Sprintf("/proc/%d/root%s", s.cmd.Process.Pid, path)
+}
+
+// GuestPids are the processes running in the guest's mount namespace
+// (sshd and what a deploy started), for StartGuest.
+func (s *Server) GuestPids(t testing.TB) []int {
+	t.Helper()
+	pids, err := s.guestPids()
+	if err != nil {
+		t.Fatalf("the guest's processes: %v", err)
+	}
+	return pids
+}
+
+func (s *Server) guestPids() ([]int, error) {
+	ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", s.cmd.Process.Pid))
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/mnt", pid)); err == nil && l == ns {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// start starts sshd, run by the command line wrap when it is set (with
+// its empty argument replaced by the server's directory, and sshd's
+// command line appended).
+func start(t testing.TB, wrap []string) *Server {
+	t.Helper()
 	NeedRoot(t)
 	// sshd wants its privilege separation directory.
 	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
 		t.Fatal(err)
 	}
 	s := &Server{dir: t.TempDir(), Log: &syncbuf.Buffer{}}
+	if wrap != nil {
+		// Overlay mount options are separated by commas, which a
+		// subtest's name puts into its TempDir.
+		dir, err := os.MkdirTemp("", "sshd-guest")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = os.RemoveAll(dir) })
+		s.dir = dir
+	}
 	_, hostPriv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -101,12 +209,31 @@ LogLevel VERBOSE
 	if err := os.WriteFile(confFile, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s.cmd = exec.Command(sshdPath, "-D", "-e", "-f", confFile)
+	argv := []string{sshdPath, "-D", "-e", "-f", confFile}
+	if wrap != nil {
+		args := slices.Clone(wrap)
+		for i, a := range args {
+			if a == "" {
+				args[i] = s.dir
+			}
+		}
+		argv = append(args, argv...)
+	}
+	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Stdout, s.cmd.Stderr = s.Log, s.Log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("starting sshd: %v", err)
 	}
 	t.Cleanup(func() {
+		if wrap != nil {
+			// What a deploy started in the guest outlives sshd.
+			pids, _ := s.guestPids()
+			for _, pid := range pids {
+				if pid != s.cmd.Process.Pid {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
 		_ = s.cmd.Process.Kill()
 		_ = s.cmd.Wait()
 	})
