@@ -338,6 +338,8 @@ func TestDeploySettingsErrors(t *testing.T) {
 		name, keys, want string
 	}{
 		{"bad agent_binaries", "  password: x\n  agent_binaries: {a: b}\n", "cloud.profiles:4: agent_binaries: want a directory or a list of directories"},
+		{"no script, no credential", "  ssh_username: root\n", "deploy skipped: no script, and no private_key or password for the built-in bootstrap (bootstrap-brine) to log in with"},
+		{"bootstrap-brine, no credential", "  script: bootstrap-brine\n", "needs private_key or password"},
 		{"unknown script", "  script: nosuch\n  password: x\n", `cloud.profiles:3: script: no deploy script "nosuch"`},
 		{"no credential", "  script: hello\n", "needs private_key or password"},
 		{"key readable by others", fmt.Sprintf("  script: hello\n  private_key: %s\n", loose), "cloud.profiles:4: private_key: " + loose + " is readable by others (mode 0644)"},
@@ -359,8 +361,8 @@ func TestDeploySettingsErrors(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want %q", err, tc.want)
 			}
-			if errors.Is(err, cloud.ErrDeploySkipped) {
-				t.Errorf("bad settings reported as a skipped deploy: %v", err)
+			if skipped := strings.HasPrefix(tc.name, "no script"); errors.Is(err, cloud.ErrDeploySkipped) != skipped {
+				t.Errorf("skipped = %v, want %v: %v", !skipped, skipped, err)
 			}
 			if len(f.tasks) != 0 {
 				t.Errorf("events fired for bad settings: %v", f.tasks)

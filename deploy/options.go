@@ -118,6 +118,13 @@ func parseOptions(vm *cloud.VM, node *cloud.Node, scriptDirs, agentDirs []string
 			return nil, s["private_key"].Errorf("%v", err)
 		}
 	}
+	if o.signer == nil && o.password.Reveal() == "" && o.builtin && !s.Has("script") {
+		// salt-cloud stops here; a profile that names no script and no
+		// credential most likely wants no deploy (it skipped before
+		// brine had a bootstrap of its own), so it is skipped, with a
+		// warning saying how to have either.
+		return nil, fmt.Errorf("%w: no script, and no private_key or password for the built-in bootstrap (%s) to log in with: set one, or deploy: False", cloud.ErrDeploySkipped, BuiltinScript)
+	}
 	if o.signer == nil && o.password.Reveal() == "" {
 		return nil, fmt.Errorf("%w: %s:%d: profile %s: deploying needs private_key or password to log in with", cloud.ErrConfig, vm.Profile.File, vm.Profile.Line, vm.Profile.Name)
 	}
