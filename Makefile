@@ -17,7 +17,7 @@ RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./e2e/ ./api/... ./master/...
 CHECK_SKIP    := /e2e$$|/bench/chaos$$
 FUZZTIME      ?= 30s
 
-.PHONY: all build demo test check deps lint bench chaos fuzz clean interop
+.PHONY: all build demo test check deps lint bench chaos fuzz clean interop packages
 
 # phase prints, as a phase of a target starts, its name and the time, so
 # that a long run says where it is: $(call phase,test,go vet,2/5).
@@ -77,6 +77,26 @@ INTEROP_PACKAGES := python3 python3-zmq python3-msgpack python3-yaml python3-jin
 interop:
 	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(INTEROP_PACKAGES)"
 	./scripts/interop.sh
+
+# packages builds the .deb and .rpm of brine (master and CLI) and
+# brine-agent into dist/ with nfpm (pinned in packaging/go.mod, apart from
+# brine's module), from make build's static binaries: man pages and shell
+# completion scripts come from the binaries' own gen-docs. A man page both
+# binaries make (brine-agent.1: `brine agent`, and brine-agent itself) is
+# brine-agent's, so that the two packages install side by side.
+PKG_VERSION ?= $(shell packaging/version.sh)
+PKG_ARCH    ?= $(shell $(GO) env GOARCH)
+packages: build
+	@test -x bin/brine-agent || { echo "make packages: bin/brine-agent is missing (make build makes it)" >&2; exit 1; }
+	rm -rf dist/docs dist/*.deb dist/*.rpm
+	bin/brine gen-docs --man dist/docs/brine/man --completion dist/docs/brine/completion
+	bin/brine-agent gen-docs --man dist/docs/brine-agent/man --completion dist/docs/brine-agent/completion
+	for f in dist/docs/brine-agent/man/*.1; do rm -f dist/docs/brine/man/$$(basename $$f); done
+	gzip -9n dist/docs/*/man/*.1
+	cd packaging && $(GO) build -o ../dist/.nfpm github.com/goreleaser/nfpm/v2/cmd/nfpm
+	for p in brine brine-agent; do for f in deb rpm; do \
+		VERSION=$(PKG_VERSION) GOARCH=$(PKG_ARCH) dist/.nfpm pkg -f packaging/$$p.yaml -p $$f -t dist/ || exit 1; \
+	done; done
 
 # deps installs the Debian packages the tests need, only when one is missing.
 deps:
