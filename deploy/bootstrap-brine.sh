@@ -31,7 +31,7 @@ install -m 600 minion "$conf/minion"
 echo "wrote $conf/minion (mode 0600): $(sed -n 's/^id: //p' minion) reporting to master $(sed -n 's/^master: //p' minion)"
 
 if [ "$os" = Linux ] && [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
-	sed "s|^ExecStart=.*|ExecStart=$agent agent -c $conf|" brine-agent.service > /etc/systemd/system/brine-agent.service
+	sed "s|^ExecStart=.*|ExecStart=$agent -c $conf|" brine-agent.service > /etc/systemd/system/brine-agent.service
 	chmod 644 /etc/systemd/system/brine-agent.service
 	systemctl daemon-reload
 	systemctl enable brine-agent
@@ -61,9 +61,9 @@ if [ -s "$pidfile" ]; then
 fi
 mkdir -p "$(dirname "$log")"
 if command -v setsid >/dev/null 2>&1; then
-	setsid "$agent" agent -c "$conf" >> "$log" 2>&1 < /dev/null &
+	setsid "$agent" -c "$conf" >> "$log" 2>&1 < /dev/null &
 else
-	nohup "$agent" agent -c "$conf" >> "$log" 2>&1 < /dev/null &
+	nohup "$agent" -c "$conf" >> "$log" 2>&1 < /dev/null &
 fi
 pid=$!
 echo "$pid" > "$pidfile"

@@ -85,3 +85,19 @@ func TestProgressReaderReportsEachQuarter(t *testing.T) {
 		t.Errorf("read %d, reported at %v; want 1000 and 300 500 800", pr.n, at)
 	}
 }
+
+// TestUnitIsThePackagesUnit keeps the unit the bootstrap installs the
+// brine-agent package's (packaging/systemd/brine-agent.service, which
+// is in a module of its own, out of go:embed's reach).
+func TestUnitIsThePackagesUnit(t *testing.T) {
+	pkg, err := os.ReadFile("../packaging/systemd/brine-agent.service")
+	if err != nil {
+		t.Fatalf("the package's unit: %v", err)
+	}
+	if !bytes.Equal(pkg, bootstrapUnit) {
+		t.Error("deploy/brine-agent.service differs from packaging/systemd/brine-agent.service: copy the package's over it")
+	}
+	if !bytes.Contains(bootstrapUnit, []byte("\nExecStart=/usr/bin/brine-agent -c /etc/brine\n")) {
+		t.Error("the unit's ExecStart is not the command line bootstrap-brine.sh starts the agent with")
+	}
+}

@@ -26,7 +26,7 @@ import (
 // an agent directory.
 var agentName = "brine-agent-" + runtime.GOOS + "-" + runtime.GOARCH
 
-// buildAgent builds testdata/fakeagent (which takes agent -c DIR, as
+// buildAgent builds testdata/fakeagent (which takes -c DIR, as
 // brine-agent does) into a new directory as name, and returns the
 // directory.
 func buildAgent(t *testing.T, name string) string {
@@ -64,7 +64,7 @@ func agentPids(t *testing.T, srv *sshdtest.Server, path string) []int {
 	var out []int
 	for _, pid := range srv.GuestPids(t) {
 		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err == nil && strings.HasPrefix(string(cmdline), path+"\x00agent\x00-c\x00/etc/brine\x00") {
+		if err == nil && strings.HasPrefix(string(cmdline), path+"\x00-c\x00/etc/brine\x00") {
 			out = append(out, pid)
 		}
 	}
@@ -246,7 +246,7 @@ func TestBootstrapSystemd(t *testing.T) {
 		t.Errorf("systemctl calls %q (%v), want %q", calls, err, want)
 	}
 	unit, err := os.ReadFile(srv.Path("/etc/systemd/system/brine-agent.service"))
-	if err != nil || !strings.Contains(string(unit), "\nExecStart=/usr/bin/brine-agent agent -c /etc/brine\n") || !strings.Contains(string(unit), "WantedBy=multi-user.target") {
+	if err != nil || !strings.Contains(string(unit), "\nExecStart=/usr/bin/brine-agent -c /etc/brine\n") || !strings.Contains(string(unit), "WantedBy=multi-user.target") {
 		t.Errorf("the unit installed: %q, %v", unit, err)
 	}
 	if pids := agentPids(t, srv, "/usr/bin/brine-agent"); len(pids) != 0 {

@@ -1,5 +1,5 @@
 // Command fakeagent stands in for brine-agent in the bootstrap's tests: run
-// as `brine-agent agent -c DIR`, as the bootstrap starts the agent, it
+// as `brine-agent -c DIR`, as the bootstrap starts the agent, it
 // prints the id and master of DIR/minion and stays up, as an agent does; a
 // minion file with `fail: true` makes it exit at once, as an agent with a
 // bad configuration does.
@@ -14,11 +14,11 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 4 || os.Args[1] != "agent" || os.Args[2] != "-c" {
-		fmt.Fprintf(os.Stderr, "fakeagent: want agent -c DIR, got %q\n", os.Args[1:])
+	if len(os.Args) != 3 || os.Args[1] != "-c" {
+		fmt.Fprintf(os.Stderr, "fakeagent: want -c DIR, got %q\n", os.Args[1:])
 		os.Exit(2)
 	}
-	b, err := os.ReadFile(filepath.Join(os.Args[3], "minion"))
+	b, err := os.ReadFile(filepath.Join(os.Args[2], "minion"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fakeagent:", err)
 		os.Exit(1)
