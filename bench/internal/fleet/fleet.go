@@ -19,10 +19,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"sync"
 
 	"github.com/brinehq/brine/agent"
+	"github.com/brinehq/brine/agent/grains"
 	"github.com/brinehq/brine/bench/internal/runner"
 	"github.com/brinehq/brine/bench/masterproc"
 )
@@ -60,11 +64,42 @@ func NewAgent(s *masterproc.Setup, id, extra string, log *slog.Logger) (*agent.A
 	if len(cfg.Warnings) > 0 {
 		return nil, fmt.Errorf("agent %s configuration: %v", id, cfg.Warnings)
 	}
-	a, err := agent.New(cfg, agent.Options{Version: "bench", Log: log})
+	a, err := agent.New(cfg, agent.Options{Version: "bench", Log: log, Grains: grains.Collector{Output: sharedOutput}})
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", id, err)
 	}
 	return a, nil
+}
+
+// commandOutput is one command's output, run once for the whole fleet.
+type commandOutput struct {
+	once sync.Once
+	out  string
+	err  error
+}
+
+// commands holds the fleet's commandOutputs by command line.
+var commands sync.Map
+
+// sharedOutput runs a command the grains ask for (dpkg, systemctl, ip,
+// lspci, man) once for every agent of the process: they all run on this
+// one machine, so the output is the same, and a thousand agents each
+// starting eight processes made building the fleet take minutes.
+func sharedOutput(ctx context.Context, name string, args ...string) (string, error) {
+	v, _ := commands.LoadOrStore(name+"\x00"+strings.Join(args, "\x00"), &commandOutput{})
+	c := v.(*commandOutput)
+	c.once.Do(func() {
+		path, err := exec.LookPath(name)
+		if err != nil {
+			c.err = err
+			return
+		}
+		cmd := exec.CommandContext(ctx, path, args...)
+		cmd.Env = append(os.Environ(), "LC_ALL=C")
+		out, err := cmd.Output()
+		c.out, c.err = string(out), err
+	})
+	return c.out, c.err
 }
 
 // Fleet is agents running in the benchmark's process, each with its own
