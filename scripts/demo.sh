@@ -5,7 +5,8 @@
 #  1. salt-cloud -m creates three VMs on govmomi's vCenter simulator. Each
 #     VM's guest is a network namespace that takes the address the
 #     simulator handed out, on a bridge, with an OpenSSH sshd; the deploy
-#     step logs in and installs and starts brine's agent there.
+#     step logs in and, with brine's built-in bootstrap, uploads brine-agent
+#     and installs and starts it there.
 #  2. The agents' keys arrive pending; a salt/auth reaction accepts web*
 #     and leaves a stray laptop's key pending (salt-key -L).
 #  3. On salt/minion/<id>/start a reaction applies the highstate: a file
@@ -29,6 +30,9 @@ set -eEuo pipefail
 trap 'echo "demo: line $LINENO: \"$BASH_COMMAND\" failed (exit $?)" >&2' ERR
 BRINE=${1:-bin/brine}
 BRINE=$(cd "$(dirname "$BRINE")" && pwd)/$(basename "$BRINE")
+# The built-in bootstrap uploads brine-agent from beside brine (make build
+# builds both), found through the profile's agent_binaries.
+AGENTS=$(dirname "$BRINE")
 examples=$(cd "$(dirname "$0")/../examples" && pwd)
 work=$(mktemp -d -t brine-demo.XXXXXX)
 chmod 755 "$work"
@@ -104,6 +108,7 @@ for cmd in named dnsmasq dig tsig-keygen setpriv python3 /usr/sbin/sshd ssh ssh-
 	command -v "$cmd" >/dev/null || { echo "demo: $cmd is missing (make demo installs bind9, bind9-dnsutils, dnsmasq-base, openssh-server, openssh-client, iproute2, busybox)" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "demo: run as root (network namespaces, sshd)" >&2; exit 1; }
+[ -x "$AGENTS/brine-agent" ] || { echo "demo: $AGENTS/brine-agent is missing: the VMs' agent (make build builds it)" >&2; exit 1; }
 busybox udhcpc --help >/dev/null 2>&1 || { echo "demo: busybox has no udhcpc (install busybox and udhcpc)" >&2; exit 1; }
 if [ -n "$(ip -o addr show to "$NET.0/24")" ]; then
 	echo "demo: $NET.0/24 is already in use on this host (another demo running, or left over):" >&2
@@ -113,7 +118,7 @@ fi
 
 # Salt's commands are brine under Salt's names; each gets this demo's
 # configuration directory, as -c /etc/salt would.
-mkdir -p "$work"/{bin,etc/cloud.deploy.d,bind,dnsmasq,data,ssh,guests,srv/salt/orch,srv/salt/reactor,srv/pillar}
+mkdir -p "$work"/{bin,etc,bind,dnsmasq,data,ssh,guests,srv/salt/orch,srv/salt/reactor,srv/pillar}
 "$BRINE" install-aliases "$work/bin" >/dev/null
 for c in salt salt-key salt-run salt-cloud salt-call; do
 	eval "$c() { \"$work/bin/$c\" -c \"$work/etc\" \"\$@\"; }"
@@ -232,8 +237,7 @@ web:
   clonefrom: linux-template
   num_cpus: 1
   memory: 1GB
-  script: install-agent
-  script_env: {PACKAGE: $BRINE}
+  agent_binaries: $AGENTS
   ssh_username: root
   private_key: $work/ssh/id_ed25519
   ssh_connect_timeout: 60
@@ -241,7 +245,6 @@ web:
   minion:
     master: $NET.1
     master_port: $REQ
-    cachedir: /usr/local/var/cache/brine
     beacons:
       inotify:
         - files:
@@ -250,18 +253,6 @@ web:
         - disable_during_state_run: True
 CONF
 printf 'web:\n  - web1\n  - web2\n  - web3\n' > "$work/etc/cloud.map"
-cat > "$work/etc/cloud.deploy.d/install-agent.sh" <<'SH'
-#!/bin/sh
-# Installs and starts brine's agent, as bootstrap-salt installs salt-minion:
-# the package, the configuration salt-cloud left beside this script
-# (./minion: id, master, grains, beacons), and the service.
-set -eu
-install -D -m 755 "$PACKAGE" /usr/local/bin/brine
-install -D -m 600 minion /usr/local/etc/brine/minion
-mkdir -p /usr/local/var/log
-setsid -f /usr/local/bin/brine agent -c /usr/local/etc/brine >> /usr/local/var/log/brine-agent.log 2>&1 < /dev/null
-echo "brine agent started as $(sed -n 's/^id: //p' minion), master $(sed -n 's/^master: //p' minion)"
-SH
 
 cat > "$work/srv/salt/reactor/auth.sls" <<'SLS'
 {# seed 001: accept the keys of the web servers; anything else waits for a person #}
@@ -415,21 +406,29 @@ echo "  master on $NET.1:$REQ (embedded NATS JetStream under $work/data)"
 
 # The VMs' guests. The simulator gives a VM its address; salt-cloud then
 # waits for SSH there (salt/cloud/<vm>/waiting_for_ssh). This watcher plays
-# the VM booting: a namespace with that address and the VM's MAC, its own
-# /srv, /usr/local and resolv.conf (a mount namespace), and an sshd. The
+# the VM booting: a namespace with that address and the VM's MAC, a mount
+# namespace in which /etc, /usr, /var and /run are its own (copy-on-write
+# overlays of the host's, so what the bootstrap installs stays in the VM),
+# with its own /srv and resolv.conf and no systemd, and an sshd. The
 # simulator stops it when the VM powers off (power-off, above).
 boot_guest() { # boot_guest NAME IP
 	local name=$1 ip=$2 g=$work/guests/$1 mac
 	echo "$(date +%T.%N) booting $name"
 	mac=$(salt-cloud -Q --json | json "[m for n in d if n['name'] == '$name' for m in n.get('macs') or []][0]")
 	netns "$name" "$ip" "$mac"
-	mkdir -p "$g/srv" "$g/usr-local"
+	mkdir -p "$g/srv"
 	ssh-keygen -q -t ed25519 -N '' -C "$name" -f "$g/host_key"
 	printf 'ListenAddress %s\nPort 22\nHostKey %s\nPidFile %s\nAuthorizedKeysFile %s\nPermitRootLogin prohibit-password\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n' \
 		"$ip" "$g/host_key" "$g/sshd.pid" "$work/ssh/authorized_keys" > "$g/sshd_config"
 	mkdir -p /run/sshd
 	printf 'nameserver %s\nsearch example.test\n' "$NET.2" > "$g/resolv.conf" # the site's DNS, as DHCP would say
-	ip netns exec "$P-$name" sh -c 'mount --bind "$1/srv" /srv && mount --bind "$1/usr-local" /usr/local && mount --bind "$1/resolv.conf" /etc/resolv.conf &&
+	ip netns exec "$P-$name" sh -c 'set -e
+		for d in etc usr var run; do
+			mkdir -p "$1/$d-up" "$1/$d-work"
+			mount -t overlay overlay -o "lowerdir=/$d,upperdir=$1/$d-up,workdir=$1/$d-work" "/$d"
+		done
+		if [ -d /run/systemd ]; then mount -t tmpfs tmpfs /run/systemd; fi
+		mount --bind "$1/srv" /srv && mount --bind "$1/resolv.conf" /etc/resolv.conf
 		exec /usr/sbin/sshd -D -e -f "$1/sshd_config"' sh "$g" > "$g/sshd.log" 2>&1 &
 	echo "$(date +%T.%N) booted $name at $ip ($mac)"
 }
@@ -446,7 +445,8 @@ pids+=($!)
 
 chapter "salt-cloud -m: three VMs, each deployed with an agent"
 say "salt-cloud creates web1-web3 in parallel; on each, the deploy step logs in over SSH"
-say "and runs install-agent with the agent's configuration salt-cloud leaves beside it."
+say "and the built-in bootstrap (no script: in the profile) uploads brine-agent, installs it"
+say "with the agent's configuration salt-cloud would write, and starts it."
 show salt-cloud -m "$work/etc/cloud.map" -P -y || true
 salt-cloud -Q --json > "$work/vms.json"
 check "3 VMs created" test "$(json 'sum(1 for n in d if n["name"] in ("web1", "web2", "web3"))' < "$work/vms.json")" = 3
@@ -455,7 +455,7 @@ for vm in web1 web2 web3; do
 	ip[$vm]=$(json "[n['private_ips'][0] for n in d if n['name'] == '$vm'][0]" < "$work/vms.json")
 	mac[$vm]=$(json "[n['macs'][0] for n in d if n['name'] == '$vm'][0]" < "$work/vms.json")
 	check "$vm deployed over SSH at ${ip[$vm]}, its agent running in the guest" \
-		sh -c "grep -q 'salt/cloud/$vm/deploy_script' '$work/events.log' && ip netns pids '$P-$vm' | xargs -r ps -o args= -p | grep -q '^/usr/local/bin/brine agent'"
+		sh -c "grep -q 'salt/cloud/$vm/deploy_script' '$work/events.log' && ip netns pids '$P-$vm' | xargs -r ps -o args= -p | grep -q '^/usr/bin/brine-agent -c /etc/brine'"
 done
 
 chapter "Keys: a reaction accepts web*, a stray machine waits"
@@ -611,6 +611,10 @@ if [ "$failed" -gt 0 ]; then
 	echo "demo: $failed check(s) failed; the master's log ends with:" >&2
 	tail -30 "$work/master.log" >&2
 	echo "guests:" >&2; cat "$work/guests.log" >&2
+	for vm in web1 web2 web3; do
+		[ -f "$work/guests/$vm/var-up/log/brine-agent.log" ] || continue
+		echo "$vm's agent log ends with:" >&2; tail -5 "$work/guests/$vm/var-up/log/brine-agent.log" >&2
+	done
 	exit 1
 fi
 echo "all ${#checks[@]} checks passed"
