@@ -34,7 +34,7 @@ func TestAgentNamesAreCommands(t *testing.T) {
 func TestVersionOutputs(t *testing.T) {
 	defer func(v, c string) { version, commit = v, c }(version, commit)
 	version, commit = "v0.4.0-3-gabc1234-dirty", "abc1234def5678"
-	want := fmt.Sprintf("brine-agent v0.4.0-3-gabc1234-dirty (commit abc1234def5678, %s, %s/%s)\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	want := fmt.Sprintf("brine-agent version v0.4.0-3-gabc1234-dirty (commit abc1234def5678, %s, %s/%s)\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		var out bytes.Buffer
 		root := NewAgentRoot()

@@ -71,15 +71,19 @@ func Commit() string {
 	return "unknown"
 }
 
-// versionLine is what `NAME version` and `NAME --version` print.
-func versionLine(name string) string {
-	return fmt.Sprintf("%s %s (commit %s, %s, %s/%s)", name, Version(), Commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+// versionDetail is the release and what it was built from, as `version`
+// and `--version` print it after "NAME version ".
+func versionDetail() string {
+	return fmt.Sprintf("%s (commit %s, %s, %s/%s)", Version(), Commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-// SetVersion gives root a --version flag printing what `version` prints.
+// SetVersion gives root a --version flag printing what `version` prints:
+// cobra's own "NAME version VERSION" line, VERSION being the detail. Not a
+// version template: a template links text/template, whose method lookup
+// by name keeps every exported method of every type in the binary
+// (megabytes of SDK clients) out of the linker's dead code elimination.
 func SetVersion(root *cobra.Command) {
-	root.Version = Version()
-	root.SetVersionTemplate(versionLine(root.Name()) + "\n")
+	root.Version = versionDetail()
 }
 
 // NewVersionCmd is `NAME version [--json]`.
@@ -95,7 +99,7 @@ func NewVersionCmd(name string) *cobra.Command {
 				return json.NewEncoder(out).Encode(map[string]string{"version": Version(), "commit": Commit(),
 					"go": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH})
 			}
-			_, err := fmt.Fprintln(out, versionLine(name))
+			_, err := fmt.Fprintf(out, "%s version %s\n", name, versionDetail())
 			return err
 		},
 	}
