@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -71,6 +70,9 @@ func NewAgent(s *masterproc.Setup, id, extra string, log *slog.Logger) (*agent.A
 	return a, nil
 }
 
+// makers is how many agents New makes at once.
+const makers = 64
+
 // commandOutput is one command's output, run once for the whole fleet.
 type commandOutput struct {
 	once sync.Once
@@ -117,11 +119,13 @@ type Fleet struct {
 
 // New makes n agents of the master of s, agent i with id id(i) and the
 // extra configuration keys extra, several at a time: a thousand agents'
-// key pairs and grains take a while, none of it measured.
+// key pairs and grains take a while, none of it measured. Making an
+// agent mostly waits on the disk (its key files and outbox are synced), so
+// many are made at once, not a few per core.
 func New(s *masterproc.Setup, n int, id func(i int) string, extra string) (*Fleet, error) {
 	f := &Fleet{Agents: make([]*agent.Agent, n), IDs: make([]string, n), Logs: masterproc.NewLogCounter()}
 	log := slog.New(f.Logs)
-	err := runner.Each(runtime.NumCPU()*4, n, func(i int) error {
+	err := runner.Each(makers, n, func(i int) error {
 		a, err := NewAgent(s, id(i), extra, log)
 		if err != nil {
 			return err
