@@ -125,6 +125,28 @@ type pingRun struct {
 	Error       string  `json:"error,omitempty"`
 }
 
+// settle waits for the master of pid to finish the round before (the
+// job store writes each job's record from the stored returns, behind
+// them): until it used under a tenth of a core for 250 ms, and 1 s more,
+// as bench/jobs waits between its pings.
+func settle(ctx context.Context, o options, pid int) error {
+	const window = 250 * time.Millisecond
+	err := masterproc.Poll(ctx, o.PhaseTimeout, 0, func() bool {
+		c0 := report.ProcCPU(pid)
+		if !masterproc.Sleep(ctx, window) {
+			return false
+		}
+		return report.ProcCPU(pid)-c0 < window/10
+	})
+	if err != nil {
+		return fmt.Errorf("the master did not go idle: %w", err)
+	}
+	if !masterproc.Sleep(ctx, time.Second) {
+		return ctx.Err()
+	}
+	return nil
+}
+
 // agentID names the fleet's agents, all matched by agentGlob.
 func agentID(i int) string { return fmt.Sprintf("bench-agent-%04d", i) }
 
@@ -285,8 +307,8 @@ func ping(ctx context.Context, o options, api *client, tok string, pid int, fl *
 		if err := masterproc.Poll(ctx, o.PhaseTimeout, 20*time.Millisecond, func() bool { return fl.Queued() == 0 }); err != nil {
 			return p, fmt.Errorf("ping round %d: the agents' outboxes: %d items left: %w", k+1, fl.Queued(), err)
 		}
-		if !masterproc.Sleep(ctx, 200*time.Millisecond) {
-			return p, ctx.Err()
+		if err := settle(ctx, o, pid); err != nil {
+			return p, fmt.Errorf("ping round %d: %w", k+1, err)
 		}
 		c0 := report.ProcCPU(pid)
 		t0 := time.Now()
@@ -412,7 +434,7 @@ func b2f(b bool) float64 {
 // notes say how each figure was taken.
 func notes(o options) []string {
 	return []string{
-		"ping: K rounds of POST / with [{client: local, tgt: '" + agentGlob + "', fun: test.ping}] (no timeout key: salt-api's LocalClient waits up to 5 s for returns) and the login's X-Auth-Token, one after the other, each once the agents' outboxes were empty and 200 ms later; a round's wall time runs from sending the request to having read the whole reply, and the reply must hold every agent's True (true_min). The target is on wall_ms.p99, which with K < 100 rounds is the slowest round",
+		"ping: K rounds of POST / with [{client: local, tgt: '" + agentGlob + "', fun: test.ping}] (no timeout key: salt-api's LocalClient waits up to 5 s for returns) and the login's X-Auth-Token, one after the other, each once the agents' outboxes were empty, the master had been idle (under 10% of a core) for 250 ms — the job records of the round before written, as bench/jobs waits for them — and 1 s later; a round's wall time runs from sending the request to having read the whole reply, and the reply must hold every agent's True (true_min). The target is on wall_ms.p99, which with K < 100 rounds is the slowest round",
 		"events: a stalled client connects first (a raw TCP connection with SO_RCVBUF " + strconv.Itoa(stalledRcvBuf) + " set before connecting; it reads the response's headers and then nothing), then -sse-clients clients open GET /events?salt_token=<token> (Salt's framing, no tag filter, as SaltGUI opens it), 32 at a time, each on its own connection; a client answered other than 200 is refused (refused_status, refused_reply). Events tagged " + eventTag + " carrying {seq, sent_us} are then fired through the bench's operator connection to the master (gateway.Client.Publish, acknowledged once stored durably), one every 1/rate s on a fixed schedule, each from its own goroutine (at most 512 in flight); a reading client's lag for an event is the time it read the event's data line minus sent_us, the moment the publish started (one clock: the clients and the publisher are this process)",
 		"events.window is the events of the first -duration; the firing then goes on (events.stall) until the master's log says the stalled client was dropped (polled every 250 ms; dropped_after_seconds is from the first event fired), at most -stall-cap. per_client_p99_lag_ms and per_client_max_lag_ms are distributions over the reading clients of each one's p99 and max lag: the target (none lagging beyond 1 s) is on the worst client's max. The stalled client's drop is checked in the master's log (event stream client dropped, with its remote address) and from its side: read after the drop, its connection ends (stalled_client.end). others_dropped counts drops of reading clients in the master's log, ended_early reading clients whose stream ended before the bench closed it, missed the events a reading client still connected did not receive",
 		"login: -logins valid POST /login (JSON: username, password, eauth file) from 127.0.0.1, one after the other, each timed to its whole reply (a token minted in the token bucket, a salt/auth/netapi event stored): before, alone; during, while -hammers connections from 127.0.0.2 (net.Dialer LocalAddr) send wrong passwords back to back. Before the hammering, the attacker's wrong passwords are sent one at a time until the first 429 (probe_statuses, failures_before_429: the target is exactly 10), then the right password from 127.0.0.2 (right_password_from_attacker_status: 429 too, as docs/salt-api.md says). p99_ratio is during.p99 / before.p99",
