@@ -1,6 +1,18 @@
-# brine — see README.md. Targets: demo, test, check, interop, bench, chaos, lint, build, fuzz.
+# brine — see README.md. Targets: demo, test, check, interop, bench, chaos, lint, build, cross, sizes, fuzz.
 GO            ?= go
 BIN           := bin/brine
+AGENT_BIN     := bin/brine-agent
+# Every binary is static (CGO_ENABLED=0: no libc needed, it runs on any
+# Linux), has no build paths (-trimpath), is stripped (-s -w) and carries
+# its release and commit (brine version), from git describe.
+VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT        ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS       := -s -w -X github.com/brinehq/brine/cli/agentcmd.version=$(VERSION) -X github.com/brinehq/brine/cli/agentcmd.commit=$(COMMIT)
+GOBUILD        = CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
+# make cross: brine-agent for every OS and architecture a fleet runs, the
+# full brine for the masters' (GOOS/GOARCH; linux/arm is ARMv7).
+CROSS_AGENT   := linux/amd64 linux/arm64 linux/386 linux/arm windows/amd64 darwin/arm64 darwin/amd64 freebsd/amd64
+CROSS_BRINE   := linux/amd64 linux/arm64
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Debian packages the tests start as real peers (installed when missing);
 # the python3-* ones run Salt 3006.6 from ../shared/peers, which saltproto's
@@ -17,7 +29,7 @@ RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./e2e/ ./api/... ./master/...
 CHECK_SKIP    := /e2e$$|/bench/chaos$$
 FUZZTIME      ?= 30s
 
-.PHONY: all build demo test check deps lint bench chaos fuzz clean interop packages
+.PHONY: all build cross sizes demo test check deps lint bench chaos fuzz clean interop packages
 
 # phase prints, as a phase of a target starts, its name and the time, so
 # that a long run says where it is: $(call phase,test,go vet,2/5).
@@ -25,8 +37,29 @@ phase = @echo "== make $(1): $(2) ($(3)) at $$(date -u +%H:%M:%S) UTC"
 
 all: build
 
+# build makes bin/brine (master, CLI and agent) and bin/brine-agent (the
+# agent alone, for managed machines), for this machine.
 build:
-	$(GO) build -trimpath -o $(BIN) ./cmd/brine
+	$(GOBUILD) -o $(BIN) ./cmd/brine
+	$(GOBUILD) -o $(AGENT_BIN) ./cmd/brine-agent
+
+# cross makes bin/cross/brine-agent-OS-ARCH[.exe] for CROSS_AGENT and
+# bin/cross/brine-OS-ARCH for CROSS_BRINE, and fails naming every target
+# that does not build.
+cross:
+	@mkdir -p bin/cross; failed=""; \
+	for t in $(CROSS_AGENT:%=brine-agent/%) $(CROSS_BRINE:%=brine/%); do \
+		name=$${t%%/*}; os=$$(echo $$t | cut -d/ -f2); arch=$${t##*/}; ext=""; [ $$os = windows ] && ext=.exe; \
+		out=bin/cross/$$name-$$os-$$arch$$ext; echo "make cross: $$out"; \
+		GOOS=$$os GOARCH=$$arch GOARM=7 $(GOBUILD) -o $$out ./cmd/$$name || failed="$$failed $$name-$$os-$$arch"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "make cross: failed:$$failed" >&2; exit 1; fi
+
+# sizes checks that bin/brine (≤ 70 MB) and bin/brine-agent (≤ 25 MB) stay
+# small, static, stripped and stamped with their version, so that size
+# cannot creep.
+sizes: build
+	GO="$(GO)" ./scripts/check-binaries.sh $(BIN) $(AGENT_BIN) $(VERSION)
 
 # demo needs real peers: BIND 9 (and dig), dnsmasq, OpenSSH's sshd and ssh,
 # iproute2 (network namespaces), busybox's udhcpc (a DHCP client), python3.
@@ -44,16 +77,18 @@ demo:
 # others without it. Nothing skips: a test that needs root, a network
 # namespace or a Debian package fails, saying which, when it is missing.
 test:
-	$(call phase,test,Debian packages,1/5)
+	$(call phase,test,Debian packages,1/6)
 	@$(MAKE) --no-print-directory deps
-	$(call phase,test,go vet,2/5)
+	$(call phase,test,go vet,2/6)
 	$(GO) vet ./...
-	$(call phase,test,go test (the packages not raced),3/5)
+	$(call phase,test,go test (the packages not raced),3/6)
 	$(GO) test -count=1 $$($(GO) list ./... | grep -vxF "$$($(GO) list $(RACE_PKGS))")
-	$(call phase,test,go test -race (the concurrent packages),4/5)
+	$(call phase,test,go test -race (the concurrent packages),4/6)
 	$(GO) test -count=1 -race $(RACE_PKGS)
-	$(call phase,test,third_party/gonja,5/5)
+	$(call phase,test,third_party/gonja,5/6)
 	cd third_party/gonja && $(GO) test -count=1 ./...
+	$(call phase,test,static binaries and their sizes,6/6)
+	@$(MAKE) --no-print-directory sizes
 	@echo "== make test: passed at $$(date -u +%H:%M:%S) UTC"
 
 # check is the edit-test loop: gofmt, go vet, staticcheck, and the tests
