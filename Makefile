@@ -118,12 +118,16 @@ interop:
 # brine's module), from make build's static binaries: man pages and shell
 # completion scripts come from the binaries' own gen-docs. A man page both
 # binaries make (brine-agent.1: `brine agent`, and brine-agent itself) is
-# brine-agent's, so that the two packages install side by side.
+# brine-agent's, so that the two packages install side by side. Beside
+# them, a tarball of the same files for machines without dpkg or rpm
+# (docs/install.md).
 PKG_VERSION ?= $(shell packaging/version.sh)
 PKG_ARCH    ?= $(shell $(GO) env GOARCH)
+packages: PKG_VERSION := $(PKG_VERSION)
+packages: PKG_ARCH := $(PKG_ARCH)
 packages: build
 	@test -x bin/brine-agent || { echo "make packages: bin/brine-agent is missing (make build makes it)" >&2; exit 1; }
-	rm -rf dist/docs dist/*.deb dist/*.rpm
+	rm -rf dist/docs dist/*.deb dist/*.rpm dist/*.tar.gz
 	bin/brine gen-docs --man dist/docs/brine/man --completion dist/docs/brine/completion
 	bin/brine-agent gen-docs --man dist/docs/brine-agent/man --completion dist/docs/brine-agent/completion
 	for f in dist/docs/brine-agent/man/*.1; do rm -f dist/docs/brine/man/$$(basename $$f); done
@@ -132,6 +136,11 @@ packages: build
 	for p in brine brine-agent; do for f in deb rpm; do \
 		VERSION=$(PKG_VERSION) GOARCH=$(PKG_ARCH) dist/.nfpm pkg -f packaging/$$p.yaml -p $$f -t dist/ || exit 1; \
 	done; done
+	rm -rf dist/tar && t=dist/tar/brine-$(PKG_VERSION)-linux-$(PKG_ARCH) && mkdir -p $$t/bin $$t/etc && \
+		cp bin/brine bin/brine-agent $$t/bin/ && cp -r packaging/systemd dist/docs/brine/man dist/docs/brine/completion $$t/ && \
+		cp dist/docs/brine-agent/man/* $$t/man/ && cp dist/docs/brine-agent/completion/* $$t/completion/ && \
+		cp examples/master packaging/minion $$t/etc/ && \
+		tar -C dist/tar -czf dist/brine-$(PKG_VERSION)-linux-$(PKG_ARCH).tar.gz brine-$(PKG_VERSION)-linux-$(PKG_ARCH) && rm -rf dist/tar
 
 # deps installs the Debian packages the tests need, only when one is missing.
 deps:
