@@ -53,7 +53,9 @@ else
 fi
 if [ -s "$pidfile" ]; then
 	old=$(cat "$pidfile")
-	if kill -0 "$old" 2>/dev/null && ps -p "$old" -o command= 2>/dev/null | grep -q brine-agent; then
+	# Only if that pid is still an agent (busybox's ps has no -p: /proc).
+	if kill -0 "$old" 2>/dev/null &&
+		{ ps -p "$old" -o command= 2>/dev/null || tr '\0' ' ' < "/proc/$old/cmdline"; } 2>/dev/null | grep -q brine-agent; then
 		kill "$old"
 		echo "stopped the agent started by an earlier deploy (pid $old)"
 		sleep 1
