@@ -187,6 +187,52 @@ type Store struct {
 	// retryWait is how long a failed write's events wait before they are
 	// delivered again.
 	retryWait time.Duration
+	// written holds the records this store wrote last, decoded (update).
+	written writtenJobs
+}
+
+// writtenJobs keeps, by jid, the last few records the store wrote, as
+// written: a large job's returns arrive in many batches, and decoding its
+// whole record again for each batch (a thousand returns' record, over and
+// over) was most of what recording the job cost the master. An entry
+// serves only while the bucket still holds the revision it was written
+// at, so a write by another master of a cluster, or one of ours that
+// failed, sends update back to the bucket's copy.
+type writtenJobs struct {
+	mu   sync.Mutex
+	jobs map[string]*Job
+}
+
+// maxWritten bounds writtenJobs: the jobs being recorded at one time.
+const maxWritten = 64
+
+// take removes and returns the record of jid written at revision rev, if
+// it is kept: the caller changes it, and keeps it again once written.
+func (w *writtenJobs) take(jid string, rev uint64) *Job {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	j := w.jobs[jid]
+	delete(w.jobs, jid)
+	if j == nil || j.Revision != rev {
+		return nil
+	}
+	return j
+}
+
+// keep holds j, just written, for the next update of its job.
+func (w *writtenJobs) keep(j *Job) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.jobs == nil {
+		w.jobs = map[string]*Job{}
+	}
+	for k := range w.jobs {
+		if len(w.jobs) < maxWritten {
+			break
+		}
+		delete(w.jobs, k)
+	}
+	w.jobs[j.JID] = j
 }
 
 // NewStore wraps an open bucket (BucketConfig). log may be nil.
@@ -616,12 +662,19 @@ func jobStart(jid string, ev *bus.Event) time.Time {
 // another writer changed it in between (bus.Change).
 func (s *Store) update(ctx context.Context, jid string, fn func(*Job)) error {
 	_, err := bus.Change(ctx, func() (uint64, error) {
-		j, err := s.Get(ctx, jid)
+		e, err := s.entry(ctx, jid)
+		var j *Job
 		switch {
 		case errors.Is(err, ErrNotFound):
 			j = &Job{JID: jid}
 		case err != nil:
 			return 0, err
+		default:
+			if j = s.written.take(jid, e.Revision); j == nil {
+				if j, err = decodeJob(e); err != nil {
+					return 0, err
+				}
+			}
 		}
 		fn(j)
 		b, err := json.Marshal(j)
@@ -632,6 +685,8 @@ func (s *Store) update(ctx context.Context, jid string, fn func(*Job)) error {
 		if err != nil {
 			return 0, fmt.Errorf("jobs: write %s: %w", jid, err)
 		}
+		j.Revision = rev
+		s.written.keep(j)
 		return rev, nil
 	})
 	return err
@@ -639,17 +694,26 @@ func (s *Store) update(ctx context.Context, jid string, fn func(*Job)) error {
 
 // Get returns the job jid, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, jid string) (*Job, error) {
+	e, err := s.entry(ctx, jid)
+	if err != nil {
+		return nil, err
+	}
+	return decodeJob(e)
+}
+
+// entry is job jid's record as the bucket holds it, or ErrNotFound.
+func (s *Store) entry(ctx context.Context, jid string) (bus.Entry, error) {
 	if !IsJID(jid) {
-		return nil, fmt.Errorf("%w: %q is not a JID (20 digits)", ErrNotFound, jid)
+		return bus.Entry{}, fmt.Errorf("%w: %q is not a JID (20 digits)", ErrNotFound, jid)
 	}
 	e, err := s.kv.Get(ctx, jid)
 	if errors.Is(err, bus.ErrKeyNotFound) {
-		return nil, fmt.Errorf("%w: %s (never seen, or older than keep_jobs)", ErrNotFound, jid)
+		return bus.Entry{}, fmt.Errorf("%w: %s (never seen, or older than keep_jobs)", ErrNotFound, jid)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("jobs: get %s: %w", jid, err)
+		return bus.Entry{}, fmt.Errorf("jobs: get %s: %w", jid, err)
 	}
-	return decodeJob(e)
+	return e, nil
 }
 
 func decodeJob(e bus.Entry) (*Job, error) {

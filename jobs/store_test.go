@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -630,5 +631,41 @@ func TestUnwritableEventIsDeadLettered(t *testing.T) {
 	if d.Cause != poison.ID || data["consumer"] != ConsumerName || data["event_id"] != poison.ID || data["tag"] != poison.Tag ||
 		data["attempts"] != int64(bus.MaxAttempts) || !strings.Contains(fmt.Sprint(data["error"]), errRefusedKey.Error()) {
 		t.Errorf("dead letter: cause %s data %v", d.Cause, data)
+	}
+}
+
+// TestWrittenRecordYieldsToAnotherWriter: the record update keeps as it
+// wrote it is not used once another writer (a second master) changed the
+// bucket's copy, so that writer's change is not lost; a second store
+// recording the same job sees the first one's returns.
+func TestWrittenRecordYieldsToAnotherWriter(t *testing.T) {
+	b := openBus(t)
+	ctx := context.Background()
+	kv, err := b.Bucket(ctx, BucketConfig(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, two := NewStore(kv, nil), NewStore(kv, nil)
+	jid := NewJID()
+	steps := []struct {
+		s  *Store
+		ev *bus.Event
+	}{
+		{one, event(t, "salt/job/"+jid+"/new", map[string]any{"fun": "test.ping", "jid": jid, "tgt": "*", "tgt_type": "glob", "minions": []any{"a", "b", "c"}, "user": "root"})},
+		{one, event(t, "salt/job/"+jid+"/ret/a", map[string]any{"fun": "test.ping", "jid": jid, "id": "a", "return": true, "success": true})},
+		{two, event(t, "salt/job/"+jid+"/ret/b", map[string]any{"fun": "test.ping", "jid": jid, "id": "b", "return": true, "success": true})},
+		{one, event(t, "salt/job/"+jid+"/ret/c", map[string]any{"fun": "test.ping", "jid": jid, "id": "c", "return": true, "success": true})},
+	}
+	for _, st := range steps {
+		if err := st.s.Record(ctx, st.ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, err := one.Get(ctx, jid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := slices.Sorted(maps.Keys(j.Returns)); !slices.Equal(got, []string{"a", "b", "c"}) {
+		t.Fatalf("returns recorded: %v, want a, b and c", got)
 	}
 }
