@@ -17,10 +17,6 @@ import (
 	"github.com/brinehq/brine/mine"
 )
 
-// DefaultConfigDir is where the agent looks for `minion` and `minion.d/`,
-// as Salt's /etc/salt.
-const DefaultConfigDir = "/etc/brine"
-
 // Config is an agent's configuration: Salt's minion keys, with brine's
 // defaults where Salt's are poor (each says so).
 type Config struct {
@@ -104,7 +100,8 @@ type Config struct {
 	// <config dir>/pki/minion, as Salt's /etc/salt/pki/minion).
 	PKIDir string `yaml:"pki_dir"`
 	// CacheDir holds the queue of events waiting for the master (default
-	// /var/cache/brine/minion, as Salt's).
+	// DefaultCacheDir: /var/cache/brine/minion, as Salt's; on Windows
+	// C:\ProgramData\brine\var\cache\minion).
 	CacheDir string `yaml:"cachedir"`
 	// QueueMax bounds the events kept while the master is away (brine's;
 	// default 100,000). Salt drops every event sent while it is away.
@@ -209,7 +206,7 @@ func Defaults(dir string) Config {
 		LogLevel:              "info",
 		LogFormat:             "text",
 		PKIDir:                filepath.Join(dir, "pki", "minion"),
-		CacheDir:              "/var/cache/brine/minion",
+		CacheDir:              DefaultCacheDir,
 		QueueMax:              100_000,
 		MaxReturnSize:         900_000,
 		FileClient:            FileClientRemote,

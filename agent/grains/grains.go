@@ -18,8 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules/network"
 )
@@ -84,26 +82,7 @@ func (c Collector) Collect(id string, static map[string]any) map[string]any {
 		"cpuarch":  cpuArch(),
 		"num_cpus": runtime.NumCPU(),
 	}
-	osRel := c.osRelease(g)
-	c.lsbDistrib(g, osRel)
-	var uts unix.Utsname
-	if unix.Uname(&uts) == nil {
-		g["kernelrelease"] = unix.ByteSliceToString(uts.Release[:])
-		g["kernelversion"] = unix.ByteSliceToString(uts.Version[:])
-		g["cpuarch"] = unix.ByteSliceToString(uts.Machine[:])
-	}
-	if mem, ok := c.memTotal(); ok {
-		g["mem_total"] = mem
-	}
-	c.names(g)
-	c.addresses(g)
-	if b, err := os.ReadFile(c.Root + "/etc/machine-id"); err == nil {
-		if id := strings.TrimSpace(string(b)); id != "" {
-			g["machine_id"] = id
-		}
-	}
-	g["virtual"] = c.virtual()
-	c.more(g)
+	c.platform(g)
 	maps.Copy(g, static)
 	return g
 }

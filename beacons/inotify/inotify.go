@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package inotify is Salt's inotify beacon: it watches files and
 // directories and fires salt/beacon/<id>/inotify/<watched path> with
 // {"change": "IN_MODIFY", "path": "/etc/x", "id": …} for each change, as

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/nikolalohinski/gonja/v2/exec"
@@ -230,6 +229,3 @@ func getUID(in any, _ []any) (any, error) {
 	}
 	return n, nil
 }
-
-// accessX is os.access(p, X_OK).
-func accessX(p string) bool { return syscall.Access(p, 1) == nil }

@@ -32,7 +32,7 @@ func parsePyIP(v any) (pyIP, bool) {
 			s = string(b)
 		} else if n, isInt := v.(int); isInt && n >= 0 {
 			// ipaddress takes integers as addresses.
-			if n <= 0xffffffff {
+			if uint64(n) <= 0xffffffff {
 				return pyIP{addr: netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), bits: -1}, true
 			}
 			return pyIP{}, false

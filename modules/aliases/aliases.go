@@ -24,7 +24,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
+
+	"github.com/brinehq/brine/internal/sysuser"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/atomicfile"
@@ -251,8 +252,8 @@ func (f File) write(ctx context.Context, lines []line) error {
 	mode, uid, gid := os.FileMode(0o644), 0, 0
 	if st, err := os.Stat(afn); err == nil && st.Mode().IsRegular() {
 		mode = st.Mode().Perm()
-		if s, ok := st.Sys().(*syscall.Stat_t); ok {
-			uid, gid = int(s.Uid), int(s.Gid)
+		if u, g, ok := sysuser.Owner(st); ok {
+			uid, gid = u, g
 		}
 	}
 	if err := atomicfile.WriteBytes(afn, []byte(b.String()), mode); err != nil {

@@ -7,7 +7,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
+
+	"github.com/brinehq/brine/internal/sysuser"
 
 	"github.com/brinehq/brine/internal/atomicfile"
 	"github.com/brinehq/brine/internal/py"
@@ -114,8 +115,8 @@ func WriteKeeping(p string, data []byte, fi fs.FileInfo) error {
 	if err := atomicfile.WriteBytes(p, data, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
 		return err
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return os.Chown(p, int(st.Uid), int(st.Gid))
+	if uid, gid, ok := sysuser.Owner(fi); ok {
+		return os.Chown(p, uid, gid)
 	}
 	return nil
 }

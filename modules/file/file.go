@@ -661,23 +661,11 @@ func Stats(p, hashType string, follow bool) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("path not found: %s", p)
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil, fmt.Errorf("stat %s: no system data", p)
+	out, err := statInfo(p, fi)
+	if err != nil {
+		return nil, err
 	}
-	out := map[string]any{
-		"inode": st.Ino,
-		"uid":   int(st.Uid),
-		"gid":   int(st.Gid),
-		"user":  userName(int(st.Uid)),
-		"group": groupName(int(st.Gid)),
-		"atime": seconds(st.Atim),
-		"mtime": seconds(st.Mtim),
-		"ctime": seconds(st.Ctim),
-		"size":  st.Size,
-		"mode":  NormalizeMode(st.Mode & 0o7777),
-		"type":  fileType(fi.Mode()),
-	}
+	out["type"] = fileType(fi.Mode())
 	out["target"] = realpath(p)
 	if hashType != "" {
 		sum, err := Hash(p, hashType)
@@ -687,10 +675,6 @@ func Stats(p, hashType string, follow bool) (map[string]any, error) {
 		out["sum"] = sum
 	}
 	return out, nil
-}
-
-func seconds(ts syscall.Timespec) float64 {
-	return float64(ts.Sec) + float64(ts.Nsec)/1e9
 }
 
 // NormalizeMode writes permission bits as Salt does: octal, at least four

@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/brinehq/brine/internal/sysuser"
+
 	cmdmod "github.com/brinehq/brine/modules/cmd"
 )
 
@@ -512,9 +514,7 @@ func readZip(f *zip.File) ([]byte, error) {
 
 // umask is the process's file mode creation mask.
 func umask() fs.FileMode {
-	m := syscall.Umask(0)
-	syscall.Umask(m)
-	return fs.FileMode(m)
+	return sysuser.Umask()
 }
 
 // tarCommand is Salt's extraction with options: tar xv<options> -f
@@ -581,11 +581,11 @@ func chownTree(root string, uid, gid int, test bool) (bool, error) {
 		if err != nil {
 			return err
 		}
-		st, ok := fi.Sys().(*syscall.Stat_t)
+		fuid, fgid, ok := sysuser.Owner(fi)
 		if !ok {
 			return nil
 		}
-		if (uid == -1 || int(st.Uid) == uid) && (gid == -1 || int(st.Gid) == gid) {
+		if (uid == -1 || fuid == uid) && (gid == -1 || fgid == gid) {
 			return nil
 		}
 		changed = true

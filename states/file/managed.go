@@ -20,8 +20,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/brinehq/brine/internal/sysuser"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/atomicfile"
@@ -700,8 +701,8 @@ func (s *states) replaceFile(p string, data []byte, backup any) error {
 	if err := atomicfile.WriteBytes(p, data, fi.Mode()&(fs.ModePerm|fs.ModeSetuid|fs.ModeSetgid|fs.ModeSticky)); err != nil {
 		return err
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return os.Chown(p, int(st.Uid), int(st.Gid))
+	if uid, gid, ok := sysuser.Owner(fi); ok {
+		return os.Chown(p, uid, gid)
 	}
 	return nil
 }

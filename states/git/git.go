@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/brinehq/brine/internal/sysuser"
+
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/state"
@@ -68,7 +70,7 @@ func Module(*modules.Env) []function.Func {
 
 // runner runs git, as a user when one is given.
 type runner struct {
-	cred *syscall.Credential
+	attr *syscall.SysProcAttr // the user git runs as; nil for the agent's
 	env  []string
 }
 
@@ -81,18 +83,8 @@ func newRunner(account string, identity any) (*runner, error) {
 		if err != nil {
 			return nil, fmt.Errorf("user %s: %w", account, err)
 		}
-		uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
-		gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
-		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("user %s: %w", account, err)
-		}
-		r.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
-		if ids, err := u.GroupIds(); err == nil {
-			for _, id := range ids {
-				if g, err := strconv.ParseUint(id, 10, 32); err == nil {
-					r.cred.Groups = append(r.cred.Groups, uint32(g))
-				}
-			}
+		if r.attr, err = sysuser.ProcAttr(u); err != nil {
+			return nil, err
 		}
 		r.env = append(r.env, "HOME="+u.HomeDir, "USER="+u.Username, "LOGNAME="+u.Username)
 	}
@@ -131,9 +123,7 @@ func (r *runner) git(ctx context.Context, dir string, args ...string) (string, e
 	c := exec.CommandContext(ctx, "git", args...)
 	c.Dir = dir
 	c.Env = append(os.Environ(), r.env...)
-	if r.cred != nil {
-		c.SysProcAttr = &syscall.SysProcAttr{Credential: r.cred}
-	}
+	c.SysProcAttr = r.attr
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
 	c.WaitDelay = waitDelay

@@ -1,0 +1,6 @@
+package file
+
+import "syscall"
+
+// statTimes are a stat's access, modification and change times.
+func statTimes(st *syscall.Stat_t) (a, m, c syscall.Timespec) { return st.Atim, st.Mtim, st.Ctim }
