@@ -30,6 +30,13 @@ const DroppedComment = ": dropped: this client did not keep up; reconnect with L
 // thousand events a second is what the master's CPU goes to.
 const maxBatch = 64 << 10
 
+// coalesce is the least time between two writes to one stream client:
+// events that arrive meanwhile wait for the next write. At a thousand
+// events a second, waking each client's handler for every event cost more
+// than writing them; a client now wakes at most a hundred times a second,
+// and an event waits at most this much more.
+const coalesce = 10 * time.Millisecond
+
 // streamItem is one event on its way to stream clients. It is framed once,
 // by the first handler that writes it, however many clients of the shared
 // subscription it is offered to: salt-api's framing re-encodes the data
@@ -293,6 +300,7 @@ func (es *EventStream) Serve(w http.ResponseWriter, r *http.Request) {
 				es.failed(r, err)
 				return
 			}
+			time.Sleep(coalesce)
 		}
 	}
 }
