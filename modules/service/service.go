@@ -3,12 +3,14 @@
 // missing, get_all, get_enabled and get_disabled, with Salt's arguments
 // and return shapes.
 //
-// As Salt's virtual service module, it has two backends: systemd
+// As Salt's virtual service module, it has two backends on Linux: systemd
 // (systemctl, as salt/modules/systemd_service.py) when the machine was
 // booted with systemd, and Debian's SysV tools otherwise (service,
 // update-rc.d, /etc/init.d and /etc/rc?.d, as debian_service.py). The
 // backend is chosen at every call rather than once: an agent may start
-// before a container's init, and tests swap it.
+// before a container's init, and tests swap it. On Windows the backend is
+// the Service Control Manager (as win_service.py); on macOS and FreeBSD
+// there is none yet, and the functions say so.
 package service
 
 import (
@@ -149,6 +151,9 @@ func (m *Manager) path(p string) string {
 
 // backend picks the init system for this call.
 func (m *Manager) backend() backend {
+	if b := platformBackend(m); b != nil {
+		return b
+	}
 	booted := m.Systemd
 	if booted == nil {
 		booted = func() bool {
