@@ -93,6 +93,9 @@ func (m *Manager) run(ctx context.Context, env []string, argv ...string) (servic
 
 // backend picks the package manager for this call.
 func (m *Manager) backend() (backend, error) {
+	if err := platformErr(); err != nil {
+		return nil, err
+	}
 	name := m.Backend
 	if name == "" {
 		switch {
