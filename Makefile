@@ -19,7 +19,8 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # tests hold brine to.
 DEB_PACKAGES  ?= bind9 bind9-dnsutils dnsmasq-base busybox udhcpc iproute2 curl openssh-server python3 python3-zmq iputils-ping git cron \
 	python3-msgpack python3-pycryptodome python3-yaml python3-jinja2 python3-markupsafe python3-psutil python3-distro \
-	python3-packaging python3-jmespath python3-requests chromium
+	python3-packaging python3-jmespath python3-requests chromium \
+	systemd man-db
 # Packages where concurrency lives run under the race detector (e2e: the
 # system tests, which drive the master and agents cmd/brine builds).
 RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./e2e/ ./api/... ./master/... ./agent/... ./keys/... ./jobs/... ./remote/... ./state/... ./beacons/ ./lease/ ./saltmaster/
@@ -77,18 +78,21 @@ demo:
 # others without it. Nothing skips: a test that needs root, a network
 # namespace or a Debian package fails, saying which, when it is missing.
 test:
-	$(call phase,test,Debian packages,1/6)
+	$(call phase,test,Debian packages,1/7)
 	@$(MAKE) --no-print-directory deps
-	$(call phase,test,go vet,2/6)
+	$(call phase,test,go vet,2/7)
 	$(GO) vet ./...
-	$(call phase,test,go test (the packages not raced),3/6)
+	$(call phase,test,go test (the packages not raced),3/7)
 	$(GO) test -count=1 $$($(GO) list ./... | grep -vxF "$$($(GO) list $(RACE_PKGS))")
-	$(call phase,test,go test -race (the concurrent packages),4/6)
+	$(call phase,test,go test -race (the concurrent packages),4/7)
 	$(GO) test -count=1 -race $(RACE_PKGS)
-	$(call phase,test,third_party/gonja,5/6)
+	$(call phase,test,third_party/gonja,5/7)
 	cd third_party/gonja && $(GO) test -count=1 ./...
-	$(call phase,test,static binaries and their sizes,6/6)
+	$(call phase,test,static binaries and their sizes,6/7)
 	@$(MAKE) --no-print-directory sizes
+	$(call phase,test,the .deb installed end to end (make packages; scripts/packages-test.sh),7/7)
+	@$(MAKE) --no-print-directory packages
+	./scripts/packages-test.sh dist
 	@echo "== make test: passed at $$(date -u +%H:%M:%S) UTC"
 
 # check is the edit-test loop: gofmt, go vet, staticcheck, and the tests

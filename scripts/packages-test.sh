@@ -50,9 +50,26 @@ stop_all() {
 	pids=()
 }
 
+# dpkg_wait ARGS...: dpkg, waiting up to 5 minutes for the lock another
+# install on this machine holds (a test installing a package, apt-get).
+dpkg_wait() {
+	local deadline=$(($(date +%s) + 300))
+	while :; do
+		if DEBIAN_FRONTEND=noninteractive dpkg "$@" >"$work/dpkg.out" 2>&1; then
+			cat "$work/dpkg.out"
+			return 0
+		fi
+		if ! grep -q 'lock' "$work/dpkg.out" || [ "$(date +%s)" -ge "$deadline" ]; then
+			cat "$work/dpkg.out"
+			return 1
+		fi
+		sleep 1
+	done
+}
+
 purge() {
 	rm -f "$TEST_MASTER_CONF" "$TEST_MINION_CONF"
-	DEBIAN_FRONTEND=noninteractive dpkg --purge brine-agent brine >"$work/purge.log" 2>&1
+	dpkg_wait --purge brine-agent brine >"$work/purge.log" 2>&1
 }
 
 cleanup() {
@@ -92,7 +109,7 @@ done
 
 step "dpkg -i $(basename "$deb_brine") $(basename "$deb_agent")"
 touch "$MARKER"
-DEBIAN_FRONTEND=noninteractive dpkg -i "$deb_brine" "$deb_agent" >"$work/install.log" 2>&1 ||
+dpkg_wait -i "$deb_brine" "$deb_agent" >"$work/install.log" 2>&1 ||
 	fail "dpkg -i: $(cat "$work/install.log")"
 ok
 
@@ -236,7 +253,7 @@ for deb in "$deb_brine" "$deb_agent"; do
 	dpkg-deb -Zgzip -z1 -b "$work/repack" "$work/$(basename "$deb" .deb).next.deb" >/dev/null
 done
 rm -rf "$work/repack"
-DEBIAN_FRONTEND=noninteractive dpkg -i "$work"/brine_*.next.deb "$work"/brine-agent_*.next.deb >"$work/upgrade.log" 2>&1 ||
+dpkg_wait -i "$work"/brine_*.next.deb "$work"/brine-agent_*.next.deb >"$work/upgrade.log" 2>&1 ||
 	fail "dpkg -i (upgrade): $(cat "$work/upgrade.log")"
 [ "$(dpkg-query -W -f='${Version}' brine)" = "$new" ] && [ "$(dpkg-query -W -f='${Version}' brine-agent)" = "$new" ] ||
 	fail "after the upgrade brine is $(dpkg-query -W -f='${Version}' brine), want $new"
@@ -260,7 +277,7 @@ rm -f "$MARKER"
 for f in /usr/bin/brine /usr/bin/brine-agent /usr/lib/systemd/system/brine-master.service \
 	/usr/lib/systemd/system/brine-agent.service /etc/brine /var/lib/brine /var/cache/brine /usr/share/brine \
 	/usr/share/man/man1/brine-key.1.gz; do
-	[ ! -e "$f" ] || fail "$f is left after the purge"
+	[ ! -e "$f" ] || fail "$f is left after the purge: $(find "$f" | head -n 5 | tr '\n' ' ')"
 done
 for n in salt salt-key salt-run salt-cloud salt-master salt-call salt-minion; do
 	[ ! -e "/usr/bin/$n" ] && [ ! -L "/usr/bin/$n" ] || fail "/usr/bin/$n is left after the purge"
