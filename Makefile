@@ -4,9 +4,11 @@ BIN           := bin/brine
 AGENT_BIN     := bin/brine-agent
 # Every binary is static (CGO_ENABLED=0: no libc needed, it runs on any
 # Linux), has no build paths (-trimpath), is stripped (-s -w) and carries
-# its release and commit (brine version), from git describe.
-VERSION       ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
-COMMIT        ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+# its release and commit (brine version), from git describe, read once
+# (:=) so that a commit made during a long build cannot stamp two binaries
+# differently; make VERSION=… overrides.
+VERSION       := $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+COMMIT        := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS       := -s -w -X github.com/brinehq/brine/cli/agentcmd.version=$(VERSION) -X github.com/brinehq/brine/cli/agentcmd.commit=$(COMMIT)
 GOBUILD        = CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 # make cross: brine-agent for every OS and architecture a fleet runs, the
