@@ -1,0 +1,11 @@
+//go:build !windows
+
+package testenv
+
+import "testing"
+
+// TempDir is t.TempDir.
+func TempDir(t testing.TB) string {
+	t.Helper()
+	return t.TempDir()
+}
