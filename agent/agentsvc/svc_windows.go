@@ -12,7 +12,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/svc"
@@ -29,7 +31,7 @@ var stopWait = 15 * time.Second
 // running, and cancels fn's context on Stop or Shutdown; started from a
 // console (brine-agent agent, salt-minion), it calls fn directly.
 func Run(ctx context.Context, name string, fn func(context.Context) error) error {
-	isSvc, err := svc.IsWindowsService()
+	isSvc, err := isService()
 	if err != nil {
 		return fmt.Errorf("service %s: is the agent started by the Service Control Manager: %w", name, err)
 	}
@@ -161,4 +163,44 @@ func Remove(name string) error {
 		return fmt.Errorf("service %s: delete: %w", name, err)
 	}
 	return nil
+}
+
+// isService reports whether the Service Control Manager started this
+// process: svc.IsWindowsService, which also wants the parent services.exe
+// in session 0, or the parent services.exe in any session, as under wine
+// (where the Windows agent's tests run), whose services.exe runs in
+// session 1. On Windows services.exe only ever runs in session 0, so both
+// say the same there.
+func isService() (bool, error) {
+	if ok, err := svc.IsWindowsService(); ok || err != nil {
+		return ok, err
+	}
+	var self windows.PROCESS_BASIC_INFORMATION
+	size := uint32(unsafe.Sizeof(self))
+	if err := windows.NtQueryInformationProcess(windows.CurrentProcess(), windows.ProcessBasicInformation,
+		unsafe.Pointer(&self), size, &size); err != nil {
+		return false, err
+	}
+	var buf []byte
+	for size = 1 << 18; ; {
+		buf = make([]byte, size)
+		err := windows.NtQuerySystemInformation(windows.SystemProcessInformation, unsafe.Pointer(&buf[0]), size, &size)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, windows.STATUS_INFO_LENGTH_MISMATCH) {
+			return false, err
+		}
+		size += 1 << 16
+	}
+	for off := uintptr(0); ; {
+		p := (*windows.SYSTEM_PROCESS_INFORMATION)(unsafe.Pointer(&buf[off]))
+		if p.UniqueProcessID == self.InheritedFromUniqueProcessId {
+			return strings.EqualFold(p.ImageName.String(), "services.exe"), nil
+		}
+		if p.NextEntryOffset == 0 {
+			return false, nil
+		}
+		off += uintptr(p.NextEntryOffset)
+	}
 }

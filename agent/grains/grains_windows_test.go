@@ -7,9 +7,9 @@ import (
 // TestCollectWindows reads the real system (under wine, wine's registry):
 // the grains Salt's Windows minion has are there with Windows' values.
 func TestCollectWindows(t *testing.T) {
-	g := Collector{}.Collect("win01", nil)
+	g := Collector{Version: "v1.2.3"}.Collect("win01", map[string]any{"roles": []any{"web"}})
 	for k, want := range map[string]any{"os": "Windows", "os_family": "Windows", "kernel": "Windows",
-		"init": "Windows", "id": "win01"} {
+		"init": "Windows", "id": "win01", "brineversion": "v1.2.3", "saltversion": SaltVersion} {
 		if g[k] != want {
 			t.Errorf("grain %s = %#v, want %#v", k, g[k], want)
 		}

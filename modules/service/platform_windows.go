@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 	"golang.org/x/sys/windows/svc"
@@ -93,9 +94,8 @@ func (b scm) start(ctx context.Context, name string) (bool, error) {
 		return false, err
 	}
 	defer done()
-	if cfg, err := s.Config(); err == nil && cfg.StartType == mgr.StartDisabled {
-		cfg.StartType = mgr.StartManual
-		if err := s.UpdateConfig(cfg); err != nil {
+	if st, err := startType(s); err == nil && st == mgr.StartDisabled {
+		if err := setStartType(s, mgr.StartManual); err != nil {
 			return false, fmt.Errorf("failed to start %s: set to manual: %w", name, err)
 		}
 	}
@@ -158,22 +158,15 @@ func (b scm) boot(_ context.Context, name string, enable bool, _ opts) (bool, er
 		return false, err
 	}
 	defer done()
-	cfg, err := s.Config()
-	if err != nil {
-		return false, fmt.Errorf("service %s: %w", name, err)
-	}
 	want := uint32(mgr.StartDisabled)
 	if enable {
 		want = mgr.StartAutomatic
 	}
-	if cfg.StartType != want {
-		cfg.StartType = want
-		if err := s.UpdateConfig(cfg); err != nil {
-			return false, fmt.Errorf("service %s: set start type: %w", name, err)
-		}
+	if err := setStartType(s, want); err != nil {
+		return false, fmt.Errorf("service %s: set start type: %w", name, err)
 	}
-	after, err := s.Config()
-	return err == nil && after.StartType == want, err
+	after, err := startType(s)
+	return err == nil && after == want, err
 }
 
 // enabled is win_service.enabled: the start type is Auto.
@@ -183,11 +176,11 @@ func (b scm) enabled(_ context.Context, name string) (bool, error) {
 		return false, err
 	}
 	defer done()
-	cfg, err := s.Config()
+	st, err := startType(s)
 	if err != nil {
-		return false, fmt.Errorf("service %s: %w", name, err)
+		return false, err
 	}
-	return cfg.StartType == mgr.StartAutomatic, nil
+	return st == mgr.StartAutomatic, nil
 }
 
 // available is win_service.available: the SCM knows the name (service
@@ -223,13 +216,13 @@ func (b scm) list(_ context.Context, which string) ([]string, error) {
 			if err != nil {
 				continue
 			}
-			cfg, err := s.Config()
+			st, err := startType(s)
 			s.Close()
 			if err != nil {
 				continue
 			}
-			auto := cfg.StartType == mgr.StartAutomatic
-			off := cfg.StartType == mgr.StartManual || cfg.StartType == mgr.StartDisabled
+			auto := st == mgr.StartAutomatic
+			off := st == mgr.StartManual || st == mgr.StartDisabled
 			if (which == "enabled" && !auto) || (which == "disabled" && !off) {
 				continue
 			}
@@ -238,4 +231,27 @@ func (b scm) list(_ context.Context, which string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// startType is the service's start type (mgr.StartAutomatic…), read with
+// QueryServiceConfig alone: mgr's Config also reads the description and
+// delayed start, which wine's SCM does not answer.
+func startType(s *mgr.Service) (uint32, error) {
+	var need uint32
+	err := windows.QueryServiceConfig(s.Handle, nil, 0, &need)
+	if err != nil && !errors.Is(err, windows.ERROR_INSUFFICIENT_BUFFER) {
+		return 0, fmt.Errorf("service %s: %w", s.Name, err)
+	}
+	buf := make([]byte, need)
+	cfg := (*windows.QUERY_SERVICE_CONFIG)(unsafe.Pointer(&buf[0]))
+	if err := windows.QueryServiceConfig(s.Handle, cfg, need, &need); err != nil {
+		return 0, fmt.Errorf("service %s: %w", s.Name, err)
+	}
+	return cfg.StartType, nil
+}
+
+// setStartType changes only the service's start type.
+func setStartType(s *mgr.Service, t uint32) error {
+	return windows.ChangeServiceConfig(s.Handle, windows.SERVICE_NO_CHANGE, t, windows.SERVICE_NO_CHANGE,
+		nil, nil, nil, nil, nil, nil, nil)
 }
