@@ -22,7 +22,7 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 DEB_PACKAGES  ?= bind9 bind9-dnsutils dnsmasq-base busybox udhcpc iproute2 curl openssh-server python3 python3-zmq iputils-ping git cron \
 	python3-msgpack python3-pycryptodome python3-yaml python3-jinja2 python3-markupsafe python3-psutil python3-distro \
 	python3-packaging python3-jmespath python3-requests chromium \
-	systemd man-db
+	systemd man-db rpm
 # Packages where concurrency lives run under the race detector (e2e: the
 # system tests, which drive the master and agents cmd/brine builds).
 RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./e2e/ ./api/... ./master/... ./agent/... ./keys/... ./jobs/... ./remote/... ./state/... ./beacons/ ./lease/ ./saltmaster/

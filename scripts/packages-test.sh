@@ -84,7 +84,7 @@ trap cleanup EXIT
 
 [ "$(id -u)" = 0 ] || fail "needs root: it installs the packages into this system with dpkg"
 for need in dpkg:dpkg dpkg-deb:dpkg update-alternatives:dpkg systemd-analyze:systemd setpriv:util-linux \
-	man:man-db ss:iproute2 bash:bash sha256sum:coreutils; do
+	man:man-db ss:iproute2 bash:bash sha256sum:coreutils rpm:rpm; do
 	command -v "${need%%:*}" >/dev/null || fail "needs ${need%%:*} (Debian package ${need#*:})"
 done
 
@@ -92,6 +92,9 @@ arch=$(dpkg --print-architecture)
 deb_brine=$(ls "$DIST"/brine_*_"$arch".deb 2>/dev/null | head -n 1)
 deb_agent=$(ls "$DIST"/brine-agent_*_"$arch".deb 2>/dev/null | head -n 1)
 [ -n "$deb_brine" ] && [ -n "$deb_agent" ] || fail "no brine_*_$arch.deb and brine-agent_*_$arch.deb in $DIST (make packages makes them)"
+rpm_brine=$(ls "$DIST"/brine-[0-9]*.rpm 2>/dev/null | head -n 1)
+rpm_agent=$(ls "$DIST"/brine-agent-[0-9]*.rpm 2>/dev/null | head -n 1)
+[ -n "$rpm_brine" ] && [ -n "$rpm_agent" ] || fail "no brine-*.rpm and brine-agent-*.rpm in $DIST (make packages makes them)"
 
 for p in brine brine-agent; do
 	if dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qv '^not-installed$'; then
@@ -161,6 +164,30 @@ for f in /usr/share/zsh/vendor-completions/_brine /usr/share/zsh/vendor-completi
 	/usr/share/fish/vendor_completions.d/brine.fish /usr/share/fish/vendor_completions.d/brine-agent.fish; do
 	[ -s "$f" ] || fail "$f is not installed"
 done
+ok
+
+step "the .rpm: %config(noreplace), scriptlets, and its files as rpm unpacks them (into a scratch root, no scriptlets)"
+rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$rpm_brine" 2>/dev/null | grep -qx '/etc/brine/master cn' ||
+	fail "$rpm_brine: /etc/brine/master is not %config(noreplace)"
+rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$rpm_agent" 2>/dev/null | grep -qx '/etc/brine/minion cn' ||
+	fail "$rpm_agent: /etc/brine/minion is not %config(noreplace)"
+rpm -qp --scripts "$rpm_brine" >"$work/rpm-scripts.txt" 2>/dev/null
+for s in preinstall postinstall preuninstall postuninstall; do
+	grep -q "^$s scriptlet" "$work/rpm-scripts.txt" || fail "$rpm_brine has no $s scriptlet"
+done
+rpm -qp --scripts "$rpm_agent" >"$work/rpm-scripts.txt" 2>/dev/null
+for s in postinstall preuninstall postuninstall; do
+	grep -q "^$s scriptlet" "$work/rpm-scripts.txt" || fail "$rpm_agent has no $s scriptlet"
+done
+rpm --root "$work/rpmroot" --initdb
+rpm --root "$work/rpmroot" -i --nodeps --noscripts "$rpm_brine" "$rpm_agent" >"$work/rpm.log" 2>&1 ||
+	fail "rpm -i into a scratch root: $(cat "$work/rpm.log")"
+for f in /usr/bin/brine /usr/bin/brine-agent /usr/lib/systemd/system/brine-master.service \
+	/usr/lib/systemd/system/brine-agent.service /etc/brine/master /etc/brine/minion; do
+	cmp -s "$work/rpmroot$f" "$f" || fail "the .rpm's $f differs from the .deb's"
+done
+[ -s "$work/rpmroot/usr/share/zsh/site-functions/_brine" ] || fail "the .rpm has no zsh completion in /usr/share/zsh/site-functions"
+rm -rf "$work/rpmroot"
 ok
 
 # A port pair nothing listens on, so that a master of another test on this
