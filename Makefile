@@ -1,4 +1,4 @@
-# brine — see README.md. Targets: demo, test, check, interop, bench, chaos, lint, build, cross, sizes, fuzz.
+# brine — see README.md. Targets: demo, test, check, interop, bench, chaos, lint, build, cross, sizes, packages, fuzz.
 GO            ?= go
 BIN           := bin/brine
 AGENT_BIN     := bin/brine-agent
