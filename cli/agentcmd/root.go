@@ -2,6 +2,7 @@ package agentcmd
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -46,7 +47,10 @@ Exit codes: 0 success, 1 failure, 2 bad command line.`,
 	addAgentFlags(root.Flags(), &strict)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
 	SetVersion(root)
-	root.AddCommand(NewCallCmd(f), NewVersionCmd(root.Name()), NewServiceCmd(f), NewInstallAliasesCmd(AgentNames), NewGenDocsCmd())
+	call := NewCallCmd(f)
+	// Its examples name the binary a managed machine has.
+	call.Example = strings.ReplaceAll(call.Example, "brine call", "brine-agent call")
+	root.AddCommand(call, NewVersionCmd(root.Name()), NewServiceCmd(f), NewInstallAliasesCmd(AgentNames), NewGenDocsCmd())
 	RefuseUnknownSubcommands(root)
 	return root
 }
