@@ -12,8 +12,9 @@ done
 for name in salt-call salt-minion; do
 	brine_alt_install "$name" /usr/bin/brine 10
 done
-# The package's directories are brine's; a data_dir an older install made
-# as root is handed over too, or the master could not open its own store.
-chown -R brine:brine /var/lib/brine
+# data_dir is brine's even where it existed before the package (a tarball
+# install's); its contents are not chowned here (a recursive chown as root
+# follows what the tree holds): docs/install.md says to do it once by hand.
+chown brine:brine /var/lib/brine
 . /usr/share/brine/systemd.sh
 brine_unit_installed brine-master.service "$1" "$2"
