@@ -114,6 +114,9 @@ step "dpkg -i $(basename "$deb_brine") $(basename "$deb_agent")"
 touch "$MARKER"
 dpkg_wait -i "$deb_brine" "$deb_agent" >"$work/install.log" 2>&1 ||
 	fail "dpkg -i: $(cat "$work/install.log")"
+# A maintainer script's warning (update-alternatives, useradd, systemctl)
+# is a fault even when dpkg succeeds.
+! grep -qi 'warning\|error' "$work/install.log" || fail "dpkg -i warned: $(grep -i 'warning\|error' "$work/install.log")"
 ok
 
 step "installed files, user, alternatives, units, man pages, completion"
@@ -155,6 +158,12 @@ for want in brine-key --accept --yes --import-salt; do
 	grep -q -- "$want" "$work/man-key.txt" || fail "man brine-key does not mention $want"
 done
 man -w brine-agent brine-agent-call brine-master brine-exec >/dev/null 2>&1 || fail "a man page of brine-agent, brine-agent-call, brine-master or brine-exec is missing"
+# Salt's names lead to the pages of what they run.
+for pair in salt:brine-exec salt-key:brine-key salt-run:brine-run salt-cloud:brine-cloud salt-master:brine-master \
+	salt-call:brine-agent-call salt-minion:brine-agent; do
+	page=$(readlink -f "$(man -w "${pair%%:*}" 2>/dev/null)") || true
+	[ "$page" = "/usr/share/man/man1/${pair#*:}.1.gz" ] || fail "man ${pair%%:*} is ${page:-missing}, want ${pair#*:}'s page"
+done
 ok
 for f in /usr/share/bash-completion/completions/brine /usr/share/bash-completion/completions/brine-agent; do
 	bash -n "$f" || fail "bash -n $f"
@@ -282,6 +291,7 @@ done
 rm -rf "$work/repack"
 dpkg_wait -i "$work"/brine_*.next.deb "$work"/brine-agent_*.next.deb >"$work/upgrade.log" 2>&1 ||
 	fail "dpkg -i (upgrade): $(cat "$work/upgrade.log")"
+! grep -qi 'warning\|error' "$work/upgrade.log" || fail "dpkg -i (upgrade) warned: $(grep -i 'warning\|error' "$work/upgrade.log")"
 [ "$(dpkg-query -W -f='${Version}' brine)" = "$new" ] && [ "$(dpkg-query -W -f='${Version}' brine-agent)" = "$new" ] ||
 	fail "after the upgrade brine is $(dpkg-query -W -f='${Version}' brine), want $new"
 ok
@@ -301,9 +311,10 @@ step "purge both"
 stop_all
 purge || fail "dpkg --purge: $(cat "$work/purge.log")"
 rm -f "$MARKER"
+! grep -qi 'warning\|error' "$work/purge.log" || fail "dpkg --purge warned: $(grep -i 'warning\|error' "$work/purge.log")"
 for f in /usr/bin/brine /usr/bin/brine-agent /usr/lib/systemd/system/brine-master.service \
 	/usr/lib/systemd/system/brine-agent.service /etc/brine /var/lib/brine /var/cache/brine /usr/share/brine \
-	/usr/share/man/man1/brine-key.1.gz; do
+	/usr/share/man/man1/brine-key.1.gz /usr/share/man/man1/salt-key.1.gz; do
 	[ ! -e "$f" ] || fail "$f is left after the purge: $(find "$f" | head -n 5 | tr '\n' ' ')"
 done
 for n in salt salt-key salt-run salt-cloud salt-master salt-call salt-minion; do

@@ -11,11 +11,18 @@ brine_alternatives() {
 	fi
 }
 
-# brine_alt_install NAME TARGET PRIORITY: /usr/bin/NAME -> TARGET. A real
-# file at /usr/bin/NAME (Salt's own package, which ships its commands as
-# files) is left alone: update-alternatives keeps it and says so.
+# brine_alt_install NAME TARGET PRIORITY [PAGE]: /usr/bin/NAME -> TARGET,
+# and with PAGE, man NAME -> man PAGE (salt-key's page is brine-key's) as a
+# slave link that follows the choice. A real file at /usr/bin/NAME (Salt's
+# own package, which ships its commands as files) is left alone:
+# update-alternatives keeps it and says so.
 brine_alt_install() {
-	brine_alternatives --install "/usr/bin/$1" "$1" "$2" "$3" >/dev/null
+	if [ -n "${4:-}" ]; then
+		brine_alternatives --install "/usr/bin/$1" "$1" "$2" "$3" \
+			--slave "/usr/share/man/man1/$1.1.gz" "$1.1.gz" "/usr/share/man/man1/$4.1.gz" >/dev/null
+	else
+		brine_alternatives --install "/usr/bin/$1" "$1" "$2" "$3" >/dev/null
+	fi
 }
 
 brine_alt_remove() {

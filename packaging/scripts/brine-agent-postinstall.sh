@@ -3,8 +3,7 @@
 # alternatives that outrank brine's, then the unit.
 set -e
 . /usr/share/brine-agent/alternatives.sh
-for name in salt-minion salt-call; do
-	brine_alt_install "$name" /usr/bin/brine-agent 20
-done
+brine_alt_install salt-minion /usr/bin/brine-agent 20 brine-agent
+brine_alt_install salt-call /usr/bin/brine-agent 20 brine-agent-call
 . /usr/share/brine-agent/systemd.sh
 brine_unit_installed brine-agent.service "$1" "$2"
