@@ -272,6 +272,9 @@ func (s *states) checkPerms(ctx context.Context, path string, usr, group any, mo
 	if err != nil {
 		return p, fmt.Errorf("%s does not exist", path)
 	}
+	if noModes {
+		return s.checkOwner(ctx, path, usr, st, changes)
+	}
 	test := state.From(ctx).Test
 	p.lmode = py.Str(st["mode"])
 	fi, _ := os.Lstat(path)

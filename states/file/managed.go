@@ -75,6 +75,9 @@ func (s *states) managed(ctx context.Context, o managedOpts) state.Result {
 	if name == "" {
 		return state.Failed(name, "Destination file name is required")
 	}
+	if o.mode != nil && noModes {
+		return state.Failed(name, "The 'mode' option is not supported on Windows")
+	}
 	keepMode := false
 	if m, ok := o.mode.(string); ok && strings.EqualFold(m, "keep") {
 		keepMode, o.mode = true, nil
