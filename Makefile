@@ -32,7 +32,7 @@ RACE_PKGS     := ./bus/... ./reactor/... ./cmd/... ./e2e/ ./api/... ./master/...
 CHECK_SKIP    := /e2e$$|/bench/chaos$$
 FUZZTIME      ?= 30s
 
-.PHONY: all build cross sizes demo test check deps lint bench chaos fuzz clean interop packages
+.PHONY: all build cross sizes demo test check deps lint bench chaos fuzz clean interop packages test-windows
 
 # phase prints, as a phase of a target starts, its name and the time, so
 # that a long run says where it is: $(call phase,test,go vet,2/5).
@@ -96,6 +96,15 @@ test:
 	@$(MAKE) --no-print-directory packages
 	./scripts/packages-test.sh dist
 	@echo "== make test: passed at $$(date -u +%H:%M:%S) UTC"
+
+# test-windows runs the Windows agent's tests (GOOS=windows test binaries)
+# under Debian's wine: cmd.exe and job objects, the registry grains, the
+# Service Control Manager (wine's starts and stops the test binary as a
+# service). scripts/wine-test.sh says what wine cannot run.
+WINE_PACKAGES := wine wine64 binutils-mingw-w64-x86-64
+test-windows:
+	@$(MAKE) --no-print-directory deps DEB_PACKAGES="$(WINE_PACKAGES)"
+	GO="$(GO)" ./scripts/wine-test.sh
 
 # check is the edit-test loop: gofmt, go vet, staticcheck, and the tests
 # of every package but the system tests and the chaos run, with -short
