@@ -136,10 +136,10 @@ interop:
 # brine-agent's, so that the two packages install side by side. Beside
 # them, a tarball of the same files for machines without dpkg or rpm
 # (docs/install.md).
-PKG_VERSION ?= $(shell packaging/version.sh)
-PKG_ARCH    ?= $(shell $(GO) env GOARCH)
-packages: PKG_VERSION := $(PKG_VERSION)
-packages: PKG_ARCH := $(PKG_ARCH)
+# Both are worked out once, when packages first needs them (not at every
+# make, and not again if a commit lands during the build).
+PKG_VERSION ?= $(eval PKG_VERSION := $(shell packaging/version.sh))$(PKG_VERSION)
+PKG_ARCH    ?= $(eval PKG_ARCH := $(shell go env GOARCH))$(PKG_ARCH)
 packages: build
 	@test -x bin/brine-agent || { echo "make packages: bin/brine-agent is missing (make build makes it)" >&2; exit 1; }
 	rm -rf dist/docs dist/*.deb dist/*.rpm dist/*.tar.gz
