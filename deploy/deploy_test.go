@@ -338,7 +338,7 @@ func TestDeploySettingsErrors(t *testing.T) {
 		name, keys, want string
 	}{
 		{"bad agent_binaries", "  password: x\n  agent_binaries: {a: b}\n", "cloud.profiles:4: agent_binaries: want a directory or a list of directories"},
-		{"no script, no credential", "  ssh_username: root\n", "deploy skipped: no script, and no private_key or password for the built-in bootstrap (bootstrap-brine) to log in with"},
+		{"no script, no credential", "  ssh_username: root\n", "deploy skipped: no script, and no private_key or password (in the profile) for the built-in bootstrap (bootstrap-brine) to log in with"},
 		{"bootstrap-brine, no credential", "  script: bootstrap-brine\n", "needs private_key or password"},
 		{"unknown script", "  script: nosuch\n  password: x\n", `cloud.profiles:3: script: no deploy script "nosuch"`},
 		{"no credential", "  script: hello\n", "needs private_key or password"},
@@ -368,6 +368,39 @@ func TestDeploySettingsErrors(t *testing.T) {
 				t.Errorf("events fired for bad settings: %v", f.tasks)
 			}
 		})
+	}
+}
+
+// TestBuiltinBootstrapIgnoresTheProvidersPassword: a provider's password
+// is the cloud account's; only the profile's (or the map's) logs in to a
+// VM for the built-in bootstrap.
+func TestBuiltinBootstrapIgnoresTheProvidersPassword(t *testing.T) {
+	h := newHarness(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "cloud.providers"), []byte("prov:\n  driver: vmware\n  password: vcenter-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cloud.profiles"), []byte("clone:\n  provider: prov\nlogin:\n  provider: prov\n  password: root-pw\n  ssh_port: 70000\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := cloud.LoadConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for profile, want := range map[string]string{
+		"clone": "deploy skipped: no script, and no private_key or password (in the profile)",
+		// Its own password: the bootstrap would log in (it stops at the
+		// bad port, before connecting).
+		"login": "ssh_port: 70000 is not a port",
+	} {
+		vm, err := cfg.NewVM("v", profile, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = h.d.Deploy(context.Background(), vm, localNode("v"), (&fired{}).fire)
+		if err == nil || !strings.Contains(err.Error(), want) || errors.Is(err, cloud.ErrDeploySkipped) != (profile == "clone") {
+			t.Errorf("%s: %v, want %q", profile, err, want)
+		}
 	}
 }
 

@@ -118,12 +118,14 @@ func parseOptions(vm *cloud.VM, node *cloud.Node, scriptDirs, agentDirs []string
 			return nil, s["private_key"].Errorf("%v", err)
 		}
 	}
-	if o.signer == nil && o.password.Reveal() == "" && o.builtin && !s.Has("script") {
-		// salt-cloud stops here; a profile that names no script and no
-		// credential most likely wants no deploy (it skipped before
-		// brine had a bootstrap of its own), so it is skipped, with a
-		// warning saying how to have either.
-		return nil, fmt.Errorf("%w: no script, and no private_key or password for the built-in bootstrap (%s) to log in with: set one, or deploy: False", cloud.ErrDeploySkipped, BuiltinScript)
+	if o.builtin && !s.Has("script") && o.signer == nil && (o.password.Reveal() == "" || providerOnly(vm, "password")) {
+		// A profile that names no script and no credential most likely
+		// wants no deploy (it was skipped before brine had a bootstrap
+		// of its own): it is skipped, with a warning saying how to have
+		// either, where salt-cloud stops. A provider's password is the
+		// cloud account's (vCenter's), not a login to its VMs: salt-cloud
+		// would try it over SSH, for ssh_connect_timeout.
+		return nil, fmt.Errorf("%w: no script, and no private_key or password (in the profile) for the built-in bootstrap (%s) to log in with: set one, or deploy: False", cloud.ErrDeploySkipped, BuiltinScript)
 	}
 	if o.signer == nil && o.password.Reveal() == "" {
 		return nil, fmt.Errorf("%w: %s:%d: profile %s: deploying needs private_key or password to log in with", cloud.ErrConfig, vm.Profile.File, vm.Profile.Line, vm.Profile.Name)
@@ -192,6 +194,13 @@ func parseOptions(vm *cloud.VM, node *cloud.Node, scriptDirs, agentDirs []string
 		o.scriptArgs, o.scriptEnv = "", map[string]string{}
 	}
 	return o, nil
+}
+
+// providerOnly reports whether vm's key is its provider's, set neither
+// by the profile nor by the map.
+func providerOnly(vm *cloud.VM, key string) bool {
+	p, ok := vm.Provider.Settings[key]
+	return ok && vm.Settings[key].Node == p.Node
 }
 
 // useSudo reports whether the script runs under sudo when logged in as
