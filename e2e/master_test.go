@@ -32,9 +32,17 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	brineBin = filepath.Join(dir, "brine")
-	if out, err := exec.Command("go", "build", "-o", brineBin, "../cmd/brine").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building brine: %v\n%s", err, out)
-		os.Exit(1)
+	// Built as make build builds them (static, no build paths), brine-agent
+	// beside brine where the built-in bootstrap looks for the VMs' agent:
+	// the system tests run the binaries that ship, and make sizes' build
+	// after them finds their packages compiled.
+	for _, name := range []string{"brine", "brine-agent"} {
+		build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, name), "../cmd/"+name)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building %s: %v\n%s", name, err, out)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
