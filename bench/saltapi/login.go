@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/brinehq/brine/bench/masterproc"
 	"github.com/brinehq/brine/bench/report"
 )
 
@@ -127,8 +128,13 @@ func logins(ctx context.Context, o options, api *client, pid int) (Login, error)
 		}()
 	}
 	t0 := time.Now()
-	time.Sleep(200 * time.Millisecond) // the attack in full swing first
+	// The attack in full swing first: a turned-away address's answers are
+	// held for a second (saltapi's tarpit), so the hammers' first answers
+	// come after that.
+	time.Sleep(1500 * time.Millisecond)
 	during, cpu := valid()
+	// And long enough for the held answers to be counted.
+	masterproc.Sleep(ctx, time.Until(t0.Add(minAttack)))
 	stop()
 	wg.Wait()
 	l.During, l.MasterCPUMsDuring = report.DistOf(during), cpu
@@ -139,6 +145,9 @@ func logins(ctx context.Context, o options, api *client, pid int) (Login, error)
 	}
 	return l, nil
 }
+
+// minAttack is the least time the hammers run for, answers held included.
+const minAttack = 4 * time.Second
 
 // try logs in with password and returns the status and Retry-After; a
 // refusal is no error, only a request that got no answer.
