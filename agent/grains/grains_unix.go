@@ -4,6 +4,7 @@ package grains
 
 import (
 	"os"
+	"runtime"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -21,6 +22,7 @@ func (c Collector) platform(g map[string]any) {
 		g["kernelversion"] = unix.ByteSliceToString(uts.Version[:])
 		g["cpuarch"] = unix.ByteSliceToString(uts.Machine[:])
 	}
+	c.bsdOS(g)
 	if mem, ok := c.memTotal(); ok {
 		g["mem_total"] = mem
 	}
@@ -33,4 +35,24 @@ func (c Collector) platform(g map[string]any) {
 	}
 	g["virtual"] = c.virtual()
 	c.more(g)
+}
+
+// bsdOS sets os, os_family and osrelease where there is no os-release
+// file, as Salt's os_data does from the kernel: macOS ("MacOS", its
+// release from sw_vers) and FreeBSD (its release without -RELEASE).
+// Linux keeps what os-release said.
+func (c Collector) bsdOS(g map[string]any) {
+	switch runtime.GOOS {
+	case "darwin":
+		g["os"], g["os_family"] = "MacOS", "MacOS"
+		if out, err := c.output("sw_vers", "-productVersion"); err == nil && strings.TrimSpace(out) != "" {
+			g["osrelease"] = strings.TrimSpace(out)
+			g["osfullname"] = "macOS"
+		}
+	case "freebsd":
+		g["os"], g["os_family"], g["osfullname"] = "FreeBSD", "FreeBSD", "FreeBSD"
+		if rel, ok := g["kernelrelease"].(string); ok && rel != "" {
+			g["osrelease"], _, _ = strings.Cut(rel, "-")
+		}
+	}
 }

@@ -219,7 +219,8 @@ func (s *states) missingOwner(ctx context.Context, usr, group any) string {
 			msg += fmt.Sprintf("User %s is not available ", py.Str(usr))
 		}
 	}
-	if given(group) {
+	// Windows ignores group (Salt logs that it does).
+	if given(group) && !noModes {
 		if gid, err := s.call(ctx, "file.group_to_gid", []any{group}, nil); err != nil || gid == "" {
 			msg += fmt.Sprintf("Group %s is not available", py.Str(group))
 		}
