@@ -30,8 +30,12 @@ type Mount struct {
 	Type string
 }
 
-// Mounts reads root's /proc/mounts ("" is the real root), in its order.
+// Mounts reads root's /proc/mounts ("" is the real root), in its order;
+// on Windows, the drives (systemMounts).
 func Mounts(root string) ([]Mount, error) {
+	if m, ok, err := systemMounts(root); ok {
+		return m, err
+	}
 	b, err := os.ReadFile(root + "/proc/mounts")
 	if err != nil {
 		return nil, err
