@@ -80,21 +80,23 @@ demo:
 # others without it. Nothing skips: a test that needs root, a network
 # namespace or a Debian package fails, saying which, when it is missing.
 test:
-	$(call phase,test,Debian packages,1/7)
+	$(call phase,test,Debian packages,1/8)
 	@$(MAKE) --no-print-directory deps
-	$(call phase,test,go vet,2/7)
+	$(call phase,test,go vet,2/8)
 	$(GO) vet ./...
-	$(call phase,test,go test (the packages not raced),3/7)
+	$(call phase,test,go test (the packages not raced),3/8)
 	$(GO) test -count=1 $$($(GO) list ./... | grep -vxF "$$($(GO) list $(RACE_PKGS))")
-	$(call phase,test,go test -race (the concurrent packages),4/7)
+	$(call phase,test,go test -race (the concurrent packages),4/8)
 	$(GO) test -count=1 -race $(RACE_PKGS)
-	$(call phase,test,third_party/gonja,5/7)
+	$(call phase,test,third_party/gonja,5/8)
 	cd third_party/gonja && $(GO) test -count=1 ./...
-	$(call phase,test,static binaries and their sizes,6/7)
+	$(call phase,test,static binaries and their sizes,6/8)
 	@$(MAKE) --no-print-directory sizes
-	$(call phase,test,the .deb installed end to end (make packages; scripts/packages-test.sh),7/7)
+	$(call phase,test,the .deb installed end to end (make packages; scripts/packages-test.sh),7/8)
 	@$(MAKE) --no-print-directory packages
 	./scripts/packages-test.sh dist
+	$(call phase,test,the Windows agent's tests under wine (make test-windows),8/8)
+	@$(MAKE) --no-print-directory test-windows
 	@echo "== make test: passed at $$(date -u +%H:%M:%S) UTC"
 
 # test-windows runs the Windows agent's tests (GOOS=windows test binaries)
