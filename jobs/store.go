@@ -14,6 +14,7 @@ import (
 
 	"github.com/brinehq/brine/bus"
 	"github.com/brinehq/brine/config"
+	"github.com/brinehq/brine/internal/backoff"
 	"github.com/brinehq/brine/internal/fnmatch"
 )
 
@@ -304,6 +305,10 @@ type pending struct {
 }
 
 // batch holds the events waiting, by job.
+// batchWindow is how long writeBatches lets events gather before it
+// writes the records they change.
+const batchWindow = 20 * time.Millisecond
+
 type batch struct {
 	mu    sync.Mutex
 	byJID map[string][]pending
@@ -344,6 +349,13 @@ func (s *Store) writeBatches(ctx context.Context, b *batch, p bus.Publisher, sou
 		case <-ctx.Done():
 			return
 		case <-b.kick:
+		}
+		// Let the batch fill a moment: each write re-encodes a job's whole
+		// record, so a thousand returns written a few at a time cost the
+		// master more than the returns did; written every batchWindow,
+		// a record is that much behind at most.
+		if !backoff.Sleep(ctx, batchWindow) {
+			return
 		}
 		order, by := b.take()
 		for _, jid := range order {
@@ -637,6 +649,12 @@ func (s *Store) RecordStep(ctx context.Context, jid, tag string, ret map[string]
 
 // finishIfComplete ends a targeted job once every targeted minion returned.
 func (j *Job) finishIfComplete(t time.Time) {
+	// Fewer returns and absentees than minions: someone is missing, known
+	// without listing who (Missing is quadratic, and this runs for every
+	// return of a thousand-minion job).
+	if len(j.Returns)+len(j.NotConnected) < len(j.Minions) {
+		return
+	}
 	if j.EndTime != nil || j.Event == "" || len(j.Missing()) > 0 || len(j.Returns) == 0 && len(j.Minions) > len(j.NotConnected) {
 		return
 	}
