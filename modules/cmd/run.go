@@ -50,6 +50,7 @@ type command struct {
 	// as it is, not one made from argv: Windows passes a process one
 	// string that each program parses itself, and cmd.exe's quoting is not
 	// the one Go's argument escaping makes (Python's Popen with a string).
+	//lint:ignore U1000 only Windows sets it (cmd_windows.go)
 	cmdline string
 	// umask is the command's umask (negative: the agent's).
 	umask int
