@@ -221,7 +221,7 @@ func (d *Deployer) uploadAgent(client *ssh.Client, o *options, f io.Reader, bin 
 
 // progress logs a step of the bootstrap, and shows it with Output.
 func (d *Deployer) progress(o *options, log *slog.Logger, msg string) {
-	log.Info(msg, "step", "upload")
+	log.Info("bootstrap progress", "step", "upload", "line", msg)
 	if d.cfg.Output != nil {
 		d.outMu.Lock()
 		fmt.Fprintf(d.cfg.Output, "%s: %s\n", o.name, msg)
