@@ -20,9 +20,11 @@ func (unsupported) err() error {
 		runtime.GOOS, map[string]string{"darwin": "launchd", "freebsd": "rc.d"}[runtime.GOOS])
 }
 
-func (u unsupported) control(context.Context, string, string, opts) (bool, error) { return false, u.err() }
-func (u unsupported) running(context.Context, string, string) (bool, error)       { return false, u.err() }
-func (u unsupported) boot(context.Context, string, bool, opts) (bool, error)      { return false, u.err() }
-func (u unsupported) enabled(context.Context, string) (bool, error)               { return false, u.err() }
-func (u unsupported) available(context.Context, string) (bool, error)             { return false, u.err() }
-func (u unsupported) list(context.Context, string) ([]string, error)              { return nil, u.err() }
+func (u unsupported) control(context.Context, string, string, opts) (bool, error) {
+	return false, u.err()
+}
+func (u unsupported) running(context.Context, string, string) (bool, error)  { return false, u.err() }
+func (u unsupported) boot(context.Context, string, bool, opts) (bool, error) { return false, u.err() }
+func (u unsupported) enabled(context.Context, string) (bool, error)          { return false, u.err() }
+func (u unsupported) available(context.Context, string) (bool, error)        { return false, u.err() }
+func (u unsupported) list(context.Context, string) ([]string, error)         { return nil, u.err() }
