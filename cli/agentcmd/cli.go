@@ -27,6 +27,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/brinehq/brine/agent"
 	"github.com/brinehq/brine/internal/logging"
 )
 
@@ -92,7 +93,7 @@ type Flags struct {
 
 // Add binds the flags to root's persistent flags.
 func (f *Flags) Add(root *cobra.Command) {
-	root.PersistentFlags().StringVarP(&f.ConfigDir, "config-dir", "c", "/etc/brine", "configuration directory (holding master or minion and its .d/) or file")
+	root.PersistentFlags().StringVarP(&f.ConfigDir, "config-dir", "c", agent.DefaultConfigDir, "configuration directory (holding master or minion and its .d/) or file")
 	root.PersistentFlags().StringVar(&f.LogLevel, "log-level", "", "log level: debug, info, warn, error (default: log_level or info)")
 	root.PersistentFlags().StringVar(&f.LogFormat, "log-format", "", "log format: text or json (default: log_format or text)")
 }
