@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -41,7 +42,7 @@ func Module(env *modules.Env) []function.Func { return Reader{}.Module(env) }
 
 // Module declares the status functions reading through r.
 func (r Reader) Module(*modules.Env) []function.Func {
-	return []function.Func{
+	return r.onlyOnLinux([]function.Func{
 		{
 			Name: "status.uptime", ReadOnly: true,
 			Doc: "How long the machine has been up: {seconds, since_iso, since_t, days, time (\"H:M\"), users " +
@@ -92,7 +93,27 @@ func (r Reader) Module(*modules.Env) []function.Func {
 				return r.Diskusage(sel...)
 			},
 		},
+	})
+}
+
+// goos is the OS the agent runs on (a variable for the tests).
+var goos = runtime.GOOS
+
+// onlyOnLinux makes every function of fs refuse, saying why, on an OS
+// without Linux's /proc (a Windows, macOS or FreeBSD agent), where reading
+// it would answer empty mappings as if the machine had no memory or CPU.
+// A Reader with a Root (the tests' /proc) reads that wherever it runs.
+func (r Reader) onlyOnLinux(fs []function.Func) []function.Func {
+	if goos == "linux" || r.Root != "" {
+		return fs
 	}
+	for i := range fs {
+		name := fs[i].Name
+		fs[i].Run = func(context.Context, *function.Input) (any, error) {
+			return nil, fmt.Errorf("%s is not available on %s: brine's status module reads Linux's /proc (Salt's win_status and BSD status are not ported)", name, goos)
+		}
+	}
+	return fs
 }
 
 func (r Reader) now() time.Time {

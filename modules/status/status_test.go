@@ -178,3 +178,25 @@ func TestThisMachine(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedOffLinux: without /proc, every status function says so
+// instead of answering empty mappings.
+func TestRefusedOffLinux(t *testing.T) {
+	defer func(g string) { goos = g }(goos)
+	goos = "windows"
+	for _, f := range (Reader{}).Module(nil) {
+		_, err := f.Run(context.Background(), &function.Input{})
+		if err == nil || !strings.Contains(err.Error(), f.Name+" is not available on windows") {
+			t.Errorf("%s off Linux: %v", f.Name, err)
+		}
+	}
+	// A Reader given a root reads it wherever it runs.
+	for _, f := range (Reader{Root: "testdata"}).Module(nil) {
+		if f.Name != "status.loadavg" {
+			continue
+		}
+		if got, err := f.Run(context.Background(), &function.Input{}); err != nil || len(got.(map[string]any)) != 3 {
+			t.Fatalf("status.loadavg of testdata off Linux: %v, %v", got, err)
+		}
+	}
+}
