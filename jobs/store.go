@@ -304,11 +304,15 @@ type pending struct {
 	d  *bus.Delivery
 }
 
-// batch holds the events waiting, by job.
-// batchWindow is how long writeBatches lets events gather before it
-// writes the records they change.
-const batchWindow = 20 * time.Millisecond
+// batchWindow is the least time between two rounds of writes of
+// writeBatches in a stream of events (the round before wrote at least
+// streamEvents): the events that come meanwhile gather for the next round.
+const (
+	batchWindow  = 20 * time.Millisecond
+	streamEvents = 8
+)
 
+// batch holds the events waiting, by job.
 type batch struct {
 	mu    sync.Mutex
 	byJID map[string][]pending
@@ -344,20 +348,28 @@ func (b *batch) take() ([]string, map[string][]pending) {
 // times. An event the record refuses (another kind of job's, a return from
 // an agent the job was not sent to) is acknowledged and logged.
 func (s *Store) writeBatches(ctx context.Context, b *batch, p bus.Publisher, source string) {
+	var last time.Time // when the last round of writes began
+	lastN := 0         // and how many events it wrote
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-b.kick:
 		}
-		// Let the batch fill a moment: each write re-encodes a job's whole
-		// record, so a thousand returns written a few at a time cost the
-		// master more than the returns did; written every batchWindow,
-		// a record is that much behind at most.
-		if !backoff.Sleep(ctx, batchWindow) {
+		// In a stream of events, let the batch fill: each write re-encodes
+		// a job's whole record, so a thousand returns written a few at a
+		// time cost the master more than the returns did. A few events
+		// are written at once (a record someone may check next), a
+		// stream's at most batchWindow behind.
+		if lastN >= streamEvents && !backoff.Sleep(ctx, time.Until(last.Add(batchWindow))) {
 			return
 		}
+		last = time.Now()
 		order, by := b.take()
+		lastN = 0
+		for _, evs := range by {
+			lastN += len(evs)
+		}
 		for _, jid := range order {
 			evs := by[jid]
 			refused := make([]error, len(evs))
