@@ -122,7 +122,10 @@ type pingRun struct {
 	True        int     `json:"true"`
 	ReplyBytes  int     `json:"reply_bytes"`
 	MasterCPUMs float64 `json:"master_cpu_ms"`
-	Error       string  `json:"error,omitempty"`
+	// BenchCPUMs is this process's: the thousand agents' side of the
+	// round (and the request).
+	BenchCPUMs float64 `json:"bench_cpu_ms"`
+	Error      string  `json:"error,omitempty"`
 }
 
 // settle waits for the master of pid to finish the round before (the
@@ -310,12 +313,13 @@ func ping(ctx context.Context, o options, api *client, tok string, pid int, fl *
 		if err := settle(ctx, o, pid); err != nil {
 			return p, fmt.Errorf("ping round %d: %w", k+1, err)
 		}
-		c0 := report.ProcCPU(pid)
+		c0, b0 := report.ProcCPU(pid), report.ProcCPU(0)
 		t0 := time.Now()
 		status, reply, err := api.post(ctx, "/", tok, body)
 		wall := time.Since(t0)
 		r := pingRun{Seconds: report.Round(wall.Seconds(), 4), Status: status, ReplyBytes: len(reply),
-			MasterCPUMs: report.Round(float64(report.ProcCPU(pid)-c0)/float64(time.Millisecond), 1)}
+			MasterCPUMs: report.Round(float64(report.ProcCPU(pid)-c0)/float64(time.Millisecond), 1),
+			BenchCPUMs:  report.Round(float64(report.ProcCPU(0)-b0)/float64(time.Millisecond), 1)}
 		if err == nil {
 			r.Returns, r.True, err = countTrue(reply)
 		}
