@@ -308,7 +308,7 @@ type pending struct {
 // writeBatches in a stream of events (the round before wrote at least
 // streamEvents): the events that come meanwhile gather for the next round.
 const (
-	batchWindow  = 20 * time.Millisecond
+	batchWindow  = 100 * time.Millisecond
 	streamEvents = 8
 )
 
