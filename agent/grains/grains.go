@@ -62,7 +62,22 @@ func (c Collector) output(name string, args ...string) (string, error) {
 	if c.Output != nil {
 		return c.Output(ctx, name, args...)
 	}
-	path, err := c.lookPath(name)
+	if c.LookPath != nil {
+		path, err := c.LookPath(name)
+		if err != nil {
+			return "", err
+		}
+		name = path
+	}
+	return RunCommand(ctx, name, args...)
+}
+
+// RunCommand is how the grains run a command by default (Collector.Output
+// unset): found on PATH, in the C locale, its standard output; an exit
+// status other than 0 is an error. A Collector.Output that only wraps it
+// (a cache, say) behaves as the default does.
+func RunCommand(ctx context.Context, name string, args ...string) (string, error) {
+	path, err := exec.LookPath(name)
 	if err != nil {
 		return "", err
 	}

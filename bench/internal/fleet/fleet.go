@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -90,17 +89,7 @@ var commands sync.Map
 func sharedOutput(ctx context.Context, name string, args ...string) (string, error) {
 	v, _ := commands.LoadOrStore(name+"\x00"+strings.Join(args, "\x00"), &commandOutput{})
 	c := v.(*commandOutput)
-	c.once.Do(func() {
-		path, err := exec.LookPath(name)
-		if err != nil {
-			c.err = err
-			return
-		}
-		cmd := exec.CommandContext(ctx, path, args...)
-		cmd.Env = append(os.Environ(), "LC_ALL=C")
-		out, err := cmd.Output()
-		c.out, c.err = string(out), err
-	})
+	c.once.Do(func() { c.out, c.err = grains.RunCommand(ctx, name, args...) })
 	return c.out, c.err
 }
 
