@@ -74,15 +74,21 @@ reactor:
 // waitAPI polls /healthz until the API answers.
 func waitAPI(t *testing.T, m *testMaster, url string) {
 	t.Helper()
+	waitHTTP(t, m, "API", url+"/healthz")
+}
+
+// waitHTTP polls url until the master's server called what answers it.
+func waitHTTP(t *testing.T, m *testMaster, what, url string) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		resp, err := http.Get(url + "/healthz")
+		resp, err := http.Get(url)
 		if err == nil {
 			resp.Body.Close()
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("API at %s did not come up: %v; master log:\n%s", url, err, m.log)
+			t.Fatalf("%s at %s did not come up: %v; master log:\n%s", what, url, err, m.log)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -224,7 +223,7 @@ external_auth:
 	web2.waitLog(logAccepted, 1)
 	db1.waitLog(logWaiting, 1)
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	waitSaltAPI(t, m, base)
+	waitHTTP(t, m, "salt-api", base+"/")
 	osName := agentOS(t, m)
 	setup := time.Since(start)
 
@@ -355,23 +354,6 @@ external_auth:
 // "m" and the id in URL-safe base64 without padding).
 func guiID(id string) string {
 	return "m" + base64.RawURLEncoding.EncodeToString([]byte(id))
-}
-
-// waitSaltAPI polls salt-api's welcome until it answers.
-func waitSaltAPI(t *testing.T, m *testMaster, base string) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(base + "/")
-		if err == nil {
-			resp.Body.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("salt-api at %s did not come up: %v; master log:\n%s", base, err, m.log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // agentOS is web1's os grain, as the master's grains.item gets it.
