@@ -669,3 +669,30 @@ func TestWrittenRecordYieldsToAnotherWriter(t *testing.T) {
 		t.Fatalf("returns recorded: %v, want a, b and c", got)
 	}
 }
+
+// TestWrittenJobsServeOnlyTheirRevision: a kept record serves an update
+// only at the revision it was written at, and once: after another writer's
+// revision, or once taken, the bucket's copy is decoded instead.
+func TestWrittenJobsServeOnlyTheirRevision(t *testing.T) {
+	var w writtenJobs
+	w.keep(&Job{JID: "j", Revision: 5})
+	if j := w.take("j", 6); j != nil {
+		t.Fatalf("a record kept at revision 5 served revision 6: %+v", j)
+	}
+	if j := w.take("j", 5); j != nil {
+		t.Fatalf("a record dropped by a mismatch served later: %+v", j)
+	}
+	w.keep(&Job{JID: "j", Revision: 7})
+	if j := w.take("j", 7); j == nil || j.Revision != 7 {
+		t.Fatalf("the record kept at revision 7: %+v", j)
+	}
+	if j := w.take("j", 7); j != nil {
+		t.Fatal("a record served twice")
+	}
+	for i := range maxWritten + 10 {
+		w.keep(&Job{JID: fmt.Sprint(i), Revision: 1})
+	}
+	if len(w.jobs) > maxWritten {
+		t.Fatalf("%d records kept, at most %d", len(w.jobs), maxWritten)
+	}
+}
