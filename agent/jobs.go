@@ -26,17 +26,16 @@ import (
 //   - When it arrives its load is written to proc/<jid> (Salt's proc
 //     directory), which saltutil.running reads and which says, after a
 //     crash, that the job had started.
-//   - Its return is queued in the outbox (synced) before done/<jid> is
-//     written and proc/<jid> removed; the outbox delivers it until the
-//     master acknowledges it.
-//   - A jid found in proc/, done/ or among the running jobs is not run
+//   - Its return is queued in the outbox (synced) before the jid is
+//     added to done.log (doneLog) and proc/<jid> removed; the outbox
+//     delivers it until the master acknowledges it.
+//   - A jid found in proc/, done.log or among the running jobs is not run
 //     again: the master publishes a job again to an agent that reconnects
 //     without having returned it.
 //   - At start, a proc/<jid> left by a killed agent gets a failed return
 //     saying the job was interrupted, unless its return is already queued.
 const (
 	procDir = "proc"
-	doneDir = "done"
 	// keepDone is how long a finished jid is remembered (Salt's
 	// keep_jobs): longer than any master keeps a job to publish again.
 	keepDone = 24 * time.Hour
@@ -53,7 +52,7 @@ var (
 type jobRunner struct {
 	a    *Agent
 	proc string
-	done string
+	done *doneLog
 
 	mu      sync.Mutex
 	running map[string]*runningJob
@@ -67,14 +66,13 @@ type runningJob struct {
 }
 
 func newJobRunner(a *Agent, cacheDir string) (*jobRunner, error) {
-	r := &jobRunner{a: a, proc: filepath.Join(cacheDir, procDir), done: filepath.Join(cacheDir, doneDir),
-		running: map[string]*runningJob{}}
-	for _, d := range []string{r.proc, r.done} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return nil, fmt.Errorf("jobs: %w", err)
-		}
+	r := &jobRunner{a: a, proc: filepath.Join(cacheDir, procDir), running: map[string]*runningJob{}}
+	if err := os.MkdirAll(r.proc, 0o700); err != nil {
+		return nil, fmt.Errorf("jobs: %w", err)
 	}
-	return r, nil
+	var err error
+	r.done, err = loadDoneLog(cacheDir)
+	return r, err
 }
 
 // validJID refuses jids that cannot name a file or a tag.
@@ -98,7 +96,7 @@ func (r *jobRunner) start(ctx context.Context, job wire.Job, origin string) {
 		r.mu.Unlock()
 		return
 	}
-	if r.seenOnDisk(job.JID) {
+	if r.seen(job.JID) {
 		r.mu.Unlock()
 		r.a.log.Debug("job already run; not running it again", "jid", job.JID)
 		return
@@ -124,13 +122,14 @@ func (r *jobRunner) start(ctx context.Context, job wire.Job, origin string) {
 	}()
 }
 
-func (r *jobRunner) seenOnDisk(jid string) bool {
-	for _, d := range []string{r.proc, r.done} {
-		if _, err := os.Stat(filepath.Join(d, jid)); err == nil {
-			return true
-		}
+// seen reports whether jid finished, or was left in proc/ by an agent
+// that died while running it.
+func (r *jobRunner) seen(jid string) bool {
+	if r.done.has(jid) {
+		return true
 	}
-	return false
+	_, err := os.Stat(filepath.Join(r.proc, jid))
+	return err == nil
 }
 
 // finish queues the return of jid for origin, then forgets the running
@@ -149,8 +148,8 @@ func (r *jobRunner) finish(jid string, ret wire.Return, origin string) {
 }
 
 func (r *jobRunner) markDone(jid string) {
-	if f, err := os.Create(filepath.Join(r.done, jid)); err == nil {
-		f.Close()
+	if err := r.done.add(jid, time.Now()); err != nil {
+		r.a.log.Warn("job: done.log", "jid", jid, "err", err)
 	}
 	os.Remove(filepath.Join(r.proc, jid))
 }
@@ -195,9 +194,8 @@ func (r *jobRunner) state(jid string) wire.JobState {
 	_, running := r.running[jid]
 	r.mu.Unlock()
 	st := wire.JobState{JID: jid, Running: running}
-	if !running && validJID(jid) == nil {
-		_, err := os.Stat(filepath.Join(r.done, jid))
-		st.Done = err == nil
+	if !running {
+		st.Done = r.done.has(jid)
 	}
 	return st
 }
@@ -221,7 +219,7 @@ func (r *jobRunner) recover() error {
 	}
 	for _, e := range ents {
 		jid := e.Name()
-		if _, err := os.Stat(filepath.Join(r.done, jid)); err == nil || queued[jid] {
+		if r.done.has(jid) || queued[jid] {
 			r.markDone(jid)
 			continue
 		}
@@ -241,21 +239,7 @@ func (r *jobRunner) recover() error {
 		}
 		r.markDone(jid)
 	}
-	r.prune()
-	return nil
-}
-
-// prune forgets finished jids older than keepDone.
-func (r *jobRunner) prune() {
-	ents, err := os.ReadDir(r.done)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > keepDone {
-			os.Remove(filepath.Join(r.done, e.Name()))
-		}
-	}
+	return r.done.compact(time.Now())
 }
 
 func nonNilArgs(a []any) []any {
@@ -368,7 +352,8 @@ func (a *Agent) queueReturn(r wire.Return, origin string) error {
 // queue their returns.
 const jobGrace = 5 * time.Second
 
-// wait waits up to d for the running jobs to end.
+// wait waits up to d for the running jobs to end, and closes done.log
+// (a job ending later opens it again).
 func (r *jobRunner) wait(d time.Duration) {
 	done := make(chan struct{})
 	go func() { r.wg.Wait(); close(done) }()
@@ -376,4 +361,5 @@ func (r *jobRunner) wait(d time.Duration) {
 	case <-done:
 	case <-time.After(d):
 	}
+	r.done.close()
 }
