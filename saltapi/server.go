@@ -381,8 +381,11 @@ func (s *Server) authenticate(r *http.Request, c map[string]any) (*Token, error)
 	pass, _ := c["password"].(string)
 	eauth, _ := c["eauth"].(string)
 	host := remoteHost(r)
-	if wait := s.fails.blocked(host, time.Now()); wait > 0 {
-		s.log.Warn("salt-api: login refused: too many failures from this address", "user", user, "remote", r.RemoteAddr, "retry_in", wait)
+	if wait, n := s.fails.blocked(host, time.Now()); wait > 0 {
+		if logRefusal(n) {
+			s.log.Warn("salt-api: login refused: too many failures from this address", "user", user, "remote", r.RemoteAddr,
+				"retry_in", wait, "refused", n)
+		}
 		return nil, errThrottled{wait}
 	}
 	if user == "" || eauth == "" {

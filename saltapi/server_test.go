@@ -474,11 +474,29 @@ func TestFailuresPerAddress(t *testing.T) {
 	for range maxFailures {
 		f.add("10.0.0.1", now)
 	}
-	if f.blocked("10.0.0.1", now) == 0 || f.blocked("10.0.0.2", now) != 0 {
+	if w, n := f.blocked("10.0.0.1", now); w == 0 || n != 1 {
+		t.Fatalf("after %d failures: turned away for %s, refusal %d; want turned away, refusal 1", maxFailures, w, n)
+	}
+	if w, _ := f.blocked("10.0.0.2", now); w != 0 {
 		t.Fatal("the limit is per address")
 	}
-	if f.blocked("10.0.0.1", now.Add(failWindow+time.Second)) != 0 {
+	var logged []int
+	for range 1000 {
+		if _, n := f.blocked("10.0.0.1", now); logRefusal(n) {
+			logged = append(logged, n)
+		}
+	}
+	if want := []int{10, 100, 1000}; !slices.Equal(logged, want) {
+		t.Errorf("refusals logged %v, want %v (and the 1st, before)", logged, want)
+	}
+	if w, n := f.blocked("10.0.0.1", now.Add(failWindow+time.Second)); w != 0 || n != 0 {
 		t.Fatal("turned away for longer than the window")
+	}
+	for range maxFailures {
+		f.add("10.0.0.1", now.Add(2*failWindow))
+	}
+	if _, n := f.blocked("10.0.0.1", now.Add(2*failWindow)); n != 1 {
+		t.Errorf("a new lockout counts its refusals from %d, want 1", n)
 	}
 }
 

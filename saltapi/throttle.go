@@ -26,9 +26,15 @@ const (
 type failures struct {
 	mu sync.Mutex
 	by map[string][]time.Time
+	// refused counts the logins refused to a turned-away address in its
+	// current lockout, so that a guesser's flood is logged at its 1st,
+	// 10th, 100th… refusal rather than once per try.
+	refused map[string]int
 }
 
-func newFailures() *failures { return &failures{by: map[string][]time.Time{}} }
+func newFailures() *failures {
+	return &failures{by: map[string][]time.Time{}, refused: map[string]int{}}
+}
 
 // add counts a failed login from host at now.
 func (f *failures) add(host string, now time.Time) {
@@ -38,6 +44,7 @@ func (f *failures) add(host string, now time.Time) {
 		for h, ts := range f.by {
 			if now.Sub(ts[len(ts)-1]) > failWindow {
 				delete(f.by, h)
+				delete(f.refused, h)
 			}
 		}
 	}
@@ -51,19 +58,31 @@ func (f *failures) add(host string, now time.Time) {
 	f.by[host] = ts
 }
 
-// blocked is how long host is still turned away (0: it is not).
-func (f *failures) blocked(host string, now time.Time) time.Duration {
+// blocked is how long host is still turned away (0: it is not), and
+// how many of its logins this lockout refused, this one included.
+func (f *failures) blocked(host string, now time.Time) (time.Duration, int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	ts := f.by[host]
 	if len(ts) < maxFailures {
-		return 0
+		return 0, 0
 	}
 	if wait := failWindow - now.Sub(ts[0]); wait > 0 {
-		return wait
+		f.refused[host]++
+		return wait, f.refused[host]
 	}
 	delete(f.by, host)
-	return 0
+	delete(f.refused, host)
+	return 0, 0
+}
+
+// logRefusal reports whether the nth refusal of a lockout is logged: the
+// 1st, 10th, 100th and so on.
+func logRefusal(n int) bool {
+	for n >= 10 && n%10 == 0 {
+		n /= 10
+	}
+	return n == 1
 }
 
 // errThrottled is a login from an address turned away.

@@ -19,11 +19,39 @@ type Setup struct {
 	Bin string
 	// Dir is the working directory; MasterDir holds the master's
 	// configuration (and its data, under data/).
-	Dir, MasterDir   string
+	Dir, MasterDir string
+	// AgentsDir holds the configuration and cache directories of the
+	// agents the benchmark runs (fleet.AgentConfig): Dir/agents unless
+	// PlaceAgents moved it.
+	AgentsDir        string
 	PubPort, ReqPort int
 	// NoFile is the open-file limit this process (and the master it
 	// starts) runs with.
 	NoFile uint64
+
+	keep bool
+}
+
+// PlaceAgents puts the agents' directories in a new directory under
+// parent instead of beside the master's, and returns its cleanup (which
+// keeps it when Prepare was asked to keep). A benchmark of the master
+// with a thousand agents in its process puts them on a filesystem of
+// their own: on one disk, each agent's per-job files (proc/<jid>, its
+// outbox's synced return) are a thousand machines' disk work done by one,
+// and on ext4 without a journal every inode created scans past those
+// deleted in the last minutes, so that work grew round after round and
+// slowed the master's own file creation beside it.
+func (s *Setup) PlaceAgents(parent string) (func(), error) {
+	dir, err := os.MkdirTemp(parent, "brine-bench-agents-")
+	if err != nil {
+		return nil, fmt.Errorf("the agents' directory: %w", err)
+	}
+	s.AgentsDir = dir
+	if s.keep {
+		fmt.Fprintf(os.Stderr, "keeping %s\n", dir)
+		return func() {}, nil
+	}
+	return func() { os.RemoveAll(dir) }, nil
 }
 
 // Prepare checks the brine binary bin, raises the open-file limit to at
@@ -51,7 +79,8 @@ func Prepare(name, bin string, nofile uint64, keep bool) (*Setup, func(), error)
 		fmt.Fprintf(os.Stderr, "bench/%s: keeping %s\n", name, dir)
 		cleanup = func() {}
 	}
-	s := &Setup{Bin: abs, Dir: dir, MasterDir: filepath.Join(dir, "master"), NoFile: lim.Cur}
+	s := &Setup{Bin: abs, Dir: dir, MasterDir: filepath.Join(dir, "master"), AgentsDir: filepath.Join(dir, "agents"),
+		NoFile: lim.Cur, keep: keep}
 	if s.PubPort, err = loopback.Port(); err == nil {
 		s.ReqPort, err = loopback.Port()
 	}
@@ -76,6 +105,10 @@ func (s *Setup) Describe(rep *report.Report) {
 	rep.Setup["rlimit_nofile"] = fmt.Sprintf("%d (raised with setrlimit, inherited by the master)", s.NoFile)
 	if fs, err := report.ProbeFsync(s.Dir, 200); err == nil {
 		rep.Setup["disk_fsync"] = fs
+	}
+	if !strings.HasPrefix(s.AgentsDir, s.Dir+string(filepath.Separator)) {
+		rep.Setup["agents_dir"] = fmt.Sprintf("%s (%s), apart from the master's %s (%s)",
+			s.AgentsDir, report.FSType(s.AgentsDir), s.Dir, report.FSType(s.Dir))
 	}
 	if v, err := exec.Command(s.Bin, "version").Output(); err == nil {
 		rep.Setup["brine_version"] = strings.TrimSpace(string(v))

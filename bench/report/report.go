@@ -201,6 +201,26 @@ func ProbeFsync(dir string, n int) (string, error) {
 		n, dir, Percentile(ms, 0.50), Percentile(ms, 0.99), ms[len(ms)-1]), nil
 }
 
+// fsTypes names the filesystems statfs reports by magic number
+// (linux/magic.h) that a benchmark's directory is likely on.
+var fsTypes = map[int64]string{
+	0x01021994: "tmpfs", 0xEF53: "ext2/3/4", 0x58465342: "xfs", 0x9123683E: "btrfs",
+	0x794C7630: "overlayfs", 0x2FC12FC1: "zfs", 0xF2F52010: "f2fs", 0x6969: "nfs", 0x9FA0: "proc",
+}
+
+// FSType names the filesystem dir is on, for a report's setup: where a
+// benchmark's files are decides what their syncs cost.
+func FSType(dir string) string {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return "filesystem unknown: " + err.Error()
+	}
+	if name, ok := fsTypes[int64(st.Type)]; ok {
+		return name
+	}
+	return fmt.Sprintf("filesystem 0x%x", st.Type)
+}
+
 // clockTick is USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on
 // every Linux architecture Go runs on.
 const clockTick = 10 * time.Millisecond

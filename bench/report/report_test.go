@@ -131,3 +131,14 @@ func TestProbeFsync(t *testing.T) {
 		t.Error("probing a missing directory succeeded")
 	}
 }
+
+func TestFSType(t *testing.T) {
+	for _, tc := range []struct{ dir, want string }{
+		{"/proc", "proc"},
+		{"/nonexistent-brine-dir", "filesystem unknown: no such file or directory"},
+	} {
+		if got := FSType(tc.dir); got != tc.want {
+			t.Errorf("FSType(%s) = %q, want %q", tc.dir, got, tc.want)
+		}
+	}
+}

@@ -63,6 +63,7 @@ type options struct {
 	stallCap time.Duration
 	logins   int
 	hammers  int
+	agentsOn string
 }
 
 func main() {
@@ -80,8 +81,9 @@ func main() {
 	flag.IntVar(&o.rate, "rate", defaultEventsPerSecond, "events fired per second while the clients read")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "how long events are fired for the lag measurement")
 	flag.DurationVar(&o.stallCap, "stall-cap", 90*time.Second, "after -duration, keep firing until the stalled client is dropped, at most this long")
-	flag.IntVar(&o.logins, "logins", 200, "valid logins timed before, and again during, the attack")
+	flag.IntVar(&o.logins, "logins", 1000, "valid logins timed before, and again during, the attack")
 	flag.IntVar(&o.hammers, "hammers", 64, "concurrent connections hammering wrong passwords from 127.0.0.2")
+	flag.StringVar(&o.agentsOn, "agents-on", "/dev/shm", "put the agents' directories under this directory, a filesystem apart from the master's (\"\": beside the master's, in its working directory)")
 	flag.Parse()
 	report.Main("bench/saltapi", o.CPUProfile, func(ctx context.Context) error { return run(ctx, o) })
 }
@@ -164,6 +166,13 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer cleanup()
+	if o.agentsOn != "" {
+		cleanAgents, err := setup.PlaceAgents(o.agentsOn)
+		if err != nil {
+			return err
+		}
+		defer cleanAgents()
+	}
 	port, err := loopback.Port()
 	if err != nil {
 		return err
@@ -189,11 +198,11 @@ external_auth:
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 
 	rep := report.New("saltapi")
-	rep.Setup["command"] = fmt.Sprintf("go run ./bench/saltapi -brine %s -agents %d -pings %d -sse-clients %d -rate %d -duration %s -stall-cap %s -logins %d -hammers %d -out %s",
-		o.Bin, o.agents, o.pings, o.clients, o.rate, o.duration, o.stallCap, o.logins, o.hammers, o.Out)
+	rep.Setup["command"] = fmt.Sprintf("go run ./bench/saltapi -brine %s -agents %d -pings %d -sse-clients %d -rate %d -duration %s -stall-cap %s -logins %d -hammers %d -agents-on %q -out %s",
+		o.Bin, o.agents, o.pings, o.clients, o.rate, o.duration, o.stallCap, o.logins, o.hammers, o.agentsOn, o.Out)
 	rep.Setup["master"] = "`brine master` as its own process (" + o.Bin + "), embedded fsync'ed JetStream store, auto_accept: true, log_level info (default), on 127.0.0.1, salt-api on " + base
 	rep.Setup["master_config_added"] = apiConf
-	rep.Setup["agents"] = fmt.Sprintf("%d real agent.Agent in this process (bench/internal/fleet), each with its own config dir, CURVE key pair, on-disk outbox, TCP connection and CURVE session", o.agents)
+	rep.Setup["agents"] = fmt.Sprintf("%d real agent.Agent in this process (bench/internal/fleet), each with its own config dir, CURVE key pair, outbox of synced files, TCP connection and CURVE session", o.agents)
 	rep.Setup["agents_n"] = strconv.Itoa(o.agents)
 	rep.Setup["ping_rounds_k"] = strconv.Itoa(o.pings)
 	setup.Describe(rep)
@@ -443,5 +452,6 @@ func notes(o options) []string {
 		"events.window is the events of the first -duration; the firing then goes on (events.stall) until the master's log says the stalled client was dropped (polled every 250 ms; dropped_after_seconds is from the first event fired), at most -stall-cap. per_client_p99_lag_ms and per_client_max_lag_ms are distributions over the reading clients of each one's p99 and max lag: the target (none lagging beyond 1 s) is on the worst client's max. The stalled client's drop is checked in the master's log (event stream client dropped, with its remote address) and from its side: read after the drop, its connection ends (stalled_client.end). others_dropped counts drops of reading clients in the master's log, ended_early reading clients whose stream ended before the bench closed it, missed the events a reading client still connected did not receive",
 		"login: -logins valid POST /login (JSON: username, password, eauth file) from 127.0.0.1, one after the other, each timed to its whole reply (a token minted in the token bucket, a salt/auth/netapi event stored): before, alone; during, while -hammers connections from 127.0.0.2 (net.Dialer LocalAddr) send wrong passwords back to back (each waiting for its answer, which saltapi holds for 1 s once the address is turned away), from 1.5 s before the valid logins to at least 4 s after the first (hammer_requests counts the answers). Before the hammering, the attacker's wrong passwords are sent one at a time until the first 429 (probe_statuses, failures_before_429: the target is exactly 10), then the right password from 127.0.0.2 (right_password_from_attacker_status: 429 too, as docs/salt-api.md says). p99_ratio is during.p99 / before.p99",
 		"the agents, the event clients, the publisher and the login callers run in this process, sharing the machine's 2 cores with the master (and with other sessions' builds: load_avg)",
+		"the agents' directories (configuration, keys, outbox, proc/, done.log) are under -agents-on (setup.agents_dir), a filesystem apart from the master's data, as a thousand machines' disks are: every return an agent queues is still written and synced to its outbox before it is sent. With -agents-on \"\" they share the master's disk, and each ping round's agent CPU grows with the files the rounds before created and deleted (saltapi-agents-on-disk.json)",
 	}
 }

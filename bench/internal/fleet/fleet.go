@@ -33,12 +33,12 @@ import (
 // context ended.
 const StopTimeout = runner.StopTimeout
 
-// AgentConfig writes agent id's configuration directory, s.Dir/agents/<id>,
+// AgentConfig writes agent id's configuration directory, s.AgentsDir/<id>,
 // for the master of s: its address and ports, its id, a cache directory of
 // its own and extra (further YAML keys, or ""). It returns the directory,
 // for agent.LoadConfig or `brine agent -c`.
 func AgentConfig(s *masterproc.Setup, id, extra string) (string, error) {
-	dir := filepath.Join(s.Dir, "agents", id)
+	dir := filepath.Join(s.AgentsDir, id)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}

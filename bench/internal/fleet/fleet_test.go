@@ -12,7 +12,7 @@ import (
 // agent reads without a warning, pointed at the bench's master, with each
 // benchmark's extra keys in force.
 func TestAgentConfig(t *testing.T) {
-	s := &masterproc.Setup{Dir: t.TempDir(), ReqPort: 14506, PubPort: 14505}
+	s := &masterproc.Setup{Dir: t.TempDir(), AgentsDir: t.TempDir(), ReqPort: 14506, PubPort: 14505}
 	for _, tc := range []struct {
 		id, extra   string
 		reauth, acc int
@@ -38,7 +38,7 @@ func TestAgentConfig(t *testing.T) {
 			t.Errorf("%s: id %q, ports %d/%d, random_reauth_delay %d, acceptance_wait_time %d; want %+v",
 				tc.id, cfg.ID, cfg.MasterPort, cfg.PublishPort, cfg.RandomReauthDelay, cfg.AcceptanceWaitTime, want)
 		}
-		if want := filepath.Join(dir, "cache"); cfg.CacheDir != want {
+		if want := filepath.Join(s.AgentsDir, tc.id, "cache"); cfg.CacheDir != want {
 			t.Errorf("%s: cachedir %q, want %q", tc.id, cfg.CacheDir, want)
 		}
 	}
