@@ -80,9 +80,9 @@ func newTestAgent(t *testing.T, m *testMaster, id, host, extra string) *testAgen
 // command is brine ARGS… as this agent's machine runs it.
 func (a *testAgent) command(args ...string) *exec.Cmd {
 	if a.netns != "" {
-		return exec.Command("ip", append([]string{"netns", "exec", a.netns, brineBin}, args...)...)
+		return tied(exec.Command("ip", append([]string{"netns", "exec", a.netns, brineBin}, args...)...))
 	}
-	return exec.Command(brineBin, args...)
+	return tied(exec.Command(brineBin, args...))
 }
 
 // start runs `brine agent` until stop or the end of the test.

@@ -120,7 +120,7 @@ func follow(t *testing.T, url string, header ...string) *follower {
 	for _, h := range header {
 		args = append(args, "-H", h)
 	}
-	cmd := exec.Command(curlPath(t), append(args, url)...)
+	cmd := tied(exec.Command(curlPath(t), append(args, url)...))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -326,7 +326,7 @@ func TestAPIConfigErrors(t *testing.T) {
 			if err := os.WriteFile(file, []byte(tc.conf), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(brineBin, "master", "-c", m.confDir)
+			cmd := tied(exec.Command(brineBin, "master", "-c", m.confDir))
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			done := make(chan error, 1)

@@ -25,7 +25,7 @@ func cloudSetup(t *testing.T, m *testMaster, dhcp bool) {
 	if !dhcp {
 		args = append(args, "--no-dhcp")
 	}
-	sim := exec.Command(brineBin, args...)
+	sim := tied(exec.Command(brineBin, args...))
 	stdout, err := sim.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +204,7 @@ func TestCloudInterruptReportsWhatExists(t *testing.T) {
 	m.start()
 	cloudSetup(t, m, false) // no DHCP: the IP wait lasts until interrupted
 	os.WriteFile(filepath.Join(m.confDir, "cloud.profiles"), []byte("patient:\n  provider: vcsim\n  clonefrom: linux-template\n  wait_for_ip_timeout: 600\n"), 0o644)
-	cmd := exec.Command(brineBin, "-c", m.confDir, "cloud", "-p", "patient", "slow1", "--json")
+	cmd := tied(exec.Command(brineBin, "-c", m.confDir, "cloud", "-p", "patient", "slow1", "--json"))
 	cmd.Env = append(os.Environ(), simEnv...)
 	var stdout bytes.Buffer
 	stderr := &syncbuf.Buffer{}

@@ -53,7 +53,7 @@ func sharedKey(t *testing.T, m *testMaster) string {
 // execBrine is a brine command with no -c of a test master; it is
 // killed after a minute.
 func execBrine(args ...string) *exec.Cmd {
-	cmd := exec.Command(brineBin, args...)
+	cmd := tied(exec.Command(brineBin, args...))
 	cmd.WaitDelay = time.Second
 	go func() {
 		time.Sleep(time.Minute)

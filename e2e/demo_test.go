@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/brinehq/brine/deploy/sshdtest"
@@ -31,7 +32,7 @@ func TestDemoScenario(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(script, brineBin).CombinedOutput()
+	out, err := tiedWith(exec.Command(script, brineBin), syscall.SIGTERM).CombinedOutput()
 	if err != nil {
 		t.Fatalf("demo failed: %v%s\n\nthe whole output:\n%s", err, demoFailures(out), out)
 	}

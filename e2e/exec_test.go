@@ -239,7 +239,7 @@ func TestRemoteExecution(t *testing.T) {
 		}
 		// web02 sleeps BRINE_TEST_DELAY seconds: web01's return is
 		// printed while web02 still runs.
-		cmd := exec.Command(brineBin, "-c", m.confDir, "exec", "-L", "web01,web02", "cmd.run", "sleep ${BRINE_TEST_DELAY:-0}; echo done", "-t", "10")
+		cmd := tied(exec.Command(brineBin, "-c", m.confDir, "exec", "-L", "web01,web02", "cmd.run", "sleep ${BRINE_TEST_DELAY:-0}; echo done", "-t", "10"))
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -276,7 +276,7 @@ func TestRemoteExecution(t *testing.T) {
 	t.Run("batches", func(t *testing.T) {
 		// Two at a time out of three: web02's 2 s sleep holds its slot,
 		// the third starts when web01 or db01 returns.
-		cmd := exec.Command(brineBin, "-c", m.confDir, "exec", "-L", "web01,web02,db01", "cmd.run", "sleep ${BRINE_TEST_DELAY:-0}; echo ok", "-b", "2", "--json")
+		cmd := tied(exec.Command(brineBin, "-c", m.confDir, "exec", "-L", "web01,web02,db01", "cmd.run", "sleep ${BRINE_TEST_DELAY:-0}; echo ok", "-b", "2", "--json"))
 		var stdout, stderr strings.Builder
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		start := time.Now()
@@ -578,7 +578,7 @@ func TestRemoteExecution(t *testing.T) {
 			t.Errorf("install-aliases again keeps the links: exit %d\n%s", code, out)
 		}
 		// salt-run state.event waits for the next job; salt starts one.
-		watch := exec.Command(filepath.Join(dir, "salt-run"), "-c", m.confDir, "state.event", "salt/job/*/new", "count=1", "quiet=True")
+		watch := tied(exec.Command(filepath.Join(dir, "salt-run"), "-c", m.confDir, "state.event", "salt/job/*/new", "count=1", "quiet=True"))
 		if err := watch.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -97,7 +97,7 @@ func (m *testMaster) start() {
 func (m *testMaster) launch() {
 	m.t.Helper()
 	m.log = new(syncbuf.Buffer)
-	m.cmd = exec.Command(brineBin, "master", "-c", m.confDir)
+	m.cmd = tied(exec.Command(brineBin, "master", "-c", m.confDir))
 	m.cmd.Stderr = m.log
 	if err := m.cmd.Start(); err != nil {
 		m.t.Fatal(err)
@@ -173,7 +173,7 @@ func TestEventSendAndWatch(t *testing.T) {
 	m.start()
 	since := time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)
 
-	watch := exec.Command(brineBin, "-c", m.confDir, "event", "watch", "myco/*", "--count", "3", "--since", since)
+	watch := tied(exec.Command(brineBin, "-c", m.confDir, "event", "watch", "myco/*", "--count", "3", "--since", since))
 	var wout, werr bytes.Buffer
 	watch.Stdout, watch.Stderr = &wout, &werr
 	if err := watch.Start(); err != nil {
@@ -358,7 +358,7 @@ var errAllFound = errors.New("all found")
 
 func TestMasterRunsWithoutConfigAndStopsCleanly(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(brineBin, "master", "-c", "/etc/brine", "--log-format", "json")
+	cmd := tied(exec.Command(brineBin, "master", "-c", "/etc/brine", "--log-format", "json"))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "BRINE_DATA=")
 	stderr, err := cmd.StderrPipe()

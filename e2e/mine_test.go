@@ -81,7 +81,7 @@ reactor:
 
 	// A reaction template reads the mine.
 	since := time.Now().Add(-time.Second).UTC().Format(time.RFC3339Nano)
-	watch := exec.Command(brineBin, "-c", m.confDir, "event", "watch", "myco/mine/seen", "--count", "1", "--since", since, "--json")
+	watch := tied(exec.Command(brineBin, "-c", m.confDir, "event", "watch", "myco/mine/seen", "--count", "1", "--since", since, "--json"))
 	var wout, werr bytes.Buffer
 	watch.Stdout, watch.Stderr = &wout, &werr
 	if err := watch.Start(); err != nil {

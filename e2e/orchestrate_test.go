@@ -285,7 +285,7 @@ reactor:
 	t.Run("a master killed between steps resumes", func(t *testing.T) {
 		os.Remove(logFile)
 		// The client loses its master (and gives up); the job goes on.
-		client := exec.Command(brineBin, "-c", m.confDir, "run", "state.orchestrate", "orch.resume", "--timeout", "2s")
+		client := tied(exec.Command(brineBin, "-c", m.confDir, "run", "state.orchestrate", "orch.resume", "--timeout", "2s"))
 		if err := client.Start(); err != nil {
 			t.Fatal(err)
 		}

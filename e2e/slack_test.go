@@ -77,7 +77,7 @@ func TestCloudRunThreadsInSlack(t *testing.T) {
 func TestSlackCaptureExample(t *testing.T) {
 	port := freePort(t)
 	out := filepath.Join(t.TempDir(), "slack.jsonl")
-	capture := exec.Command("python3", "../examples/slack-capture.py", strconv.Itoa(port), out)
+	capture := tied(exec.Command("python3", "../examples/slack-capture.py", strconv.Itoa(port), out))
 	if err := capture.Start(); err != nil {
 		t.Fatalf("python3: %v (make test installs it)", err)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/internal/py"
 )
 
@@ -259,7 +260,7 @@ func (e *EAuth) AuthList(eauth, username string) []any {
 		// pattern and the key the text, so "web*" as a key is only
 		// the user "web*" itself, and a user named with glob or regex
 		// characters matches other keys. brine does as Salt does.
-		if exprMatch(k, username) {
+		if fnmatch.ExprMatcher(username)(k) {
 			matched = true
 			list = append(list, f.acl[k]...)
 		}
@@ -538,61 +539,6 @@ func sortedPermissions(perms []any) []any {
 	return append(out, others...)
 }
 
-// exprMatch is salt.utils.stringutils.expr_match: a glob (fnmatch) or a
-// whole-string regular expression.
-func exprMatch(line, expr string) bool {
-	if re, err := pyRegexp(fnmatchTranslate(expr)); err == nil && re.MatchString(line) {
-		return true
-	}
-	re, err := pyRegexp(`\A` + expr + `\Z`)
-	return err == nil && re.MatchString(line)
-}
-
-// fnmatchTranslate is Python's fnmatch.translate: '*' and '?' match any
-// character ('/' too), [!...] is a negated class, and a '[' without its
-// ']' is itself.
-func fnmatchTranslate(pat string) string {
-	var b strings.Builder
-	b.WriteString(`(?s:\A`)
-	r := []rune(pat)
-	for i := 0; i < len(r); i++ {
-		switch c := r[i]; c {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		case '[':
-			j := i + 1
-			if j < len(r) && r[j] == '!' {
-				j++
-			}
-			if j < len(r) && r[j] == ']' {
-				j++
-			}
-			for j < len(r) && r[j] != ']' {
-				j++
-			}
-			if j >= len(r) {
-				b.WriteString(`\[`)
-				continue
-			}
-			stuff := string(r[i+1 : j])
-			stuff = strings.ReplaceAll(stuff, `\`, `\\`)
-			if strings.HasPrefix(stuff, "!") {
-				stuff = "^" + stuff[1:]
-			} else if strings.HasPrefix(stuff, "^") {
-				stuff = `\` + stuff
-			}
-			b.WriteString("[" + stuff + "]")
-			i = j
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString(`\z)`)
-	return b.String()
-}
-
 // normalize turns the map[any]any a YAML decoder may give into the
 // map[string]any the ACL checks read, all the way down.
 func normalize(v any) any {
@@ -634,21 +580,7 @@ func pyRegexp(expr string) (*regexp.Regexp, error) {
 		}
 		return nil, v.(error)
 	}
-	var b strings.Builder
-	for i := 0; i < len(expr); i++ {
-		if expr[i] == '\\' && i+1 < len(expr) {
-			if expr[i+1] == 'Z' {
-				b.WriteString(`\z`)
-			} else {
-				b.WriteByte('\\')
-				b.WriteByte(expr[i+1])
-			}
-			i++
-			continue
-		}
-		b.WriteByte(expr[i])
-	}
-	re, err := regexp.Compile(b.String())
+	re, err := regexp.Compile(py.GoRegex(expr))
 	if err != nil {
 		regexCache.Store(expr, err)
 		return nil, err

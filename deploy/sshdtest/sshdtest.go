@@ -220,6 +220,9 @@ LogLevel VERBOSE
 		argv = append(args, argv...)
 	}
 	s.cmd = exec.Command(argv[0], argv[1:]...)
+	// sshd dies with the test binary, which a timed-out test ends without
+	// running Cleanup.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	s.cmd.Stdout, s.cmd.Stderr = s.Log, s.Log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("starting sshd: %v", err)

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/brinehq/brine/internal/py"
 )
 
 // Glob is a compiled tag pattern with the semantics of Python's
@@ -360,25 +362,50 @@ func matchToks(toks []globTok, s string) bool {
 	}
 }
 
-// ExprMatcher is Salt's expr_match, with which state.event selects tags and
-// signing files select minion ids: the string itself, an fnmatch glob, or a
-// regular expression of the whole string when the pattern is a valid one.
+// ExprMatcher is Salt's expr_match (salt.utils.stringutils), with which
+// state.event selects tags, signing files select minion ids, eauth
+// matches user names and the check_whitelist_blacklist filter matches
+// values: an fnmatch glob, else re.match(r"\A{expr}\Z", s). Salt pastes
+// the expression between the anchors without a group, so "web|db" matches
+// every string starting with "web" (\Aweb or db\Z, tried at the start
+// only), and brine keeps that. An expression Python's re refuses is a
+// glob only: one Go's RE2 refuses too (look-arounds, back-references,
+// unbalanced parentheses), and a flags group such as (?i), which Python
+// 3.11 refuses anywhere but at the start of the expression, where \A is.
 func ExprMatcher(pattern string) func(string) bool {
 	g := Compile(pattern)
-	re, err := regexp.Compile(`\A(?:` + pattern + `)\z`)
-	if err != nil {
-		return func(s string) bool { return s == pattern || g.Match(s) }
+	goRE := py.GoRegex(pattern)
+	if _, err := regexp.Compile(goRE); err != nil || midFlags.MatchString(pattern) {
+		return g.Match
 	}
-	return func(s string) bool { return s == pattern || g.Match(s) || re.MatchString(s) }
+	re, err := regexp.Compile(`\A(?:\A` + goRE + `\z)`)
+	if err != nil {
+		return g.Match
+	}
+	return func(s string) bool { return g.Match(s) || re.MatchString(s) }
 }
+
+// midFlags finds a global flags group, (?i) and the like, not escaped.
+var midFlags = regexp.MustCompile(`(^|[^\\])\(\?[aiLmsux]+\)`)
 
 // ExprPrefix is the literal head of an expr_match pattern that both its
 // glob and its regular-expression readings require, so a subscriber can
 // filter early; it holds no glob metacharacter, so prefix+"*" is the glob
-// of that filter.
+// of that filter. A character a regular-expression quantifier (?, *, {)
+// follows is not required, and an alternation ("web|db") requires no
+// head at all.
 func ExprPrefix(pattern string) string {
-	if i := strings.IndexAny(pattern, `*?[\.^$+(){}|`); i >= 0 {
-		return pattern[:i]
+	if strings.Contains(pattern, "|") {
+		return ""
 	}
-	return pattern
+	i := strings.IndexAny(pattern, `*?[\.^$+(){}`)
+	if i < 0 {
+		return pattern
+	}
+	head := pattern[:i]
+	if strings.ContainsRune("*?{", rune(pattern[i])) && head != "" {
+		_, w := utf8.DecodeLastRuneInString(head)
+		head = head[:len(head)-w]
+	}
+	return head
 }

@@ -340,30 +340,86 @@ func fnmatchRegexp(tag, pat string) (*regexp.Regexp, bool) {
 	return regexp.MustCompile(re.String()), true
 }
 
-// TestExprMatcher: Salt's expr_match, as state.event and signing files use
-// it, and the prefix a subscriber can filter on.
+// exprCases holds expression/line pairs whose want column is Salt
+// 3006.6's salt.utils.stringutils.expr_match under CPython 3.11, not ours.
+// After editing the table, regenerate the want column from the repository
+// root with:
+//
+//	python3 - internal/fnmatch/glob_test.go <<'EOF'
+//	import codecs, fnmatch, re, sys
+//	def expr_match(line, expr):  # salt/utils/stringutils.py, 3006.6
+//	    if fnmatch.fnmatch(line, expr):
+//	        return True
+//	    try:
+//	        if re.match(r"\A{}\Z".format(expr), line):
+//	            return True
+//	    except re.error:
+//	        pass
+//	    return False
+//	path = sys.argv[1]
+//	src = open(path, encoding='utf-8').read()
+//	def unq(s): return codecs.escape_decode(s[1:-1].encode())[0].decode('utf-8')
+//	def fix(m): return '{expr: %s, line: %s, want: %s}' % (m[1], m[2], str(expr_match(unq(m[2]), unq(m[1]))).lower())
+//	src = re.sub(r'\{expr: ("(?:[^"\\]|\\.)*"), line: ("(?:[^"\\]|\\.)*"), want: (?:true|false)\}', fix, src)
+//	open(path, 'w', encoding='utf-8').write(src)
+//	EOF
+var exprCases = []struct {
+	expr, line string
+	want       bool
+}{
+	{expr: "*", line: "salt/job/1/new", want: true},
+	{expr: "salt/job/*/new", line: "salt/job/2026/new", want: true},
+	{expr: "salt/job/*/new", line: "salt/job/2026/ret/web1", want: false},
+	{expr: "salt/job/\\d+/new", line: "salt/job/2026/new", want: true},
+	{expr: "salt/job/\\d+/new", line: "salt/job/x/new", want: false},
+	{expr: "salt/auth", line: "salt/auth", want: true},
+	{expr: "salt/auth", line: "salt/authx", want: false},
+	{expr: "salt/(", line: "salt/(", want: true},
+	{expr: "web.", line: "webX", want: true},
+	{expr: "a[b", line: "a[b", want: true},
+	{expr: "[a]", line: "[a]", want: false},
+	{expr: "[a]", line: "a", want: true},
+	{expr: "web|db", line: "webserver", want: true},
+	{expr: "web|db", line: "db", want: true},
+	{expr: "web|db", line: "mydb", want: false},
+	{expr: "web|db", line: "web|db", want: true},
+	{expr: "w?b[0-9]", line: "wb1", want: true},
+	{expr: "w?b[0-9]", line: "wxb1", want: true},
+	{expr: "w?b[0-9]", line: "b1", want: true},
+	{expr: "w?b[0-9]", line: "wxxb1", want: false},
+	{expr: "web\\Z", line: "web", want: true},
+	{expr: "web\\Z", line: "web\\Z", want: true},
+	{expr: "a)(b", line: "ab", want: false},
+	{expr: "a)(b", line: "a)(b", want: true},
+	{expr: "(?i)WEB", line: "web", want: false},
+	{expr: "(?i:WEB)", line: "web", want: true},
+	{expr: "web.*", line: "web1\nweb2", want: false},
+	{expr: "web*", line: "web1\nweb2", want: true},
+	{expr: "admin.*", line: "admin", want: true},
+	{expr: "ops-.+", line: "ops-", want: false},
+	{expr: "ops-.+", line: "ops-jane", want: true},
+	{expr: "[!a]bc", line: "xbc", want: true},
+	{expr: "[^a]bc", line: "xbc", want: true},
+	{expr: "[^a]bc", line: "abc", want: true},
+	{expr: "x{2}", line: "xx", want: true},
+	{expr: "x{2}", line: "x{2}", want: true},
+}
+
+// TestExprMatcher: Salt's expr_match, as state.event, signing files,
+// eauth and check_whitelist_blacklist use it, and the prefix a subscriber
+// can filter on, which every matching line must start with.
 func TestExprMatcher(t *testing.T) {
-	cases := []struct {
-		pattern, tag string
-		want         bool
-	}{
-		{"*", "salt/job/1/new", true},
-		{"salt/job/*/new", "salt/job/2026/new", true},
-		{"salt/job/*/new", "salt/job/2026/ret/web1", false},
-		{`salt/job/\d+/new`, "salt/job/2026/new", true}, // a regular expression, as Salt's expr_match
-		{`salt/job/\d+/new`, "salt/job/x/new", false},
-		{"salt/auth", "salt/auth", true},
-		{"salt/auth", "salt/authx", false},
-		{"salt/(", "salt/(", true}, // not a valid regexp: glob only
-		{"web.", "webX", true},     // regexp reading of '.'
-		{"a[b", "a[b", true},       // the string itself
-	}
-	for _, tc := range cases {
-		if got := ExprMatcher(tc.pattern)(tc.tag); got != tc.want {
-			t.Errorf("ExprMatcher(%q)(%q) = %v, want %v", tc.pattern, tc.tag, got, tc.want)
+	for _, tc := range exprCases {
+		if got := ExprMatcher(tc.expr)(tc.line); got != tc.want {
+			t.Errorf("ExprMatcher(%q)(%q) = %v, want %v (Salt's)", tc.expr, tc.line, got, tc.want)
+		}
+		if p := ExprPrefix(tc.expr); tc.want && !strings.HasPrefix(tc.line, p) {
+			t.Errorf("ExprPrefix(%q) = %q, but %q matches", tc.expr, p, tc.line)
 		}
 	}
-	prefixes := map[string]string{"salt/job/*/new": "salt/job/", "salt/auth": "salt/auth", `salt/job/\d+`: "salt/job/", "*": "", "my.co/x": "my"}
+	prefixes := map[string]string{"salt/job/*/new": "salt/job", // as a regular expression, /* is any number of slashes
+		"salt/auth": "salt/auth", `salt/job/\d+`: "salt/job/", "*": "", "my.co/x": "my",
+		"web|db": "", "web?": "we", "ab{0}": "a", "web*": "we"}
 	for p, want := range prefixes {
 		if got := ExprPrefix(p); got != want {
 			t.Errorf("ExprPrefix(%q) = %q, want %q", p, got, want)

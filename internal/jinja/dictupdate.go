@@ -51,10 +51,6 @@ func DictUpdate(dest, upd map[string]any, recursive, mergeLists bool) map[string
 // DeepCopy is copy.deepcopy of plain values.
 func DeepCopy(v any) any { return py.MapLeaves(v, func(x any) any { return x }) }
 
-// FnmatchCase is Python's fnmatch.fnmatchcase: a shell glob over the
-// whole text, * and ? matching / too.
-func FnmatchCase(s, pattern string) bool { return globMatch(pattern, s) }
-
 // PyStr is Python's str() of a plain value: True, None, 1.0.
 func PyStr(v any) string { return jinjaStr(v) }
 

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"hash"
 	"math/big"
-	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -22,8 +21,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/brinehq/brine/internal/py"
 	"github.com/nikolalohinski/gonja/v2/exec"
+
+	"github.com/brinehq/brine/internal/fnmatch"
+	"github.com/brinehq/brine/internal/py"
 )
 
 // Salt's filters on strings (salt/utils/stringutils.py,
@@ -372,48 +373,6 @@ func containsWhitespace(in any, _ []any) (any, error) {
 	return strings.IndexFunc(s, unicode.IsSpace) >= 0, nil
 }
 
-// exprMatch is Salt's expr_match: a glob, else a regular expression
-// matching the whole text.
-func exprMatch(line, expr string) bool {
-	if ok, _ := path.Match(expr, line); ok || globMatch(expr, line) {
-		return true
-	}
-	re, err := regexp.Compile(`\A(?:` + py.GoRegex(expr) + `)\z`)
-	return err == nil && re.MatchString(line)
-}
-
-// globMatch is Python's fnmatch: * matches / too.
-func globMatch(pattern, s string) bool {
-	var b strings.Builder
-	b.WriteString(`(?s)\A`)
-	for i := 0; i < len(pattern); i++ {
-		c := pattern[i]
-		switch c {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		case '[':
-			j := strings.IndexByte(pattern[i+1:], ']')
-			if j < 0 {
-				b.WriteString(`\[`)
-				continue
-			}
-			class := pattern[i+1 : i+1+j]
-			if strings.HasPrefix(class, "!") {
-				class = "^" + class[1:]
-			}
-			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
-			i += j + 1
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString(`\z`)
-	re, err := regexp.Compile(b.String())
-	return err == nil && re.MatchString(s)
-}
-
 // checkWhitelistBlacklist is Salt's check_whitelist_blacklist(value,
 // whitelist=None, blacklist=None).
 func checkWhitelistBlacklist(in any, args []any) (any, error) {
@@ -437,7 +396,7 @@ func checkWhitelistBlacklist(in any, args []any) (any, error) {
 	}
 	matches := func(l []any) bool {
 		for _, e := range l {
-			if exprMatch(value, jinjaStr(e)) {
+			if fnmatch.ExprMatcher(jinjaStr(e))(value) {
 				return true
 			}
 		}

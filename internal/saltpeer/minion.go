@@ -110,7 +110,7 @@ func (m *Minion) Start() *Minion {
 	m.out = out
 	m.cmd = Command(m.tree, "salt-minion", "-c", m.Dir)
 	m.cmd.Stdout, m.cmd.Stderr = out, out
-	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := m.cmd.Start(); err != nil {
 		m.t.Fatalf("starting salt-minion %s with %s: %v", m.ID, Python, err)
 	}
@@ -187,7 +187,7 @@ func (m *Minion) SaltCall(t testing.TB, args ...string) (string, string, int) {
 	cmd := Command(m.tree, "salt-call", append([]string{"-c", m.Dir}, args...)...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("salt-call %s: %v", strings.Join(args, " "), err)
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/target"
@@ -173,7 +174,7 @@ func FilterBy(lookup, data map[string]any, traverse string, merge, def, base any
 	for _, v := range each {
 		s := jinja.PyStr(v)
 		for _, k := range keys {
-			if jinja.FnmatchCase(s, k) {
+			if fnmatch.Compile(k).Match(s) {
 				ret, found = lookup[k], true
 				break
 			}

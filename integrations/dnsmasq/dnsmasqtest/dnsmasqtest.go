@@ -88,6 +88,9 @@ func Start(t testing.TB, pidfile string, argv ...string) *Server {
 	t.Helper()
 	s := &Server{PidFile: pidfile}
 	s.cmd = exec.Command(argv[0], argv[1:]...)
+	// dnsmasq dies with the test binary, which a timed-out test ends
+	// without running Cleanup.
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	s.cmd.Stdout, s.cmd.Stderr = &s.log, &s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("starting dnsmasq: %v", err)
