@@ -6,6 +6,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/brinehq/brine/internal/keyorder"
 )
 
 // Kind is the type a parameter accepts. Values arrive from YAML, JSON or a
@@ -118,7 +122,9 @@ func describe(v any) string {
 }
 
 // normalize brings decoded values to the few types handlers see: int64,
-// float64, string, bool, nil, []any and map[string]any.
+// float64, string, bool, nil, []any and map[string]any. An ordered
+// mapping (yaml.MapSlice, a template's dict) becomes a map; its order is
+// the Input's (Input.Order).
 func normalize(v any) any {
 	switch t := v.(type) {
 	case int:
@@ -165,8 +171,29 @@ func normalize(v any) any {
 			out[fmt.Sprint(k)] = normalize(x)
 		}
 		return out
+	case yaml.MapSlice:
+		out := make(map[string]any, len(t))
+		for _, it := range t {
+			out[fmt.Sprint(it.Key)] = normalize(it.Value)
+		}
+		return out
 	}
 	return v
+}
+
+// hasOrder tells whether v holds an ordered mapping (yaml.MapSlice).
+func hasOrder(v any) bool {
+	switch t := v.(type) {
+	case yaml.MapSlice:
+		return true
+	case []any:
+		for _, x := range t {
+			if hasOrder(x) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func uintValue(u uint64) any {
@@ -188,6 +215,9 @@ type Input struct {
 
 	args map[string]any
 	fire FireFunc
+	// ordered holds the arguments given as ordered mappings (or lists
+	// of them), as given: a template's dicts, whose order Python keeps.
+	ordered map[string]any
 }
 
 // Has reports whether the argument was given or has a default.
@@ -221,6 +251,23 @@ func (in *Input) List(name string) []any { l, _ := in.args[name].([]any); return
 
 // Map returns a Map argument.
 func (in *Input) Map(name string) map[string]any { m, _ := in.args[name].(map[string]any); return m }
+
+// Order is the key order of an argument given as an ordered mapping (a
+// template's dict, yaml.MapSlice) or a list holding them; nil when it
+// was given as a Go map (its keys read sorted) or holds no mapping.
+func (in *Input) Order(name string) *keyorder.Order { return keyorder.Of(in.ordered[name]) }
+
+// Ordered is what a function returns, v, for its caller: when the
+// caller gave ordered mappings (a template, which iterates what it gets
+// back as Python's dicts keep their insertion order), v with its maps
+// yaml.MapSlices in the order o (keyorder.MapSlices); else v itself, so
+// that a caller that gave Go maps gets Go maps.
+func (in *Input) Ordered(v any, o *keyorder.Order) any {
+	if len(in.ordered) == 0 {
+		return v
+	}
+	return keyorder.MapSlices(v, o)
+}
 
 // Fire fires an event caused by this call: the caller (the reactor) links it
 // to the event that triggered the call, which is what loop protection follows.

@@ -229,6 +229,7 @@ func (f *Func) bind(args []any, kwargs map[string]any) (*Input, error) {
 		if absentNone(p, a) {
 			continue
 		}
+		in.keepOrder(p.Name, a)
 		v, err := p.Kind.convert(normalize(a))
 		if err != nil {
 			return nil, &ArgError{Func: f.Name, Arg: p.Name, Err: err}
@@ -254,6 +255,7 @@ func (f *Func) bind(args []any, kwargs map[string]any) (*Input, error) {
 		if absentNone(*p, kwargs[k]) {
 			continue
 		}
+		in.keepOrder(p.Name, kwargs[k])
 		v, err := p.Kind.convert(normalize(kwargs[k]))
 		if err != nil {
 			return nil, &ArgError{Func: f.Name, Arg: p.Name, Err: err}
@@ -272,6 +274,18 @@ func (f *Func) bind(args []any, kwargs map[string]any) (*Input, error) {
 		}
 	}
 	return in, nil
+}
+
+// keepOrder keeps argument name's value as given when it holds ordered
+// mappings, for Order and Ordered.
+func (in *Input) keepOrder(name string, v any) {
+	if !hasOrder(v) {
+		return
+	}
+	if in.ordered == nil {
+		in.ordered = map[string]any{}
+	}
+	in.ordered[name] = v
 }
 
 // absentNone says whether v, given for p, counts as not given: None

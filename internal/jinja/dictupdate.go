@@ -1,6 +1,9 @@
 package jinja
 
-import "github.com/brinehq/brine/internal/py"
+import (
+	"github.com/brinehq/brine/internal/keyorder"
+	"github.com/brinehq/brine/internal/py"
+)
 
 // Salt's salt.utils.dictupdate and copy.deepcopy, which its template
 // functions (grains.filter_by, defaults.*, slsutil.*) share.
@@ -10,6 +13,17 @@ import "github.com/brinehq/brine/internal/py"
 // updated in turn, lists replaced (or, with mergeLists, extended with
 // the items dest lacks). dest is changed and returned.
 func DictUpdate(dest, upd map[string]any, recursive, mergeLists bool) map[string]any {
+	out, _ := DictUpdateOrdered(dest, nil, upd, nil, recursive, mergeLists)
+	return out
+}
+
+// DictUpdateOrdered is DictUpdate given the key order of dest (do) and
+// of upd (uo), nil for a Go map's (sorted), and giving the order of the
+// result as Python's dicts have it: dest's keys where they were, upd's
+// new ones after them in upd's order, a dictionary updated in turn
+// ordered the same way, a list extended with the orders of its new
+// items, a value replaced with upd's order.
+func DictUpdateOrdered(dest map[string]any, do *keyorder.Order, upd map[string]any, uo *keyorder.Order, recursive, mergeLists bool) (map[string]any, *keyorder.Order) {
 	if recursive {
 		overlap := false
 		for k := range upd {
@@ -20,32 +34,71 @@ func DictUpdate(dest, upd map[string]any, recursive, mergeLists bool) map[string
 		}
 		recursive = overlap
 	}
-	for k, v := range upd {
-		if !recursive {
-			dest[k] = v
-			continue
+	order := &keyorder.Order{Keys: do.KeysOf(dest)}
+	sub := func(k string, o *keyorder.Order) {
+		if o == nil {
+			delete(order.Sub, k)
+			return
 		}
-		switch cur := dest[k].(type) {
-		case map[string]any:
-			if m, ok := v.(map[string]any); ok {
-				dest[k] = DictUpdate(cur, m, true, mergeLists)
-				continue
-			}
-		case []any:
-			if l, ok := v.([]any); ok && mergeLists {
-				merged := DeepCopy(cur).([]any)
-				for _, x := range l {
-					if !pyIn(x, merged) {
-						merged = append(merged, x)
-					}
+		if order.Sub == nil {
+			order.Sub = map[string]*keyorder.Order{}
+		}
+		order.Sub[k] = o
+	}
+	for _, k := range order.Keys {
+		sub(k, do.At(k))
+	}
+	for _, k := range uo.KeysOf(upd) {
+		v := upd[k]
+		cur, had := dest[k]
+		if !had {
+			order.Keys = append(order.Keys, k)
+		}
+		if recursive {
+			switch c := cur.(type) {
+			case map[string]any:
+				if m, ok := v.(map[string]any); ok {
+					var o *keyorder.Order
+					dest[k], o = DictUpdateOrdered(c, do.At(k), m, uo.At(k), true, mergeLists)
+					sub(k, o)
+					continue
 				}
-				dest[k] = merged
-				continue
+			case []any:
+				if l, ok := v.([]any); ok && mergeLists {
+					merged := DeepCopy(c).([]any)
+					items := make([]*keyorder.Order, len(c), len(c)+len(l))
+					for i := range c {
+						items[i] = do.At(k).Item(i)
+					}
+					// Salt's merged.extend([x for x in val if x not in
+					// merged]): each tested against dest's list alone
+					for i, x := range l {
+						if !pyIn(x, c) {
+							merged = append(merged, x)
+							items = append(items, uo.At(k).Item(i))
+						}
+					}
+					dest[k] = merged
+					sub(k, listOrder(items))
+					continue
+				}
 			}
 		}
 		dest[k] = v
+		sub(k, uo.At(k))
 	}
-	return dest
+	return dest, order
+}
+
+// listOrder is the order of a list whose items have the orders items:
+// nil when none of them is known.
+func listOrder(items []*keyorder.Order) *keyorder.Order {
+	for _, it := range items {
+		if it != nil {
+			return &keyorder.Order{Items: items}
+		}
+	}
+	return nil
 }
 
 // DeepCopy is copy.deepcopy of plain values.

@@ -145,8 +145,9 @@ func updateValue(dest, upd *exec.Value, recursive, mergeLists bool) {
 				continue
 			case cur != nil && isPyList(cur) && isPyList(it.Value) && mergeLists:
 				merged := deepCopyValue(cur).Interface().([]any)
+				had := merged[:len(merged):len(merged)]
 				for _, x := range listItems(it.Value) {
-					if !containsValue(merged, x) {
+					if !containsValue(had, x) {
 						merged = append(merged, x.Interface())
 					}
 				}

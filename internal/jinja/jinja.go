@@ -172,7 +172,36 @@ func GoValue(v *exec.Value) any {
 	return g
 }
 
+// argValue is a template value as a function's argument: GoValue's
+// plain values, with every dictionary a yaml.MapSlice in the order the
+// template iterates it (keys by their text, as GoValue keys them), so
+// that the function knows the order Salt's dicts keep.
+func argValue(v *exec.Value) any {
+	if v == nil || v.IsNil() {
+		return nil
+	}
+	if v.IsDict() {
+		out := yaml.MapSlice{}
+		v.Iterate(func(_, _ int, key, value *exec.Value) bool {
+			out = append(out, yaml.MapItem{Key: key.PyString(), Value: argValue(value)})
+			return true
+		}, func() {})
+		return out
+	}
+	if v.IsList() {
+		out := []any{}
+		v.Iterate(func(_, _ int, item, _ *exec.Value) bool {
+			out = append(out, argValue(item))
+			return true
+		}, func() {})
+		return out
+	}
+	return GoValue(v)
+}
+
 // Caller calls one function by name, as `salt` in a template does.
+// A dictionary argument is a yaml.MapSlice (argValue); a yaml.MapSlice
+// in what it returns reads as a dict in its order.
 type Caller func(name string, args []any, kwargs map[string]any) (any, error)
 
 // namespace is one module of the `salt` object: salt.pillar.get. It is a
@@ -186,13 +215,17 @@ func Salt(names []string, call Caller) map[string]any {
 	salt := make(map[string]any, len(names)*2)
 	for _, name := range names {
 		fn := func(va *exec.VarArgs) (any, error) {
+			// the arguments' dicts go as ordered mappings and come back
+			// as ordered dicts: a function that returns a mapping built
+			// from them (grains.filter_by, defaults.merge) gives it in
+			// the order Salt's dicts would have (function.Input.Ordered)
 			args := make([]any, len(va.Args))
 			for i, a := range va.Args {
-				args[i] = GoValue(a)
+				args[i] = argValue(a)
 			}
 			kwargs := make(map[string]any, len(va.KwArgs))
 			for k, v := range va.KwArgs {
-				kwargs[k] = GoValue(v)
+				kwargs[k] = argValue(v)
 			}
 			out, err := call(name, args, kwargs)
 			if err != nil {
@@ -205,7 +238,7 @@ func Salt(names []string, call Caller) map[string]any {
 					return dest.Interface(), nil
 				}
 			}
-			return out, nil
+			return Ordered(out), nil
 		}
 		salt[name] = fn
 		if mod, fun, ok := strings.Cut(name, "."); ok {

@@ -3,6 +3,7 @@ package jinja
 import (
 	"strings"
 
+	"github.com/goccy/go-yaml"
 	"github.com/nikolalohinski/gonja/v2/exec"
 
 	"github.com/brinehq/brine/internal/keyorder"
@@ -49,7 +50,19 @@ func PillarOrdered(call Caller, order *keyorder.Order) Caller {
 		switch name {
 		case "pillar.get", "pillar.fetch":
 			// get(key, default, merge, merge_nested_lists, delimiter, …)
-			return OrderedBy(out, pillarAt(order, args, kwargs, 4)), nil
+			at := pillarAt(order, args, kwargs, 4)
+			if merge, _ := argOf(args, kwargs, "merge", 2).(bool); merge {
+				// the value merged over the default mapping: the
+				// default's keys first, as dictupdate.merge leaves them
+				if def, ok := argOf(args, kwargs, "default", 1).(yaml.MapSlice); ok {
+					if at == nil {
+						at = keyorder.Of(def)
+					} else {
+						at = keyorder.Merged(keyorder.Of(def), at)
+					}
+				}
+			}
+			return OrderedBy(out, at), nil
 		case "config.get":
 			// get(key, default, delimiter, merge, …)
 			return OrderedBy(out, pillarAt(order, args, kwargs, 2)), nil

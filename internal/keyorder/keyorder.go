@@ -147,3 +147,26 @@ func Merged(dst, src *Order) *Order {
 	}
 	return out
 }
+
+// MapSlices is v with every map[string]any a yaml.MapSlice whose keys
+// follow o (keys o does not know last, sorted): the ordered form a
+// function returns to a caller that iterates its mappings, a template,
+// which reads a MapSlice as a dict in its order. A yaml.MapSlice already
+// in v is kept as it is.
+func MapSlices(v any, o *Order) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(yaml.MapSlice, 0, len(t))
+		for _, k := range o.KeysOf(t) {
+			out = append(out, yaml.MapItem{Key: k, Value: MapSlices(t[k], o.At(k))})
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = MapSlices(x, o.Item(i))
+		}
+		return out
+	}
+	return v
+}

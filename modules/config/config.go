@@ -53,14 +53,15 @@ func Module(env *modules.Env) []function.Func {
 					if v, ok := target.Traverse(data, key, delim); ok {
 						return v, nil
 					}
-					return in.Value("default"), nil
+					return in.Ordered(in.Value("default"), in.Order("default")), nil
 				}
 				for _, src := range sources(ctx, env, in.Bool("omit_opts"), in.Bool("omit_grains"), in.Bool("omit_pillar")) {
 					if v, ok := target.Traverse(src, key, delim); ok {
 						return v, nil
 					}
 				}
-				return in.Value("default"), nil
+				// a default mapping iterates in the template's order
+				return in.Ordered(in.Value("default"), in.Order("default")), nil
 			},
 		},
 		{

@@ -14,6 +14,7 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/internal/keyorder"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/target"
 )
@@ -31,7 +32,9 @@ func Module(env *modules.Env) []function.Func {
 				{Name: "convert_none", Kind: function.Bool, Default: true},
 			},
 			Run: func(_ context.Context, in *function.Input) (any, error) {
-				return Merge(in.Value("dest"), in.Value("src"), in.Bool("merge_lists"), in.Bool("in_place"), in.Bool("convert_none"))
+				out, order, err := Merge(in.Value("dest"), in.Order("dest"), in.Value("src"), in.Order("src"),
+					in.Bool("merge_lists"), in.Bool("in_place"), in.Bool("convert_none"))
+				return in.Ordered(out, order), err
 			},
 		},
 		{
@@ -44,14 +47,16 @@ func Module(env *modules.Env) []function.Func {
 				{Name: "convert_none", Kind: function.Bool, Default: true},
 			},
 			Run: func(_ context.Context, in *function.Input) (any, error) {
-				return Update(in.Value("dest"), in.Value("defaults"), in.Bool("merge_lists"), in.Bool("in_place"), in.Bool("convert_none"))
+				out, order, err := Update(in.Value("dest"), in.Order("dest"), in.Value("defaults"), in.Order("defaults"),
+					in.Bool("merge_lists"), in.Bool("in_place"), in.Bool("convert_none"))
+				return in.Ordered(out, order), err
 			},
 		},
 		{
 			Name: "defaults.deepcopy", ReadOnly: true, Doc: "A deep copy of source.",
 			Params: []function.Param{{Name: "source", Kind: function.Any, Required: true}},
 			Run: func(_ context.Context, in *function.Input) (any, error) {
-				return jinja.DeepCopy(in.Value("source")), nil
+				return in.Ordered(jinja.DeepCopy(in.Value("source")), in.Order("source")), nil
 			},
 		},
 		{
@@ -71,46 +76,51 @@ func Module(env *modules.Env) []function.Func {
 				if v, ok := target.Traverse(data, key, target.DefaultDelimiter); ok {
 					return v, nil
 				}
-				return in.Value("default"), nil
+				return in.Ordered(in.Value("default"), in.Order("default")), nil
 			},
 		},
 	}
 }
 
-// Merge is Salt's defaults.merge.
-func Merge(dest, src any, mergeLists, inPlace, convertNone bool) (any, error) {
+// Merge is Salt's defaults.merge: src updated into dest (a copy of it
+// unless inPlace). destOrder and srcOrder are their key orders (nil for
+// a Go map's), and the order returned the result's, as Salt's dicts
+// have it (jinja.DictUpdateOrdered).
+func Merge(dest any, destOrder *keyorder.Order, src any, srcOrder *keyorder.Order, mergeLists, inPlace, convertNone bool) (any, *keyorder.Order, error) {
 	if src == nil && convertNone {
 		src = map[string]any{}
 	}
 	if dest == nil && convertNone {
 		if inPlace {
-			return nil, jinja.PyError("Can't perform in-place merge into NoneType")
+			return nil, nil, jinja.PyError("Can't perform in-place merge into NoneType")
 		}
 		dest = map[string]any{}
 	}
 	d, ok1 := dest.(map[string]any)
 	s, ok2 := src.(map[string]any)
 	if !ok1 || !ok2 {
-		return nil, jinja.PyError("Cannot update using non-dict types in dictupdate.update()")
+		return nil, nil, jinja.PyError("Cannot update using non-dict types in dictupdate.update()")
 	}
 	if !inPlace {
 		d = jinja.DeepCopy(d).(map[string]any)
 	}
-	return jinja.DictUpdate(d, s, true, mergeLists), nil
+	out, order := jinja.DictUpdateOrdered(d, destOrder, s, srcOrder, true, mergeLists)
+	return out, order, nil
 }
 
 // Update is Salt's defaults.update: each of dest's entries is defaults
-// with the entry merged over it.
-func Update(dest, defaults any, mergeLists, inPlace, convertNone bool) (any, error) {
+// with the entry merged over it. The orders are as Merge's: dest's keys
+// stay where they are, each entry ordered defaults' keys first.
+func Update(dest any, destOrder *keyorder.Order, defaults any, defaultsOrder *keyorder.Order, mergeLists, inPlace, convertNone bool) (any, *keyorder.Order, error) {
 	if inPlace && dest == nil {
-		return nil, jinja.PyError("Can't perform in-place update into NoneType")
+		return nil, nil, jinja.PyError("Can't perform in-place update into NoneType")
 	}
 	if dest == nil && convertNone {
 		dest = map[string]any{}
 	}
 	nodes, ok := dest.(map[string]any)
 	if !ok {
-		return nil, jinja.PyError("'%s' object has no attribute 'items'", jinja.PyStr(dest))
+		return nil, nil, jinja.PyError("'%s' object has no attribute 'items'", jinja.PyStr(dest))
 	}
 	if !inPlace {
 		nodes = jinja.DeepCopy(nodes).(map[string]any)
@@ -118,14 +128,21 @@ func Update(dest, defaults any, mergeLists, inPlace, convertNone bool) (any, err
 	if defaults == nil && convertNone {
 		defaults = map[string]any{}
 	}
-	for name, vars := range nodes {
-		merged, err := Merge(jinja.DeepCopy(defaults), vars, mergeLists, true, convertNone)
+	order := &keyorder.Order{Keys: destOrder.KeysOf(nodes)}
+	for _, name := range order.Keys {
+		merged, o, err := Merge(jinja.DeepCopy(defaults), defaultsOrder, nodes[name], destOrder.At(name), mergeLists, true, convertNone)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		nodes[name] = merged
+		if o != nil {
+			if order.Sub == nil {
+				order.Sub = map[string]*keyorder.Order{}
+			}
+			order.Sub[name] = o
+		}
 	}
-	return nodes, nil
+	return nodes, order, nil
 }
 
 // load reads salt://<formula>/defaults.yaml, else defaults.json; {} when

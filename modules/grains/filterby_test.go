@@ -31,7 +31,7 @@ func TestFilterBy(t *testing.T) {
 		{map[string]any{"common": map[string]any{"a": 1}}, "os", nil, "default", "common", map[string]any{"a": 1}, ""},
 		{map[string]any{"Debian": nil, "default": "d"}, "os_family", map[string]any{"m": 1}, "default", nil, nil, "Cannot update using non-dict types in dictupdate.update()"},
 	} {
-		got, err := FilterBy(tc.lookup, grains, tc.grain, tc.merge, tc.def, tc.base)
+		got, _, err := FilterBy(tc.lookup, nil, grains, tc.grain, tc.merge, nil, tc.def, tc.base)
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%d: error %v, want %q", i, err, tc.err)

@@ -14,6 +14,7 @@ import (
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/fnmatch"
 	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/internal/keyorder"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/target"
 )
@@ -99,7 +100,7 @@ func Module(env *modules.Env) []function.Func {
 				if v, ok := target.Traverse(env.Grains(), in.String("key"), in.String("delimiter")); ok {
 					return v, nil
 				}
-				return in.Value("default"), nil
+				return in.Ordered(in.Value("default"), in.Order("default")), nil
 			},
 		},
 		{
@@ -115,8 +116,9 @@ func Module(env *modules.Env) []function.Func {
 				{Name: "base", Kind: function.Any},
 			},
 			Run: func(_ context.Context, in *function.Input) (any, error) {
-				return FilterBy(in.Map("lookup_dict"), env.Grains(), in.String("grain"), in.Value("merge"),
-					in.Value("default"), in.Value("base"))
+				out, order, err := FilterBy(in.Map("lookup_dict"), in.Order("lookup_dict"), env.Grains(), in.String("grain"),
+					in.Value("merge"), in.Order("merge"), in.Value("default"), in.Value("base"))
+				return in.Ordered(out, order), err
 			},
 		},
 		{
@@ -155,11 +157,13 @@ func empty(v any) bool {
 
 // FilterBy is Salt's salt.utils.data.filter_by: the lookup entry
 // whose key matches (fnmatchcase) the value at traverse in data (each
-// item of a list in turn), else lookup[def]; the entry named base
-// updated with it (or base's alone when nothing matched); merge, when
-// truthy, updated into it. Keys are tried in sorted order, where Salt
-// tries them in the order written.
-func FilterBy(lookup, data map[string]any, traverse string, merge, def, base any) (any, error) {
+// item of a list in turn), keys tried in lookup's order (lookupOrder),
+// else lookup[def]; the entry named base updated with it (or base's
+// alone when nothing matched); merge, when truthy, updated into it. The
+// order is the result's, as Salt's dicts have it: the entry's keys, then
+// merge's new ones in merge's order (mergeOrder), and so on down.
+func FilterBy(lookup map[string]any, lookupOrder *keyorder.Order, data map[string]any, traverse string,
+	merge any, mergeOrder *keyorder.Order, def, base any) (any, *keyorder.Order, error) {
 	val, ok := target.Traverse(data, traverse, target.DefaultDelimiter)
 	if !ok {
 		val = []any{}
@@ -168,14 +172,15 @@ func FilterBy(lookup, data map[string]any, traverse string, merge, def, base any
 	if !isList {
 		each = []any{val}
 	}
-	keys := slices.Sorted(maps.Keys(lookup))
+	keys := lookupOrder.KeysOf(lookup)
 	var ret any
+	var order *keyorder.Order
 	found := false
 	for _, v := range each {
 		s := jinja.PyStr(v)
 		for _, k := range keys {
 			if fnmatch.Compile(k).Match(s) {
-				ret, found = lookup[k], true
+				ret, order, found = lookup[k], lookupOrder.At(k), true
 				break
 			}
 		}
@@ -185,24 +190,25 @@ func FilterBy(lookup, data map[string]any, traverse string, merge, def, base any
 		found = false
 	}
 	if ret == nil {
-		ret = lookup[jinja.PyStr(def)]
+		ret, order = lookup[jinja.PyStr(def)], lookupOrder.At(jinja.PyStr(def))
 	}
 	if jinja.Truthy(base) {
 		if baseValues, ok := lookup[jinja.PyStr(base)]; ok {
+			baseOrder := lookupOrder.At(jinja.PyStr(base))
 			switch b := baseValues.(type) {
 			case map[string]any:
 				if ret == nil {
-					ret = baseValues
+					ret, order = baseValues, baseOrder
 					break
 				}
 				r, ok := ret.(map[string]any)
 				if !ok {
-					return nil, jinja.PyError("filter_by default and look-up values must both be dictionaries.")
+					return nil, nil, jinja.PyError("filter_by default and look-up values must both be dictionaries.")
 				}
-				ret = jinja.DictUpdate(jinja.DeepCopy(b).(map[string]any), r, true, false)
+				ret, order = jinja.DictUpdateOrdered(jinja.DeepCopy(b).(map[string]any), baseOrder, r, order, true, false)
 			default:
 				if ret == nil {
-					ret = baseValues
+					ret, order = baseValues, baseOrder
 				}
 			}
 		}
@@ -210,16 +216,16 @@ func FilterBy(lookup, data map[string]any, traverse string, merge, def, base any
 	if jinja.Truthy(merge) {
 		m, ok := merge.(map[string]any)
 		if !ok {
-			return nil, jinja.PyError("filter_by merge argument must be a dictionary.")
+			return nil, nil, jinja.PyError("filter_by merge argument must be a dictionary.")
 		}
 		if ret == nil {
-			return m, nil
+			return m, mergeOrder, nil
 		}
 		r, ok := ret.(map[string]any)
 		if !ok {
-			return nil, jinja.PyError("Cannot update using non-dict types in dictupdate.update()")
+			return nil, nil, jinja.PyError("Cannot update using non-dict types in dictupdate.update()")
 		}
-		ret = jinja.DictUpdate(r, jinja.DeepCopy(m).(map[string]any), true, false)
+		ret, order = jinja.DictUpdateOrdered(r, order, jinja.DeepCopy(m).(map[string]any), mergeOrder, true, false)
 	}
-	return ret, nil
+	return ret, order, nil
 }

@@ -41,7 +41,8 @@ func Module(env *modules.Env) []function.Func {
 			def := in.Value("default")
 			v, ok := target.Traverse(p, in.String("key"), in.String("delimiter"))
 			if !ok {
-				return def, nil
+				// a default mapping iterates in the template's order
+				return in.Ordered(def, in.Order("default")), nil
 			}
 			if in.Bool("merge") {
 				if _, isMap := def.(map[string]any); isMap {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
+	"github.com/brinehq/brine/internal/keyorder"
 	"github.com/brinehq/brine/internal/serializers"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/state"
@@ -43,7 +44,8 @@ func Module(env *modules.Env) []function.Func {
 				if !ok1 || !ok2 {
 					return nil, jinja.PyError("Cannot update using non-dict types in dictupdate.update()")
 				}
-				return jinja.DictUpdate(d, u, in.Bool("recursive_update"), in.Bool("merge_lists")), nil
+				out, order := jinja.DictUpdateOrdered(d, in.Order("dest"), u, in.Order("upd"), in.Bool("recursive_update"), in.Bool("merge_lists"))
+				return in.Ordered(out, order), nil
 			},
 		},
 		{
@@ -52,7 +54,9 @@ func Module(env *modules.Env) []function.Func {
 			Params: append([]function.Param{{Name: "obj_a", Kind: function.Any, Required: true}, {Name: "obj_b", Kind: function.Any, Required: true}},
 				strategy...),
 			Run: func(_ context.Context, in *function.Input) (any, error) {
-				return Merge(in.Value("obj_a"), in.Value("obj_b"), in.String("strategy"), in.String("renderer"), in.Bool("merge_lists"))
+				out, order, err := Merge(in.Value("obj_a"), in.Order("obj_a"), in.Value("obj_b"), in.Order("obj_b"),
+					in.String("strategy"), in.String("renderer"), in.Bool("merge_lists"))
+				return in.Ordered(out, order), err
 			},
 		},
 		{
@@ -61,13 +65,15 @@ func Module(env *modules.Env) []function.Func {
 			Params: append([]function.Param{{Name: "lst", Kind: function.List, Required: true}}, strategy...),
 			Run: func(_ context.Context, in *function.Input) (any, error) {
 				var ret any = map[string]any{}
-				for _, obj := range in.List("lst") {
+				var order *keyorder.Order
+				lst := in.Order("lst")
+				for i, obj := range in.List("lst") {
 					var err error
-					if ret, err = Merge(ret, obj, in.String("strategy"), in.String("renderer"), in.Bool("merge_lists")); err != nil {
+					if ret, order, err = Merge(ret, order, obj, lst.Item(i), in.String("strategy"), in.String("renderer"), in.Bool("merge_lists")); err != nil {
 						return nil, err
 					}
 				}
-				return ret, nil
+				return in.Ordered(ret, order), nil
 			},
 		},
 		{
@@ -121,12 +127,14 @@ func Module(env *modules.Env) []function.Func {
 	}
 }
 
-// Merge is Salt's dictupdate.merge with its strategies.
-func Merge(a, b any, strategy, renderer string, mergeLists bool) (any, error) {
+// Merge is Salt's dictupdate.merge with its strategies. aOrder and
+// bOrder are the key orders of a and b (nil for a Go map's), and the
+// order returned the result's, as Salt's dicts have it.
+func Merge(a any, aOrder *keyorder.Order, b any, bOrder *keyorder.Order, strategy, renderer string, mergeLists bool) (any, *keyorder.Order, error) {
 	am, ok1 := a.(map[string]any)
 	bm, ok2 := b.(map[string]any)
 	if !ok1 || !ok2 {
-		return nil, jinja.PyError("Cannot update using non-dict types in dictupdate.update()")
+		return nil, nil, jinja.PyError("Cannot update using non-dict types in dictupdate.update()")
 	}
 	if strategy == "smart" {
 		strategy = "recurse"
@@ -138,25 +146,38 @@ func Merge(a, b any, strategy, renderer string, mergeLists bool) (any, error) {
 	switch strategy {
 	case "list":
 		ret := map[string]any{}
-		for k, v := range am {
+		order := &keyorder.Order{Keys: aOrder.KeysOf(am), Sub: map[string]*keyorder.Order{}}
+		for _, k := range order.Keys {
 			if w, ok := bm[k]; ok {
-				ret[k] = []any{v, w}
+				ret[k] = []any{am[k], w}
+				order.Sub[k] = &keyorder.Order{Items: []*keyorder.Order{aOrder.At(k), bOrder.At(k)}}
 			} else {
-				ret[k] = v
+				ret[k] = am[k]
+				if o := aOrder.At(k); o != nil {
+					order.Sub[k] = o
+				}
 			}
 		}
-		return ret, nil
+		return ret, order, nil
 	case "overwrite":
-		for k, v := range bm {
-			if _, ok := am[k]; ok {
-				am[k] = v
+		// obj_a[k] = obj_b[k] for the keys both have, then recurse
+		overwritten := &keyorder.Order{Keys: aOrder.KeysOf(am), Sub: map[string]*keyorder.Order{}}
+		for _, k := range overwritten.Keys {
+			o := aOrder.At(k)
+			if v, ok := bm[k]; ok {
+				am[k], o = v, bOrder.At(k)
+			}
+			if o != nil {
+				overwritten.Sub[k] = o
 			}
 		}
+		aOrder = overwritten
 	case "aggregate":
 		// yamlex's aggregation is not in brine: merging recursively is
 		// what it does for data without !aggregate tags.
 	}
-	return jinja.DictUpdate(jinja.DeepCopy(am).(map[string]any), bm, true, mergeLists), nil
+	out, order := jinja.DictUpdateOrdered(jinja.DeepCopy(am).(map[string]any), aOrder, bm, bOrder, true, mergeLists)
+	return out, order, nil
 }
 
 // render is slsutil.renderer.
