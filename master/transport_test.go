@@ -194,8 +194,21 @@ func TestAgentProtocolThroughTheSeam(t *testing.T) {
 	}
 
 	// A job targeting it is pushed to its connection; its return ends it.
-	pub, notify, err := m.publisher.Publish(ctx, jobs.Targeted{Tgt: "G@os:Debian", TgtType: "compound", Fun: "test.ping", User: "test"},
-		bus.Origin{Source: "test"}, true)
+	// The publisher learns the grains from its watch of the mine, a moment
+	// after the report is stored: until then the target matches nobody,
+	// and nothing is sent.
+	var pub jobs.Published
+	var notify <-chan jobs.Return
+	var err error
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		pub, notify, err = m.publisher.Publish(ctx, jobs.Targeted{Tgt: "G@os:Debian", TgtType: "compound", Fun: "test.ping", User: "test"},
+			bus.Origin{Source: "test"}, true)
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if err != nil || !slices.Equal(pub.Minions, []string{"web01"}) || len(pub.NotConnected) != 0 {
 		t.Fatalf("publish = %+v, %v", pub, err)
 	}
