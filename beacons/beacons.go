@@ -90,3 +90,18 @@ func (r *Registry) Names() []string {
 	sort.Strings(out)
 	return out
 }
+
+// LinuxOnly is m on Linux; on another OS (goos, runtime.GOOS but for the
+// tests) its configuration is refused, naming the Linux file it reads,
+// so that the agent says at start why the beacon will not watch rather
+// than failing at every interval. (Salt's psutil-based beacons run
+// there; brine reads /proc instead.)
+func LinuxOnly(goos, file string, m Module) Module {
+	if goos == "linux" {
+		return m
+	}
+	m.New = func(Config) (Beacon, error) {
+		return nil, fmt.Errorf("%s beacon is not available on %s: it reads Linux's %s", m.Name, goos, file)
+	}
+	return m
+}

@@ -35,6 +35,7 @@ package load
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,11 +46,11 @@ import (
 )
 
 // Module is the load beacon.
-var Module = beacons.Module{
+var Module = beacons.LinuxOnly(runtime.GOOS, "/proc/loadavg", beacons.Module{
 	Name: "load",
 	Doc:  "Fires when a load average (1m, 5m, 15m) is outside its [min, max] range.",
 	New:  func(cfg beacons.Config) (beacons.Beacon, error) { return newBeacon(cfg, "") },
-}
+})
 
 // keys are Salt's names of the averages, in /proc/loadavg's order, and
 // status.loadavg's names of the same.

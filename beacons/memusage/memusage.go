@@ -23,6 +23,7 @@ package memusage
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 
 	"github.com/brinehq/brine/beacons"
@@ -31,11 +32,11 @@ import (
 )
 
 // Module is the memusage beacon.
-var Module = beacons.Module{
+var Module = beacons.LinuxOnly(runtime.GOOS, "/proc/meminfo", beacons.Module{
 	Name: "memusage",
 	Doc:  "Fires while the share of memory in use is at or above percent.",
 	New:  func(cfg beacons.Config) (beacons.Beacon, error) { return newBeacon(cfg, "") },
-}
+})
 
 // Beacon is one configured memusage beacon.
 type Beacon struct {

@@ -38,6 +38,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,11 +47,11 @@ import (
 )
 
 // Module is the network_info beacon.
-var Module = beacons.Module{
+var Module = beacons.LinuxOnly(runtime.GOOS, "/proc/net/dev", beacons.Module{
 	Name: "network_info",
 	Doc:  "Fires for each interface one of whose counters (bytes_sent, errin…) equals (or is greater than) its value.",
 	New:  func(cfg beacons.Config) (beacons.Beacon, error) { return newBeacon(cfg, "") },
-}
+})
 
 // Counters are psutil's names of the /proc/net/dev counters the beacon
 // compares and reports, in Salt's order.

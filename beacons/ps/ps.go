@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,11 +39,11 @@ import (
 )
 
 // Module is the ps beacon.
-var Module = beacons.Module{
+var Module = beacons.LinuxOnly(runtime.GOOS, "/proc", beacons.Module{
 	Name: "ps",
 	Doc:  "Fire an event at each interval for each process running (or stopped) as configured.",
 	New:  New,
-}
+})
 
 type want struct {
 	name    string

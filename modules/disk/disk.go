@@ -31,7 +31,8 @@ type Mount struct {
 }
 
 // Mounts reads root's /proc/mounts ("" is the real root), in its order;
-// on Windows, the drives (systemMounts).
+// on Windows the drives, and on macOS and FreeBSD getfsstat's mounts
+// (systemMounts).
 func Mounts(root string) ([]Mount, error) {
 	if m, ok, err := systemMounts(root); ok {
 		return m, err

@@ -1,6 +1,7 @@
-//go:build !windows
+//go:build !windows && !darwin && !freebsd
 
 package disk
 
-// systemMounts is not used on Unix: /proc/mounts lists the mounts.
+// systemMounts is not used on Linux and the other Unixes: /proc/mounts
+// lists the mounts.
 func systemMounts(string) ([]Mount, bool, error) { return nil, false, nil }
