@@ -482,7 +482,7 @@ grep -m1 -P '^salt/auth\t.*"act": "pend".*"id": "laptop-dave"' "$work/events.log
 chapter "salt/minion/<id>/start: each web server applies its highstate"
 say "top.sls gives web* the www formula: a page with a pillar value, and a package."
 jobs_done() { # jobs_done any|all FUN TGT — any or all of the FUN jobs on TGT (one at least) ended, every return a success
-	brine jobs list --fun "$2" --json | json "(lambda js: bool(js) and $1(j.get('end_time') and j.get('returns') and all(r['success'] for r in j['returns'].values()) for j in js))([j for j in d if j['tgt'] == '$3'])" | grep -qx true
+	brine jobs list --fun "$2" --json | json "(lambda js: bool(js) and $1(j.get('end_time') and j.get('returns') and all(r['success'] for r in j['returns'].values()) for j in js))([j for j in d if j['tgt'] == '$3'])" | grep -x true >/dev/null
 }
 for vm in web1 web2 web3; do waitfor 60 jobs_done any state.highstate "$vm" || true; done
 jid=$(brine jobs list --fun state.highstate --json | json "[j['jid'] for j in d if j['tgt'] == 'web1'][0]" 2>/dev/null || true)
@@ -498,7 +498,7 @@ done
 chapter "DNS and DHCP follow the addresses the agents report to the mine"
 show salt-run mine.get 'web*' network.ip_addrs || true
 reported() { # reported VM ADDRESS — the VM's mine record has ADDRESS and the grains only its agent sends
-	brine mine list --json | json "any(h['id'] == '$1' and '$2' in h['ips'] and h['grains'].get('kernel') == 'Linux' for h in d)" | grep -qx true
+	brine mine list --json | json "any(h['id'] == '$1' and '$2' in h['ips'] and h['grains'].get('kernel') == 'Linux' for h in d)" | grep -x true >/dev/null
 }
 for vm in web1 web2 web3; do
 	a=${ip[$vm]}
@@ -598,7 +598,9 @@ check "web2's reservation gone" waitfor 15 sh -c "! grep -q ',web2' '$work/dnsma
 check "web2's agent reported gone (salt/presence/change)" waitfor 15 grep -qP '^salt/presence/change\t.*"lost": \[[^]]*"web2"' "$work/events.log"
 check "web1 and web3 still in BIND" sh -c "dig +short -p $NS @127.0.0.1 web1.example.test A | grep -q . && dig +short -p $NS @127.0.0.1 web3.example.test A | grep -q ."
 show salt-key -L
-unlisted() { ! salt-key -L --json | grep -q "\"$1\""; }
+# (grep reads to the end: under pipefail, grep -q quitting early could kill
+# salt-key with SIGPIPE and the ! turn that into "unlisted".)
+unlisted() { ! salt-key -L --json | grep "\"$1\"" >/dev/null; }
 check "salt-key -L lists web2 no more" unlisted web2
 show salt-run manage.status
 

@@ -15,6 +15,9 @@
 # but an earlier run of itself; whatever happens it purges what it
 # installed, so it can run again.
 set -euo pipefail
+# Under pipefail, `cmd | grep -q` fails when grep exits at its first match
+# while cmd still writes (update-alternatives writes line by line, and dies
+# of SIGPIPE): the checks below let grep read to the end instead.
 
 DIST=${1:-dist}
 # The marker says "installed by this test": a run that was killed leaves
@@ -97,7 +100,7 @@ rpm_agent=$(ls "$DIST"/brine-agent-[0-9]*.rpm 2>/dev/null | head -n 1)
 [ -n "$rpm_brine" ] && [ -n "$rpm_agent" ] || fail "no brine-*.rpm and brine-agent-*.rpm in $DIST (make packages makes them)"
 
 for p in brine brine-agent; do
-	if dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qv '^not-installed$'; then
+	if dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -v '^not-installed$' >/dev/null; then
 		[ -e "$MARKER" ] || fail "$p is installed, and not by this test: it would replace it (dpkg --purge $p first)"
 	fi
 done
@@ -124,8 +127,8 @@ for f in /usr/bin/brine /usr/bin/brine-agent; do
 	[ -x "$f" ] || fail "$f is not installed"
 done
 ok
-dpkg-query -W -f='${Conffiles}\n' brine | grep -q '^ /etc/brine/master ' || fail "/etc/brine/master is not a conffile of brine"
-dpkg-query -W -f='${Conffiles}\n' brine-agent | grep -q '^ /etc/brine/minion ' || fail "/etc/brine/minion is not a conffile of brine-agent"
+dpkg-query -W -f='${Conffiles}\n' brine | grep '^ /etc/brine/master ' >/dev/null || fail "/etc/brine/master is not a conffile of brine"
+dpkg-query -W -f='${Conffiles}\n' brine-agent | grep '^ /etc/brine/minion ' >/dev/null || fail "/etc/brine/minion is not a conffile of brine-agent"
 grep -q '^data_dir: /var/lib/brine$' /etc/brine/master || fail "/etc/brine/master does not set data_dir: /var/lib/brine"
 grep -q '^master: salt$' /etc/brine/minion || fail "/etc/brine/minion does not say master: salt"
 ok
@@ -141,7 +144,7 @@ for n in salt salt-key salt-run salt-cloud salt-master; do
 done
 for n in salt-call salt-minion; do
 	[ "$(readlink -f "/usr/bin/$n")" = /usr/bin/brine-agent ] || fail "/usr/bin/$n leads to $(readlink -f "/usr/bin/$n"), want /usr/bin/brine-agent (priority 20 over brine's 10)"
-	update-alternatives --query "$n" | grep -q '^Alternative: /usr/bin/brine$' || fail "brine is not the second $n alternative"
+	update-alternatives --query "$n" | grep '^Alternative: /usr/bin/brine$' >/dev/null || fail "brine is not the second $n alternative"
 done
 ok
 for u in brine-master brine-agent; do
@@ -176,9 +179,9 @@ done
 ok
 
 step "the .rpm: %config(noreplace), scriptlets, and its files as rpm unpacks them (into a scratch root, no scriptlets)"
-rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$rpm_brine" 2>/dev/null | grep -qx '/etc/brine/master cn' ||
+rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$rpm_brine" 2>/dev/null | grep -x '/etc/brine/master cn' >/dev/null ||
 	fail "$rpm_brine: /etc/brine/master is not %config(noreplace)"
-rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$rpm_agent" 2>/dev/null | grep -qx '/etc/brine/minion cn' ||
+rpm -qp --qf '[%{FILENAMES} %{FILEFLAGS:fflags}\n]' "$rpm_agent" 2>/dev/null | grep -x '/etc/brine/minion cn' >/dev/null ||
 	fail "$rpm_agent: /etc/brine/minion is not %config(noreplace)"
 rpm -qp --scripts "$rpm_brine" >"$work/rpm-scripts.txt" 2>/dev/null
 for s in preinstall postinstall preuninstall postuninstall; do
@@ -204,7 +207,7 @@ ok
 while :; do
 	pub=$((20000 + RANDOM % 20000))
 	ret=$((pub + 1))
-	if ! ss -Hltn "( sport = :$pub or sport = :$ret )" | grep -q .; then
+	if ! ss -Hltn "( sport = :$pub or sport = :$ret )" | grep . >/dev/null; then
 		break
 	fi
 done
@@ -255,8 +258,8 @@ until_ok() {
 }
 
 pinged() { salt --timeout 5 '*' test.ping >"$work/ping.out" 2>&1 && grep -q True "$work/ping.out" && cat "$work/ping.out"; }
-listed() { salt-key -L | tee "$work/keys.out" | grep -q "$1"; }
-accepted() { salt-key -L --json | grep -q "\"minions\":\[\"$AGENT_ID\"\]"; }
+listed() { salt-key -L | tee "$work/keys.out" | grep "$1" >/dev/null; }
+accepted() { salt-key -L --json | grep "\"minions\":\[\"$AGENT_ID\"\]" >/dev/null; }
 
 step "start the master (brine-master.service's ExecStart, as brine) and an agent (brine-agent.service's)"
 start_unit brine-master master.log
