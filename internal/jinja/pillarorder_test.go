@@ -36,7 +36,19 @@ func TestPillarOrdered(t *testing.T) {
 			if len(args) > 4 {
 				return lookup(strings.Split(args[0].(string), args[4].(string))...), nil
 			}
-			return lookup(strings.Split(args[0].(string), ":")...), nil
+			if args[0] == "nope" {
+				return args[1], nil // the default, as given
+			}
+			v := lookup(strings.Split(args[0].(string), ":")...)
+			if len(args) > 2 && args[2] == true {
+				// merge=True: the value merged over the default
+				def := map[string]any{}
+				for _, it := range args[1].(yaml.MapSlice) {
+					def[it.Key.(string)] = it.Value
+				}
+				return DictUpdate(def, DeepCopy(v).(map[string]any), true, false), nil
+			}
+			return v, nil
 		case "config.get":
 			return lookup(strings.Split(args[0].(string), ":")...), nil
 		case "pillar.items":
@@ -66,6 +78,8 @@ func TestPillarOrdered(t *testing.T) {
 		{"pillar.items", "{{ salt['pillar.items']()|list }}", "['jobs', 'salt']", order},
 		{"pillar.item", "{{ salt['pillar.item']('salt:opts', 'jobs') }}", "{'salt:opts': {'makedirs': True, 'user': 'root', 'group': 'root'}, 'jobs': {'mysql': {'rotate': 7, 'daily': True}, 'a_monthly': {'monthly': True}}}", order},
 		{"other functions as before", "{{ salt['test.dict']()|list }}", "['a', 'b']", order},
+		{"pillar.get merge: the default's keys, then the pillar's", "{{ salt['pillar.get']('salt:opts', {'zz': 1, 'user': 'x'}, True) }}", "{'zz': 1, 'user': 'root', 'makedirs': True, 'group': 'root'}", order},
+		{"pillar.get's default mapping as given", "{{ salt['pillar.get']('nope', {'b': 1, 'a': {'d': 1, 'c': 2}}) }}", "{'b': 1, 'a': {'d': 1, 'c': 2}}", order},
 		{"no order: sorted, as before", "{% for k in salt['pillar.get']('salt:opts') %}{{ k }} {% endfor %}", "group makedirs user ", nil},
 	}
 	for _, tt := range tests {

@@ -139,3 +139,47 @@ func TestJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestMapSlices: a value held as plain maps, turned back into the
+// ordered mappings it was read from; keys the order does not know last,
+// sorted.
+func TestMapSlices(t *testing.T) {
+	const text = "z:\n  y: 1\n  x: [{n: 1, m: 2}, 3]\na: 1\n"
+	var plain map[string]any
+	if err := yaml.Unmarshal([]byte(text), &plain); err != nil {
+		t.Fatal(err)
+	}
+	ms := mapSlice(t, text)
+	plainWithNew := map[string]any{"new": 1, "a": 1, "c": 2}
+	tests := []struct {
+		name  string
+		v     any
+		order *Order
+		want  any
+	}{
+		{"as read", plain, Of(ms), ms},
+		{"no order: sorted", map[string]any{"b": 1, "a": map[string]any{"d": 1, "c": 2}},
+			nil, yaml.MapSlice{{Key: "a", Value: yaml.MapSlice{{Key: "c", Value: 2}, {Key: "d", Value: 1}}}, {Key: "b", Value: 1}}},
+		{"keys not in the order last, sorted", plainWithNew, &Order{Keys: []string{"new"}},
+			yaml.MapSlice{{Key: "new", Value: 1}, {Key: "a", Value: 1}, {Key: "c", Value: 2}}},
+		{"a scalar as it is", 7, nil, 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := MapSlices(tt.v, tt.order)
+			if g, w := fmtJSON(t, got), fmtJSON(t, tt.want); g != w {
+				t.Errorf("MapSlices = %s, want %s", g, w)
+			}
+		})
+	}
+}
+
+// fmtJSON is v as JSON with each yaml.MapSlice an object in its order.
+func fmtJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := yaml.MarshalWithOptions(v, yaml.JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
