@@ -196,9 +196,11 @@ type Change struct {
 
 // Watch calls fn with every record stored now, then a Synced change, then
 // every change as it is made, until ctx ends (it returns nil then). fn
-// runs on one goroutine, in revision order.
+// runs on one goroutine, in revision order. The records are to read, not
+// to change: their grains' values are shared with other records
+// (decodeShared).
 func (s *Store) Watch(ctx context.Context, fn func(Change)) error {
-	err := bus.WatchRecords(ctx, s.kv, decode, func(string, error) {}, func(r bus.Record[Host]) {
+	err := bus.WatchRecords(ctx, s.kv, decodeShared, func(string, error) {}, func(r bus.Record[Host]) {
 		fn(Change{ID: r.Key, Host: r.Value, Synced: r.Synced})
 	})
 	if err != nil {

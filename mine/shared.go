@@ -1,0 +1,112 @@
+package mine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/brinehq/brine/bus"
+)
+
+// A watch of the mine keeps every host's record decoded: the publisher
+// for grain targets, ddns and dnsmasq for addresses. An agent's grains are
+// some 10 KB of JSON, four times that once decoded, and most of them are
+// the same on every machine of a fleet built from one image (os, kernel,
+// cpu_flags, the locale, the path…): a thousand agents kept a thousand
+// copies of each, most of the master's memory per idle agent. Watches
+// therefore decode a grain's value once per distinct value and share it
+// between the records that have it. Records from a watch are read, never
+// changed (target matching, listing addresses); a record to change comes
+// from Get or List, decoded whole and owned by its caller.
+
+// maxSharedBytes bounds the JSON of the values shared at once; past it the
+// table starts afresh (values already shared stay shared).
+const maxSharedBytes = 8 << 20
+
+// maxSharedValue is the largest value worth a table entry.
+const maxSharedValue = 64 << 10
+
+// sharedValues holds decoded grain values by name and JSON text.
+type sharedValues struct {
+	max int // maxSharedBytes
+
+	mu    sync.Mutex
+	vals  map[string]any
+	bytes int
+}
+
+// grainValues is the table every watch of this process uses.
+var grainValues = &sharedValues{max: maxSharedBytes, vals: map[string]any{}}
+
+// value is the grain name's value decoded from raw, the same value for
+// the same text.
+func (s *sharedValues) value(name string, raw json.RawMessage) (any, error) {
+	if len(raw) > maxSharedValue {
+		return decodeValue(raw)
+	}
+	key := name + "\x00" + string(raw)
+	s.mu.Lock()
+	v, ok := s.vals[key]
+	s.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := decodeValue(raw)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if prev, ok := s.vals[key]; ok {
+		return prev, nil // decoded meanwhile by another watch
+	}
+	if s.bytes+len(key) > s.max {
+		s.vals, s.bytes = map[string]any{}, 0
+	}
+	s.vals[key] = v
+	s.bytes += len(key)
+	return v, nil
+}
+
+// decodeValue decodes one JSON value as decode does a record's: integers
+// as int64, other numbers as float64.
+func decodeValue(raw json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return bus.Numbers(v), nil
+}
+
+// decodeShared decodes a record for a watch: as decode, its grains' values
+// shared with the other records that have them (grainValues).
+func decodeShared(e bus.Entry) (*Host, error) {
+	var rec struct {
+		Host
+		// Grains, shallower than Host's, takes the record's grains.
+		Grains map[string]json.RawMessage `json:"grains,omitempty"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(e.Value))
+	dec.UseNumber()
+	if err := dec.Decode(&rec); err != nil {
+		return nil, fmt.Errorf("mine: record %s (revision %d): %w", e.Key, e.Revision, err)
+	}
+	h := rec.Host
+	if rec.Grains != nil {
+		h.Grains = make(map[string]any, len(rec.Grains))
+		for k, raw := range rec.Grains {
+			v, err := grainValues.value(k, raw)
+			if err != nil {
+				return nil, fmt.Errorf("mine: record %s (revision %d): grain %s: %w", e.Key, e.Revision, k, err)
+			}
+			h.Grains[k] = v
+		}
+	}
+	h.Data, _ = bus.Numbers(h.Data).(map[string]any)
+	h.ID = e.Key
+	h.Revision = e.Revision
+	return &h, nil
+}
