@@ -32,41 +32,50 @@ type sharedValues struct {
 	max int // maxSharedBytes
 
 	mu    sync.Mutex
-	vals  map[string]any
+	vals  map[string]sharedValue
 	bytes int
 }
 
+// sharedValue is a grain's name and value, both shared: the name too is
+// one string for every record, not one per record's map.
+type sharedValue struct {
+	name string
+	v    any
+}
+
 // grainValues is the table every watch of this process uses.
-var grainValues = &sharedValues{max: maxSharedBytes, vals: map[string]any{}}
+var grainValues = &sharedValues{max: maxSharedBytes, vals: map[string]sharedValue{}}
 
 // value is the grain name's value decoded from raw, the same value for
-// the same text.
-func (s *sharedValues) value(name string, raw json.RawMessage) (any, error) {
+// the same text, and the name as shared.
+func (s *sharedValues) value(name string, raw json.RawMessage) (string, any, error) {
 	if len(raw) > maxSharedValue {
-		return decodeValue(raw)
+		v, err := decodeValue(raw)
+		return name, v, err
 	}
 	key := name + "\x00" + string(raw)
 	s.mu.Lock()
-	v, ok := s.vals[key]
+	sv, ok := s.vals[key]
 	s.mu.Unlock()
 	if ok {
-		return v, nil
+		return sv.name, sv.v, nil
 	}
 	v, err := decodeValue(raw)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if prev, ok := s.vals[key]; ok {
-		return prev, nil // decoded meanwhile by another watch
+		return prev.name, prev.v, nil // decoded meanwhile by another watch
 	}
 	if s.bytes+len(key) > s.max {
-		s.vals, s.bytes = map[string]any{}, 0
+		s.vals, s.bytes = map[string]sharedValue{}, 0
 	}
-	s.vals[key] = v
+	sv = sharedValue{name: key[:len(name)], v: v}
+	s.vals[key] = sv
 	s.bytes += len(key)
-	return v, nil
+	return sv.name, sv.v, nil
 }
 
 // decodeValue decodes one JSON value as decode does a record's: integers
@@ -98,11 +107,11 @@ func decodeShared(e bus.Entry) (*Host, error) {
 	if rec.Grains != nil {
 		h.Grains = make(map[string]any, len(rec.Grains))
 		for k, raw := range rec.Grains {
-			v, err := grainValues.value(k, raw)
+			name, v, err := grainValues.value(k, raw)
 			if err != nil {
 				return nil, fmt.Errorf("mine: record %s (revision %d): grain %s: %w", e.Key, e.Revision, k, err)
 			}
-			h.Grains[k] = v
+			h.Grains[name] = v
 		}
 	}
 	h.Data, _ = bus.Numbers(h.Data).(map[string]any)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/brinehq/brine/bus"
 )
@@ -58,6 +59,17 @@ func TestDecodeSharedShares(t *testing.T) {
 	if len(fa) != 3 || &fa[0] != &fb[0] {
 		t.Error("two records' equal cpu_flags were decoded twice")
 	}
+	keyOf := func(h *Host, name string) *byte {
+		for k := range h.Grains {
+			if k == name {
+				return unsafe.StringData(k)
+			}
+		}
+		return nil
+	}
+	if ka, kb := keyOf(a, "cpu_flags"), keyOf(b, "cpu_flags"); ka == nil || ka != kb {
+		t.Error("two records hold a grain's name twice")
+	}
 	if a.Grains["id"] != "web01" || b.Grains["id"] != "web02" {
 		t.Errorf("ids %v, %v", a.Grains["id"], b.Grains["id"])
 	}
@@ -72,9 +84,9 @@ func TestDecodeSharedShares(t *testing.T) {
 }
 
 func TestSharedValuesBound(t *testing.T) {
-	s := &sharedValues{max: 1024, vals: map[string]any{}}
+	s := &sharedValues{max: 1024, vals: map[string]sharedValue{}}
 	for i := range 200 {
-		if _, err := s.value("g", json.RawMessage(fmt.Sprintf(`["value %04d"]`, i))); err != nil {
+		if _, _, err := s.value("g", json.RawMessage(fmt.Sprintf(`["value %04d"]`, i))); err != nil {
 			t.Fatal(err)
 		}
 		if s.bytes > s.max {
@@ -82,7 +94,7 @@ func TestSharedValuesBound(t *testing.T) {
 		}
 	}
 	big := json.RawMessage(fmt.Sprintf(`"%0*d"`, maxSharedValue, 0))
-	if _, err := s.value("g", big); err != nil {
+	if _, _, err := s.value("g", big); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.vals["g\x00"+string(big)]; ok {
