@@ -157,6 +157,10 @@ func TestPythonSyntax(t *testing.T) {
 		{`{{ [1, 2, 1, 3, 4].index(1, 1, 3) }} {{ [1, 2, 1].index(2) }} {{ [1, 2, 1].count(1) }} {{ {}.fromkeys(['a', 'b'], 0) }} {{ {'z': 1}.fromkeys('xy') }}`, `2 1 2 {'a': 0, 'b': 0} {'x': None, 'y': None}`},
 		{`{{ [1].index(5) }}`, `ERROR: 5 is not in list`},
 		{`{{ none }} {{ none is none }} {{ [none, None] }} {{ none == None }}`, `None True [None, None] True`},
+		// an empty dict is false, as Python's (the systemd formula's
+		// {% if networkd.pkg %} with pkg: {} from its defaults.yaml)
+		{`{{ 'y' if {} else 'n' }}|{% if {} %}y{% else %}n{% endif %}|{{ not {} }}|{{ {} and 1 }}|{{ {} or 2 }}|{{ [{}, {'a': 1}]|select|list }}|{{ 'y' if () else 'n' }}|{{ not () }}|{{ {}|default('d', true) }}|{{ [{}]|reject|list }}|{{ not {'a': 1} }}`,
+			`n|n|True|{}|2|[{'a': 1}]|n|True|d|[{}]|False`},
 		{`{{ 6 is divisibleby(num=3) }} {{ 6 is divisibleby(4) }} {{ 1 is eq(1) }} {{ 1 is sameas 1 and 2 }} {{ 3 is in([1, 3]) }} {{ 4 is ge 3 or x }}`, `True False True 2 True True`},
 	}, syntaxContext)
 }
@@ -178,7 +182,9 @@ func TestPythonIndex(t *testing.T) {
 // TestPythonStr: Python has one str, so what a str method returns equals
 // (==, in, a dict key) the same text written in the template; split and
 // rsplit take Python's arguments (no separator or None: runs of
-// whitespace; maxsplit counts splits, from the right for rsplit).
+// whitespace; maxsplit counts splits, from the right for rsplit); a
+// method of a parenthesized value is called on it, as in the redis
+// formula's (value|string).format(name=instance_name).
 func TestPythonStr(t *testing.T) {
 	runPyCases(t, []pyCase{
 		{`{{ "A".lower() == "a" }} {{ " a ".strip() == "a" }} {{ "a".upper() == "A" }} {{ "a:b".partition(":")[0] == "a" }} {{ "a b".split(" ")[0] == "a" }} {{ "a\nb".splitlines()[0] == "a" }} {{ "a:b".rsplit(":")[0] == "a" }} {{ "a".title() == "A" }} {{ "x".zfill(2) == "0x" }}`,
@@ -191,7 +197,10 @@ func TestPythonStr(t *testing.T) {
 		{`{{ "a:b:c".rsplit(":", 1) }} {{ "a::b::c".rsplit("::", 1) }} {{ "a:b:c".split(":", 0) }} {{ "".split() }} {{ "".split(":") }} {{ " a b ".split(maxsplit=1) }} {{ "a/b/c".rsplit("/", 1)[-1] }}`,
 			`['a:b', 'c'] ['a::b', 'c'] ['a:b:c'] [] [''] ['a', 'b '] c`},
 		{`{{ "a".split("") }}`, `ERROR: empty separator`},
-	}, func() map[string]any { return map[string]any{"m": map[string]any{"a": 1}} })
+		{`{{ ('a{n}'|string).format(n=1) }} {{ (1|string).upper() }} {{ ('a' ~ 'b').upper() }} {{ (x).split('/')[0] }} {{ ([1, 2]).index(2) }} {{ ({'a': 1}).get('a') }} {{ ('a/b').split('/').1 }} {{ ('A').lower().upper() }}`,
+			`a1 1 AB p 1 1 b A`},
+		{`{% set d = {} %}{% do (d).update({'k': 1}) %}{{ d }}`, `{'k': 1}`},
+	}, func() map[string]any { return map[string]any{"m": map[string]any{"a": 1}, "x": "p/q"} })
 }
 
 // TestPythonScopes: an if block makes no scope (a set in it is seen after

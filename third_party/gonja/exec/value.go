@@ -469,7 +469,12 @@ func (v *Value) IsTrue() bool {
 	case reflect.Bool:
 		return v.getResolvedValue().Bool()
 	case reflect.Struct:
-		return true // struct instance is always true
+		// an ordered dict is true when it has items, as Python's dict;
+		// another struct instance is always true
+		if v.getResolvedValue().Type() == TypeDict {
+			return v.Len() > 0
+		}
+		return true
 	default:
 		if logging.Enabled() {
 			log.Errorf("Value.IsTrue() not available for type: %s\n", v.getResolvedValue().Kind().String())
@@ -506,7 +511,7 @@ func (v *Value) Negate() *Value {
 	case reflect.Bool:
 		return AsValue(!v.getResolvedValue().Bool())
 	case reflect.Struct:
-		return AsValue(false)
+		return AsValue(!v.IsTrue())
 	default:
 		if logging.Enabled() {
 			log.Errorf("Value.Negate() not available for type: %s\n", v.getResolvedValue().Kind().String())

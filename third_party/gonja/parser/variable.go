@@ -187,9 +187,9 @@ func (p *Parser) parseTupleOrExpression() (nodes.Expression, error) {
 	if len(list) > 1 || trailingComa {
 		expression = &nodes.Tuple{Location: t, Val: list}
 	}
-	if t := p.Match(tokens.Dot, tokens.LeftBracket); t != nil {
-		return p.ParseGetter(t, expression)
-	}
+	// A getter after the parenthesis, as in ('a{n}'|string).format(n=1),
+	// is ParseVariableOrLiteral's: it keeps the receiver as the call's
+	// Parent, which a method call needs.
 	return expression, nil
 }
 
