@@ -67,6 +67,7 @@ func TestAsSalt3006(t *testing.T) {
 		{"mysql_to_dict ordered", `{{ ['| Id | User |', '|  7 | root |']|mysql_to_dict('User')|tojson }}`, `{"root": {"Id": 7, "User": "root"}}`, nil},
 		{"json_query", `{{ {'a': [{'b': 1}, {'b': 2}]}|json_query('a[].b') }}|{{ [1, 2, 3]|json_query('length(@)') }}|{{ [1, 2, 3]|json_query('[1]') }}`, `[1, 2]|3|2`, nil},
 		{"profile tag", `{% profile as 'p' %}{% set v = 1 %}{% endprofile %}{{ v }}`, `1`, nil},
+		{"odict and dict keep the order given", `{{ odict({'b': 1, 'a': 2})|list }}|{{ odict([('b', 1), ('a', 2)])|list }}|{{ dict([('a', 1)], b=2) }}|{{ dict(z=1, a=2) }}|{{ dict({1: 'x'}) }}|{{ dict() }}|{{ dict([['k', 'v'], 'xy']) }}|{{ dict([(1, 2)])[1] }}|{{ 'y' if dict() else 'n' }}`, `['b', 'a']|['b', 'a']|{'a': 1, 'b': 2}|{'z': 1, 'a': 2}|{1: 'x'}|{}|{'k': 'v', 'x': 'y'}|2|n`, nil},
 		{"match test with keywords, none", `{{ 'ABC' is match('^a', ignorecase=True) }}|{{ 'A' is match('[a-b]', True) }}|{{ none is none }}`, `True|True|True`, nil},
 	} {
 		got, err := renderStrict(t, tc.src, tc.vars)
@@ -77,6 +78,10 @@ func TestAsSalt3006(t *testing.T) {
 	for _, tc := range []struct{ src, want string }{
 		{`{% set d = {'foo': 'x'}|load_yaml %}`, `a string or stream input is required`},
 		{`{{ [ports['x']]|json }}`, `Object of type StrictUndefined is not JSON serializable`},
+		{`{{ dict([('a', 1, 2)]) }}`, `dictionary update sequence element #0 has length 3; 2 is required`},
+		{`{{ dict([('a', 1), 1]) }}`, `cannot convert dictionary update sequence element #1 to a sequence`},
+		{`{{ dict(none) }}`, `'NoneType' object is not iterable`},
+		{`{{ odict(1) }}`, `'int' object is not iterable`},
 	} {
 		_, err := renderStrict(t, tc.src, map[string]any{"ports": map[string]any{}})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

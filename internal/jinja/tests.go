@@ -75,35 +75,54 @@ type TemplateError struct{ Msg string }
 
 func (e *TemplateError) Error() string { return e.Msg }
 
-// globalDict is Python's dict(): from a dictionary or a list of pairs,
-// then the keyword arguments.
+// globalDict is Python's dict() (and Salt's odict, OrderedDict): from a
+// dictionary or a sequence of pairs, then the keyword arguments, its keys
+// in that order, as Python's dict keeps them (the php formula's
+// serialize(odict(settings)) writes php.ini's sections in its map's order).
 func globalDict(va *exec.VarArgs) (any, error) {
-	out := map[string]any{}
+	out := exec.NewDict()
 	if len(va.Args) > 1 {
 		return nil, fmt.Errorf("dict expected at most 1 argument, got %d", len(va.Args))
 	}
 	if len(va.Args) == 1 {
-		switch t := GoValue(va.Args[0]).(type) {
-		case map[string]any:
-			for k, v := range t {
-				out[k] = v
+		arg := va.Args[0]
+		switch {
+		case arg.IsDict():
+			for _, p := range arg.Items() {
+				out.Set(p.Key, p.Value)
 			}
-		case []any:
-			for i, p := range t {
-				pair, ok := p.([]any)
-				if !ok || len(pair) != 2 {
-					return nil, fmt.Errorf("dictionary update sequence element #%d has the wrong length; 2 is required", i)
+		case arg.IsList():
+			var err error
+			i := 0
+			arg.Iterate(func(_, _ int, item, _ *exec.Value) bool {
+				switch {
+				case !item.IsList() && !item.IsString():
+					err = fmt.Errorf("cannot convert dictionary update sequence element #%d to a sequence", i)
+				case item.Len() != 2:
+					err = fmt.Errorf("dictionary update sequence element #%d has length %d; 2 is required", i, item.Len())
+				case item.IsString():
+					r := []rune(item.String())
+					out.Set(string(r[0]), string(r[1]))
+				default:
+					out.Set(item.Index(0), item.Index(1))
 				}
-				out[jinjaStr(pair[0])] = pair[1]
+				if err != nil {
+					return false
+				}
+				i++
+				return true
+			}, func() {})
+			if err != nil {
+				return nil, err
 			}
-		case nil:
+		case arg.IsNil():
 			return nil, errors.New("'NoneType' object is not iterable")
 		default:
-			return nil, fmt.Errorf("'%s' object is not iterable", pyTypeName(t))
+			return nil, fmt.Errorf("'%s' object is not iterable", pyTypeName(GoValue(arg)))
 		}
 	}
-	for k, v := range va.KwArgs {
-		out[k] = GoValue(v)
+	for _, k := range va.KeywordNames() {
+		out.Set(k, va.KwArgs[k])
 	}
 	return out, nil
 }
