@@ -39,7 +39,15 @@ func (c *Chunk) Low() map[string]any {
 	for k, v := range c.Args {
 		m[k] = v
 	}
-	m["state"], m["fun"], m["name"], m["__id__"], m["__sls__"], m["__env__"] = c.State, c.Fun, c.Name, c.ID, c.SLS, c.Env
+	m["state"], m["fun"], m["name"] = c.State, c.Fun, c.Name
+	// An argument named __id__, __sls__ or __env__ is the chunk's, as in
+	// Salt's compile_high_data, which sets the id's before the arguments
+	// (the php formula's pkgrepo.managed writes - __env__: [{LC_ALL: …}]).
+	for k, v := range map[string]string{"__id__": c.ID, "__sls__": c.SLS, "__env__": c.Env} {
+		if _, ok := c.Args[k]; !ok {
+			m[k] = v
+		}
+	}
 	if c.rawName != nil {
 		m["name"] = c.rawName
 	}
@@ -181,7 +189,13 @@ func newChunk(id *ID, d *Decl, name string, args map[string]any, seq int) *Chunk
 			order = append(order, a.Key)
 		}
 	}
-	return &Chunk{State: d.Module, Fun: d.Fun, Name: name, ID: id.ID, SLS: id.SLS, Env: id.Env,
+	env := id.Env
+	if s, ok := args["__env__"].(string); ok {
+		// Salt's state run takes the low chunk's __env__ as the saltenv
+		// its functions see (State.call's inject_globals).
+		env = s
+	}
+	return &Chunk{State: d.Module, Fun: d.Fun, Name: name, ID: id.ID, SLS: id.SLS, Env: env,
 		Args: args, ArgOrder: order, Tag: Tag(d.Module, id.ID, name, d.Fun), seq: seq}
 }
 

@@ -30,7 +30,8 @@ type saltCompiled struct {
 // and messages, an argument mapping of two keys, __extend__ and
 // __exclude__ shown unapplied and applied by a run (a function replaced,
 // requisites extended, name replacing names, a module added running at
-// the cap), names once each, order numbers and ties. In the high data
+// the cap), names once each, order numbers and ties, arguments named
+// __env__, __sls__ or __id__ overriding the chunk's. In the high data
 // each declaration's function name is put first (Salt keeps it where
 // written, or appends it to module.function's arguments).
 func TestAsSalt(t *testing.T) {
@@ -118,6 +119,10 @@ func normalHigh(v any) any {
 }
 
 var saltCases = []saltCompiled{
+	{name: "dunder_args", files: map[string]string{"main.sls": "a:\n  pkg.installed:\n    - __env__:\n      - LC_ALL: C.UTF-8\n    - __sls__: other\n    - __id__: z\n    - fun: nope\nb:\n  file.managed:\n    - __env__: dev\n    - require:\n      - pkg: a\n"},
+		high:   `{"a": {"__env__": "base", "__sls__": "main", "pkg": [{"__env__": [{"LC_ALL": "C.UTF-8"}]}, {"__sls__": "other"}, {"__id__": "z"}, {"fun": "nope"}, "installed", {"order": 10000}]}, "b": {"__env__": "base", "__sls__": "main", "file": [{"__env__": "dev"}, {"require": [{"pkg": "a"}]}, "managed", {"order": 10001}]}}`,
+		low:    `[{"__env__": [{"LC_ALL": "C.UTF-8"}], "__id__": "z", "__sls__": "other", "fun": "installed", "name": "a", "order": 10000, "state": "pkg"}, {"__env__": "dev", "__id__": "b", "__sls__": "main", "fun": "managed", "name": "b", "order": 10001, "require": [{"pkg": "a"}], "state": "file"}]`,
+		runLow: `[{"__env__": [{"LC_ALL": "C.UTF-8"}], "__id__": "z", "__sls__": "other", "fun": "installed", "name": "a", "order": 10000, "state": "pkg"}, {"__env__": "dev", "__id__": "b", "__sls__": "main", "fun": "managed", "name": "b", "order": 10001, "require": [{"pkg": "a"}], "state": "file"}]`},
 	{name: "trailing_dotted", files: map[string]string{"main.sls": "a:\n  pkg.installed:\n"},
 		showErrors: []string{"ID 'a' in SLS 'main' contains a short declaration (pkg.installed) with a trailing colon. When not passing any arguments to a state, the colon must be omitted."}},
 	{name: "trailing_plain", files: map[string]string{"main.sls": "a:\n  pkg:\n"},
