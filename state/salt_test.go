@@ -216,3 +216,21 @@ var saltCases = []saltCompiled{
 	{name: "reqmap", files: map[string]string{"main.sls": "a:\n  file.managed:\n    - require:\n        file: b\nb:\n  file.managed\n"},
 		showErrors: []string{"The require statement in state 'a' in SLS 'main' needs to be formed as a list"}},
 }
+
+// TestChunkEnvArgument: a string __env__ argument is the saltenv a
+// chunk's functions see, as Salt's State.call injects str(low['__env__'])
+// as their __env__; another value leaves the id's.
+func TestChunkEnvArgument(t *testing.T) {
+	c := &state.Compiler{Renderer: state.NewRenderer(), Source: memSource(map[string]string{
+		"main.sls": "a:\n  file.managed:\n    - __env__: dev\nb:\n  pkgrepo.managed:\n    - __env__: [{LC_ALL: C.UTF-8}]\nc:\n  file.managed\n"}), Vars: func(string) map[string]any {
+		return map[string]any{"grains": map[string]any{"id": "web1"}, "pillar": map[string]any{}}
+	}}
+	h := c.Compile(context.Background(), "base", []string{"main"})
+	got := map[string]string{}
+	for _, ch := range h.Chunks() {
+		got[ch.ID] = ch.Env
+	}
+	if want := map[string]string{"a": "dev", "b": "base", "c": "base"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("saltenv per id: %v, want %v", got, want)
+	}
+}
