@@ -218,7 +218,23 @@ type Input struct {
 	// ordered holds the arguments given as ordered mappings (or lists
 	// of them), as given: a template's dicts, whose order Python keeps.
 	ordered map[string]any
+	// template is set when a template made the call (TemplateCall).
+	template bool
 }
+
+// TemplateCall is the keyword jinja.Salt adds to every call a template
+// makes; bind takes it off, so that no function sees it as an argument.
+// It is how a function that reads a mapping itself (a formula's
+// defaults.yaml, a rendered map file) knows its caller iterates what it
+// returns as Python's dicts, in insertion order, when the arguments
+// carry no ordered mapping to tell it (defaults.get('x:y') takes text).
+const TemplateCall = "__brine_template__"
+
+// FromTemplate tells whether a template made the call (TemplateCall): a
+// function that reads YAML or JSON itself then returns its mappings as
+// yaml.MapSlices in the order they were written, which the template
+// iterates as Salt's dicts; any other caller gets Go maps.
+func (in *Input) FromTemplate() bool { return in.template }
 
 // Has reports whether the argument was given or has a default.
 func (in *Input) Has(name string) bool { _, ok := in.args[name]; return ok }

@@ -238,6 +238,10 @@ func (f *Func) bind(args []any, kwargs map[string]any) (*Input, error) {
 	}
 	keys := slices.Sorted(maps.Keys(kwargs)) // deterministic errors
 	for _, k := range keys {
+		if k == TemplateCall {
+			in.template = kwargs[k] == true
+			continue
+		}
 		p := f.param(k)
 		if p == nil {
 			if !f.VarKwargs {

@@ -64,3 +64,42 @@ func TestOrdered(t *testing.T) {
 		t.Errorf("normalize(%v) = %#v, want %#v", ordered, normalize(ordered), plain)
 	}
 }
+
+// TestFromTemplate: the keyword jinja.Salt adds (TemplateCall) tells the
+// function a template called it and is no argument, not even to a
+// function that takes any keyword.
+func TestFromTemplate(t *testing.T) {
+	r := New()
+	var in *Input
+	if err := r.Register(Func{Name: "test.kw", VarKwargs: true, Params: []Param{{Name: "k", Kind: String}},
+		Run: func(_ context.Context, i *Input) (any, error) { in = i; return nil, nil }}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		kwargs   map[string]any
+		template bool
+	}{
+		{"a template's call", map[string]any{"k": "v", "x": 1, TemplateCall: true}, true},
+		{"another caller's", map[string]any{"k": "v", "x": 1}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := r.Call(context.Background(), "test.kw", nil, tc.kwargs, nil); err != nil {
+				t.Fatal(err)
+			}
+			if in.FromTemplate() != tc.template {
+				t.Errorf("FromTemplate() = %v, want %v", in.FromTemplate(), tc.template)
+			}
+			if want := map[string]any{"x": int64(1)}; !reflect.DeepEqual(in.ExtraKwargs, want) || in.String("k") != "v" {
+				t.Errorf("k = %q, extra keywords %v; want v, %v", in.String("k"), in.ExtraKwargs, want)
+			}
+		})
+	}
+	// a function without keywords takes a template's call
+	if err := r.Register(Func{Name: "test.none", Run: func(context.Context, *Input) (any, error) { return nil, nil }}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Check("test.none", nil, map[string]any{TemplateCall: true}); err != nil {
+		t.Errorf("test.none from a template: %v", err)
+	}
+}

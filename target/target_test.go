@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goccy/go-yaml"
 )
 
 // minions are the facts every table below matches against.
@@ -292,11 +294,27 @@ func TestNodegroupBlowup(t *testing.T) {
 	}
 }
 
+// TestTraverse: the same paths through Go maps and through the ordered
+// mappings a YAML file reads as (yaml.MapSlice, keys matched by their
+// text, as Salt retries a key YAML-loaded).
 func TestTraverse(t *testing.T) {
 	data := map[string]any{
 		"a":     map[string]any{"b": []any{"x", "y", map[string]any{"c": 1.0}}},
 		"disks": []any{map[string]any{"sda": "ssd"}, map[string]any{"sdb": "hdd"}},
+		"386":   "i386",
 	}
+	ordered := yaml.MapSlice{
+		{Key: "a", Value: yaml.MapSlice{{Key: "b", Value: []any{"x", "y", yaml.MapSlice{{Key: "c", Value: 1.0}}}}}},
+		{Key: "disks", Value: []any{yaml.MapSlice{{Key: "sda", Value: "ssd"}}, yaml.MapSlice{{Key: "sdb", Value: "hdd"}}}},
+		{Key: uint64(386), Value: "i386"},
+	}
+	for _, d := range []any{data, ordered} {
+		traverse(t, d)
+	}
+}
+
+func traverse(t *testing.T, data any) {
+	t.Helper()
 	for _, tc := range []struct {
 		key   string
 		want  any
@@ -311,6 +329,7 @@ func TestTraverse(t *testing.T) {
 		{"disks:sdc", nil, false},
 		{"a:b:0:z", nil, false},
 		{"nope", nil, false},
+		{"386", "i386", true},
 	} {
 		got, found := Traverse(data, tc.key, "")
 		if found != tc.found || !reflect.DeepEqual(got, tc.want) {

@@ -15,6 +15,7 @@ import (
 	"github.com/nikolalohinski/gonja/v2/builtins"
 	"github.com/nikolalohinski/gonja/v2/exec"
 
+	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/saltyaml"
 )
 
@@ -227,6 +228,9 @@ func Salt(names []string, call Caller) map[string]any {
 			for k, v := range va.KwArgs {
 				kwargs[k] = argValue(v)
 			}
+			// a function that reads YAML or JSON itself returns its
+			// mappings in the order written (function.Input.FromTemplate)
+			kwargs[function.TemplateCall] = true
 			out, err := call(name, args, kwargs)
 			if err != nil {
 				return nil, fmt.Errorf("salt[%q]: %w", name, err)

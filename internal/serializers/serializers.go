@@ -5,11 +5,13 @@
 package serializers
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
+	"io"
 	"strings"
 
+	"github.com/brinehq/brine/internal/keyorder"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/internal/pyyaml"
 	"github.com/brinehq/brine/internal/saltyaml"
@@ -17,15 +19,18 @@ import (
 
 // Serializer is one of Salt's serializers: Dump writes a data set as
 // salt.serializers.<name>.serialize(v, **opts) does (without a final
-// newline), Load reads one back.
+// newline), Load reads one back, LoadOrdered too with its mappings
+// yaml.MapSlices in the order the text writes them, as Python's dicts
+// keep it: for a caller that iterates them, a template.
 type Serializer struct {
-	Dump func(v any, opts map[string]any) (string, error)
-	Load func(raw []byte) (any, error)
+	Dump        func(v any, opts map[string]any) (string, error)
+	Load        func(raw []byte) (any, error)
+	LoadOrdered func(raw []byte) (any, error)
 }
 
 var byName = map[string]Serializer{
-	"yaml": {Dump: dumpYAML, Load: loadYAML},
-	"json": {Dump: dumpJSON, Load: loadJSON},
+	"yaml": {Dump: dumpYAML, Load: loadYAML, LoadOrdered: saltyaml.Unmarshal},
+	"json": {Dump: dumpJSON, Load: loadJSON, LoadOrdered: loadJSONOrdered},
 }
 
 // Get returns the serializer Salt calls name.
@@ -69,15 +74,35 @@ func loadYAML(raw []byte) (any, error) {
 }
 
 func loadJSON(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
 	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("extra data after the JSON value")
 	}
 	return fromJSON(v), nil
 }
 
-// fromJSON turns encoding/json's numbers into Python's: whole numbers
-// int, others float.
+// loadJSONOrdered is loadJSON's data with each object a yaml.MapSlice
+// in the order its keys are written, as Python's json.loads keeps them.
+func loadJSONOrdered(raw []byte) (any, error) {
+	v, err := loadJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	o, err := keyorder.ReadJSON(raw)
+	if err != nil {
+		return nil, err
+	}
+	return keyorder.MapSlices(v, o), nil
+}
+
+// fromJSON turns encoding/json's numbers into Python's: a number written
+// without a fraction or an exponent an int (a float when it overflows
+// int64), any other a float, as json.loads reads 1 and 1.0.
 func fromJSON(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
@@ -88,10 +113,14 @@ func fromJSON(v any) any {
 		for i, x := range t {
 			t[i] = fromJSON(x)
 		}
-	case float64:
-		if t == math.Trunc(t) && math.Abs(t) < 1<<53 {
-			return int64(t)
+	case json.Number:
+		if !strings.ContainsAny(string(t), ".eE") {
+			if n, err := t.Int64(); err == nil {
+				return n
+			}
 		}
+		f, _ := t.Float64()
+		return f
 	}
 	return v
 }

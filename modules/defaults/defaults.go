@@ -5,7 +5,6 @@ package defaults
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -15,6 +14,9 @@ import (
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/internal/keyorder"
+	"github.com/brinehq/brine/internal/py"
+	"github.com/brinehq/brine/internal/saltyaml"
+	"github.com/brinehq/brine/internal/serializers"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/target"
 )
@@ -70,13 +72,19 @@ func Module(env *modules.Env) []function.Func {
 				if err != nil {
 					return nil, err
 				}
-				if key == "" {
+				if key != "" {
+					v, ok := target.Traverse(data, key, target.DefaultDelimiter)
+					if !ok {
+						return in.Ordered(in.Value("default"), in.Order("default")), nil
+					}
+					data = v
+				}
+				// a template iterates the file's mappings in the order
+				// they were written, as Salt's loaders' dicts keep it
+				if in.FromTemplate() {
 					return data, nil
 				}
-				if v, ok := target.Traverse(data, key, target.DefaultDelimiter); ok {
-					return v, nil
-				}
-				return in.Ordered(in.Value("default"), in.Order("default")), nil
+				return saltyaml.Plain(data), nil
 			},
 		},
 	}
@@ -145,9 +153,11 @@ func Update(dest any, destOrder *keyorder.Order, defaults any, defaultsOrder *ke
 	return nodes, order, nil
 }
 
-// load reads salt://<formula>/defaults.yaml, else defaults.json; {} when
-// neither exists or the file is empty.
-func load(ctx context.Context, env *modules.Env, formula string) (map[string]any, error) {
+// load reads salt://<formula>/defaults.yaml, else defaults.json, as
+// Salt's loaders read them (salt.utils.yaml.safe_load, json.load), its
+// mappings yaml.MapSlices in the order written; {} when the file is
+// empty, None (nil) when neither exists.
+func load(ctx context.Context, env *modules.Env, formula string) (any, error) {
 	if env.Files == nil {
 		return nil, errors.New("defaults.get reads salt:// files, and this agent has no master")
 	}
@@ -163,20 +173,18 @@ func load(ctx context.Context, env *modules.Env, formula string) (map[string]any
 		if err != nil {
 			return nil, err
 		}
-		var v any
-		if ext == "json" {
-			err = json.Unmarshal(b, &v)
-		} else {
-			err = yaml.Unmarshal(b, &v)
-		}
+		ser, _ := serializers.Get(ext)
+		v, err := ser.LoadOrdered(b)
 		if err != nil {
 			return nil, jinja.PyError("salt://%s/defaults.%s: %v", formula, ext, err)
 		}
-		m, _ := v.(map[string]any)
-		if m == nil {
-			m = map[string]any{}
+		if !py.Truth(saltyaml.Plain(v)) {
+			// Salt's `defaults or {}`
+			return yaml.MapSlice{}, nil
 		}
-		return m, nil
+		return v, nil
 	}
-	return map[string]any{}, nil
+	// Salt's _load falls off its loop: None, which a key's lookup
+	// answers with the default
+	return nil, nil
 }

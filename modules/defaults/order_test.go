@@ -2,6 +2,7 @@ package defaults
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/brinehq/brine/modules"
@@ -40,4 +41,61 @@ func TestMergeOrder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestGetOrder: defaults.get gives a template the mappings of a
+// formula's defaults.yaml or defaults.json in the order the file writes
+// them, as Salt's loaders' dicts keep it, and another caller Go maps.
+// Each want is what Salt 3006.6 prints for the same template
+// (salt.utils.templates.render_jinja_tmpl with salt.modules.defaults.get
+// reading the same files).
+func TestGetOrder(t *testing.T) {
+	files := &modulestest.Files{Dir: t.TempDir(), Tree: map[string]map[string]string{"base": {
+		"f1/defaults.yaml": "f1:\n  zeta: 1\n  alpha:\n    yes: on\n    b: 2\n    a: 1\n  mid: [ {z: 1, a: 2} ]\n  386: x\n",
+		"f2/defaults.json": `{"f2": {"zeta": 1, "alpha": {"b": 2, "a": 1.0}, "list": [{"z": 1, "a": 2}]}}`,
+	}}}
+	reg, err := modules.Registry(&modules.Env{Files: files}, Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, text, want string }{
+		{"the whole YAML file, as YAML 1.1 reads it",
+			`{{ salt['defaults.get']('f1') }}`,
+			`{'f1': {'zeta': 1, 'alpha': {True: True, 'b': 2, 'a': 1}, 'mid': [{'z': 1, 'a': 2}], 386: 'x'}}`},
+		{"a JSON file's subtree",
+			`{{ salt['defaults.get']('f2:f2') }}`,
+			`{'zeta': 1, 'alpha': {'b': 2, 'a': 1.0}, 'list': [{'z': 1, 'a': 2}]}`},
+		{"items() generate in the file's order",
+			`{% for k, v in salt['defaults.get']('f1:f1:alpha').items() %}{{ k }}={{ v }};{% endfor %}`,
+			`True=True;b=2;a=1;`},
+		{"a list's item by index",
+			`{{ salt['defaults.get']('f1:f1:mid:0') }}`,
+			`{'z': 1, 'a': 2}`},
+		{"an integer key by its text",
+			`{{ salt['defaults.get']('f1:f1:386') }}`,
+			`x`},
+		{"a key in a list's mappings",
+			`{{ salt['defaults.get']('f2:f2:list:z') }}`,
+			`1`},
+		{"a missing key: the default, in its order",
+			`{{ salt['defaults.get']('f1:f1:nope', {'b': 1, 'a': 2}) }}`,
+			`{'b': 1, 'a': 2}`},
+		{"no defaults file: None, and a key's default",
+			`{{ salt['defaults.get']('nothere:x', 'd') }}|{{ salt['defaults.get']('nothere') }}`,
+			`d|None`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := modulestest.Render(context.Background(), reg, tc.text)
+			if err != nil || got != tc.want {
+				t.Errorf("%s\n= %s, %v\nSalt: %s", tc.text, got, err, tc.want)
+			}
+		})
+	}
+	t.Run("a caller that is not a template gets Go maps", func(t *testing.T) {
+		got, err := reg.Call(context.Background(), "defaults.get", []any{"f2:f2:alpha"}, nil, nil)
+		want := map[string]any{"b": int64(2), "a": 1.0}
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("defaults.get f2:f2:alpha = %#v, %v; want %#v", got, err, want)
+		}
+	})
 }

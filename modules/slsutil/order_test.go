@@ -2,6 +2,7 @@ package slsutil
 
 import (
 	"context"
+	"reflect"
 	"testing"
 
 	"github.com/brinehq/brine/modules"
@@ -40,6 +41,64 @@ func TestMergeOrder(t *testing.T) {
 			got, err := modulestest.Render(context.Background(), reg, tc.text)
 			if err != nil || got != tc.want {
 				t.Errorf("%s\n= %s, %v\nSalt: %s", tc.text, got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestReadOrder: what slsutil.renderer and slsutil.deserialize read from
+// YAML or JSON text reaches a template with its mappings in the order
+// written, as Salt's loaders' dicts keep it, and another caller as Go
+// maps. Each want is what Salt 3006.6 prints for the same template
+// (salt.utils.templates.render_jinja_tmpl, `salt` its loaded cp,
+// slsutil and defaults modules, over the same files).
+func TestReadOrder(t *testing.T) {
+	files := &modulestest.Files{Dir: t.TempDir(), Tree: map[string]map[string]string{"base": {
+		"map.yaml": "zeta: 1\nalpha:\n  b: {{ 2 }}\n  a: 1\n",
+		"map.json": "#!jinja|json\n{\"zeta\": 1, \"alpha\": {\"b\": 2, \"a\": 1}}\n",
+	}}}
+	env := &modules.Env{Files: files}
+	reg, err := modules.Registry(env, Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.Functions = reg
+	for _, tc := range []struct{ name, text, want string }{
+		{"renderer: a string through jinja|yaml",
+			`{{ salt['slsutil.renderer'](string='zeta: 1\nalpha:\n  b: {{ 1 + 1 }}\n  a: 1\n  386: x') }}`,
+			`{'zeta': 1, 'alpha': {'b': 2, 'a': 1, 386: 'x'}}`},
+		{"renderer: a string whose #! line says jinja|json",
+			`{{ salt['slsutil.renderer'](string='#!jinja|json\n{"zeta": 1, "alpha": {"b": {{ 2 }}, "a": 1.0}}') }}`,
+			`{'zeta': 1, 'alpha': {'b': 2, 'a': 1.0}}`},
+		{"renderer: a salt:// map file, iterated",
+			`{% for k in salt['slsutil.renderer']('salt://map.yaml') %}{{ k }};{% endfor %}`,
+			`zeta;alpha;`},
+		{"renderer: a salt:// JSON file",
+			`{{ salt['slsutil.renderer']('salt://map.json') }}`,
+			`{'zeta': 1, 'alpha': {'b': 2, 'a': 1}}`},
+		{"deserialize yaml and json",
+			`{{ salt['slsutil.deserialize']('yaml', 'z: 1\na: {y: 2, b: 3}') }}|{{ salt['slsutil.deserialize']('json', '{"z": 1, "a": {"y": 2, "b": 3.0}}') }}`,
+			`{'z': 1, 'a': {'y': 2, 'b': 3}}|{'z': 1, 'a': {'y': 2, 'b': 3.0}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := modulestest.Render(context.Background(), reg, tc.text)
+			if err != nil || got != tc.want {
+				t.Errorf("%s\n= %s, %v\nSalt: %s", tc.text, got, err, tc.want)
+			}
+		})
+	}
+	for _, fn := range []struct {
+		name string
+		args []any
+	}{
+		{"slsutil.renderer", []any{"salt://map.json"}},
+		{"slsutil.deserialize", []any{"json", `{"zeta": 1, "alpha": {"b": 2, "a": 1}}`}},
+	} {
+		t.Run(fn.name+" for a caller that is not a template", func(t *testing.T) {
+			got, err := reg.Call(context.Background(), fn.name, fn.args, nil, nil)
+			want := map[string]any{"zeta": int64(1), "alpha": map[string]any{"b": int64(2), "a": int64(1)}}
+			if err != nil || !reflect.DeepEqual(got, want) {
+				t.Errorf("%s%v = %#v, %v; want %#v", fn.name, fn.args, got, err, want)
 			}
 		})
 	}

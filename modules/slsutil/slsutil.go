@@ -12,11 +12,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/goccy/go-yaml"
-
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/internal/keyorder"
+	"github.com/brinehq/brine/internal/saltyaml"
 	"github.com/brinehq/brine/internal/serializers"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/state"
@@ -110,6 +109,11 @@ func Module(env *modules.Env) []function.Func {
 				ser, err := serializer(in.String("serializer"))
 				if err != nil {
 					return nil, err
+				}
+				if in.FromTemplate() {
+					// a template iterates the mappings in the order
+					// written, as Salt's deserializers' dicts keep it
+					return ser.LoadOrdered([]byte(in.String("stream_or_string")))
 				}
 				return ser.Load([]byte(in.String("stream_or_string")))
 			},
@@ -250,9 +254,12 @@ func render(ctx context.Context, env *modules.Env, r *state.Renderer, in *functi
 			if !isText {
 				return nil, fmt.Errorf("the %s renderer was given data, not text", step)
 			}
-			var v any
-			if err := yaml.Unmarshal(b, &v); err != nil {
-				return nil, fmt.Errorf("%s: %s", name, err)
+			// Salt's yaml renderer is its YAML loader, its json one
+			// json.loads: the mappings come in the order written
+			ser, _ := serializers.Get(step)
+			v, err := ser.LoadOrdered(b)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 			data = v
 		case "text":
@@ -263,7 +270,12 @@ func render(ctx context.Context, env *modules.Env, r *state.Renderer, in *functi
 	if b, ok := data.([]byte); ok {
 		return string(b), nil
 	}
-	return data, nil
+	// a template iterates the mappings in the order rendered, as
+	// Salt's dicts keep it; any other caller gets Go maps
+	if in.FromTemplate() {
+		return data, nil
+	}
+	return saltyaml.Plain(data), nil
 }
 
 // filesSource reads what a rendered template imports from the master.
