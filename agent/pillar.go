@@ -66,9 +66,11 @@ func (a *Agent) localPillar(ctx context.Context, cfg *Loaded) (map[string]any, e
 	opts := a.Opts()
 	groups, _ := opts["nodegroups"].(map[string]any)
 	pillarenv, _ := opts["pillarenv"].(string)
-	salt := jinja.Salt(a.funcs.Names(), func(name string, args []any, kwargs map[string]any) (any, error) {
+	// salt['pillar.get'] reads the pillar kept from before, its
+	// mappings in the order that was written
+	salt := jinja.Salt(a.funcs.Names(), jinja.PillarOrdered(func(name string, args []any, kwargs map[string]any) (any, error) {
 		return a.funcs.Call(ctx, name, args, kwargs, nil)
-	})
+	}, a.PillarOrder()))
 	data, order, errs := pillar.Compile(ctx, state.NewRenderer(), pillar.Request{ID: a.id, Grains: a.Grains(),
 		Roots: state.Roots(roots), Pillarenv: pillarenv, Nodegroups: groups, Opts: opts, Salt: salt})
 	if len(errs) > 0 {

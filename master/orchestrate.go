@@ -167,11 +167,12 @@ func (o *orchestrator) compiler(ctx context.Context, in *function.Input) (*state
 		pillar, _ = state.Merge(pillar, over).(map[string]any)
 	}
 	names := o.funcs.Names()
-	// salt['pillar.get'] in the SLS reads the run's pillar, pillar= included
+	// salt['pillar.get'] in the SLS reads the run's pillar, pillar= included,
+	// its mappings in the order the pillar was written
 	pctx := modules.WithPillar(ctx, pillar)
-	salt := jinja.Salt(names, func(name string, args []any, kwargs map[string]any) (any, error) {
+	salt := jinja.Salt(names, jinja.PillarOrdered(func(name string, args []any, kwargs map[string]any) (any, error) {
 		return o.funcs.Call(pctx, name, args, kwargs, nil)
-	})
+	}, order))
 	grains := map[string]any{"id": o.id}
 	opts := map[string]any{"id": o.id}
 	// the template's pillar iterates in the order it was written

@@ -17,6 +17,8 @@ import (
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/keyorder"
 	"github.com/brinehq/brine/jobs"
+	"github.com/brinehq/brine/modules"
+	pillarmod "github.com/brinehq/brine/modules/pillar"
 	"github.com/brinehq/brine/state"
 )
 
@@ -255,5 +257,46 @@ func TestOrchestrateResumesAfterRecordedSteps(t *testing.T) {
 	}
 	if len(record.steps) != 5 {
 		t.Errorf("after the resumption %d steps are recorded, want 5", len(record.steps))
+	}
+}
+
+// TestOrchestratePillarOrder: an orchestration's templates iterate what
+// pillar.get returns, merge=True included, in the order the pillar was
+// written after the default's keys, as Salt's dicts keep it: the states
+// they generate run in that order. Salt 3006.6's pillar.get('apps',
+// {'first': 0}, merge=True) over {'apps': {'zeta': 1, 'alpha': 2}} is
+// {'first': 0, 'zeta': 1, 'alpha': 2}.
+func TestOrchestratePillarOrder(t *testing.T) {
+	o, reg, _, _, _ := newTestOrchestrator(t)
+	if err := reg.RegisterAll(pillarmod.Module(&modules.Env{})); err != nil {
+		t.Fatal(err)
+	}
+	o.pillar = func(context.Context, string) (map[string]any, *keyorder.Order, error) {
+		return map[string]any{"apps": map[string]any{"zeta": int64(1), "alpha": int64(2)}},
+			&keyorder.Order{Keys: []string{"apps"}, Sub: map[string]*keyorder.Order{"apps": {Keys: []string{"zeta", "alpha"}}}}, nil
+	}
+	roots, _ := o.roots()
+	sls := `{% for k in salt['pillar.get']('apps', {'first': 0}, merge=True) %}
+merged {{ k }}:
+  test.succeed_without_changes
+{% endfor %}
+{% for k in salt['pillar.get']('apps') %}
+plain {{ k }}:
+  test.succeed_without_changes
+{% endfor %}
+`
+	if err := os.WriteFile(filepath.Join(roots["base"][0], "order.sls"), []byte(sls), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ret, err := reg.Call(context.Background(), "state.orchestrate", []any{"order"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := results(t, ret)
+	for i, id := range []string{"merged first", "merged zeta", "merged alpha", "plain zeta", "plain alpha"} {
+		key := "test_|-" + id + "_|-" + id + "_|-succeed_without_changes"
+		if n := res[key]["__run_num__"]; n != i {
+			t.Errorf("%s: __run_num__ %v, want %d (results %v)", id, n, i, res)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/nikolalohinski/gonja/v2/exec"
 
 	"github.com/brinehq/brine/internal/keyorder"
+	"github.com/brinehq/brine/internal/saltyaml"
 )
 
 // OrderedBy is v with every map[string]any an ordered template
@@ -60,6 +61,9 @@ func PillarOrdered(call Caller, order *keyorder.Order) Caller {
 					} else {
 						at = keyorder.Merged(keyorder.Of(def), at)
 					}
+					// pillar.get ordered the merge without the
+					// pillar's order, which at has
+					out = saltyaml.Plain(out)
 				}
 			}
 			return OrderedBy(out, at), nil

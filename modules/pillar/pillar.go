@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/brinehq/brine/function"
+	"github.com/brinehq/brine/internal/keyorder"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/state"
@@ -46,7 +47,13 @@ func Module(env *modules.Env) []function.Func {
 			}
 			if in.Bool("merge") {
 				if _, isMap := def.(map[string]any); isMap {
-					return state.Merge(def, v), nil
+					// for a template: the default's keys first, as
+					// dictupdate.merge leaves them, then the pillar's,
+					// in an order this function does not know (sorted;
+					// jinja.PillarOrdered gives the pillar's where the
+					// caller knows it)
+					order := keyorder.Merged(in.Order("default"), keyorder.Of(keyorder.MapSlices(v, nil)))
+					return in.Ordered(state.Merge(def, v), order), nil
 				}
 			}
 			return v, nil
