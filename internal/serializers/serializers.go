@@ -128,10 +128,11 @@ func fromJSON(v any) any {
 // dumpJSON is Salt's json serializer: salt.utils.json.dumps, Python's
 // json.dumps (py.JSONDumps) with ensure_ascii False unless opts say
 // otherwise (one line, ", " and ": " by default; indent, separators,
-// ensure_ascii, sort_keys). Mappings are written with sorted keys either
-// way: one that reached brine's functions has lost its written order.
+// ensure_ascii, sort_keys). An ordered mapping (yaml.MapSlice, a
+// template's dict) is written in its order unless sort_keys, as Python's
+// dicts; a Go map, which has no order, with its keys sorted.
 func dumpJSON(v any, opts map[string]any) (string, error) {
-	o := py.JSONOptions{SortKeys: true}
+	o := py.JSONOptions{}
 	for k, x := range opts {
 		switch k {
 		case "indent":
@@ -147,6 +148,7 @@ func dumpJSON(v any, opts map[string]any) (string, error) {
 				return "", fmt.Errorf("the json serializer option indent must be a number or a string")
 			}
 		case "sort_keys":
+			o.SortKeys = py.Truth(x)
 		case "ensure_ascii":
 			o.EnsureASCII = py.Truth(x)
 		case "separators":

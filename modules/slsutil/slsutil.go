@@ -97,7 +97,13 @@ func Module(env *modules.Env) []function.Func {
 				if err != nil {
 					return nil, err
 				}
-				return ser.Dump(in.Value("obj"), options(in.ExtraKwargs))
+				obj := in.Value("obj")
+				if in.String("serializer") == "json" {
+					// json.dumps writes a dict in its insertion order:
+					// a template's, as written (yaml's sorts its keys)
+					obj = in.Ordered(obj, in.Order("obj"))
+				}
+				return ser.Dump(obj, options(in.ExtraKwargs))
 			},
 		},
 		{
