@@ -64,6 +64,19 @@ func TestCompile(t *testing.T) {
 			}
 		})
 	}
+	t.Run("an SLS's context as Salt's generate_sls_context", func(t *testing.T) {
+		// Salt 3006.6 renders these as "./x ./ " and "sub/x sub sub.deep".
+		tree := writeTree(t, map[string]string{"top.sls": "base:\n  '*':\n    - root\n    - sub.deep\n",
+			"root.sls":          "root: '{{ tpldir }}/x {{ tpldir }}/{{ slspath }} {{ tpldot }}'\n",
+			"sub/deep/init.sls": "deep: '{{ tpldir.split(\"/\")[0] }}/x {{ slspath.split(\"/\")[0] }} {{ tpldot }}'\n"})
+		got, _, errs := Compile(context.Background(), state.NewRenderer(), Request{ID: "m1", Roots: state.Roots{"base": {tree}}})
+		if len(errs) > 0 {
+			t.Fatalf("errors: %v", errs)
+		}
+		if want := map[string]any{"root": "./x ./ ", "deep": "sub/x sub sub.deep"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("pillar = %#v, want %#v", got, want)
+		}
+	})
 	t.Run("errors under _errors", func(t *testing.T) {
 		broken := writeTree(t, map[string]string{"top.sls": "base:\n  '*':\n    - ok\n    - broken\n", "ok.sls": "a: 1\n", "broken.sls": "x: {{ nope }}\n"})
 		got, _, errs := Compile(context.Background(), state.NewRenderer(), Request{ID: "m1", Roots: state.Roots{"base": {broken}}})

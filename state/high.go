@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
 	"sort"
 	"strings"
 
@@ -103,8 +102,33 @@ func (h *High) Lookup(id string) *ID { return h.byID[id] }
 
 // Vars returns the Jinja context for rendering sls of saltenv: the
 // state system's grains, pillar, salt and opts, with Salt's sls,
-// slspath, sls_path, tpldir and tplpath added by the compiler.
+// slspath, tpldir, tplpath… (slsContext) added by the compiler.
 type Vars func(saltenv string) map[string]any
+
+// slsContext is what Salt's generate_sls_context adds to an SLS's (state
+// or pillar) template context, file being the SLS's file relative to its
+// root (a/b.sls, a/b/init.sls): sls, its directory as slspath, sls_path,
+// slsdotpath and slscolonpath ("" at the root), as tpldir ("." at the
+// root: the mysql formula's pillar.example writes salt://{{ tpldir }}/…)
+// and tpldot, and the file as tplfile and tplpath.
+func slsContext(file, sls string) map[string]any {
+	dir := ""
+	if i := strings.LastIndex(file, "/"); i >= 0 {
+		dir = file[:i]
+	}
+	tpldir := dir
+	if tpldir == "" {
+		tpldir = "."
+	}
+	return map[string]any{
+		"sls": sls, "slspath": dir,
+		"sls_path":     strings.ReplaceAll(dir, "/", "_"),
+		"slsdotpath":   strings.ReplaceAll(dir, "/", "."),
+		"slscolonpath": strings.ReplaceAll(dir, "/", ":"),
+		"tpldir":       tpldir, "tpldot": strings.ReplaceAll(dir, "/", "."),
+		"tplfile": file, "tplpath": file,
+	}
+}
 
 // Compiler renders SLS files into high data.
 type Compiler struct {
@@ -206,18 +230,9 @@ func (c *Compiler) render(ctx context.Context, h *High, saltenv, sls, via string
 			vars[k] = v
 		}
 	}
-	slspath := path.Dir(name)
-	if slspath == "." {
-		slspath = ""
+	for k, v := range slsContext(name, sls) {
+		vars[k] = v
 	}
-	vars["sls"] = sls
-	vars["slspath"] = slspath
-	vars["sls_path"] = strings.ReplaceAll(slspath, "/", "_")
-	vars["slsdotpath"] = strings.ReplaceAll(slspath, "/", ".")
-	vars["slscolonpath"] = strings.ReplaceAll(slspath, "/", ":")
-	vars["tpldir"] = slspath
-	vars["tplfile"] = name
-	vars["tplpath"] = name
 	vars["saltenv"] = saltenv
 	data, err := c.Renderer.RenderSLS(ctx, c.Source, saltenv, name, text, vars)
 	if err != nil {

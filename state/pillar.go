@@ -74,7 +74,10 @@ func (c *Compiler) pillarSLS(ctx context.Context, pillar map[string]any, order *
 		return []string{fmt.Sprintf("Unable to read pillar SLS %s: %v", sls, err)}
 	}
 	vars := c.Vars(env)
-	vars["sls"], vars["saltenv"] = sls, env
+	for k, v := range slsContext(file, sls) {
+		vars[k] = v
+	}
+	vars["saltenv"] = env
 	data, err := c.Renderer.RenderSLS(ctx, c.Source, env, file, text, vars)
 	if err != nil {
 		return []string{"Rendering pillar " + strings.TrimPrefix(err.Error(), "Rendering ")}
