@@ -149,6 +149,17 @@ func Module(env *modules.Env) []function.Func {
 			},
 		},
 		{
+			Name: "cp.list_states", Doc: "The SLS names of the master's file server in saltenv, sorted (a/init.sls is a, a/b.sls a.b), as Salt's fileclient list_states.", ReadOnly: true,
+			Params: []function.Param{saltenv},
+			Run: func(ctx context.Context, in *function.Input) (any, error) {
+				l, _, err := listMaster(ctx, in)
+				if err != nil {
+					return nil, err
+				}
+				return listStates(l), nil
+			},
+		},
+		{
 			Name: "cp.list_master_dirs", Doc: "The directories of the master's file server in saltenv that start with prefix (those holding files).", ReadOnly: true,
 			Params: []function.Param{saltenv, {Name: "prefix", Kind: function.String, Default: ""}},
 			Run: func(ctx context.Context, in *function.Input) (any, error) {
@@ -219,6 +230,32 @@ func copyTo(src, dest, name string, makedirs bool) (string, error) {
 // directory (relative to the environment's root, not the root itself)
 // starting with prefix, sorted. The master lists files only, so a
 // directory with no file under it is not known here (Salt lists it).
+// listStates is Salt's fileclient list_states over the master's files:
+// each .sls file's path with dots for slashes, less "/init.sls" or ".sls",
+// once each, sorted (the php formula's modules.sls includes php.<module>
+// when that name is among them).
+func listStates(files []string) []any {
+	seen := map[string]bool{}
+	for _, f := range files {
+		switch {
+		case strings.HasSuffix(f, "/init.sls"):
+			seen[strings.ReplaceAll(strings.TrimSuffix(f, "/init.sls"), "/", ".")] = true
+		case strings.HasSuffix(f, ".sls"):
+			seen[strings.ReplaceAll(strings.TrimSuffix(f, ".sls"), "/", ".")] = true
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = n
+	}
+	return out
+}
+
 func masterDirs(files []string, prefix string) []any {
 	seen := map[string]bool{}
 	for _, f := range files {

@@ -114,3 +114,21 @@ func TestListMaster(t *testing.T) {
 		}
 	}
 }
+
+// TestListStates checks cp.list_states against what Salt 3006.6's
+// fileclient (file_client local, the same tree as file_roots) answered.
+func TestListStates(t *testing.T) {
+	tree := map[string]string{}
+	for _, f := range []string{"lab/a.sh", "top.sls", "init.sls", "a/init.sls", "a/b.sls", "a/b/init.sls", "x.y/z.sls", "README.SLS", "b/c/init.sls", "é.sls"} {
+		tree[f] = "x"
+	}
+	files := &modulestest.Files{Dir: t.TempDir(), Tree: map[string]map[string]string{"base": tree}}
+	reg, err := modules.Registry(&modules.Env{Files: files}, Module)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := reg.Call(context.Background(), "cp.list_states", nil, nil, nil)
+	if want := "[a a.b b.c init top x.y.z é]"; err != nil || fmt.Sprint(got) != want {
+		t.Errorf("list_states = %v, %v; Salt gives %s", got, err, want)
+	}
+}
