@@ -23,7 +23,15 @@ import (
 type FormulaCase struct {
 	Formula string   `yaml:"formula"`
 	SLS     []string `yaml:"sls"`
+	// TestMode false keeps a formula out of the live test-mode comparison
+	// (TestFormulasTestModeLive, make interop): it is compiled only. Each
+	// SLS run live costs a Salt start-up, some seconds.
+	TestMode *bool `yaml:"testmode"`
 }
+
+// Live tells whether the formula's SLS are also run with test=True by
+// both sides (cases.yaml's testmode, true when not given).
+func (c FormulaCase) Live() bool { return c.TestMode == nil || *c.TestMode }
 
 // Compiled is what one side made of an SLS: the high data
 // (state.show_sls) and the low chunks (state.show_low_sls), or the

@@ -204,6 +204,9 @@ func TestFormulasTestModeLive(t *testing.T) {
 	var jobs []*job
 	var wg sync.WaitGroup
 	for _, c := range cases {
+		if !c.Live() {
+			continue
+		}
 		pillarDir := filepath.Join(work, "pillar-"+c.Formula)
 		if err := os.MkdirAll(pillarDir, 0o755); err != nil {
 			t.Fatal(err)

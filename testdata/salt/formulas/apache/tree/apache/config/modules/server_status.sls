@@ -1,0 +1,1 @@
+mod_status.sls

@@ -1,0 +1,5 @@
+{% from 'memcached/map.jinja' import memcached with context %}
+
+libmemcached:
+  pkg.installed:
+    - name: {{ memcached.libmemcached }}

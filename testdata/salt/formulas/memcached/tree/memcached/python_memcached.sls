@@ -1,0 +1,5 @@
+{% from 'memcached/map.jinja' import memcached with context %}
+
+python-memcached:
+  pkg.installed:
+    - name: {{ memcached.python }}

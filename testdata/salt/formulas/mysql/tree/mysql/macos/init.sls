@@ -1,0 +1,3 @@
+
+include:
+  - mysql.macos.install

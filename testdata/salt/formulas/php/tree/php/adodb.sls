@@ -1,0 +1,2 @@
+{% set state = 'adodb' %}
+{% include "php/installed.jinja" %}

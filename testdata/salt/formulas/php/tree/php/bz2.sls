@@ -1,0 +1,2 @@
+{% set state = 'bz2' %}
+{% include "php/installed.jinja" %}

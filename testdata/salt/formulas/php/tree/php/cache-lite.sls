@@ -1,0 +1,2 @@
+{% set state = 'cache-lite' %}
+{% include "php/installed.jinja" %}

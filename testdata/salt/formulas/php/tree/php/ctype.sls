@@ -1,0 +1,2 @@
+{% set state = 'ctype' %}
+{% include "php/installed.jinja" %}

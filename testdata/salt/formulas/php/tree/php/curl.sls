@@ -1,0 +1,2 @@
+{% set state = 'curl' %}
+{% include "php/installed.jinja" %}

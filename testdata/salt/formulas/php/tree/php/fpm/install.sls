@@ -1,0 +1,2 @@
+{% set state = 'fpm' %}
+{% include "php/installed.jinja" %}

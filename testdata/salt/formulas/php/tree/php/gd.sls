@@ -1,0 +1,2 @@
+{% set state = 'gd' %}
+{% include "php/installed.jinja" %}

@@ -1,0 +1,2 @@
+{% set state = 'gearman' %}
+{% include "php/installed.jinja" %}

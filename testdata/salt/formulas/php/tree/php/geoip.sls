@@ -1,0 +1,2 @@
+{% set state = 'geoip' %}
+{% include "php/installed.jinja" %}

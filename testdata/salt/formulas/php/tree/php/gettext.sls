@@ -1,0 +1,2 @@
+{% set state = 'gettext' %}
+{% include "php/installed.jinja" %}

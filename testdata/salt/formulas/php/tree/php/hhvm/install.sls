@@ -1,0 +1,2 @@
+{% set state = 'hhvm' %}
+{% include "php/installed.jinja" %}

@@ -1,0 +1,2 @@
+{% set state = 'http' %}
+{% include "php/installed.jinja" %}

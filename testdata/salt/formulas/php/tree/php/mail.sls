@@ -1,0 +1,2 @@
+{% set state = 'mail' %}
+{% include "php/installed.jinja" %}

@@ -1,0 +1,2 @@
+{% set state = 'mdb2' %}
+{% include "php/installed.jinja" %}

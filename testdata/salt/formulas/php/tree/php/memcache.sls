@@ -1,0 +1,2 @@
+{% set state = 'memcache' %}
+{% include "php/installed.jinja" %}

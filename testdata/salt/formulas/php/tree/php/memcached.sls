@@ -1,0 +1,2 @@
+{% set state = 'memcached' %}
+{% include "php/installed.jinja" %}

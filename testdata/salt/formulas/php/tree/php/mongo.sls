@@ -1,0 +1,2 @@
+{% set state = 'mongo' %}
+{% include "php/installed.jinja" %}

@@ -1,0 +1,2 @@
+{% set state = 'mongodb' %}
+{% include "php/installed.jinja" %}

@@ -1,0 +1,2 @@
+{% set state = 'mysql' %}
+{% include "php/installed.jinja" %}

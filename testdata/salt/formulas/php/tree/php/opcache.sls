@@ -1,0 +1,2 @@
+{% set state = 'opcache' %}
+{% include "php/installed.jinja" %}

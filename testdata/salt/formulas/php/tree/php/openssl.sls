@@ -1,0 +1,2 @@
+{% set state = 'openssl' %}
+{% include "php/installed.jinja" %}

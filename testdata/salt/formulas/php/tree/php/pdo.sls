@@ -1,0 +1,2 @@
+{% set state = 'pdo' %}
+{% include "php/installed.jinja" %}

@@ -1,0 +1,2 @@
+{% set state = 'pdo_mysql' %}
+{% include "php/installed.jinja" %}

@@ -1,0 +1,2 @@
+{% set state = 'posix' %}
+{% include "php/installed.jinja" %}

@@ -1,0 +1,2 @@
+{% set state = 'pspell' %}
+{% include "php/installed.jinja" %}

@@ -1,0 +1,2 @@
+{% set state = 'redis' %}
+{% include "php/installed.jinja" %}

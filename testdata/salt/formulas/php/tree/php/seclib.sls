@@ -1,0 +1,2 @@
+{% set state = 'seclib' %}
+{% include "php/installed.jinja" %}

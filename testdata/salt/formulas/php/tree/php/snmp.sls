@@ -1,0 +1,2 @@
+{% set state = 'snmp' %}
+{% include "php/installed.jinja" %}

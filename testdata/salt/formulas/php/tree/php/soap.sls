@@ -1,0 +1,2 @@
+{% set state = 'soap' %}
+{% include "php/installed.jinja" %}

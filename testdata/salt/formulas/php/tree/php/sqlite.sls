@@ -1,0 +1,2 @@
+{% set state = 'sqlite' %}
+{% include "php/installed.jinja" %}

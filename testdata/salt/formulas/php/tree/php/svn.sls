@@ -1,0 +1,2 @@
+{% set state = 'svn' %}
+{% include "php/installed.jinja" %}

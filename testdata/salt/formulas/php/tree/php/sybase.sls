@@ -1,0 +1,2 @@
+{% set state = 'sybase' %}
+{% include "php/installed.jinja" %}

@@ -1,0 +1,2 @@
+{% set state = 'uuid' %}
+{% include "php/installed.jinja" %}

@@ -1,0 +1,2 @@
+{% set state = 'xcache' %}
+{% include "php/installed.jinja" %}

@@ -1,0 +1,2 @@
+{% set state = 'xmlwriter' %}
+{% include "php/installed.jinja" %}

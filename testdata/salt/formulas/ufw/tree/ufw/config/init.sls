@@ -1,0 +1,9 @@
+# -*- coding: utf-8 -*-
+# vim: ft=sls
+
+include:
+  - .file
+  - .services
+  - .applications
+  - .interfaces
+  - .open
