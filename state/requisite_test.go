@@ -245,6 +245,13 @@ h:
 				"cmd_|-e_|-e_|-changes": "true|changed", "cmd_|-f_|-f_|-changes": "true|changed",
 				"cmd_|-g_|-g_|-changes": "true|onlyif condition is false", "cmd_|-h_|-h_|-changes": "true|changed"},
 			calls: "cmd.changes c;cmd.changes e;cmd.changes f;cmd.changes h"},
+		// Salt's State.call checks that the function exists (verify_data)
+		// before onlyif and unless run.
+		{name: "a missing state function fails before onlyif", sls: `
+a:
+  nope.stopped:
+    - onlyif: "false"
+`, runner: state.Runner{Exec: fakeExec}, want: map[string]string{"nope_|-a_|-a_|-stopped": "false|State 'nope.stopped' was not found in SLS 'main'"}},
 		{name: "check_cmd fails a state that changed", sls: `
 a:
   cmd.changes:

@@ -203,13 +203,17 @@ func (x *run) callOnce(ctx context.Context, c *Chunk, fun string, watched map[st
 			x.checkCmd(ctx, c, res)
 		}
 	}()
-	if skip := x.runChecks(ctx, c); skip != nil {
-		return skip
-	}
+	// A state function that does not exist fails before onlyif and
+	// unless run, as Salt's State.call checks verify_data first (the
+	// docker formula's docker_container.stopped with an onlyif, where the
+	// docker module is not available).
 	name := c.State + "." + fun
 	f, ok := x.Funcs.Lookup(name)
 	if !ok {
 		return failed(c, fmt.Sprintf("State '%s' was not found in SLS '%s'\nReason: '%s' is not available.\n", name, c.SLS, name))
+	}
+	if skip := x.runChecks(ctx, c); skip != nil {
+		return skip
 	}
 	kwargs := map[string]any{"name": c.Name}
 	for k, v := range c.Args {
