@@ -3,6 +3,7 @@ package agent
 import (
 	"github.com/brinehq/brine/modules"
 	"github.com/brinehq/brine/modules/aliases"
+	"github.com/brinehq/brine/modules/alternatives"
 	beaconsmod "github.com/brinehq/brine/modules/beacons"
 	"github.com/brinehq/brine/modules/cmd"
 	"github.com/brinehq/brine/modules/config"
@@ -35,6 +36,7 @@ import (
 // Modules are the agent's execution modules, one line each.
 var Modules = []modules.Module{
 	aliases.Module,
+	alternatives.Module,
 	beaconsmod.Module,
 	cmd.Module,
 	config.Module,

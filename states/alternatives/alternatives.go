@@ -1,35 +1,37 @@
 // Package alternatives is Salt's alternatives state module:
 // alternatives.install, alternatives.remove, alternatives.auto and
-// alternatives.set, through Debian's update-alternatives as Salt's
-// alternatives module runs it, with Salt's comments and changes.
-//
-// The alternative a name points to is read from its link in
-// /etc/alternatives, as Salt's show_current reads it; what is registered
-// from update-alternatives --display.
+// alternatives.set, over the alternatives execution module's Tool
+// (modules/alternatives) as Salt's states call that module, with Salt's
+// comments and changes.
 package alternatives
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/modules"
+	altmod "github.com/brinehq/brine/modules/alternatives"
 	"github.com/brinehq/brine/state"
 )
 
 type states struct {
-	// altdir and admindir are update-alternatives' directories; "" for
-	// its own (/etc/alternatives, /var/lib/dpkg/alternatives).
-	altdir, admindir string
+	tool func() altmod.Tool
 }
 
 // Module declares the alternatives states.
-func Module(*modules.Env) []function.Func { return (&states{}).funcs() }
+func Module(env *modules.Env) []function.Func {
+	return (&states{tool: func() altmod.Tool { return altmod.For(grainsOf(env)) }}).funcs()
+}
+
+// grainsOf is the agent's grains, none without them.
+func grainsOf(env *modules.Env) map[string]any {
+	if env == nil || env.Grains == nil {
+		return nil
+	}
+	return env.Grains()
+}
 
 func (s *states) funcs() []function.Func {
 	name := function.Param{Name: "name", Kind: function.String, Required: true}
@@ -48,124 +50,66 @@ func (s *states) funcs() []function.Func {
 	}
 }
 
-// run runs update-alternatives with args: its output, and whether it
-// exited 0.
-func (s *states) run(ctx context.Context, args ...string) (stdout, stderr string, ok bool) {
-	var opts []string
-	if s.altdir != "" {
-		opts = append(opts, "--altdir", s.altdir)
-	}
-	if s.admindir != "" {
-		opts = append(opts, "--admindir", s.admindir)
-	}
-	c := exec.CommandContext(ctx, "update-alternatives", append(opts, args...)...)
-	var o, e bytes.Buffer
-	c.Stdout, c.Stderr = &o, &e
-	err := c.Run()
-	return strings.TrimRight(o.String(), "\n"), strings.TrimRight(e.String(), "\n"), err == nil
-}
-
-// display is Salt's alternatives.display: --display's output, or its
-// error.
-func (s *states) display(ctx context.Context, name string) string {
-	out, errOut, ok := s.run(ctx, "--display", name)
-	if !ok && errOut != "" {
-		return errOut
-	}
-	return out
-}
-
-// exists is Salt's check_exists: a line of --display starts with path.
-func (s *states) exists(ctx context.Context, name, path string) bool {
-	out, errOut, ok := s.run(ctx, "--display", name)
-	if !ok && errOut != "" {
-		return false
-	}
-	for l := range strings.SplitSeq(out, "\n") {
-		if strings.HasPrefix(l, path) {
-			return true
-		}
-	}
-	return false
-}
-
-// current is Salt's show_current: where the name's link in the
-// alternatives directory points, "" when there is none.
-func (s *states) current(name string) string {
-	dir := s.altdir
-	if dir == "" {
-		dir = "/etc/alternatives"
-	}
-	p, err := os.Readlink(filepath.Join(dir, name))
-	if err != nil {
-		return ""
-	}
-	return p
-}
-
 func (s *states) install(ctx context.Context, in *function.Input) (any, error) {
+	t := s.tool()
 	name, link, path, prio := in.String("name"), in.String("link"), in.String("path"), in.Int("priority")
-	if s.exists(ctx, name, path) {
+	if t.Exists(ctx, name, path) {
 		return state.Succeeded(name, fmt.Sprintf("Alternative %s for %s is already registered", path, name), nil), nil
 	}
 	if state.From(ctx).Test {
 		return state.Pending(name, fmt.Sprintf("Alternative will be set for %s to %s with priority %d", name, path, prio), nil), nil
 	}
-	out, errOut, ok := s.run(ctx, "--install", link, name, path, fmt.Sprint(prio))
-	if !ok && errOut != "" {
-		out = errOut
-	}
-	if !s.exists(ctx, name, path) {
+	out := t.Install(ctx, name, link, path, prio)
+	if !t.Exists(ctx, name, path) {
 		return state.Failed(name, "Alternative for %s not installed: %s", name, out), nil
 	}
 	comment := fmt.Sprintf("Alternative %s for %s registered with priority %d and not set to default", path, name, prio)
-	if s.current(name) == path {
+	if cur, _ := t.Current(name); cur == path {
 		comment = fmt.Sprintf("Alternative for %s set to path %s with priority %d", name, path, prio)
 	}
 	return state.Succeeded(name, comment, map[string]any{"name": name, "link": link, "path": path, "priority": prio}), nil
 }
 
 func (s *states) remove(ctx context.Context, in *function.Input) (any, error) {
+	t := s.tool()
 	name, path := in.String("name"), in.String("path")
-	if s.exists(ctx, name, path) {
+	if t.Exists(ctx, name, path) {
 		if state.From(ctx).Test {
 			return state.Pending(name, fmt.Sprintf("Alternative for %s will be removed", name), nil), nil
 		}
-		s.run(ctx, "--remove", name, path)
-		if cur := s.current(name); cur != "" {
+		t.Remove(ctx, name, path)
+		if cur, ok := t.Current(name); ok {
 			return state.Succeeded(name, fmt.Sprintf("Alternative for %s removed. Falling back to path %s", name, cur), map[string]any{"path": cur}), nil
 		}
 		return state.Succeeded(name, fmt.Sprintf("Alternative for %s removed", name), nil), nil
 	}
-	if cur := s.current(name); cur != "" {
+	if cur, ok := t.Current(name); ok {
 		return state.Succeeded(name, fmt.Sprintf("Alternative for %s is set to it's default path %s", name, cur), nil), nil
 	}
 	return state.Failed(name, "Alternative for %s doesn't exist", name), nil
 }
 
 func (s *states) auto(ctx context.Context, in *function.Input) (any, error) {
+	t := s.tool()
 	name := in.String("name")
-	first, _, _ := strings.Cut(s.display(ctx, name), "\n")
+	first, _, _ := strings.Cut(t.Display(ctx, name), "\n")
 	if strings.HasSuffix(first, " auto mode") {
 		return state.Succeeded(name, fmt.Sprintf("%s already in auto mode", name), nil), nil
 	}
 	if state.From(ctx).Test {
 		return state.Pending(name, fmt.Sprintf("%s will be put in auto mode", name), nil), nil
 	}
-	out, errOut, ok := s.run(ctx, "--auto", name)
-	if !ok {
-		out = errOut
-	}
-	return state.Succeeded(name, "", map[string]any{"result": out}), nil
+	return state.Succeeded(name, "", map[string]any{"result": t.Auto(ctx, name)}), nil
 }
 
 func (s *states) set(ctx context.Context, in *function.Input) (any, error) {
+	t := s.tool()
 	name, path := in.String("name"), in.String("path")
-	if s.current(name) == path {
+	if cur, _ := t.Current(name); cur == path {
 		return state.Succeeded(name, fmt.Sprintf("Alternative for %s already set to %s", name, path), nil), nil
 	}
 	registered := false
-	for l := range strings.SplitSeq(s.display(ctx, name), "\n") {
+	for l := range strings.SplitSeq(t.Display(ctx, name), "\n") {
 		registered = registered || strings.HasPrefix(l, path)
 	}
 	if !registered {
@@ -174,8 +118,8 @@ func (s *states) set(ctx context.Context, in *function.Input) (any, error) {
 	if state.From(ctx).Test {
 		return state.Pending(name, fmt.Sprintf("Alternative for %s will be set to path %s", name, path), nil), nil
 	}
-	s.run(ctx, "--set", name, path)
-	if cur := s.current(name); cur == path {
+	t.Set(ctx, name, path)
+	if cur, _ := t.Current(name); cur == path {
 		return state.Succeeded(name, fmt.Sprintf("Alternative for %s set to path %s", name, cur), map[string]any{"path": cur}), nil
 	}
 	return state.Succeeded(name, fmt.Sprintf("Alternative for %s not updated", name), nil), nil

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"testing"
 
+	altmod "github.com/brinehq/brine/modules/alternatives"
+
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/py"
 	"github.com/brinehq/brine/state"
@@ -22,8 +24,9 @@ func TestStates(t *testing.T) {
 		t.Fatalf("TestStates needs update-alternatives (Debian's dpkg): %v", err)
 	}
 	dir := t.TempDir()
-	s := &states{altdir: filepath.Join(dir, "alternatives"), admindir: filepath.Join(dir, "admin")}
-	for _, d := range []string{s.altdir, s.admindir} {
+	tool := altmod.Tool{Command: "update-alternatives", Altdir: filepath.Join(dir, "alternatives"), Admindir: filepath.Join(dir, "admin")}
+	s := &states{tool: func() altmod.Tool { return tool }}
+	for _, d := range []string{tool.Altdir, tool.Admindir} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +89,7 @@ func TestStates(t *testing.T) {
 		if (len(got.Changes) != 0 || len(step.changes) != 0) && !reflect.DeepEqual(got.Changes, step.changes) {
 			t.Errorf("%s: changes %v, want %v", step.what, got.Changes, step.changes)
 		}
-		if cur := s.current(name); cur != step.current {
+		if cur, _ := tool.Current(name); cur != step.current {
 			t.Errorf("%s: %s points to %q, want %q", step.what, name, cur, step.current)
 		}
 		if target, _ := filepath.EvalSymlinks(link); step.current != "" && target != step.current {
