@@ -3,6 +3,7 @@ package state
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/brinehq/brine/internal/jinja"
 	"github.com/brinehq/brine/internal/saltyaml"
+	"github.com/brinehq/brine/internal/serializers"
 )
 
 // ErrNotFound is how a Source says a file is in none of its roots.
@@ -287,6 +289,8 @@ func (r *Renderer) importer(ctx context.Context, l *loader, kind string, vars ma
 			e := &RenderError{File: full, Err: err}
 			if se, ok := errors.AsType[*saltyaml.Error](err); ok {
 				e.Line, e.Err = se.Line, fmt.Errorf("%s: %s", strings.ToUpper(kind), se.Msg)
+			} else if je, ok := errors.AsType[*json.SyntaxError](err); ok && je.Offset <= int64(len(out)) {
+				e.Line = 1 + bytes.Count(out[:je.Offset], []byte("\n"))
 			}
 			return nil, e
 		}
@@ -400,16 +404,21 @@ var yamlLine = regexp.MustCompile(`^\[(\d+):(\d+)\]\s*`)
 // decodeData decodes YAML (or JSON) text into plain values, maps keeping
 // no order.
 func decodeData(b []byte, asJSON bool) (any, error) {
-	v, err := saltyaml.Unmarshal(b)
-	v = jinja.Ordered(v)
-	if err != nil {
-		kind := "YAML"
-		if asJSON {
-			kind = "JSON"
+	if asJSON {
+		// Python's json.loads, not YAML's reading of JSON: 1e3 is the
+		// float 1000.0 (YAML 1.1 reads the text "1e3"), "\/" is "/".
+		ser, _ := serializers.Get("json")
+		v, err := ser.LoadOrdered(b)
+		if err != nil {
+			return nil, fmt.Errorf("JSON: %w", err)
 		}
-		return nil, fmt.Errorf("%s: %w", kind, err)
+		return jinja.Ordered(v), nil
 	}
-	return v, nil
+	v, err := saltyaml.Unmarshal(b)
+	if err != nil {
+		return nil, fmt.Errorf("YAML: %w", err)
+	}
+	return jinja.Ordered(v), nil
 }
 
 // Pipe is a renderer pipeline (Salt's `#!jinja|yaml`).

@@ -80,6 +80,7 @@ func TestTemplate(t *testing.T) {
 func TestSaltTags(t *testing.T) {
 	r := state.NewRenderer()
 	src := memSource{"defaults.yaml": "a: 1\n", "sub/defaults.yaml": "a: {{ 1 + 2 }}\n", "x.json": "{\"k\": \"jv\"}\n",
+		"n.json": `{"b": 1e3, "a": [1, 2.0], "c": "\/x"}`, "bad.json": "{\n  \"a\": ,\n}\n",
 		"x.txt": "text {{ 5 }}\n", "lib.jinja": "{% set v = 'libv' %}\n"}
 	for _, tc := range []struct{ src, want string }{
 		{"{% load_yaml as m %}k: v{% endload %}{{ m.k }}", "v"},
@@ -94,6 +95,10 @@ func TestSaltTags(t *testing.T) {
 		{"{% import_yaml 'defaults.yaml' as d %}{{ d.a }}", "1"},
 		{"{% set tpldir = 'sub' %}{% import_yaml tpldir ~ '/defaults.yaml' as d %}{{ d.a }}", "3"},
 		{"{% import_json 'x.json' as j %}{{ j.k }}", "jv"},
+		// Python's json.loads, not YAML's: 1e3 is a float, \/ is /, keys
+		// in the order written.
+		{"{% import_json 'n.json' as j %}{{ j.b }} {{ j.a }} {% for k in j %}{{ k }}{% endfor %} {{ j.c }}", "1000.0 [1, 2.0] bac /x"},
+		{"{% load_json as m %}{\"z\": 1, \"y\": 1.5e2}{% endload %}{{ m }}", "{'z': 1, 'y': 150.0}"},
 		{"{% import_text 'x.txt' as t %}[{{ t }}]", "[text 5]"},
 		{"{% from 'lib.jinja' import v with context %}{{ v }}", "libv"},
 		{"{% import 'lib.jinja' as lib %}{{ lib.v }}", "libv"},
@@ -115,6 +120,7 @@ func TestSaltTags(t *testing.T) {
 	}
 	for _, tc := range []struct{ src, want string }{
 		{"a\n{% load_yaml as m %}k: [1{% endload %}", "t.sls:2"},
+		{"{% import_json 'bad.json' as j %}", "bad.json:2"},
 		{"{{ 'x' | union }}", "union() missing 1 required positional argument: 'lst2'"},
 		{"{{ raise('custom') }}", "custom"},
 	} {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/saltyaml"
+	"github.com/brinehq/brine/internal/serializers"
 )
 
 // strMethodNames are the string methods gonja implements.
@@ -285,19 +286,16 @@ func filterLoadYAML(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Va
 	return exec.AsValue(Ordered(v))
 }
 
-// filterLoadJSON checks the text is JSON, then decodes it as YAML (a
-// superset) so that integers stay integers, as Python's json keeps them.
+// filterLoadJSON is load_json: the text read as Python's json.loads
+// reads it (integers stay integers, 1e3 is a float, objects keep the
+// order their keys are written in).
 func filterLoadJSON(_ *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
-	text := []byte(in.String())
-	if !json.Valid(text) {
-		var v any
-		return exec.AsValue(fmt.Errorf("load_json: %w", json.Unmarshal(text, &v)))
-	}
-	var v any
-	if err := yaml.Unmarshal(text, &v); err != nil {
+	ser, _ := serializers.Get("json")
+	v, err := ser.LoadOrdered([]byte(in.String()))
+	if err != nil {
 		return exec.AsValue(fmt.Errorf("load_json: %w", err))
 	}
-	return exec.AsValue(v)
+	return exec.AsValue(Ordered(v))
 }
 
 // filterQuote quotes for a POSIX shell, as Python's shlex.quote.
