@@ -76,26 +76,33 @@ func TestDoneLog(t *testing.T) {
 		t.Error("compact kept jids older than keepDone")
 	}
 
-	// Appending past compactAfter rewrites the journal: it stays bounded
-	// by the jids within keepDone.
-	later := now.Add(keepDone + time.Minute)
-	for i := range 3 * compactAfter {
-		if err := d.add(fmt.Sprintf("20261130%012d", i), later); err != nil {
+	// A steady stream of jobs, compactAfter of them within keepDone at
+	// any time: without the rewrites the journal would hold every line
+	// (4×compactAfter); with them, at most the jids of the last keepDone
+	// twice over, plus compactAfter.
+	const total = 4 * compactAfter
+	step := keepDone / compactAfter
+	at := func(i int) time.Time { return now.Add(time.Duration(i) * step) }
+	for i := range total {
+		if err := d.add(fmt.Sprintf("20261130%012d", i), at(i)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	d.close()
 	b, _ = os.ReadFile(filepath.Join(dir, doneLogFile))
-	if n := strings.Count(string(b), "\n"); n > 3*compactAfter || strings.Contains(string(b), "20261129000000000002") {
-		t.Errorf("done.log holds %d lines after %d adds, or still the jids of a day before", n, 3*compactAfter)
+	if n := strings.Count(string(b), "\n"); n > 3*compactAfter {
+		t.Errorf("done.log holds %d lines after %d adds, %d of them within keepDone: want at most %d", n, total, compactAfter, 3*compactAfter)
 	}
 	d, err = loadDoneLog(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, i := range []int{0, compactAfter, 3*compactAfter - 1} {
+	for _, i := range []int{total - compactAfter + 1, total - 1} {
 		if jid := fmt.Sprintf("20261130%012d", i); !d.has(jid) {
-			t.Errorf("%s was lost across a rewrite", jid)
+			t.Errorf("%s, within keepDone of the last, was lost across a rewrite", jid)
 		}
+	}
+	if d.has("20261130000000000000") || d.has("20261129000000000002") {
+		t.Error("jids older than keepDone were kept")
 	}
 }

@@ -152,16 +152,19 @@ func orFalse(s string, ok bool) any {
 	return s
 }
 
-// Module declares the alternatives functions.
-func Module(env *modules.Env) []function.Func {
-	var tool func() Tool
-	if env.Grains != nil {
-		tool = func() Tool { return For(env.Grains()) }
-	} else {
-		tool = func() Tool { return For(nil) }
+// ToolOf is the agent's tool, chosen by its grains when called (the
+// execution functions and the states use it).
+func ToolOf(env *modules.Env) func() Tool {
+	return func() Tool {
+		if env == nil || env.Grains == nil {
+			return For(nil)
+		}
+		return For(env.Grains())
 	}
-	return Funcs(tool, DefaultAltdir)
 }
+
+// Module declares the alternatives functions.
+func Module(env *modules.Env) []function.Func { return Funcs(ToolOf(env), DefaultAltdir) }
 
 // Funcs declares the functions over the tool tool returns; they are not
 // available when altdir is not a directory, as Salt's module does not

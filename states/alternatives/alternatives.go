@@ -21,17 +21,7 @@ type states struct {
 }
 
 // Module declares the alternatives states.
-func Module(env *modules.Env) []function.Func {
-	return (&states{tool: func() altmod.Tool { return altmod.For(grainsOf(env)) }}).funcs()
-}
-
-// grainsOf is the agent's grains, none without them.
-func grainsOf(env *modules.Env) map[string]any {
-	if env == nil || env.Grains == nil {
-		return nil
-	}
-	return env.Grains()
-}
+func Module(env *modules.Env) []function.Func { return (&states{tool: altmod.ToolOf(env)}).funcs() }
 
 func (s *states) funcs() []function.Func {
 	name := function.Param{Name: "name", Kind: function.String, Required: true}
