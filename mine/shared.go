@@ -92,7 +92,20 @@ func decodeValue(raw json.RawMessage) (any, error) {
 
 // decodeShared decodes a record for a watch: as decode, its grains' values
 // shared with the other records that have them (grainValues).
-func decodeShared(e bus.Entry) (*Host, error) {
+func decodeShared(e bus.Entry) (*Host, error) { return decodeRecord(e, grainValues.value) }
+
+// decode decodes a record whole, owned by its caller.
+func decode(e bus.Entry) (*Host, error) {
+	return decodeRecord(e, func(name string, raw json.RawMessage) (string, any, error) {
+		v, err := decodeValue(raw)
+		return name, v, err
+	})
+}
+
+// decodeRecord decodes the record e, each grain's value by grain: JSON
+// numbers as int64 or float64 (bus.Numbers), the id and revision the
+// bucket's.
+func decodeRecord(e bus.Entry, grain func(name string, raw json.RawMessage) (string, any, error)) (*Host, error) {
 	var rec struct {
 		Host
 		// Grains, shallower than Host's, takes the record's grains.
@@ -107,7 +120,7 @@ func decodeShared(e bus.Entry) (*Host, error) {
 	if rec.Grains != nil {
 		h.Grains = make(map[string]any, len(rec.Grains))
 		for k, raw := range rec.Grains {
-			name, v, err := grainValues.value(k, raw)
+			name, v, err := grain(k, raw)
 			if err != nil {
 				return nil, fmt.Errorf("mine: record %s (revision %d): grain %s: %w", e.Key, e.Revision, k, err)
 			}

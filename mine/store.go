@@ -1,7 +1,6 @@
 package mine
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -58,20 +57,6 @@ func (s *Store) Get(ctx context.Context, id string) (*Host, error) {
 		return nil, fmt.Errorf("mine: get %s: %w", id, err)
 	}
 	return decode(e)
-}
-
-func decode(e bus.Entry) (*Host, error) {
-	var h Host
-	dec := json.NewDecoder(bytes.NewReader(e.Value))
-	dec.UseNumber()
-	if err := dec.Decode(&h); err != nil {
-		return nil, fmt.Errorf("mine: record %s (revision %d): %w", e.Key, e.Revision, err)
-	}
-	h.Grains, _ = bus.Numbers(h.Grains).(map[string]any)
-	h.Data, _ = bus.Numbers(h.Data).(map[string]any)
-	h.ID = e.Key
-	h.Revision = e.Revision
-	return &h, nil
 }
 
 // List returns every record, sorted by id.
