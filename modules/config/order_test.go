@@ -1,7 +1,6 @@
 package config
 
 import (
-	"context"
 	"testing"
 
 	"github.com/brinehq/brine/modules"
@@ -15,14 +14,9 @@ func TestDefaultOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ text, want string }{
-		{`{{ salt['config.get']('nope', {'z': 1, 'a': {'y': 1, 'b': 2}}) }}`, `{'z': 1, 'a': {'y': 1, 'b': 2}}`},
-		{`{{ salt['config.get']('nope', {'z': 1, 'a': 2}, merge='recurse') }}`, `{'z': 1, 'a': 2}`},
-		{`{{ salt['config.get']('x', {'z': 1, 'a': 2}) }}`, `1`},
-	} {
-		got, err := modulestest.Render(context.Background(), reg, tc.text)
-		if err != nil || got != tc.want {
-			t.Errorf("%s\n= %s, %v\nSalt: %s", tc.text, got, err, tc.want)
-		}
-	}
+	modulestest.CheckRenders(t, reg, []modulestest.Case{
+		{"", `{{ salt['config.get']('nope', {'z': 1, 'a': {'y': 1, 'b': 2}}) }}`, `{'z': 1, 'a': {'y': 1, 'b': 2}}`},
+		{"", `{{ salt['config.get']('nope', {'z': 1, 'a': 2}, merge='recurse') }}`, `{'z': 1, 'a': 2}`},
+		{"", `{{ salt['config.get']('x', {'z': 1, 'a': 2}) }}`, `1`},
+	})
 }

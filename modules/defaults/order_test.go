@@ -17,7 +17,7 @@ func TestMergeOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ name, text, want string }{
+	modulestest.CheckRenders(t, reg, []modulestest.Case{
 		{"merge, a copy",
 			`{{ salt['defaults.merge']({'z': 1, 'a': {'y': 1}}, {'m': 1, 'a': {'c': 1, 'y': 2}}, in_place=False) }}`,
 			`{'z': 1, 'a': {'y': 2, 'c': 1}, 'm': 1}`},
@@ -33,14 +33,7 @@ func TestMergeOrder(t *testing.T) {
 		{"deepcopy",
 			`{{ salt['defaults.deepcopy']({'z': 1, 'a': {'y': 1, 'b': 2}}) }}`,
 			`{'z': 1, 'a': {'y': 1, 'b': 2}}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := modulestest.Render(context.Background(), reg, tc.text)
-			if err != nil || got != tc.want {
-				t.Errorf("%s\n= %s, %v\nSalt: %s", tc.text, got, err, tc.want)
-			}
-		})
-	}
+	})
 }
 
 // TestGetOrder: defaults.get gives a template the mappings of a
@@ -58,7 +51,7 @@ func TestGetOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ name, text, want string }{
+	modulestest.CheckRenders(t, reg, []modulestest.Case{
 		{"the whole YAML file, as YAML 1.1 reads it",
 			`{{ salt['defaults.get']('f1') }}`,
 			`{'f1': {'zeta': 1, 'alpha': {True: True, 'b': 2, 'a': 1}, 'mid': [{'z': 1, 'a': 2}], 386: 'x'}}`},
@@ -83,14 +76,7 @@ func TestGetOrder(t *testing.T) {
 		{"no defaults file: None, and a key's default",
 			`{{ salt['defaults.get']('nothere:x', 'd') }}|{{ salt['defaults.get']('nothere') }}`,
 			`d|None`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := modulestest.Render(context.Background(), reg, tc.text)
-			if err != nil || got != tc.want {
-				t.Errorf("%s\n= %s, %v\nSalt: %s", tc.text, got, err, tc.want)
-			}
-		})
-	}
+	})
 	t.Run("a caller that is not a template gets Go maps", func(t *testing.T) {
 		got, err := reg.Call(context.Background(), "defaults.get", []any{"f2:f2:alpha"}, nil, nil)
 		want := map[string]any{"b": int64(2), "a": 1.0}

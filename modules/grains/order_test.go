@@ -1,7 +1,6 @@
 package grains
 
 import (
-	"context"
 	"testing"
 
 	"github.com/brinehq/brine/modules"
@@ -17,30 +16,23 @@ func TestFilterByOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ name, call, want string }{
+	modulestest.CheckRenders(t, reg, []modulestest.Case{
 		{"merge: the entry's keys, then merge's new ones in its order",
-			`salt['grains.filter_by']({'default': {'z': 1, 'a': {'y': 1, 'b': 2}}}, merge={'t': 1, 'a': {'c': 1, 'b': 3}, 'k': 2})`,
+			`{{ salt['grains.filter_by']({'default': {'z': 1, 'a': {'y': 1, 'b': 2}}}, merge={'t': 1, 'a': {'c': 1, 'b': 3}, 'k': 2}) }}`,
 			`{'z': 1, 'a': {'y': 1, 'b': 3, 'c': 1}, 't': 1, 'k': 2}`},
 		{"nested filter_by, as a formula's map.jinja, with base",
-			`salt['grains.filter_by']({'common': {'z': 1, 'a': {'y': 1}}, 'Debian': {'p': 1}}, merge=salt['grains.filter_by']({'Debian': {'m': 1, 'a': {'x': 1}}}, merge=salt['grains.filter_by']({'Ubuntu-22.04': {'q': 1}}, grain='osfinger', merge={'terminator': 1, 'phantomjs': 2, 'kubectl': 3})), base='common')`,
+			`{{ salt['grains.filter_by']({'common': {'z': 1, 'a': {'y': 1}}, 'Debian': {'p': 1}}, merge=salt['grains.filter_by']({'Debian': {'m': 1, 'a': {'x': 1}}}, merge=salt['grains.filter_by']({'Ubuntu-22.04': {'q': 1}}, grain='osfinger', merge={'terminator': 1, 'phantomjs': 2, 'kubectl': 3})), base='common') }}`,
 			`{'z': 1, 'a': {'y': 1, 'x': 1}, 'p': 1, 'm': 1, 'q': 1, 'terminator': 1, 'phantomjs': 2, 'kubectl': 3}`},
 		{"lookup keys tried in their written order: exact first",
-			`salt['grains.filter_by']({'Debian': 'exact', 'D*': 'glob'})`, `exact`},
+			`{{ salt['grains.filter_by']({'Debian': 'exact', 'D*': 'glob'}) }}`, `exact`},
 		{"lookup keys tried in their written order: glob first",
-			`salt['grains.filter_by']({'D*': 'glob', 'Debian': 'exact'})`, `glob`},
+			`{{ salt['grains.filter_by']({'D*': 'glob', 'Debian': 'exact'}) }}`, `glob`},
 		{"base's keys first",
-			`salt['grains.filter_by']({'Debian': {'b': 1, 'a': 2}, 'common': {'z': 0, 'b': 0}}, base='common')`,
+			`{{ salt['grains.filter_by']({'Debian': {'b': 1, 'a': 2}, 'common': {'z': 0, 'b': 0}}, base='common') }}`,
 			`{'z': 0, 'b': 1, 'a': 2}`},
 		{"no entry: merge itself",
-			`salt['grains.filter_by']({'RedHat': {}}, merge={'z': 1, 'a': 2})`, `{'z': 1, 'a': 2}`},
+			`{{ salt['grains.filter_by']({'RedHat': {}}, merge={'z': 1, 'a': 2}) }}`, `{'z': 1, 'a': 2}`},
 		{"grains.get's default",
-			`salt['grains.get']('nope', {'z': 1, 'a': {'y': 1, 'b': 2}})`, `{'z': 1, 'a': {'y': 1, 'b': 2}}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := modulestest.Render(context.Background(), reg, "{{ "+tc.call+" }}")
-			if err != nil || got != tc.want {
-				t.Errorf("%s\n= %s, %v\nSalt: %s", tc.call, got, err, tc.want)
-			}
-		})
-	}
+			`{{ salt['grains.get']('nope', {'z': 1, 'a': {'y': 1, 'b': 2}}) }}`, `{'z': 1, 'a': {'y': 1, 'b': 2}}`},
+	})
 }

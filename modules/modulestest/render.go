@@ -2,6 +2,7 @@ package modulestest
 
 import (
 	"context"
+	"testing"
 
 	"github.com/brinehq/brine/function"
 	"github.com/brinehq/brine/internal/jinja"
@@ -17,4 +18,27 @@ func Render(ctx context.Context, reg *function.Registry, text string) (string, e
 	})
 	out, err := state.NewRenderer().Jinja(ctx, nil, "base", "test.sls", []byte(text), map[string]any{"salt": salt})
 	return string(out), err
+}
+
+// Case is a template and what Salt 3006.6 renders for it; Name names the
+// subtest ("" for the template itself). It is an unnamed struct type, so
+// that a table lists its cases without field names.
+type Case = struct{ Name, Text, Want string }
+
+// CheckRenders renders each case's template (Render) and reports where
+// the output or an error differs from Salt's.
+func CheckRenders(t *testing.T, reg *function.Registry, cases []Case) {
+	t.Helper()
+	for _, c := range cases {
+		name := c.Name
+		if name == "" {
+			name = c.Text
+		}
+		t.Run(name, func(t *testing.T) {
+			got, err := Render(context.Background(), reg, c.Text)
+			if err != nil || got != c.Want {
+				t.Errorf("%s\n= %s, %v\nSalt: %s", c.Text, got, err, c.Want)
+			}
+		})
+	}
 }

@@ -19,16 +19,11 @@ func TestDefaultOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ text, want string }{
-		{`{{ salt['pillar.get']('nope', {'z': 1, 'a': {'y': 1, 'b': 2}}) }}`, `{'z': 1, 'a': {'y': 1, 'b': 2}}`},
-		{`{{ salt['pillar.fetch']('nope', default={'z': 1, 'a': 2}) }}`, `{'z': 1, 'a': 2}`},
-		{`{{ salt['pillar.get']('x', {'z': 1, 'a': 2}) }}`, `1`},
-	} {
-		got, err := modulestest.Render(context.Background(), reg, tc.text)
-		if err != nil || got != tc.want {
-			t.Errorf("%s\n= %s, %v\nSalt: %s", tc.text, got, err, tc.want)
-		}
-	}
+	modulestest.CheckRenders(t, reg, []modulestest.Case{
+		{"", `{{ salt['pillar.get']('nope', {'z': 1, 'a': {'y': 1, 'b': 2}}) }}`, `{'z': 1, 'a': {'y': 1, 'b': 2}}`},
+		{"", `{{ salt['pillar.fetch']('nope', default={'z': 1, 'a': 2}) }}`, `{'z': 1, 'a': 2}`},
+		{"", `{{ salt['pillar.get']('x', {'z': 1, 'a': 2}) }}`, `1`},
+	})
 }
 
 // TestMergeOrder: pillar.get(…, merge=True) gives a template the merged
@@ -44,17 +39,12 @@ func TestMergeOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ text, want string }{
-		{`{{ salt['pillar.get']('x', {'z': 0, 'b': {'z': 1}, 'c': 2}, merge=True) }}`,
+	modulestest.CheckRenders(t, reg, []modulestest.Case{
+		{"", `{{ salt['pillar.get']('x', {'z': 0, 'b': {'z': 1}, 'c': 2}, merge=True) }}`,
 			`{'z': 0, 'b': {'z': 1, 'q': 1, 'r': 2}, 'c': 2, 'a': 1, 'n': [{'k': 1, 'm': 2}]}`},
-		{`{% for k in salt['pillar.get']('x:b', {'z': 1, 'q': 0}, merge=True) %}{{ k }};{% endfor %}`,
+		{"", `{% for k in salt['pillar.get']('x:b', {'z': 1, 'q': 0}, merge=True) %}{{ k }};{% endfor %}`,
 			`z;q;r;`},
-	} {
-		got, err := modulestest.Render(context.Background(), reg, tc.text)
-		if err != nil || got != tc.want {
-			t.Errorf("%s\n= %s, %v\nSalt: %s", tc.text, got, err, tc.want)
-		}
-	}
+	})
 }
 
 // TestMergeOrderKnown: where the caller knows the pillar's order (a

@@ -17,7 +17,7 @@ func TestMergeOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ name, text, want string }{
+	modulestest.CheckRenders(t, reg, []modulestest.Case{
 		{"merge",
 			`{{ salt['slsutil.merge']({'z': 1, 'a': {'y': 1}}, {'m': 1, 'a': {'c': 1}}) }}`,
 			`{'z': 1, 'a': {'y': 1, 'c': 1}, 'm': 1}`},
@@ -36,14 +36,7 @@ func TestMergeOrder(t *testing.T) {
 		{"update, not recursive",
 			`{% set d = {'z': 1, 'a': {'y': 1}} %}{% do salt['slsutil.update'](d, {'m': 1, 'a': {'c': 1}}, recursive_update=False) %}{{ d }}`,
 			`{'z': 1, 'a': {'c': 1}, 'm': 1}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := modulestest.Render(context.Background(), reg, tc.text)
-			if err != nil || got != tc.want {
-				t.Errorf("%s\n= %s, %v\nSalt: %s", tc.text, got, err, tc.want)
-			}
-		})
-	}
+	})
 }
 
 // TestReadOrder: what slsutil.renderer and slsutil.deserialize read from
@@ -63,7 +56,7 @@ func TestReadOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	env.Functions = reg
-	for _, tc := range []struct{ name, text, want string }{
+	modulestest.CheckRenders(t, reg, []modulestest.Case{
 		{"renderer: a string through jinja|yaml",
 			`{{ salt['slsutil.renderer'](string='zeta: 1\nalpha:\n  b: {{ 1 + 1 }}\n  a: 1\n  386: x') }}`,
 			`{'zeta': 1, 'alpha': {'b': 2, 'a': 1, 386: 'x'}}`},
@@ -85,14 +78,7 @@ func TestReadOrder(t *testing.T) {
 		{"deserialize yaml and json",
 			`{{ salt['slsutil.deserialize']('yaml', 'z: 1\na: {y: 2, b: 3}') }}|{{ salt['slsutil.deserialize']('json', '{"z": 1, "a": {"y": 2, "b": 3.0}}') }}`,
 			`{'z': 1, 'a': {'y': 2, 'b': 3}}|{'z': 1, 'a': {'y': 2, 'b': 3.0}}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := modulestest.Render(context.Background(), reg, tc.text)
-			if err != nil || got != tc.want {
-				t.Errorf("%s\n= %s, %v\nSalt: %s", tc.text, got, err, tc.want)
-			}
-		})
-	}
+	})
 	for _, fn := range []struct {
 		name string
 		args []any
