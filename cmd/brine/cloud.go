@@ -194,7 +194,8 @@ func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, 
 	case f.query:
 		return queryNodes(ctx, out, c, f.asJSON)
 	}
-	plan, err := makePlan(ctx, c, f, args)
+	req := f.command(args)
+	plan, err := c.PlanCommand(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -206,7 +207,7 @@ func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, 
 			return err
 		}
 	}
-	fun, kwargs := cloudJob(f, args)
+	fun, kwargs := req.Job()
 	job, err := beginJob(ctx, client, fun, nil, kwargs)
 	if err != nil {
 		return fmt.Errorf("cloud: announcing the run as a job: %w", err)
@@ -225,43 +226,9 @@ func runCloud(ctx context.Context, g *globalFlags, f *cloudFlags, in io.Reader, 
 	return printResults(out, paletteFor(out, f.asJSON), results, f.asJSON, ctx.Err() != nil)
 }
 
-// cloudJob names a `brine cloud` run as the job it is, with salt-cloud's
-// function names (cloud.profile, cloud.map_run, cloud.destroy).
-func cloudJob(f *cloudFlags, names []string) (string, map[string]any) {
-	kw := map[string]any{"parallel": f.parallel}
-	switch {
-	case f.profile != "":
-		kw["prof"], kw["instances"] = f.profile, names
-		return "cloud.profile", kw
-	case f.mapFile != "":
-		kw["path"] = f.mapFile
-		if f.hard {
-			kw["hard"] = true
-		}
-		if f.destroy {
-			return "cloud.map_destroy", kw
-		}
-		return "cloud.map_run", kw
-	}
-	kw["names"] = names
-	return "cloud.destroy", kw
-}
-
-func makePlan(ctx context.Context, c *cloud.Cloud, f *cloudFlags, args []string) (*cloud.Plan, error) {
-	switch {
-	case f.profile != "":
-		return c.PlanProfile(ctx, f.profile, args)
-	case f.mapFile != "":
-		m, err := cloud.LoadMap(f.mapFile)
-		if err != nil {
-			return nil, err
-		}
-		if f.destroy {
-			return c.PlanMapDestroy(ctx, m)
-		}
-		return c.PlanMap(ctx, m, f.hard)
-	}
-	return c.PlanDestroy(ctx, args)
+// command is the run the flags and arguments ask for.
+func (f *cloudFlags) command(names []string) cloud.Command {
+	return cloud.Command{Profile: f.profile, MapFile: f.mapFile, Hard: f.hard, Destroy: f.destroy, Names: names, Parallel: f.parallel}
 }
 
 // dialMaster connects to the master that will store the events.
